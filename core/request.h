@@ -1,0 +1,24 @@
+/* core/request.h - one inference request as the core sees it.
+ *
+ * The driver owns requests (the simulator pools them, the runtime keeps them
+ * with their frontend metadata); the core only holds pointers to them between
+ * sym_core_arrive() and the dispatch or drop that ends their stay. A request
+ * must not be moved or freed while the core holds it.
+ */
+#ifndef SYM_REQUEST_H
+#define SYM_REQUEST_H
+
+#include <stdint.h>
+
+#include "core/time.h"
+
+struct sym_request {
+	uint64_t id;       /* driver-chosen, unique within a run */
+	sym_time arrival;  /* when the scheduler learned of it */
+	sym_time deadline; /* when its response must be back (arrival + SLO by default) */
+	int32_t model;     /* index of its model in the core's model table */
+	int32_t state;     /* free for the driver (the core never reads or writes it) */
+	sym_time start;    /* set by the core at dispatch: planned execution start */
+};
+
+#endif

@@ -1,0 +1,124 @@
+/* core/shard.h - one model's state: its queue, its batch gathering and its
+ * current candidate batch.
+ *
+ * A shard touches only its own model. It learns of arrivals and of the passing
+ * of time, and answers with its candidate; it never sees GPUs. (In the runtime
+ * shards live on worker threads and talk to the ranker through messages.)
+ *
+ * Network terms. A batch of b dispatched at time t starts executing at
+ * t + ctrl + data*b, finishes l(b) later and its response reaches the client
+ * resp after that. The shard folds all of this into the *effective latency*
+ *
+ *     le(b) = l(b) + ctrl + data*b + resp,
+ *
+ * so that a batch of b meets deadline d iff it is dispatched by d - le(b).
+ * All candidate times (exec, latest) are dispatch times.
+ *
+ * Gathering. The queue is in deadline order and a batch is always a prefix of
+ * it, so the earliest deadline d of a batch is the head's. Before computing
+ * the candidate the shard applies its drop rule to the head:
+ *   - lazy: drop the head only if it cannot finish even alone
+ *     (now + le(1) > d);
+ *   - early: a sliding window of the target size k = min(target, queued,
+ *     max_batch): drop the head while a batch of k started now would miss its
+ *     deadline (now + le(k) > d). This skips requests that would force the
+ *     batch below the target, so that the requests behind them are served in
+ *     full batches instead of everything being served late in small ones.
+ * The target is fixed, or estimated from the arrival rate lambda: the largest
+ * b with (1 + 1/n) * l(b) <= SLO - delays(b), n = max(1, lambda*l(b)/b), the
+ * batch that n GPUs' worth of load running staggered can sustain.
+ */
+#ifndef SYM_SHARD_H
+#define SYM_SHARD_H
+
+#include <stdint.h>
+
+#include "core/policy.h"
+#include "core/profile.h"
+#include "core/queue.h"
+
+enum sym_drop_reason {
+	SYM_DROP_EXPIRED, /* could not finish by its deadline even alone */
+	SYM_DROP_EARLY,   /* skipped by early drop to protect the batch size */
+	SYM_DROP_NREASONS
+};
+
+const char *sym_drop_reason_name(enum sym_drop_reason why);
+
+enum sym_gather_rule { SYM_GATHER_LAZY, SYM_GATHER_EARLY };
+
+struct sym_gather {
+	enum sym_gather_rule rule;
+	int target; /* early drop target batch size; 0 = estimate from the rate */
+};
+
+/* Parses "lazy", "early" (= "early:auto") or "early:N" (N >= 1). */
+int sym_gather_parse(const char *text, struct sym_gather *out);
+char *sym_gather_format(const struct sym_gather *g, char *buf, size_t len);
+
+struct sym_net {
+	sym_time ctrl; /* control message, scheduler to backend */
+	sym_time data; /* input transfer, per request of the batch */
+	sym_time resp; /* response back to the client */
+};
+
+/* What a model contributes to the core's configuration. */
+struct sym_model_cfg {
+	const struct sym_profile *profile; /* must outlive the core */
+	sym_time slo;                      /* > 0 */
+	double rate_hint;                  /* expected arrivals per second (>= 0), seeds the estimate */
+};
+
+/* The candidate: `size` requests from the queue head, dispatchable from exec,
+ * feasible until latest. size 0 means the queue is empty. */
+struct sym_cand {
+	int size;
+	sym_time exec;
+	sym_time latest;
+	sym_time deadline;
+};
+
+typedef void (*sym_drop_fn)(void *ctx, struct sym_request *r, enum sym_drop_reason why, sym_time now);
+
+struct sym_shard {
+	int id;
+	const struct sym_profile *profile;
+	sym_time slo;
+	int max_batch;
+	sym_time *le;          /* le[0..max_batch+1], owned */
+	struct sym_net net;
+	struct sym_gather gather;
+	int target;            /* current early-drop target */
+	struct sym_queue queue;
+	/* arrival-rate estimate (auto target) */
+	double lambda;
+	sym_time win_start;
+	uint32_t win_count;
+	uint32_t dropped_since_batch;
+};
+
+/* Rate-estimate window and smoothing (auto early-drop target). */
+#define SYM_RATE_WINDOW (200 * SYM_MS)
+#define SYM_RATE_SMOOTH 0.3
+
+/* Returns 0, -EINVAL (bad slo, profile or gather) or -ENOMEM. */
+int sym_shard_init(struct sym_shard *s, int id, const struct sym_model_cfg *cfg,
+		   const struct sym_gather *gather, const struct sym_net *net);
+void sym_shard_finish(struct sym_shard *s);
+
+/* Queues r (r->model must be s->id) and updates the rate estimate.
+ * Returns 0 or -ENOMEM. */
+int sym_shard_push(struct sym_shard *s, struct sym_request *r, sym_time now);
+
+/* Applies the drop rule at `now` (calling drop for each dropped request) and
+ * computes the candidate with the policy. */
+void sym_shard_candidate(struct sym_shard *s, sym_time now, const struct sym_policy *pol,
+			 sym_drop_fn drop, void *ctx, struct sym_cand *out);
+
+/* Takes the first n requests off the queue into out. */
+void sym_shard_take(struct sym_shard *s, int n, struct sym_request **out);
+
+/* The early-drop target for arrival rate lambda (requests/s), as above. */
+int sym_shard_target_for_rate(const struct sym_shard *s, double lambda);
+
+#endif

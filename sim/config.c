@@ -1,0 +1,722 @@
+#include "sim/config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+
+#define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
+
+/* ---- value checks shared by files and flags ---- */
+
+static const char *got(const cJSON *v, char *buf, size_t len)
+{
+	if (cJSON_IsNumber(v))
+		snprintf(buf, len, "%g", v->valuedouble);
+	else if (cJSON_IsString(v))
+		snprintf(buf, len, "'%.60s'", v->valuestring);
+	else
+		snprintf(buf, len, "%s", sym_json_type(v));
+	return buf;
+}
+
+static int get_num(const cJSON *v, const char *where, double lo, bool lo_strict, double hi, double *out,
+		   char *err, size_t errlen)
+{
+	char g[96];
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
+	    (lo_strict ? v->valuedouble <= lo : v->valuedouble < lo) || v->valuedouble > hi) {
+		if (isinf(hi))
+			return ERR("%s: expected a number %s %g, got %s", where, lo_strict ? ">" : ">=", lo,
+				   got(v, g, sizeof(g)));
+		return ERR("%s: expected a number from %g to %g, got %s", where, lo, hi, got(v, g, sizeof(g)));
+	}
+	*out = v->valuedouble;
+	return 0;
+}
+
+static int get_int(const cJSON *v, const char *where, double lo, double hi, double *out, char *err,
+		   size_t errlen)
+{
+	char g[96];
+	if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < lo ||
+	    v->valuedouble > hi)
+		return ERR("%s: expected an integer from %.0f to %.0f, got %s", where, lo, hi, got(v, g, sizeof(g)));
+	*out = v->valuedouble;
+	return 0;
+}
+
+static int get_str(const cJSON *v, const char *where, const char *what, const char **out, char *err,
+		   size_t errlen)
+{
+	char g[96];
+	if (!cJSON_IsString(v) || !v->valuestring[0])
+		return ERR("%s: expected %s, got %s", where, what, got(v, g, sizeof(g)));
+	*out = v->valuestring;
+	return 0;
+}
+
+/* ---- setters: one per key ---- */
+
+typedef int (*setter)(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen);
+
+static int set_zoo(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	const char *s;
+	if (get_str(v, where, "a100, gtx1080ti or a profile file path", &s, err, errlen))
+		return -EINVAL;
+	if (strlen(s) >= sizeof(e->zoo))
+		return ERR("%s: path too long", where);
+	snprintf(e->zoo, sizeof(e->zoo), "%s", s);
+	return 0;
+}
+
+static int set_models(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	char g[96];
+	if (cJSON_IsString(v) && !strcmp(v->valuestring, "all")) {
+		/* fine */
+	} else if (cJSON_IsArray(v) && cJSON_GetArraySize(v) > 0) {
+		int i = 0;
+		for (const cJSON *it = v->child; it; it = it->next, i++) {
+			if (cJSON_IsString(it) && it->valuestring[0])
+				continue;
+			if (cJSON_IsObject(it)) {
+				struct sym_model_spec tmp;
+				char w[600];
+				snprintf(w, sizeof(w), "%s[%d]", where, i);
+				int rc = sym_model_spec_from_json(it, w, &tmp, err, errlen);
+				sym_model_spec_finish(&tmp);
+				if (rc)
+					return rc;
+				continue;
+			}
+			return ERR("%s[%d]: expected a model name or a model object, got %s", where, i,
+				   got(it, g, sizeof(g)));
+		}
+	} else {
+		return ERR("%s: expected \"all\" or a non-empty array of model names and model objects, got %s",
+			   where, got(v, g, sizeof(g)));
+	}
+	cJSON *dup = cJSON_Duplicate(v, true);
+	if (!dup)
+		return -ENOMEM;
+	cJSON_Delete(e->models_json);
+	e->models_json = dup;
+	return 0;
+}
+
+static int set_slo(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	return get_num(v, where, 0, true, INFINITY, &e->slo_ms, err, errlen);
+}
+
+static int set_gpus(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	double d;
+	if (get_int(v, where, 1, 1000000, &d, err, errlen))
+		return -EINVAL;
+	e->gpus = (int)d;
+	return 0;
+}
+
+static int set_rate(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	return get_num(v, where, 0, true, 1e9, &e->rate, err, errlen);
+}
+
+static int set_arrival(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	const char *s;
+	const char *what = "poisson, uniform or gamma:SHAPE (SHAPE > 0)";
+	if (get_str(v, where, what, &s, err, errlen))
+		return -EINVAL;
+	if (sym_arrival_parse(s, &e->arrival))
+		return ERR("%s: expected %s, got '%s'", where, what, s);
+	return 0;
+}
+
+static int set_popularity(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	const char *s;
+	const char *what = "equal or zipf:S (S >= 0)";
+	if (get_str(v, where, what, &s, err, errlen))
+		return -EINVAL;
+	if (sym_popularity_parse(s, &e->popularity))
+		return ERR("%s: expected %s, got '%s'", where, what, s);
+	return 0;
+}
+
+static int set_segments(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	char g[96];
+	if (cJSON_IsArray(v) && cJSON_GetArraySize(v) == 0) {
+		free(e->segments);
+		e->segments = NULL;
+		e->nseg = 0;
+		return 0;
+	}
+	if (!cJSON_IsArray(v))
+		return ERR("%s: expected an array of {\"duration_s\": S, \"rate\": R} objects, got %s", where,
+			   got(v, g, sizeof(g)));
+	size_t n = (size_t)cJSON_GetArraySize(v);
+	struct sym_rate_segment *seg = calloc(n, sizeof(*seg));
+	if (!seg)
+		return -ENOMEM;
+	size_t i = 0;
+	for (const cJSON *it = v->child; it; it = it->next, i++) {
+		char w[600];
+		snprintf(w, sizeof(w), "%s[%zu]", where, i);
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(it, "duration_s");
+		const cJSON *r = cJSON_GetObjectItemCaseSensitive(it, "rate");
+		double dd, rr;
+		if (!cJSON_IsObject(it) || cJSON_GetArraySize(it) != 2 || !d || !r) {
+			free(seg);
+			return ERR("%s: expected {\"duration_s\": S, \"rate\": R}, got %s", w, got(it, g, sizeof(g)));
+		}
+		char wd[640], wr[640];
+		snprintf(wd, sizeof(wd), "%s.duration_s", w);
+		snprintf(wr, sizeof(wr), "%s.rate", w);
+		if (get_num(d, wd, 0, true, 1e7, &dd, err, errlen) || get_num(r, wr, 0, false, 1e9, &rr, err, errlen)) {
+			free(seg);
+			return -EINVAL;
+		}
+		seg[i].duration = sym_s(dd);
+		seg[i].rate = rr;
+	}
+	free(e->segments);
+	e->segments = seg;
+	e->nseg = n;
+	return 0;
+}
+
+static int set_rate_csv(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	if (cJSON_IsString(v) && !v->valuestring[0]) {
+		e->rate_csv[0] = '\0';
+		return 0;
+	}
+	const char *s;
+	if (get_str(v, where, "a CSV file path", &s, err, errlen))
+		return -EINVAL;
+	if (strlen(s) >= sizeof(e->rate_csv))
+		return ERR("%s: path too long", where);
+	snprintf(e->rate_csv, sizeof(e->rate_csv), "%s", s);
+	return 0;
+}
+
+static int set_policy(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	const char *s;
+	if (get_str(v, where, "a policy such as symphony, eager or timeout:30%", &s, err, errlen))
+		return -EINVAL;
+	char msg[400];
+	if (sym_policy_parse(s, &e->policy, msg, sizeof(msg)))
+		return ERR("%s: %s", where, msg);
+	return 0;
+}
+
+static int set_drop(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	const char *s;
+	const char *what = "lazy, early (= early:auto) or early:N (N >= 1)";
+	if (get_str(v, where, what, &s, err, errlen))
+		return -EINVAL;
+	if (sym_gather_parse(s, &e->gather))
+		return ERR("%s: expected %s, got '%s'", where, what, s);
+	return 0;
+}
+
+static int set_ctrl(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	return get_num(v, where, 0, false, 1e6, &e->ctrl_ms, err, errlen);
+}
+
+static int set_data(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	return get_num(v, where, 0, false, 1e6, &e->data_ms, err, errlen);
+}
+
+static int set_resp(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	return get_num(v, where, 0, false, 1e6, &e->resp_ms, err, errlen);
+}
+
+static int set_network(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	char g[96];
+	if (!cJSON_IsObject(v))
+		return ERR("%s: expected an object with ctrl_ms, data_ms, resp_ms, got %s", where, got(v, g, sizeof(g)));
+	for (const cJSON *it = v->child; it; it = it->next) {
+		char w[600];
+		snprintf(w, sizeof(w), "%s.%s", where, it->string);
+		int rc;
+		if (!strcmp(it->string, "ctrl_ms"))
+			rc = set_ctrl(e, it, w, err, errlen);
+		else if (!strcmp(it->string, "data_ms"))
+			rc = set_data(e, it, w, err, errlen);
+		else if (!strcmp(it->string, "resp_ms"))
+			rc = set_resp(e, it, w, err, errlen);
+		else
+			return ERR("%s: unknown key (expected ctrl_ms, data_ms, resp_ms)", w);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int set_jitter(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	return get_num(v, where, 0, false, 0.99, &e->jitter, err, errlen);
+}
+
+static int set_duration(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	return get_num(v, where, 0, true, 1e7, &e->duration_s, err, errlen);
+}
+
+static int set_warmup(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	return get_num(v, where, 0, false, 1e7, &e->warmup_s, err, errlen);
+}
+
+static int set_seed(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	double d;
+	if (get_int(v, where, 0, 9007199254740991.0, &d, err, errlen))
+		return -EINVAL;
+	e->seed = (uint64_t)d;
+	return 0;
+}
+
+static int set_max_bad(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	return get_num(v, where, 0, true, 0.5, &e->max_bad_rate, err, errlen);
+}
+
+static int set_tolerance(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	return get_num(v, where, 0, true, 0.5, &e->tolerance, err, errlen);
+}
+
+struct key {
+	const char *key;  /* JSON key */
+	const char *flag; /* command-line flag */
+	const char *arg;
+	const char *help;
+	setter set;
+};
+
+static const struct key keys[] = {
+	{ "zoo", "zoo", "a100|gtx1080ti|FILE", "profile set the models come from (default a100)", set_zoo },
+	{ "models", "models", "NAME,...|all", "models to serve (default all)", set_models },
+	{ NULL, "profile", "ALPHA_MS,BETA_MS", "one inline linear model l(b) = alpha*b + beta, named 'model'", NULL },
+	{ "slo_ms", "slo", "MS", "latency SLO for every model (default: each model's own)", set_slo },
+	{ "gpus", "gpus", "N", "number of GPUs (default 8)", set_gpus },
+	{ "rate", "rate", "RPS", "total offered requests per second (default 1000)", set_rate },
+	{ "arrival", "arrival", "poisson|uniform|gamma:K", "arrival process per model (default poisson)", set_arrival },
+	{ "popularity", "popularity", "equal|zipf:S", "split of the total rate across models (default equal)", set_popularity },
+	{ "segments", "segments", "S:RPS,...", "piecewise total rate: S seconds at RPS, ... (replaces --rate)", set_segments },
+	{ "rate_csv", "rate-csv", "FILE", "replay per-second per-model rates from CSV (replaces --rate)", set_rate_csv },
+	{ "policy", "policy", "NAME[:PARAMS]", "symphony | eager | timeout:K (default symphony)", set_policy },
+	{ "drop", "drop", "lazy|early[:N]", "batch gathering: lazy drop or early drop, target N or auto (default lazy)", set_drop },
+	{ "network.ctrl_ms", "ctrl-ms", "MS", "control delay scheduler -> GPU (default 0)", set_ctrl },
+	{ "network.data_ms", "data-ms", "MS", "input transfer delay per request of a batch (default 0)", set_data },
+	{ "network.resp_ms", "resp-ms", "MS", "response delay back to the client (default 0)", set_resp },
+	{ "jitter", "jitter", "J", "GPU time = l(b) * uniform[1-J, 1+J] (default 0)", set_jitter },
+	{ "duration_s", "duration", "S", "simulated seconds of arrivals (default 30, or the schedule's length)", set_duration },
+	{ "warmup_s", "warmup", "S", "seconds at the start not counted in metrics (default 3)", set_warmup },
+	{ "seed", "seed", "N", "random seed (default 1)", set_seed },
+	{ "max_bad_rate", "max-bad-rate", "R", "goodput: highest acceptable bad rate (default 0.01)", set_max_bad },
+	{ "tolerance", "tolerance", "T", "goodput: relative search tolerance (default 0.005)", set_tolerance },
+};
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+void sym_experiment_print_flags(FILE *f)
+{
+	for (size_t i = 0; i < NKEYS; i++) {
+		char left[64];
+		snprintf(left, sizeof(left), "--%s %s", keys[i].flag, keys[i].arg);
+		fprintf(f, "  %-30s %s\n", left, keys[i].help);
+	}
+}
+
+int sym_experiment_init(struct sym_experiment *e)
+{
+	memset(e, 0, sizeof(*e));
+	snprintf(e->zoo, sizeof(e->zoo), "a100");
+	e->models_json = cJSON_CreateString("all");
+	if (!e->models_json)
+		return -ENOMEM;
+	e->gpus = 8;
+	e->rate = 1000;
+	e->arrival = (struct sym_arrival_spec){ SYM_ARRIVAL_POISSON, 1 };
+	e->popularity = (struct sym_popularity){ SYM_POP_EQUAL, 0 };
+	char msg[64];
+	sym_policy_parse("symphony", &e->policy, msg, sizeof(msg));
+	e->gather = (struct sym_gather){ SYM_GATHER_LAZY, 0 };
+	e->warmup_s = 3;
+	e->seed = 1;
+	e->max_bad_rate = 0.01;
+	e->tolerance = 0.005;
+	return 0;
+}
+
+static void unresolve(struct sym_experiment *e)
+{
+	for (size_t i = 0; i < e->nmodels; i++) {
+		sym_model_spec_finish(&e->models[i]);
+		if (e->profiles)
+			sym_profile_finish(&e->profiles[i]);
+	}
+	free(e->models);
+	free(e->profiles);
+	free(e->model_slo_ms);
+	free(e->shares);
+	free(e->table_col);
+	sym_rate_table_finish(&e->table);
+	e->models = NULL;
+	e->profiles = NULL;
+	e->model_slo_ms = e->shares = NULL;
+	e->table_col = NULL;
+	e->nmodels = 0;
+	e->resolved = false;
+}
+
+void sym_experiment_finish(struct sym_experiment *e)
+{
+	if (!e)
+		return;
+	unresolve(e);
+	cJSON_Delete(e->models_json);
+	free(e->segments);
+	memset(e, 0, sizeof(*e));
+}
+
+int sym_experiment_apply_json(struct sym_experiment *e, const cJSON *obj, const char *origin, char *err,
+			      size_t errlen)
+{
+	if (!cJSON_IsObject(obj))
+		return ERR("%s: expected a JSON object of configuration keys, got %s", origin, sym_json_type(obj));
+	for (const cJSON *it = obj->child; it; it = it->next) {
+		char where[700];
+		snprintf(where, sizeof(where), "%s: key '%s'", origin, it->string);
+		setter set = NULL;
+		if (!strcmp(it->string, "network"))
+			set = set_network;
+		for (size_t i = 0; !set && i < NKEYS; i++)
+			if (keys[i].key && !strcmp(keys[i].key, it->string))
+				set = keys[i].set;
+		if (!set || strchr(it->string, '.'))
+			return ERR("%s: unknown key '%s' (see `symphony help config`)", origin, it->string);
+		int rc = set(e, it, where, err, errlen);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int sym_experiment_load_file(struct sym_experiment *e, const char *path, char *err, size_t errlen)
+{
+	char *text = NULL;
+	int rc = sym_read_file(path, &text);
+	if (rc)
+		return snprintf(err, errlen, "%s: cannot read config file: %s", path,
+				rc == -ENOENT ? "no such file" : sym_strerror(rc)), rc;
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithOpts(text, &end, true);
+	if (!root) {
+		size_t off = end ? (size_t)(end - text) : 0;
+		int line = 1;
+		for (size_t i = 0; i < off && text[i]; i++)
+			line += text[i] == '\n';
+		free(text);
+		return ERR("%s:%d: malformed JSON near byte %zu", path, line, off);
+	}
+	free(text);
+	/* A result file carries its configuration under "config": rerun it. */
+	const cJSON *cfg = root;
+	const cJSON *inner = cJSON_GetObjectItemCaseSensitive(root, "config");
+	char origin[600];
+	snprintf(origin, sizeof(origin), "%s", path);
+	if (cJSON_IsObject(inner) && cJSON_GetObjectItemCaseSensitive(root, "version")) {
+		cfg = inner;
+		snprintf(origin, sizeof(origin), "%s: config", path);
+	}
+	rc = sym_experiment_apply_json(e, cfg, origin, err, errlen);
+	cJSON_Delete(root);
+	return rc;
+}
+
+static int split_list(const char *s, cJSON *arr)
+{
+	const char *p = s;
+	for (;;) {
+		const char *c = strchr(p, ',');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		char *item = strndup(p, n);
+		if (!item)
+			return -ENOMEM;
+		cJSON_AddItemToArray(arr, cJSON_CreateString(item));
+		free(item);
+		if (!c)
+			return 0;
+		p = c + 1;
+	}
+}
+
+static bool parse_double(const char *s, double *out)
+{
+	char *end = NULL;
+	errno = 0;
+	double d = strtod(s, &end);
+	if (!*s || *end || errno || !isfinite(d))
+		return false;
+	*out = d;
+	return true;
+}
+
+int sym_experiment_apply_flag(struct sym_experiment *e, const char *flag, const char *value, char *err,
+			      size_t errlen)
+{
+	char where[128];
+	snprintf(where, sizeof(where), "option --%s", flag);
+	const struct key *k = NULL;
+	for (size_t i = 0; i < NKEYS; i++)
+		if (!strcmp(keys[i].flag, flag))
+			k = &keys[i];
+	if (!k)
+		return 1;
+	cJSON *v = NULL;
+	double a, b;
+	int rc;
+	if (!strcmp(flag, "profile")) {
+		const char *comma = value ? strchr(value, ',') : NULL;
+		char *first = comma ? strndup(value, (size_t)(comma - value)) : NULL;
+		bool ok = comma && first && parse_double(first, &a) && parse_double(comma + 1, &b);
+		free(first);
+		if (!ok)
+			return ERR("%s: expected ALPHA_MS,BETA_MS (two numbers, e.g. 1.053,5.072), got '%s'", where,
+				   value ? value : "");
+		v = cJSON_CreateArray();
+		cJSON *m = cJSON_CreateObject();
+		cJSON_AddStringToObject(m, "name", "model");
+		cJSON_AddNumberToObject(m, "alpha_ms", a);
+		cJSON_AddNumberToObject(m, "beta_ms", b);
+		cJSON_AddItemToArray(v, m);
+		rc = set_models(e, v, where, err, errlen);
+	} else if (!strcmp(flag, "models")) {
+		if (!strcmp(value, "all")) {
+			v = cJSON_CreateString("all");
+		} else {
+			v = cJSON_CreateArray();
+			split_list(value, v);
+		}
+		rc = set_models(e, v, where, err, errlen);
+	} else if (!strcmp(flag, "segments")) {
+		v = cJSON_CreateArray();
+		cJSON *names = cJSON_CreateArray();
+		split_list(value, names);
+		rc = 0;
+		for (const cJSON *it = names->child; it; it = it->next) {
+			const char *colon = strchr(it->valuestring, ':');
+			char *first = colon ? strndup(it->valuestring, (size_t)(colon - it->valuestring)) : NULL;
+			bool ok = colon && first && parse_double(first, &a) && parse_double(colon + 1, &b);
+			free(first);
+			if (!ok) {
+				rc = ERR("%s: expected SECONDS:RPS,... (e.g. 10:1000,10:4000), got '%s'", where,
+					 it->valuestring);
+				break;
+			}
+			cJSON *seg = cJSON_CreateObject();
+			cJSON_AddNumberToObject(seg, "duration_s", a);
+			cJSON_AddNumberToObject(seg, "rate", b);
+			cJSON_AddItemToArray(v, seg);
+		}
+		cJSON_Delete(names);
+		if (!rc)
+			rc = set_segments(e, v, where, err, errlen);
+	} else {
+		if (!value)
+			return ERR("%s: missing value", where);
+		v = parse_double(value, &a) ? cJSON_CreateNumber(a) : cJSON_CreateString(value);
+		rc = k->set(e, v, where, err, errlen);
+	}
+	cJSON_Delete(v);
+	return rc;
+}
+
+double sym_experiment_duration(const struct sym_experiment *e)
+{
+	if (e->duration_s > 0)
+		return e->duration_s;
+	if (e->rate_csv[0] && e->resolved)
+		return (double)e->table.nrows;
+	if (e->nseg) {
+		double s = 0;
+		for (size_t i = 0; i < e->nseg; i++)
+			s += sym_to_s(e->segments[i].duration);
+		return s;
+	}
+	return 30;
+}
+
+static int add_model(struct sym_experiment *e, const struct sym_model_spec *spec, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < e->nmodels; i++)
+		if (!strcmp(e->models[i].name, spec->name))
+			return ERR("models: model '%s' is listed twice", spec->name);
+	int rc = sym_model_spec_copy(&e->models[e->nmodels], spec);
+	if (rc)
+		return rc;
+	e->nmodels++;
+	return 0;
+}
+
+int sym_experiment_resolve(struct sym_experiment *e, char *err, size_t errlen)
+{
+	unresolve(e);
+	struct sym_zoo zoo = { 0 };
+	bool need_zoo = cJSON_IsString(e->models_json);
+	for (const cJSON *it = cJSON_IsArray(e->models_json) ? e->models_json->child : NULL; it; it = it->next)
+		need_zoo |= cJSON_IsString(it);
+	int rc;
+	if (need_zoo && (rc = sym_zoo_load(e->zoo, &zoo, err, errlen)))
+		return rc;
+	size_t cap = need_zoo ? zoo.n : 0;
+	cap += cJSON_IsArray(e->models_json) ? (size_t)cJSON_GetArraySize(e->models_json) : 0;
+	e->models = calloc(cap ? cap : 1, sizeof(*e->models));
+	rc = -ENOMEM;
+	if (!e->models)
+		goto fail;
+	if (cJSON_IsString(e->models_json)) {
+		for (size_t i = 0; i < zoo.n; i++)
+			if ((rc = add_model(e, &zoo.models[i], err, errlen)))
+				goto fail;
+	} else {
+		int i = 0;
+		for (const cJSON *it = e->models_json->child; it; it = it->next, i++) {
+			struct sym_model_spec tmp;
+			if (cJSON_IsString(it)) {
+				const struct sym_model_spec *s = sym_zoo_find(&zoo, it->valuestring);
+				if (!s) {
+					rc = ERR("models: unknown model '%s' in zoo '%s' (%zu models; see `symphony "
+						 "models --zoo %s`)", it->valuestring, e->zoo, zoo.n, e->zoo);
+					goto fail;
+				}
+				rc = add_model(e, s, err, errlen);
+			} else {
+				char w[64];
+				snprintf(w, sizeof(w), "models[%d]", i);
+				rc = sym_model_spec_from_json(it, w, &tmp, err, errlen);
+				if (!rc)
+					rc = add_model(e, &tmp, err, errlen);
+				sym_model_spec_finish(&tmp);
+			}
+			if (rc)
+				goto fail;
+		}
+	}
+	size_t n = e->nmodels;
+	e->profiles = calloc(n, sizeof(*e->profiles));
+	e->model_slo_ms = calloc(n, sizeof(double));
+	e->shares = calloc(n, sizeof(double));
+	rc = -ENOMEM;
+	if (!e->profiles || !e->model_slo_ms || !e->shares)
+		goto fail;
+	double net1 = e->ctrl_ms + e->data_ms + e->resp_ms;
+	for (size_t i = 0; i < n; i++) {
+		struct sym_model_spec *s = &e->models[i];
+		double slo = e->slo_ms > 0 ? e->slo_ms : s->slo_ms;
+		if (slo <= 0) {
+			rc = ERR("model '%s' has no SLO: give one with --slo MS (or \"slo_ms\")", s->name);
+			goto fail;
+		}
+		e->model_slo_ms[i] = slo;
+		/* The table must cover every batch that can meet the SLO. */
+		rc = sym_model_spec_profile(s, slo - net1, &e->profiles[i], err, errlen);
+		if (rc == -ERANGE) {
+			double l1 = s->table_ms ? s->table_ms[0] : s->alpha_ms + s->beta_ms;
+			rc = ERR("slo_ms: the SLO of model '%s' (%g ms) is shorter than l(1) = %g ms%s%s", s->name, slo,
+				 l1, net1 > 0 ? " plus the network delays " : "", net1 > 0 ? "(ctrl+data+resp)" : "");
+		}
+		if (rc)
+			goto fail;
+	}
+	sym_popularity_shares(&e->popularity, n, e->shares);
+	if (e->rate_csv[0]) {
+		if ((rc = sym_rate_table_load(e->rate_csv, &e->table, err, errlen)))
+			goto fail;
+		e->table_col = calloc(n, sizeof(int));
+		rc = -ENOMEM;
+		if (!e->table_col)
+			goto fail;
+		for (size_t i = 0; i < n; i++) {
+			e->table_col[i] = sym_rate_table_find(&e->table, e->models[i].name);
+			if (e->table_col[i] < 0) {
+				rc = ERR("%s: no column for model '%s' (every served model needs one)", e->rate_csv,
+					 e->models[i].name);
+				goto fail;
+			}
+		}
+	}
+	if (e->warmup_s >= sym_experiment_duration(e) && !(e->rate_csv[0] && !e->resolved && 0)) {
+		e->resolved = true; /* duration may depend on the table */
+		if (e->warmup_s >= sym_experiment_duration(e)) {
+			rc = ERR("warmup_s: the warm-up (%g s) must be shorter than the duration (%g s)", e->warmup_s,
+				 sym_experiment_duration(e));
+			goto fail;
+		}
+	}
+	sym_zoo_finish(&zoo);
+	e->resolved = true;
+	return 0;
+fail:
+	sym_zoo_finish(&zoo);
+	unresolve(e);
+	return rc;
+}
+
+cJSON *sym_experiment_to_json(const struct sym_experiment *e)
+{
+	char buf[128];
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "zoo", e->zoo);
+	cJSON *models = cJSON_AddArrayToObject(o, "models");
+	for (size_t i = 0; i < e->nmodels; i++) {
+		cJSON *m = sym_model_spec_to_json(&e->models[i]);
+		cJSON_ReplaceItemInObject(m, "slo_ms", cJSON_CreateNumber(e->model_slo_ms[i]));
+		if (!cJSON_GetObjectItem(m, "slo_ms"))
+			cJSON_AddNumberToObject(m, "slo_ms", e->model_slo_ms[i]);
+		cJSON_AddItemToArray(models, m);
+	}
+	if (e->slo_ms > 0)
+		cJSON_AddNumberToObject(o, "slo_ms", e->slo_ms);
+	cJSON_AddNumberToObject(o, "gpus", e->gpus);
+	cJSON_AddNumberToObject(o, "rate", e->rate);
+	cJSON_AddStringToObject(o, "arrival", sym_arrival_format(&e->arrival, buf, sizeof(buf)));
+	cJSON_AddStringToObject(o, "popularity", sym_popularity_format(&e->popularity, buf, sizeof(buf)));
+	cJSON *segs = cJSON_AddArrayToObject(o, "segments");
+	for (size_t i = 0; i < e->nseg; i++) {
+		cJSON *s = cJSON_CreateObject();
+		cJSON_AddNumberToObject(s, "duration_s", sym_to_s(e->segments[i].duration));
+		cJSON_AddNumberToObject(s, "rate", e->segments[i].rate);
+		cJSON_AddItemToArray(segs, s);
+	}
+	cJSON_AddStringToObject(o, "rate_csv", e->rate_csv);
+	cJSON_AddStringToObject(o, "policy", sym_policy_format(&e->policy, buf, sizeof(buf)));
+	cJSON_AddStringToObject(o, "drop", sym_gather_format(&e->gather, buf, sizeof(buf)));
+	cJSON *net = cJSON_AddObjectToObject(o, "network");
+	cJSON_AddNumberToObject(net, "ctrl_ms", e->ctrl_ms);
+	cJSON_AddNumberToObject(net, "data_ms", e->data_ms);
+	cJSON_AddNumberToObject(net, "resp_ms", e->resp_ms);
+	cJSON_AddNumberToObject(o, "jitter", e->jitter);
+	cJSON_AddNumberToObject(o, "duration_s", sym_experiment_duration(e));
+	cJSON_AddNumberToObject(o, "warmup_s", e->warmup_s);
+	cJSON_AddNumberToObject(o, "seed", (double)e->seed);
+	cJSON_AddNumberToObject(o, "max_bad_rate", e->max_bad_rate);
+	cJSON_AddNumberToObject(o, "tolerance", e->tolerance);
+	return o;
+}

@@ -1,0 +1,94 @@
+/* sim/config.h - an experiment: cluster, models, workload, policy, network,
+ * duration, warm-up and seed.
+ *
+ * An experiment comes from defaults, then a JSON file, then command-line
+ * flags, each overriding the one before; every key can be given either way
+ * (see `symphony help config`). Each value is checked when it is set, and the
+ * error names where it came from ("exp.json: key 'rate'" or "option --rate")
+ * and what was expected. sym_experiment_resolve() then loads the zoo, picks
+ * the models and builds their profiles; the resolved experiment is
+ * self-contained and sym_experiment_to_json() writes it back as a config that
+ * reproduces the run with no zoo file at all.
+ */
+#ifndef SYM_CONFIG_H
+#define SYM_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/policy.h"
+#include "core/profile.h"
+#include "core/shard.h"
+#include "profiles/zoo.h"
+#include "workloads/workload.h"
+
+struct sym_experiment {
+	/* as configured */
+	char zoo[512];
+	cJSON *models_json;     /* "all", or an array of names and model objects */
+	double slo_ms;          /* 0: each model's own SLO */
+	int gpus;
+	double rate;            /* total offered requests/s (constant rate) */
+	struct sym_arrival_spec arrival;
+	struct sym_popularity popularity;
+	struct sym_rate_segment *segments; /* total-rate schedule, or NULL */
+	size_t nseg;
+	char rate_csv[512];     /* per-model per-second rates, or "" */
+	struct sym_policy policy;
+	struct sym_gather gather;
+	double ctrl_ms, data_ms, resp_ms;
+	double jitter;          /* GPU time factor uniform in [1-jitter, 1+jitter] */
+	double duration_s;      /* 0: from the schedule, else 30 */
+	double warmup_s;
+	uint64_t seed;
+	double max_bad_rate;    /* goodput threshold */
+	double tolerance;       /* goodput relative tolerance */
+	/* resolved */
+	bool resolved;
+	size_t nmodels;
+	struct sym_model_spec *models;
+	struct sym_profile *profiles;
+	double *model_slo_ms;
+	double *shares;          /* popularity shares, sum 1 */
+	struct sym_rate_table table; /* loaded rate_csv */
+	int *table_col;          /* model -> column of table */
+};
+
+/* Defaults: zoo a100, models "all", 8 GPUs, rate 1000, poisson, equal,
+ * symphony, lazy drop, no network delays, no jitter, 30 s with 3 s warm-up,
+ * seed 1, goodput at bad rate 1% with 0.5% tolerance. Returns 0 or -ENOMEM. */
+int sym_experiment_init(struct sym_experiment *e);
+void sym_experiment_finish(struct sym_experiment *e);
+
+/* Applies a JSON config file (or a result file: its "config" object).
+ * Returns 0, or -EINVAL/-ENOENT/-EIO with a message in err. */
+int sym_experiment_load_file(struct sym_experiment *e, const char *path, char *err, size_t errlen);
+
+/* Applies a JSON object's keys; origin names its source in messages. */
+int sym_experiment_apply_json(struct sym_experiment *e, const cJSON *obj, const char *origin,
+			      char *err, size_t errlen);
+
+/* Applies one command-line flag (without the leading "--") and its value.
+ * Returns 0, 1 when the flag is not a configuration flag, or -EINVAL. */
+int sym_experiment_apply_flag(struct sym_experiment *e, const char *flag, const char *value,
+			      char *err, size_t errlen);
+
+/* Loads the zoo if needed, selects the models, builds their profiles, checks
+ * that every SLO leaves room for a batch of 1 with the network delays, and
+ * loads the rate table. Returns 0 or an error with a message. */
+int sym_experiment_resolve(struct sym_experiment *e, char *err, size_t errlen);
+
+/* Simulated length (s) and warm-up. */
+double sym_experiment_duration(const struct sym_experiment *e);
+
+/* The resolved experiment as a config object (models expanded). */
+cJSON *sym_experiment_to_json(const struct sym_experiment *e);
+
+/* One line per configuration flag, for help. */
+void sym_experiment_print_flags(FILE *f);
+
+#endif

@@ -1,0 +1,536 @@
+#include "sim/engine.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "core/core.h"
+#include "core/error.h"
+#include "workloads/workload.h"
+
+/* ---- event heap: (time, seq) ---- */
+
+enum { EV_ARRIVAL, EV_FINISH };
+
+struct event {
+	sym_time t;
+	uint64_t seq;
+	int32_t kind;
+	int32_t idx; /* model for arrivals, GPU for completions */
+};
+
+struct evheap {
+	struct event *a;
+	size_t n, cap;
+	uint64_t seq;
+};
+
+static inline bool ev_less(const struct event *x, const struct event *y)
+{
+	return x->t < y->t || (x->t == y->t && x->seq < y->seq);
+}
+
+static int ev_push(struct evheap *h, sym_time t, int kind, int idx)
+{
+	if (h->n == h->cap) {
+		size_t nc = h->cap ? h->cap * 2 : 256;
+		struct event *na = realloc(h->a, nc * sizeof(*na));
+		if (!na)
+			return -ENOMEM;
+		h->a = na;
+		h->cap = nc;
+	}
+	struct event e = { t, h->seq++, kind, idx };
+	size_t i = h->n++;
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (!ev_less(&e, &h->a[p]))
+			break;
+		h->a[i] = h->a[p];
+		i = p;
+	}
+	h->a[i] = e;
+	return 0;
+}
+
+static struct event ev_pop(struct evheap *h)
+{
+	struct event top = h->a[0];
+	struct event last = h->a[--h->n];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && ev_less(&h->a[c + 1], &h->a[c]))
+			c++;
+		if (!ev_less(&h->a[c], &last))
+			break;
+		h->a[i] = h->a[c];
+		i = c;
+	}
+	if (h->n)
+		h->a[i] = last;
+	return top;
+}
+
+/* ---- simulation state ---- */
+
+enum { REQ_WARMUP = 1, REQ_COUNTED = 2 };
+
+struct gpu {
+	int model;
+	int size;
+	sym_time start, finish;
+	bool used;
+	struct sym_request **reqs;
+};
+
+struct pool_chunk {
+	struct pool_chunk *next;
+	struct sym_request r[4096];
+};
+
+struct sim {
+	const struct sym_experiment *e;
+	struct sym_run_result *res;
+	struct sym_core *core;
+	struct evheap ev;
+	struct gpu *gpus;
+	struct sym_arrivals *arr;
+	sym_time *slo;
+	gsl_rng *jitter_rng;
+	FILE *trace;
+	sym_time warmup, end;
+	/* request pool: chunks plus a free list threaded through `id` slots */
+	struct pool_chunk *chunks;
+	struct sym_request **free_list;
+	size_t nfree, free_cap;
+	uint64_t next_id;
+	uint64_t ended; /* all requests that ended, warm-up included */
+	int err;
+};
+
+static struct sym_request *req_alloc(struct sim *s)
+{
+	if (!s->nfree) {
+		struct pool_chunk *c = malloc(sizeof(*c));
+		size_t n = sizeof(c->r) / sizeof(c->r[0]);
+		if (!c || (s->free_cap < n && !(s->free_list = realloc(s->free_list, (s->free_cap += n) * sizeof(void *))))) {
+			free(c);
+			s->err = -ENOMEM;
+			return NULL;
+		}
+		c->next = s->chunks;
+		s->chunks = c;
+		for (size_t i = 0; i < n; i++)
+			s->free_list[s->nfree++] = &c->r[n - 1 - i];
+	}
+	return s->free_list[--s->nfree];
+}
+
+static void req_free(struct sim *s, struct sym_request *r)
+{
+	s->free_list[s->nfree++] = r;
+}
+
+static inline size_t second_of(sym_time t)
+{
+	return (size_t)(t / SYM_S);
+}
+
+static void timeline_outcome(struct sim *s, const struct sym_request *r, bool good)
+{
+	size_t sec = second_of(r->arrival);
+	if (sec < s->res->nseconds) {
+		if (good)
+			s->res->timeline[sec].good++;
+		else
+			s->res->timeline[sec].bad++;
+	}
+}
+
+static void on_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, sym_time now)
+{
+	(void)now;
+	struct sim *s = ctx;
+	if (r->state & REQ_COUNTED) {
+		struct sym_model_result *m = &s->res->models[r->model];
+		m->dropped++;
+		m->dropped_by[why]++;
+	}
+	timeline_outcome(s, r, false);
+	s->ended++;
+	req_free(s, r);
+}
+
+/* Adds the part of [a, b) inside [lo, hi) to the busy time (and timeline). */
+static void account_busy(struct sim *s, sym_time a, sym_time b)
+{
+	sym_time lo = a > s->warmup ? a : s->warmup, hi = b < s->end ? b : s->end;
+	if (hi > lo)
+		s->res->gpu_busy_fraction += sym_to_s(hi - lo);
+	/* per-second timeline over [0, end) */
+	sym_time t = a;
+	while (t < b && t < s->end) {
+		size_t sec = second_of(t);
+		sym_time sec_end = (sym_time)(sec + 1) * SYM_S;
+		sym_time stop = b < sec_end ? b : sec_end;
+		if (sec < s->res->nseconds)
+			s->res->timeline[sec].busy_gpu_s += sym_to_s(stop - t);
+		t = stop;
+	}
+}
+
+static void on_dispatch(void *ctx, const struct sym_dispatch *d)
+{
+	struct sim *s = ctx;
+	struct gpu *g = &s->gpus[d->gpu];
+	sym_time dur = d->finish - d->start;
+	if (s->e->jitter > 0) {
+		double f = 1 + s->e->jitter * (2 * gsl_rng_uniform(s->jitter_rng) - 1);
+		dur = (sym_time)llround((double)dur * f);
+	}
+	g->model = d->model;
+	g->size = d->size;
+	g->start = d->start;
+	g->finish = d->start + dur;
+	memcpy(g->reqs, d->reqs, (size_t)d->size * sizeof(*g->reqs));
+	if (d->now >= s->warmup && d->now < s->end) {
+		struct sym_model_result *m = &s->res->models[d->model];
+		m->batches++;
+		m->batched += (uint64_t)d->size;
+		m->batch_counts[d->size]++;
+		g->used = true;
+	}
+	account_busy(s, g->start, g->finish);
+	if (s->trace)
+		fprintf(s->trace, "%d,%s,%d,%.6f,%.6f,%u\n", d->gpu, s->e->models[d->model].name, d->size,
+			sym_to_ms(g->start), sym_to_ms(g->finish), d->dropped_before);
+	if (ev_push(&s->ev, g->finish, EV_FINISH, d->gpu))
+		s->err = -ENOMEM;
+}
+
+static void on_finish(struct sim *s, int gi, sym_time now)
+{
+	struct gpu *g = &s->gpus[gi];
+	sym_time resp = sym_ms(s->e->resp_ms);
+	sym_time done = now + resp;
+	for (int i = 0; i < g->size; i++) {
+		struct sym_request *r = g->reqs[i];
+		bool good = done <= r->deadline;
+		if (r->state & REQ_COUNTED) {
+			struct sym_model_result *m = &s->res->models[r->model];
+			if (good)
+				m->served++;
+			else
+				m->late++;
+			if (sym_hist_record(&m->latency, done - r->arrival) ||
+			    sym_hist_record(&m->queueing, r->start - r->arrival))
+				s->err = -ENOMEM;
+		}
+		timeline_outcome(s, r, good);
+		s->ended++;
+		req_free(s, r);
+	}
+	g->size = 0;
+	sym_core_gpu_free(s->core, gi, now);
+}
+
+static double wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int alloc_results(struct sim *s, size_t nmodels)
+{
+	struct sym_run_result *r = s->res;
+	r->nmodels = nmodels;
+	r->models = calloc(nmodels, sizeof(*r->models));
+	if (!r->models)
+		return -ENOMEM;
+	int maxb = 1;
+	for (size_t m = 0; m < nmodels; m++) {
+		struct sym_model_result *mr = &r->models[m];
+		sym_hist_init(&mr->latency);
+		sym_hist_init(&mr->queueing);
+		mr->max_batch = s->e->profiles[m].max_batch;
+		if (mr->max_batch > maxb)
+			maxb = mr->max_batch;
+		mr->batch_counts = calloc((size_t)mr->max_batch + 1, sizeof(uint64_t));
+		if (!mr->batch_counts)
+			return -ENOMEM;
+	}
+	sym_hist_init(&r->total.latency);
+	sym_hist_init(&r->total.queueing);
+	r->total.max_batch = maxb;
+	r->total.batch_counts = calloc((size_t)maxb + 1, sizeof(uint64_t));
+	r->nseconds = (size_t)ceil(sym_to_s(s->end));
+	r->timeline = calloc(r->nseconds ? r->nseconds : 1, sizeof(*r->timeline));
+	if (!r->total.batch_counts || !r->timeline)
+		return -ENOMEM;
+	return 0;
+}
+
+static int init_arrivals(struct sim *s, double rate)
+{
+	const struct sym_experiment *e = s->e;
+	for (size_t m = 0; m < e->nmodels; m++) {
+		int rc;
+		uint64_t stream = m;
+		if (e->rate_csv[0]) {
+			struct sym_rate_segment *seg = NULL;
+			size_t nseg = 0;
+			rc = sym_rate_table_segments(&e->table, (size_t)e->table_col[m], &seg, &nseg);
+			if (!rc)
+				rc = sym_arrivals_init(&s->arr[m], &e->arrival, rate, seg, nseg, e->seed, stream);
+			free(seg);
+		} else if (e->nseg) {
+			rc = sym_arrivals_init(&s->arr[m], &e->arrival, rate * e->shares[m], e->segments, e->nseg,
+					       e->seed, stream);
+		} else {
+			rc = sym_arrivals_init(&s->arr[m], &e->arrival, rate * e->shares[m], NULL, 0, e->seed, stream);
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* The mean rate model m is expected to see, to seed rate estimates. */
+static double model_rate_hint(const struct sym_experiment *e, size_t m, double rate)
+{
+	if (e->rate_csv[0]) {
+		double sum = 0;
+		for (size_t r = 0; r < e->table.nrows; r++)
+			sum += e->table.rates[r * e->table.ncols + (size_t)e->table_col[m]];
+		return e->table.nrows ? rate * sum / (double)e->table.nrows : 0;
+	}
+	if (e->nseg) {
+		double sum = 0, len = 0;
+		for (size_t i = 0; i < e->nseg; i++) {
+			sum += e->segments[i].rate * sym_to_s(e->segments[i].duration);
+			len += sym_to_s(e->segments[i].duration);
+		}
+		return rate * e->shares[m] * (len > 0 ? sum / len : 0);
+	}
+	return rate * e->shares[m];
+}
+
+int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts, struct sym_run_result *res,
+		char *err, size_t errlen)
+{
+	memset(res, 0, sizeof(*res));
+	if (!e->resolved)
+		return snprintf(err, errlen, "internal error: experiment not resolved"), -EINVAL;
+	double wall0 = wall_now();
+	struct sim s = { .e = e, .res = res, .trace = opts->trace };
+	s.warmup = sym_s(e->warmup_s);
+	s.end = sym_s(sym_experiment_duration(e));
+	res->rate = opts->rate;
+	res->window_s = sym_to_s(s.end - s.warmup);
+	int rc = alloc_results(&s, e->nmodels);
+	struct sym_model_cfg *mc = calloc(e->nmodels, sizeof(*mc));
+	s.slo = calloc(e->nmodels, sizeof(*s.slo));
+	s.arr = calloc(e->nmodels, sizeof(*s.arr));
+	s.gpus = calloc((size_t)e->gpus, sizeof(*s.gpus));
+	s.jitter_rng = gsl_rng_alloc(gsl_rng_mt19937);
+	if (rc || !mc || !s.slo || !s.arr || !s.gpus || !s.jitter_rng) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	gsl_rng_set(s.jitter_rng, (unsigned long)(sym_seed_stream(e->seed, 1u << 30) & 0xffffffffu) | 1);
+	for (int g = 0; g < e->gpus; g++) {
+		s.gpus[g].reqs = malloc((size_t)res->total.max_batch * sizeof(struct sym_request *));
+		if (!s.gpus[g].reqs) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
+	for (size_t m = 0; m < e->nmodels; m++) {
+		s.slo[m] = sym_ms(e->model_slo_ms[m]);
+		mc[m] = (struct sym_model_cfg){ &e->profiles[m], s.slo[m], model_rate_hint(e, m, opts->rate) };
+	}
+	struct sym_core_cfg cc = {
+		.nmodels = (int)e->nmodels,
+		.models = mc,
+		.ngpus = e->gpus,
+		.policy = e->policy,
+		.gather = e->gather,
+		.net = { sym_ms(e->ctrl_ms), sym_ms(e->data_ms), sym_ms(e->resp_ms) },
+	};
+	struct sym_sink sink = { &s, on_dispatch, on_drop };
+	if ((rc = sym_core_create(&s.core, &cc, &sink))) {
+		snprintf(err, errlen, "cannot create the scheduling core: %s", sym_strerror(rc));
+		goto out;
+	}
+	if ((rc = init_arrivals(&s, opts->rate))) {
+		snprintf(err, errlen, "cannot set up arrivals: %s", sym_strerror(rc));
+		goto out;
+	}
+	for (size_t m = 0; m < e->nmodels; m++) {
+		sym_time t = sym_arrivals_next(&s.arr[m]);
+		if (t < s.end && (rc = ev_push(&s.ev, t, EV_ARRIVAL, (int)m)))
+			goto out;
+	}
+	double next_progress = wall0 + 2;
+	for (;;) {
+		sym_time t_core = sym_core_next_wakeup(s.core);
+		sym_time t_ev = s.ev.n ? s.ev.a[0].t : SYM_TIME_NEVER;
+		if (t_ev == SYM_TIME_NEVER && t_core == SYM_TIME_NEVER)
+			break;
+		res->events++;
+		if (t_core < t_ev) {
+			sym_core_advance(s.core, t_core);
+		} else {
+			struct event ev = ev_pop(&s.ev);
+			if (ev.kind == EV_FINISH) {
+				on_finish(&s, ev.idx, ev.t);
+			} else {
+				int m = ev.idx;
+				struct sym_request *r = req_alloc(&s);
+				if (!r)
+					break;
+				*r = (struct sym_request){ .id = s.next_id++, .arrival = ev.t,
+							   .deadline = ev.t + s.slo[m], .model = m };
+				if (ev.t >= s.warmup) {
+					r->state = REQ_COUNTED;
+					res->models[m].offered++;
+				}
+				size_t sec = second_of(ev.t);
+				if (sec < res->nseconds)
+					res->timeline[sec].offered++;
+				res->simulated_requests++;
+				if ((rc = sym_core_arrive(s.core, r, ev.t)))
+					goto out;
+				sym_time t = sym_arrivals_next(&s.arr[m]);
+				if (t < s.end && (rc = ev_push(&s.ev, t, EV_ARRIVAL, m)))
+					goto out;
+			}
+		}
+		if (s.err) {
+			rc = s.err;
+			goto out;
+		}
+		if (opts->progress && !(res->events & 0xfffff)) {
+			double now = wall_now();
+			if (now >= next_progress) {
+				double simt = sym_to_s(t_ev < t_core ? t_ev : t_core);
+				fprintf(stderr, "  ... simulated %.1f of %.1f s, %llu requests, %.1f s wall\n",
+					simt < sym_to_s(s.end) ? simt : sym_to_s(s.end), sym_to_s(s.end),
+					(unsigned long long)res->simulated_requests, now - wall0);
+				next_progress = now + 2;
+			}
+		}
+	}
+	if (s.err) {
+		rc = s.err;
+		goto out;
+	}
+	/* Conservation: every request that arrived ended exactly once. */
+	uint64_t counted_end = 0, counted_off = 0;
+	for (size_t m = 0; m < e->nmodels; m++) {
+		struct sym_model_result *mr = &res->models[m];
+		counted_off += mr->offered;
+		counted_end += mr->served + mr->late + mr->dropped;
+	}
+	if (s.ended != res->simulated_requests || counted_end != counted_off || sym_core_queued(s.core)) {
+		snprintf(err, errlen,
+			 "internal error: conservation violated: %llu requests arrived, %llu ended, %llu still "
+			 "queued; counted %llu offered, %llu ended",
+			 (unsigned long long)res->simulated_requests, (unsigned long long)s.ended,
+			 (unsigned long long)sym_core_queued(s.core), (unsigned long long)counted_off,
+			 (unsigned long long)counted_end);
+		rc = -EPROTO;
+		goto out;
+	}
+	/* Totals. */
+	struct sym_model_result *t = &res->total;
+	for (size_t m = 0; m < e->nmodels; m++) {
+		struct sym_model_result *mr = &res->models[m];
+		t->offered += mr->offered;
+		t->served += mr->served;
+		t->late += mr->late;
+		t->dropped += mr->dropped;
+		for (int k = 0; k < SYM_DROP_NREASONS; k++)
+			t->dropped_by[k] += mr->dropped_by[k];
+		t->batches += mr->batches;
+		t->batched += mr->batched;
+		for (int b = 0; b <= mr->max_batch; b++)
+			t->batch_counts[b] += mr->batch_counts[b];
+		if (sym_hist_merge(&t->latency, &mr->latency) || sym_hist_merge(&t->queueing, &mr->queueing)) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
+	res->gpu_busy_fraction /= (double)e->gpus * res->window_s;
+	for (int g = 0; g < e->gpus; g++)
+		res->gpus_used += s.gpus[g].used;
+	rc = 0;
+out:
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	res->wall_seconds = wall_now() - wall0;
+	sym_core_destroy(s.core);
+	if (s.arr)
+		for (size_t m = 0; m < e->nmodels; m++)
+			sym_arrivals_finish(&s.arr[m]);
+	free(s.arr);
+	if (s.gpus)
+		for (int g = 0; g < e->gpus; g++)
+			free(s.gpus[g].reqs);
+	free(s.gpus);
+	free(s.slo);
+	free(mc);
+	if (s.jitter_rng)
+		gsl_rng_free(s.jitter_rng);
+	while (s.chunks) {
+		struct pool_chunk *c = s.chunks;
+		s.chunks = c->next;
+		free(c);
+	}
+	free(s.free_list);
+	free(s.ev.a);
+	return rc;
+}
+
+static void model_result_finish(struct sym_model_result *m)
+{
+	sym_hist_finish(&m->latency);
+	sym_hist_finish(&m->queueing);
+	free(m->batch_counts);
+	m->batch_counts = NULL;
+}
+
+void sym_run_result_finish(struct sym_run_result *r)
+{
+	if (!r)
+		return;
+	for (size_t m = 0; m < r->nmodels && r->models; m++)
+		model_result_finish(&r->models[m]);
+	free(r->models);
+	model_result_finish(&r->total);
+	free(r->timeline);
+	memset(r, 0, sizeof(*r));
+}
+
+int sym_batch_quantile(const struct sym_model_result *m, double q)
+{
+	if (!m->batches)
+		return 0;
+	uint64_t rank = (uint64_t)ceil(q * (double)m->batches);
+	if (rank < 1)
+		rank = 1;
+	uint64_t seen = 0;
+	for (int b = 1; b <= m->max_batch; b++) {
+		seen += m->batch_counts[b];
+		if (seen >= rank)
+			return b;
+	}
+	return m->max_batch;
+}

@@ -1,0 +1,80 @@
+/* sim/engine.h - the discrete-event simulator: virtual time, emulated GPUs
+ * and network, arrivals from the workload generators, driving the core.
+ *
+ * Events (arrivals, GPU completions) sit in a heap keyed by (time, insertion
+ * sequence), so equal-time events fire in a fixed order; the core's own
+ * timers are run at exactly sym_core_next_wakeup() (events at the same time
+ * first). A seed reproduces a run bit for bit.
+ *
+ * Arrivals come during [0, duration); the run then drains: every queued
+ * request ends served, late or dropped. Metrics count only requests that
+ * arrive in [warmup, duration); batch sizes count batches dispatched in that
+ * window; GPU busy time is clipped to it. At the end the engine checks
+ * conservation (every request arrived ends exactly once) and fails with
+ * -EPROTO if it does not hold.
+ */
+#ifndef SYM_ENGINE_H
+#define SYM_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/hist.h"
+#include "core/shard.h"
+#include "sim/config.h"
+
+struct sym_model_result {
+	uint64_t offered, served, late, dropped;
+	uint64_t dropped_by[SYM_DROP_NREASONS];
+	struct sym_hist latency;  /* arrival to response, served and late */
+	struct sym_hist queueing; /* arrival to execution start */
+	uint64_t batches;
+	uint64_t batched;         /* requests in those batches */
+	int max_batch;
+	uint64_t *batch_counts;   /* [0..max_batch] */
+};
+
+struct sym_timeline_row {
+	uint64_t offered, good, bad;
+	double busy_gpu_s; /* GPU-seconds busy during this second */
+};
+
+struct sym_run_result {
+	double rate;                   /* the configured total rate scale of the run */
+	size_t nmodels;
+	struct sym_model_result *models;
+	struct sym_model_result total;
+	double window_s;               /* measured window: duration - warmup */
+	double gpu_busy_fraction;      /* busy GPU-time / (gpus * window) */
+	int gpus_used;                 /* distinct GPUs that ran a batch in the window */
+	uint64_t simulated_requests;   /* all arrivals, warm-up included */
+	uint64_t events;
+	double wall_seconds;
+	size_t nseconds;
+	struct sym_timeline_row *timeline;
+};
+
+struct sym_run_opts {
+	double rate;      /* total rate (constant rate), or the scale of a schedule (1 = as given) */
+	FILE *trace;      /* per-batch CSV rows, or NULL */
+	bool progress;    /* progress lines on stderr */
+};
+
+/* Runs one simulation of the resolved experiment e. Returns 0, -ENOMEM, or
+ * -EPROTO when conservation failed (message in err). res is filled on
+ * success and must be released with sym_run_result_finish either way. */
+int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts, struct sym_run_result *res,
+		char *err, size_t errlen);
+
+void sym_run_result_finish(struct sym_run_result *r);
+
+static inline double sym_bad_rate(const struct sym_model_result *m)
+{
+	return m->offered ? (double)(m->late + m->dropped) / (double)m->offered : 0;
+}
+
+/* The q-quantile of the batch-size distribution (0 when no batch). */
+int sym_batch_quantile(const struct sym_model_result *m, double q);
+
+#endif

@@ -1,0 +1,84 @@
+#include "sim/goodput.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+
+double sym_schedule_mean_rate(const struct sym_experiment *e)
+{
+	if (e->rate_csv[0]) {
+		double sum = 0;
+		for (size_t m = 0; m < e->nmodels; m++)
+			for (size_t r = 0; r < e->table.nrows; r++)
+				sum += e->table.rates[r * e->table.ncols + (size_t)e->table_col[m]];
+		return e->table.nrows ? sum / (double)e->table.nrows : 0;
+	}
+	if (e->nseg) {
+		double sum = 0, len = 0;
+		for (size_t i = 0; i < e->nseg; i++) {
+			sum += e->segments[i].rate * sym_to_s(e->segments[i].duration);
+			len += sym_to_s(e->segments[i].duration);
+		}
+		return len > 0 ? sum / len : 0;
+	}
+	return 1;
+}
+
+/* Share of model m in the offered load (for the upper bound). */
+static double load_share(const struct sym_experiment *e, size_t m)
+{
+	if (!e->rate_csv[0])
+		return e->shares[m];
+	double all = 0, mine = 0;
+	for (size_t i = 0; i < e->nmodels; i++)
+		for (size_t r = 0; r < e->table.nrows; r++) {
+			double v = e->table.rates[r * e->table.ncols + (size_t)e->table_col[i]];
+			all += v;
+			mine += i == m ? v : 0;
+		}
+	return all > 0 ? mine / all : 0;
+}
+
+int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym_goodput *out, char *err,
+		       size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	double mean = sym_schedule_mean_rate(e);
+	if (!(mean > 0))
+		return snprintf(err, errlen, "goodput: the rate schedule offers no requests"), -EINVAL;
+	/* Upper bound: every GPU busy with maximum batches, in proportion. */
+	double gpu_s_per_req = 0;
+	for (size_t m = 0; m < e->nmodels; m++) {
+		const struct sym_profile *p = &e->profiles[m];
+		gpu_s_per_req += load_share(e, m) * sym_to_s(p->lat[p->max_batch]) / p->max_batch;
+	}
+	double hi_rate = e->gpus / gpu_s_per_req;
+	out->upper_bound_rps = hi_rate;
+	double lo = 0, hi = hi_rate / mean; /* in scale units */
+	while (hi - lo > e->tolerance * hi && out->nsteps < sizeof(out->steps) / sizeof(out->steps[0])) {
+		double mid = lo == 0 && out->nsteps == 0 ? hi * 0.75 : (lo + hi) / 2;
+		struct sym_run_opts o = { .rate = mid };
+		struct sym_run_result r;
+		int rc = sym_sim_run(e, &o, &r, err, errlen);
+		if (rc) {
+			sym_run_result_finish(&r);
+			return rc;
+		}
+		double bad = sym_bad_rate(&r.total);
+		bool ok = bad <= e->max_bad_rate && r.total.offered > 0;
+		out->steps[out->nsteps++] = (struct sym_goodput_step){ mid * mean, bad, ok };
+		if (progress)
+			fprintf(stderr, "  goodput search: %10.1f req/s  bad rate %7.3f%%  %s  (%.2f s)\n", mid * mean,
+				100 * bad, ok ? "ok" : "too bad", r.wall_seconds);
+		sym_run_result_finish(&r);
+		if (ok)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	out->scale = lo;
+	out->goodput_rps = lo * mean;
+	return 0;
+}

@@ -1,0 +1,408 @@
+/* symphony - command-line entry point.
+ *
+ * Exit status: 0 success; 2 bad input (usage, configuration, profile) with
+ * no output file created; 1 a run-time failure (an output cannot be
+ * written); 70 an internal error (conservation violated). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gsl/gsl_errno.h>
+
+#include "core/error.h"
+#include "profiles/zoo.h"
+#include "sim/config.h"
+#include "sim/engine.h"
+#include "sim/goodput.h"
+#include "sim/report.h"
+#include "sym_version.h"
+
+#define EXIT_USAGE 2
+#define EXIT_INTERNAL 70
+
+struct cli {
+	const char *cmd;
+	const char *config;
+	const char *json;
+	const char *trace;
+	const char *timeline;
+	bool quiet;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"symphony %s - deferred batch scheduling for DNN inference on GPU clusters\n\n"
+		"usage: symphony COMMAND [CONFIG.json] [OPTIONS]\n\n"
+		"commands:\n"
+		"  sim       simulate one run at a given offered rate\n"
+		"  goodput   find the highest rate served with bad rate <= 1%% (bisection)\n"
+		"  models    list the models of a profile zoo\n"
+		"  policies  list the scheduling policies\n"
+		"  help      help on a command: symphony help sim | goodput | config | models\n"
+		"  version   print the version\n\n"
+		"examples:\n"
+		"  symphony sim --profile 1.053,5.072 --slo 25 --gpus 8 --rate 5000 --arrival poisson\n"
+		"  symphony goodput --zoo a100 --models all --gpus 64 --policy eager --json -\n",
+		SYM_VERSION);
+}
+
+static void help_output_flags(FILE *f, bool goodput)
+{
+	fprintf(f,
+		"output:\n"
+		"  %-30s %s\n  %-30s %s\n  %-30s %s\n  %-30s %s\n  %-30s %s\n",
+		"--config FILE", "experiment file (also the first non-option argument)",
+		"--json FILE|-", "write the result as JSON (- for stdout)",
+		"--trace FILE", goodput ? "CSV, one row per batch, of the run at the goodput" : "CSV, one row per batch",
+		"--timeline FILE", "CSV of per-second offered, good, bad and busy GPUs",
+		"--quiet", "no table and no progress on stderr");
+}
+
+static int help(const char *topic)
+{
+	FILE *f = stdout;
+	if (!topic) {
+		usage(f);
+		return 0;
+	}
+	if (!strcmp(topic, "sim") || !strcmp(topic, "goodput")) {
+		bool g = !strcmp(topic, "goodput");
+		fprintf(f, "usage: symphony %s [CONFIG.json] [OPTIONS]\n\n", topic);
+		if (g)
+			fprintf(f,
+				"Finds the highest total offered rate whose bad rate ((late + dropped) / offered)\n"
+				"is at most --max-bad-rate, by bisection between 0 and the rate at which every GPU\n"
+				"would be busy with maximum-size batches, to within --tolerance (relative). Every\n"
+				"step reuses the seed. Prints the steps, then the run at the goodput.\n\n");
+		else
+			fprintf(f,
+				"Simulates the experiment at the offered rate: arrivals for --duration seconds,\n"
+				"then the queues drain; metrics count requests arriving after --warmup. Prints a\n"
+				"table per model; --json writes every metric with the resolved configuration.\n\n");
+		fprintf(f, "configuration (each also a key of the experiment file; options override it):\n");
+		sym_experiment_print_flags(f);
+		help_output_flags(f, g);
+		return 0;
+	}
+	if (!strcmp(topic, "config")) {
+		fprintf(f,
+			"An experiment file is a JSON object; every key is optional:\n\n"
+			"{\n"
+			"  \"zoo\": \"a100\",                 built-in a100 | gtx1080ti, or a profile file\n"
+			"  \"models\": \"all\",               or [\"ResNet50\", {\"name\": \"m\", \"alpha_ms\": 1, \"beta_ms\": 5}]\n"
+			"  \"slo_ms\": 25,                   one SLO for every model (else each model's own)\n"
+			"  \"gpus\": 8,\n"
+			"  \"rate\": 5000,                   total offered req/s\n"
+			"  \"arrival\": \"poisson\",          poisson | uniform | gamma:K\n"
+			"  \"popularity\": \"equal\",         equal | zipf:S\n"
+			"  \"segments\": [{\"duration_s\": 10, \"rate\": 2000}],   piecewise total rate\n"
+			"  \"rate_csv\": \"rates.csv\",       per-second rates per model (header: model names)\n"
+			"  \"policy\": \"symphony\",          symphony | eager | timeout:K (ms or %% of SLO)\n"
+			"  \"drop\": \"lazy\",                lazy | early | early:N\n"
+			"  \"network\": {\"ctrl_ms\": 0, \"data_ms\": 0, \"resp_ms\": 0},\n"
+			"  \"jitter\": 0,                    GPU time factor uniform in [1-J, 1+J]\n"
+			"  \"duration_s\": 30, \"warmup_s\": 3, \"seed\": 1,\n"
+			"  \"max_bad_rate\": 0.01, \"tolerance\": 0.005\n"
+			"}\n\n"
+			"A model object takes name, alpha_ms and beta_ms (linear) or latency_ms (a table\n"
+			"l(1), l(2), ...), and optionally max_batch, slo_ms, static_mb, dynamic_mb, file_mb.\n"
+			"The \"config\" object of a result file is itself a complete experiment file, and a\n"
+			"result file can be given as CONFIG directly to repeat the run.\n");
+		return 0;
+	}
+	if (!strcmp(topic, "models")) {
+		fprintf(f, "usage: symphony models [--zoo a100|gtx1080ti|FILE]\n\nLists the models of a zoo "
+			   "with alpha, beta, SLO and the largest batch that fits the SLO.\n");
+		return 0;
+	}
+	if (!strcmp(topic, "policies")) {
+		fprintf(f, "usage: symphony policies\n\nLists the scheduling policies and their parameters.\n");
+		return 0;
+	}
+	fprintf(stderr, "symphony: no help on '%s' (try: symphony help)\n", topic);
+	return EXIT_USAGE;
+}
+
+static int cmd_models(int argc, char **argv)
+{
+	const char *zoo = "a100";
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--zoo") && i + 1 < argc)
+			zoo = argv[++i];
+		else if (!strncmp(argv[i], "--zoo=", 6))
+			zoo = argv[i] + 6;
+		else {
+			fprintf(stderr, "symphony models: unknown argument '%s' (usage: symphony models --zoo NAME)\n",
+				argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	struct sym_zoo z;
+	char err[1024];
+	if (sym_zoo_load(zoo, &z, err, sizeof(err))) {
+		fprintf(stderr, "symphony: %s\n", err);
+		return EXIT_USAGE;
+	}
+	printf("zoo %s (%s): %zu models\n%-22s %9s %9s %8s %9s\n", zoo, z.gpu, z.n, "model", "alpha ms", "beta ms",
+	       "SLO ms", "max batch");
+	for (size_t i = 0; i < z.n; i++) {
+		const struct sym_model_spec *m = &z.models[i];
+		int maxb = m->table_ms ? m->ntable
+				       : sym_profile_linear_batch_limit(m->alpha_ms, m->beta_ms, m->slo_ms);
+		printf("%-22s %9.3f %9.3f %8g %9d\n", m->name, m->alpha_ms, m->beta_ms, m->slo_ms, maxb);
+	}
+	sym_zoo_finish(&z);
+	return 0;
+}
+
+static int cmd_policies(void)
+{
+	size_t n;
+	const struct sym_policy_ops *const *list = sym_policy_list(&n);
+	for (size_t i = 0; i < n; i++) {
+		printf("%-10s %s\n", list[i]->name, list[i]->summary);
+		if (list[i]->params_help)
+			printf("%-10s   %s\n", "", list[i]->params_help);
+	}
+	return 0;
+}
+
+/* Parses argv into cli and e. Returns 0 or EXIT_USAGE after printing why. */
+static int parse_args(int argc, char **argv, struct cli *cli, struct sym_experiment *e)
+{
+	char err[1024];
+	/* First pass: the config file, so that options override it. */
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--config") && i + 1 < argc) {
+			cli->config = argv[++i];
+		} else if (!strncmp(argv[i], "--config=", 9)) {
+			cli->config = argv[i] + 9;
+		} else if (argv[i][0] != '-' || !argv[i][1]) {
+			if (cli->config) {
+				fprintf(stderr, "symphony %s: unexpected argument '%s' (one config file only)\n", cli->cmd,
+					argv[i]);
+				return EXIT_USAGE;
+			}
+			cli->config = argv[i];
+		} else if (argv[i][1] == '-' && !strchr(argv[i], '=') && strcmp(argv[i], "--quiet")) {
+			i++; /* skip the value */
+		}
+	}
+	if (cli->config && sym_experiment_load_file(e, cli->config, err, sizeof(err))) {
+		fprintf(stderr, "symphony: %s\n", err);
+		return EXIT_USAGE;
+	}
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (a[0] != '-' || !a[1])
+			continue;
+		if (strncmp(a, "--", 2)) {
+			fprintf(stderr, "symphony %s: unknown option '%s' (see symphony help %s)\n", cli->cmd, a, cli->cmd);
+			return EXIT_USAGE;
+		}
+		char name[64];
+		const char *val = NULL;
+		const char *eq = strchr(a + 2, '=');
+		size_t nlen = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+		if (nlen >= sizeof(name)) {
+			fprintf(stderr, "symphony %s: unknown option '%s'\n", cli->cmd, a);
+			return EXIT_USAGE;
+		}
+		memcpy(name, a + 2, nlen);
+		name[nlen] = '\0';
+		if (!strcmp(name, "quiet")) {
+			cli->quiet = true;
+			continue;
+		}
+		if (eq) {
+			val = eq + 1;
+		} else {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "symphony %s: option --%s needs a value (see symphony help %s)\n", cli->cmd,
+					name, cli->cmd);
+				return EXIT_USAGE;
+			}
+			val = argv[++i];
+		}
+		if (!strcmp(name, "config"))
+			continue;
+		if (!strcmp(name, "json")) {
+			cli->json = val;
+			continue;
+		}
+		if (!strcmp(name, "trace")) {
+			cli->trace = val;
+			continue;
+		}
+		if (!strcmp(name, "timeline")) {
+			cli->timeline = val;
+			continue;
+		}
+		int rc = sym_experiment_apply_flag(e, name, val, err, sizeof(err));
+		if (rc > 0) {
+			fprintf(stderr, "symphony %s: unknown option '--%s' (see symphony help %s)\n", cli->cmd, name,
+				cli->cmd);
+			return EXIT_USAGE;
+		}
+		if (rc < 0) {
+			fprintf(stderr, "symphony: %s\n", err);
+			return EXIT_USAGE;
+		}
+	}
+	const char *outs[] = { cli->json, cli->trace, cli->timeline };
+	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
+		if (outs[i] && !outs[i][0]) {
+			fprintf(stderr, "symphony %s: an output file name is empty\n", cli->cmd);
+			return EXIT_USAGE;
+		}
+	}
+	if (sym_experiment_resolve(e, err, sizeof(err))) {
+		fprintf(stderr, "symphony: %s\n", err);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Runs one simulation with the requested outputs. */
+static int run_outputs(const struct cli *cli, const struct sym_experiment *e, double rate, const char *command,
+		       cJSON *extra)
+{
+	char err[1024];
+	struct sym_outfile trace = { 0 };
+	if (cli->trace) {
+		if (sym_outfile_open(&trace, cli->trace, err, sizeof(err))) {
+			fprintf(stderr, "symphony: %s\n", err);
+			return 1;
+		}
+		char pol[128];
+		fprintf(trace.f, "# symphony %s trace, policy %s, seed %llu, %d GPUs; times in ms\n", SYM_VERSION,
+			sym_policy_format(&e->policy, pol, sizeof(pol)), (unsigned long long)e->seed, e->gpus);
+		fprintf(trace.f, "gpu,model,batch_size,start_ms,finish_ms,dropped_before\n");
+	}
+	struct sym_run_opts o = { .rate = rate, .trace = trace.f, .progress = !cli->quiet && isatty(2) };
+	struct sym_run_result r;
+	int rc = sym_sim_run(e, &o, &r, err, sizeof(err));
+	if (rc) {
+		sym_outfile_abort(&trace);
+		sym_run_result_finish(&r);
+		fprintf(stderr, "symphony: %s\n", err);
+		return rc == -EPROTO ? EXIT_INTERNAL : 1;
+	}
+	int status = 0;
+	if (cli->trace && sym_outfile_commit(&trace, err, sizeof(err))) {
+		fprintf(stderr, "symphony: %s\n", err);
+		status = 1;
+	}
+	if (cli->timeline && sym_write_timeline(cli->timeline, e, &r, err, sizeof(err))) {
+		fprintf(stderr, "symphony: %s\n", err);
+		status = 1;
+	}
+	bool json_stdout = cli->json && !strcmp(cli->json, "-");
+	if (!cli->quiet) {
+		FILE *f = json_stdout ? stderr : stdout;
+		sym_result_print(f, command, e, &r);
+		if (extra) {
+			const cJSON *g = cJSON_GetObjectItem(extra, "goodput_rps");
+			fprintf(f, "goodput: %.1f req/s (bad rate <= %g%%, tolerance %g%%)\n", g ? g->valuedouble : 0,
+				100 * e->max_bad_rate, 100 * e->tolerance);
+		}
+	}
+	if (cli->json) {
+		cJSON *doc = sym_result_json(command, e, &r);
+		if (extra)
+			for (cJSON *it = extra->child; it; it = it->next)
+				cJSON_AddItemToObject(doc, it->string, cJSON_Duplicate(it, true));
+		if (sym_write_json(cli->json, doc, err, sizeof(err))) {
+			fprintf(stderr, "symphony: %s\n", err);
+			status = 1;
+		}
+		cJSON_Delete(doc);
+	}
+	sym_run_result_finish(&r);
+	return status;
+}
+
+static int cmd_run(const char *cmd, int argc, char **argv)
+{
+	struct cli cli = { .cmd = cmd };
+	struct sym_experiment e;
+	if (sym_experiment_init(&e)) {
+		fprintf(stderr, "symphony: out of memory\n");
+		return 1;
+	}
+	int rc = parse_args(argc, argv, &cli, &e);
+	if (rc) {
+		sym_experiment_finish(&e);
+		return rc;
+	}
+	if (!strcmp(cmd, "sim")) {
+		double rate = (e.rate_csv[0] || e.nseg) ? 1 : e.rate;
+		rc = run_outputs(&cli, &e, rate, "sim", NULL);
+	} else {
+		struct sym_goodput g;
+		char err[1024];
+		bool progress = !cli.quiet;
+		if (progress)
+			fprintf(stderr, "goodput search, upper bound from maximum batches on every GPU:\n");
+		rc = sym_goodput_search(&e, progress, &g, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, "symphony: %s\n", err);
+			rc = rc == -EPROTO ? EXIT_INTERNAL : 1;
+		} else {
+			cJSON *extra = cJSON_CreateObject();
+			cJSON_AddNumberToObject(extra, "goodput_rps", g.goodput_rps);
+			cJSON_AddNumberToObject(extra, "upper_bound_rps", g.upper_bound_rps);
+			cJSON *steps = cJSON_AddArrayToObject(extra, "search");
+			for (size_t i = 0; i < g.nsteps; i++) {
+				cJSON *s = cJSON_CreateObject();
+				cJSON_AddNumberToObject(s, "rate", g.steps[i].rate);
+				cJSON_AddNumberToObject(s, "bad_rate", g.steps[i].bad_rate);
+				cJSON_AddBoolToObject(s, "ok", g.steps[i].ok);
+				cJSON_AddItemToArray(steps, s);
+			}
+			if (g.scale > 0) {
+				rc = run_outputs(&cli, &e, g.scale, "goodput", extra);
+			} else {
+				fprintf(stderr, "symphony: goodput is 0: even %.1f req/s has a bad rate above %g%%\n",
+					g.nsteps ? g.steps[g.nsteps - 1].rate : 0, 100 * e.max_bad_rate);
+				rc = run_outputs(&cli, &e, g.nsteps ? g.steps[g.nsteps - 1].rate / sym_schedule_mean_rate(&e) : 1,
+						 "goodput", extra);
+			}
+			cJSON_Delete(extra);
+		}
+	}
+	sym_experiment_finish(&e);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	gsl_set_error_handler_off();
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h"))
+		return help(argc > 2 ? argv[2] : NULL);
+	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+		printf("symphony %s\n", SYM_VERSION);
+		return 0;
+	}
+	for (int i = 2; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return help(cmd);
+	if (!strcmp(cmd, "sim") || !strcmp(cmd, "goodput"))
+		return cmd_run(cmd, argc - 2, argv + 2);
+	if (!strcmp(cmd, "models"))
+		return cmd_models(argc - 2, argv + 2);
+	if (!strcmp(cmd, "policies"))
+		return cmd_policies();
+	fprintf(stderr, "symphony: unknown command '%s'\n\n", cmd);
+	usage(stderr);
+	return EXIT_USAGE;
+}

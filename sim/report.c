@@ -1,0 +1,192 @@
+#include "sim/report.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "sym_version.h"
+
+static double ms(int64_t ns) { return (double)ns / 1e6; }
+
+static double round6(double v) { return v; }
+
+static void add_metrics(cJSON *o, const struct sym_model_result *m, double window_s)
+{
+	cJSON_AddNumberToObject(o, "offered", (double)m->offered);
+	cJSON_AddNumberToObject(o, "offered_rps", window_s > 0 ? round6((double)m->offered / window_s) : 0);
+	cJSON_AddNumberToObject(o, "served", (double)m->served);
+	cJSON_AddNumberToObject(o, "late", (double)m->late);
+	cJSON_AddNumberToObject(o, "dropped", (double)m->dropped);
+	cJSON *by = cJSON_AddObjectToObject(o, "dropped_by_reason");
+	for (int k = 0; k < SYM_DROP_NREASONS; k++)
+		cJSON_AddNumberToObject(by, sym_drop_reason_name((enum sym_drop_reason)k), (double)m->dropped_by[k]);
+	cJSON_AddNumberToObject(o, "bad_rate", sym_bad_rate(m));
+	cJSON_AddNumberToObject(o, "goodput_served_rps", window_s > 0 ? (double)m->served / window_s : 0);
+	cJSON *lat = cJSON_AddObjectToObject(o, "latency_ms");
+	cJSON_AddNumberToObject(lat, "p50", ms(sym_hist_quantile(&m->latency, 0.5)));
+	cJSON_AddNumberToObject(lat, "p99", ms(sym_hist_quantile(&m->latency, 0.99)));
+	cJSON_AddNumberToObject(lat, "p999", ms(sym_hist_quantile(&m->latency, 0.999)));
+	cJSON_AddNumberToObject(lat, "mean", sym_hist_mean(&m->latency) / 1e6);
+	cJSON_AddNumberToObject(lat, "max", ms(m->latency.max));
+	cJSON *q = cJSON_AddObjectToObject(o, "queueing_ms");
+	cJSON_AddNumberToObject(q, "p50", ms(sym_hist_quantile(&m->queueing, 0.5)));
+	cJSON_AddNumberToObject(q, "p99", ms(sym_hist_quantile(&m->queueing, 0.99)));
+	cJSON *b = cJSON_AddObjectToObject(o, "batch_size");
+	cJSON_AddNumberToObject(b, "batches", (double)m->batches);
+	cJSON_AddNumberToObject(b, "mean", m->batches ? (double)m->batched / (double)m->batches : 0);
+	cJSON_AddNumberToObject(b, "p50", sym_batch_quantile(m, 0.5));
+	cJSON_AddNumberToObject(b, "p99", sym_batch_quantile(m, 0.99));
+	cJSON_AddNumberToObject(b, "max_batch", m->max_batch);
+	cJSON *hist = cJSON_AddObjectToObject(b, "histogram");
+	for (int k = 1; k <= m->max_batch; k++) {
+		if (!m->batch_counts[k])
+			continue;
+		char key[16];
+		snprintf(key, sizeof(key), "%d", k);
+		cJSON_AddNumberToObject(hist, key, (double)m->batch_counts[k]);
+	}
+}
+
+cJSON *sym_result_json(const char *command, const struct sym_experiment *e, const struct sym_run_result *r)
+{
+	char buf[128];
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "program", "symphony");
+	cJSON_AddStringToObject(o, "version", SYM_VERSION);
+	cJSON_AddStringToObject(o, "command", command);
+	cJSON_AddNumberToObject(o, "seed", (double)e->seed);
+	cJSON_AddStringToObject(o, "policy", sym_policy_format(&e->policy, buf, sizeof(buf)));
+	cJSON_AddStringToObject(o, "drop", sym_gather_format(&e->gather, buf, sizeof(buf)));
+	cJSON_AddItemToObject(o, "config", sym_experiment_to_json(e));
+	cJSON_AddNumberToObject(o, "measured_seconds", r->window_s);
+	add_metrics(o, &r->total, r->window_s);
+	cJSON_AddNumberToObject(o, "gpus", e->gpus);
+	cJSON_AddNumberToObject(o, "gpu_busy_fraction", r->gpu_busy_fraction);
+	cJSON_AddNumberToObject(o, "gpus_used", r->gpus_used);
+	cJSON *models = cJSON_AddArrayToObject(o, "models");
+	for (size_t m = 0; m < r->nmodels; m++) {
+		cJSON *mo = cJSON_CreateObject();
+		cJSON_AddStringToObject(mo, "name", e->models[m].name);
+		cJSON_AddNumberToObject(mo, "slo_ms", e->model_slo_ms[m]);
+		add_metrics(mo, &r->models[m], r->window_s);
+		cJSON_AddItemToArray(models, mo);
+	}
+	cJSON_AddNumberToObject(o, "simulated_requests", (double)r->simulated_requests);
+	cJSON_AddNumberToObject(o, "wall_seconds", r->wall_seconds);
+	return o;
+}
+
+void sym_result_print(FILE *f, const char *command, const struct sym_experiment *e,
+		      const struct sym_run_result *r)
+{
+	char pol[128], drop[64], arr[64];
+	fprintf(f, "symphony %s %s: policy %s, %s drop, %d GPUs, %s arrivals, seed %llu\n", SYM_VERSION, command,
+		sym_policy_format(&e->policy, pol, sizeof(pol)), sym_gather_format(&e->gather, drop, sizeof(drop)),
+		e->gpus, sym_arrival_format(&e->arrival, arr, sizeof(arr)), (unsigned long long)e->seed);
+	fprintf(f, "offered %.1f req/s, measured over %.1f s after %.1f s warm-up\n\n",
+		r->window_s > 0 ? (double)r->total.offered / r->window_s : 0, r->window_s, e->warmup_s);
+	fprintf(f, "%-20s %10s %10s %8s %8s %8s %8s %8s %6s %6s\n", "model", "offered", "good", "late", "dropped",
+		"bad%", "p50 ms", "p99 ms", "batch", "mean");
+	size_t shown = r->nmodels > 40 ? 40 : r->nmodels;
+	for (size_t i = 0; i <= shown; i++) {
+		const struct sym_model_result *m = i < shown ? &r->models[i] : &r->total;
+		const char *name = i < shown ? e->models[i].name : "all";
+		if (i == shown && r->nmodels == 1)
+			break;
+		if (i == shown && r->nmodels > shown)
+			fprintf(f, "... %zu more models (see --json)\n", r->nmodels - shown);
+		fprintf(f, "%-20.20s %10llu %10llu %8llu %8llu %7.2f%% %8.2f %8.2f %6d %6.1f\n", name,
+			(unsigned long long)m->offered, (unsigned long long)m->served, (unsigned long long)m->late,
+			(unsigned long long)m->dropped, 100 * sym_bad_rate(m), ms(sym_hist_quantile(&m->latency, 0.5)),
+			ms(sym_hist_quantile(&m->latency, 0.99)), sym_batch_quantile(m, 0.5),
+			m->batches ? (double)m->batched / (double)m->batches : 0);
+	}
+	fprintf(f, "\nGPU busy %.1f%%, %d of %d GPUs used; %llu requests simulated in %.2f s (%.2f M/s)\n",
+		100 * r->gpu_busy_fraction, r->gpus_used, e->gpus, (unsigned long long)r->simulated_requests,
+		r->wall_seconds, r->wall_seconds > 0 ? (double)r->simulated_requests / r->wall_seconds / 1e6 : 0);
+}
+
+int sym_outfile_open(struct sym_outfile *o, const char *path, char *err, size_t errlen)
+{
+	memset(o, 0, sizeof(*o));
+	if (strlen(path) >= sizeof(o->path))
+		return snprintf(err, errlen, "%s: path too long", path), -EINVAL;
+	snprintf(o->path, sizeof(o->path), "%s", path);
+	snprintf(o->tmp, sizeof(o->tmp), "%s.tmp.%ld", path, (long)getpid());
+	o->f = fopen(o->tmp, "w");
+	if (!o->f) {
+		int e = errno;
+		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+int sym_outfile_commit(struct sym_outfile *o, char *err, size_t errlen)
+{
+	int bad = ferror(o->f);
+	bad |= fclose(o->f) != 0;
+	o->f = NULL;
+	if (bad || rename(o->tmp, o->path)) {
+		int e = errno ? errno : EIO;
+		unlink(o->tmp);
+		snprintf(err, errlen, "%s: cannot write: %s", o->path, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+void sym_outfile_abort(struct sym_outfile *o)
+{
+	if (o->f) {
+		fclose(o->f);
+		o->f = NULL;
+		unlink(o->tmp);
+	}
+}
+
+int sym_write_json(const char *path, const cJSON *doc, char *err, size_t errlen)
+{
+	char *text = cJSON_Print(doc);
+	if (!text)
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	int rc = 0;
+	if (!strcmp(path, "-")) {
+		fputs(text, stdout);
+		fputc('\n', stdout);
+		fflush(stdout);
+	} else {
+		struct sym_outfile o;
+		rc = sym_outfile_open(&o, path, err, errlen);
+		if (!rc) {
+			fputs(text, o.f);
+			fputc('\n', o.f);
+			rc = sym_outfile_commit(&o, err, errlen);
+		}
+	}
+	free(text);
+	return rc;
+}
+
+int sym_write_timeline(const char *path, const struct sym_experiment *e, const struct sym_run_result *r,
+		       char *err, size_t errlen)
+{
+	struct sym_outfile o;
+	int rc = sym_outfile_open(&o, path, err, errlen);
+	if (rc)
+		return rc;
+	char pol[128];
+	fprintf(o.f, "# symphony %s timeline, policy %s, seed %llu, %d GPUs\n", SYM_VERSION,
+		sym_policy_format(&e->policy, pol, sizeof(pol)), (unsigned long long)e->seed, e->gpus);
+	fprintf(o.f, "second,offered,good,bad,bad_rate,busy_gpus\n");
+	for (size_t s = 0; s < r->nseconds; s++) {
+		const struct sym_timeline_row *t = &r->timeline[s];
+		uint64_t n = t->good + t->bad;
+		fprintf(o.f, "%zu,%llu,%llu,%llu,%.6f,%.4f\n", s, (unsigned long long)t->offered,
+			(unsigned long long)t->good, (unsigned long long)t->bad, n ? (double)t->bad / (double)n : 0,
+			t->busy_gpu_s);
+	}
+	return sym_outfile_commit(&o, err, errlen);
+}

@@ -1,0 +1,138 @@
+/* workloads/workload.h - arrival processes, popularity and rate schedules.
+ *
+ * An arrival process produces the arrival times of one model's requests. It is
+ * a renewal process (gamma, Poisson or uniform gaps) run in *operational time*:
+ * a unit-rate process whose clock advances by rate(t) dt. Mapping it back to
+ * real time through a piecewise-constant rate schedule gives a process whose
+ * instantaneous rate follows the schedule while keeping the gap distribution's
+ * shape (the coefficient of variation of a gamma:K process is 1/sqrt(K)).
+ *
+ * Every generator owns its own GSL random stream seeded from (seed, stream
+ * id), so models draw independent, reproducible sequences: the same seed gives
+ * the same arrival times whatever else the run contains. Gaps are drawn as
+ * unit-mean variates and scaled by 1/rate, so at a fixed seed a higher rate
+ * gives the same pattern compressed (common random numbers for searches).
+ *
+ * Not thread-safe per object; distinct objects may be used from distinct
+ * threads.
+ */
+#ifndef SYM_WORKLOAD_H
+#define SYM_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "core/time.h"
+
+enum sym_arrival_kind {
+	SYM_ARRIVAL_POISSON, /* exponential gaps (gamma with shape 1) */
+	SYM_ARRIVAL_GAMMA,   /* gamma gaps with the given shape; < 1 is burstier */
+	SYM_ARRIVAL_UNIFORM, /* constant gaps 1/rate */
+};
+
+struct sym_arrival_spec {
+	enum sym_arrival_kind kind;
+	double shape; /* gamma shape K > 0; 1 for poisson; unused for uniform */
+};
+
+/* Parses "poisson", "uniform" or "gamma:K" (K a finite number > 0).
+ * Returns 0, or -EINVAL for anything else (out is then untouched). */
+int sym_arrival_parse(const char *text, struct sym_arrival_spec *out);
+
+/* Writes the canonical text of spec ("poisson", "uniform", "gamma:0.5") into
+ * buf (NUL-terminated, truncated to len). Returns buf. */
+char *sym_arrival_format(const struct sym_arrival_spec *spec, char *buf, size_t len);
+
+/* One piece of a rate schedule: `rate` requests per second for `duration`. */
+struct sym_rate_segment {
+	sym_time duration; /* > 0 */
+	double rate;       /* >= 0, finite */
+};
+
+/* An arrival generator for one model.
+ *
+ * With nseg == 0 the rate is the constant `rate` forever. With nseg > 0 the
+ * schedule is seg[0], seg[1], ... starting at time 0, each rate multiplied by
+ * `scale` (so a schedule of total rates times a model's popularity share gives
+ * that model's schedule); after the last segment the rate is 0 and no further
+ * arrivals come. The segments are copied. */
+struct sym_arrivals {
+	struct sym_arrival_spec spec;
+	gsl_rng *rng;
+	struct sym_rate_segment *seg; /* owned copy, NULL when constant */
+	size_t nseg;
+	double rate;     /* constant rate, or the scale for a schedule */
+	size_t cur;      /* index of the current segment */
+	sym_time cur_start;  /* real time at which segment cur started */
+	double op_left;  /* operational time not yet consumed in segment cur */
+	sym_time last;   /* the last arrival returned, or 0 */
+	double pos;      /* real time of the last arrival as a double, in ns */
+};
+
+/* Initialises a generator. rate must be finite and >= 0 (0 means no arrivals),
+ * seg may be NULL when nseg is 0. seed and stream select the random stream
+ * (see sym_seed_stream). Returns 0, -EINVAL for a bad rate, shape or segment,
+ * or -ENOMEM. */
+int sym_arrivals_init(struct sym_arrivals *a, const struct sym_arrival_spec *spec,
+		      double rate, const struct sym_rate_segment *seg, size_t nseg,
+		      uint64_t seed, uint64_t stream);
+
+/* The next arrival time (strictly non-decreasing; the first is > 0 unless the
+ * first gap is 0), or SYM_TIME_NEVER when the schedule has ended or the rate
+ * is 0. */
+sym_time sym_arrivals_next(struct sym_arrivals *a);
+
+/* Releases the generator's memory. Accepts NULL and a zeroed object. */
+void sym_arrivals_finish(struct sym_arrivals *a);
+
+/* Derives an independent 64-bit seed for stream `stream` of a run seeded with
+ * `seed` (splitmix64 of both); used to seed GSL generators. */
+uint64_t sym_seed_stream(uint64_t seed, uint64_t stream);
+
+/* Popularity across models: each model's share of the total rate. */
+enum sym_popularity_kind { SYM_POP_EQUAL, SYM_POP_ZIPF };
+struct sym_popularity {
+	enum sym_popularity_kind kind;
+	double s; /* zipf exponent >= 0 (0 is equal) */
+};
+
+/* Parses "equal" or "zipf:S" (S finite, >= 0). Returns 0 or -EINVAL. */
+int sym_popularity_parse(const char *text, struct sym_popularity *out);
+char *sym_popularity_format(const struct sym_popularity *p, char *buf, size_t len);
+
+/* Fills shares[0..n) with the popularity shares, summing to 1: equal gives
+ * 1/n each; zipf gives share_i proportional to 1/(i+1)^s (model i in order). */
+void sym_popularity_shares(const struct sym_popularity *p, size_t n, double *shares);
+
+/* A per-second rate table read from CSV, for replaying a trace.
+ *
+ * File format: a header line naming the columns, then one line per second.
+ * An optional first column named "second", "t" or "time" is ignored (its
+ * values must then be 0, 1, 2, ... in order). Every other column is a model
+ * name and its values are that model's rate in requests per second (finite,
+ * >= 0). Blank lines and lines starting with '#' are skipped. */
+struct sym_rate_table {
+	size_t ncols;    /* number of model columns */
+	char **names;    /* ncols model names, owned */
+	size_t nrows;    /* number of seconds */
+	double *rates;   /* nrows * ncols, row-major: rates[row * ncols + col] */
+};
+
+/* Loads a rate table. On error returns -EINVAL (malformed content), -ENOENT
+ * or -EIO (cannot read) or -ENOMEM, writes a one-line message naming the file,
+ * the line and what was expected into err (if errlen > 0) and leaves t zeroed. */
+int sym_rate_table_load(const char *path, struct sym_rate_table *t, char *err, size_t errlen);
+
+/* Index of the column named `name`, or -1. */
+int sym_rate_table_find(const struct sym_rate_table *t, const char *name);
+
+/* Builds the schedule of column col: one 1-second segment per row. *out is
+ * malloc'ed (caller frees) with t->nrows entries. Returns 0 or -ENOMEM. */
+int sym_rate_table_segments(const struct sym_rate_table *t, size_t col,
+			    struct sym_rate_segment **out, size_t *nseg);
+
+void sym_rate_table_finish(struct sym_rate_table *t);
+
+#endif
