@@ -117,13 +117,17 @@ struct sim {
 static struct sym_request *req_alloc(struct sim *s)
 {
 	if (!s->nfree) {
+		/* The free list must be able to hold every request of every chunk. */
 		struct pool_chunk *c = malloc(sizeof(*c));
 		size_t n = sizeof(c->r) / sizeof(c->r[0]);
-		if (!c || (s->free_cap < n && !(s->free_list = realloc(s->free_list, (s->free_cap += n) * sizeof(void *))))) {
+		struct sym_request **fl = c ? realloc(s->free_list, (s->free_cap + n) * sizeof(*fl)) : NULL;
+		if (!fl) {
 			free(c);
 			s->err = -ENOMEM;
 			return NULL;
 		}
+		s->free_list = fl;
+		s->free_cap += n;
 		c->next = s->chunks;
 		s->chunks = c;
 		for (size_t i = 0; i < n; i++)

@@ -1,0 +1,366 @@
+/* Core tests: the worked example of deferred batch scheduling, exactly, and
+ * the core's contract (conservation, determinism, matching rules) on a tiny
+ * driver written here, independent of the simulator. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+
+#define MAXD 4096
+#define MAXR 4096
+
+struct rec {
+	int gpu, size, model;
+	sym_time start;
+	uint64_t first, last;
+};
+
+struct driver {
+	struct sym_core *core;
+	const struct sym_profile *prof;
+	struct sym_request req[MAXR];
+	int nreq;
+	sym_time gpu_finish[64];
+	int gpu_batch[64][64];
+	int gpu_size[64];
+	struct rec d[MAXD];
+	int nd;
+	int drops[MAXR];
+	int ndrops;
+	int served[MAXR]; /* times each request was served (must end at 1 or dropped) */
+};
+
+static void on_dispatch(void *ctx, const struct sym_dispatch *d)
+{
+	struct driver *dr = ctx;
+	assert_true(dr->gpu_finish[d->gpu] == SYM_TIME_NEVER); /* the GPU was free */
+	assert_true(dr->nd < MAXD);
+	dr->d[dr->nd++] = (struct rec){ d->gpu, d->size, d->model, d->start, d->reqs[0]->id,
+					d->reqs[d->size - 1]->id };
+	dr->gpu_finish[d->gpu] = d->finish;
+	dr->gpu_size[d->gpu] = d->size;
+	for (int i = 0; i < d->size; i++) {
+		dr->gpu_batch[d->gpu][i] = (int)d->reqs[i]->id;
+		/* every request in a dispatched batch can still meet its deadline */
+		assert_true(d->finish <= d->reqs[i]->deadline);
+	}
+}
+
+static void on_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, sym_time now)
+{
+	struct driver *dr = ctx;
+	(void)why;
+	/* lazy drops only what cannot finish even alone */
+	assert_true(why == SYM_DROP_EARLY || now + dr->core->shards[r->model].le[1] > r->deadline);
+	dr->drops[dr->ndrops++] = (int)r->id;
+	dr->served[r->id]++;
+}
+
+/* Runs arrivals (time, model) through the core with ngpus GPUs. Equal times:
+ * GPU completions, then arrivals, then core timers. */
+static void run(struct driver *dr, const sym_time *arr, const int *model, int n, int ngpus,
+		const struct sym_model_cfg *mc, int nmodels, const char *policy, const char *gather)
+{
+	memset(dr, 0, sizeof(*dr));
+	dr->prof = mc[0].profile;
+	for (int g = 0; g < 64; g++)
+		dr->gpu_finish[g] = SYM_TIME_NEVER;
+	struct sym_core_cfg cfg = { .nmodels = nmodels, .models = mc, .ngpus = ngpus };
+	char err[256];
+	assert_int_equal(sym_policy_parse(policy, &cfg.policy, err, sizeof(err)), 0);
+	assert_int_equal(sym_gather_parse(gather, &cfg.gather), 0);
+	struct sym_sink sink = { dr, on_dispatch, on_drop };
+	assert_int_equal(sym_core_create(&dr->core, &cfg, &sink), 0);
+	int next = 0;
+	for (;;) {
+		sym_time tg = SYM_TIME_NEVER;
+		int g = -1;
+		for (int i = 0; i < ngpus; i++)
+			if (dr->gpu_finish[i] < tg) {
+				tg = dr->gpu_finish[i];
+				g = i;
+			}
+		sym_time ta = next < n ? arr[next] : SYM_TIME_NEVER;
+		sym_time tc = sym_core_next_wakeup(dr->core);
+		if (tg == SYM_TIME_NEVER && ta == SYM_TIME_NEVER && tc == SYM_TIME_NEVER)
+			break;
+		if (tg <= ta && tg <= tc) {
+			for (int i = 0; i < dr->gpu_size[g]; i++)
+				dr->served[dr->gpu_batch[g][i]]++;
+			dr->gpu_finish[g] = SYM_TIME_NEVER;
+			sym_core_gpu_free(dr->core, g, tg);
+		} else if (ta <= tc) {
+			struct sym_request *r = &dr->req[dr->nreq++];
+			int m = model ? model[next] : 0;
+			*r = (struct sym_request){ .id = (uint64_t)(dr->nreq - 1), .arrival = ta,
+						   .deadline = ta + mc[m].slo, .model = m };
+			assert_int_equal(sym_core_arrive(dr->core, r, ta), 0);
+			next++;
+		} else {
+			sym_core_advance(dr->core, tc);
+		}
+	}
+	assert_int_equal(sym_core_queued(dr->core), 0);
+	/* Conservation: each request ended exactly once. */
+	for (int i = 0; i < dr->nreq; i++)
+		assert_int_equal(dr->served[i], 1);
+	sym_core_destroy(dr->core);
+}
+
+/* The worked example: l(b) = b + 5 ms, SLO 12 ms, 3 GPUs, request i at
+ * 0.75*(i-1) ms. Request ids here are i-1. */
+static struct sym_profile ex_prof;
+static struct sym_model_cfg ex_cfg;
+
+static int setup(void **state)
+{
+	(void)state;
+	assert_int_equal(sym_profile_init_linear(&ex_prof, "ex", 1, 5, 7), 0);
+	ex_cfg = (struct sym_model_cfg){ &ex_prof, 12 * SYM_MS, 0 };
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	sym_profile_finish(&ex_prof);
+	return 0;
+}
+
+static void test_worked_example(void **state)
+{
+	(void)state;
+	static struct driver dr;
+	sym_time arr[40];
+	for (int i = 0; i < 40; i++)
+		arr[i] = i * 750 * SYM_US;
+	run(&dr, arr, NULL, 40, 3, &ex_cfg, 1, "symphony", "lazy");
+	assert_int_equal(dr.ndrops, 0);
+	assert_int_equal(dr.nd, 10);
+	for (int k = 0; k < 10; k++) {
+		/* batch k: requests 4k+1..4k+4 at 2.25 + 3k ms on GPU (k mod 3) + 1 */
+		assert_int_equal(dr.d[k].size, 4);
+		assert_int_equal(dr.d[k].start, 2250 * SYM_US + k * 3 * SYM_MS);
+		assert_int_equal(dr.d[k].gpu, k % 3);
+		assert_int_equal(dr.d[k].first, 4 * k);
+		assert_int_equal(dr.d[k].last, 4 * k + 3);
+	}
+}
+
+static void test_worked_example_gap(void **state)
+{
+	(void)state;
+	static struct driver dr;
+	/* Requests 13, 14 and 15 removed: ids stay those of the full sequence. */
+	sym_time arr[37];
+	int n = 0;
+	for (int i = 1; i <= 40; i++)
+		if (i < 13 || i > 15)
+			arr[n++] = (i - 1) * 750 * SYM_US;
+	run(&dr, arr, NULL, n, 3, &ex_cfg, 1, "symphony", "lazy");
+	assert_int_equal(dr.ndrops, 0);
+	assert_true(dr.nd >= 9);
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(dr.d[k].start, 2250 * SYM_US + k * 3 * SYM_MS);
+		assert_int_equal(dr.d[k].size, 4);
+	}
+	/* then batches of 4 at 13.5, 16.5, 19.5, ... starting with requests 16-19 on GPU 1 */
+	for (int k = 3; k < 9; k++) {
+		assert_int_equal(dr.d[k].size, 4);
+		assert_int_equal(dr.d[k].start, 13500 * SYM_US + (k - 3) * 3 * SYM_MS);
+		assert_int_equal(dr.d[k].gpu, (k - 3) % 3);
+	}
+	/* request 16 is index 12 of the reduced sequence */
+	assert_int_equal(dr.d[3].first, 12);
+	assert_int_equal(dr.d[3].last, 15);
+}
+
+static void test_worked_example_early_drop_same(void **state)
+{
+	(void)state;
+	static struct driver dr;
+	sym_time arr[40];
+	for (int i = 0; i < 40; i++)
+		arr[i] = i * 750 * SYM_US;
+	run(&dr, arr, NULL, 40, 3, &ex_cfg, 1, "symphony", "early:4");
+	assert_int_equal(dr.ndrops, 0);
+	assert_int_equal(dr.nd, 10);
+	for (int k = 0; k < 10; k++)
+		assert_int_equal(dr.d[k].start, 2250 * SYM_US + k * 3 * SYM_MS);
+}
+
+static void test_worked_example_eager(void **state)
+{
+	(void)state;
+	static struct driver dr;
+	sym_time arr[400];
+	for (int i = 0; i < 400; i++)
+		arr[i] = i * 750 * SYM_US;
+	run(&dr, arr, NULL, 400, 3, &ex_cfg, 1, "eager", "lazy");
+	/* the first three requests each get a GPU alone */
+	assert_int_equal(dr.d[0].size, 1);
+	assert_int_equal(dr.d[0].start, 0);
+	assert_int_equal(dr.d[1].size, 1);
+	assert_int_equal(dr.d[1].start, 750 * SYM_US);
+	assert_int_equal(dr.d[1].gpu, 1);
+	int total = 0;
+	for (int k = 0; k < dr.nd; k++)
+		total += dr.d[k].size;
+	assert_true((double)total / dr.nd < 4.0); /* smaller batches than symphony's 4 */
+	assert_true(dr.ndrops > 0);               /* and requests are lost */
+	assert_int_equal(total + dr.ndrops, 400);
+}
+
+static void test_timeout_policy(void **state)
+{
+	(void)state;
+	static struct driver dr;
+	sym_time arr[2] = { 0, 1 * SYM_MS };
+	/* timeout 3 ms: the batch of 2 goes at 0 + 3 ms */
+	run(&dr, arr, NULL, 2, 3, &ex_cfg, 1, "timeout:3", "lazy");
+	assert_int_equal(dr.nd, 1);
+	assert_int_equal(dr.d[0].start, 3 * SYM_MS);
+	assert_int_equal(dr.d[0].size, 2);
+	/* 50% of the 12 ms SLO = 6 ms, past the batch of 2's latest (12 - 7 = 5 ms):
+	 * at 6 ms the candidate is recomputed, only the head fits (6 + l(1) = 12),
+	 * it goes alone; the second request's own timeout ends at 1 + 6 = 7 ms. */
+	run(&dr, arr, NULL, 2, 3, &ex_cfg, 1, "timeout:50%", "lazy");
+	assert_int_equal(dr.ndrops, 0);
+	assert_int_equal(dr.nd, 2);
+	assert_int_equal(dr.d[0].size, 1);
+	assert_int_equal(dr.d[0].start, 6 * SYM_MS);
+	assert_int_equal(dr.d[1].size, 1);
+	assert_int_equal(dr.d[1].start, 7 * SYM_MS);
+	assert_int_equal(dr.d[1].gpu, 1);
+}
+
+/* Two models, one GPU: when the GPU frees, the waiting candidate with the
+ * smallest latest wins; ties go to the lower model id. */
+static void test_grant_smallest_latest(void **state)
+{
+	(void)state;
+	static struct driver dr;
+	struct sym_profile p2;
+	assert_int_equal(sym_profile_init_linear(&p2, "slow", 1, 5, 7), 0);
+	struct sym_model_cfg mc[2] = { ex_cfg, { &p2, 20 * SYM_MS, 0 } };
+	/* t=0: model 0 takes the GPU (eager). t=1: model 1 (SLO 20), t=2: model 0
+	 * (SLO 12): both wait; at t=6 the GPU frees and model 0 (latest 2+12-6 = 8)
+	 * beats model 1 (latest 1+20-6 = 15). */
+	sym_time arr[3] = { 0, 1 * SYM_MS, 2 * SYM_MS };
+	int model[3] = { 0, 1, 0 };
+	run(&dr, arr, model, 3, 1, mc, 2, "eager", "lazy");
+	assert_int_equal(dr.nd, 3);
+	assert_int_equal(dr.d[1].model, 0);
+	assert_int_equal(dr.d[1].start, 6 * SYM_MS);
+	assert_int_equal(dr.d[2].model, 1);
+	assert_int_equal(dr.d[2].start, 12 * SYM_MS);
+	/* equal latest: lower model id first */
+	struct sym_model_cfg same[2] = { ex_cfg, { &p2, 12 * SYM_MS, 0 } };
+	sym_time arr2[3] = { 0, 1 * SYM_MS, 1 * SYM_MS };
+	int model2[3] = { 0, 1, 0 };
+	run(&dr, arr2, model2, 3, 1, same, 2, "eager", "lazy");
+	assert_int_equal(dr.nd, 2);
+	assert_int_equal(dr.d[1].model, 0);
+	assert_int_equal(dr.d[1].start, 6 * SYM_MS);
+	/* model 1's request (deadline 13) cannot finish after 12 ms: dropped */
+	assert_int_equal(dr.ndrops, 1);
+	assert_int_equal(dr.drops[0], 1);
+	sym_profile_finish(&p2);
+}
+
+/* Lowest free GPU id: with 4 GPUs and sparse load only GPU 0 is ever used. */
+static void test_lowest_gpu(void **state)
+{
+	(void)state;
+	static struct driver dr;
+	sym_time arr[20];
+	for (int i = 0; i < 20; i++)
+		arr[i] = i * 20 * SYM_MS;
+	run(&dr, arr, NULL, 20, 4, &ex_cfg, 1, "eager", "lazy");
+	for (int k = 0; k < dr.nd; k++)
+		assert_int_equal(dr.d[k].gpu, 0);
+}
+
+/* Determinism and conservation on a random, overloaded, multi-model input. */
+static void test_random_conservation_determinism(void **state)
+{
+	(void)state;
+	static struct driver a, b;
+	static sym_time arr[3000];
+	static int model[3000];
+	uint64_t x = 12345;
+	sym_time t = 0;
+	for (int i = 0; i < 3000; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		t += (sym_time)((x >> 33) % (400 * SYM_US));
+		arr[i] = t;
+		model[i] = (int)((x >> 20) % 3);
+	}
+	struct sym_profile p[3];
+	assert_int_equal(sym_profile_init_linear(&p[0], "a", 1, 5, 7), 0);
+	assert_int_equal(sym_profile_init_linear(&p[1], "b", 0.5, 8, 20), 0);
+	double tab[4] = { 3, 3.5, 6, 6 };
+	assert_int_equal(sym_profile_init_table(&p[2], "c", tab, 4), 0);
+	struct sym_model_cfg mc[3] = { { &p[0], 12 * SYM_MS, 800 }, { &p[1], 20 * SYM_MS, 800 },
+				       { &p[2], 9 * SYM_MS, 800 } };
+	const char *pols[] = { "symphony", "eager", "timeout:2", "timeout:40%" };
+	const char *gathers[] = { "lazy", "early", "early:3" };
+	for (int pi = 0; pi < 4; pi++) {
+		for (int gi = 0; gi < 3; gi++) {
+			run(&a, arr, model, 3000, 2, mc, 3, pols[pi], gathers[gi]);
+			run(&b, arr, model, 3000, 2, mc, 3, pols[pi], gathers[gi]);
+			assert_int_equal(a.nd, b.nd);
+			assert_int_equal(a.ndrops, b.ndrops);
+			assert_memory_equal(a.d, b.d, sizeof(a.d[0]) * (size_t)a.nd);
+			assert_true(a.ndrops > 0); /* overloaded: 2 GPUs for ~7500 req/s */
+		}
+	}
+	for (int i = 0; i < 3; i++)
+		sym_profile_finish(&p[i]);
+}
+
+static void test_bad_args(void **state)
+{
+	(void)state;
+	struct sym_core *c = (struct sym_core *)1;
+	struct sym_core_cfg cfg = { .nmodels = 1, .models = &ex_cfg, .ngpus = 0 };
+	char err[128];
+	sym_policy_parse("symphony", &cfg.policy, err, sizeof(err));
+	struct sym_sink sink = { NULL, on_dispatch, on_drop };
+	assert_int_equal(sym_core_create(&c, &cfg, &sink), -EINVAL);
+	assert_null(c);
+	cfg.ngpus = 1;
+	struct sym_model_cfg bad = ex_cfg;
+	bad.slo = 0;
+	cfg.models = &bad;
+	assert_int_equal(sym_core_create(&c, &cfg, &sink), -EINVAL);
+	cfg.models = &ex_cfg;
+	assert_int_equal(sym_core_create(&c, &cfg, &sink), 0);
+	struct sym_request r = { .model = 5 };
+	assert_int_equal(sym_core_arrive(c, &r, 0), -EINVAL);
+	sym_core_destroy(c);
+	sym_core_destroy(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_worked_example),
+		cmocka_unit_test(test_worked_example_gap),
+		cmocka_unit_test(test_worked_example_early_drop_same),
+		cmocka_unit_test(test_worked_example_eager),
+		cmocka_unit_test(test_timeout_policy),
+		cmocka_unit_test(test_grant_smallest_latest),
+		cmocka_unit_test(test_lowest_gpu),
+		cmocka_unit_test(test_random_conservation_determinism),
+		cmocka_unit_test(test_bad_args),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
