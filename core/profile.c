@@ -108,12 +108,18 @@ int sym_profile_max_batch_within(const struct sym_profile *p, sym_time budget)
 
 int sym_profile_linear_batch_limit(double alpha_ms, double beta_ms, double slo_ms)
 {
-	if (alpha_ms + beta_ms > slo_ms)
+	/* Decided on the same nanosecond values the latency table holds, so that
+	 * an SLO written equal to l(b) allows b whatever the binary rounding. */
+	sym_time slo = sym_ms(slo_ms);
+	if (sym_ms(alpha_ms + beta_ms) > slo)
 		return 0;
 	if (alpha_ms <= 0)
 		return SYM_PROFILE_BATCH_LIMIT;
-	double b = floor((slo_ms - beta_ms) / alpha_ms + 1e-9);
-	if (b > SYM_PROFILE_BATCH_LIMIT)
-		return SYM_PROFILE_BATCH_LIMIT;
-	return b < 1 ? 0 : (int)b;
+	double guess = floor((slo_ms - beta_ms) / alpha_ms);
+	int b = guess < 1 ? 1 : guess > SYM_PROFILE_BATCH_LIMIT ? SYM_PROFILE_BATCH_LIMIT : (int)guess;
+	while (b > 1 && sym_ms(alpha_ms * b + beta_ms) > slo)
+		b--;
+	while (b < SYM_PROFILE_BATCH_LIMIT && sym_ms(alpha_ms * (b + 1) + beta_ms) <= slo)
+		b++;
+	return b;
 }

@@ -75,7 +75,8 @@ int sym_shard_init(struct sym_shard *s, int id, const struct sym_model_cfg *cfg,
 	s->le[p->max_batch + 1] = SYM_TIME_NEVER;
 	sym_queue_init(&s->queue);
 	s->lambda = cfg->rate_hint;
-	s->target = gather->target ? gather->target : sym_shard_target_for_rate(s, s->lambda);
+	s->last_arrival = -1;
+	s->target = gather->target ? gather->target : sym_shard_target_for_rate(s, s->lambda, 1);
 	return 0;
 }
 
@@ -88,7 +89,7 @@ void sym_shard_finish(struct sym_shard *s)
 	s->le = NULL;
 }
 
-int sym_shard_target_for_rate(const struct sym_shard *s, double lambda)
+int sym_shard_target_for_rate(const struct sym_shard *s, double lambda, double cv)
 {
 	const struct sym_profile *p = s->profile;
 	for (int b = s->max_batch; b > 1; b--) {
@@ -96,11 +97,20 @@ int sym_shard_target_for_rate(const struct sym_shard *s, double lambda)
 		double n = lambda * (l / 1e9) / b;
 		if (n < 1)
 			n = 1;
+		double margin = lambda > 0 ? SYM_TARGET_SIGMAS * cv * sqrt((double)b) / lambda * 1e9 : 0;
 		double budget = (double)(s->slo - (s->le[b] - p->lat[b]));
-		if ((1 + 1 / n) * l <= budget)
+		if ((1 + 1 / n) * l + margin <= budget)
 			return b;
 	}
 	return 1;
+}
+
+double sym_shard_gap_cv(const struct sym_shard *s)
+{
+	if (s->gap_m1 <= 0)
+		return 1;
+	double var = s->gap_m2 - s->gap_m1 * s->gap_m1;
+	return var > 0 ? sqrt(var) / s->gap_m1 : 0;
 }
 
 int sym_shard_push(struct sym_shard *s, struct sym_request *r, sym_time now)
@@ -108,6 +118,18 @@ int sym_shard_push(struct sym_shard *s, struct sym_request *r, sym_time now)
 	int err = sym_queue_push(&s->queue, r);
 	if (err)
 		return err;
+	/* Gap variability (EWMA of the gap and its square). */
+	if (s->last_arrival >= 0) {
+		double g = (double)(now - s->last_arrival);
+		if (s->gap_m1 <= 0) {
+			s->gap_m1 = g;
+			s->gap_m2 = 2 * g * g; /* start at cv = 1 */
+		} else {
+			s->gap_m1 += (g - s->gap_m1) * SYM_GAP_SMOOTH;
+			s->gap_m2 += (g * g - s->gap_m2) * SYM_GAP_SMOOTH;
+		}
+	}
+	s->last_arrival = now;
 	/* Windowed rate estimate, smoothed across windows. */
 	if (now - s->win_start >= SYM_RATE_WINDOW) {
 		double sample = s->win_count / sym_to_s(now - s->win_start);
@@ -116,7 +138,7 @@ int sym_shard_push(struct sym_shard *s, struct sym_request *r, sym_time now)
 		s->win_start = now;
 		s->win_count = 0;
 		if (s->gather.rule == SYM_GATHER_EARLY && !s->gather.target)
-			s->target = sym_shard_target_for_rate(s, s->lambda);
+			s->target = sym_shard_target_for_rate(s, s->lambda, sym_shard_gap_cv(s));
 	}
 	s->win_count++;
 	return 0;

@@ -26,7 +26,15 @@
  *     full batches instead of everything being served late in small ones.
  * The target is fixed, or estimated from the arrival rate lambda: the largest
  * b with (1 + 1/n) * l(b) <= SLO - delays(b), n = max(1, lambda*l(b)/b), the
- * batch that n GPUs' worth of load running staggered can sustain.
+ * batch that n GPUs' worth of load running staggered can sustain. Arrivals
+ * are not clockwork, though: gathering b requests takes b/lambda on average
+ * with a standard deviation of cv*sqrt(b)/lambda (a sum of b gaps whose
+ * coefficient of variation is cv, measured online). The estimate keeps
+ * SYM_TARGET_SIGMAS of those as a margin:
+ *
+ *     (1 + 1/n) * l(b) + SYM_TARGET_SIGMAS * cv * sqrt(b) / lambda <= SLO - delays(b)
+ *
+ * so that bursty workloads aim at slightly smaller, safer batches.
  */
 #ifndef SYM_SHARD_H
 #define SYM_SHARD_H
@@ -92,6 +100,8 @@ struct sym_shard {
 	struct sym_queue queue;
 	/* arrival-rate estimate (auto target) */
 	double lambda;
+	double gap_m1, gap_m2;   /* EWMA of inter-arrival gaps (ns) and of their squares */
+	sym_time last_arrival;   /* -1 before the first */
 	sym_time win_start;
 	uint32_t win_count;
 	uint32_t dropped_since_batch;
@@ -100,6 +110,12 @@ struct sym_shard {
 /* Rate-estimate window and smoothing (auto early-drop target). */
 #define SYM_RATE_WINDOW (200 * SYM_MS)
 #define SYM_RATE_SMOOTH 0.3
+/* Weight of one gap in the gap-variability estimate. */
+#define SYM_GAP_SMOOTH (1.0 / 512)
+/* Margin of the auto target, in standard deviations of the gathering time. */
+#ifndef SYM_TARGET_SIGMAS
+#define SYM_TARGET_SIGMAS 3.0
+#endif
 
 /* Returns 0, -EINVAL (bad slo, profile or gather) or -ENOMEM. */
 int sym_shard_init(struct sym_shard *s, int id, const struct sym_model_cfg *cfg,
@@ -118,7 +134,12 @@ void sym_shard_candidate(struct sym_shard *s, sym_time now, const struct sym_pol
 /* Takes the first n requests off the queue into out. */
 void sym_shard_take(struct sym_shard *s, int n, struct sym_request **out);
 
-/* The early-drop target for arrival rate lambda (requests/s), as above. */
-int sym_shard_target_for_rate(const struct sym_shard *s, double lambda);
+/* The early-drop target for arrival rate lambda (requests/s) and gap
+ * coefficient of variation cv (1 for Poisson), as above. */
+int sym_shard_target_for_rate(const struct sym_shard *s, double lambda, double cv);
+
+/* The current estimate of the gap coefficient of variation (1 until enough
+ * arrivals were seen). */
+double sym_shard_gap_cv(const struct sym_shard *s);
 
 #endif

@@ -31,6 +31,8 @@ static int get_num(const cJSON *v, const char *where, double lo, bool lo_strict,
 		if (isinf(hi))
 			return ERR("%s: expected a number %s %g, got %s", where, lo_strict ? ">" : ">=", lo,
 				   got(v, g, sizeof(g)));
+		if (lo_strict)
+			return ERR("%s: expected a number > %g and <= %g, got %s", where, lo, hi, got(v, g, sizeof(g)));
 		return ERR("%s: expected a number from %g to %g, got %s", where, lo, hi, got(v, g, sizeof(g)));
 	}
 	*out = v->valuedouble;
@@ -321,7 +323,7 @@ static const struct key keys[] = {
 	{ "segments", "segments", "S:RPS,...", "piecewise total rate: S seconds at RPS, ... (replaces --rate)", set_segments },
 	{ "rate_csv", "rate-csv", "FILE", "replay per-second per-model rates from CSV (replaces --rate)", set_rate_csv },
 	{ "policy", "policy", "NAME[:PARAMS]", "symphony | eager | timeout:K (default symphony)", set_policy },
-	{ "drop", "drop", "lazy|early[:N]", "batch gathering: lazy drop or early drop, target N or auto (default lazy)", set_drop },
+	{ "drop", "drop", "lazy|early[:N]", "batch gathering: lazy drop, or early drop with target N or auto (default early = early:auto)", set_drop },
 	{ "network.ctrl_ms", "ctrl-ms", "MS", "control delay scheduler -> GPU (default 0)", set_ctrl },
 	{ "network.data_ms", "data-ms", "MS", "input transfer delay per request of a batch (default 0)", set_data },
 	{ "network.resp_ms", "resp-ms", "MS", "response delay back to the client (default 0)", set_resp },
@@ -356,7 +358,7 @@ int sym_experiment_init(struct sym_experiment *e)
 	e->popularity = (struct sym_popularity){ SYM_POP_EQUAL, 0 };
 	char msg[64];
 	sym_policy_parse("symphony", &e->policy, msg, sizeof(msg));
-	e->gather = (struct sym_gather){ SYM_GATHER_LAZY, 0 };
+	e->gather = (struct sym_gather){ SYM_GATHER_EARLY, 0 }; /* measured best: see README */
 	e->warmup_s = 3;
 	e->seed = 1;
 	e->max_bad_rate = 0.01;
@@ -662,11 +664,22 @@ int sym_experiment_resolve(struct sym_experiment *e, char *err, size_t errlen)
 			}
 		}
 	}
-	if (e->warmup_s >= sym_experiment_duration(e) && !(e->rate_csv[0] && !e->resolved && 0)) {
-		e->resolved = true; /* duration may depend on the table */
-		if (e->warmup_s >= sym_experiment_duration(e)) {
-			rc = ERR("warmup_s: the warm-up (%g s) must be shorter than the duration (%g s)", e->warmup_s,
-				 sym_experiment_duration(e));
+	e->resolved = true; /* the duration may come from the rate table */
+	if (e->warmup_s >= sym_experiment_duration(e)) {
+		rc = ERR("warmup_s: the warm-up (%g s) must be shorter than the duration (%g s)", e->warmup_s,
+			 sym_experiment_duration(e));
+		goto fail;
+	}
+	if (e->rate_csv[0] || e->nseg) {
+		double offered = 0;
+		for (size_t i = 0; i < e->nseg; i++)
+			offered += e->segments[i].rate;
+		for (size_t r = 0; e->rate_csv[0] && r < e->table.nrows; r++)
+			for (size_t m = 0; m < n; m++)
+				offered += e->table.rates[r * e->table.ncols + (size_t)e->table_col[m]];
+		if (!(offered > 0)) {
+			rc = ERR("%s: the rate schedule offers no requests (every rate is 0)",
+				 e->rate_csv[0] ? e->rate_csv : "segments");
 			goto fail;
 		}
 	}

@@ -59,7 +59,7 @@ struct sym_experiment {
 };
 
 /* Defaults: zoo a100, models "all", 8 GPUs, rate 1000, poisson, equal,
- * symphony, lazy drop, no network delays, no jitter, 30 s with 3 s warm-up,
+ * symphony, early drop (auto target), no network delays, no jitter, 30 s with 3 s warm-up,
  * seed 1, goodput at bad rate 1% with 0.5% tolerance. Returns 0 or -ENOMEM. */
 int sym_experiment_init(struct sym_experiment *e);
 void sym_experiment_finish(struct sym_experiment *e);

@@ -102,7 +102,7 @@ static int help(const char *topic)
 			"  \"segments\": [{\"duration_s\": 10, \"rate\": 2000}],   piecewise total rate\n"
 			"  \"rate_csv\": \"rates.csv\",       per-second rates per model (header: model names)\n"
 			"  \"policy\": \"symphony\",          symphony | eager | timeout:K (ms or %% of SLO)\n"
-			"  \"drop\": \"lazy\",                lazy | early | early:N\n"
+			"  \"drop\": \"early\",               early (auto target, default) | early:N | lazy\n"
 			"  \"network\": {\"ctrl_ms\": 0, \"data_ms\": 0, \"resp_ms\": 0},\n"
 			"  \"jitter\": 0,                    GPU time factor uniform in [1-J, 1+J]\n"
 			"  \"duration_s\": 30, \"warmup_s\": 3, \"seed\": 1,\n"
@@ -189,7 +189,8 @@ static int parse_args(int argc, char **argv, struct cli *cli, struct sym_experim
 			}
 			cli->config = argv[i];
 		} else if (argv[i][1] == '-' && !strchr(argv[i], '=') && strcmp(argv[i], "--quiet")) {
-			i++; /* skip the value */
+			if (i + 1 < argc && strncmp(argv[i + 1], "--", 2))
+				i++; /* skip the value */
 		}
 	}
 	if (cli->config && sym_experiment_load_file(e, cli->config, err, sizeof(err))) {
@@ -221,7 +222,7 @@ static int parse_args(int argc, char **argv, struct cli *cli, struct sym_experim
 		if (eq) {
 			val = eq + 1;
 		} else {
-			if (i + 1 >= argc) {
+			if (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2)) {
 				fprintf(stderr, "symphony %s: option --%s needs a value (see symphony help %s)\n", cli->cmd,
 					name, cli->cmd);
 				return EXIT_USAGE;
@@ -256,7 +257,8 @@ static int parse_args(int argc, char **argv, struct cli *cli, struct sym_experim
 	const char *outs[] = { cli->json, cli->trace, cli->timeline };
 	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
 		if (outs[i] && !outs[i][0]) {
-			fprintf(stderr, "symphony %s: an output file name is empty\n", cli->cmd);
+			fprintf(stderr, "symphony %s: option --%s: the output file name is empty\n", cli->cmd,
+				(const char *[]){ "json", "trace", "timeline" }[i]);
 			return EXIT_USAGE;
 		}
 	}

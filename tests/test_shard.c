@@ -226,15 +226,21 @@ static void test_target_for_rate(void **state)
 	struct sym_model_cfg mc = { &p, 25 * SYM_MS, 5500 };
 	struct sym_shard s;
 	assert_int_equal(sym_shard_init(&s, 0, &mc, &g, &net), 0);
-	/* n = 5500 * l(16)/16 = 7.5 GPUs: (1 + 1/7.5) * 21.92 = 24.8 <= 25 -> 16;
-	 * b = 17 needs 26.0 */
-	assert_int_equal(s.target, 16);
-	assert_int_equal(sym_shard_target_for_rate(&s, 5500), 16);
+	/* cv = 0 (clockwork arrivals): n = 5500 * l(16)/16 = 7.5 GPUs:
+	 * (1 + 1/7.5) * 21.92 = 24.8 <= 25 -> 16; b = 17 needs 26.0 */
+	assert_int_equal(sym_shard_target_for_rate(&s, 5500, 0), 16);
+	/* Poisson (cv = 1), the initial assumption: the margin 3*sqrt(b)/lambda
+	 * (2.0 ms at b = 14) leaves b = 14: 1.128 * 19.81 + 2.04 = 24.4 <= 25,
+	 * while b = 15 needs 23.65 + 2.11 = 25.8 */
+	assert_int_equal(s.target, 14);
+	assert_int_equal(sym_shard_target_for_rate(&s, 5500, 1), 14);
+	/* burstier arrivals aim lower still */
+	assert_true(sym_shard_target_for_rate(&s, 5500, 2) < 14);
 	/* low rate: n = 1, uncoordinated batch 2 l(b) <= 25 -> b = 7 */
-	assert_int_equal(sym_shard_target_for_rate(&s, 0), 7);
-	assert_int_equal(sym_shard_target_for_rate(&s, 10), 7);
+	assert_int_equal(sym_shard_target_for_rate(&s, 0, 0), 7);
+	assert_int_equal(sym_shard_target_for_rate(&s, 10, 0), 7);
 	/* very high rate: n large, target -> largest b with l(b) <= 25 (18) */
-	assert_int_equal(sym_shard_target_for_rate(&s, 1e7), 18);
+	assert_int_equal(sym_shard_target_for_rate(&s, 1e7, 0), 18);
 	sym_shard_finish(&s);
 	/* delays shrink it: resp 2 ms -> budget 23 */
 	net.resp = 2 * SYM_MS;
@@ -265,6 +271,9 @@ static void test_rate_estimate_updates_target(void **state)
 		sym_shard_take(&s, 1, out);
 	}
 	assert_true(s.lambda > 5000 && s.lambda < 6000);
+	/* constant gaps: the measured cv falls to ~0 and the target to the
+	 * staggered batch */
+	assert_true(sym_shard_gap_cv(&s) < 0.01);
 	assert_int_equal(s.target, 16);
 	sym_shard_finish(&s);
 	sym_profile_finish(&p);

@@ -1,0 +1,1073 @@
+/* tests/test_cli.c - end-to-end tests of the symphony command line.
+ *
+ * Runs the program (argv[1]: the symphony binary) with fork/execv, no shell,
+ * in a fresh temporary directory, and checks its exit status, its messages
+ * and the files it writes:
+ *   - bad input exits 2, names what was wrong on stderr and creates none of
+ *     the --json/--trace/--timeline outputs;
+ *   - a seeded run is reproducible, and its result file reruns it;
+ *   - the JSON result has the documented keys and conserves requests;
+ *   - the goodput acceptance floor of the spec's one-liner;
+ *   - trace and timeline CSVs; help, models, policies, version;
+ *   - --flag=value, and options overriding the keys of a config file.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#define MAX_ARGS 64
+
+static const char *symphony; /* absolute path of the binary */
+static char tmpdir[256];     /* fresh directory for inputs and outputs */
+
+/* A small experiment that runs in milliseconds. */
+#define SMALL "--profile", "1.053,5.072", "--slo", "25", "--gpus", "8", "--rate", "3000", "--duration", "3", \
+	      "--warmup", "1"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* tmpdir/name in a static ring of buffers (enough for one command line). */
+static const char *tmp_path(const char *name)
+{
+	static char ring[MAX_ARGS][512];
+	static unsigned next;
+	char *p = ring[next++ % MAX_ARGS];
+	snprintf(p, sizeof(ring[0]), "%s/%s", tmpdir, name);
+	return p;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 4096, len = 0, got;
+	char *buf = malloc(cap);
+	assert_non_null(buf);
+	while ((got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+		len += got;
+		if (len + 1 == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+	}
+	fclose(f);
+	buf[len] = '\0';
+	return buf;
+}
+
+static void write_text(const char *name, const char *text)
+{
+	FILE *f = fopen(tmp_path(name), "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+struct run {
+	int status;  /* exit status, or 128 + signal */
+	char *out;   /* captured stdout */
+	char *err;   /* captured stderr */
+	char cmd[2048];
+};
+
+static void run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+}
+
+/* Runs symphony with args (NULL-terminated; an argument "@NAME" stands for
+ * tmpdir/NAME), capturing stdout and stderr. */
+static void run_argv(struct run *r, const char *const *args)
+{
+	char *argv[MAX_ARGS + 2];
+	size_t n = 0;
+	argv[n++] = (char *)symphony;
+	r->cmd[0] = '\0';
+	snprintf(r->cmd, sizeof(r->cmd), "symphony");
+	for (size_t i = 0; args[i]; i++) {
+		assert_true(n < MAX_ARGS);
+		const char *a = args[i][0] == '@' ? tmp_path(args[i] + 1) : args[i];
+		argv[n++] = (char *)a;
+		size_t l = strlen(r->cmd);
+		snprintf(r->cmd + l, sizeof(r->cmd) - l, " %s", a);
+	}
+	argv[n] = NULL;
+	char outp[512], errp[512];
+	snprintf(outp, sizeof(outp), "%s/cap_stdout.txt", tmpdir);
+	snprintf(errp, sizeof(errp), "%s/cap_stderr.txt", tmpdir);
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fo = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
+			_exit(126);
+		close(fo);
+		close(fe);
+		if (chdir(tmpdir))
+			_exit(126);
+		execv(symphony, argv);
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		assert_int_equal(errno, EINTR);
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	r->out = slurp(outp);
+	r->err = slurp(errp);
+	assert_non_null(r->out);
+	assert_non_null(r->err);
+	unlink(outp);
+	unlink(errp);
+}
+
+#define RUN(r, ...)                                                      \
+	do {                                                             \
+		const char *const args_[] = { __VA_ARGS__, NULL };       \
+		run_argv((r), args_);                                    \
+	} while (0)
+
+static void expect_status(const struct run *r, int want)
+{
+	if (r->status != want) {
+		print_error("`%s`: exit status %d, want %d\n--- stderr:\n%s\n--- stdout (head):\n%.2000s\n", r->cmd,
+			    r->status, want, r->err, r->out);
+		fail();
+	}
+}
+
+static void expect_contains(const char *hay, const char *needle, const char *what, const struct run *r)
+{
+	if (!hay || !strstr(hay, needle)) {
+		print_error("`%s`: %s does not mention '%s':\n%s\n", r ? r->cmd : "", what, needle, hay ? hay : "(null)");
+		fail();
+	}
+}
+
+static cJSON *load_json(const char *path)
+{
+	char *text = slurp(path);
+	if (!text) {
+		print_error("%s: missing\n", path);
+		fail();
+	}
+	cJSON *doc = cJSON_Parse(text);
+	if (!doc) {
+		print_error("%s: not valid JSON:\n%.2000s\n", path, text);
+		free(text);
+		fail();
+	}
+	free(text);
+	return doc;
+}
+
+/* The result without "wall_seconds", printed unformatted. */
+static char *canonical(const char *path)
+{
+	cJSON *doc = load_json(path);
+	assert_non_null(cJSON_GetObjectItemCaseSensitive(doc, "wall_seconds"));
+	cJSON_DeleteItemFromObjectCaseSensitive(doc, "wall_seconds");
+	char *s = cJSON_PrintUnformatted(doc);
+	assert_non_null(s);
+	cJSON_Delete(doc);
+	return s;
+}
+
+static const cJSON *get(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	if (!v) {
+		char *s = cJSON_PrintUnformatted(obj);
+		print_error("key '%s' missing in %.1500s\n", key, s ? s : "?");
+		free(s);
+		fail();
+	}
+	return v;
+}
+
+static double num(const cJSON *obj, const char *key)
+{
+	const cJSON *v = get(obj, key);
+	if (!cJSON_IsNumber(v)) {
+		print_error("key '%s' is not a number\n", key);
+		fail();
+	}
+	return v->valuedouble;
+}
+
+/* Names in tmpdir beginning with "out" (outputs and their temporaries). */
+static int count_outputs(char *names, size_t len)
+{
+	DIR *d = opendir(tmpdir);
+	assert_non_null(d);
+	int n = 0;
+	names[0] = '\0';
+	for (struct dirent *de; (de = readdir(d));) {
+		if (strncmp(de->d_name, "out", 3))
+			continue;
+		n++;
+		size_t l = strlen(names);
+		snprintf(names + l, len - l, " %s", de->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+static void remove_outputs(void)
+{
+	DIR *d = opendir(tmpdir);
+	assert_non_null(d);
+	for (struct dirent *de; (de = readdir(d));)
+		if (!strncmp(de->d_name, "out", 3))
+			unlink(tmp_path(de->d_name));
+	closedir(d);
+}
+
+/* ---- fixtures ----------------------------------------------------------- */
+
+static int group_setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/symphony-cli-XXXXXX");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return -1;
+	}
+	struct {
+		const char *name, *text;
+	} files[] = {
+		{ "malformed.json", "{\n  \"gpus\": 4,\n  \"rate\": \n" },
+		{ "not_object.json", "[1, 2, 3]\n" },
+		{ "unknown_key.json", "{\"gpuz\": 4}\n" },
+		{ "unknown_model.json", "{\"models\": [\"ResNet50\", \"NoSuchModel\"]}\n" },
+		{ "zero_gpus.json", "{\"gpus\": 0}\n" },
+		{ "negative_gpus.json", "{\"gpus\": -1}\n" },
+		{ "fraction_gpus.json", "{\"gpus\": 2.5}\n" },
+		{ "string_gpus.json", "{\"gpus\": \"8\"}\n" },
+		{ "zero_rate.json", "{\"rate\": 0}\n" },
+		{ "negative_rate.json", "{\"rate\": -100}\n" },
+		{ "bad_policy.json", "{\"policy\": \"nosuch\"}\n" },
+		{ "bad_policy_params.json", "{\"policy\": \"eager:3\"}\n" },
+		{ "bad_arrival.json", "{\"arrival\": \"gamma:0\"}\n" },
+		{ "bad_popularity.json", "{\"popularity\": \"zipf:x\"}\n" },
+		{ "bad_drop.json", "{\"drop\": \"early:-1\"}\n" },
+		{ "bad_segments.json", "{\"segments\": [{\"duration_s\": 1}]}\n" },
+		{ "bad_network.json", "{\"network\": {\"ctrl_ms\": 0, \"foo_ms\": 1}}\n" },
+		{ "short_slo.json",
+		  "{\"models\": [{\"name\": \"tiny\", \"alpha_ms\": 1, \"beta_ms\": 5, \"slo_ms\": 3}]}\n" },
+		{ "warmup.json", "{\"duration_s\": 10, \"warmup_s\": 10}\n" },
+		{ "bad_zoo_syntax.json", "{\"gpu\": \"x\", \"models\": [\n  {\"name\": \"m\", \"alpha_ms\": 1,,}\n" },
+		{ "bad_zoo_empty.json", "{\"gpu\": \"x\", \"models\": []}\n" },
+		{ "bad_zoo_model.json", "{\"gpu\": \"x\", \"models\": [{\"name\": \"m\", \"alpha_ms\": \"fast\"}]}\n" },
+		{ "rates_bad.csv", "model\n100\n200\nlots\n" },
+		{ "rates_header_only.csv", "model\n" },
+		{ "rates_nocol.csv", "other\n100\n200\n300\n400\n" },
+		{ "rates_3rows.csv", "model\n1000\n2000\n1000\n" },
+		{ "gpus4.json", "{\"gpus\": 4, \"rate\": 3000, \"seed\": 5}\n" },
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		FILE *f = fopen(tmp_path(files[i].name), "w");
+		if (!f)
+			return -1;
+		fputs(files[i].text, f);
+		fclose(f);
+	}
+	/* Config files that name other files take absolute paths. */
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "{\"zoo\": \"%s\"}\n", tmp_path("no_such_zoo.json"));
+	write_text("missing_zoo.json", buf);
+	snprintf(buf, sizeof(buf), "{\"rate_csv\": \"%s\"}\n", tmp_path("no_such_rates.csv"));
+	write_text("missing_csv.json", buf);
+	snprintf(buf, sizeof(buf), "{\"rate_csv\": \"%s\"}\n", tmp_path("rates_bad.csv"));
+	write_text("malformed_csv.json", buf);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	if (!tmpdir[0])
+		return 0;
+	DIR *d = opendir(tmpdir);
+	if (d) {
+		for (struct dirent *de; (de = readdir(d));) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			unlink(tmp_path(de->d_name));
+		}
+		closedir(d);
+	}
+	if (rmdir(tmpdir))
+		perror(tmpdir);
+	return 0;
+}
+
+/* ---- 1. bad input ------------------------------------------------------- */
+
+struct bad_case {
+	const char *what;
+	const char *args[24]; /* after COMMAND and the output options */
+	const char *cmd;      /* sim (default), goodput, or a command under test */
+	const char *expect;   /* substring of stderr */
+	const char *expect2;  /* another one, or NULL */
+};
+
+#define B_PROFILE "--profile", "1.053,5.072", "--slo", "25", "--duration", "3", "--warmup", "1"
+
+static const struct bad_case bad_cases[] = {
+	/* config files */
+	{ "malformed JSON config", { "@malformed.json", B_PROFILE }, NULL, "malformed.json", "malformed" },
+	{ "config not an object", { "@not_object.json", B_PROFILE }, NULL, "not_object.json", NULL },
+	{ "missing config file", { "--config", "@no_such_config.json" }, NULL, "no_such_config.json", NULL },
+	{ "unknown config key", { "@unknown_key.json", B_PROFILE }, NULL, "gpuz", "unknown_key.json" },
+	{ "unknown network key", { "@bad_network.json", B_PROFILE }, NULL, "foo_ms", "bad_network.json" },
+	/* models */
+	{ "unknown model (option)", { "--models", "NoSuchModel", "--duration", "3", "--warmup", "1" }, NULL,
+	  "NoSuchModel", NULL },
+	{ "unknown model (config)", { "@unknown_model.json", "--duration", "3", "--warmup", "1" }, NULL,
+	  "NoSuchModel", NULL },
+	{ "unknown model (goodput)", { "--models", "ResNet50,NoSuchModel" }, "goodput", "NoSuchModel", NULL },
+	/* policy */
+	{ "unknown policy", { B_PROFILE, "--policy", "nosuch" }, NULL, "nosuch", "policy" },
+	{ "unknown policy (config)", { "@bad_policy.json", B_PROFILE }, NULL, "policy", "nosuch" },
+	{ "unknown policy (goodput)", { B_PROFILE, "--policy", "lifo" }, "goodput", "lifo", "policy" },
+	{ "timeout without a number", { B_PROFILE, "--policy", "timeout:abc" }, NULL, "policy", "abc" },
+	{ "timeout without params", { B_PROFILE, "--policy", "timeout" }, NULL, "policy", NULL },
+	{ "symphony with params", { B_PROFILE, "--policy", "symphony:xyz" }, NULL, "policy", "xyz" },
+	{ "eager with params (config)", { "@bad_policy_params.json", B_PROFILE }, NULL, "policy", NULL },
+	/* rate */
+	{ "zero rate", { B_PROFILE, "--rate", "0" }, NULL, "rate", NULL },
+	{ "negative rate", { B_PROFILE, "--rate", "-5" }, NULL, "rate", NULL },
+	{ "rate not a number", { B_PROFILE, "--rate", "fast" }, NULL, "rate", NULL },
+	{ "zero rate (config)", { "@zero_rate.json", B_PROFILE }, NULL, "rate", "zero_rate.json" },
+	{ "negative rate (config)", { "@negative_rate.json", B_PROFILE }, NULL, "rate", NULL },
+	{ "zero rate (goodput)", { B_PROFILE, "--rate=0" }, "goodput", "rate", NULL },
+	/* gpus */
+	{ "zero gpus", { B_PROFILE, "--gpus", "0" }, NULL, "gpus", NULL },
+	{ "negative gpus", { B_PROFILE, "--gpus", "-2" }, NULL, "gpus", NULL },
+	{ "fractional gpus", { B_PROFILE, "--gpus", "2.5" }, NULL, "gpus", NULL },
+	{ "gpus not a number", { B_PROFILE, "--gpus", "eight" }, NULL, "gpus", NULL },
+	{ "zero gpus (config)", { "@zero_gpus.json", B_PROFILE }, NULL, "gpus", "zero_gpus.json" },
+	{ "negative gpus (config)", { "@negative_gpus.json", B_PROFILE }, NULL, "gpus", NULL },
+	{ "fractional gpus (config)", { "@fraction_gpus.json", B_PROFILE }, NULL, "gpus", NULL },
+	{ "string gpus (config)", { "@string_gpus.json", B_PROFILE }, NULL, "gpus", NULL },
+	{ "zero gpus (goodput)", { B_PROFILE, "--gpus", "0" }, "goodput", "gpus", NULL },
+	/* SLO */
+	{ "SLO below l(1)", { "--profile", "1.053,5.072", "--slo", "5", "--duration", "3", "--warmup", "1" }, NULL,
+	  "slo", NULL },
+	{ "SLO below l(1) + network", { B_PROFILE, "--slo", "7", "--ctrl-ms", "1", "--resp-ms", "1" }, NULL, "slo",
+	  NULL },
+	{ "model SLO below l(1) (config)", { "@short_slo.json", "--duration", "3", "--warmup", "1" }, NULL, "slo",
+	  "tiny" },
+	{ "zero SLO", { B_PROFILE, "--slo", "0" }, NULL, "slo", NULL },
+	{ "SLO below l(1) (goodput)", { "--profile", "1.053,5.072", "--slo", "6" }, "goodput", "slo", NULL },
+	/* zoo */
+	{ "unknown zoo file", { "--zoo", "@no_such_zoo.json", "--duration", "3", "--warmup", "1" }, NULL,
+	  "no_such_zoo.json", NULL },
+	{ "unknown zoo file (config)", { "@missing_zoo.json", "--duration", "3", "--warmup", "1" }, NULL,
+	  "no_such_zoo.json", NULL },
+	{ "unknown zoo name", { "--zoo", "v100", "--duration", "3", "--warmup", "1" }, NULL, "v100", NULL },
+	{ "malformed zoo file", { "--zoo", "@bad_zoo_syntax.json", "--slo", "30", "--duration", "3", "--warmup", "1" },
+	  NULL, "bad_zoo_syntax.json", NULL },
+	{ "zoo file without models", { "--zoo", "@bad_zoo_empty.json", "--duration", "3", "--warmup", "1" }, NULL,
+	  "bad_zoo_empty.json", "models" },
+	{ "zoo file with a bad model", { "--zoo", "@bad_zoo_model.json", "--slo", "30", "--duration", "3", "--warmup",
+	  "1" }, NULL, "bad_zoo_model.json", "alpha_ms" },
+	/* workload */
+	{ "arrival gamma:0", { B_PROFILE, "--arrival", "gamma:0" }, NULL, "arrival", "gamma:0" },
+	{ "arrival gamma:x", { B_PROFILE, "--arrival", "gamma:x" }, NULL, "arrival", "gamma:x" },
+	{ "arrival gamma:-1", { B_PROFILE, "--arrival", "gamma:-1" }, NULL, "arrival", NULL },
+	{ "unknown arrival", { B_PROFILE, "--arrival", "bursty" }, NULL, "arrival", "bursty" },
+	{ "arrival gamma:0 (config)", { "@bad_arrival.json", B_PROFILE }, NULL, "arrival", "bad_arrival.json" },
+	{ "popularity zipf:-1", { B_PROFILE, "--popularity", "zipf:-1" }, NULL, "popularity", NULL },
+	{ "unknown popularity", { B_PROFILE, "--popularity", "skewed" }, NULL, "popularity", "skewed" },
+	{ "popularity zipf:x (config)", { "@bad_popularity.json", B_PROFILE }, NULL, "popularity", NULL },
+	{ "drop early:0", { B_PROFILE, "--drop", "early:0" }, NULL, "drop", NULL },
+	{ "unknown drop", { B_PROFILE, "--drop", "never" }, NULL, "drop", "never" },
+	{ "drop early:-1 (config)", { "@bad_drop.json", B_PROFILE }, NULL, "drop", NULL },
+	{ "segments with a bad rate", { B_PROFILE, "--segments", "1:abc" }, NULL, "segments", NULL },
+	{ "segments without a colon", { B_PROFILE, "--segments", "10" }, NULL, "segments", NULL },
+	{ "segments of zero seconds", { B_PROFILE, "--segments", "0:1000" }, NULL, "segments", NULL },
+	{ "segments with a negative rate", { B_PROFILE, "--segments", "5:-10" }, NULL, "segments", NULL },
+	{ "segments missing rate (config)", { "@bad_segments.json", B_PROFILE }, NULL, "segments", NULL },
+	{ "profile with one number", { "--profile", "1.053", "--slo", "25" }, NULL, "profile", NULL },
+	{ "profile not numbers", { "--profile", "abc,def", "--slo", "25" }, NULL, "profile", NULL },
+	{ "profile with l(1) = 0", { "--profile", "0,0", "--slo", "25" }, NULL, "profile", NULL },
+	/* options */
+	{ "missing value of --gpus", { B_PROFILE, "--gpus" }, NULL, "gpus", NULL },
+	{ "missing value of --policy", { B_PROFILE, "--policy" }, NULL, "policy", NULL },
+	{ "missing value of --config", { B_PROFILE, "--config" }, NULL, "config", NULL },
+	{ "missing value of --rate (goodput)", { B_PROFILE, "--rate" }, "goodput", "rate", NULL },
+	{ "unknown option", { B_PROFILE, "--bogus", "3" }, NULL, "--bogus", NULL },
+	{ "unknown option with =", { B_PROFILE, "--bogus=3" }, NULL, "bogus", NULL },
+	{ "unknown short option", { B_PROFILE, "-x" }, NULL, "-x", NULL },
+	{ "unknown option (goodput)", { B_PROFILE, "--gpu", "8" }, "goodput", "--gpu", NULL },
+	{ "two config files", { "@gpus4.json", "@gpus4.json", B_PROFILE }, NULL, "gpus4.json", NULL },
+	{ "empty --json name", { B_PROFILE, "--json=" }, NULL, "output", NULL },
+	{ "seed -1", { B_PROFILE, "--seed", "-1" }, NULL, "seed", NULL },
+	{ "seed 1.5", { B_PROFILE, "--seed", "1.5" }, NULL, "seed", NULL },
+	{ "jitter 1", { B_PROFILE, "--jitter", "1" }, NULL, "jitter", NULL },
+	{ "zero duration", { B_PROFILE, "--duration", "0" }, NULL, "duration", NULL },
+	{ "unknown command", { B_PROFILE }, "simulate", "simulate", NULL },
+	/* warm-up */
+	{ "warmup == duration", { "--profile", "1.053,5.072", "--slo", "25", "--duration", "3", "--warmup", "3" }, NULL,
+	  "warmup", NULL },
+	{ "warmup > duration", { "--profile", "1.053,5.072", "--slo", "25", "--duration", "3", "--warmup", "5" }, NULL,
+	  "warmup", NULL },
+	{ "warmup == duration (config)", { "@warmup.json", "--profile", "1.053,5.072", "--slo", "25" }, NULL, "warmup",
+	  NULL },
+	{ "warmup > segments' length", { "--profile", "1.053,5.072", "--slo", "25", "--segments", "1:1000,1:2000" },
+	  NULL, "warmup", NULL },
+	{ "warmup == rate_csv's length", { "--profile", "1.053,5.072", "--slo", "25", "--rate-csv", "@rates_3rows.csv",
+	  "--warmup", "3" }, NULL, "warmup", NULL },
+	{ "warmup > rate_csv's length", { "--profile", "1.053,5.072", "--slo", "25", "--rate-csv", "@rates_3rows.csv",
+	  "--warmup", "5" }, NULL, "warmup", NULL },
+	{ "warmup > rate_csv's length (goodput)", { "--profile", "1.053,5.072", "--slo", "25", "--rate-csv",
+	  "@rates_3rows.csv" }, "goodput", "warmup", NULL },
+	/* rate_csv */
+	{ "rate_csv missing", { B_PROFILE, "--rate-csv", "@no_such_rates.csv" }, NULL, "no_such_rates.csv", NULL },
+	{ "rate_csv missing (config)", { "@missing_csv.json", B_PROFILE }, NULL, "no_such_rates.csv", NULL },
+	{ "rate_csv malformed", { B_PROFILE, "--rate-csv", "@rates_bad.csv" }, NULL, "rates_bad.csv", NULL },
+	{ "rate_csv malformed (config)", { "@malformed_csv.json", B_PROFILE }, NULL, "rates_bad.csv", NULL },
+	{ "rate_csv without rows", { B_PROFILE, "--rate-csv", "@rates_header_only.csv" }, NULL,
+	  "rates_header_only.csv", NULL },
+	{ "rate_csv without the model's column", { B_PROFILE, "--rate-csv", "@rates_nocol.csv" }, NULL,
+	  "rates_nocol.csv", "model" },
+	{ "rate_csv without a model's column (goodput)", { "--profile", "1.053,5.072", "--slo", "25", "--rate-csv",
+	  "@rates_nocol.csv", "--warmup", "1" }, "goodput", "rates_nocol.csv", NULL },
+};
+
+static void check_bad_case(const struct bad_case *c, int *failures)
+{
+	const char *args[MAX_ARGS];
+	size_t n = 0;
+	args[n++] = c->cmd ? c->cmd : "sim";
+	/* The output options come first so that a case can end with an option
+	 * missing its value. */
+	const char *outs[] = { "--json", "@out.json", "--trace", "@out_trace.csv", "--timeline", "@out_timeline.csv" };
+	for (size_t i = 0; i < 6; i++)
+		args[n++] = outs[i];
+	for (size_t i = 0; c->args[i]; i++)
+		args[n++] = c->args[i];
+	args[n] = NULL;
+	struct run r;
+	run_argv(&r, args);
+	char left[1024];
+	int nleft = count_outputs(left, sizeof(left));
+	bool ok = true;
+	if (r.status != 2) {
+		print_error("[%s] `%s`: exit status %d, want 2\n  stderr: %.600s\n", c->what, r.cmd, r.status, r.err);
+		ok = false;
+	}
+	if (!strstr(r.err, c->expect) || (c->expect2 && !strstr(r.err, c->expect2))) {
+		print_error("[%s] `%s`: stderr does not name '%s'%s%s\n  stderr: %.600s\n", c->what, r.cmd, c->expect,
+			    c->expect2 ? " and '" : "", c->expect2 ? c->expect2 : "", r.err);
+		ok = false;
+	}
+	if (nleft) {
+		print_error("[%s] `%s`: output files created on bad input:%s\n", c->what, r.cmd, left);
+		ok = false;
+	}
+	if (!ok)
+		(*failures)++;
+	remove_outputs();
+	run_free(&r);
+}
+
+static void test_bad_input(void **state)
+{
+	(void)state;
+	int failures = 0;
+	size_t n = sizeof(bad_cases) / sizeof(bad_cases[0]);
+	for (size_t i = 0; i < n; i++)
+		check_bad_case(&bad_cases[i], &failures);
+	if (failures) {
+		print_error("%d of %zu bad-input cases failed\n", failures, n);
+		fail();
+	}
+}
+
+/* No arguments at all, and help on an unknown topic. */
+static void test_usage_errors(void **state)
+{
+	(void)state;
+	struct run r;
+	const char *const none[] = { NULL };
+	run_argv(&r, none);
+	expect_status(&r, 2);
+	expect_contains(r.err, "usage", "stderr", &r);
+	run_free(&r);
+
+	RUN(&r, "help", "nosuch");
+	expect_status(&r, 2);
+	expect_contains(r.err, "nosuch", "stderr", &r);
+	run_free(&r);
+
+	RUN(&r, "models", "--zoo", "@no_such_zoo.json");
+	expect_status(&r, 2);
+	expect_contains(r.err, "no_such_zoo.json", "stderr", &r);
+	run_free(&r);
+
+	RUN(&r, "models", "--zoo", "@bad_zoo_syntax.json");
+	expect_status(&r, 2);
+	expect_contains(r.err, "bad_zoo_syntax.json", "stderr", &r);
+	run_free(&r);
+
+	RUN(&r, "models", "--bogus");
+	expect_status(&r, 2);
+	expect_contains(r.err, "--bogus", "stderr", &r);
+	run_free(&r);
+}
+
+/* ---- 2. determinism ----------------------------------------------------- */
+
+static void test_determinism(void **state)
+{
+	(void)state;
+	struct run r;
+	RUN(&r, "sim", SMALL, "--seed", "7", "--json", "@out_a.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	RUN(&r, "sim", SMALL, "--seed", "7", "--json", "@out_b.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	RUN(&r, "sim", SMALL, "--seed", "8", "--json", "@out_c.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+
+	char *a = canonical(tmp_path("out_a.json"));
+	char *b = canonical(tmp_path("out_b.json"));
+	char *c = canonical(tmp_path("out_c.json"));
+	if (strcmp(a, b)) {
+		print_error("same seed, different results:\n%.1500s\n%.1500s\n", a, b);
+		fail();
+	}
+	assert_string_not_equal(a, c);
+	/* ... and not merely in the echoed seed: the measured run differs. */
+	cJSON *ja = load_json(tmp_path("out_a.json"));
+	cJSON *jc = load_json(tmp_path("out_c.json"));
+	assert_int_equal((int)num(ja, "seed"), 7);
+	assert_int_equal((int)num(jc, "seed"), 8);
+	assert_true(num(ja, "offered") != num(jc, "offered") ||
+		    !cJSON_Compare(get(ja, "latency_ms"), get(jc, "latency_ms"), true));
+	cJSON_Delete(ja);
+	cJSON_Delete(jc);
+	free(a);
+	free(b);
+	free(c);
+
+	/* A multi-model run with every random element is reproducible too. */
+	for (int i = 0; i < 2; i++) {
+		RUN(&r, "sim", "--zoo", "gtx1080ti", "--models", "NASNetMobile,DenseNet121,MobileNetV3Small", "--popularity",
+		    "zipf:1", "--arrival", "gamma:2", "--jitter", "0.1", "--drop", "early", "--rate", "1500", "--gpus", "4",
+		    "--duration", "3", "--warmup", "1", "--seed", "11", "--json", i ? "@out_m2.json" : "@out_m1.json",
+		    "--quiet");
+		expect_status(&r, 0);
+		run_free(&r);
+	}
+	a = canonical(tmp_path("out_m1.json"));
+	b = canonical(tmp_path("out_m2.json"));
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	remove_outputs();
+}
+
+/* ---- 3. a result file reruns its experiment ----------------------------- */
+
+static void compare_rerun(const char *first, const char *second)
+{
+	cJSON *x = load_json(tmp_path(first));
+	cJSON *y = load_json(tmp_path(second));
+	const char *keys[] = { "offered", "served", "late", "dropped", "latency_ms", "batch_size", "config", "models" };
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (!cJSON_Compare(get(x, keys[i]), get(y, keys[i]), true)) {
+			char *sx = cJSON_PrintUnformatted(get(x, keys[i]));
+			char *sy = cJSON_PrintUnformatted(get(y, keys[i]));
+			print_error("rerun of %s: '%s' differs:\n  %.1000s\n  %.1000s\n", first, keys[i], sx, sy);
+			free(sx);
+			free(sy);
+			fail();
+		}
+	}
+	cJSON_Delete(x);
+	cJSON_Delete(y);
+}
+
+static void test_result_as_config(void **state)
+{
+	(void)state;
+	struct run r;
+	RUN(&r, "sim", SMALL, "--seed", "3", "--json", "@out_r1.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	RUN(&r, "sim", "@out_r1.json", "--json", "@out_r2.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	compare_rerun("out_r1.json", "out_r2.json");
+
+	/* Zoo models, workload, policy, drop rule and network all round-trip. */
+	RUN(&r, "sim", "--zoo", "gtx1080ti", "--models", "NASNetMobile,DenseNet121", "--popularity", "zipf:0.5",
+	    "--arrival", "gamma:3", "--policy", "timeout:30%", "--drop", "early:4", "--ctrl-ms", "0.5", "--data-ms",
+	    "0.01", "--resp-ms", "0.2", "--jitter", "0.05", "--rate", "800", "--gpus", "3", "--duration", "3",
+	    "--warmup", "1", "--seed", "99", "--json", "@out_r3.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	RUN(&r, "sim", "--config", "@out_r3.json", "--json", "@out_r4.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	compare_rerun("out_r3.json", "out_r4.json");
+	remove_outputs();
+}
+
+/* ---- 4. JSON schema and conservation ------------------------------------ */
+
+static void check_metrics(const cJSON *o, const char *what)
+{
+	double offered = num(o, "offered"), served = num(o, "served"), late = num(o, "late"),
+	       dropped = num(o, "dropped");
+	if (offered != served + late + dropped) {
+		print_error("%s: offered %.0f != served %.0f + late %.0f + dropped %.0f\n", what, offered, served, late,
+			    dropped);
+		fail();
+	}
+	assert_true(served >= 0 && late >= 0 && dropped >= 0);
+	double bad = num(o, "bad_rate");
+	assert_true(bad >= 0 && bad <= 1);
+	if (offered > 0)
+		assert_true(fabs(bad - (late + dropped) / offered) < 1e-9);
+	const cJSON *lat = get(o, "latency_ms");
+	assert_true(cJSON_IsObject(lat));
+	double p50 = num(lat, "p50"), p99 = num(lat, "p99");
+	assert_true(p50 >= 0 && p99 >= p50);
+	const cJSON *b = get(o, "batch_size");
+	assert_true(cJSON_IsObject(b));
+	double mean = num(b, "mean"), bp50 = num(b, "p50");
+	if (served > 0)
+		assert_true(mean >= 1 && bp50 >= 1);
+}
+
+static void check_result(const char *path, bool goodput)
+{
+	cJSON *doc = load_json(path);
+	assert_true(cJSON_IsString(get(doc, "version")));
+	assert_true(cJSON_IsNumber(get(doc, "seed")));
+	assert_true(cJSON_IsString(get(doc, "policy")));
+	assert_true(cJSON_IsObject(get(doc, "config")));
+	assert_true(num(doc, "offered_rps") >= 0);
+	double g = num(doc, "gpu_busy_fraction");
+	assert_true(g >= 0 && g <= 1 + 1e-9);
+	assert_true(num(doc, "wall_seconds") >= 0);
+	assert_true(num(doc, "simulated_requests") >= num(doc, "offered"));
+	check_metrics(doc, path);
+
+	const cJSON *models = get(doc, "models");
+	assert_true(cJSON_IsArray(models));
+	const cJSON *cfg_models = get(get(doc, "config"), "models");
+	assert_int_equal(cJSON_GetArraySize(models), cJSON_GetArraySize(cfg_models));
+	assert_true(cJSON_GetArraySize(models) >= 1);
+	double sums[4] = { 0 };
+	const char *keys[4] = { "offered", "served", "late", "dropped" };
+	const cJSON *m;
+	cJSON_ArrayForEach(m, models)
+	{
+		assert_true(cJSON_IsObject(m));
+		assert_true(cJSON_IsString(get(m, "name")));
+		char what[256];
+		snprintf(what, sizeof(what), "%s: model %s", path, get(m, "name")->valuestring);
+		check_metrics(m, what);
+		for (int k = 0; k < 4; k++)
+			sums[k] += num(m, keys[k]);
+	}
+	for (int k = 0; k < 4; k++) {
+		if (sums[k] != num(doc, keys[k])) {
+			print_error("%s: per-model '%s' sum to %.0f, total %.0f\n", path, keys[k], sums[k],
+				    num(doc, keys[k]));
+			fail();
+		}
+	}
+	if (goodput)
+		assert_true(num(doc, "goodput_rps") >= 0);
+	cJSON_Delete(doc);
+}
+
+static void test_json_schema(void **state)
+{
+	(void)state;
+	struct run r;
+	RUN(&r, "sim", SMALL, "--json", "@out_s.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	check_result(tmp_path("out_s.json"), false);
+
+	/* Several models, overloaded so that requests are dropped. */
+	RUN(&r, "sim", "--zoo", "gtx1080ti", "--models", "NASNetMobile,DenseNet121,MobileNetV3Small", "--popularity",
+	    "zipf:1", "--rate", "6000", "--gpus", "2", "--duration", "3", "--warmup", "1", "--json", "@out_s2.json",
+	    "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	check_result(tmp_path("out_s2.json"), false);
+	cJSON *doc = load_json(tmp_path("out_s2.json"));
+	assert_int_equal(cJSON_GetArraySize(get(doc, "models")), 3);
+	assert_true(num(doc, "dropped") + num(doc, "late") > 0);
+	cJSON_Delete(doc);
+
+	/* --json - writes the result to stdout. */
+	RUN(&r, "sim", SMALL, "--json", "-", "--quiet");
+	expect_status(&r, 0);
+	cJSON *out = cJSON_Parse(r.out);
+	assert_non_null(out);
+	assert_true(cJSON_IsNumber(get(out, "served")));
+	cJSON_Delete(out);
+	run_free(&r);
+
+	RUN(&r, "goodput", "--profile", "1.053,5.072", "--slo", "25", "--gpus", "2", "--duration", "4", "--warmup", "1",
+	    "--tolerance", "0.05", "--json", "@out_g.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	check_result(tmp_path("out_g.json"), true);
+	remove_outputs();
+}
+
+/* ---- 5. the goodput acceptance floor ------------------------------------ */
+
+static void test_goodput_floor(void **state)
+{
+	(void)state;
+	struct run r;
+	RUN(&r, "goodput", "--profile", "1.053,5.072", "--slo", "25", "--gpus", "8", "--arrival", "poisson", "--policy",
+	    "symphony", "--json", "@out_goodput.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	check_result(tmp_path("out_goodput.json"), true);
+	cJSON *doc = load_json(tmp_path("out_goodput.json"));
+	double g = num(doc, "goodput_rps");
+	/* The final run is at the goodput and meets the bad-rate bound. */
+	assert_true(num(doc, "bad_rate") <= 0.01 + 1e-12);
+	if (!(g >= 5250)) {
+		print_error("goodput %.1f req/s is below the acceptance floor of 5250 req/s\n", g);
+		cJSON_Delete(doc);
+		remove_outputs();
+		fail();
+	}
+	cJSON_Delete(doc);
+	remove_outputs();
+}
+
+/* ---- 6. trace and timeline ---------------------------------------------- */
+
+static int count_fields(const char *line, size_t len)
+{
+	int n = 1;
+	for (size_t i = 0; i < len; i++)
+		n += line[i] == ',';
+	return n;
+}
+
+/* Checks a CSV: '#' comments, a header starting with header_start with
+ * nfields fields, then at least one data row of nfields fields. Returns the
+ * number of data rows. */
+static int check_csv(const char *path, const char *header_start, int nfields)
+{
+	char *text = slurp(path);
+	if (!text) {
+		print_error("%s: not created\n", path);
+		fail();
+	}
+	int rows = 0;
+	bool header = false;
+	for (char *line = text; *line;) {
+		char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		if (len && line[0] != '#') {
+			if (!header) {
+				if (strncmp(line, header_start, strlen(header_start)) ||
+				    count_fields(line, len) != nfields) {
+					print_error("%s: bad header '%.*s'\n", path, (int)len, line);
+					fail();
+				}
+				header = true;
+			} else {
+				if (count_fields(line, len) != nfields) {
+					print_error("%s: row %d '%.*s' has %d fields, want %d\n", path, rows + 1, (int)len,
+						    line, count_fields(line, len), nfields);
+					fail();
+				}
+				rows++;
+			}
+		}
+		line += len + (nl ? 1 : 0);
+	}
+	free(text);
+	if (!header || rows < 1) {
+		print_error("%s: %s, %d data rows\n", path, header ? "header" : "no header", rows);
+		fail();
+	}
+	return rows;
+}
+
+static void test_trace_timeline(void **state)
+{
+	(void)state;
+	struct run r;
+	RUN(&r, "sim", SMALL, "--trace", "@out_trace.csv", "--timeline", "@out_timeline.csv", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	check_csv(tmp_path("out_trace.csv"), "gpu,model,batch_size,", 6);
+	int secs = check_csv(tmp_path("out_timeline.csv"), "second,", 6);
+	assert_true(secs >= 3);
+
+	/* Trace rows: gpu in [0, 8), model name, batch >= 1, start <= finish. */
+	char *text = slurp(tmp_path("out_trace.csv"));
+	assert_non_null(text);
+	int rows = 0;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		if (line[0] == '#' || !strncmp(line, "gpu,", 4))
+			continue;
+		int gpu, batch;
+		char model[64];
+		double start, finish, dropped;
+		if (sscanf(line, "%d,%63[^,],%d,%lf,%lf,%lf", &gpu, model, &batch, &start, &finish, &dropped) != 6) {
+			print_error("trace row '%s' does not parse\n", line);
+			fail();
+		}
+		assert_true(gpu >= 0 && gpu < 8);
+		assert_string_equal(model, "model");
+		assert_true(batch >= 1);
+		assert_true(start >= 0 && finish > start);
+		assert_true(dropped >= 0);
+		rows++;
+	}
+	free(text);
+	assert_true(rows >= 1);
+
+	/* goodput writes them for the run at the goodput. */
+	RUN(&r, "goodput", "--profile", "1.053,5.072", "--slo", "25", "--gpus", "2", "--duration", "4", "--warmup", "1",
+	    "--tolerance", "0.05", "--trace", "@out_gtrace.csv", "--timeline", "@out_gtimeline.csv", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	check_csv(tmp_path("out_gtrace.csv"), "gpu,model,batch_size,", 6);
+	check_csv(tmp_path("out_gtimeline.csv"), "second,", 6);
+
+	/* No temporaries left behind. */
+	DIR *d = opendir(tmpdir);
+	assert_non_null(d);
+	for (struct dirent *de; (de = readdir(d));) {
+		if (strstr(de->d_name, ".tmp")) {
+			print_error("temporary file left behind: %s\n", de->d_name);
+			fail();
+		}
+	}
+	closedir(d);
+	remove_outputs();
+}
+
+/* ---- 7. help, models, policies, version --------------------------------- */
+
+static void test_info_commands(void **state)
+{
+	(void)state;
+	struct run r;
+	RUN(&r, "help");
+	expect_status(&r, 0);
+	expect_contains(r.out, "usage", "stdout", &r);
+	expect_contains(r.out, "sim", "stdout", &r);
+	expect_contains(r.out, "goodput", "stdout", &r);
+	run_free(&r);
+
+	RUN(&r, "help", "sim");
+	expect_status(&r, 0);
+	expect_contains(r.out, "symphony sim", "stdout", &r);
+	const char *flags[] = { "--gpus", "--rate", "--policy", "--json", "--trace", "--timeline", "--seed", "--warmup" };
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		expect_contains(r.out, flags[i], "help sim", &r);
+	run_free(&r);
+
+	RUN(&r, "help", "goodput");
+	expect_status(&r, 0);
+	expect_contains(r.out, "--max-bad-rate", "help goodput", &r);
+	run_free(&r);
+
+	RUN(&r, "help", "config");
+	expect_status(&r, 0);
+	const char *keys[] = { "\"gpus\"", "\"rate\"", "\"slo_ms\"", "\"policy\"", "\"rate_csv\"", "\"warmup_s\"" };
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		expect_contains(r.out, keys[i], "help config", &r);
+	run_free(&r);
+
+	RUN(&r, "sim", "--help");
+	expect_status(&r, 0);
+	expect_contains(r.out, "symphony sim", "stdout", &r);
+	run_free(&r);
+
+	RUN(&r, "models", "--zoo", "gtx1080ti");
+	expect_status(&r, 0);
+	expect_contains(r.out, "35 models", "stdout", &r);
+	expect_contains(r.out, "NASNetMobile", "stdout", &r);
+	int lines = 0;
+	for (const char *p = r.out; *p; p++)
+		lines += *p == '\n';
+	assert_int_equal(lines, 35 + 2); /* title, column names, one per model */
+	run_free(&r);
+
+	RUN(&r, "models", "--zoo=gtx1080ti");
+	expect_status(&r, 0);
+	expect_contains(r.out, "35 models", "stdout", &r);
+	run_free(&r);
+
+	RUN(&r, "models");
+	expect_status(&r, 0);
+	expect_contains(r.out, "a100", "stdout", &r);
+	run_free(&r);
+
+	RUN(&r, "policies");
+	expect_status(&r, 0);
+	expect_contains(r.out, "symphony", "stdout", &r);
+	expect_contains(r.out, "eager", "stdout", &r);
+	expect_contains(r.out, "timeout", "stdout", &r);
+	run_free(&r);
+
+	RUN(&r, "version");
+	expect_status(&r, 0);
+	assert_true(!strncmp(r.out, "symphony ", 9));
+	assert_true(r.out[9] >= '0' && r.out[9] <= '9');
+	run_free(&r);
+}
+
+/* ---- 8. --flag=value and overriding a config file ----------------------- */
+
+static void test_flag_forms_and_override(void **state)
+{
+	(void)state;
+	struct run r;
+	RUN(&r, "sim", "--profile", "1.053,5.072", "--slo", "25", "--gpus", "8", "--rate", "3000", "--duration", "3",
+	    "--warmup", "1", "--seed", "4", "--policy", "timeout:30%", "--json", "@out_space.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	char jsonflag[600];
+	snprintf(jsonflag, sizeof(jsonflag), "--json=%s", tmp_path("out_eq.json"));
+	RUN(&r, "sim", "--profile=1.053,5.072", "--slo=25", "--gpus=8", "--rate=3000", "--duration=3", "--warmup=1",
+	    "--seed=4", "--policy=timeout:30%", jsonflag, "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	char *a = canonical(tmp_path("out_space.json"));
+	char *b = canonical(tmp_path("out_eq.json"));
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	cJSON *doc = load_json(tmp_path("out_eq.json"));
+	assert_string_equal(get(doc, "policy")->valuestring, "timeout:30%");
+	cJSON_Delete(doc);
+
+	/* gpus4.json says gpus 4, rate 3000, seed 5; --gpus 8 wins, the rest
+	 * comes from the file, wherever the file is on the command line. */
+	const char *const forms[][16] = {
+		{ "sim", "@gpus4.json", "--gpus", "8", NULL },
+		{ "sim", "--gpus", "8", "@gpus4.json", NULL },
+		{ "sim", "--gpus=8", "--config", "@gpus4.json", NULL },
+		{ "sim", "--config=@gpus4.json", "--gpus", "8", NULL },
+	};
+	char cfgflag[600];
+	snprintf(cfgflag, sizeof(cfgflag), "--config=%s", tmp_path("gpus4.json"));
+	for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+		const char *args[32];
+		size_t n = 0;
+		for (size_t i = 0; forms[f][i]; i++)
+			args[n++] = strcmp(forms[f][i], "--config=@gpus4.json") ? forms[f][i] : cfgflag;
+		const char *rest[] = { "--profile", "1.053,5.072", "--slo", "25", "--duration", "3", "--warmup", "1",
+				       "--json", "@out_o.json", "--quiet" };
+		for (size_t i = 0; i < sizeof(rest) / sizeof(rest[0]); i++)
+			args[n++] = rest[i];
+		args[n] = NULL;
+		run_argv(&r, args);
+		expect_status(&r, 0);
+		run_free(&r);
+		doc = load_json(tmp_path("out_o.json"));
+		const cJSON *cfg = get(doc, "config");
+		if (num(cfg, "gpus") != 8) {
+			print_error("form %zu: config.gpus %g, want 8 (the option overrides the file)\n", f,
+				    num(cfg, "gpus"));
+			fail();
+		}
+		assert_true(num(cfg, "rate") == 3000);
+		assert_true(num(cfg, "seed") == 5);
+		assert_true(num(doc, "gpus") == 8);
+		cJSON_Delete(doc);
+		unlink(tmp_path("out_o.json"));
+	}
+
+	/* Without the option the file's value stands. */
+	RUN(&r, "sim", "@gpus4.json", "--profile", "1.053,5.072", "--slo", "25", "--duration", "3", "--warmup", "1",
+	    "--json", "@out_o.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	doc = load_json(tmp_path("out_o.json"));
+	assert_true(num(get(doc, "config"), "gpus") == 4);
+	cJSON_Delete(doc);
+
+	/* The last of a repeated option wins. */
+	RUN(&r, "sim", SMALL, "--gpus", "2", "--gpus=6", "--json", "@out_o.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	doc = load_json(tmp_path("out_o.json"));
+	assert_true(num(get(doc, "config"), "gpus") == 6);
+	cJSON_Delete(doc);
+	remove_outputs();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s /path/to/symphony\n", argv[0]);
+		return 2;
+	}
+	/* Absolute, since the program runs in the temporary directory. */
+	static char abs_path[4096];
+	char cwd[2048];
+	if (argv[1][0] == '/')
+		snprintf(abs_path, sizeof(abs_path), "%s", argv[1]);
+	else if (getcwd(cwd, sizeof(cwd)))
+		snprintf(abs_path, sizeof(abs_path), "%s/%s", cwd, argv[1]);
+	else
+		return 2;
+	symphony = abs_path;
+	if (access(symphony, X_OK)) {
+		fprintf(stderr, "%s: not executable\n", symphony);
+		return 2;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_usage_errors),
+		cmocka_unit_test(test_determinism),
+		cmocka_unit_test(test_result_as_config),
+		cmocka_unit_test(test_json_schema),
+		cmocka_unit_test(test_goodput_floor),
+		cmocka_unit_test(test_trace_timeline),
+		cmocka_unit_test(test_info_commands),
+		cmocka_unit_test(test_flag_forms_and_override),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

@@ -1,0 +1,1366 @@
+/* tests/test_config.c - experiments (sim/config.h): defaults, JSON keys,
+ * command-line flags, resolution against the zoos and the echoed config. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/error.h"
+#include "sim/config.h"
+
+#define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static void assert_contains(const char *hay, const char *needle)
+{
+	if (!hay || !strstr(hay, needle)) {
+		print_error("message '%s' does not contain '%s'\n", hay ? hay : "(null)", needle);
+		fail();
+	}
+}
+
+static void assert_near(double got, double want, double tol, const char *what)
+{
+	if (!(fabs(got - want) <= tol)) {
+		print_error("%s: got %.17g, want %.17g +- %.3g\n", what, got, want, tol);
+		fail();
+	}
+}
+
+static void write_temp(const char *text, char *path, size_t len)
+{
+	const char *dir = getenv("TMPDIR");
+	snprintf(path, len, "%s/symphony-test-config-XXXXXX", dir && dir[0] ? dir : "/tmp");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	size_t n = strlen(text);
+	assert_int_equal(write(fd, text, n), (ssize_t)n);
+	assert_int_equal(close(fd), 0);
+}
+
+static void init(struct sym_experiment *e)
+{
+	assert_int_equal(sym_experiment_init(e), 0);
+}
+
+/* Applies JSON text to e; returns the code, message in err. */
+static int apply_text(struct sym_experiment *e, const char *text, const char *origin, char *err, size_t errlen)
+{
+	cJSON *o = cJSON_Parse(text);
+	if (!o) {
+		print_error("test JSON does not parse: %s\n", text);
+		fail();
+	}
+	int rc = sym_experiment_apply_json(e, o, origin, err, errlen);
+	cJSON_Delete(o);
+	return rc;
+}
+
+static void apply_ok(struct sym_experiment *e, const char *text)
+{
+	char err[1024] = "";
+	int rc = apply_text(e, text, "test.json", err, sizeof(err));
+	if (rc)
+		print_error("applying %s: %d %s\n", text, rc, err);
+	assert_int_equal(rc, 0);
+}
+
+static void flag_ok(struct sym_experiment *e, const char *flag, const char *value)
+{
+	char err[1024] = "";
+	int rc = sym_experiment_apply_flag(e, flag, value, err, sizeof(err));
+	if (rc)
+		print_error("--%s %s: %d %s\n", flag, value, rc, err);
+	assert_int_equal(rc, 0);
+}
+
+static void resolve_ok(struct sym_experiment *e)
+{
+	char err[1024] = "";
+	int rc = sym_experiment_resolve(e, err, sizeof(err));
+	if (rc)
+		print_error("resolve: %d %s\n", rc, err);
+	assert_int_equal(rc, 0);
+	assert_true(e->resolved);
+}
+
+/* Resolving fails; the message must contain each of the NULL-terminated needles. */
+static void resolve_fails(struct sym_experiment *e, const char *const *needles)
+{
+	char err[1024] = "";
+	int rc = sym_experiment_resolve(e, err, sizeof(err));
+	if (rc == 0) {
+		print_error("resolve succeeded, expected an error containing '%s'\n", needles[0]);
+		fail();
+	}
+	assert_true(rc < 0);
+	for (int i = 0; needles[i]; i++)
+		assert_contains(err, needles[i]);
+	assert_false(e->resolved);
+	assert_int_equal(e->nmodels, 0);
+	assert_null(e->models);
+	assert_null(e->profiles);
+}
+
+static size_t model_index(const struct sym_experiment *e, const char *name)
+{
+	for (size_t i = 0; i < e->nmodels; i++)
+		if (!strcmp(e->models[i].name, name))
+			return i;
+	print_error("model %s not resolved\n", name);
+	fail();
+	return 0;
+}
+
+/* ---- defaults ------------------------------------------------------------ */
+
+static void test_init_defaults(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	assert_string_equal(e.zoo, "a100");
+	assert_true(cJSON_IsString(e.models_json));
+	assert_string_equal(e.models_json->valuestring, "all");
+	assert_near(e.slo_ms, 0, 0, "slo_ms");
+	assert_int_equal(e.gpus, 8);
+	assert_near(e.rate, 1000, 0, "rate");
+	assert_int_equal(e.arrival.kind, SYM_ARRIVAL_POISSON);
+	assert_near(e.arrival.shape, 1, 0, "shape");
+	assert_int_equal(e.popularity.kind, SYM_POP_EQUAL);
+	assert_ptr_equal(e.policy.ops, &sym_policy_symphony);
+	char buf[64];
+	assert_string_equal(sym_policy_format(&e.policy, buf, sizeof(buf)), "symphony");
+	assert_int_equal(e.gather.rule, SYM_GATHER_LAZY);
+	assert_int_equal(e.gather.target, 0);
+	assert_null(e.segments);
+	assert_int_equal(e.nseg, 0);
+	assert_string_equal(e.rate_csv, "");
+	assert_near(e.ctrl_ms, 0, 0, "ctrl");
+	assert_near(e.data_ms, 0, 0, "data");
+	assert_near(e.resp_ms, 0, 0, "resp");
+	assert_near(e.jitter, 0, 0, "jitter");
+	assert_near(e.duration_s, 0, 0, "duration_s");
+	assert_near(sym_experiment_duration(&e), 30, 0, "duration");
+	assert_near(e.warmup_s, 3, 0, "warmup");
+	assert_int_equal(e.seed, 1);
+	assert_near(e.max_bad_rate, 0.01, 0, "max_bad_rate");
+	assert_near(e.tolerance, 0.005, 0, "tolerance");
+	assert_false(e.resolved);
+	assert_int_equal(e.nmodels, 0);
+	sym_experiment_finish(&e);
+	sym_experiment_finish(&e); /* finish twice and on NULL is harmless */
+	sym_experiment_finish(NULL);
+}
+
+/* ---- apply_json ------------------------------------------------------------ */
+
+static void test_apply_json_sets_every_key(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	apply_ok(&e, "{"
+		     "\"zoo\": \"gtx1080ti\","
+		     "\"models\": [\"ResNet50\", {\"name\": \"Custom\", \"alpha_ms\": 1, \"beta_ms\": 2, \"slo_ms\": 30}],"
+		     "\"slo_ms\": 50,"
+		     "\"gpus\": 4,"
+		     "\"rate\": 250.5,"
+		     "\"arrival\": \"gamma:0.5\","
+		     "\"popularity\": \"zipf:1.25\","
+		     "\"segments\": [{\"duration_s\": 2, \"rate\": 100}, {\"duration_s\": 0.5, \"rate\": 0}],"
+		     "\"rate_csv\": \"rates.csv\","
+		     "\"policy\": \"timeout:30%\","
+		     "\"drop\": \"early:8\","
+		     "\"network\": {\"ctrl_ms\": 1, \"data_ms\": 0.5, \"resp_ms\": 2},"
+		     "\"jitter\": 0.1,"
+		     "\"duration_s\": 20,"
+		     "\"warmup_s\": 2,"
+		     "\"seed\": 42,"
+		     "\"max_bad_rate\": 0.02,"
+		     "\"tolerance\": 0.01"
+		     "}");
+	assert_string_equal(e.zoo, "gtx1080ti");
+	assert_true(cJSON_IsArray(e.models_json));
+	assert_int_equal(cJSON_GetArraySize(e.models_json), 2);
+	assert_string_equal(cJSON_GetArrayItem(e.models_json, 0)->valuestring, "ResNet50");
+	assert_true(cJSON_IsObject(cJSON_GetArrayItem(e.models_json, 1)));
+	assert_near(e.slo_ms, 50, 0, "slo_ms");
+	assert_int_equal(e.gpus, 4);
+	assert_near(e.rate, 250.5, 0, "rate");
+	assert_int_equal(e.arrival.kind, SYM_ARRIVAL_GAMMA);
+	assert_near(e.arrival.shape, 0.5, 0, "shape");
+	assert_int_equal(e.popularity.kind, SYM_POP_ZIPF);
+	assert_near(e.popularity.s, 1.25, 0, "zipf s");
+	assert_int_equal(e.nseg, 2);
+	assert_int_equal(e.segments[0].duration, 2 * SYM_S);
+	assert_near(e.segments[0].rate, 100, 0, "seg rate");
+	assert_int_equal(e.segments[1].duration, SYM_S / 2);
+	assert_near(e.segments[1].rate, 0, 0, "seg rate");
+	assert_string_equal(e.rate_csv, "rates.csv");
+	assert_ptr_equal(e.policy.ops, &sym_policy_timeout);
+	assert_near(e.policy.param, 30, 0, "timeout");
+	assert_true(e.policy.param_percent);
+	assert_int_equal(e.gather.rule, SYM_GATHER_EARLY);
+	assert_int_equal(e.gather.target, 8);
+	assert_near(e.ctrl_ms, 1, 0, "ctrl");
+	assert_near(e.data_ms, 0.5, 0, "data");
+	assert_near(e.resp_ms, 2, 0, "resp");
+	assert_near(e.jitter, 0.1, 0, "jitter");
+	assert_near(e.duration_s, 20, 0, "duration_s");
+	assert_near(sym_experiment_duration(&e), 20, 0, "duration");
+	assert_near(e.warmup_s, 2, 0, "warmup");
+	assert_int_equal(e.seed, 42);
+	assert_near(e.max_bad_rate, 0.02, 0, "max_bad_rate");
+	assert_near(e.tolerance, 0.01, 0, "tolerance");
+
+	/* the other spellings: "all", no segments, no CSV, early = early:auto, a
+	 * partial network object */
+	apply_ok(&e, "{\"models\": \"all\", \"segments\": [], \"rate_csv\": \"\", \"drop\": \"early\","
+		     " \"arrival\": \"uniform\", \"popularity\": \"equal\", \"policy\": \"eager\","
+		     " \"network\": {\"data_ms\": 0}, \"seed\": 0}");
+	assert_true(cJSON_IsString(e.models_json));
+	assert_string_equal(e.models_json->valuestring, "all");
+	assert_null(e.segments);
+	assert_int_equal(e.nseg, 0);
+	assert_string_equal(e.rate_csv, "");
+	assert_int_equal(e.gather.rule, SYM_GATHER_EARLY);
+	assert_int_equal(e.gather.target, 0);
+	assert_int_equal(e.arrival.kind, SYM_ARRIVAL_UNIFORM);
+	assert_int_equal(e.popularity.kind, SYM_POP_EQUAL);
+	assert_ptr_equal(e.policy.ops, &sym_policy_eager);
+	assert_near(e.ctrl_ms, 1, 0, "ctrl untouched");
+	assert_near(e.data_ms, 0, 0, "data");
+	assert_near(e.resp_ms, 2, 0, "resp untouched");
+	assert_int_equal(e.seed, 0);
+	apply_ok(&e, "{\"drop\": \"lazy\", \"seed\": 9007199254740991}");
+	assert_int_equal(e.gather.rule, SYM_GATHER_LAZY);
+	assert_int_equal(e.seed, 9007199254740991ULL);
+	apply_ok(&e, "{}");
+	sym_experiment_finish(&e);
+}
+
+static void test_apply_json_unknown_key(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+		{ "{\"rates\": 5}", "rates" },
+		{ "{\"Gpus\": 5}", "Gpus" },
+		{ "{\"network.ctrl_ms\": 1}", "network.ctrl_ms" },
+		{ "{\"ctrl_ms\": 1}", "ctrl_ms" },
+		{ "{\"profile\": \"1,2\"}", "profile" },
+		{ "{\"gpus\": 2, \"nosuch\": true}", "nosuch" },
+	};
+	for (size_t i = 0; i < NELEMS(cases); i++) {
+		struct sym_experiment e;
+		init(&e);
+		char err[1024] = "";
+		int rc = apply_text(&e, cases[i][0], "origin-7.json", err, sizeof(err));
+		if (rc != -EINVAL)
+			print_error("%s: rc %d\n", cases[i][0], rc);
+		assert_int_equal(rc, -EINVAL);
+		assert_contains(err, "origin-7.json");
+		assert_contains(err, cases[i][1]);
+		sym_experiment_finish(&e);
+	}
+
+	/* not an object at all */
+	struct sym_experiment e;
+	init(&e);
+	char err[1024] = "";
+	assert_int_equal(apply_text(&e, "[1, 2]", "origin-8.json", err, sizeof(err)), -EINVAL);
+	assert_contains(err, "origin-8.json");
+	sym_experiment_finish(&e);
+}
+
+static void test_apply_json_bad_values(void **state)
+{
+	(void)state;
+	/* JSON, then the key (or sub-key) the message must name */
+	static const char *const cases[][2] = {
+		{ "{\"gpus\": 0}", "gpus" },
+		{ "{\"gpus\": 1.5}", "gpus" },
+		{ "{\"gpus\": -3}", "gpus" },
+		{ "{\"gpus\": \"8\"}", "gpus" },
+		{ "{\"gpus\": true}", "gpus" },
+		{ "{\"gpus\": null}", "gpus" },
+		{ "{\"gpus\": 1e300}", "gpus" },
+		{ "{\"rate\": -1}", "rate" },
+		{ "{\"rate\": 0}", "rate" },
+		{ "{\"rate\": \"fast\"}", "rate" },
+		{ "{\"rate\": 1e300}", "rate" },
+		{ "{\"slo_ms\": 0}", "slo_ms" },
+		{ "{\"slo_ms\": -5}", "slo_ms" },
+		{ "{\"slo_ms\": \"20\"}", "slo_ms" },
+		{ "{\"arrival\": \"gamma:0\"}", "arrival" },
+		{ "{\"arrival\": \"gamma:-1\"}", "arrival" },
+		{ "{\"arrival\": \"gamma:\"}", "arrival" },
+		{ "{\"arrival\": \"bursty\"}", "arrival" },
+		{ "{\"arrival\": \"\"}", "arrival" },
+		{ "{\"arrival\": 1}", "arrival" },
+		{ "{\"popularity\": \"zipf:-1\"}", "popularity" },
+		{ "{\"popularity\": \"zipf\"}", "popularity" },
+		{ "{\"popularity\": \"uniform\"}", "popularity" },
+		{ "{\"popularity\": 1}", "popularity" },
+		{ "{\"policy\": \"nosuch\"}", "policy" },
+		{ "{\"policy\": \"timeout:abc\"}", "policy" },
+		{ "{\"policy\": \"timeout:-5\"}", "policy" },
+		{ "{\"policy\": \"timeout:\"}", "policy" },
+		{ "{\"policy\": \"\"}", "policy" },
+		{ "{\"policy\": 3}", "policy" },
+		{ "{\"drop\": \"early:0\"}", "drop" },
+		{ "{\"drop\": \"early:-2\"}", "drop" },
+		{ "{\"drop\": \"early:x\"}", "drop" },
+		{ "{\"drop\": \"late\"}", "drop" },
+		{ "{\"drop\": 8}", "drop" },
+		{ "{\"network\": {\"ctrl_ms\": -1}}", "ctrl_ms" },
+		{ "{\"network\": {\"data_ms\": \"1\"}}", "data_ms" },
+		{ "{\"network\": {\"resp_ms\": -0.5}}", "resp_ms" },
+		{ "{\"network\": {\"latency_ms\": 1}}", "latency_ms" },
+		{ "{\"network\": 5}", "network" },
+		{ "{\"network\": [1]}", "network" },
+		{ "{\"jitter\": 1.5}", "jitter" },
+		{ "{\"jitter\": 1}", "jitter" },
+		{ "{\"jitter\": -0.1}", "jitter" },
+		{ "{\"seed\": -1}", "seed" },
+		{ "{\"seed\": 1.5}", "seed" },
+		{ "{\"seed\": \"1\"}", "seed" },
+		{ "{\"seed\": 1e17}", "seed" },
+		{ "{\"segments\": [{\"duration_s\": 10, \"rate\": -1}]}", "segments" },
+		{ "{\"segments\": [{\"duration_s\": 0, \"rate\": 100}]}", "segments" },
+		{ "{\"segments\": [{\"duration_s\": -1, \"rate\": 100}]}", "duration_s" },
+		{ "{\"segments\": [{\"duration_s\": 10}]}", "segments" },
+		{ "{\"segments\": [{\"duration_s\": 10, \"rate\": 5, \"extra\": 1}]}", "segments" },
+		{ "{\"segments\": [{\"duration_s\": 10, \"rate\": 5}, 5]}", "segments" },
+		{ "{\"segments\": {\"duration_s\": 1, \"rate\": 1}}", "segments" },
+		{ "{\"segments\": \"10:1000\"}", "segments" },
+		{ "{\"models\": []}", "models" },
+		{ "{\"models\": [1]}", "models" },
+		{ "{\"models\": [\"ResNet50\", null]}", "models" },
+		{ "{\"models\": [\"\"]}", "models" },
+		{ "{\"models\": \"some\"}", "models" },
+		{ "{\"models\": 5}", "models" },
+		{ "{\"models\": [{\"name\": \"x\", \"beta_ms\": 1}]}", "alpha_ms" },
+		{ "{\"models\": [{\"name\": \"x\", \"alpha_ms\": 1, \"beta_ms\": 1, \"bogus\": 1}]}", "bogus" },
+		{ "{\"duration_s\": 0}", "duration_s" },
+		{ "{\"duration_s\": -1}", "duration_s" },
+		{ "{\"warmup_s\": -1}", "warmup_s" },
+		{ "{\"max_bad_rate\": 0}", "max_bad_rate" },
+		{ "{\"max_bad_rate\": 0.6}", "max_bad_rate" },
+		{ "{\"tolerance\": 0}", "tolerance" },
+		{ "{\"tolerance\": 1}", "tolerance" },
+		{ "{\"zoo\": \"\"}", "zoo" },
+		{ "{\"zoo\": 3}", "zoo" },
+		{ "{\"rate_csv\": 5}", "rate_csv" },
+		{ "{\"rate_csv\": null}", "rate_csv" },
+	};
+	for (size_t i = 0; i < NELEMS(cases); i++) {
+		struct sym_experiment e;
+		init(&e);
+		char err[1024] = "";
+		int rc = apply_text(&e, cases[i][0], "my-config.json", err, sizeof(err));
+		if (rc != -EINVAL || !strstr(err, "my-config.json") || !strstr(err, cases[i][1]))
+			print_error("case %s: rc %d, message '%s'\n", cases[i][0], rc, err);
+		assert_int_equal(rc, -EINVAL);
+		assert_contains(err, "my-config.json");
+		assert_contains(err, cases[i][1]);
+		sym_experiment_finish(&e);
+	}
+}
+
+/* ---- apply_flag ------------------------------------------------------------- */
+
+static void test_apply_flag_not_config(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	char err[256] = "";
+	static const char *const flags[] = { "quiet", "json", "config", "trace", "nosuch", "", "gpus-count",
+					     "slo_ms", "network.ctrl_ms" };
+	for (size_t i = 0; i < NELEMS(flags); i++)
+		assert_int_equal(sym_experiment_apply_flag(&e, flags[i], "1", err, sizeof(err)), 1);
+	assert_int_equal(e.gpus, 8);
+	sym_experiment_finish(&e);
+}
+
+static void test_apply_flag_profile(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	flag_ok(&e, "profile", "1.053,5.072");
+	assert_true(cJSON_IsArray(e.models_json));
+	assert_int_equal(cJSON_GetArraySize(e.models_json), 1);
+	flag_ok(&e, "slo", "25");
+	resolve_ok(&e);
+	assert_int_equal(e.nmodels, 1);
+	assert_string_equal(e.models[0].name, "model");
+	assert_near(e.models[0].alpha_ms, 1.053, 0, "alpha");
+	assert_near(e.models[0].beta_ms, 5.072, 0, "beta");
+	assert_near(e.model_slo_ms[0], 25, 0, "slo");
+	/* (25 - 5.072) / 1.053 = 18.9 */
+	assert_int_equal(e.profiles[0].max_batch, 18);
+	assert_int_equal(e.profiles[0].lat[1], sym_ms(6.125));
+	assert_near(e.shares[0], 1, 0, "share");
+	sym_experiment_finish(&e);
+
+	static const char *const bad[] = { "x", "1", "1,", ",2", "1,2,3", "a,b", "1;2", "", "-1,5", "0,0",
+					   "nan,1", "inf,1", "1,5ms" };
+	for (size_t i = 0; i < NELEMS(bad); i++) {
+		init(&e);
+		char err[1024] = "";
+		int rc = sym_experiment_apply_flag(&e, "profile", bad[i], err, sizeof(err));
+		if (rc != -EINVAL)
+			print_error("--profile '%s': rc %d\n", bad[i], rc);
+		assert_int_equal(rc, -EINVAL);
+		assert_contains(err, "--profile");
+		sym_experiment_finish(&e);
+	}
+}
+
+static void test_apply_flag_models(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	flag_ok(&e, "models", "ResNet50,VGG16");
+	assert_true(cJSON_IsArray(e.models_json));
+	assert_int_equal(cJSON_GetArraySize(e.models_json), 2);
+	resolve_ok(&e);
+	assert_int_equal(e.nmodels, 2);
+	assert_string_equal(e.models[0].name, "ResNet50");
+	assert_string_equal(e.models[1].name, "VGG16");
+	assert_near(e.models[0].alpha_ms, 0.268, 0, "alpha");
+	assert_near(e.models[1].alpha_ms, 0.660, 0, "alpha");
+	assert_near(e.model_slo_ms[1], 20, 0, "slo");
+	assert_near(e.shares[0], 0.5, 0, "share");
+	assert_near(e.shares[1], 0.5, 0, "share");
+
+	flag_ok(&e, "models", "all");
+	assert_true(cJSON_IsString(e.models_json));
+	resolve_ok(&e);
+	assert_int_equal(e.nmodels, 37);
+
+	flag_ok(&e, "models", "BERT");
+	resolve_ok(&e);
+	assert_int_equal(e.nmodels, 1);
+	assert_string_equal(e.models[0].name, "BERT");
+	sym_experiment_finish(&e);
+
+	static const char *const bad[] = { "", "ResNet50,,VGG16", "ResNet50,", ",ResNet50" };
+	for (size_t i = 0; i < NELEMS(bad); i++) {
+		init(&e);
+		char err[1024] = "";
+		int rc = sym_experiment_apply_flag(&e, "models", bad[i], err, sizeof(err));
+		if (rc != -EINVAL)
+			print_error("--models '%s': rc %d\n", bad[i], rc);
+		assert_int_equal(rc, -EINVAL);
+		assert_contains(err, "--models");
+		sym_experiment_finish(&e);
+	}
+}
+
+static void test_apply_flag_segments(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	flag_ok(&e, "segments", "10:1000,5:3000");
+	assert_int_equal(e.nseg, 2);
+	assert_int_equal(e.segments[0].duration, 10 * SYM_S);
+	assert_near(e.segments[0].rate, 1000, 0, "rate 0");
+	assert_int_equal(e.segments[1].duration, 5 * SYM_S);
+	assert_near(e.segments[1].rate, 3000, 0, "rate 1");
+	assert_near(sym_experiment_duration(&e), 15, 0, "duration");
+
+	flag_ok(&e, "segments", "0.25:0");
+	assert_int_equal(e.nseg, 1);
+	assert_int_equal(e.segments[0].duration, SYM_S / 4);
+	assert_near(e.segments[0].rate, 0, 0, "rate");
+	assert_near(sym_experiment_duration(&e), 0.25, 0, "duration");
+	/* an explicit duration wins over the schedule's length */
+	flag_ok(&e, "duration", "7");
+	assert_near(sym_experiment_duration(&e), 7, 0, "duration");
+	sym_experiment_finish(&e);
+
+	static const char *const bad[] = { "10", "10:", ":5", "10:abc", "abc:10", "0:100", "-1:100", "10:-5",
+					   "", "10:1000,", ",10:1000", "10:1000;5:3000", "10:1000:5", "1e8:1" };
+	for (size_t i = 0; i < NELEMS(bad); i++) {
+		init(&e);
+		char err[1024] = "";
+		int rc = sym_experiment_apply_flag(&e, "segments", bad[i], err, sizeof(err));
+		if (rc != -EINVAL)
+			print_error("--segments '%s': rc %d\n", bad[i], rc);
+		assert_int_equal(rc, -EINVAL);
+		assert_contains(err, "--segments");
+		sym_experiment_finish(&e);
+	}
+}
+
+static void test_apply_flag_scalars(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	flag_ok(&e, "zoo", "gtx1080ti");
+	flag_ok(&e, "slo", "30");
+	flag_ok(&e, "gpus", "3");
+	flag_ok(&e, "rate", "1500.5");
+	flag_ok(&e, "arrival", "gamma:2");
+	flag_ok(&e, "popularity", "zipf:0.5");
+	flag_ok(&e, "rate-csv", "trace.csv");
+	flag_ok(&e, "policy", "timeout:5");
+	flag_ok(&e, "drop", "early:4");
+	flag_ok(&e, "ctrl-ms", "0.5");
+	flag_ok(&e, "data-ms", "0.01");
+	flag_ok(&e, "resp-ms", "1");
+	flag_ok(&e, "jitter", "0.2");
+	flag_ok(&e, "duration", "12");
+	flag_ok(&e, "warmup", "1.5");
+	flag_ok(&e, "seed", "77");
+	flag_ok(&e, "max-bad-rate", "0.05");
+	flag_ok(&e, "tolerance", "0.02");
+	assert_string_equal(e.zoo, "gtx1080ti");
+	assert_near(e.slo_ms, 30, 0, "slo");
+	assert_int_equal(e.gpus, 3);
+	assert_near(e.rate, 1500.5, 0, "rate");
+	assert_int_equal(e.arrival.kind, SYM_ARRIVAL_GAMMA);
+	assert_near(e.arrival.shape, 2, 0, "shape");
+	assert_int_equal(e.popularity.kind, SYM_POP_ZIPF);
+	assert_near(e.popularity.s, 0.5, 0, "s");
+	assert_string_equal(e.rate_csv, "trace.csv");
+	assert_ptr_equal(e.policy.ops, &sym_policy_timeout);
+	assert_near(e.policy.param, 5, 0, "timeout");
+	assert_false(e.policy.param_percent);
+	assert_int_equal(e.gather.rule, SYM_GATHER_EARLY);
+	assert_int_equal(e.gather.target, 4);
+	assert_near(e.ctrl_ms, 0.5, 0, "ctrl");
+	assert_near(e.data_ms, 0.01, 0, "data");
+	assert_near(e.resp_ms, 1, 0, "resp");
+	assert_near(e.jitter, 0.2, 0, "jitter");
+	assert_near(e.duration_s, 12, 0, "duration");
+	assert_near(e.warmup_s, 1.5, 0, "warmup");
+	assert_int_equal(e.seed, 77);
+	assert_near(e.max_bad_rate, 0.05, 0, "max_bad_rate");
+	assert_near(e.tolerance, 0.02, 0, "tolerance");
+	sym_experiment_finish(&e);
+
+	static const char *const bad[][2] = {
+		{ "gpus", "1.5" }, { "gpus", "abc" }, { "gpus", "" }, { "gpus", "0" },
+		{ "rate", "0" }, { "rate", "1e999" }, { "rate", "-5" }, { "rate", "1k" },
+		{ "slo", "0" }, { "seed", "-1" }, { "seed", "1.5" }, { "jitter", "2" },
+		{ "policy", "nosuch" }, { "policy", "timeout:abc" }, { "drop", "early:0" },
+		{ "arrival", "gamma:0" }, { "popularity", "zipf:-1" }, { "ctrl-ms", "-1" },
+		{ "data-ms", "x" }, { "resp-ms", "-0.1" }, { "duration", "0" }, { "warmup", "-1" },
+		{ "max-bad-rate", "0" }, { "tolerance", "0.9" }, { "zoo", "" },
+	};
+	for (size_t i = 0; i < NELEMS(bad); i++) {
+		init(&e);
+		char err[1024] = "";
+		int rc = sym_experiment_apply_flag(&e, bad[i][0], bad[i][1], err, sizeof(err));
+		char opt[64];
+		snprintf(opt, sizeof(opt), "--%s", bad[i][0]);
+		if (rc != -EINVAL || !strstr(err, opt))
+			print_error("%s '%s': rc %d, message '%s'\n", opt, bad[i][1], rc, err);
+		assert_int_equal(rc, -EINVAL);
+		assert_contains(err, opt);
+		sym_experiment_finish(&e);
+	}
+}
+
+static void test_flags_override_json(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	apply_ok(&e, "{\"gpus\": 4, \"rate\": 500, \"policy\": \"eager\", \"models\": [\"VGG16\"],"
+		     " \"segments\": [{\"duration_s\": 20, \"rate\": 10}], \"slo_ms\": 40, \"seed\": 5,"
+		     " \"network\": {\"ctrl_ms\": 2}, \"drop\": \"early:3\", \"zoo\": \"gtx1080ti\"}");
+	flag_ok(&e, "gpus", "16");
+	flag_ok(&e, "rate", "2000");
+	flag_ok(&e, "policy", "symphony");
+	flag_ok(&e, "models", "ResNet50");
+	flag_ok(&e, "segments", "1:2,3:4");
+	flag_ok(&e, "slo", "45");
+	flag_ok(&e, "seed", "6");
+	flag_ok(&e, "ctrl-ms", "0");
+	flag_ok(&e, "drop", "lazy");
+	flag_ok(&e, "zoo", "a100");
+	assert_int_equal(e.gpus, 16);
+	assert_near(e.rate, 2000, 0, "rate");
+	assert_ptr_equal(e.policy.ops, &sym_policy_symphony);
+	assert_int_equal(e.nseg, 2);
+	assert_near(sym_experiment_duration(&e), 4, 0, "duration");
+	assert_near(e.slo_ms, 45, 0, "slo");
+	assert_int_equal(e.seed, 6);
+	assert_near(e.ctrl_ms, 0, 0, "ctrl");
+	assert_int_equal(e.gather.rule, SYM_GATHER_LAZY);
+	assert_string_equal(e.zoo, "a100");
+	flag_ok(&e, "warmup", "1");
+	resolve_ok(&e);
+	assert_int_equal(e.nmodels, 1);
+	assert_string_equal(e.models[0].name, "ResNet50");
+	assert_near(e.models[0].alpha_ms, 0.268, 0, "a100 alpha");
+	assert_near(e.model_slo_ms[0], 45, 0, "slo");
+	sym_experiment_finish(&e);
+
+	/* --profile replaces the JSON's model list too */
+	init(&e);
+	apply_ok(&e, "{\"models\": [\"VGG16\", \"BERT\"]}");
+	flag_ok(&e, "profile", "1,5");
+	flag_ok(&e, "slo", "20");
+	resolve_ok(&e);
+	assert_int_equal(e.nmodels, 1);
+	assert_string_equal(e.models[0].name, "model");
+	sym_experiment_finish(&e);
+}
+
+/* ---- resolve -------------------------------------------------------------- */
+
+static void check_resolved_zoo(const char *zoo, size_t n)
+{
+	struct sym_experiment e;
+	init(&e);
+	flag_ok(&e, "zoo", zoo);
+	resolve_ok(&e);
+	assert_int_equal(e.nmodels, n);
+	assert_non_null(e.profiles);
+	assert_non_null(e.shares);
+	double sum = 0;
+	for (size_t i = 0; i < e.nmodels; i++) {
+		const struct sym_profile *p = &e.profiles[i];
+		const struct sym_model_spec *s = &e.models[i];
+		sum += e.shares[i];
+		assert_near(e.shares[i], 1.0 / (double)n, 1e-15, "equal share");
+		assert_string_equal(p->name, s->name);
+		assert_true(p->linear);
+		assert_near(e.model_slo_ms[i], s->slo_ms, 0, "model slo");
+		assert_true(p->max_batch >= 4);
+		assert_non_null(p->lat);
+		assert_true(p->lat[p->max_batch] <= sym_ms(e.model_slo_ms[i]));
+		if (p->max_batch < SYM_PROFILE_BATCH_LIMIT)
+			assert_true(s->alpha_ms * (p->max_batch + 1) + s->beta_ms > e.model_slo_ms[i]);
+		for (size_t j = 0; j < i; j++)
+			assert_string_not_equal(e.models[j].name, s->name);
+	}
+	assert_near(sum, 1, 1e-12, "shares sum");
+	size_t r = model_index(&e, "ResNet50");
+	assert_near(e.models[r].slo_ms, strcmp(zoo, "a100") ? 27 : 20, 0, "ResNet50 slo");
+	sym_experiment_finish(&e);
+}
+
+static void test_resolve_all_a100(void **state)
+{
+	(void)state;
+	check_resolved_zoo("a100", 37);
+}
+
+static void test_resolve_all_gtx1080ti(void **state)
+{
+	(void)state;
+	check_resolved_zoo("gtx1080ti", 35);
+}
+
+static void test_resolve_unknown_model(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	flag_ok(&e, "models", "ResNet50,NoSuchNet");
+	static const char *const want[] = { "NoSuchNet", NULL };
+	resolve_fails(&e, want);
+	/* case matters */
+	flag_ok(&e, "models", "resnet50");
+	static const char *const want2[] = { "resnet50", NULL };
+	resolve_fails(&e, want2);
+	/* EfficientNetB7 is an a100 model only */
+	flag_ok(&e, "models", "EfficientNetB7");
+	resolve_ok(&e);
+	flag_ok(&e, "zoo", "gtx1080ti");
+	static const char *const want3[] = { "EfficientNetB7", NULL };
+	resolve_fails(&e, want3);
+	sym_experiment_finish(&e);
+}
+
+static void test_resolve_duplicate_model(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	flag_ok(&e, "models", "ResNet50,VGG16,ResNet50");
+	static const char *const want[] = { "ResNet50", NULL };
+	resolve_fails(&e, want);
+	apply_ok(&e, "{\"models\": [\"VGG16\", {\"name\": \"VGG16\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 9}]}");
+	static const char *const want2[] = { "VGG16", NULL };
+	resolve_fails(&e, want2);
+	sym_experiment_finish(&e);
+}
+
+static void test_resolve_slo_too_short(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	/* a100 ResNet50: l(1) = 5.44 ms */
+	flag_ok(&e, "models", "VGG16,ResNet50");
+	flag_ok(&e, "slo", "5");
+	static const char *const want[] = { "l(1)", NULL };
+	resolve_fails(&e, want);
+	flag_ok(&e, "models", "ResNet50");
+	static const char *const want_r[] = { "ResNet50", "l(1)", "5.44", NULL };
+	resolve_fails(&e, want_r);
+	flag_ok(&e, "slo", "5.44");
+	resolve_ok(&e);
+	assert_int_equal(e.profiles[0].max_batch, 1);
+	sym_experiment_finish(&e);
+
+	init(&e);
+	flag_ok(&e, "profile", "1,5");
+	flag_ok(&e, "slo", "5.5");
+	static const char *const want2[] = { "'model'", "l(1)", NULL };
+	resolve_fails(&e, want2);
+	sym_experiment_finish(&e);
+
+	/* a model's own SLO, and a table model */
+	init(&e);
+	apply_ok(&e, "{\"models\": [{\"name\": \"Tab\", \"latency_ms\": [4, 5], \"slo_ms\": 3}]}");
+	static const char *const want3[] = { "Tab", "l(1)", NULL };
+	resolve_fails(&e, want3);
+	sym_experiment_finish(&e);
+}
+
+static void test_resolve_needs_an_slo(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	flag_ok(&e, "profile", "1,5");
+	static const char *const want[] = { "model", "SLO", NULL };
+	resolve_fails(&e, want);
+	flag_ok(&e, "slo", "12");
+	resolve_ok(&e);
+	assert_int_equal(e.profiles[0].max_batch, 7);
+	assert_int_equal(e.profiles[0].lat[7], 12 * SYM_MS);
+	assert_near(e.model_slo_ms[0], 12, 0, "slo");
+	sym_experiment_finish(&e);
+}
+
+static void test_resolve_network_delays(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	flag_ok(&e, "profile", "1,5");
+	flag_ok(&e, "slo", "12");
+	resolve_ok(&e);
+	assert_int_equal(e.profiles[0].max_batch, 7);
+	flag_ok(&e, "ctrl-ms", "3");
+	resolve_ok(&e);
+	assert_int_equal(e.profiles[0].max_batch, 4);
+	assert_int_equal(e.profiles[0].lat[4], 9 * SYM_MS);
+	assert_near(e.model_slo_ms[0], 12, 0, "the SLO itself is unchanged");
+	/* the response delay counts the same */
+	flag_ok(&e, "ctrl-ms", "0");
+	flag_ok(&e, "resp-ms", "3");
+	resolve_ok(&e);
+	assert_int_equal(e.profiles[0].max_batch, 4);
+	/* with per-request transfer the table still covers every feasible
+	 * batch: b + 5 + 1 + 1*b + 1 <= 12 holds up to b = 2 */
+	flag_ok(&e, "ctrl-ms", "1");
+	flag_ok(&e, "data-ms", "1");
+	flag_ok(&e, "resp-ms", "1");
+	resolve_ok(&e);
+	assert_true(e.profiles[0].max_batch >= 2);
+	/* delays that leave no room for l(1) */
+	flag_ok(&e, "data-ms", "0");
+	flag_ok(&e, "resp-ms", "0");
+	flag_ok(&e, "ctrl-ms", "7");
+	static const char *const want[] = { "model", "l(1)", "network", NULL };
+	resolve_fails(&e, want);
+	flag_ok(&e, "ctrl-ms", "6");
+	resolve_ok(&e);
+	assert_int_equal(e.profiles[0].max_batch, 1);
+	sym_experiment_finish(&e);
+}
+
+static void test_resolve_warmup_vs_duration(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	flag_ok(&e, "models", "ResNet50");
+	flag_ok(&e, "warmup", "30");
+	static const char *const want[] = { "warmup", NULL };
+	resolve_fails(&e, want);
+	flag_ok(&e, "warmup", "29.5");
+	resolve_ok(&e);
+
+	flag_ok(&e, "duration", "10");
+	flag_ok(&e, "warmup", "10");
+	resolve_fails(&e, want);
+	flag_ok(&e, "warmup", "12");
+	resolve_fails(&e, want);
+	flag_ok(&e, "warmup", "0");
+	resolve_ok(&e);
+	sym_experiment_finish(&e);
+
+	/* the length of a schedule counts */
+	init(&e);
+	flag_ok(&e, "models", "ResNet50");
+	flag_ok(&e, "segments", "1:100,1:200");
+	resolve_fails(&e, want); /* default warm-up 3 s >= 2 s */
+	flag_ok(&e, "segments", "1:100,2.5:200");
+	resolve_ok(&e);
+	assert_near(sym_experiment_duration(&e), 3.5, 0, "duration");
+	sym_experiment_finish(&e);
+}
+
+static void test_resolve_zipf_shares(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	apply_ok(&e, "{\"models\": ["
+		     "{\"name\": \"A\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 10},"
+		     "{\"name\": \"B\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 10},"
+		     "{\"name\": \"C\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 10}],"
+		     " \"popularity\": \"zipf:1\"}");
+	resolve_ok(&e);
+	assert_near(e.shares[0], 6.0 / 11, 1e-15, "A");
+	assert_near(e.shares[1], 3.0 / 11, 1e-15, "B");
+	assert_near(e.shares[2], 2.0 / 11, 1e-15, "C");
+	flag_ok(&e, "popularity", "zipf:0");
+	resolve_ok(&e);
+	for (int i = 0; i < 3; i++)
+		assert_near(e.shares[i], 1.0 / 3, 1e-15, "zipf:0 is equal");
+	sym_experiment_finish(&e);
+
+	/* the whole zoo, in zoo order */
+	init(&e);
+	flag_ok(&e, "popularity", "zipf:1");
+	resolve_ok(&e);
+	double sum = 0;
+	for (size_t i = 0; i < e.nmodels; i++) {
+		sum += e.shares[i];
+		if (i > 0)
+			assert_true(e.shares[i] < e.shares[i - 1]);
+		assert_near(e.shares[i] / e.shares[0], 1.0 / (double)(i + 1), 1e-12, "1/(i+1)");
+	}
+	assert_near(sum, 1, 1e-12, "sum");
+	sym_experiment_finish(&e);
+}
+
+static void test_resolve_rate_csv(void **state)
+{
+	(void)state;
+	char csv[512];
+	write_temp("second,model\n0,10\n1,20\n2,30\n3,40\n4,50\n", csv, sizeof(csv));
+	struct sym_experiment e;
+	init(&e);
+	flag_ok(&e, "profile", "1,5");
+	flag_ok(&e, "slo", "20");
+	flag_ok(&e, "rate-csv", csv);
+	flag_ok(&e, "warmup", "1");
+	resolve_ok(&e);
+	assert_int_equal(e.table.nrows, 5);
+	assert_int_equal(e.table.ncols, 1);
+	assert_non_null(e.table_col);
+	assert_int_equal(e.table_col[0], 0);
+	assert_near(e.table.rates[4], 50, 0, "rate");
+	assert_near(sym_experiment_duration(&e), 5, 0, "duration from the table");
+	cJSON *j = sym_experiment_to_json(&e);
+	assert_near(cJSON_GetObjectItemCaseSensitive(j, "duration_s")->valuedouble, 5, 0, "echoed duration");
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "rate_csv")->valuestring, csv);
+	cJSON_Delete(j);
+	/* an explicit duration wins */
+	flag_ok(&e, "duration", "3");
+	resolve_ok(&e);
+	assert_near(sym_experiment_duration(&e), 3, 0, "explicit duration");
+	sym_experiment_finish(&e);
+	unlink(csv);
+
+	/* columns are matched by name, in any order */
+	write_temp("time,B,A\n0,1,2\n1,3,4\n2,5,6\n3,7,8\n", csv, sizeof(csv));
+	init(&e);
+	apply_ok(&e, "{\"models\": ["
+		     "{\"name\": \"A\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 10},"
+		     "{\"name\": \"B\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 10}]}");
+	flag_ok(&e, "rate-csv", csv);
+	resolve_ok(&e);
+	assert_int_equal(e.table_col[0], 1);
+	assert_int_equal(e.table_col[1], 0);
+	assert_near(sym_experiment_duration(&e), 4, 0, "duration");
+	sym_experiment_finish(&e);
+	unlink(csv);
+
+	/* a served model without a column */
+	write_temp("second,other\n0,1\n1,1\n2,1\n3,1\n4,1\n", csv, sizeof(csv));
+	init(&e);
+	flag_ok(&e, "profile", "1,5");
+	flag_ok(&e, "slo", "20");
+	flag_ok(&e, "rate-csv", csv);
+	static const char *const want[] = { "'model'", NULL };
+	resolve_fails(&e, want);
+	char err[1024] = "";
+	assert_true(sym_experiment_resolve(&e, err, sizeof(err)) < 0);
+	assert_contains(err, csv);
+	sym_experiment_finish(&e);
+	unlink(csv);
+
+	/* a missing file */
+	init(&e);
+	flag_ok(&e, "profile", "1,5");
+	flag_ok(&e, "slo", "20");
+	flag_ok(&e, "rate-csv", "/nonexistent-dir-for-symphony-tests/rates.csv");
+	static const char *const want2[] = { "/nonexistent-dir-for-symphony-tests/rates.csv", NULL };
+	resolve_fails(&e, want2);
+	sym_experiment_finish(&e);
+}
+
+/* The duration of a CSV replay is its number of rows, so a warm-up as long as
+ * the table must be rejected just as it is for a schedule or --duration. */
+static void test_resolve_rate_csv_warmup(void **state)
+{
+	(void)state;
+	char csv[512];
+	write_temp("second,model\n0,10\n1,20\n", csv, sizeof(csv));
+	struct sym_experiment e;
+	init(&e);
+	flag_ok(&e, "profile", "1,5");
+	flag_ok(&e, "slo", "20");
+	flag_ok(&e, "rate-csv", csv);
+	/* default warm-up 3 s, table 2 s */
+	static const char *const want[] = { "warmup", NULL };
+	resolve_fails(&e, want);
+	flag_ok(&e, "warmup", "2");
+	resolve_fails(&e, want);
+	flag_ok(&e, "warmup", "1");
+	resolve_ok(&e);
+	sym_experiment_finish(&e);
+	unlink(csv);
+}
+
+static void test_resolve_custom_zoo(void **state)
+{
+	(void)state;
+	char zoo[512];
+	write_temp("{\"gpu\": \"t4\", \"models\": ["
+		   "{\"name\": \"Small\", \"alpha_ms\": 0.5, \"beta_ms\": 1, \"slo_ms\": 10, \"static_mb\": 50},"
+		   "{\"name\": \"Table\", \"latency_ms\": [2, 3, 4, 6, 9], \"slo_ms\": 8}]}",
+		   zoo, sizeof(zoo));
+	struct sym_experiment e;
+	init(&e);
+	flag_ok(&e, "zoo", zoo);
+	resolve_ok(&e);
+	assert_int_equal(e.nmodels, 2);
+	assert_int_equal(e.profiles[0].max_batch, 18);
+	assert_near(e.profiles[0].static_mb, 50, 0, "static");
+	assert_false(e.profiles[1].linear);
+	assert_int_equal(e.profiles[1].max_batch, 5);
+	flag_ok(&e, "models", "Table");
+	resolve_ok(&e);
+	assert_int_equal(e.nmodels, 1);
+	assert_string_equal(e.models[0].name, "Table");
+	sym_experiment_finish(&e);
+	unlink(zoo);
+
+	/* a zoo that cannot be read: an error naming it, unless no model needs it */
+	init(&e);
+	flag_ok(&e, "zoo", zoo);
+	char err[1024] = "";
+	assert_int_equal(sym_experiment_resolve(&e, err, sizeof(err)), -ENOENT);
+	assert_contains(err, zoo);
+	assert_false(e.resolved);
+	flag_ok(&e, "profile", "1,2");
+	flag_ok(&e, "slo", "10");
+	resolve_ok(&e);
+	sym_experiment_finish(&e);
+}
+
+static void test_resolve_again(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	resolve_ok(&e);
+	resolve_ok(&e);
+	assert_int_equal(e.nmodels, 37);
+	flag_ok(&e, "models", "VGG16,BERT");
+	resolve_ok(&e);
+	assert_int_equal(e.nmodels, 2);
+	flag_ok(&e, "models", "Nope");
+	char err[256] = "";
+	assert_true(sym_experiment_resolve(&e, err, sizeof(err)) < 0);
+	assert_false(e.resolved);
+	assert_int_equal(e.nmodels, 0);
+	flag_ok(&e, "models", "all");
+	resolve_ok(&e);
+	assert_int_equal(e.nmodels, 37);
+	sym_experiment_finish(&e);
+}
+
+/* ---- the echoed config -------------------------------------------------------- */
+
+static void assert_close(double a, double b, double rel, const char *what)
+{
+	if (isnan(a) && isnan(b))
+		return;
+	assert_near(b, a, rel * fabs(a), what);
+}
+
+/* b reproduces a: same models, profiles and settings. rel is the relative
+ * tolerance on doubles (0: exact). */
+static void assert_same_experiment(const struct sym_experiment *a, const struct sym_experiment *b, double rel)
+{
+	assert_true(a->resolved && b->resolved);
+	assert_int_equal(a->nmodels, b->nmodels);
+	for (size_t i = 0; i < a->nmodels; i++) {
+		const struct sym_model_spec *x = &a->models[i], *y = &b->models[i];
+		assert_string_equal(x->name, y->name);
+		assert_close(x->alpha_ms, y->alpha_ms, rel, "alpha_ms");
+		assert_close(x->beta_ms, y->beta_ms, rel, "beta_ms");
+		assert_int_equal(x->max_batch, y->max_batch);
+		assert_int_equal(x->ntable, y->ntable);
+		for (int k = 0; k < x->ntable; k++)
+			assert_close(x->table_ms[k], y->table_ms[k], rel, "table_ms");
+		assert_close(a->model_slo_ms[i], b->model_slo_ms[i], rel, "model slo");
+		assert_true((x->static_mb < 0) == (y->static_mb < 0));
+		if (x->static_mb >= 0)
+			assert_close(x->static_mb, y->static_mb, rel, "static_mb");
+		assert_true((x->dynamic_mb < 0) == (y->dynamic_mb < 0));
+		const struct sym_profile *p = &a->profiles[i], *q = &b->profiles[i];
+		assert_int_equal(p->max_batch, q->max_batch);
+		assert_int_equal(p->linear, q->linear);
+		for (int k = 0; k <= p->max_batch; k++)
+			assert_int_equal(p->lat[k], q->lat[k]);
+		assert_close(a->shares[i], b->shares[i], rel + 1e-15, "share");
+	}
+	assert_close(a->slo_ms, b->slo_ms, rel, "slo_ms");
+	assert_int_equal(a->gpus, b->gpus);
+	assert_close(a->rate, b->rate, rel, "rate");
+	assert_int_equal(a->arrival.kind, b->arrival.kind);
+	assert_close(a->arrival.shape, b->arrival.shape, rel, "arrival shape");
+	assert_int_equal(a->popularity.kind, b->popularity.kind);
+	assert_close(a->popularity.s, b->popularity.s, rel, "zipf s");
+	assert_int_equal(a->nseg, b->nseg);
+	for (size_t i = 0; i < a->nseg; i++) {
+		assert_int_equal(a->segments[i].duration, b->segments[i].duration);
+		assert_close(a->segments[i].rate, b->segments[i].rate, rel, "segment rate");
+	}
+	assert_string_equal(a->rate_csv, b->rate_csv);
+	assert_ptr_equal(a->policy.ops, b->policy.ops);
+	assert_close(a->policy.param, b->policy.param, rel, "policy param");
+	assert_int_equal(a->policy.param_percent, b->policy.param_percent);
+	assert_int_equal(a->gather.rule, b->gather.rule);
+	assert_int_equal(a->gather.target, b->gather.target);
+	assert_close(a->ctrl_ms, b->ctrl_ms, rel, "ctrl_ms");
+	assert_close(a->data_ms, b->data_ms, rel, "data_ms");
+	assert_close(a->resp_ms, b->resp_ms, rel, "resp_ms");
+	assert_close(a->jitter, b->jitter, rel, "jitter");
+	assert_close(sym_experiment_duration(a), sym_experiment_duration(b), rel, "duration");
+	assert_close(a->warmup_s, b->warmup_s, rel, "warmup");
+	assert_int_equal(a->seed, b->seed);
+	assert_close(a->max_bad_rate, b->max_bad_rate, rel, "max_bad_rate");
+	assert_close(a->tolerance, b->tolerance, rel, "tolerance");
+}
+
+/* Echoes a (resolved) and applies the echo to a fresh experiment b, as an
+ * object or through text, and resolves b. */
+static void echo_into(const struct sym_experiment *a, struct sym_experiment *b, bool via_text)
+{
+	cJSON *j = sym_experiment_to_json(a);
+	assert_non_null(j);
+	char *text = NULL;
+	if (via_text) {
+		text = cJSON_Print(j);
+		assert_non_null(text);
+		cJSON_Delete(j);
+		j = cJSON_Parse(text);
+		assert_non_null(j);
+	}
+	init(b);
+	char err[1024] = "";
+	int rc = sym_experiment_apply_json(b, j, "echo", err, sizeof(err));
+	if (rc)
+		print_error("applying the echo: %s\n", err);
+	assert_int_equal(rc, 0);
+	cJSON_Delete(j);
+	cJSON_free(text);
+	resolve_ok(b);
+}
+
+static void check_round_trip(struct sym_experiment *a)
+{
+	resolve_ok(a);
+	struct sym_experiment b, c;
+	echo_into(a, &b, false);
+	assert_same_experiment(a, &b, 0);
+	/* the echo of the echo is the same text */
+	cJSON *ja = sym_experiment_to_json(a), *jb = sym_experiment_to_json(&b);
+	char *ta = cJSON_PrintUnformatted(ja), *tb = cJSON_PrintUnformatted(jb);
+	assert_string_equal(ta, tb);
+	cJSON_free(ta);
+	cJSON_free(tb);
+	cJSON_Delete(ja);
+	cJSON_Delete(jb);
+	sym_experiment_finish(&b);
+	/* cJSON prints 15 significant digits */
+	echo_into(a, &c, true);
+	assert_same_experiment(a, &c, 1e-14);
+	sym_experiment_finish(&c);
+}
+
+static void test_echo_round_trip(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	apply_ok(&e, "{"
+		     "\"models\": [\"ResNet50\","
+		     " {\"name\": \"Custom\", \"latency_ms\": [2, 3, 4], \"slo_ms\": 10, \"dynamic_mb\": 300},"
+		     " {\"name\": \"Lin\", \"alpha_ms\": 0.5, \"beta_ms\": 2, \"max_batch\": 8, \"slo_ms\": 9}],"
+		     "\"gpus\": 3, \"rate\": 1234.5, \"arrival\": \"gamma:0.5\", \"popularity\": \"zipf:0.9\","
+		     "\"policy\": \"timeout:30%\", \"drop\": \"early:6\","
+		     "\"network\": {\"ctrl_ms\": 0.25, \"data_ms\": 0.01, \"resp_ms\": 0.5},"
+		     "\"jitter\": 0.05, \"duration_s\": 12, \"warmup_s\": 2, \"seed\": 987654321,"
+		     "\"max_bad_rate\": 0.02, \"tolerance\": 0.01}");
+	check_round_trip(&e);
+	sym_experiment_finish(&e);
+
+	/* defaults: the whole a100 zoo */
+	init(&e);
+	check_round_trip(&e);
+	sym_experiment_finish(&e);
+
+	/* one SLO for all, a schedule, flags */
+	init(&e);
+	flag_ok(&e, "zoo", "gtx1080ti");
+	flag_ok(&e, "models", "VGG16,BERT,ResNet50");
+	flag_ok(&e, "slo", "100");
+	flag_ok(&e, "segments", "10:1000,5:3000,0.5:0");
+	flag_ok(&e, "policy", "timeout:5");
+	flag_ok(&e, "drop", "early");
+	flag_ok(&e, "arrival", "uniform");
+	flag_ok(&e, "seed", "0");
+	check_round_trip(&e);
+	sym_experiment_finish(&e);
+
+	/* --profile with awkward numbers */
+	init(&e);
+	flag_ok(&e, "profile", "1.053,5.072");
+	flag_ok(&e, "slo", "25");
+	flag_ok(&e, "rate", "333.333");
+	flag_ok(&e, "policy", "eager");
+	check_round_trip(&e);
+	sym_experiment_finish(&e);
+}
+
+/* The echo must carry every setting at full precision: a policy parameter,
+ * a gamma shape or a zipf exponent with more than six significant digits
+ * must come back unchanged, or the echoed config runs a different
+ * experiment. */
+static void test_echo_keeps_full_precision(void **state)
+{
+	(void)state;
+	struct sym_experiment e, b;
+	init(&e);
+	flag_ok(&e, "models", "ResNet50,VGG16");
+	flag_ok(&e, "arrival", "gamma:0.123456789");
+	flag_ok(&e, "popularity", "zipf:1.23456789");
+	flag_ok(&e, "policy", "timeout:12.3456789");
+	resolve_ok(&e);
+	echo_into(&e, &b, false);
+	assert_near(b.arrival.shape, 0.123456789, 0, "gamma shape");
+	assert_near(b.popularity.s, 1.23456789, 0, "zipf exponent");
+	assert_near(b.policy.param, 12.3456789, 0, "timeout");
+	sym_experiment_finish(&b);
+	sym_experiment_finish(&e);
+}
+
+/* ---- load_file -------------------------------------------------------------- */
+
+static void test_load_file(void **state)
+{
+	(void)state;
+	char path[512];
+	struct sym_experiment e;
+	char err[1024] = "";
+
+	/* a plain config */
+	write_temp("{\"gpus\": 6, \"models\": [\"VGG16\"], \"rate\": 42}", path, sizeof(path));
+	init(&e);
+	assert_int_equal(sym_experiment_load_file(&e, path, err, sizeof(err)), 0);
+	assert_int_equal(e.gpus, 6);
+	assert_near(e.rate, 42, 0, "rate");
+	sym_experiment_finish(&e);
+	unlink(path);
+
+	/* a result-like file: the inner config, not the result's own keys */
+	write_temp("{\"program\": \"symphony\", \"version\": \"x\", \"gpus\": 99, \"seed\": 123,"
+		   " \"config\": {\"gpus\": 5, \"rate\": 77, \"seed\": 8, \"models\": [\"BERT\"]},"
+		   " \"models\": [{\"name\": \"BERT\", \"served\": 10}], \"wall_seconds\": 1.5}",
+		   path, sizeof(path));
+	init(&e);
+	err[0] = '\0';
+	int rc = sym_experiment_load_file(&e, path, err, sizeof(err));
+	if (rc)
+		print_error("%s\n", err);
+	assert_int_equal(rc, 0);
+	assert_int_equal(e.gpus, 5);
+	assert_near(e.rate, 77, 0, "rate");
+	assert_int_equal(e.seed, 8);
+	resolve_ok(&e);
+	assert_int_equal(e.nmodels, 1);
+	assert_string_equal(e.models[0].name, "BERT");
+	sym_experiment_finish(&e);
+	unlink(path);
+
+	/* a bad key inside a result's config names the file and the key */
+	write_temp("{\"version\": \"x\", \"config\": {\"gpus\": 0}}", path, sizeof(path));
+	init(&e);
+	err[0] = '\0';
+	assert_int_equal(sym_experiment_load_file(&e, path, err, sizeof(err)), -EINVAL);
+	assert_contains(err, path);
+	assert_contains(err, "gpus");
+	sym_experiment_finish(&e);
+	unlink(path);
+
+	/* "config" without "version" is not a result file */
+	write_temp("{\"config\": {\"gpus\": 5}}", path, sizeof(path));
+	init(&e);
+	err[0] = '\0';
+	assert_int_equal(sym_experiment_load_file(&e, path, err, sizeof(err)), -EINVAL);
+	assert_contains(err, path);
+	assert_contains(err, "config");
+	sym_experiment_finish(&e);
+	unlink(path);
+
+	/* malformed JSON: FILE:LINE */
+	write_temp("{\n  \"gpus\": 4,\n  \"rate\": ,\n}\n", path, sizeof(path));
+	init(&e);
+	err[0] = '\0';
+	assert_int_equal(sym_experiment_load_file(&e, path, err, sizeof(err)), -EINVAL);
+	char want[600];
+	snprintf(want, sizeof(want), "%s:3", path);
+	assert_contains(err, want);
+	sym_experiment_finish(&e);
+	unlink(path);
+
+	/* not an object */
+	write_temp("[1, 2]", path, sizeof(path));
+	init(&e);
+	err[0] = '\0';
+	assert_int_equal(sym_experiment_load_file(&e, path, err, sizeof(err)), -EINVAL);
+	assert_contains(err, path);
+	sym_experiment_finish(&e);
+	unlink(path);
+
+	/* a missing file */
+	init(&e);
+	err[0] = '\0';
+	const char *missing = "/nonexistent-dir-for-symphony-tests/exp.json";
+	assert_int_equal(sym_experiment_load_file(&e, missing, err, sizeof(err)), -ENOENT);
+	assert_contains(err, missing);
+	sym_experiment_finish(&e);
+}
+
+/* A result file written from the echo reruns the same experiment. */
+static void test_load_file_echo(void **state)
+{
+	(void)state;
+	struct sym_experiment a, b;
+	init(&a);
+	flag_ok(&a, "models", "ResNet50,VGG16,BERT");
+	flag_ok(&a, "gpus", "5");
+	flag_ok(&a, "rate", "2500");
+	flag_ok(&a, "policy", "timeout:20%");
+	flag_ok(&a, "drop", "early:4");
+	flag_ok(&a, "ctrl-ms", "0.5");
+	flag_ok(&a, "seed", "31337");
+	resolve_ok(&a);
+	cJSON *res = cJSON_CreateObject();
+	cJSON_AddStringToObject(res, "version", "0.1.0");
+	cJSON_AddItemToObject(res, "config", sym_experiment_to_json(&a));
+	cJSON_AddNumberToObject(res, "gpus", 1);
+	char *text = cJSON_Print(res);
+	cJSON_Delete(res);
+	char path[512];
+	write_temp(text, path, sizeof(path));
+	cJSON_free(text);
+	init(&b);
+	char err[1024] = "";
+	int rc = sym_experiment_load_file(&b, path, err, sizeof(err));
+	if (rc)
+		print_error("%s\n", err);
+	assert_int_equal(rc, 0);
+	unlink(path);
+	resolve_ok(&b);
+	assert_same_experiment(&a, &b, 1e-14);
+	sym_experiment_finish(&a);
+	sym_experiment_finish(&b);
+}
+
+static void test_print_flags(void **state)
+{
+	(void)state;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	sym_experiment_print_flags(f);
+	fclose(f);
+	static const char *const flags[] = { "--zoo", "--models", "--profile", "--slo", "--gpus", "--rate",
+					     "--arrival", "--popularity", "--segments", "--rate-csv", "--policy",
+					     "--drop", "--ctrl-ms", "--data-ms", "--resp-ms", "--jitter",
+					     "--duration", "--warmup", "--seed", "--max-bad-rate", "--tolerance" };
+	for (size_t i = 0; i < NELEMS(flags); i++)
+		assert_contains(buf, flags[i]);
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_init_defaults),
+		cmocka_unit_test(test_apply_json_sets_every_key),
+		cmocka_unit_test(test_apply_json_unknown_key),
+		cmocka_unit_test(test_apply_json_bad_values),
+		cmocka_unit_test(test_apply_flag_not_config),
+		cmocka_unit_test(test_apply_flag_profile),
+		cmocka_unit_test(test_apply_flag_models),
+		cmocka_unit_test(test_apply_flag_segments),
+		cmocka_unit_test(test_apply_flag_scalars),
+		cmocka_unit_test(test_flags_override_json),
+		cmocka_unit_test(test_resolve_all_a100),
+		cmocka_unit_test(test_resolve_all_gtx1080ti),
+		cmocka_unit_test(test_resolve_unknown_model),
+		cmocka_unit_test(test_resolve_duplicate_model),
+		cmocka_unit_test(test_resolve_slo_too_short),
+		cmocka_unit_test(test_resolve_needs_an_slo),
+		cmocka_unit_test(test_resolve_network_delays),
+		cmocka_unit_test(test_resolve_warmup_vs_duration),
+		cmocka_unit_test(test_resolve_zipf_shares),
+		cmocka_unit_test(test_resolve_rate_csv),
+		cmocka_unit_test(test_resolve_rate_csv_warmup),
+		cmocka_unit_test(test_resolve_custom_zoo),
+		cmocka_unit_test(test_resolve_again),
+		cmocka_unit_test(test_echo_round_trip),
+		cmocka_unit_test(test_echo_keeps_full_precision),
+		cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_load_file_echo),
+		cmocka_unit_test(test_print_flags),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
