@@ -309,30 +309,31 @@ struct key {
 	const char *arg;
 	const char *help;
 	setter set;
+	bool text; /* the value is always a string, even when it looks like a number */
 };
 
 static const struct key keys[] = {
-	{ "zoo", "zoo", "a100|gtx1080ti|FILE", "profile set the models come from (default a100)", set_zoo },
-	{ "models", "models", "NAME,...|all", "models to serve (default all)", set_models },
-	{ NULL, "profile", "ALPHA_MS,BETA_MS", "one inline linear model l(b) = alpha*b + beta, named 'model'", NULL },
-	{ "slo_ms", "slo", "MS", "latency SLO for every model (default: each model's own)", set_slo },
-	{ "gpus", "gpus", "N", "number of GPUs (default 8)", set_gpus },
-	{ "rate", "rate", "RPS", "total offered requests per second (default 1000)", set_rate },
-	{ "arrival", "arrival", "poisson|uniform|gamma:K", "arrival process per model (default poisson)", set_arrival },
-	{ "popularity", "popularity", "equal|zipf:S", "split of the total rate across models (default equal)", set_popularity },
-	{ "segments", "segments", "S:RPS,...", "piecewise total rate: S seconds at RPS, ... (replaces --rate)", set_segments },
-	{ "rate_csv", "rate-csv", "FILE", "replay per-second per-model rates from CSV (replaces --rate)", set_rate_csv },
-	{ "policy", "policy", "NAME[:PARAMS]", "symphony | eager | timeout:K (default symphony)", set_policy },
-	{ "drop", "drop", "lazy|early[:N]", "batch gathering: lazy drop, or early drop with target N or auto (default early = early:auto)", set_drop },
-	{ "network.ctrl_ms", "ctrl-ms", "MS", "control delay scheduler -> GPU (default 0)", set_ctrl },
-	{ "network.data_ms", "data-ms", "MS", "input transfer delay per request of a batch (default 0)", set_data },
-	{ "network.resp_ms", "resp-ms", "MS", "response delay back to the client (default 0)", set_resp },
-	{ "jitter", "jitter", "J", "GPU time = l(b) * uniform[1-J, 1+J] (default 0)", set_jitter },
-	{ "duration_s", "duration", "S", "simulated seconds of arrivals (default 30, or the schedule's length)", set_duration },
-	{ "warmup_s", "warmup", "S", "seconds at the start not counted in metrics (default 3)", set_warmup },
-	{ "seed", "seed", "N", "random seed (default 1)", set_seed },
-	{ "max_bad_rate", "max-bad-rate", "R", "goodput: highest acceptable bad rate (default 0.01)", set_max_bad },
-	{ "tolerance", "tolerance", "T", "goodput: relative search tolerance (default 0.005)", set_tolerance },
+	{ "zoo", "zoo", "a100|gtx1080ti|FILE", "profile set the models come from (default a100)", set_zoo, true },
+	{ "models", "models", "NAME,...|all", "models to serve (default all)", set_models, false },
+	{ NULL, "profile", "ALPHA_MS,BETA_MS", "one inline linear model l(b) = alpha*b + beta, named 'model'", NULL, false },
+	{ "slo_ms", "slo", "MS", "latency SLO for every model (default: each model's own)", set_slo, false },
+	{ "gpus", "gpus", "N", "number of GPUs (default 8)", set_gpus, false },
+	{ "rate", "rate", "RPS", "total offered requests per second (default 1000)", set_rate, false },
+	{ "arrival", "arrival", "poisson|uniform|gamma:K", "arrival process per model (default poisson)", set_arrival, true },
+	{ "popularity", "popularity", "equal|zipf:S", "split of the total rate across models (default equal)", set_popularity, true },
+	{ "segments", "segments", "S:RPS,...", "piecewise total rate: S seconds at RPS, ... (replaces --rate)", set_segments, false },
+	{ "rate_csv", "rate-csv", "FILE", "replay per-second per-model rates from CSV (replaces --rate)", set_rate_csv, true },
+	{ "policy", "policy", "NAME[:PARAMS]", "symphony | eager | timeout:K (default symphony)", set_policy, true },
+	{ "drop", "drop", "lazy|early[:N]", "batch gathering: lazy drop, or early drop with target N or auto (default early = early:auto)", set_drop, true },
+	{ "network.ctrl_ms", "ctrl-ms", "MS", "control delay scheduler -> GPU (default 0)", set_ctrl, false },
+	{ "network.data_ms", "data-ms", "MS", "input transfer delay per request of a batch (default 0)", set_data, false },
+	{ "network.resp_ms", "resp-ms", "MS", "response delay back to the client (default 0)", set_resp, false },
+	{ "jitter", "jitter", "J", "GPU time = l(b) * uniform[1-J, 1+J] (default 0)", set_jitter, false },
+	{ "duration_s", "duration", "S", "simulated seconds of arrivals (default 30, or the schedule's length)", set_duration, false },
+	{ "warmup_s", "warmup", "S", "seconds at the start not counted in metrics (default 3)", set_warmup, false },
+	{ "seed", "seed", "N", "random seed (default 1)", set_seed, false },
+	{ "max_bad_rate", "max-bad-rate", "R", "goodput: highest acceptable bad rate (default 0.01)", set_max_bad, false },
+	{ "tolerance", "tolerance", "T", "goodput: relative search tolerance (default 0.005)", set_tolerance, false },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -494,6 +495,8 @@ int sym_experiment_apply_flag(struct sym_experiment *e, const char *flag, const 
 	cJSON *v = NULL;
 	double a, b;
 	int rc;
+	if (!value)
+		return ERR("%s: missing value", where);
 	if (!strcmp(flag, "profile")) {
 		const char *comma = value ? strchr(value, ',') : NULL;
 		char *first = comma ? strndup(value, (size_t)(comma - value)) : NULL;
@@ -543,7 +546,7 @@ int sym_experiment_apply_flag(struct sym_experiment *e, const char *flag, const 
 	} else {
 		if (!value)
 			return ERR("%s: missing value", where);
-		v = parse_double(value, &a) ? cJSON_CreateNumber(a) : cJSON_CreateString(value);
+		v = !k->text && parse_double(value, &a) ? cJSON_CreateNumber(a) : cJSON_CreateString(value);
 		rc = k->set(e, v, where, err, errlen);
 	}
 	cJSON_Delete(v);
@@ -700,9 +703,8 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 	cJSON *models = cJSON_AddArrayToObject(o, "models");
 	for (size_t i = 0; i < e->nmodels; i++) {
 		cJSON *m = sym_model_spec_to_json(&e->models[i]);
-		cJSON_ReplaceItemInObject(m, "slo_ms", cJSON_CreateNumber(e->model_slo_ms[i]));
-		if (!cJSON_GetObjectItem(m, "slo_ms"))
-			cJSON_AddNumberToObject(m, "slo_ms", e->model_slo_ms[i]);
+		cJSON_DeleteItemFromObjectCaseSensitive(m, "slo_ms");
+		cJSON_AddNumberToObject(m, "slo_ms", e->model_slo_ms[i]);
 		cJSON_AddItemToArray(models, m);
 	}
 	if (e->slo_ms > 0)

@@ -20,6 +20,25 @@
 
 #define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
 
+/* cJSON allocations still live: main() installs counting hooks, so a test
+ * can see that code it calls frees every cJSON object it creates. */
+static long cjson_live;
+
+static void *count_malloc(size_t n)
+{
+	void *p = malloc(n);
+	if (p)
+		cjson_live++;
+	return p;
+}
+
+static void count_free(void *p)
+{
+	if (p)
+		cjson_live--;
+	free(p);
+}
+
 /* ---- helpers ------------------------------------------------------------ */
 
 static void assert_contains(const char *hay, const char *needle)
@@ -142,8 +161,10 @@ static void test_init_defaults(void **state)
 	assert_ptr_equal(e.policy.ops, &sym_policy_symphony);
 	char buf[64];
 	assert_string_equal(sym_policy_format(&e.policy, buf, sizeof(buf)), "symphony");
-	assert_int_equal(e.gather.rule, SYM_GATHER_LAZY);
+	/* early drop with an automatic target (sim/config.h) */
+	assert_int_equal(e.gather.rule, SYM_GATHER_EARLY);
 	assert_int_equal(e.gather.target, 0);
+	assert_string_equal(sym_gather_format(&e.gather, buf, sizeof(buf)), "early:auto");
 	assert_null(e.segments);
 	assert_int_equal(e.nseg, 0);
 	assert_string_equal(e.rate_csv, "");
@@ -580,6 +601,27 @@ static void test_apply_flag_scalars(void **state)
 	}
 }
 
+/* String-valued flags take any text: a file may be called "2024". */
+static void test_apply_flag_path_values(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	char err[1024] = "";
+	int rc_csv = sym_experiment_apply_flag(&e, "rate-csv", "2024", err, sizeof(err));
+	int rc_zoo = sym_experiment_apply_flag(&e, "zoo", "1e3", err, sizeof(err));
+	char csv[sizeof(e.rate_csv)], zoo[sizeof(e.zoo)];
+	snprintf(csv, sizeof(csv), "%s", e.rate_csv);
+	snprintf(zoo, sizeof(zoo), "%s", e.zoo);
+	sym_experiment_finish(&e);
+	if (rc_csv || rc_zoo)
+		print_error("%s\n", err);
+	assert_int_equal(rc_csv, 0);
+	assert_string_equal(csv, "2024");
+	assert_int_equal(rc_zoo, 0);
+	assert_string_equal(zoo, "1e3");
+}
+
 static void test_flags_override_json(void **state)
 {
 	(void)state;
@@ -952,6 +994,32 @@ static void test_resolve_rate_csv_warmup(void **state)
 	unlink(csv);
 }
 
+/* A schedule whose rates are all 0 offers nothing to measure. */
+static void test_resolve_schedule_offers_requests(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	flag_ok(&e, "models", "ResNet50");
+	flag_ok(&e, "segments", "5:0,5:0");
+	static const char *const want[] = { "segments", NULL };
+	resolve_fails(&e, want);
+	flag_ok(&e, "segments", "5:0,5:10");
+	resolve_ok(&e);
+	sym_experiment_finish(&e);
+
+	char csv[512];
+	write_temp("second,model,other\n0,0,5\n1,0,5\n2,0,5\n3,0,5\n4,0,5\n", csv, sizeof(csv));
+	init(&e);
+	flag_ok(&e, "profile", "1,5");
+	flag_ok(&e, "slo", "20");
+	flag_ok(&e, "rate-csv", csv);
+	const char *const want2[] = { csv, NULL };
+	resolve_fails(&e, want2);
+	sym_experiment_finish(&e);
+	unlink(csv);
+}
+
 static void test_resolve_custom_zoo(void **state)
 {
 	(void)state;
@@ -1182,11 +1250,66 @@ static void test_echo_keeps_full_precision(void **state)
 	flag_ok(&e, "policy", "timeout:12.3456789");
 	resolve_ok(&e);
 	echo_into(&e, &b, false);
-	assert_near(b.arrival.shape, 0.123456789, 0, "gamma shape");
-	assert_near(b.popularity.s, 1.23456789, 0, "zipf exponent");
-	assert_near(b.policy.param, 12.3456789, 0, "timeout");
+	double shape = b.arrival.shape, zipf = b.popularity.s, timeout = b.policy.param;
+	sym_experiment_finish(&b);
+	init(&b);
+	flag_ok(&b, "policy", "timeout:0.123456789%");
+	flag_ok(&b, "models", "ResNet50");
+	resolve_ok(&b);
+	struct sym_experiment c;
+	echo_into(&b, &c, false);
+	double pct = c.policy.param;
+	bool is_pct = c.policy.param_percent;
+	sym_experiment_finish(&c);
 	sym_experiment_finish(&b);
 	sym_experiment_finish(&e);
+	assert_near(shape, 0.123456789, 0, "gamma shape");
+	assert_near(zipf, 1.23456789, 0, "zipf exponent");
+	assert_near(timeout, 12.3456789, 0, "timeout ms");
+	assert_true(is_pct);
+	assert_near(pct, 0.123456789, 0, "timeout percent");
+}
+
+/* Echoing frees everything it makes, also for a model whose SLO comes from
+ * --slo (it has no slo_ms of its own). */
+static void test_echo_frees_everything(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	flag_ok(&e, "profile", "1.053,5.072");
+	flag_ok(&e, "slo", "25");
+	resolve_ok(&e);
+	long before = cjson_live;
+	cJSON *j = sym_experiment_to_json(&e);
+	assert_non_null(j);
+	cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "models"), 0);
+	assert_non_null(m);
+	/* the model carries the SLO it was served under, once */
+	int nslo = 0;
+	for (const cJSON *it = m->child; it; it = it->next)
+		nslo += !strcmp(it->string, "slo_ms");
+	assert_int_equal(nslo, 1);
+	assert_near(cJSON_GetObjectItemCaseSensitive(m, "slo_ms")->valuedouble, 25, 0, "model slo");
+	cJSON_Delete(j);
+	long leaked = cjson_live - before;
+	sym_experiment_finish(&e);
+	assert_int_equal(leaked, 0);
+
+	/* the same for models with their own SLO, and for the whole cycle */
+	before = cjson_live;
+	init(&e);
+	apply_ok(&e, "{\"models\": [\"ResNet50\", {\"name\": \"T\", \"latency_ms\": [1, 2]}], \"slo_ms\": 30}");
+	resolve_ok(&e);
+	j = sym_experiment_to_json(&e);
+	cJSON_Delete(j);
+	sym_experiment_finish(&e);
+	init(&e);
+	resolve_ok(&e);
+	j = sym_experiment_to_json(&e);
+	cJSON_Delete(j);
+	sym_experiment_finish(&e);
+	assert_int_equal(cjson_live - before, 0);
 }
 
 /* ---- load_file -------------------------------------------------------------- */
@@ -1332,6 +1455,8 @@ static void test_print_flags(void **state)
 
 int main(void)
 {
+	cJSON_Hooks hooks = { count_malloc, count_free };
+	cJSON_InitHooks(&hooks);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_init_defaults),
 		cmocka_unit_test(test_apply_json_sets_every_key),
@@ -1342,6 +1467,7 @@ int main(void)
 		cmocka_unit_test(test_apply_flag_models),
 		cmocka_unit_test(test_apply_flag_segments),
 		cmocka_unit_test(test_apply_flag_scalars),
+		cmocka_unit_test(test_apply_flag_path_values),
 		cmocka_unit_test(test_flags_override_json),
 		cmocka_unit_test(test_resolve_all_a100),
 		cmocka_unit_test(test_resolve_all_gtx1080ti),
@@ -1354,10 +1480,12 @@ int main(void)
 		cmocka_unit_test(test_resolve_zipf_shares),
 		cmocka_unit_test(test_resolve_rate_csv),
 		cmocka_unit_test(test_resolve_rate_csv_warmup),
+		cmocka_unit_test(test_resolve_schedule_offers_requests),
 		cmocka_unit_test(test_resolve_custom_zoo),
 		cmocka_unit_test(test_resolve_again),
 		cmocka_unit_test(test_echo_round_trip),
 		cmocka_unit_test(test_echo_keeps_full_precision),
+		cmocka_unit_test(test_echo_frees_everything),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_load_file_echo),
 		cmocka_unit_test(test_print_flags),

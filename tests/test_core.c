@@ -228,17 +228,22 @@ static void test_timeout_policy(void **state)
 	assert_int_equal(dr.nd, 1);
 	assert_int_equal(dr.d[0].start, 3 * SYM_MS);
 	assert_int_equal(dr.d[0].size, 2);
-	/* 50% of the 12 ms SLO = 6 ms, past the batch of 2's latest (12 - 7 = 5 ms):
-	 * at 6 ms the candidate is recomputed, only the head fits (6 + l(1) = 12),
-	 * it goes alone; the second request's own timeout ends at 1 + 6 = 7 ms. */
+	/* 50% of the 12 ms SLO = 6 ms: the operator's max_batch_size is the
+	 * largest b with l(b) <= 12 - 6, i.e. 1, so each request goes at once */
 	run(&dr, arr, NULL, 2, 3, &ex_cfg, 1, "timeout:50%", "lazy");
 	assert_int_equal(dr.ndrops, 0);
 	assert_int_equal(dr.nd, 2);
 	assert_int_equal(dr.d[0].size, 1);
-	assert_int_equal(dr.d[0].start, 6 * SYM_MS);
-	assert_int_equal(dr.d[1].size, 1);
-	assert_int_equal(dr.d[1].start, 7 * SYM_MS);
+	assert_int_equal(dr.d[0].start, 0);
+	assert_int_equal(dr.d[1].start, 1 * SYM_MS);
 	assert_int_equal(dr.d[1].gpu, 1);
+	/* timeout:3 -> full at l(b) <= 9, b = 4: four requests by 0.3 ms go then,
+	 * not at the 3 ms timeout */
+	sym_time four[4] = { 0, 100 * SYM_US, 200 * SYM_US, 300 * SYM_US };
+	run(&dr, four, NULL, 4, 3, &ex_cfg, 1, "timeout:3", "lazy");
+	assert_int_equal(dr.nd, 1);
+	assert_int_equal(dr.d[0].size, 4);
+	assert_int_equal(dr.d[0].start, 300 * SYM_US);
 }
 
 /* Two models, one GPU: when the GPU frees, the waiting candidate with the

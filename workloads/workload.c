@@ -77,14 +77,24 @@ int sym_arrival_parse(const char *text, struct sym_arrival_spec *out)
 	return 0;
 }
 
+/* The shortest decimal text of v that reads back exactly. */
+static const char *exact(double v, char *num, size_t len)
+{
+	snprintf(num, len, "%.15g", v);
+	if (strtod(num, NULL) != v)
+		snprintf(num, len, "%.17g", v);
+	return num;
+}
+
 char *sym_arrival_format(const struct sym_arrival_spec *spec, char *buf, size_t len)
 {
+	char num[32];
 	if (!buf || len == 0)
 		return buf;
 	switch (spec->kind) {
 	case SYM_ARRIVAL_POISSON: snprintf(buf, len, "poisson"); break;
 	case SYM_ARRIVAL_UNIFORM: snprintf(buf, len, "uniform"); break;
-	case SYM_ARRIVAL_GAMMA: snprintf(buf, len, "gamma:%g", spec->shape); break;
+	case SYM_ARRIVAL_GAMMA: snprintf(buf, len, "gamma:%s", exact(spec->shape, num, sizeof(num))); break;
 	default: snprintf(buf, len, "unknown"); break;
 	}
 	return buf;
@@ -298,10 +308,11 @@ int sym_popularity_parse(const char *text, struct sym_popularity *out)
 
 char *sym_popularity_format(const struct sym_popularity *p, char *buf, size_t len)
 {
+	char num[32];
 	if (!buf || len == 0)
 		return buf;
 	if (p->kind == SYM_POP_ZIPF)
-		snprintf(buf, len, "zipf:%g", p->s);
+		snprintf(buf, len, "zipf:%s", exact(p->s, num, sizeof(num)));
 	else
 		snprintf(buf, len, "equal");
 	return buf;

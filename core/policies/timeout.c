@@ -1,9 +1,14 @@
 /* timeout:K - TF-Serving style batching timeout.
  *
- * A batch waits until K after its oldest request arrived, or until it is full
- * (the model's largest batch), whichever is first:
+ * A batch waits until K after its oldest request arrived, or until it is full,
+ * whichever is first:
  *
- *     exec = max(now, head arrival + K)      (exec = now when B = max batch)
+ *     exec = max(now, head arrival + K)      (exec = now when the batch is full)
+ *
+ * "Full" is TF-Serving's max_batch_size, set as an operator would for this
+ * timeout: the largest b with le(b) <= SLO - K, so that a full batch sent at
+ * the timeout still meets its deadline (at least 1, at most the model's
+ * largest batch). The batch goes as soon as that many requests are queued.
  *
  * K is in milliseconds ("timeout:5") or a percentage of the model's SLO
  * ("timeout:30%"). A timeout past the candidate's latest start does not wait
@@ -44,15 +49,29 @@ static int parse(struct sym_policy *p, const char *params, char *err, size_t err
 
 static void format(const struct sym_policy *p, char *buf, size_t len)
 {
-	snprintf(buf, len, "timeout:%g%s", p->param, p->param_percent ? "%" : "");
+	/* shortest text that reads back exactly */
+	char num[32];
+	snprintf(num, sizeof(num), "%.15g", p->param);
+	if (strtod(num, NULL) != p->param)
+		snprintf(num, sizeof(num), "%.17g", p->param);
+	snprintf(buf, len, "timeout:%s%s", num, p->param_percent ? "%" : "");
 }
 
 static sym_time exec(const struct sym_policy *p, const struct sym_cand_view *v)
 {
-	if (v->size >= v->max_batch)
-		return v->now;
 	sym_time k = p->param_percent ? (sym_time)llround((double)v->slo * p->param / 100.0)
 				      : sym_ms(p->param);
+	/* full = the largest b with le(b) <= slo - k (le is non-decreasing) */
+	int lo = 1, hi = v->max_batch;
+	while (lo < hi) {
+		int mid = lo + (hi - lo + 1) / 2;
+		if (v->le[mid] <= v->slo - k)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	if (v->size >= v->max_batch || v->queued >= (size_t)lo)
+		return v->now;
 	sym_time t = v->head_arrival + k;
 	return t > v->now ? t : v->now;
 }
