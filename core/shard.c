@@ -21,19 +21,27 @@ const char *sym_drop_reason_name(enum sym_drop_reason why)
 int sym_gather_parse(const char *text, struct sym_gather *out)
 {
 	if (!strcmp(text, "lazy")) {
-		*out = (struct sym_gather){ SYM_GATHER_LAZY, 0 };
+		*out = (struct sym_gather){ SYM_GATHER_LAZY, 0, SYM_TARGET_SIGMAS };
 		return 0;
 	}
 	if (!strcmp(text, "early") || !strcmp(text, "early:auto")) {
-		*out = (struct sym_gather){ SYM_GATHER_EARLY, 0 };
+		*out = (struct sym_gather){ SYM_GATHER_EARLY, 0, SYM_TARGET_SIGMAS };
 		return 0;
 	}
+	char *end = NULL;
+	errno = 0;
+	if (!strncmp(text, "early:auto:", 11)) {
+		double k = strtod(text + 11, &end);
+		if (text[11] && !*end && !errno && isfinite(k) && k >= 0 && k <= 100) {
+			*out = (struct sym_gather){ SYM_GATHER_EARLY, 0, k };
+			return 0;
+		}
+		return -EINVAL;
+	}
 	if (!strncmp(text, "early:", 6)) {
-		char *end = NULL;
-		errno = 0;
 		long n = strtol(text + 6, &end, 10);
 		if (text[6] && !*end && !errno && n >= 1 && n <= SYM_PROFILE_BATCH_LIMIT) {
-			*out = (struct sym_gather){ SYM_GATHER_EARLY, (int)n };
+			*out = (struct sym_gather){ SYM_GATHER_EARLY, (int)n, SYM_TARGET_SIGMAS };
 			return 0;
 		}
 	}
@@ -46,8 +54,10 @@ char *sym_gather_format(const struct sym_gather *g, char *buf, size_t len)
 		snprintf(buf, len, "lazy");
 	else if (g->target)
 		snprintf(buf, len, "early:%d", g->target);
-	else
+	else if (g->sigmas == SYM_TARGET_SIGMAS)
 		snprintf(buf, len, "early:auto");
+	else
+		snprintf(buf, len, "early:auto:%.17g", g->sigmas);
 	return buf;
 }
 
@@ -58,7 +68,7 @@ int sym_shard_init(struct sym_shard *s, int id, const struct sym_model_cfg *cfg,
 	const struct sym_profile *p = cfg->profile;
 	if (!p || !p->lat || p->max_batch < 1 || cfg->slo <= 0 || !isfinite(cfg->rate_hint) ||
 	    cfg->rate_hint < 0 || net->ctrl < 0 || net->data < 0 || net->resp < 0 ||
-	    gather->target < 0)
+	    gather->target < 0 || !isfinite(gather->sigmas) || gather->sigmas < 0)
 		return -EINVAL;
 	s->le = malloc(((size_t)p->max_batch + 2) * sizeof(*s->le));
 	if (!s->le)
@@ -97,7 +107,7 @@ int sym_shard_target_for_rate(const struct sym_shard *s, double lambda, double c
 		double n = lambda * (l / 1e9) / b;
 		if (n < 1)
 			n = 1;
-		double margin = lambda > 0 ? SYM_TARGET_SIGMAS * cv * sqrt((double)b) / lambda * 1e9 : 0;
+		double margin = lambda > 0 ? s->gather.sigmas * cv * sqrt((double)b) / lambda * 1e9 : 0;
 		double budget = (double)(s->slo - (s->le[b] - p->lat[b]));
 		if ((1 + 1 / n) * l + margin <= budget)
 			return b;

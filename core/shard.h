@@ -30,9 +30,9 @@
  * are not clockwork, though: gathering b requests takes b/lambda on average
  * with a standard deviation of cv*sqrt(b)/lambda (a sum of b gaps whose
  * coefficient of variation is cv, measured online). The estimate keeps
- * SYM_TARGET_SIGMAS of those as a margin:
+ * K of those as a margin ("early:auto:K", K = SYM_TARGET_SIGMAS by default):
  *
- *     (1 + 1/n) * l(b) + SYM_TARGET_SIGMAS * cv * sqrt(b) / lambda <= SLO - delays(b)
+ *     (1 + 1/n) * l(b) + K * cv * sqrt(b) / lambda <= SLO - delays(b)
  *
  * so that bursty workloads aim at slightly smaller, safer batches.
  */
@@ -57,10 +57,13 @@ enum sym_gather_rule { SYM_GATHER_LAZY, SYM_GATHER_EARLY };
 
 struct sym_gather {
 	enum sym_gather_rule rule;
-	int target; /* early drop target batch size; 0 = estimate from the rate */
+	int target;    /* early drop target batch size; 0 = estimate from the rate */
+	double sigmas; /* auto target: margin in standard deviations of the gathering time */
 };
 
-/* Parses "lazy", "early" (= "early:auto") or "early:N" (N >= 1). */
+/* Parses "lazy", "early" (= "early:auto" = "early:auto:3"), "early:auto:K"
+ * (K >= 0 standard deviations of margin; 0 is the plain staggered formula)
+ * or "early:N" (a fixed target, N >= 1). */
 int sym_gather_parse(const char *text, struct sym_gather *out);
 char *sym_gather_format(const struct sym_gather *g, char *buf, size_t len);
 
@@ -112,10 +115,9 @@ struct sym_shard {
 #define SYM_RATE_SMOOTH 0.3
 /* Weight of one gap in the gap-variability estimate. */
 #define SYM_GAP_SMOOTH (1.0 / 512)
-/* Margin of the auto target, in standard deviations of the gathering time. */
-#ifndef SYM_TARGET_SIGMAS
+/* Default margin of the auto target, in standard deviations of the
+ * gathering time (measured best; see README). */
 #define SYM_TARGET_SIGMAS 3.0
-#endif
 
 /* Returns 0, -EINVAL (bad slo, profile or gather) or -ENOMEM. */
 int sym_shard_init(struct sym_shard *s, int id, const struct sym_model_cfg *cfg,

@@ -223,7 +223,7 @@ static int set_policy(struct sym_experiment *e, const cJSON *v, const char *wher
 static int set_drop(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
 	const char *s;
-	const char *what = "lazy, early (= early:auto) or early:N (N >= 1)";
+	const char *what = "lazy, early (= early:auto), early:auto:K (K >= 0 sigmas of margin) or early:N (N >= 1)";
 	if (get_str(v, where, what, &s, err, errlen))
 		return -EINVAL;
 	if (sym_gather_parse(s, &e->gather))
@@ -324,7 +324,7 @@ static const struct key keys[] = {
 	{ "segments", "segments", "S:RPS,...", "piecewise total rate: S seconds at RPS, ... (replaces --rate)", set_segments, false },
 	{ "rate_csv", "rate-csv", "FILE", "replay per-second per-model rates from CSV (replaces --rate)", set_rate_csv, true },
 	{ "policy", "policy", "NAME[:PARAMS]", "symphony | eager | timeout:K (default symphony)", set_policy, true },
-	{ "drop", "drop", "lazy|early[:N]", "batch gathering: lazy drop, or early drop with target N or auto (default early = early:auto)", set_drop, true },
+	{ "drop", "drop", "lazy|early[:N|:auto:K]", "batch gathering: lazy drop, or early drop with target N or auto (default early = early:auto:3)", set_drop, true },
 	{ "network.ctrl_ms", "ctrl-ms", "MS", "control delay scheduler -> GPU (default 0)", set_ctrl, false },
 	{ "network.data_ms", "data-ms", "MS", "input transfer delay per request of a batch (default 0)", set_data, false },
 	{ "network.resp_ms", "resp-ms", "MS", "response delay back to the client (default 0)", set_resp, false },
@@ -359,7 +359,7 @@ int sym_experiment_init(struct sym_experiment *e)
 	e->popularity = (struct sym_popularity){ SYM_POP_EQUAL, 0 };
 	char msg[64];
 	sym_policy_parse("symphony", &e->policy, msg, sizeof(msg));
-	e->gather = (struct sym_gather){ SYM_GATHER_EARLY, 0 }; /* measured best: see README */
+	e->gather = (struct sym_gather){ SYM_GATHER_EARLY, 0, SYM_TARGET_SIGMAS }; /* measured best: see README */
 	e->warmup_s = 3;
 	e->seed = 1;
 	e->max_bad_rate = 0.01;

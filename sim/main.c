@@ -102,7 +102,7 @@ static int help(const char *topic)
 			"  \"segments\": [{\"duration_s\": 10, \"rate\": 2000}],   piecewise total rate\n"
 			"  \"rate_csv\": \"rates.csv\",       per-second rates per model (header: model names)\n"
 			"  \"policy\": \"symphony\",          symphony | eager | timeout:K (ms or %% of SLO)\n"
-			"  \"drop\": \"early\",               early (auto target, default) | early:N | lazy\n"
+			"  \"drop\": \"early\",               early (= early:auto:3, default) | early:auto:K | early:N | lazy\n"
 			"  \"network\": {\"ctrl_ms\": 0, \"data_ms\": 0, \"resp_ms\": 0},\n"
 			"  \"jitter\": 0,                    GPU time factor uniform in [1-J, 1+J]\n"
 			"  \"duration_s\": 30, \"warmup_s\": 3, \"seed\": 1,\n"

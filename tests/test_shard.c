@@ -221,7 +221,7 @@ static void test_target_for_rate(void **state)
 	/* ResNet50: alpha 1.053, beta 5.072, SLO 25 */
 	struct sym_profile p;
 	assert_int_equal(sym_profile_init_linear(&p, "r50", 1.053, 5.072, 18), 0);
-	struct sym_gather g = { SYM_GATHER_EARLY, 0 };
+	struct sym_gather g = { SYM_GATHER_EARLY, 0, SYM_TARGET_SIGMAS };
 	struct sym_net net = { 0, 0, 0 };
 	struct sym_model_cfg mc = { &p, 25 * SYM_MS, 5500 };
 	struct sym_shard s;
@@ -234,6 +234,13 @@ static void test_target_for_rate(void **state)
 	 * while b = 15 needs 23.65 + 2.11 = 25.8 */
 	assert_int_equal(s.target, 14);
 	assert_int_equal(sym_shard_target_for_rate(&s, 5500, 1), 14);
+	/* early:auto:0 is the plain staggered formula: 16 whatever the cv */
+	struct sym_shard s0;
+	struct sym_gather g0 = { SYM_GATHER_EARLY, 0, 0 };
+	assert_int_equal(sym_shard_init(&s0, 0, &mc, &g0, &net), 0);
+	assert_int_equal(s0.target, 16);
+	assert_int_equal(sym_shard_target_for_rate(&s0, 5500, 2), 16);
+	sym_shard_finish(&s0);
 	/* burstier arrivals aim lower still */
 	assert_true(sym_shard_target_for_rate(&s, 5500, 2) < 14);
 	/* low rate: n = 1, uncoordinated batch 2 l(b) <= 25 -> b = 7 */
@@ -255,7 +262,7 @@ static void test_rate_estimate_updates_target(void **state)
 	(void)state;
 	struct sym_profile p;
 	assert_int_equal(sym_profile_init_linear(&p, "r50", 1.053, 5.072, 18), 0);
-	struct sym_gather g = { SYM_GATHER_EARLY, 0 };
+	struct sym_gather g = { SYM_GATHER_EARLY, 0, SYM_TARGET_SIGMAS };
 	struct sym_net net = { 0, 0, 0 };
 	struct sym_model_cfg mc = { &p, 25 * SYM_MS, 0 };
 	struct sym_shard s;
@@ -292,8 +299,18 @@ static void test_gather_parse(void **state)
 	assert_int_equal(sym_gather_parse("early:12", &g), 0);
 	assert_int_equal(g.target, 12);
 	assert_string_equal(sym_gather_format(&g, buf, sizeof(buf)), "early:12");
+	assert_int_equal(sym_gather_parse("early:auto:0", &g), 0);
+	assert_int_equal(g.target, 0);
+	assert_true(g.sigmas == 0);
+	assert_string_equal(sym_gather_format(&g, buf, sizeof(buf)), "early:auto:0");
+	assert_int_equal(sym_gather_parse("early:auto:1.5", &g), 0);
+	assert_true(g.sigmas == 1.5);
+	assert_string_equal(sym_gather_format(&g, buf, sizeof(buf)), "early:auto:1.5");
+	assert_int_equal(sym_gather_parse("early", &g), 0);
+	assert_true(g.sigmas == SYM_TARGET_SIGMAS);
 	const char *bad[] = { "", "eager", "early:", "early:0", "early:-1", "early:x", "early:3x", "lazy:1",
-			      "early:99999" };
+			      "early:99999", "early:auto:", "early:auto:-1", "early:auto:x", "early:auto:nan",
+			      "early:auto:1e9" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(sym_gather_parse(bad[i], &g), -EINVAL);
 	assert_string_equal(sym_drop_reason_name(SYM_DROP_EXPIRED), "expired");
@@ -325,7 +342,7 @@ static void test_init_rejects(void **state)
 {
 	(void)state;
 	struct sym_shard s;
-	struct sym_gather g = { SYM_GATHER_LAZY, 0 };
+	struct sym_gather g = { SYM_GATHER_LAZY, 0, SYM_TARGET_SIGMAS };
 	struct sym_net net = { 0, 0, 0 };
 	struct sym_model_cfg mc = { &prof, 0, 0 };
 	assert_int_equal(sym_shard_init(&s, 0, &mc, &g, &net), -EINVAL);
