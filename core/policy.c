@@ -17,6 +17,20 @@ const struct sym_policy_ops *const *sym_policy_list(size_t *n)
 	return registry;
 }
 
+int sym_policy_parse_none(struct sym_policy *p, const char *params, char *err, size_t errlen)
+{
+	if (*params) {
+		snprintf(err, errlen, "policy '%s' takes no parameters (got '%s')", p->ops->name, params);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void sym_policy_format_name(const struct sym_policy *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", p->ops->name);
+}
+
 int sym_policy_parse(const char *spec, struct sym_policy *out, char *err, size_t errlen)
 {
 	const char *colon = strchr(spec, ':');

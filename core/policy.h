@@ -54,6 +54,10 @@ struct sym_policy {
 	bool param_percent; /* param is a percentage of the SLO */
 };
 
+/* parse and format for a policy that takes no parameters. */
+int sym_policy_parse_none(struct sym_policy *p, const char *params, char *err, size_t errlen);
+void sym_policy_format_name(const struct sym_policy *p, char *buf, size_t len);
+
 /* Parses "NAME" or "NAME:PARAMS". Returns 0, -ENOENT for an unknown name or
  * -EINVAL for bad parameters, with a message naming what was wrong in err. */
 int sym_policy_parse(const char *spec, struct sym_policy *out, char *err, size_t errlen);

@@ -27,6 +27,20 @@ const char *sym_json_type(const cJSON *v)
 	return "an invalid value";
 }
 
+cJSON *sym_json_parse(const char *text, const char *origin, char *err, size_t errlen)
+{
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithOpts(text, &end, true);
+	if (!root) {
+		size_t off = end ? (size_t)(end - text) : 0;
+		int line = 1;
+		for (size_t i = 0; i < off && text[i]; i++)
+			line += text[i] == '\n';
+		snprintf(err, errlen, "%s:%d: malformed JSON near byte %zu", origin, line, off);
+	}
+	return root;
+}
+
 int sym_read_file(const char *path, char **out)
 {
 	*out = NULL;
@@ -273,16 +287,9 @@ int sym_model_spec_profile(const struct sym_model_spec *s, double slo_ms, struct
 int sym_zoo_parse(const char *text, const char *origin, struct sym_zoo *z, char *err, size_t errlen)
 {
 	memset(z, 0, sizeof(*z));
-	const char *end = NULL;
-	cJSON *root = cJSON_ParseWithOpts(text, &end, true);
-	if (!root) {
-		size_t off = end ? (size_t)(end - text) : 0;
-		int line = 1;
-		for (size_t i = 0; i < off && text[i]; i++)
-			line += text[i] == '\n';
-		snprintf(err, errlen, "%s:%d: malformed JSON near byte %zu", origin, line, off);
+	cJSON *root = sym_json_parse(text, origin, err, errlen);
+	if (!root)
 		return -EINVAL;
-	}
 	int rc = -EINVAL;
 	if (!cJSON_IsObject(root)) {
 		snprintf(err, errlen, "%s: expected a JSON object with \"gpu\" and \"models\", got %s", origin,

@@ -83,6 +83,10 @@ void sym_zoo_finish(struct sym_zoo *z);
  * -ENOENT, -EIO or -ENOMEM. */
 int sym_read_file(const char *path, char **out);
 
+/* Parses JSON text (nothing may follow it). On error returns NULL with
+ * "ORIGIN:LINE: malformed JSON near byte N" in err. */
+cJSON *sym_json_parse(const char *text, const char *origin, char *err, size_t errlen);
+
 /* The JSON type of v in words ("a string", "a number", ...), for messages. */
 const char *sym_json_type(const cJSON *v);
 

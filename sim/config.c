@@ -428,17 +428,10 @@ int sym_experiment_load_file(struct sym_experiment *e, const char *path, char *e
 	if (rc)
 		return snprintf(err, errlen, "%s: cannot read config file: %s", path,
 				rc == -ENOENT ? "no such file" : sym_strerror(rc)), rc;
-	const char *end = NULL;
-	cJSON *root = cJSON_ParseWithOpts(text, &end, true);
-	if (!root) {
-		size_t off = end ? (size_t)(end - text) : 0;
-		int line = 1;
-		for (size_t i = 0; i < off && text[i]; i++)
-			line += text[i] == '\n';
-		free(text);
-		return ERR("%s:%d: malformed JSON near byte %zu", path, line, off);
-	}
+	cJSON *root = sym_json_parse(text, path, err, errlen);
 	free(text);
+	if (!root)
+		return -EINVAL;
 	/* A result file carries its configuration under "config": rerun it. */
 	const cJSON *cfg = root;
 	const cJSON *inner = cJSON_GetObjectItemCaseSensitive(root, "config");

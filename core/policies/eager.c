@@ -3,26 +3,9 @@
  * exec = now, so a candidate takes any free GPU at once; when none is free it
  * waits, and the next GPU to free up takes the waiting candidate with the
  * smallest latest start. Batches grow only while every GPU is busy. */
-#include <errno.h>
 #include <stdio.h>
 
 #include "core/policy.h"
-
-static int parse(struct sym_policy *p, const char *params, char *err, size_t errlen)
-{
-	(void)p;
-	if (*params) {
-		snprintf(err, errlen, "policy 'eager' takes no parameters (got '%s')", params);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static void format(const struct sym_policy *p, char *buf, size_t len)
-{
-	(void)p;
-	snprintf(buf, len, "eager");
-}
 
 static sym_time exec(const struct sym_policy *p, const struct sym_cand_view *v)
 {
@@ -34,7 +17,7 @@ const struct sym_policy_ops sym_policy_eager = {
 	.name = "eager",
 	.summary = "dispatch as soon as a GPU is free (work-conserving, small batches)",
 	.params_help = NULL,
-	.parse = parse,
-	.format = format,
+	.parse = sym_policy_parse_none,
+	.format = sym_policy_format_name,
 	.exec = exec,
 };

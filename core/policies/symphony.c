@@ -13,26 +13,9 @@
  * Deferring to the frontrun moment keeps batches large and makes the GPUs of a
  * model start staggered, one batch every l(B)/N.
  */
-#include <errno.h>
 #include <stdio.h>
 
 #include "core/policy.h"
-
-static int parse(struct sym_policy *p, const char *params, char *err, size_t errlen)
-{
-	(void)p;
-	if (*params) {
-		snprintf(err, errlen, "policy 'symphony' takes no parameters (got '%s')", params);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static void format(const struct sym_policy *p, char *buf, size_t len)
-{
-	(void)p;
-	snprintf(buf, len, "symphony");
-}
 
 static sym_time exec(const struct sym_policy *p, const struct sym_cand_view *v)
 {
@@ -47,7 +30,7 @@ const struct sym_policy_ops sym_policy_symphony = {
 	.name = "symphony",
 	.summary = "deferred batching: dispatch at the frontrun moment d - l(B+1), at the latest by d - l(B)",
 	.params_help = NULL,
-	.parse = parse,
-	.format = format,
+	.parse = sym_policy_parse_none,
+	.format = sym_policy_format_name,
 	.exec = exec,
 };
