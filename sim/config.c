@@ -561,6 +561,25 @@ double sym_experiment_duration(const struct sym_experiment *e)
 	return 30;
 }
 
+double sym_experiment_model_rate(const struct sym_experiment *e, size_t m)
+{
+	if (e->rate_csv[0]) {
+		double sum = 0;
+		for (size_t r = 0; r < e->table.nrows; r++)
+			sum += e->table.rates[r * e->table.ncols + (size_t)e->table_col[m]];
+		return e->table.nrows ? sum / (double)e->table.nrows : 0;
+	}
+	if (e->nseg) {
+		double sum = 0, len = 0;
+		for (size_t i = 0; i < e->nseg; i++) {
+			sum += e->segments[i].rate * sym_to_s(e->segments[i].duration);
+			len += sym_to_s(e->segments[i].duration);
+		}
+		return e->shares[m] * (len > 0 ? sum / len : 0);
+	}
+	return e->shares[m];
+}
+
 static int add_model(struct sym_experiment *e, const struct sym_model_spec *spec, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < e->nmodels; i++)

@@ -82,6 +82,11 @@ int sym_experiment_apply_flag(struct sym_experiment *e, const char *flag, const 
  * loads the rate table. Returns 0 or an error with a message. */
 int sym_experiment_resolve(struct sym_experiment *e, char *err, size_t errlen);
 
+/* Model m's mean offered rate (req/s) at schedule scale 1: its share of the
+ * constant rate (the scale *is* the rate then, so this is the share), of the
+ * segments' time-weighted mean, or its rate-table column's mean. */
+double sym_experiment_model_rate(const struct sym_experiment *e, size_t m);
+
 /* Simulated length (s) and warm-up. */
 double sym_experiment_duration(const struct sym_experiment *e);
 

@@ -306,26 +306,6 @@ static int init_arrivals(struct sim *s, double rate)
 	return 0;
 }
 
-/* The mean rate model m is expected to see, to seed rate estimates. */
-static double model_rate_hint(const struct sym_experiment *e, size_t m, double rate)
-{
-	if (e->rate_csv[0]) {
-		double sum = 0;
-		for (size_t r = 0; r < e->table.nrows; r++)
-			sum += e->table.rates[r * e->table.ncols + (size_t)e->table_col[m]];
-		return e->table.nrows ? rate * sum / (double)e->table.nrows : 0;
-	}
-	if (e->nseg) {
-		double sum = 0, len = 0;
-		for (size_t i = 0; i < e->nseg; i++) {
-			sum += e->segments[i].rate * sym_to_s(e->segments[i].duration);
-			len += sym_to_s(e->segments[i].duration);
-		}
-		return rate * e->shares[m] * (len > 0 ? sum / len : 0);
-	}
-	return rate * e->shares[m];
-}
-
 int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts, struct sym_run_result *res,
 		char *err, size_t errlen)
 {
@@ -358,7 +338,7 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 	}
 	for (size_t m = 0; m < e->nmodels; m++) {
 		s.slo[m] = sym_ms(e->model_slo_ms[m]);
-		mc[m] = (struct sym_model_cfg){ &e->profiles[m], s.slo[m], model_rate_hint(e, m, opts->rate) };
+		mc[m] = (struct sym_model_cfg){ &e->profiles[m], s.slo[m], opts->rate * sym_experiment_model_rate(e, m) };
 	}
 	struct sym_core_cfg cc = {
 		.nmodels = (int)e->nmodels,

@@ -8,37 +8,10 @@
 
 double sym_schedule_mean_rate(const struct sym_experiment *e)
 {
-	if (e->rate_csv[0]) {
-		double sum = 0;
-		for (size_t m = 0; m < e->nmodels; m++)
-			for (size_t r = 0; r < e->table.nrows; r++)
-				sum += e->table.rates[r * e->table.ncols + (size_t)e->table_col[m]];
-		return e->table.nrows ? sum / (double)e->table.nrows : 0;
-	}
-	if (e->nseg) {
-		double sum = 0, len = 0;
-		for (size_t i = 0; i < e->nseg; i++) {
-			sum += e->segments[i].rate * sym_to_s(e->segments[i].duration);
-			len += sym_to_s(e->segments[i].duration);
-		}
-		return len > 0 ? sum / len : 0;
-	}
-	return 1;
-}
-
-/* Share of model m in the offered load (for the upper bound). */
-static double load_share(const struct sym_experiment *e, size_t m)
-{
-	if (!e->rate_csv[0])
-		return e->shares[m];
-	double all = 0, mine = 0;
-	for (size_t i = 0; i < e->nmodels; i++)
-		for (size_t r = 0; r < e->table.nrows; r++) {
-			double v = e->table.rates[r * e->table.ncols + (size_t)e->table_col[i]];
-			all += v;
-			mine += i == m ? v : 0;
-		}
-	return all > 0 ? mine / all : 0;
+	double sum = 0;
+	for (size_t m = 0; m < e->nmodels; m++)
+		sum += sym_experiment_model_rate(e, m);
+	return sum;
 }
 
 int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym_goodput *out, char *err,
@@ -52,7 +25,8 @@ int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym
 	double gpu_s_per_req = 0;
 	for (size_t m = 0; m < e->nmodels; m++) {
 		const struct sym_profile *p = &e->profiles[m];
-		gpu_s_per_req += load_share(e, m) * sym_to_s(p->lat[p->max_batch]) / p->max_batch;
+		double share = sym_experiment_model_rate(e, m) / mean;
+		gpu_s_per_req += share * sym_to_s(p->lat[p->max_batch]) / p->max_batch;
 	}
 	double hi_rate = e->gpus / gpu_s_per_req;
 	out->upper_bound_rps = hi_rate;

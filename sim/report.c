@@ -10,12 +10,10 @@
 
 static double ms(int64_t ns) { return (double)ns / 1e6; }
 
-static double round6(double v) { return v; }
-
 static void add_metrics(cJSON *o, const struct sym_model_result *m, double window_s)
 {
 	cJSON_AddNumberToObject(o, "offered", (double)m->offered);
-	cJSON_AddNumberToObject(o, "offered_rps", window_s > 0 ? round6((double)m->offered / window_s) : 0);
+	cJSON_AddNumberToObject(o, "offered_rps", window_s > 0 ? (double)m->offered / window_s : 0);
 	cJSON_AddNumberToObject(o, "served", (double)m->served);
 	cJSON_AddNumberToObject(o, "late", (double)m->late);
 	cJSON_AddNumberToObject(o, "dropped", (double)m->dropped);

@@ -6,6 +6,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -41,31 +43,11 @@ static void count_free(void *p)
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static void assert_contains(const char *hay, const char *needle)
-{
-	if (!hay || !strstr(hay, needle)) {
-		print_error("message '%s' does not contain '%s'\n", hay ? hay : "(null)", needle);
-		fail();
-	}
-}
 
-static void assert_near(double got, double want, double tol, const char *what)
-{
-	if (!(fabs(got - want) <= tol)) {
-		print_error("%s: got %.17g, want %.17g +- %.3g\n", what, got, want, tol);
-		fail();
-	}
-}
 
 static void write_temp(const char *text, char *path, size_t len)
 {
-	const char *dir = getenv("TMPDIR");
-	snprintf(path, len, "%s/symphony-test-config-XXXXXX", dir && dir[0] ? dir : "/tmp");
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	size_t n = strlen(text);
-	assert_int_equal(write(fd, text, n), (ssize_t)n);
-	assert_int_equal(close(fd), 0);
+	write_temp_bytes("config", text, strlen(text), path, len);
 }
 
 static void init(struct sym_experiment *e)

@@ -5,6 +5,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,13 +18,6 @@
 
 #define SEED 20240611ULL
 
-static void assert_near(double got, double want, double tol, const char *what)
-{
-	if (!(fabs(got - want) <= tol)) {
-		print_error("%s: got %.9g, want %.9g +- %.3g\n", what, got, want, tol);
-		fail();
-	}
-}
 
 static struct sym_arrival_spec spec_of(const char *text)
 {
@@ -497,13 +492,7 @@ static void test_popularity_shares(void **state)
 /* Writes text to a fresh temporary file; path receives its name. */
 static void write_temp(char path[64], const char *text, size_t len)
 {
-	int fd;
-
-	strcpy(path, "/tmp/sym_rates_XXXXXX");
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_true(write(fd, text, len) == (ssize_t)len);
-	close(fd);
+	write_temp_bytes("rates", text, len, path, 64);
 }
 
 static int load_text(const char *text, char path[64], struct sym_rate_table *t,
