@@ -54,6 +54,26 @@ int sym_queue_push(struct sym_queue *q, struct sym_request *r)
 	return 0;
 }
 
+int sym_queue_requeue(struct sym_queue *q, struct sym_request *const *reqs, size_t n)
+{
+	while (q->cap - q->len < n) {
+		int err = grow(q);
+		if (err)
+			return err;
+	}
+	for (size_t i = n; i-- > 0;) {
+		struct sym_request *r = reqs[i];
+		if (!q->len || r->deadline <= sym_queue_at(q, 0)->deadline) {
+			q->head = (q->head - 1) & (q->cap - 1);
+			q->buf[q->head] = r;
+			q->len++;
+		} else {
+			sym_queue_push(q, r); /* room is there: cannot fail */
+		}
+	}
+	return 0;
+}
+
 struct sym_request *sym_queue_pop(struct sym_queue *q)
 {
 	if (!q->len)

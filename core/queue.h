@@ -34,6 +34,12 @@ static inline struct sym_request *sym_queue_at(const struct sym_queue *q, size_t
 	return q->buf[(q->head + i) & (q->cap - 1)];
 }
 
+/* Puts back requests taken from the head (a cancelled batch): reqs[0..n) in
+ * deadline order. Each goes to the front when its deadline is no later than
+ * the head's (the usual case, O(1)), else into its place. Returns 0 or
+ * -ENOMEM (then none was inserted). */
+int sym_queue_requeue(struct sym_queue *q, struct sym_request *const *reqs, size_t n);
+
 /* Removes and returns the head, or NULL when empty. */
 struct sym_request *sym_queue_pop(struct sym_queue *q);
 

@@ -61,28 +61,75 @@ char *sym_gather_format(const struct sym_gather *g, char *buf, size_t len)
 	return buf;
 }
 
+static int check_profile(const struct sym_profile *p)
+{
+	return p && p->lat && p->max_batch >= 1 ? 0 : -EINVAL;
+}
+
 int sym_shard_init(struct sym_shard *s, int id, const struct sym_model_cfg *cfg,
 		   const struct sym_gather *gather, const struct sym_net *net)
 {
+	return sym_shard_init_kinds(s, id, cfg, 1, gather, net);
+}
+
+int sym_shard_init_kinds(struct sym_shard *s, int id, const struct sym_model_cfg *cfg, int nkinds,
+			 const struct sym_gather *gather, const struct sym_net *net)
+{
 	memset(s, 0, sizeof(*s));
-	const struct sym_profile *p = cfg->profile;
-	if (!p || !p->lat || p->max_batch < 1 || cfg->slo <= 0 || !isfinite(cfg->rate_hint) ||
-	    cfg->rate_hint < 0 || net->ctrl < 0 || net->data < 0 || net->resp < 0 ||
-	    gather->target < 0 || !isfinite(gather->sigmas) || gather->sigmas < 0)
+	if (nkinds < 1 || nkinds > SYM_MAX_KINDS || check_profile(cfg->profile) || cfg->slo <= 0 ||
+	    !isfinite(cfg->rate_hint) || cfg->rate_hint < 0 || net->ctrl < 0 || net->data < 0 ||
+	    net->resp < 0 || gather->target < 0 || !isfinite(gather->sigmas) || gather->sigmas < 0)
 		return -EINVAL;
-	s->le = malloc(((size_t)p->max_batch + 2) * sizeof(*s->le));
-	if (!s->le)
-		return -ENOMEM;
+	s->nkinds = nkinds;
+	s->max_batch = 0;
+	for (int k = 0; k < nkinds; k++) {
+		const struct sym_profile *p = k && cfg->by_kind[k] ? cfg->by_kind[k] : cfg->profile;
+		if (check_profile(p))
+			return -EINVAL;
+		s->prof_k[k] = p;
+		s->maxb_k[k] = p->max_batch;
+		if (p->max_batch > s->max_batch)
+			s->max_batch = p->max_batch;
+	}
+	for (int k = 0; k < nkinds; k++) {
+		const struct sym_profile *p = s->prof_k[k];
+		sym_time *le = malloc(((size_t)p->max_batch + 2) * sizeof(*le));
+		if (!le) {
+			sym_shard_finish(s);
+			return -ENOMEM;
+		}
+		s->lek[k] = le;
+		le[0] = 0;
+		for (int b = 1; b <= p->max_batch; b++)
+			le[b] = p->lat[b] + net->ctrl + net->data * b + net->resp;
+		le[p->max_batch + 1] = SYM_TIME_NEVER;
+	}
+	if (nkinds == 1) {
+		s->le = s->lek[0];
+	} else {
+		s->le = malloc(((size_t)s->max_batch + 2) * sizeof(*s->le));
+		if (!s->le) {
+			sym_shard_finish(s);
+			return -ENOMEM;
+		}
+		for (int b = 0; b <= s->max_batch + 1; b++) {
+			sym_time best = SYM_TIME_NEVER;
+			for (int k = 0; k < nkinds; k++)
+				if (b <= s->maxb_k[k] && s->lek[k][b] < best)
+					best = s->lek[k][b];
+			s->le[b] = best;
+		}
+		/* a kind dropping out can only raise the minimum: keep it monotone */
+		for (int b = 1; b <= s->max_batch + 1; b++)
+			if (s->le[b] < s->le[b - 1])
+				s->le[b] = s->le[b - 1];
+	}
 	s->id = id;
-	s->profile = p;
+	s->name = cfg->name;
+	s->profile = s->prof_k[0];
 	s->slo = cfg->slo;
-	s->max_batch = p->max_batch;
 	s->net = *net;
 	s->gather = *gather;
-	s->le[0] = 0;
-	for (int b = 1; b <= p->max_batch; b++)
-		s->le[b] = p->lat[b] + net->ctrl + net->data * b + net->resp;
-	s->le[p->max_batch + 1] = SYM_TIME_NEVER;
 	sym_queue_init(&s->queue);
 	s->lambda = cfg->rate_hint;
 	s->last_arrival = -1;
@@ -95,20 +142,26 @@ void sym_shard_finish(struct sym_shard *s)
 	if (!s)
 		return;
 	sym_queue_finish(&s->queue);
-	free(s->le);
+	if (s->le != s->lek[0])
+		free(s->le);
+	for (int k = 0; k < SYM_MAX_KINDS; k++) {
+		free(s->lek[k]);
+		s->lek[k] = NULL;
+	}
 	s->le = NULL;
 }
 
 int sym_shard_target_for_rate(const struct sym_shard *s, double lambda, double cv)
 {
-	const struct sym_profile *p = s->profile;
+	sym_time fixed = s->net.ctrl + s->net.resp;
 	for (int b = s->max_batch; b > 1; b--) {
-		double l = (double)p->lat[b];
+		sym_time delays = fixed + s->net.data * b;
+		double l = (double)(s->le[b] - delays); /* the fastest kind's l(b) */
 		double n = lambda * (l / 1e9) / b;
 		if (n < 1)
 			n = 1;
 		double margin = lambda > 0 ? s->gather.sigmas * cv * sqrt((double)b) / lambda * 1e9 : 0;
-		double budget = (double)(s->slo - (s->le[b] - p->lat[b]));
+		double budget = (double)(s->slo - delays);
 		if ((1 + 1 / n) * l + margin <= budget)
 			return b;
 	}
@@ -154,19 +207,14 @@ int sym_shard_push(struct sym_shard *s, struct sym_request *r, sym_time now)
 	return 0;
 }
 
-void sym_shard_candidate(struct sym_shard *s, sym_time now, const struct sym_policy *pol,
-			 sym_drop_fn drop, void *ctx, struct sym_cand *out)
+size_t sym_shard_gather(struct sym_shard *s, sym_time now, sym_drop_fn drop, void *ctx)
 {
 	struct sym_queue *q = &s->queue;
-	sym_time budget;
-	size_t n;
 	for (;;) {
-		n = sym_queue_len(q);
-		if (!n) {
-			*out = (struct sym_cand){ 0, SYM_TIME_NEVER, SYM_TIME_NEVER, SYM_TIME_NEVER };
-			return;
-		}
-		budget = sym_queue_at(q, 0)->deadline - now;
+		size_t n = sym_queue_len(q);
+		if (!n)
+			return 0;
+		sym_time budget = sym_queue_at(q, 0)->deadline - now;
 		enum sym_drop_reason why;
 		if (s->le[1] > budget) {
 			why = SYM_DROP_EXPIRED;
@@ -177,40 +225,72 @@ void sym_shard_candidate(struct sym_shard *s, sym_time now, const struct sym_pol
 			if (k > (size_t)s->max_batch)
 				k = (size_t)s->max_batch;
 			if (s->le[k] <= budget)
-				break;
+				return n;
 			why = SYM_DROP_EARLY;
 		} else {
-			break;
+			return n;
 		}
 		struct sym_request *r = sym_queue_pop(q);
 		s->dropped_since_batch++;
 		drop(ctx, r, why, now);
 	}
-	/* B: the largest b <= min(n, max_batch) with le(b) <= budget; le(1) fits. */
-	int lo = 1, hi = n < (size_t)s->max_batch ? (int)n : s->max_batch;
+}
+
+int sym_le_fit(const sym_time *le, int maxb, size_t n, sym_time budget)
+{
+	int hi = n < (size_t)maxb ? (int)n : maxb;
+	if (hi < 1 || le[1] > budget)
+		return 0;
+	int lo = 1;
 	while (lo < hi) {
 		int mid = lo + (hi - lo + 1) / 2;
-		if (s->le[mid] <= budget)
+		if (le[mid] <= budget)
 			lo = mid;
 		else
 			hi = mid - 1;
 	}
-	const struct sym_request *head = sym_queue_at(q, 0);
+	return lo;
+}
+
+void sym_shard_cand_kind(const struct sym_shard *s, sym_time now, const struct sym_policy *pol, int k,
+			 struct sym_cand *out)
+{
+	const struct sym_queue *q = &s->queue;
+	size_t n = sym_queue_len(q);
+	const struct sym_request *head = n ? sym_queue_at(q, 0) : NULL;
+	int b = head ? sym_le_fit(s->lek[k], s->maxb_k[k], n, head->deadline - now) : 0;
+	if (!b) {
+		*out = (struct sym_cand){ 0, SYM_TIME_NEVER, SYM_TIME_NEVER, SYM_TIME_NEVER };
+		return;
+	}
+	out->size = b;
+	out->deadline = head->deadline;
+	out->latest = head->deadline - s->lek[k][b];
+	if (!pol || !pol->ops->exec) {
+		out->exec = now;
+		return;
+	}
 	struct sym_cand_view v = {
 		.now = now,
 		.deadline = head->deadline,
 		.head_arrival = head->arrival,
-		.size = lo,
-		.max_batch = s->max_batch,
+		.size = b,
+		.max_batch = s->maxb_k[k],
 		.queued = n,
-		.le = s->le,
+		.le = s->lek[k],
 		.slo = s->slo,
+		.lambda = s->lambda,
+		.beta_ms = s->prof_k[k]->beta_ms,
 	};
-	out->size = lo;
-	out->deadline = head->deadline;
-	out->latest = head->deadline - s->le[lo];
 	sym_time exec = pol->ops->exec(pol, &v);
 	out->exec = exec > now ? exec : now;
+}
+
+void sym_shard_candidate(struct sym_shard *s, sym_time now, const struct sym_policy *pol,
+			 sym_drop_fn drop, void *ctx, struct sym_cand *out)
+{
+	sym_shard_gather(s, now, drop, ctx);
+	sym_shard_cand_kind(s, now, pol, 0, out);
 }
 
 void sym_shard_take(struct sym_shard *s, int n, struct sym_request **out)

@@ -73,11 +73,18 @@ struct sym_net {
 	sym_time resp; /* response back to the client */
 };
 
+/* GPU kinds in one cluster (see core/core.h). */
+#define SYM_MAX_KINDS 8
+
 /* What a model contributes to the core's configuration. */
 struct sym_model_cfg {
-	const struct sym_profile *profile; /* must outlive the core */
+	const struct sym_profile *profile; /* on kind 0; must outlive the core */
 	sym_time slo;                      /* > 0 */
 	double rate_hint;                  /* expected arrivals per second (>= 0), seeds the estimate */
+	const char *name;                  /* for messages and per-model policy settings, or NULL */
+	/* Profiles on kinds 1..SYM_MAX_KINDS-1 (entry 0 unused; NULL: same as
+	 * profile). Must outlive the core. */
+	const struct sym_profile *by_kind[SYM_MAX_KINDS];
 };
 
 /* The candidate: `size` requests from the queue head, dispatchable from exec,
@@ -93,10 +100,20 @@ typedef void (*sym_drop_fn)(void *ctx, struct sym_request *r, enum sym_drop_reas
 
 struct sym_shard {
 	int id;
-	const struct sym_profile *profile;
+	const char *name;      /* the model's name (from sym_model_cfg), or NULL */
+	const struct sym_profile *profile; /* kind 0 */
 	sym_time slo;
+	int nkinds;
+	/* Per kind: the profile, its largest batch and its effective latency
+	 * table lek[k][0..maxb_k[k]+1] (lek[k][maxb_k[k]+1] = SYM_TIME_NEVER). */
+	const struct sym_profile *prof_k[SYM_MAX_KINDS];
+	int maxb_k[SYM_MAX_KINDS];
+	sym_time *lek[SYM_MAX_KINDS];
+	/* The fastest kind for each size: le[b] = min over kinds of lek[k][b],
+	 * b = 0..max_batch+1, max_batch = the largest maxb_k. The drop rule and
+	 * the early-drop target use it (with one kind, le == lek[0]). */
 	int max_batch;
-	sym_time *le;          /* le[0..max_batch+1], owned */
+	sym_time *le;
 	struct sym_net net;
 	struct sym_gather gather;
 	int target;            /* current early-drop target */
@@ -119,9 +136,13 @@ struct sym_shard {
  * gathering time (measured best; see README). */
 #define SYM_TARGET_SIGMAS 3.0
 
-/* Returns 0, -EINVAL (bad slo, profile or gather) or -ENOMEM. */
+/* Returns 0, -EINVAL (bad slo, profile or gather) or -ENOMEM. One kind. */
 int sym_shard_init(struct sym_shard *s, int id, const struct sym_model_cfg *cfg,
 		   const struct sym_gather *gather, const struct sym_net *net);
+
+/* The same for nkinds (1..SYM_MAX_KINDS) kinds. */
+int sym_shard_init_kinds(struct sym_shard *s, int id, const struct sym_model_cfg *cfg, int nkinds,
+			 const struct sym_gather *gather, const struct sym_net *net);
 void sym_shard_finish(struct sym_shard *s);
 
 /* Queues r (r->model must be s->id) and updates the rate estimate.
@@ -129,9 +150,22 @@ void sym_shard_finish(struct sym_shard *s);
 int sym_shard_push(struct sym_shard *s, struct sym_request *r, sym_time now);
 
 /* Applies the drop rule at `now` (calling drop for each dropped request) and
- * computes the candidate with the policy. */
+ * computes the candidate on kind 0 with the policy. */
 void sym_shard_candidate(struct sym_shard *s, sym_time now, const struct sym_policy *pol,
 			 sym_drop_fn drop, void *ctx, struct sym_cand *out);
+
+/* Applies the drop rule at `now` (calling drop for each dropped request).
+ * Returns the queue length after it. */
+size_t sym_shard_gather(struct sym_shard *s, sym_time now, sym_drop_fn drop, void *ctx);
+
+/* The candidate on kind k after sym_shard_gather (no drops); size 0 when the
+ * queue is empty or the head cannot make its deadline on kind k. A NULL
+ * policy gives exec = now. */
+void sym_shard_cand_kind(const struct sym_shard *s, sym_time now, const struct sym_policy *pol, int k,
+			 struct sym_cand *out);
+
+/* The largest b <= min(n, maxb) with le[b] <= budget, or 0 (le non-decreasing). */
+int sym_le_fit(const sym_time *le, int maxb, size_t n, sym_time budget);
 
 /* Takes the first n requests off the queue into out. */
 void sym_shard_take(struct sym_shard *s, int n, struct sym_request **out);

@@ -120,7 +120,111 @@ static int set_gpus(struct sym_experiment *e, const cJSON *v, const char *where,
 	double d;
 	if (get_int(v, where, 1, 1000000, &d, err, errlen))
 		return -EINVAL;
+	if (e->ngroups > 1)
+		return ERR("%s: the cluster has %zu device groups; set their counts in \"cluster\" instead", where,
+			   e->ngroups);
+	if (e->ngroups == 1)
+		e->groups[0].count = (int)d;
 	e->gpus = (int)d;
+	return 0;
+}
+
+static bool builtin_kind(const char *name, double *memory_mb)
+{
+	/* Device memory of the built-in GPU kinds (A100 40 GB, GTX 1080 Ti 11 GB). */
+	if (!strcmp(name, "a100"))
+		return *memory_mb = 40960, true;
+	if (!strcmp(name, "gtx1080ti"))
+		return *memory_mb = 11264, true;
+	return false;
+}
+
+static int set_cluster(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	char g[96];
+	if (cJSON_IsArray(v) && cJSON_GetArraySize(v) == 0) {
+		free(e->groups);
+		e->groups = NULL;
+		e->ngroups = 0;
+		return 0;
+	}
+	const char *shape = "an array of {\"kind\": NAME, \"count\": N} objects (optional keys: zoo, scale, "
+			    "memory_mb, cpu)";
+	if (!cJSON_IsArray(v))
+		return ERR("%s: expected %s, got %s", where, shape, got(v, g, sizeof(g)));
+	size_t n = (size_t)cJSON_GetArraySize(v);
+	if (n > SYM_MAX_KINDS)
+		return ERR("%s: at most %d device kinds, got %zu", where, SYM_MAX_KINDS, n);
+	struct sym_gpu_group *gr = calloc(n, sizeof(*gr));
+	if (!gr)
+		return -ENOMEM;
+	size_t i = 0;
+	double total = 0;
+	int rc = 0;
+	for (const cJSON *it = v->child; it && !rc; it = it->next, i++) {
+		char w[600];
+		snprintf(w, sizeof(w), "%s[%zu]", where, i);
+		if (!cJSON_IsObject(it)) {
+			rc = ERR("%s: expected {\"kind\": NAME, \"count\": N}, got %s", w, got(it, g, sizeof(g)));
+			break;
+		}
+		gr[i].cpu = -1;
+		bool has_kind = false, has_count = false;
+		for (const cJSON *f = it->child; f && !rc; f = f->next) {
+			char wf[700];
+			snprintf(wf, sizeof(wf), "%s.%s", w, f->string);
+			const char *str;
+			double d;
+			if (!strcmp(f->string, "kind")) {
+				if (!(rc = get_str(f, wf, "a device kind name", &str, err, errlen))) {
+					if (strlen(str) >= sizeof(gr[i].kind))
+						rc = ERR("%s: name too long (at most %zu characters)", wf, sizeof(gr[i].kind) - 1);
+					snprintf(gr[i].kind, sizeof(gr[i].kind), "%s", str);
+					has_kind = true;
+				}
+			} else if (!strcmp(f->string, "count")) {
+				if (!(rc = get_int(f, wf, 1, 1000000, &d, err, errlen))) {
+					gr[i].count = (int)d;
+					has_count = true;
+				}
+			} else if (!strcmp(f->string, "zoo")) {
+				if (!(rc = get_str(f, wf, "a100, gtx1080ti or a profile file path", &str, err, errlen))) {
+					if (strlen(str) >= sizeof(gr[i].zoo))
+						rc = ERR("%s: path too long", wf);
+					snprintf(gr[i].zoo, sizeof(gr[i].zoo), "%s", str);
+				}
+			} else if (!strcmp(f->string, "scale")) {
+				rc = get_num(f, wf, 0, true, 1e6, &gr[i].scale, err, errlen);
+			} else if (!strcmp(f->string, "memory_mb")) {
+				rc = get_num(f, wf, 0, false, 1e9, &gr[i].memory_mb, err, errlen);
+			} else if (!strcmp(f->string, "cpu")) {
+				if (!cJSON_IsBool(f))
+					rc = ERR("%s: expected true or false, got %s", wf, got(f, g, sizeof(g)));
+				else
+					gr[i].cpu = cJSON_IsTrue(f);
+			} else {
+				rc = ERR("%s: unknown key (expected kind, count, zoo, scale, memory_mb, cpu)", wf);
+			}
+		}
+		if (!rc && (!has_kind || !has_count))
+			rc = ERR("%s: needs both \"kind\" and \"count\"", w);
+		if (!rc && gr[i].zoo[0] && gr[i].scale > 0)
+			rc = ERR("%s: give either \"zoo\" or \"scale\", not both", w);
+		for (size_t j = 0; !rc && j < i; j++)
+			if (!strcmp(gr[j].kind, gr[i].kind))
+				rc = ERR("%s: kind '%s' is listed twice", w, gr[i].kind);
+		total += gr[i].count;
+	}
+	if (!rc && total > 1000000)
+		rc = ERR("%s: %g devices in all; at most 1000000", where, total);
+	if (rc) {
+		free(gr);
+		return rc;
+	}
+	free(e->groups);
+	e->groups = gr;
+	e->ngroups = n;
+	e->gpus = (int)total;
 	return 0;
 }
 
@@ -318,12 +422,13 @@ static const struct key keys[] = {
 	{ NULL, "profile", "ALPHA_MS,BETA_MS", "one inline linear model l(b) = alpha*b + beta, named 'model'", NULL, false },
 	{ "slo_ms", "slo", "MS", "latency SLO for every model (default: each model's own)", set_slo, false },
 	{ "gpus", "gpus", "N", "number of GPUs (default 8)", set_gpus, false },
+	{ "cluster", "cluster", "KIND:N[:xS],...", "devices by kind (replaces --gpus), e.g. a100:8,cpu:4:x20 (:xS = base latencies times S)", set_cluster, false },
 	{ "rate", "rate", "RPS", "total offered requests per second (default 1000)", set_rate, false },
 	{ "arrival", "arrival", "poisson|uniform|gamma:K", "arrival process per model (default poisson)", set_arrival, true },
 	{ "popularity", "popularity", "equal|zipf:S", "split of the total rate across models (default equal)", set_popularity, true },
 	{ "segments", "segments", "S:RPS,...", "piecewise total rate: S seconds at RPS, ... (replaces --rate)", set_segments, false },
 	{ "rate_csv", "rate-csv", "FILE", "replay per-second per-model rates from CSV (replaces --rate)", set_rate_csv, true },
-	{ "policy", "policy", "NAME[:PARAMS]", "symphony | eager | timeout:K (default symphony)", set_policy, true },
+	{ "policy", "policy", "NAME[:K=V,...]", "scheduling policy and its parameters (default symphony; see `symphony policies`)", set_policy, true },
 	{ "drop", "drop", "lazy|early[:N|:auto:K]", "batch gathering: lazy drop, or early drop with target N or auto (default early = early:auto:3)", set_drop, true },
 	{ "network.ctrl_ms", "ctrl-ms", "MS", "control delay scheduler -> GPU (default 0)", set_ctrl, false },
 	{ "network.data_ms", "data-ms", "MS", "input transfer delay per request of a batch (default 0)", set_data, false },
@@ -369,11 +474,13 @@ int sym_experiment_init(struct sym_experiment *e)
 
 static void unresolve(struct sym_experiment *e)
 {
-	for (size_t i = 0; i < e->nmodels; i++) {
+	for (size_t i = 0; i < e->nmodels; i++)
 		sym_model_spec_finish(&e->models[i]);
-		if (e->profiles)
-			sym_profile_finish(&e->profiles[i]);
-	}
+	for (size_t i = 0; e->profiles && i < e->nmodels * (size_t)(e->nkinds ? e->nkinds : 1); i++)
+		sym_profile_finish(&e->profiles[i]);
+	free(e->gpu_kind);
+	e->gpu_kind = NULL;
+	e->nkinds = 0;
 	free(e->models);
 	free(e->profiles);
 	free(e->model_slo_ms);
@@ -395,6 +502,7 @@ void sym_experiment_finish(struct sym_experiment *e)
 	unresolve(e);
 	cJSON_Delete(e->models_json);
 	free(e->segments);
+	free(e->groups);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -513,6 +621,32 @@ int sym_experiment_apply_flag(struct sym_experiment *e, const char *flag, const 
 			split_list(value, v);
 		}
 		rc = set_models(e, v, where, err, errlen);
+	} else if (!strcmp(flag, "cluster")) {
+		v = cJSON_CreateArray();
+		cJSON *items = cJSON_CreateArray();
+		split_list(value, items);
+		rc = 0;
+		for (const cJSON *it = items->child; it && !rc; it = it->next) {
+			char kind[64] = "", extra[64] = "";
+			int count = 0, used = 0;
+			const char *t = it->valuestring;
+			cJSON *grp = cJSON_CreateObject();
+			if (sscanf(t, "%63[^:]:%d%n", kind, &count, &used) < 2 || (t[used] && sscanf(t + used, ":x%63s", extra) != 1)) {
+				rc = ERR("%s: expected KIND:N or KIND:N:xSCALE, ... (e.g. a100:8,cpu:16:x20), got '%s'", where, t);
+			} else {
+				cJSON_AddStringToObject(grp, "kind", kind);
+				cJSON_AddNumberToObject(grp, "count", count);
+				if (extra[0]) {
+					if (!parse_double(extra, &a))
+						rc = ERR("%s: bad scale in '%s' (expected :xS, S > 0)", where, t);
+					cJSON_AddNumberToObject(grp, "scale", a);
+				}
+			}
+			cJSON_AddItemToArray(v, grp);
+		}
+		cJSON_Delete(items);
+		if (!rc)
+			rc = set_cluster(e, v, where, err, errlen);
 	} else if (!strcmp(flag, "segments")) {
 		v = cJSON_CreateArray();
 		cJSON *names = cJSON_CreateArray();
@@ -592,6 +726,88 @@ static int add_model(struct sym_experiment *e, const struct sym_model_spec *spec
 	return 0;
 }
 
+/* A model's profile on a kind whose latencies are `scale` times the base. A
+ * model that cannot meet its SLO there even alone gets a one-entry profile
+ * (l(1) above the SLO): every policy then leaves that kind to others. */
+static int scaled_profile(const struct sym_model_spec *s, double scale, double slo_ms, struct sym_profile *out,
+			  char *err, size_t errlen)
+{
+	struct sym_model_spec t;
+	int rc = sym_model_spec_copy(&t, s);
+	if (rc)
+		return rc;
+	t.alpha_ms *= scale;
+	t.beta_ms *= scale;
+	for (int b = 0; b < t.ntable; b++)
+		t.table_ms[b] *= scale;
+	rc = sym_model_spec_profile(&t, slo_ms, out, err, errlen);
+	if (rc == -ERANGE) {
+		double l1 = t.table_ms ? t.table_ms[0] : t.alpha_ms + t.beta_ms;
+		rc = sym_profile_init_table(out, t.name, &l1, 1);
+	}
+	sym_model_spec_finish(&t);
+	return rc;
+}
+
+/* Device kinds: kind k's profiles come from its group's zoo, from the base
+ * profiles scaled, from the built-in zoo of its name, or (first group only)
+ * are the base profiles. */
+static int resolve_kinds(struct sym_experiment *e, double net1, char *err, size_t errlen)
+{
+	size_t n = e->nmodels;
+	e->gpu_kind = calloc((size_t)e->gpus, sizeof(int));
+	if (!e->gpu_kind)
+		return -ENOMEM;
+	if (!e->ngroups) {
+		struct sym_kind *k = &e->kinds[0];
+		memset(k, 0, sizeof(*k));
+		snprintf(k->name, sizeof(k->name), "%.31s", builtin_kind(e->zoo, &k->memory_mb) ? e->zoo : "gpu");
+		return 0;
+	}
+	int g = 0;
+	for (size_t ki = 0; ki < e->ngroups; ki++) {
+		const struct sym_gpu_group *gr = &e->groups[ki];
+		struct sym_kind *k = &e->kinds[ki];
+		memset(k, 0, sizeof(*k));
+		snprintf(k->name, sizeof(k->name), "%s", gr->kind);
+		double known = 0;
+		bool builtin = builtin_kind(gr->kind, &known);
+		k->memory_mb = gr->memory_mb > 0 ? gr->memory_mb : known;
+		k->cpu = gr->cpu >= 0 ? gr->cpu : !strcmp(gr->kind, "cpu");
+		for (int c = 0; c < gr->count; c++)
+			e->gpu_kind[g++] = (int)ki;
+		if (ki == 0 && !gr->zoo[0] && !(gr->scale > 0))
+			continue; /* the base profiles */
+		const char *zname = gr->zoo[0] ? gr->zoo : (builtin ? gr->kind : NULL);
+		if (!zname && !(gr->scale > 0))
+			return ERR("cluster[%zu]: kind '%s' needs \"zoo\" (its profiles) or \"scale\" (its speed "
+				   "relative to the first kind)", ki, gr->kind);
+		struct sym_zoo zoo = { 0 };
+		int rc = 0;
+		if (!(gr->scale > 0) && (rc = sym_zoo_load(zname, &zoo, err, errlen)))
+			return rc;
+		for (size_t m = 0; m < n && !rc; m++) {
+			struct sym_profile *out = &e->profiles[ki * n + m];
+			sym_profile_finish(out); /* kind 0: replaces the base profile */
+			if (gr->scale > 0) {
+				rc = scaled_profile(&e->models[m], gr->scale, e->model_slo_ms[m] - net1, out, err, errlen);
+				continue;
+			}
+			const struct sym_model_spec *s = sym_zoo_find(&zoo, e->models[m].name);
+			if (!s) {
+				rc = ERR("cluster[%zu]: zoo '%s' has no profile for model '%s' (give the kind a \"scale\" "
+					 "instead)", ki, zname, e->models[m].name);
+				break;
+			}
+			rc = scaled_profile(s, 1, e->model_slo_ms[m] - net1, out, err, errlen);
+		}
+		sym_zoo_finish(&zoo);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int sym_experiment_resolve(struct sym_experiment *e, char *err, size_t errlen)
 {
 	unresolve(e);
@@ -637,7 +853,9 @@ int sym_experiment_resolve(struct sym_experiment *e, char *err, size_t errlen)
 		}
 	}
 	size_t n = e->nmodels;
-	e->profiles = calloc(n, sizeof(*e->profiles));
+	int nk = e->ngroups ? (int)e->ngroups : 1;
+	e->nkinds = nk;
+	e->profiles = calloc(n * (size_t)nk, sizeof(*e->profiles));
 	e->model_slo_ms = calloc(n, sizeof(double));
 	e->shares = calloc(n, sizeof(double));
 	rc = -ENOMEM;
@@ -662,6 +880,8 @@ int sym_experiment_resolve(struct sym_experiment *e, char *err, size_t errlen)
 		if (rc)
 			goto fail;
 	}
+	if ((rc = resolve_kinds(e, net1, err, errlen)))
+		goto fail;
 	sym_popularity_shares(&e->popularity, n, e->shares);
 	if (e->rate_csv[0]) {
 		if ((rc = sym_rate_table_load(e->rate_csv, &e->table, err, errlen)))
@@ -722,6 +942,24 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 	if (e->slo_ms > 0)
 		cJSON_AddNumberToObject(o, "slo_ms", e->slo_ms);
 	cJSON_AddNumberToObject(o, "gpus", e->gpus);
+	if (e->ngroups) {
+		cJSON *cl = cJSON_AddArrayToObject(o, "cluster");
+		for (size_t i = 0; i < e->ngroups; i++) {
+			const struct sym_gpu_group *gr = &e->groups[i];
+			cJSON *x = cJSON_CreateObject();
+			cJSON_AddStringToObject(x, "kind", gr->kind);
+			cJSON_AddNumberToObject(x, "count", gr->count);
+			if (gr->zoo[0])
+				cJSON_AddStringToObject(x, "zoo", gr->zoo);
+			if (gr->scale > 0)
+				cJSON_AddNumberToObject(x, "scale", gr->scale);
+			if (gr->memory_mb > 0)
+				cJSON_AddNumberToObject(x, "memory_mb", gr->memory_mb);
+			if (gr->cpu >= 0)
+				cJSON_AddBoolToObject(x, "cpu", gr->cpu);
+			cJSON_AddItemToArray(cl, x);
+		}
+	}
 	cJSON_AddNumberToObject(o, "rate", e->rate);
 	cJSON_AddStringToObject(o, "arrival", sym_arrival_format(&e->arrival, buf, sizeof(buf)));
 	cJSON_AddStringToObject(o, "popularity", sym_popularity_format(&e->popularity, buf, sizeof(buf)));

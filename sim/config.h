@@ -20,18 +20,31 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/core.h"
 #include "core/policy.h"
 #include "core/profile.h"
 #include "core/shard.h"
 #include "profiles/zoo.h"
 #include "workloads/workload.h"
 
+/* One group of identical devices in a heterogeneous cluster. */
+struct sym_gpu_group {
+	char kind[32];     /* its name: a built-in zoo (a100, gtx1080ti), cpu, or any name */
+	int count;         /* >= 1 */
+	char zoo[512];     /* profiles from this zoo (by model name), or "" */
+	double scale;      /* > 0: profiles = the base profiles with latencies times scale; 0: unset */
+	double memory_mb;  /* per device; 0: the kind's known value or unknown */
+	int cpu;           /* 1 CPU, 0 GPU, -1: from the name (kind "cpu" is a CPU) */
+};
+
 struct sym_experiment {
 	/* as configured */
 	char zoo[512];
 	cJSON *models_json;     /* "all", or an array of names and model objects */
 	double slo_ms;          /* 0: each model's own SLO */
-	int gpus;
+	int gpus;               /* total devices (the sum of the groups when a cluster is given) */
+	struct sym_gpu_group *groups; /* heterogeneous cluster, or NULL: `gpus` GPUs of the zoo's kind */
+	size_t ngroups;
 	double rate;            /* total offered requests/s (constant rate) */
 	struct sym_arrival_spec arrival;
 	struct sym_popularity popularity;
@@ -51,7 +64,10 @@ struct sym_experiment {
 	bool resolved;
 	size_t nmodels;
 	struct sym_model_spec *models;
-	struct sym_profile *profiles;
+	int nkinds;
+	struct sym_kind kinds[SYM_MAX_KINDS];
+	int *gpu_kind;           /* gpus entries */
+	struct sym_profile *profiles; /* nkinds * nmodels, kind-major: profiles[k * nmodels + m] */
 	double *model_slo_ms;
 	double *shares;          /* popularity shares, sum 1 */
 	struct sym_rate_table table; /* loaded rate_csv */

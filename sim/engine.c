@@ -85,6 +85,7 @@ struct gpu {
 	int model;
 	int size;
 	sym_time start, finish;
+	uint64_t finish_seq; /* the event of the running batch's completion */
 	bool used;
 	struct sym_request **reqs;
 };
@@ -210,17 +211,40 @@ static void on_dispatch(void *ctx, const struct sym_dispatch *d)
 		m->batch_counts[d->size]++;
 		g->used = true;
 	}
-	account_busy(s, g->start, g->finish);
 	if (s->trace)
-		fprintf(s->trace, "%d,%s,%d,%.6f,%.6f,%u\n", d->gpu, s->e->models[d->model].name, d->size,
-			sym_to_ms(g->start), sym_to_ms(g->finish), d->dropped_before);
+		fprintf(s->trace, "%d,%s,%s,%d,%.6f,%.6f,%u\n", d->gpu, s->e->kinds[d->kind].name,
+			s->e->models[d->model].name, d->size, sym_to_ms(g->start), sym_to_ms(g->finish),
+			d->dropped_before);
+	g->finish_seq = s->ev.seq;
 	if (ev_push(&s->ev, g->finish, EV_FINISH, d->gpu))
 		s->err = -ENOMEM;
+}
+
+/* Preemption: the batch on GPU gi stops at now. Its requests went back to the
+ * core; the GPU time it used is lost. Its completion event goes stale. */
+static void on_cancel(void *ctx, int gi, sym_time now)
+{
+	struct sim *s = ctx;
+	struct gpu *g = &s->gpus[gi];
+	if (now > g->start) {
+		account_busy(s, g->start, now);
+		sym_time lo = g->start > s->warmup ? g->start : s->warmup, hi = now < s->end ? now : s->end;
+		if (hi > lo)
+			s->res->preempted_gpu_seconds += sym_to_s(hi - lo);
+	}
+	if (now >= s->warmup && now < s->end)
+		s->res->preemptions++;
+	if (s->trace)
+		fprintf(s->trace, "%d,%s,%s,-%d,%.6f,%.6f,0\n", gi, s->e->kinds[s->e->gpu_kind[gi]].name,
+			s->e->models[g->model].name, g->size, sym_to_ms(g->start), sym_to_ms(now));
+	g->size = 0;
+	g->finish_seq = UINT64_MAX;
 }
 
 static void on_finish(struct sim *s, int gi, sym_time now)
 {
 	struct gpu *g = &s->gpus[gi];
+	account_busy(s, g->start, g->finish);
 	sym_time resp = sym_ms(s->e->resp_ms);
 	sym_time done = now + resp;
 	for (int i = 0; i < g->size; i++) {
@@ -244,6 +268,54 @@ static void on_finish(struct sim *s, int gi, sym_time now)
 	sym_core_gpu_free(s->core, gi, now);
 }
 
+/* The core's configuration for experiment e at rate scale `rate`; mc has
+ * e->nmodels entries. */
+static void core_cfg(const struct sym_experiment *e, double rate, struct sym_model_cfg *mc, struct sym_core_cfg *cc)
+{
+	for (size_t m = 0; m < e->nmodels; m++) {
+		mc[m] = (struct sym_model_cfg){ &e->profiles[m], sym_ms(e->model_slo_ms[m]),
+						rate * sym_experiment_model_rate(e, m), e->models[m].name, { NULL } };
+		for (int k = 1; k < e->nkinds; k++)
+			mc[m].by_kind[k] = &e->profiles[(size_t)k * e->nmodels + m];
+	}
+	*cc = (struct sym_core_cfg){
+		.nmodels = (int)e->nmodels,
+		.models = mc,
+		.ngpus = e->gpus,
+		.nkinds = e->nkinds,
+		.kinds = e->kinds,
+		.gpu_kind = e->gpu_kind,
+		.policy = e->policy,
+		.gather = e->gather,
+		.net = { sym_ms(e->ctrl_ms), sym_ms(e->data_ms), sym_ms(e->resp_ms) },
+	};
+}
+
+static void nop_dispatch(void *ctx, const struct sym_dispatch *d) { (void)ctx, (void)d; }
+static void nop_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, sym_time now)
+{
+	(void)ctx, (void)r, (void)why, (void)now;
+}
+static void nop_cancel(void *ctx, int gpu, sym_time now) { (void)ctx, (void)gpu, (void)now; }
+
+int sym_sim_check(const struct sym_experiment *e, char *err, size_t errlen)
+{
+	struct sym_model_cfg *mc = calloc(e->nmodels, sizeof(*mc));
+	if (!mc)
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	struct sym_core_cfg cc;
+	core_cfg(e, e->rate_csv[0] || e->nseg ? 1 : e->rate, mc, &cc);
+	struct sym_sink sink = { NULL, nop_dispatch, nop_drop, nop_cancel };
+	struct sym_core *c = NULL;
+	char msg[300];
+	int rc = sym_core_create_err(&c, &cc, &sink, msg, sizeof(msg));
+	if (rc)
+		snprintf(err, errlen, "%s", msg);
+	sym_core_destroy(c);
+	free(mc);
+	return rc;
+}
+
 static double wall_now(void)
 {
 	struct timespec ts;
@@ -263,7 +335,12 @@ static int alloc_results(struct sim *s, size_t nmodels)
 		struct sym_model_result *mr = &r->models[m];
 		sym_hist_init(&mr->latency);
 		sym_hist_init(&mr->queueing);
-		mr->max_batch = s->e->profiles[m].max_batch;
+		mr->max_batch = 1;
+		for (int k = 0; k < s->e->nkinds; k++) {
+			int b = s->e->profiles[(size_t)k * nmodels + m].max_batch;
+			if (b > mr->max_batch)
+				mr->max_batch = b;
+		}
 		if (mr->max_batch > maxb)
 			maxb = mr->max_batch;
 		mr->batch_counts = calloc((size_t)mr->max_batch + 1, sizeof(uint64_t));
@@ -336,21 +413,16 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 			goto out;
 		}
 	}
-	for (size_t m = 0; m < e->nmodels; m++) {
+	for (size_t m = 0; m < e->nmodels; m++)
 		s.slo[m] = sym_ms(e->model_slo_ms[m]);
-		mc[m] = (struct sym_model_cfg){ &e->profiles[m], s.slo[m], opts->rate * sym_experiment_model_rate(e, m) };
-	}
-	struct sym_core_cfg cc = {
-		.nmodels = (int)e->nmodels,
-		.models = mc,
-		.ngpus = e->gpus,
-		.policy = e->policy,
-		.gather = e->gather,
-		.net = { sym_ms(e->ctrl_ms), sym_ms(e->data_ms), sym_ms(e->resp_ms) },
-	};
-	struct sym_sink sink = { &s, on_dispatch, on_drop };
-	if ((rc = sym_core_create(&s.core, &cc, &sink))) {
-		snprintf(err, errlen, "cannot create the scheduling core: %s", sym_strerror(rc));
+	struct sym_core_cfg cc;
+	core_cfg(e, opts->rate, mc, &cc);
+	struct sym_sink sink = { &s, on_dispatch, on_drop, on_cancel };
+	char msg[300];
+	if ((rc = sym_core_create_err(&s.core, &cc, &sink, msg, sizeof(msg)))) {
+		snprintf(err, errlen, "cannot create the scheduling core: %s", msg);
+		if (rc == -ENOMEM)
+			rc = -EINVAL; /* keep the message */
 		goto out;
 	}
 	if ((rc = init_arrivals(&s, opts->rate))) {
@@ -374,7 +446,8 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 		} else {
 			struct event ev = ev_pop(&s.ev);
 			if (ev.kind == EV_FINISH) {
-				on_finish(&s, ev.idx, ev.t);
+				if (ev.seq == s.gpus[ev.idx].finish_seq) /* else cancelled */
+					on_finish(&s, ev.idx, ev.t);
 			} else {
 				int m = ev.idx;
 				struct sym_request *r = req_alloc(&s);

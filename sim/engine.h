@@ -48,6 +48,8 @@ struct sym_run_result {
 	double window_s;               /* measured window: duration - warmup */
 	double gpu_busy_fraction;      /* busy GPU-time / (gpus * window) */
 	int gpus_used;                 /* distinct GPUs that ran a batch in the window */
+	uint64_t preemptions;          /* batches cancelled in the window (shepherd) */
+	double preempted_gpu_seconds;  /* GPU time those batches had used, lost */
 	uint64_t simulated_requests;   /* all arrivals, warm-up included */
 	uint64_t events;
 	double wall_seconds;
@@ -68,6 +70,11 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 		char *err, size_t errlen);
 
 void sym_run_result_finish(struct sym_run_result *r);
+
+/* Checks that the scheduling core accepts the resolved experiment (the
+ * policy's parameters against the models and cluster) without running it.
+ * Returns 0, or -EINVAL/-ENOMEM with a message in err. */
+int sym_sim_check(const struct sym_experiment *e, char *err, size_t errlen);
 
 static inline double sym_bad_rate(const struct sym_model_result *m)
 {

@@ -21,14 +21,23 @@ int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym
 	double mean = sym_schedule_mean_rate(e);
 	if (!(mean > 0))
 		return snprintf(err, errlen, "goodput: the rate schedule offers no requests"), -EINVAL;
-	/* Upper bound: every GPU busy with maximum batches, in proportion. */
-	double gpu_s_per_req = 0;
-	for (size_t m = 0; m < e->nmodels; m++) {
-		const struct sym_profile *p = &e->profiles[m];
-		double share = sym_experiment_model_rate(e, m) / mean;
-		gpu_s_per_req += share * sym_to_s(p->lat[p->max_batch]) / p->max_batch;
+	/* Upper bound: every GPU busy with maximum batches, in proportion; with
+	 * several kinds, their capacities add (a kind too slow for a model
+	 * leaves that model out of its cost, which only raises the bound). */
+	double hi_rate = 0;
+	for (int k = 0; k < e->nkinds; k++) {
+		double gpu_s_per_req = 0;
+		for (size_t m = 0; m < e->nmodels; m++) {
+			const struct sym_profile *p = &e->profiles[(size_t)k * e->nmodels + m];
+			if (sym_to_ms(p->lat[1]) > e->model_slo_ms[m])
+				continue;
+			double share = sym_experiment_model_rate(e, m) / mean;
+			gpu_s_per_req += share * sym_to_s(p->lat[p->max_batch]) / p->max_batch;
+		}
+		int count = e->ngroups ? e->groups[k].count : e->gpus;
+		if (gpu_s_per_req > 0)
+			hi_rate += count / gpu_s_per_req;
 	}
-	double hi_rate = e->gpus / gpu_s_per_req;
 	out->upper_bound_rps = hi_rate;
 	double lo = 0, hi = hi_rate / mean; /* in scale units */
 	while (hi - lo > e->tolerance * hi && out->nsteps < sizeof(out->steps) / sizeof(out->steps[0])) {

@@ -42,12 +42,23 @@ static void usage(FILE *f)
 		"  goodput   find the highest rate served with bad rate <= 1%% (bisection)\n"
 		"  models    list the models of a profile zoo\n"
 		"  policies  list the scheduling policies\n"
-		"  help      help on a command: symphony help sim | goodput | config | models\n"
+		"  help      help on a command: symphony help sim | goodput | config | models | policies\n"
 		"  version   print the version\n\n"
 		"examples:\n"
 		"  symphony sim --profile 1.053,5.072 --slo 25 --gpus 8 --rate 5000 --arrival poisson\n"
 		"  symphony goodput --zoo a100 --models all --gpus 64 --policy eager --json -\n",
 		SYM_VERSION);
+}
+
+static void print_policies(FILE *f, const char *indent)
+{
+	size_t n;
+	const struct sym_policy_ops *const *list = sym_policy_list(&n);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s%-11s %s\n", indent, list[i]->name, list[i]->summary);
+		if (list[i]->params_help)
+			fprintf(f, "%s%-11s   %s\n", indent, "", list[i]->params_help);
+	}
 }
 
 static void help_output_flags(FILE *f, bool goodput)
@@ -86,6 +97,8 @@ static int help(const char *topic)
 		fprintf(f, "configuration (each also a key of the experiment file; options override it):\n");
 		sym_experiment_print_flags(f);
 		help_output_flags(f, g);
+		fprintf(f, "\npolicies (--policy NAME or NAME:key=value,...):\n");
+		print_policies(f, "  ");
 		return 0;
 	}
 	if (!strcmp(topic, "config")) {
@@ -96,12 +109,16 @@ static int help(const char *topic)
 			"  \"models\": \"all\",               or [\"ResNet50\", {\"name\": \"m\", \"alpha_ms\": 1, \"beta_ms\": 5}]\n"
 			"  \"slo_ms\": 25,                   one SLO for every model (else each model's own)\n"
 			"  \"gpus\": 8,\n"
+			"  \"cluster\": [{\"kind\": \"a100\", \"count\": 8}, {\"kind\": \"cpu\", \"count\": 4, \"scale\": 20}],\n"
+			"                                   devices by kind (replaces gpus); a kind's profiles come\n"
+			"                                   from \"zoo\", or \"scale\" times the base latencies, or\n"
+			"                                   the built-in zoo of its name; optional memory_mb, cpu\n"
 			"  \"rate\": 5000,                   total offered req/s\n"
 			"  \"arrival\": \"poisson\",          poisson | uniform | gamma:K\n"
 			"  \"popularity\": \"equal\",         equal | zipf:S\n"
 			"  \"segments\": [{\"duration_s\": 10, \"rate\": 2000}],   piecewise total rate\n"
 			"  \"rate_csv\": \"rates.csv\",       per-second rates per model (header: model names)\n"
-			"  \"policy\": \"symphony\",          symphony | eager | timeout:K (ms or %% of SLO)\n"
+			"  \"policy\": \"symphony\",          NAME or NAME:key=value,... (see symphony policies)\n"
 			"  \"drop\": \"early\",               early (= early:auto:3, default) | early:auto:K | early:N | lazy\n"
 			"  \"network\": {\"ctrl_ms\": 0, \"data_ms\": 0, \"resp_ms\": 0},\n"
 			"  \"jitter\": 0,                    GPU time factor uniform in [1-J, 1+J]\n"
@@ -161,13 +178,7 @@ static int cmd_models(int argc, char **argv)
 
 static int cmd_policies(void)
 {
-	size_t n;
-	const struct sym_policy_ops *const *list = sym_policy_list(&n);
-	for (size_t i = 0; i < n; i++) {
-		printf("%-10s %s\n", list[i]->name, list[i]->summary);
-		if (list[i]->params_help)
-			printf("%-10s   %s\n", "", list[i]->params_help);
-	}
+	print_policies(stdout, "");
 	return 0;
 }
 
@@ -262,7 +273,7 @@ static int parse_args(int argc, char **argv, struct cli *cli, struct sym_experim
 			return EXIT_USAGE;
 		}
 	}
-	if (sym_experiment_resolve(e, err, sizeof(err))) {
+	if (sym_experiment_resolve(e, err, sizeof(err)) || sym_sim_check(e, err, sizeof(err))) {
 		fprintf(stderr, "symphony: %s\n", err);
 		return EXIT_USAGE;
 	}
@@ -283,7 +294,7 @@ static int run_outputs(const struct cli *cli, const struct sym_experiment *e, do
 		char pol[128];
 		fprintf(trace.f, "# symphony %s trace, policy %s, seed %llu, %d GPUs; times in ms\n", SYM_VERSION,
 			sym_policy_format(&e->policy, pol, sizeof(pol)), (unsigned long long)e->seed, e->gpus);
-		fprintf(trace.f, "gpu,model,batch_size,start_ms,finish_ms,dropped_before\n");
+		fprintf(trace.f, "gpu,kind,model,batch_size,start_ms,finish_ms,dropped_before\n");
 	}
 	struct sym_run_opts o = { .rate = rate, .trace = trace.f, .progress = !cli->quiet && isatty(2) };
 	struct sym_run_result r;
@@ -292,7 +303,7 @@ static int run_outputs(const struct cli *cli, const struct sym_experiment *e, do
 		sym_outfile_abort(&trace);
 		sym_run_result_finish(&r);
 		fprintf(stderr, "symphony: %s\n", err);
-		return rc == -EPROTO ? EXIT_INTERNAL : 1;
+		return rc == -EPROTO ? EXIT_INTERNAL : rc == -EINVAL ? EXIT_USAGE : 1;
 	}
 	int status = 0;
 	if (cli->trace && sym_outfile_commit(&trace, err, sizeof(err))) {
@@ -353,7 +364,7 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 		rc = sym_goodput_search(&e, progress, &g, err, sizeof(err));
 		if (rc) {
 			fprintf(stderr, "symphony: %s\n", err);
-			rc = rc == -EPROTO ? EXIT_INTERNAL : 1;
+			rc = rc == -EPROTO ? EXIT_INTERNAL : rc == -EINVAL ? EXIT_USAGE : 1;
 		} else {
 			cJSON *extra = cJSON_CreateObject();
 			cJSON_AddNumberToObject(extra, "goodput_rps", g.goodput_rps);

@@ -63,6 +63,8 @@ cJSON *sym_result_json(const char *command, const struct sym_experiment *e, cons
 	cJSON_AddNumberToObject(o, "gpus", e->gpus);
 	cJSON_AddNumberToObject(o, "gpu_busy_fraction", r->gpu_busy_fraction);
 	cJSON_AddNumberToObject(o, "gpus_used", r->gpus_used);
+	cJSON_AddNumberToObject(o, "preemptions", (double)r->preemptions);
+	cJSON_AddNumberToObject(o, "preempted_gpu_seconds", r->preempted_gpu_seconds);
 	cJSON *models = cJSON_AddArrayToObject(o, "models");
 	for (size_t m = 0; m < r->nmodels; m++) {
 		cJSON *mo = cJSON_CreateObject();
@@ -104,6 +106,9 @@ void sym_result_print(FILE *f, const char *command, const struct sym_experiment 
 	fprintf(f, "\nGPU busy %.1f%%, %d of %d GPUs used; %llu requests simulated in %.2f s (%.2f M/s)\n",
 		100 * r->gpu_busy_fraction, r->gpus_used, e->gpus, (unsigned long long)r->simulated_requests,
 		r->wall_seconds, r->wall_seconds > 0 ? (double)r->simulated_requests / r->wall_seconds / 1e6 : 0);
+	if (r->preemptions)
+		fprintf(f, "%llu batches preempted, %.3f GPU-seconds lost\n", (unsigned long long)r->preemptions,
+			r->preempted_gpu_seconds);
 }
 
 int sym_outfile_open(struct sym_outfile *o, const char *path, char *err, size_t errlen)

@@ -836,7 +836,7 @@ static void test_trace_timeline(void **state)
 	RUN(&r, "sim", SMALL, "--trace", "@out_trace.csv", "--timeline", "@out_timeline.csv", "--quiet");
 	expect_status(&r, 0);
 	run_free(&r);
-	check_csv(tmp_path("out_trace.csv"), "gpu,model,batch_size,", 6);
+	check_csv(tmp_path("out_trace.csv"), "gpu,kind,model,batch_size,", 7);
 	int secs = check_csv(tmp_path("out_timeline.csv"), "second,", 6);
 	assert_true(secs >= 3);
 
@@ -848,13 +848,15 @@ static void test_trace_timeline(void **state)
 		if (line[0] == '#' || !strncmp(line, "gpu,", 4))
 			continue;
 		int gpu, batch;
-		char model[64];
+		char kind[64], model[64];
 		double start, finish, dropped;
-		if (sscanf(line, "%d,%63[^,],%d,%lf,%lf,%lf", &gpu, model, &batch, &start, &finish, &dropped) != 6) {
+		if (sscanf(line, "%d,%63[^,],%63[^,],%d,%lf,%lf,%lf", &gpu, kind, model, &batch, &start, &finish,
+			   &dropped) != 7) {
 			print_error("trace row '%s' does not parse\n", line);
 			fail();
 		}
 		assert_true(gpu >= 0 && gpu < 8);
+		assert_string_equal(kind, "a100");
 		assert_string_equal(model, "model");
 		assert_true(batch >= 1);
 		assert_true(start >= 0 && finish > start);
@@ -869,7 +871,7 @@ static void test_trace_timeline(void **state)
 	    "--tolerance", "0.05", "--trace", "@out_gtrace.csv", "--timeline", "@out_gtimeline.csv", "--quiet");
 	expect_status(&r, 0);
 	run_free(&r);
-	check_csv(tmp_path("out_gtrace.csv"), "gpu,model,batch_size,", 6);
+	check_csv(tmp_path("out_gtrace.csv"), "gpu,kind,model,batch_size,", 7);
 	check_csv(tmp_path("out_gtimeline.csv"), "second,", 6);
 
 	/* No temporaries left behind. */

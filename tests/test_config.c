@@ -213,8 +213,8 @@ static void test_apply_json_sets_every_key(void **state)
 	assert_near(e.segments[1].rate, 0, 0, "seg rate");
 	assert_string_equal(e.rate_csv, "rates.csv");
 	assert_ptr_equal(e.policy.ops, &sym_policy_timeout);
-	assert_near(e.policy.param, 30, 0, "timeout");
-	assert_true(e.policy.param_percent);
+	assert_near(e.policy.u.timeout.k, 30, 0, "timeout");
+	assert_true(e.policy.u.timeout.percent);
 	assert_int_equal(e.gather.rule, SYM_GATHER_EARLY);
 	assert_int_equal(e.gather.target, 8);
 	assert_near(e.ctrl_ms, 1, 0, "ctrl");
@@ -545,8 +545,8 @@ static void test_apply_flag_scalars(void **state)
 	assert_near(e.popularity.s, 0.5, 0, "s");
 	assert_string_equal(e.rate_csv, "trace.csv");
 	assert_ptr_equal(e.policy.ops, &sym_policy_timeout);
-	assert_near(e.policy.param, 5, 0, "timeout");
-	assert_false(e.policy.param_percent);
+	assert_near(e.policy.u.timeout.k, 5, 0, "timeout");
+	assert_false(e.policy.u.timeout.percent);
 	assert_int_equal(e.gather.rule, SYM_GATHER_EARLY);
 	assert_int_equal(e.gather.target, 4);
 	assert_near(e.ctrl_ms, 0.5, 0, "ctrl");
@@ -1111,8 +1111,8 @@ static void assert_same_experiment(const struct sym_experiment *a, const struct 
 	}
 	assert_string_equal(a->rate_csv, b->rate_csv);
 	assert_ptr_equal(a->policy.ops, b->policy.ops);
-	assert_close(a->policy.param, b->policy.param, rel, "policy param");
-	assert_int_equal(a->policy.param_percent, b->policy.param_percent);
+	assert_close(a->policy.u.timeout.k, b->policy.u.timeout.k, rel, "policy param");
+	assert_int_equal(a->policy.u.timeout.percent, b->policy.u.timeout.percent);
 	assert_int_equal(a->gather.rule, b->gather.rule);
 	assert_int_equal(a->gather.target, b->gather.target);
 	assert_close(a->ctrl_ms, b->ctrl_ms, rel, "ctrl_ms");
@@ -1232,7 +1232,7 @@ static void test_echo_keeps_full_precision(void **state)
 	flag_ok(&e, "policy", "timeout:12.3456789");
 	resolve_ok(&e);
 	echo_into(&e, &b, false);
-	double shape = b.arrival.shape, zipf = b.popularity.s, timeout = b.policy.param;
+	double shape = b.arrival.shape, zipf = b.popularity.s, timeout = b.policy.u.timeout.k;
 	sym_experiment_finish(&b);
 	init(&b);
 	flag_ok(&b, "policy", "timeout:0.123456789%");
@@ -1240,8 +1240,8 @@ static void test_echo_keeps_full_precision(void **state)
 	resolve_ok(&b);
 	struct sym_experiment c;
 	echo_into(&b, &c, false);
-	double pct = c.policy.param;
-	bool is_pct = c.policy.param_percent;
+	double pct = c.policy.u.timeout.k;
+	bool is_pct = c.policy.u.timeout.percent;
 	sym_experiment_finish(&c);
 	sym_experiment_finish(&b);
 	sym_experiment_finish(&e);
@@ -1417,6 +1417,120 @@ static void test_load_file_echo(void **state)
 	sym_experiment_finish(&b);
 }
 
+/* Heterogeneous clusters: groups from JSON and flags, the errors, the
+ * per-kind profiles (zoo, scale, built-in by name), and the echo. */
+static void test_cluster(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	sym_experiment_init(&e);
+	apply_ok(&e, "{\"models\": [\"ResNet50\", \"BERT\"], \"cluster\": [{\"kind\": \"a100\", \"count\": 3}, "
+		     "{\"kind\": \"gtx1080ti\", \"count\": 2, \"memory_mb\": 11000}, "
+		     "{\"kind\": \"cpu\", \"count\": 1, \"scale\": 20}]}");
+	assert_int_equal(e.gpus, 6);
+	resolve_ok(&e);
+	assert_int_equal(e.nkinds, 3);
+	assert_string_equal(e.kinds[0].name, "a100");
+	assert_near(e.kinds[0].memory_mb, 40960, 0, "a100 memory");
+	assert_near(e.kinds[1].memory_mb, 11000, 0, "configured memory");
+	assert_false(e.kinds[1].cpu);
+	assert_true(e.kinds[2].cpu);
+	int want_kind[6] = { 0, 0, 0, 1, 1, 2 };
+	assert_memory_equal(e.gpu_kind, want_kind, sizeof(want_kind));
+	/* kind 1 from the gtx1080ti zoo by name: ResNet50 is slower there */
+	const struct sym_profile *a = &e.profiles[0], *g = &e.profiles[2], *c = &e.profiles[4];
+	assert_true(g->lat[1] > a->lat[1]);
+	/* the cpu: the base latencies times 20 (a batch of 1 may not even fit) */
+	assert_true(c->lat[1] >= 19 * a->lat[1] && c->lat[1] <= 21 * a->lat[1]);
+	/* the echo reproduces the cluster */
+	cJSON *o = sym_experiment_to_json(&e);
+	char *text = cJSON_PrintUnformatted(o);
+	assert_contains(text, "\"cluster\":[{\"kind\":\"a100\",\"count\":3}");
+	assert_contains(text, "\"scale\":20");
+	struct sym_experiment e2;
+	sym_experiment_init(&e2);
+	char err[1024];
+	assert_int_equal(sym_experiment_apply_json(&e2, o, "echo", err, sizeof(err)), 0);
+	resolve_ok(&e2);
+	assert_int_equal(e2.nkinds, 3);
+	assert_int_equal(e2.gpus, 6);
+	assert_int_equal(e2.profiles[4].lat[1], c->lat[1]);
+	free(text);
+	cJSON_Delete(o);
+	sym_experiment_finish(&e2);
+	/* --gpus sets the count of a one-group cluster, and is refused for several */
+	char msg[1024];
+	assert_int_equal(sym_experiment_apply_flag(&e, "gpus", "4", msg, sizeof(msg)), -EINVAL);
+	assert_contains(msg, "cluster");
+	flag_ok(&e, "cluster", "a100:2");
+	flag_ok(&e, "gpus", "5");
+	assert_int_equal(e.groups[0].count, 5);
+	assert_int_equal(e.gpus, 5);
+	/* flag form with a scale */
+	flag_ok(&e, "cluster", "a100:2,cpu:4:x12.5");
+	assert_int_equal(e.ngroups, 2);
+	assert_near(e.groups[1].scale, 12.5, 0, "scale");
+	assert_int_equal(e.gpus, 6);
+	/* an empty array goes back to a homogeneous cluster */
+	apply_ok(&e, "{\"cluster\": []}");
+	assert_int_equal(e.ngroups, 0);
+	sym_experiment_finish(&e);
+}
+
+static void test_cluster_errors(void **state)
+{
+	(void)state;
+	struct {
+		const char *json, *want;
+	} bad[] = {
+		{ "{\"cluster\": 3}", "array of" },
+		{ "{\"cluster\": [3]}", "'cluster'[0]" },
+		{ "{\"cluster\": [{\"kind\": \"a100\"}]}", "count" },
+		{ "{\"cluster\": [{\"count\": 2}]}", "kind" },
+		{ "{\"cluster\": [{\"kind\": \"a100\", \"count\": 0}]}", "count" },
+		{ "{\"cluster\": [{\"kind\": \"a100\", \"count\": 1}, {\"kind\": \"a100\", \"count\": 1}]}", "twice" },
+		{ "{\"cluster\": [{\"kind\": \"x\", \"count\": 1, \"scale\": -1}]}", "scale" },
+		{ "{\"cluster\": [{\"kind\": \"x\", \"count\": 1, \"scale\": 2, \"zoo\": \"a100\"}]}", "either" },
+		{ "{\"cluster\": [{\"kind\": \"x\", \"count\": 1, \"speed\": 2}]}", "speed" },
+		{ "{\"cluster\": [{\"kind\": \"x\", \"count\": 1, \"cpu\": 1}]}", "true or false" },
+		{ "{\"cluster\": [{\"kind\": \"a\", \"count\": 1}, {\"kind\": \"b\", \"count\": 1}, {\"kind\": \"c\", \"count\": 1}, "
+		  "{\"kind\": \"d\", \"count\": 1}, {\"kind\": \"e\", \"count\": 1}, {\"kind\": \"f\", \"count\": 1}, "
+		  "{\"kind\": \"g\", \"count\": 1}, {\"kind\": \"h\", \"count\": 1}, {\"kind\": \"i\", \"count\": 1}]}", "at most" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct sym_experiment e;
+		sym_experiment_init(&e);
+		char err[1024] = "";
+		assert_int_equal(apply_text(&e, bad[i].json, "c.json", err, sizeof(err)), -EINVAL);
+		assert_contains(err, "c.json: key 'cluster'");
+		assert_contains(err, bad[i].want);
+		sym_experiment_finish(&e);
+	}
+	const char *bad_flags[] = { "a100", "a100:x", "a100:2:3", "a100:2:xq", ":2" };
+	for (size_t i = 0; i < sizeof(bad_flags) / sizeof(bad_flags[0]); i++) {
+		struct sym_experiment e;
+		sym_experiment_init(&e);
+		char err[1024] = "";
+		assert_int_equal(sym_experiment_apply_flag(&e, "cluster", bad_flags[i], err, sizeof(err)), -EINVAL);
+		assert_contains(err, "--cluster");
+		sym_experiment_finish(&e);
+	}
+	/* resolve: an unknown kind needs zoo or scale; a zoo lacking a model */
+	struct sym_experiment e;
+	sym_experiment_init(&e);
+	flag_ok(&e, "models", "ResNet50");
+	flag_ok(&e, "cluster", "a100:1,tpu:2");
+	char err[1024] = "";
+	assert_int_equal(sym_experiment_resolve(&e, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "kind 'tpu' needs");
+	flag_ok(&e, "profile", "1,5");
+	flag_ok(&e, "slo", "20");
+	apply_ok(&e, "{\"cluster\": [{\"kind\": \"a100\", \"count\": 1}, {\"kind\": \"g\", \"count\": 1, \"zoo\": \"gtx1080ti\"}]}");
+	assert_int_equal(sym_experiment_resolve(&e, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "has no profile for model 'model'");
+	sym_experiment_finish(&e);
+}
+
 static void test_print_flags(void **state)
 {
 	(void)state;
@@ -1466,6 +1580,8 @@ int main(void)
 		cmocka_unit_test(test_resolve_custom_zoo),
 		cmocka_unit_test(test_resolve_again),
 		cmocka_unit_test(test_echo_round_trip),
+		cmocka_unit_test(test_cluster),
+		cmocka_unit_test(test_cluster_errors),
 		cmocka_unit_test(test_echo_keeps_full_precision),
 		cmocka_unit_test(test_echo_frees_everything),
 		cmocka_unit_test(test_load_file),

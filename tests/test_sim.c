@@ -142,6 +142,78 @@ static void test_determinism(void **state)
 	sym_experiment_finish(&e);
 }
 
+/* Runs every registered policy (with its defaults and a few parameter
+ * variants) on a bursty mixed-zoo workload, on a homogeneous and on a
+ * heterogeneous cluster: invariants hold, a second run is identical, and
+ * policies that only dispatch feasible batches are never late. */
+static void policy_run(const char *policy, const char *cluster, struct sym_run_result *r, double rate)
+{
+	struct sym_experiment e;
+	sym_experiment_init(&e);
+	flag(&e, "models", "ResNet50,VGG16,BERT,MobileNet,DenseNet121,InceptionV3");
+	flag(&e, "popularity", "zipf:1");
+	if (cluster)
+		flag(&e, "cluster", cluster);
+	else
+		flag(&e, "gpus", "8");
+	flag(&e, "policy", policy);
+	flag(&e, "arrival", "gamma:0.3");
+	flag(&e, "duration", "4");
+	flag(&e, "warmup", "0.5");
+	flag(&e, "ctrl-ms", "0.2");
+	flag(&e, "data-ms", "0.01");
+	flag(&e, "resp-ms", "0.1");
+	resolve(&e);
+	char err[512];
+	if (sym_sim_check(&e, err, sizeof(err)))
+		fail_msg("%s: %s", policy, err);
+	run(&e, rate, r);
+	check_invariants(&e, r);
+	sym_experiment_finish(&e);
+}
+
+static void test_every_policy(void **state)
+{
+	(void)state;
+	size_t n;
+	const struct sym_policy_ops *const *list = sym_policy_list(&n);
+	const char *variants[] = { "timeout:30%", "betalambda:beta=2", "clockwork:pow2=1", "shepherd:lambda=1.5",
+				   "nexus:frontends=8", "nexus:drop=lazy,epoch=1", "urgency:shape=linear",
+				   "urgency:shape=exp,max=4" };
+	const char *clusters[] = { NULL, "a100:5,gtx1080ti:3,cpu:2:x15" };
+	size_t total = n + sizeof(variants) / sizeof(variants[0]);
+	for (size_t i = 0; i < total; i++) {
+		const char *pol = i < n ? list[i]->name : variants[i - n];
+		if (!strcmp(pol, "timeout"))
+			pol = "timeout:5";
+		for (int c = 0; c < 2; c++) {
+			for (int load = 0; load < 2; load++) {
+				double rate = load ? 12000 : 2500; /* overload and moderate load */
+				struct sym_run_result a, b;
+				policy_run(pol, clusters[c], &a, rate);
+				policy_run(pol, clusters[c], &b, rate);
+				if (a.total.served + a.total.late < a.total.offered / 20)
+					fail_msg("%s on %s at %g: served only %llu of %llu", pol, clusters[c] ? clusters[c] : "8 GPUs",
+						 rate, (unsigned long long)(a.total.served + a.total.late),
+						 (unsigned long long)a.total.offered);
+				assert_int_equal(a.events, b.events);
+				assert_int_equal(a.total.served, b.total.served);
+				assert_int_equal(a.total.dropped, b.total.dropped);
+				assert_int_equal(a.preemptions, b.preemptions);
+				assert_memory_equal(a.total.batch_counts, b.total.batch_counts,
+						    ((size_t)a.total.max_batch + 1) * sizeof(uint64_t));
+				bool feasible_only = strncmp(pol, "fcfs", 4) && strncmp(pol, "edf", 3) &&
+						     strncmp(pol, "urgency", 7);
+				if (feasible_only && a.total.late)
+					fail_msg("%s on %s at %g: %llu late without jitter", pol,
+						 clusters[c] ? clusters[c] : "8 GPUs", rate, (unsigned long long)a.total.late);
+				sym_run_result_finish(&a);
+				sym_run_result_finish(&b);
+			}
+		}
+	}
+}
+
 static void test_warmup_and_rate(void **state)
 {
 	(void)state;
@@ -303,6 +375,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_conservation_matrix),
 		cmocka_unit_test(test_determinism),
+		cmocka_unit_test(test_every_policy),
 		cmocka_unit_test(test_warmup_and_rate),
 		cmocka_unit_test(test_jitter_makes_late),
 		cmocka_unit_test(test_light_load_packs_low_ids),

@@ -42,25 +42,22 @@ static int parse(struct sym_policy *p, const char *params, char *err, size_t err
 			 "e.g. timeout:5 or timeout:30%% (got '%s')", params);
 		return -EINVAL;
 	}
-	p->param = k;
-	p->param_percent = pct;
+	p->u.timeout.k = k;
+	p->u.timeout.percent = pct;
 	return 0;
 }
 
 static void format(const struct sym_policy *p, char *buf, size_t len)
 {
-	/* shortest text that reads back exactly */
 	char num[32];
-	snprintf(num, sizeof(num), "%.15g", p->param);
-	if (strtod(num, NULL) != p->param)
-		snprintf(num, sizeof(num), "%.17g", p->param);
-	snprintf(buf, len, "timeout:%s%s", num, p->param_percent ? "%" : "");
+	snprintf(buf, len, "timeout:%s%s", sym_policy_fmt_num(p->u.timeout.k, num, sizeof(num)),
+		 p->u.timeout.percent ? "%" : "");
 }
 
 static sym_time exec(const struct sym_policy *p, const struct sym_cand_view *v)
 {
-	sym_time k = p->param_percent ? (sym_time)llround((double)v->slo * p->param / 100.0)
-				      : sym_ms(p->param);
+	sym_time k = p->u.timeout.percent ? (sym_time)llround((double)v->slo * p->u.timeout.k / 100.0)
+					     : sym_ms(p->u.timeout.k);
 	/* full = the largest b with le(b) <= slo - k (le is non-decreasing) */
 	int lo = 1, hi = v->max_batch;
 	while (lo < hi) {

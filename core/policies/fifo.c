@@ -1,0 +1,157 @@
+/* fcfs and edf: the urgency scheduler's baselines.
+ *
+ * Scheduler policies over the shards' deadline-ordered queues, work
+ * conserving: whenever a device is free and requests are queued, the chosen
+ * model issues everything it has queued, up to the largest batch of the
+ * device's kind, from its queue head, to a free device; GPUs are preferred
+ * over CPUs (kinds marked cpu), the lowest id within. Repeat while devices
+ * are free and requests are queued. No timers, no waiting.
+ *
+ *   fcfs: the model whose queue head arrived first (ties: the earlier head
+ *         deadline, then the lower model index);
+ *   edf:  the model whose queue head has the earliest deadline (ties: the
+ *         earlier arrival, then the lower model index).
+ *
+ * Batches are not shrunk to fit deadlines (responses may be late); a queue
+ * head is dropped (expired) once it cannot finish even alone on the fastest
+ * kind: now + le(1) > d. One O(models) scan per dispatch.
+ *
+ * No parameters.
+ */
+#include <errno.h>
+#include <stdbool.h>
+
+#include "core/core.h"
+#include "core/policy.h"
+
+static int init(struct sym_core *c, char *err, size_t errlen)
+{
+	(void)c, (void)err, (void)errlen; /* no state: the shard queues and the core's GPU table suffice */
+	return 0;
+}
+
+static void finish(struct sym_core *c)
+{
+	(void)c;
+}
+
+/* The lowest free GPU, else the lowest free CPU, else -1. */
+static int pick_device(const struct sym_core *c)
+{
+	int cpu = -1;
+	for (int g = 0; g < c->ngpus; g++) {
+		if (c->gpus[g].busy)
+			continue;
+		if (!c->kinds[c->gpus[g].kind].cpu)
+			return g;
+		if (cpu < 0)
+			cpu = g;
+	}
+	return cpu;
+}
+
+static void schedule(struct sym_core *c, sym_time now, bool edf)
+{
+	while (c->nfree > 0) {
+		int best = -1;
+		sym_time k1 = 0, k2 = 0;
+		for (int m = 0; m < c->nmodels; m++) {
+			if (!sym_core_expire(c, m, now))
+				continue;
+			const struct sym_request *h = sym_queue_at(&c->shards[m].queue, 0);
+			sym_time a = edf ? h->deadline : h->arrival;
+			sym_time b = edf ? h->arrival : h->deadline;
+			if (best < 0 || a < k1 || (a == k1 && b < k2)) {
+				best = m;
+				k1 = a;
+				k2 = b;
+			}
+		}
+		if (best < 0)
+			return;
+		int g = pick_device(c);
+		size_t n = sym_queue_len(&c->shards[best].queue);
+		int size = sym_core_max_batch(c, best, c->gpus[g].kind);
+		if ((size_t)size > n)
+			size = (int)n;
+		sym_core_dispatch_queue(c, best, g, size, now);
+	}
+}
+
+static void fcfs_poke(struct sym_core *c, int m, sym_time now)
+{
+	(void)m;
+	schedule(c, now, false);
+}
+
+static void fcfs_gpu_free(struct sym_core *c, int g, sym_time now)
+{
+	(void)g;
+	schedule(c, now, false);
+}
+
+static void fcfs_timer(struct sym_core *c, int id, sym_time now)
+{
+	(void)id; /* no timers are set */
+	schedule(c, now, false);
+}
+
+static void edf_poke(struct sym_core *c, int m, sym_time now)
+{
+	(void)m;
+	schedule(c, now, true);
+}
+
+static void edf_gpu_free(struct sym_core *c, int g, sym_time now)
+{
+	(void)g;
+	schedule(c, now, true);
+}
+
+static void edf_timer(struct sym_core *c, int id, sym_time now)
+{
+	(void)id; /* no timers are set */
+	schedule(c, now, true);
+}
+
+static const struct sym_sched_ops fcfs_ops = {
+	.init = init,
+	.finish = finish,
+	.arrive = NULL,
+	.poke = fcfs_poke,
+	.gpu_free = fcfs_gpu_free,
+	.timer = fcfs_timer,
+	.held = NULL,
+};
+
+static const struct sym_sched_ops edf_ops = {
+	.init = init,
+	.finish = finish,
+	.arrive = NULL,
+	.poke = edf_poke,
+	.gpu_free = edf_gpu_free,
+	.timer = edf_timer,
+	.held = NULL,
+};
+
+const struct sym_policy_ops sym_policy_fcfs = {
+	.name = "fcfs",
+	.summary = "first come first served: the model whose queue head arrived first issues all it has queued "
+		   "(up to the largest batch) to a free device, GPUs before CPUs",
+	.params_help = NULL,
+	.parse = sym_policy_parse_none,
+	.format = sym_policy_format_name,
+	.exec = NULL,
+	.sched = &fcfs_ops,
+};
+
+const struct sym_policy_ops sym_policy_edf = {
+	.name = "edf",
+	.summary = "earliest deadline first: the model whose queue head is due first issues all it has queued "
+		   "(up to the largest batch) to a free device, GPUs before CPUs",
+	.params_help = NULL,
+	.parse = sym_policy_parse_none,
+	.format = sym_policy_format_name,
+	.exec = NULL,
+	.sched = &edf_ops,
+};

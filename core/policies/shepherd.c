@@ -1,0 +1,249 @@
+/* shepherd: Shepherd's online "Flex" scheduler (NSDI'23): largest batch
+ * first, with preemption.
+ *
+ * Each model has one outstanding candidate: the largest batch (a prefix of
+ * its deadline-ordered queue) that still meets its earliest deadline d on the
+ * GPU kind in question, b = the largest b <= min(queued, max batch) with
+ * now + le_k(b) <= d.
+ *
+ *   - A GPU becomes free (or a request arrives while one idles): it runs the
+ *     candidate with the largest batch on its kind; ties go to the earlier
+ *     deadline, then to the lower model id. Free GPUs are filled in GPU id
+ *     order. Shepherd never waits: an idle GPU takes whatever is feasible.
+ *   - A request arrives and no GPU usable for its model is free (after the
+ *     step above, no idle GPU can serve any candidate): if the model's new
+ *     candidate on the kind of a busy GPU is at least lambda times the batch
+ *     running there, that batch is preempted: cancelled, its requests put
+ *     back in their own model's queue, and the new candidate runs on that GPU
+ *     at once. Among the GPUs where the rule holds the victim is the one with
+ *     the smallest running batch, then the one that started latest (the
+ *     least work is lost), then the lower GPU id.
+ *
+ * Termination. A preemption happens only on an arrival, for the arriving
+ * model, and at most once per arrival; re-queued requests (and the GPU-free
+ * and timer events) never preempt. So there are at most as many cancels as
+ * arrivals, whatever lambda. lambda >= 1 is required nonetheless: below 1 a
+ * batch could be cancelled for a smaller one, which only loses work. With
+ * lambda > 1 a chain of preemptions must grow the batch geometrically, and a
+ * batch dispatched to a free GPU (the largest candidate of its kind) cannot
+ * itself be preempted by a candidate that was waiting beside it.
+ *
+ * A cancelled batch's requests end exactly once: they go back to the queue
+ * (the core's cancel takes them from the GPU) and are later dispatched or
+ * dropped like any other. When the victim is the arriving model's own batch,
+ * the new candidate is taken from the queue first and the cancelled requests
+ * are put back after, so that the batch that justified the preemption is the
+ * one that runs.
+ *
+ * Drops. A head that cannot finish even alone on the fastest kind
+ * (now + le(1) > d) is dropped as expired whenever a decision looks at its
+ * model. While a GPU stays idle with requests queued one timer is held at the
+ * earliest moment a head expires, so nothing is stranded.
+ *
+ * Parameters: lambda=X (>= 1, default 3), also as a bare value (shepherd:2).
+ * Needs a driver that can cancel batches.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "core/policy.h"
+
+#define DEFAULT_LAMBDA 3.0
+#define TIMER 0 /* the one timer: the earliest expiry while a GPU idles */
+
+struct state {
+	struct sym_request **buf; /* a cancelled batch (c->maxb entries) */
+};
+
+static int parse(struct sym_policy *p, const char *params, char *err, size_t errlen)
+{
+	p->u.shepherd.lambda = DEFAULT_LAMBDA;
+	char key[32], val[64];
+	int rc;
+	while ((rc = sym_policy_kv_next(p, &params, key, sizeof(key), val, sizeof(val), err, errlen)) > 0) {
+		if (!strcmp(key, "lambda") || !key[0]) {
+			if (sym_policy_num(val, 1, 1e9, &p->u.shepherd.lambda)) {
+				snprintf(err, errlen, "policy 'shepherd': lambda must be a number >= 1 (got '%s')", val);
+				return -EINVAL;
+			}
+		} else {
+			snprintf(err, errlen, "policy 'shepherd': unknown parameter '%s' (expected lambda)", key);
+			return -EINVAL;
+		}
+	}
+	return rc;
+}
+
+static void format(const struct sym_policy *p, char *buf, size_t len)
+{
+	char num[32];
+	if (p->u.shepherd.lambda == DEFAULT_LAMBDA)
+		snprintf(buf, len, "shepherd");
+	else
+		snprintf(buf, len, "shepherd:lambda=%s", sym_policy_fmt_num(p->u.shepherd.lambda, num, sizeof(num)));
+}
+
+/* Model m's candidate on kind k (n = its queue length > 0): 0 when its head
+ * cannot meet its deadline there. */
+static int cand(const struct sym_core *c, int m, int k, size_t n, sym_time now)
+{
+	const struct sym_shard *s = &c->shards[m];
+	return sym_le_fit(s->lek[k], s->maxb_k[k], n, sym_queue_at(&s->queue, 0)->deadline - now);
+}
+
+/* The model with the largest candidate on kind k (ties: earlier deadline,
+ * then lower id), its size in *size; -1 when none is feasible. */
+static int pick(struct sym_core *c, int k, sym_time now, int *size)
+{
+	int best = -1, best_b = 0;
+	sym_time best_d = SYM_TIME_NEVER;
+	for (int m = 0; m < c->nmodels; m++) {
+		size_t n = sym_core_expire(c, m, now);
+		if (!n)
+			continue;
+		int b = cand(c, m, k, n, now);
+		sym_time d = sym_queue_at(&c->shards[m].queue, 0)->deadline;
+		if (b > best_b || (b && b == best_b && d < best_d)) {
+			best = m;
+			best_b = b;
+			best_d = d;
+		}
+	}
+	*size = best_b;
+	return best;
+}
+
+/* Fills the free GPUs (see sym_core_fill). */
+static void schedule(struct sym_core *c, sym_time now)
+{
+	sym_core_fill(c, pick, TIMER, now);
+}
+
+/* Model m's candidate changed (an arrival) and no idle GPU can serve it:
+ * preempts the smallest running batch it is at least lambda times larger
+ * than, if any. Returns whether it did. */
+static bool preempt(struct sym_core *c, int m, sym_time now)
+{
+	struct state *st = c->sched_state;
+	size_t n = sym_core_expire(c, m, now);
+	if (!n)
+		return false;
+	double lambda = c->policy.u.shepherd.lambda;
+	int size_k[SYM_MAX_KINDS];
+	for (int k = 0; k < c->nkinds; k++)
+		size_k[k] = -1; /* not computed yet */
+	int victim = -1;
+	for (int g = 0; g < c->ngpus; g++) {
+		const struct sym_gpu_state *gs = &c->gpus[g];
+		if (!gs->busy)
+			continue;
+		if (size_k[gs->kind] < 0)
+			size_k[gs->kind] = cand(c, m, gs->kind, n, now);
+		int b = size_k[gs->kind];
+		if (!b || (double)b < lambda * gs->size)
+			continue;
+		const struct sym_gpu_state *v = victim >= 0 ? &c->gpus[victim] : NULL;
+		if (!v || gs->size < v->size || (gs->size == v->size && gs->start > v->start))
+			victim = g;
+	}
+	if (victim < 0)
+		return false;
+	struct sym_gpu_state *gs = &c->gpus[victim];
+	int b = size_k[gs->kind];
+	int vm = gs->model;
+	struct sym_queue *vq = &c->shards[vm].queue;
+	if (vm != m) {
+		/* Put the victims back first (nothing has changed if that fails). */
+		if (sym_queue_requeue(vq, gs->reqs, (size_t)gs->size))
+			return false;
+		sym_core_cancel(c, victim, now, st->buf);
+		sym_core_dispatch_queue(c, m, victim, b, now);
+	} else {
+		/* The model's own batch: take the new candidate first. Taking b >=
+		 * lambda * size >= size requests leaves room, so the requeue cannot
+		 * fail; should it, the requests still end (dropped). */
+		int vn = sym_core_cancel(c, victim, now, st->buf);
+		sym_core_dispatch_queue(c, m, victim, b, now);
+		if (sym_queue_requeue(vq, st->buf, (size_t)vn))
+			for (int i = 0; i < vn; i++)
+				sym_core_drop(c, st->buf[i], SYM_DROP_EXPIRED, now);
+	}
+	return true;
+}
+
+static int init(struct sym_core *c, char *err, size_t errlen)
+{
+	if (!c->sink.cancel) {
+		snprintf(err, errlen, "needs a driver that can cancel running batches (preemption)");
+		return -EINVAL;
+	}
+	if (!(c->policy.u.shepherd.lambda >= 1)) {
+		snprintf(err, errlen, "lambda must be >= 1");
+		return -EINVAL;
+	}
+	struct state *st = calloc(1, sizeof(*st));
+	if (!st) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->sched_state = st;
+	st->buf = malloc((size_t)c->maxb * sizeof(*st->buf));
+	if (!st->buf || sym_core_track_running(c)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void finish(struct sym_core *c)
+{
+	struct state *st = c->sched_state;
+	if (st)
+		free(st->buf);
+	free(st);
+	c->sched_state = NULL;
+}
+
+static void poke(struct sym_core *c, int m, sym_time now)
+{
+	schedule(c, now);
+	/* Re-queued requests may fit an idle GPU of another kind. */
+	if (preempt(c, m, now))
+		schedule(c, now);
+}
+
+static void gpu_free(struct sym_core *c, int g, sym_time now)
+{
+	(void)g;
+	schedule(c, now);
+}
+
+static void timer(struct sym_core *c, int id, sym_time now)
+{
+	(void)id;
+	schedule(c, now);
+}
+
+static const struct sym_sched_ops sched = {
+	.init = init,
+	.finish = finish,
+	.arrive = NULL,
+	.poke = poke,
+	.gpu_free = gpu_free,
+	.timer = timer,
+	.held = NULL,
+};
+
+const struct sym_policy_ops sym_policy_shepherd = {
+	.name = "shepherd",
+	.summary = "Shepherd's Flex: a free GPU runs the largest feasible candidate; an arriving candidate "
+		   "lambda times a running batch preempts it",
+	.params_help = "lambda=X: preemption threshold, the new batch over the running one (>= 1, default 3)",
+	.parse = parse,
+	.format = format,
+	.exec = NULL,
+	.sched = &sched,
+};
