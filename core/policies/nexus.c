@@ -43,12 +43,14 @@
  * served set every epoch), lowest rate first. Their requests go to later
  * kinds, or are dropped on arrival when no kind hosts them.
  *
- * Frontends. Request i goes to frontend i mod N, which picks one of the
- * model's backends by smooth weighted round robin, weights the planned rates
- * (each backend's current weight grows by its weight, the largest is chosen
- * (ties: the first) and loses the total). Each frontend keeps its own state,
- * so N frontends interleave their choices independently, as separate Nexus
- * frontends do.
+ * Frontends. Request i goes to frontend i mod N (a round-robin load
+ * balancer in front of them), which picks one of the model's backends by
+ * smooth weighted round robin, weights the planned rates (each backend's
+ * current weight grows by its weight, the largest is chosen (ties: the
+ * first) and loses the total). Each frontend keeps its own state, so N
+ * frontends interleave their choices independently, as separate Nexus
+ * frontends do; at every plan frontend f starts f/N of a round into each
+ * rotation (independent frontends are not in phase).
  *
  * Backends. A planned GPU with duty cycle D and sessions s_0..s_{n-1} (batch
  * b_j, lat_j = the time a batch of b_j holds the GPU) gives session j fixed
@@ -687,6 +689,15 @@ static int replan(struct sym_core *c, struct nx *st, const double *rates, sym_ti
 	st->routes = routes;
 	st->nroutes = nroutes;
 	st->wrr = wrr;
+	/* Frontends are independent: start frontend f a fraction f/N of a round
+	 * into each model's rotation, so that N frontends do not all pick the
+	 * same backend for their k-th request in lockstep. */
+	for (int f = 1; f < st->nf; f++)
+		for (int m = 0; m < st->nm; m++) {
+			int nb = roff[m + 1] - roff[m];
+			for (int i = 0; nb > 1 && i < f * nb / st->nf; i++)
+				route(st, f, m);
+		}
 	/* re-route what waits at a GPU that lost its model */
 	for (int g = 0; g < st->ng; g++) {
 		struct nx_gpu *x = &st->gpu[g];
