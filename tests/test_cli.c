@@ -358,6 +358,17 @@ static const struct bad_case bad_cases[] = {
 	{ "timeout without params", { B_PROFILE, "--policy", "timeout" }, NULL, "policy", NULL },
 	{ "symphony with params", { B_PROFILE, "--policy", "symphony:xyz" }, NULL, "policy", "xyz" },
 	{ "eager with params (config)", { "@bad_policy_params.json", B_PROFILE }, NULL, "policy", NULL },
+	{ "shepherd lambda below 1", { B_PROFILE, "--policy", "shepherd:lambda=0.5" }, NULL, "lambda", "shepherd" },
+	{ "nexus unknown parameter", { B_PROFILE, "--policy", "nexus:batch=3" }, "goodput", "batch", "nexus" },
+	{ "urgency override of an unknown model", { B_PROFILE, "--policy", "urgency:max.nosuch=2" }, NULL, "nosuch",
+	  "urgency" },
+	{ "clockwork bad pow2", { B_PROFILE, "--policy", "clockwork:pow2=2" }, NULL, "pow2", NULL },
+	/* cluster */
+	{ "cluster kind without profiles", { B_PROFILE, "--cluster", "a100:2,tpu:2" }, NULL, "tpu", "cluster" },
+	{ "cluster bad item", { B_PROFILE, "--cluster", "a100" }, NULL, "--cluster", "KIND:N" },
+	{ "cluster zero count", { B_PROFILE, "--cluster", "a100:0" }, "goodput", "count", NULL },
+	{ "gpus with a two-group cluster", { B_PROFILE, "--cluster", "a100:1,gtx1080ti:1", "--gpus", "3" }, NULL,
+	  "--gpus", "cluster" },
 	/* rate */
 	{ "zero rate", { B_PROFILE, "--rate", "0" }, NULL, "rate", NULL },
 	{ "negative rate", { B_PROFILE, "--rate", "-5" }, NULL, "rate", NULL },
@@ -682,6 +693,8 @@ static void check_result(const char *path, bool goodput)
 	assert_true(g >= 0 && g <= 1 + 1e-9);
 	assert_true(num(doc, "wall_seconds") >= 0);
 	assert_true(num(doc, "simulated_requests") >= num(doc, "offered"));
+	assert_true(num(doc, "preemptions") >= 0);
+	assert_true(num(doc, "preempted_gpu_seconds") >= 0);
 	check_metrics(doc, path);
 
 	const cJSON *models = get(doc, "models");
@@ -749,6 +762,43 @@ static void test_json_schema(void **state)
 	expect_status(&r, 0);
 	run_free(&r);
 	check_result(tmp_path("out_g.json"), true);
+
+	/* One schema for every policy, on a heterogeneous cluster; shepherd
+	 * overloaded preempts and reports the GPU time lost. */
+	const char *pols[] = { "symphony", "eager", "timeout:5", "betalambda", "clockwork", "shepherd",
+			       "nexus:frontends=2", "urgency", "fcfs", "edf" };
+	char first_keys[2048] = "";
+	for (size_t i = 0; i < sizeof(pols) / sizeof(pols[0]); i++) {
+		RUN(&r, "sim", "--zoo", "a100", "--models", "ResNet50,VGG16", "--cluster", "a100:2,gtx1080ti:2",
+		    "--rate", "3000", "--duration", "3", "--warmup", "1", "--policy", pols[i], "--json", "@out_p.json",
+		    "--trace", "@out_p.csv", "--quiet");
+		expect_status(&r, 0);
+		run_free(&r);
+		check_result(tmp_path("out_p.json"), false);
+		doc = load_json(tmp_path("out_p.json"));
+		char keys[2048] = "";
+		for (const cJSON *it = doc->child; it; it = it->next) {
+			strncat(keys, it->string, sizeof(keys) - strlen(keys) - 2);
+			strcat(keys, ",");
+		}
+		if (!i)
+			snprintf(first_keys, sizeof(first_keys), "%s", keys);
+		else if (strcmp(keys, first_keys))
+			fail_msg("%s: result keys differ from symphony's:\n%s\n%s", pols[i], keys, first_keys);
+		assert_string_equal(get(doc, "policy")->valuestring, pols[i]);
+		assert_true(cJSON_IsArray(get(get(doc, "config"), "cluster")));
+		if (!strcmp(pols[i], "shepherd")) {
+			assert_true(num(doc, "preemptions") > 0);
+			assert_true(num(doc, "preempted_gpu_seconds") > 0);
+		} else {
+			assert_true(num(doc, "preemptions") == 0);
+		}
+		cJSON_Delete(doc);
+		char *trace = slurp(tmp_path("out_p.csv"));
+		assert_non_null(trace);
+		assert_non_null(strstr(trace, ",gtx1080ti,"));
+		free(trace);
+	}
 	remove_outputs();
 }
 
@@ -903,9 +953,20 @@ static void test_info_commands(void **state)
 	RUN(&r, "help", "sim");
 	expect_status(&r, 0);
 	expect_contains(r.out, "symphony sim", "stdout", &r);
-	const char *flags[] = { "--gpus", "--rate", "--policy", "--json", "--trace", "--timeline", "--seed", "--warmup" };
+	const char *flags[] = { "--gpus", "--rate", "--policy", "--json", "--trace", "--timeline", "--seed", "--warmup",
+				"--cluster" };
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
 		expect_contains(r.out, flags[i], "help sim", &r);
+	const char *pols[] = { "symphony", "eager", "timeout", "betalambda", "clockwork", "shepherd", "nexus",
+			       "urgency", "fcfs", "edf", "lambda=X", "frontends=N" };
+	for (size_t i = 0; i < sizeof(pols) / sizeof(pols[0]); i++)
+		expect_contains(r.out, pols[i], "help sim", &r);
+	run_free(&r);
+
+	RUN(&r, "policies");
+	expect_status(&r, 0);
+	for (size_t i = 0; i < 10; i++)
+		expect_contains(r.out, pols[i], "policies", &r);
 	run_free(&r);
 
 	RUN(&r, "help", "goodput");
