@@ -397,6 +397,16 @@ static int set_seed(struct sym_experiment *e, const cJSON *v, const char *where,
 	return 0;
 }
 
+static int set_interval(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	return get_num(v, where, 0.001, false, 86400, &e->interval_s, err, errlen);
+}
+
+static int set_advice_threshold(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	return get_num(v, where, 0, false, 0.99, &e->advice_threshold, err, errlen);
+}
+
 static int set_max_bad(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
 	return get_num(v, where, 0, true, 0.5, &e->max_bad_rate, err, errlen);
@@ -437,6 +447,8 @@ static const struct key keys[] = {
 	{ "duration_s", "duration", "S", "simulated seconds of arrivals (default 30, or the schedule's length)", set_duration, false },
 	{ "warmup_s", "warmup", "S", "seconds at the start not counted in metrics (default 3)", set_warmup, false },
 	{ "seed", "seed", "N", "random seed (default 1)", set_seed, false },
+	{ "interval_s", "interval", "S", "timeline and autoscaling-signal interval (default 1)", set_interval, false },
+	{ "advice_threshold", "advice-threshold", "R", "bad rate above which the advice is to add GPUs (default 0.01)", set_advice_threshold, false },
 	{ "max_bad_rate", "max-bad-rate", "R", "goodput: highest acceptable bad rate (default 0.01)", set_max_bad, false },
 	{ "tolerance", "tolerance", "T", "goodput: relative search tolerance (default 0.005)", set_tolerance, false },
 };
@@ -469,6 +481,8 @@ int sym_experiment_init(struct sym_experiment *e)
 	e->seed = 1;
 	e->max_bad_rate = 0.01;
 	e->tolerance = 0.005;
+	e->interval_s = 1;
+	e->advice_threshold = 0.01;
 	return 0;
 }
 
@@ -981,6 +995,8 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 	cJSON_AddNumberToObject(o, "duration_s", sym_experiment_duration(e));
 	cJSON_AddNumberToObject(o, "warmup_s", e->warmup_s);
 	cJSON_AddNumberToObject(o, "seed", (double)e->seed);
+	cJSON_AddNumberToObject(o, "interval_s", e->interval_s);
+	cJSON_AddNumberToObject(o, "advice_threshold", e->advice_threshold);
 	cJSON_AddNumberToObject(o, "max_bad_rate", e->max_bad_rate);
 	cJSON_AddNumberToObject(o, "tolerance", e->tolerance);
 	return o;

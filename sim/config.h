@@ -58,6 +58,8 @@ struct sym_experiment {
 	double duration_s;      /* 0: from the schedule, else 30 */
 	double warmup_s;
 	uint64_t seed;
+	double interval_s;      /* timeline and autoscaling interval (default 1) */
+	double advice_threshold; /* bad rate above which the advice is to add GPUs (default 0.01) */
 	double max_bad_rate;    /* goodput threshold */
 	double tolerance;       /* goodput relative tolerance */
 	/* resolved */

@@ -86,6 +86,7 @@ struct gpu {
 	int size;
 	sym_time start, finish;
 	uint64_t finish_seq; /* the event of the running batch's completion */
+	size_t last_iv;      /* 1 + the last timeline interval it was counted busy in, 0: none */
 	bool used;
 	struct sym_request **reqs;
 };
@@ -106,6 +107,7 @@ struct sim {
 	gsl_rng *jitter_rng;
 	FILE *trace;
 	sym_time warmup, end;
+	sym_time interval; /* timeline interval */
 	/* request pool: chunks plus a free list threaded through `id` slots */
 	struct pool_chunk *chunks;
 	struct sym_request **free_list;
@@ -142,15 +144,15 @@ static void req_free(struct sim *s, struct sym_request *r)
 	s->free_list[s->nfree++] = r;
 }
 
-static inline size_t second_of(sym_time t)
+static inline size_t interval_of(const struct sim *s, sym_time t)
 {
-	return (size_t)(t / SYM_S);
+	return (size_t)(t / s->interval);
 }
 
 static void timeline_outcome(struct sim *s, const struct sym_request *r, bool good)
 {
-	size_t sec = second_of(r->arrival);
-	if (sec < s->res->nseconds) {
+	size_t sec = interval_of(s, r->arrival);
+	if (sec < s->res->nintervals) {
 		if (good)
 			s->res->timeline[sec].good++;
 		else
@@ -172,20 +174,28 @@ static void on_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, 
 	req_free(s, r);
 }
 
-/* Adds the part of [a, b) inside [lo, hi) to the busy time (and timeline). */
-static void account_busy(struct sim *s, sym_time a, sym_time b)
+/* GPU gi was busy over [a, b): adds the part inside [warmup, end) to the
+ * busy time, and each interval's part to the timeline (with the GPU counted
+ * once per interval it was busy in; a GPU's busy spans come in time order). */
+static void account_busy(struct sim *s, int gi, sym_time a, sym_time b)
 {
 	sym_time lo = a > s->warmup ? a : s->warmup, hi = b < s->end ? b : s->end;
 	if (hi > lo)
 		s->res->gpu_busy_fraction += sym_to_s(hi - lo);
-	/* per-second timeline over [0, end) */
+	struct gpu *g = &s->gpus[gi];
 	sym_time t = a;
 	while (t < b && t < s->end) {
-		size_t sec = second_of(t);
-		sym_time sec_end = (sym_time)(sec + 1) * SYM_S;
-		sym_time stop = b < sec_end ? b : sec_end;
-		if (sec < s->res->nseconds)
-			s->res->timeline[sec].busy_gpu_s += sym_to_s(stop - t);
+		size_t iv = interval_of(s, t);
+		sym_time iv_end = (sym_time)(iv + 1) * s->interval;
+		sym_time stop = b < iv_end ? b : iv_end;
+		if (iv < s->res->nintervals) {
+			struct sym_timeline_row *row = &s->res->timeline[iv];
+			row->busy_gpu_s += sym_to_s(stop - t);
+			if (g->last_iv != iv + 1) {
+				g->last_iv = iv + 1;
+				row->gpus_used++;
+			}
+		}
 		t = stop;
 	}
 }
@@ -227,7 +237,7 @@ static void on_cancel(void *ctx, int gi, sym_time now)
 	struct sim *s = ctx;
 	struct gpu *g = &s->gpus[gi];
 	if (now > g->start) {
-		account_busy(s, g->start, now);
+		account_busy(s, gi, g->start, now);
 		sym_time lo = g->start > s->warmup ? g->start : s->warmup, hi = now < s->end ? now : s->end;
 		if (hi > lo)
 			s->res->preempted_gpu_seconds += sym_to_s(hi - lo);
@@ -244,7 +254,7 @@ static void on_cancel(void *ctx, int gi, sym_time now)
 static void on_finish(struct sim *s, int gi, sym_time now)
 {
 	struct gpu *g = &s->gpus[gi];
-	account_busy(s, g->start, g->finish);
+	account_busy(s, gi, g->start, g->finish);
 	sym_time resp = sym_ms(s->e->resp_ms);
 	sym_time done = now + resp;
 	for (int i = 0; i < g->size; i++) {
@@ -351,8 +361,9 @@ static int alloc_results(struct sim *s, size_t nmodels)
 	sym_hist_init(&r->total.queueing);
 	r->total.max_batch = maxb;
 	r->total.batch_counts = calloc((size_t)maxb + 1, sizeof(uint64_t));
-	r->nseconds = (size_t)ceil(sym_to_s(s->end));
-	r->timeline = calloc(r->nseconds ? r->nseconds : 1, sizeof(*r->timeline));
+	r->interval_s = sym_to_s(s->interval);
+	r->nintervals = (size_t)((s->end + s->interval - 1) / s->interval);
+	r->timeline = calloc(r->nintervals ? r->nintervals : 1, sizeof(*r->timeline));
 	if (!r->total.batch_counts || !r->timeline)
 		return -ENOMEM;
 	return 0;
@@ -393,6 +404,9 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 	struct sim s = { .e = e, .res = res, .trace = opts->trace };
 	s.warmup = sym_s(e->warmup_s);
 	s.end = sym_s(sym_experiment_duration(e));
+	s.interval = sym_s(e->interval_s);
+	if (s.interval < 1)
+		s.interval = 1;
 	res->rate = opts->rate;
 	res->window_s = sym_to_s(s.end - s.warmup);
 	int rc = alloc_results(&s, e->nmodels);
@@ -459,9 +473,9 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 					r->state = REQ_COUNTED;
 					res->models[m].offered++;
 				}
-				size_t sec = second_of(ev.t);
-				if (sec < res->nseconds)
-					res->timeline[sec].offered++;
+				size_t iv = interval_of(&s, ev.t);
+				if (iv < res->nintervals)
+					res->timeline[iv].offered++;
 				res->simulated_requests++;
 				if ((rc = sym_core_arrive(s.core, r, ev.t)))
 					goto out;
@@ -574,6 +588,13 @@ void sym_run_result_finish(struct sym_run_result *r)
 	model_result_finish(&r->total);
 	free(r->timeline);
 	memset(r, 0, sizeof(*r));
+}
+
+double sym_timeline_interval_len(const struct sym_run_result *r, double duration_s, size_t i)
+{
+	double start = (double)i * r->interval_s;
+	double len = duration_s - start;
+	return len < r->interval_s ? len : r->interval_s;
 }
 
 int sym_batch_quantile(const struct sym_model_result *m, double q)

@@ -35,9 +35,12 @@ struct sym_model_result {
 	uint64_t *batch_counts;   /* [0..max_batch] */
 };
 
+/* One interval of the timeline (interval_s long; the last may be cut short
+ * by the end of arrivals). Requests count in the interval they arrived in. */
 struct sym_timeline_row {
 	uint64_t offered, good, bad;
-	double busy_gpu_s; /* GPU-seconds busy during this second */
+	double busy_gpu_s;  /* GPU-seconds busy during this interval */
+	uint32_t gpus_used; /* distinct GPUs busy at some moment of it */
 };
 
 struct sym_run_result {
@@ -53,7 +56,8 @@ struct sym_run_result {
 	uint64_t simulated_requests;   /* all arrivals, warm-up included */
 	uint64_t events;
 	double wall_seconds;
-	size_t nseconds;
+	double interval_s;             /* timeline interval */
+	size_t nintervals;             /* covering [0, duration) */
 	struct sym_timeline_row *timeline;
 };
 
@@ -80,6 +84,10 @@ static inline double sym_bad_rate(const struct sym_model_result *m)
 {
 	return m->offered ? (double)(m->late + m->dropped) / (double)m->offered : 0;
 }
+
+/* The length (s) of timeline interval i: interval_s, except a last one cut
+ * short by the end of arrivals. */
+double sym_timeline_interval_len(const struct sym_run_result *r, double duration_s, size_t i);
 
 /* The q-quantile of the batch-size distribution (0 when no batch). */
 int sym_batch_quantile(const struct sym_model_result *m, double q);

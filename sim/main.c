@@ -69,7 +69,7 @@ static void help_output_flags(FILE *f, bool goodput)
 		"--config FILE", "experiment file (also the first non-option argument)",
 		"--json FILE|-", "write the result as JSON (- for stdout)",
 		"--trace FILE", goodput ? "CSV, one row per batch, of the run at the goodput" : "CSV, one row per batch",
-		"--timeline FILE", "CSV of per-second offered, good, bad and busy GPUs",
+		"--timeline FILE", "CSV per interval: offered, good, bad, busy GPUs, autoscaling advice",
 		"--quiet", "no table and no progress on stderr");
 }
 
@@ -123,6 +123,7 @@ static int help(const char *topic)
 			"  \"network\": {\"ctrl_ms\": 0, \"data_ms\": 0, \"resp_ms\": 0},\n"
 			"  \"jitter\": 0,                    GPU time factor uniform in [1-J, 1+J]\n"
 			"  \"duration_s\": 30, \"warmup_s\": 3, \"seed\": 1,\n"
+			"  \"interval_s\": 1, \"advice_threshold\": 0.01,   timeline / autoscaling advice\n"
 			"  \"max_bad_rate\": 0.01, \"tolerance\": 0.005\n"
 			"}\n\n"
 			"A model object takes name, alpha_ms and beta_ms (linear) or latency_ms (a table\n"

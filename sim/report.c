@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/autoscale.h"
 #include "core/error.h"
 #include "sym_version.h"
 
@@ -47,6 +48,48 @@ static void add_metrics(cJSON *o, const struct sym_model_result *m, double windo
 	}
 }
 
+/* The autoscaling signals per interval, summarised over the intervals that
+ * start after the warm-up (see core/autoscale.h and the timeline CSV). */
+static cJSON *autoscale_json(const struct sym_experiment *e, const struct sym_run_result *r)
+{
+	double dur = sym_experiment_duration(e);
+	size_t n = 0, bad = 0, idle = 0;
+	double in_use = 0, idle_f = 0, add = 0, rel = 0;
+	int in_use_max = 0, add_max = 0;
+	for (size_t i = 0; i < r->nintervals; i++) {
+		if ((double)i * r->interval_s < e->warmup_s)
+			continue;
+		const struct sym_timeline_row *t = &r->timeline[i];
+		struct sym_autoscale a;
+		sym_autoscale_advice(t->good, t->bad, t->busy_gpu_s, sym_timeline_interval_len(r, dur, i), e->gpus,
+				     e->advice_threshold, &a);
+		n++;
+		bad += a.add > 0;
+		idle += a.release > 0;
+		in_use += t->gpus_used;
+		if ((int)t->gpus_used > in_use_max)
+			in_use_max = (int)t->gpus_used;
+		idle_f += a.idle_fraction;
+		add += a.add;
+		rel += a.release;
+		if (a.add > add_max)
+			add_max = a.add;
+	}
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "interval_s", r->interval_s);
+	cJSON_AddNumberToObject(o, "threshold", e->advice_threshold);
+	cJSON_AddNumberToObject(o, "intervals", (double)n);
+	cJSON_AddNumberToObject(o, "intervals_add", (double)bad);
+	cJSON_AddNumberToObject(o, "intervals_release", (double)idle);
+	cJSON_AddNumberToObject(o, "gpus_in_use_mean", n ? in_use / (double)n : 0);
+	cJSON_AddNumberToObject(o, "gpus_in_use_max", in_use_max);
+	cJSON_AddNumberToObject(o, "idle_fraction_mean", n ? idle_f / (double)n : 0);
+	cJSON_AddNumberToObject(o, "advice_add_mean", n ? add / (double)n : 0);
+	cJSON_AddNumberToObject(o, "advice_add_max", add_max);
+	cJSON_AddNumberToObject(o, "advice_release_mean", n ? rel / (double)n : 0);
+	return o;
+}
+
 cJSON *sym_result_json(const char *command, const struct sym_experiment *e, const struct sym_run_result *r)
 {
 	char buf[128];
@@ -65,6 +108,7 @@ cJSON *sym_result_json(const char *command, const struct sym_experiment *e, cons
 	cJSON_AddNumberToObject(o, "gpus_used", r->gpus_used);
 	cJSON_AddNumberToObject(o, "preemptions", (double)r->preemptions);
 	cJSON_AddNumberToObject(o, "preempted_gpu_seconds", r->preempted_gpu_seconds);
+	cJSON_AddItemToObject(o, "autoscale", autoscale_json(e, r));
 	cJSON *models = cJSON_AddArrayToObject(o, "models");
 	for (size_t m = 0; m < r->nmodels; m++) {
 		cJSON *mo = cJSON_CreateObject();
@@ -183,13 +227,18 @@ int sym_write_timeline(const char *path, const struct sym_experiment *e, const s
 	char pol[128];
 	fprintf(o.f, "# symphony %s timeline, policy %s, seed %llu, %d GPUs\n", SYM_VERSION,
 		sym_policy_format(&e->policy, pol, sizeof(pol)), (unsigned long long)e->seed, e->gpus);
-	fprintf(o.f, "second,offered,good,bad,bad_rate,busy_gpus\n");
-	for (size_t s = 0; s < r->nseconds; s++) {
-		const struct sym_timeline_row *t = &r->timeline[s];
-		uint64_t n = t->good + t->bad;
-		fprintf(o.f, "%zu,%llu,%llu,%llu,%.6f,%.4f\n", s, (unsigned long long)t->offered,
-			(unsigned long long)t->good, (unsigned long long)t->bad, n ? (double)t->bad / (double)n : 0,
-			t->busy_gpu_s);
+	fprintf(o.f, "# interval %g s; advice: add N*r/(1-r) GPUs when the bad rate r > %g, else release N*f "
+		     "(f: idle fraction of the N = %d GPUs)\n", r->interval_s, e->advice_threshold, e->gpus);
+	fprintf(o.f, "t_s,offered,good,bad,bad_rate,busy_gpus,gpus_in_use,idle_fraction,advice_add,advice_release\n");
+	double dur = sym_experiment_duration(e);
+	for (size_t i = 0; i < r->nintervals; i++) {
+		const struct sym_timeline_row *t = &r->timeline[i];
+		double len = sym_timeline_interval_len(r, dur, i);
+		struct sym_autoscale a;
+		sym_autoscale_advice(t->good, t->bad, t->busy_gpu_s, len, e->gpus, e->advice_threshold, &a);
+		fprintf(o.f, "%g,%llu,%llu,%llu,%.6f,%.4f,%u,%.4f,%d,%d\n", (double)i * r->interval_s,
+			(unsigned long long)t->offered, (unsigned long long)t->good, (unsigned long long)t->bad,
+			a.bad_rate, t->busy_gpu_s / len, t->gpus_used, a.idle_fraction, a.add, a.release);
 	}
 	return sym_outfile_commit(&o, err, errlen);
 }

@@ -27,7 +27,8 @@ void sym_result_print(FILE *f, const char *command, const struct sym_experiment 
  * message in err. */
 int sym_write_json(const char *path, const cJSON *doc, char *err, size_t errlen);
 
-/* Writes the per-second timeline CSV. */
+/* Writes the timeline CSV: per interval, offered, good, bad, busy GPUs, GPUs in
+ * use and the autoscaling advice. */
 int sym_write_timeline(const char *path, const struct sym_experiment *e, const struct sym_run_result *r,
 		       char *err, size_t errlen);
 

@@ -887,8 +887,33 @@ static void test_trace_timeline(void **state)
 	expect_status(&r, 0);
 	run_free(&r);
 	check_csv(tmp_path("out_trace.csv"), "gpu,kind,model,batch_size,", 7);
-	int secs = check_csv(tmp_path("out_timeline.csv"), "second,", 6);
+	int secs = check_csv(tmp_path("out_timeline.csv"), "t_s,", 10);
 	assert_true(secs >= 3);
+	/* Each row's advice follows from its own columns (8 GPUs, threshold 1%). */
+	char *tl = slurp(tmp_path("out_timeline.csv"));
+	assert_non_null(tl);
+	int checked = 0;
+	for (char *line = strtok(tl, "\n"); line; line = strtok(NULL, "\n")) {
+		if (line[0] == '#' || !strncmp(line, "t_s,", 4))
+			continue;
+		double t, off, good, bad, rate, busy, f;
+		int in_use, add, rel;
+		assert_int_equal(sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf,%d,%lf,%d,%d", &t, &off, &good, &bad, &rate, &busy,
+					&in_use, &f, &add, &rel), 10);
+		assert_true(in_use >= 0 && in_use <= 8);
+		assert_true(busy <= in_use + 1e-3);
+		assert_true(fabs(f - (busy >= 8 ? 0 : 1 - busy / 8)) <= 2e-4);
+		if (rate > 0.01) {
+			assert_int_equal(add, (int)ceil(8 * rate / (1 - rate) - 1e-6));
+			assert_int_equal(rel, 0);
+		} else {
+			assert_int_equal(add, 0);
+			assert_int_equal(rel, (int)floor(8 * f + 1e-6));
+		}
+		checked++;
+	}
+	assert_int_equal(checked, secs);
+	free(tl);
 
 	/* Trace rows: gpu in [0, 8), model name, batch >= 1, start <= finish. */
 	char *text = slurp(tmp_path("out_trace.csv"));
@@ -922,7 +947,7 @@ static void test_trace_timeline(void **state)
 	expect_status(&r, 0);
 	run_free(&r);
 	check_csv(tmp_path("out_gtrace.csv"), "gpu,kind,model,batch_size,", 7);
-	check_csv(tmp_path("out_gtimeline.csv"), "second,", 6);
+	check_csv(tmp_path("out_gtimeline.csv"), "t_s,", 10);
 
 	/* No temporaries left behind. */
 	DIR *d = opendir(tmpdir);

@@ -63,10 +63,13 @@ static void check_invariants(const struct sym_experiment *e, const struct sym_ru
 	assert_true(r->gpu_busy_fraction >= 0 && r->gpu_busy_fraction <= 1 + 1e-9);
 	assert_true(r->gpus_used >= 0 && r->gpus_used <= e->gpus);
 	uint64_t offered = 0, ended = 0;
-	for (size_t s = 0; s < r->nseconds; s++) {
+	for (size_t s = 0; s < r->nintervals; s++) {
 		offered += r->timeline[s].offered;
 		ended += r->timeline[s].good + r->timeline[s].bad;
-		assert_true(r->timeline[s].busy_gpu_s <= e->gpus + 1e-6);
+		assert_true(r->timeline[s].busy_gpu_s <= e->gpus * r->interval_s + 1e-6);
+		assert_true(r->timeline[s].gpus_used <= (uint32_t)e->gpus);
+		/* busy time only on GPUs counted in use */
+		assert_true(r->timeline[s].busy_gpu_s <= r->timeline[s].gpus_used * r->interval_s + 1e-6);
 	}
 	assert_int_equal(offered, r->simulated_requests);
 	assert_int_equal(ended, r->simulated_requests);
@@ -294,14 +297,25 @@ static void test_segments_follow_schedule(void **state)
 	assert_true(fabs(sym_experiment_duration(&e) - 6) < 1e-9);
 	struct sym_run_result r;
 	run(&e, 1, &r);
-	assert_int_equal(r.nseconds, 6);
+	assert_int_equal(r.nintervals, 6);
 	assert_true(r.timeline[0].offered > 900 && r.timeline[0].offered < 1100);
 	assert_true(r.timeline[3].offered > 3700 && r.timeline[3].offered < 4300);
 	assert_int_equal(r.timeline[5].offered, 0);
-	/* busy GPUs follow the load */
+	/* busy GPUs follow the load, and so do the GPUs in use (lowest ids first) */
 	assert_true(r.timeline[3].busy_gpu_s > 2 * r.timeline[0].busy_gpu_s);
+	assert_true(r.timeline[3].gpus_used > r.timeline[0].gpus_used);
+	assert_int_equal(r.timeline[5].gpus_used, 0);
 	check_invariants(&e, &r);
 	sym_run_result_finish(&r);
+	/* half-second intervals: twice as many rows, the same totals */
+	flag(&e, "interval", "0.5");
+	resolve(&e);
+	struct sym_run_result h;
+	run(&e, 1, &h);
+	assert_int_equal(h.nintervals, 12);
+	assert_true(h.interval_s == 0.5);
+	check_invariants(&e, &h);
+	sym_run_result_finish(&h);
 	sym_experiment_finish(&e);
 }
 
