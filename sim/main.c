@@ -17,6 +17,7 @@
 #include "sim/config.h"
 #include "sim/engine.h"
 #include "sim/goodput.h"
+#include "sim/plan.h"
 #include "sim/report.h"
 #include "sym_version.h"
 
@@ -30,6 +31,10 @@ struct cli {
 	const char *trace;
 	const char *timeline;
 	bool quiet;
+	/* plan */
+	const char *target_rate;
+	const char *policies;
+	const char *max_gpus;
 };
 
 static void usage(FILE *f)
@@ -40,9 +45,10 @@ static void usage(FILE *f)
 		"commands:\n"
 		"  sim       simulate one run at a given offered rate\n"
 		"  goodput   find the highest rate served with bad rate <= 1%% (bisection)\n"
+		"  plan      the fewest GPUs that serve a target rate, per policy, beside analytic estimates\n"
 		"  models    list the models of a profile zoo\n"
 		"  policies  list the scheduling policies\n"
-		"  help      help on a command: symphony help sim | goodput | config | models | policies\n"
+		"  help      help on a command: symphony help sim | goodput | plan | config | models | policies\n"
 		"  version   print the version\n\n"
 		"examples:\n"
 		"  symphony sim --profile 1.053,5.072 --slo 25 --gpus 8 --rate 5000 --arrival poisson\n"
@@ -99,6 +105,24 @@ static int help(const char *topic)
 		help_output_flags(f, g);
 		fprintf(f, "\npolicies (--policy NAME or NAME:key=value,...):\n");
 		print_policies(f, "  ");
+		return 0;
+	}
+	if (!strcmp(topic, "plan")) {
+		fprintf(f,
+			"usage: symphony plan [CONFIG.json] --target-rate R [--policies P1;P2;...] [--max-gpus N]\n"
+			"                     [OPTIONS] [--json FILE|-] [--quiet]\n\n"
+			"For each policy (default: the experiment's --policy), the smallest number of GPUs\n"
+			"whose simulation at R req/s in total has a bad rate <= --max-bad-rate: doubling from\n"
+			"1 GPU, then bisection, one simulation per step with the same seed. Beside them, two\n"
+			"analytic estimates: staggered execution (per model the smallest N with\n"
+			"(1 + 1/N) l(b) <= SLO and N b / l(b) >= its rate, summed over the models) and the\n"
+			"Nexus squishy-packing plan of the whole workload. Mixed-model workloads are\n"
+			"simulated as a whole, with their popularity split of R. One device kind only.\n\n"
+			"  %-30s %s\n  %-30s %s\n  %-30s %s\n\n",
+			"--target-rate R", "total offered requests per second to serve (required)",
+			"--policies P1;P2;...", "policies to plan for, ';'-separated (parameters use ',')",
+			"--max-gpus N", "give up above N GPUs (default 100000; reported as > max)");
+		fprintf(f, "configuration: as for sim (symphony help sim); the search sets --gpus and the rate; a rate\nschedule (segments, rate_csv) or a cluster of several kinds is refused.\n");
 		return 0;
 	}
 	if (!strcmp(topic, "config")) {
@@ -255,6 +279,11 @@ static int parse_args(int argc, char **argv, struct cli *cli, struct sym_experim
 			cli->timeline = val;
 			continue;
 		}
+		if (!strcmp(cli->cmd, "plan") && (!strcmp(name, "target-rate") || !strcmp(name, "policies") ||
+						  !strcmp(name, "max-gpus"))) {
+			*(name[0] == 't' ? &cli->target_rate : name[0] == 'p' ? &cli->policies : &cli->max_gpus) = val;
+			continue;
+		}
 		int rc = sym_experiment_apply_flag(e, name, val, err, sizeof(err));
 		if (rc > 0) {
 			fprintf(stderr, "symphony %s: unknown option '--%s' (see symphony help %s)\n", cli->cmd, name,
@@ -393,6 +422,138 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 	return rc;
 }
 
+/* symphony plan: the smallest GPU count per policy for a target rate, beside
+ * the analytic estimates. */
+static int cmd_plan(int argc, char **argv)
+{
+	struct cli cli = { .cmd = "plan" };
+	struct sym_experiment e;
+	if (sym_experiment_init(&e)) {
+		fprintf(stderr, "symphony: out of memory\n");
+		return 1;
+	}
+	int rc = parse_args(argc, argv, &cli, &e);
+	char err[1024];
+	double rate = 0;
+	int max_gpus = 100000;
+	char *end = NULL;
+	if (!rc && (cli.trace || cli.timeline)) {
+		fprintf(stderr, "symphony plan: --trace and --timeline are not plan options (see symphony help plan)\n");
+		rc = EXIT_USAGE;
+	}
+	if (!rc && !cli.target_rate) {
+		fprintf(stderr, "symphony plan: --target-rate R is required (total requests per second)\n");
+		rc = EXIT_USAGE;
+	}
+	if (!rc && (rate = strtod(cli.target_rate, &end), !*cli.target_rate || *end || !(rate > 0) || rate > 1e9)) {
+		fprintf(stderr, "symphony plan: --target-rate: expected a rate > 0 req/s, got '%s'\n", cli.target_rate);
+		rc = EXIT_USAGE;
+	}
+	if (!rc && cli.max_gpus &&
+	    (max_gpus = (int)strtol(cli.max_gpus, &end, 10), !*cli.max_gpus || *end || max_gpus < 1 || max_gpus > 1000000)) {
+		fprintf(stderr, "symphony plan: --max-gpus: expected an integer from 1 to 1000000, got '%s'\n",
+			cli.max_gpus);
+		rc = EXIT_USAGE;
+	}
+	if (!rc && (e.rate_csv[0] || e.nseg)) {
+		fprintf(stderr, "symphony plan: plans for a constant --target-rate; remove the rate schedule "
+				"(segments / rate_csv)\n");
+		rc = EXIT_USAGE;
+	}
+	if (!rc && e.ngroups > 1) {
+		fprintf(stderr, "symphony plan: plans a cluster of one device kind; give --gpus, not a cluster of "
+				"%zu kinds\n", e.ngroups);
+		rc = EXIT_USAGE;
+	}
+	/* the policies: --policies, else the experiment's */
+	struct sym_policy pols[16];
+	int npol = 0;
+	if (!rc) {
+		if (!cli.policies) {
+			pols[npol++] = e.policy;
+		} else {
+			char *list = strdup(cli.policies), *save = NULL;
+			for (char *t = strtok_r(list, ";", &save); t && !rc; t = strtok_r(NULL, ";", &save)) {
+				if (npol == 16 || sym_policy_parse(t, &pols[npol++], err, sizeof(err))) {
+					fprintf(stderr, "symphony plan: --policies: %s\n",
+						npol == 16 ? "at most 16 policies" : err);
+					rc = EXIT_USAGE;
+				}
+			}
+			free(list);
+		}
+	}
+	if (rc) {
+		sym_experiment_finish(&e);
+		return rc;
+	}
+	e.rate = rate;
+	struct sym_plan_analytic an;
+	sym_plan_analytic(&e, rate, max_gpus, &an);
+	cJSON *doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "program", "symphony");
+	cJSON_AddStringToObject(doc, "version", SYM_VERSION);
+	cJSON_AddStringToObject(doc, "command", "plan");
+	cJSON_AddNumberToObject(doc, "seed", (double)e.seed);
+	cJSON_AddNumberToObject(doc, "target_rate", rate);
+	cJSON_AddNumberToObject(doc, "max_gpus", max_gpus);
+	cJSON_AddItemToObject(doc, "config", sym_experiment_to_json(&e));
+	cJSON *ana = cJSON_AddObjectToObject(doc, "analytic");
+	cJSON_AddNumberToObject(ana, "staggered_gpus", an.staggered);
+	cJSON_AddNumberToObject(ana, "nexus_gpus", an.nexus);
+	cJSON *arr = cJSON_AddArrayToObject(doc, "policies");
+	FILE *f = cli.json && !strcmp(cli.json, "-") ? stderr : stdout;
+	if (!cli.quiet)
+		fprintf(f, "symphony %s plan: %zu model(s), %.1f req/s, bad rate <= %g%%, seed %llu\n", SYM_VERSION,
+			e.nmodels, rate, 100 * e.max_bad_rate, (unsigned long long)e.seed);
+	for (int i = 0; i < npol && !rc; i++) {
+		e.policy = pols[i];
+		struct sym_plan_result pr;
+		if ((rc = sym_sim_check(&e, err, sizeof(err))) ||
+		    (rc = sym_plan_search(&e, rate, max_gpus, !cli.quiet, &pr, err, sizeof(err)))) {
+			fprintf(stderr, "symphony: %s\n", err);
+			rc = rc == -EPROTO ? EXIT_INTERNAL : rc == -EINVAL ? EXIT_USAGE : 1;
+			break;
+		}
+		char name[128];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "policy", sym_policy_format(&pols[i], name, sizeof(name)));
+		cJSON_AddNumberToObject(o, "gpus", pr.gpus);
+		cJSON_AddNumberToObject(o, "bad_rate", pr.bad_rate);
+		cJSON_AddNumberToObject(o, "simulations", pr.steps);
+		cJSON_AddItemToArray(arr, o);
+	}
+	if (!rc && !cli.quiet) {
+		fprintf(f, "\n%-28s %10s\n", "method", "GPUs");
+		for (const cJSON *o = arr->child; o; o = o->next) {
+			char label[160];
+			snprintf(label, sizeof(label), "simulated: %s", cJSON_GetObjectItem(o, "policy")->valuestring);
+			int g = (int)cJSON_GetObjectItem(o, "gpus")->valuedouble;
+			if (g < 0)
+				fprintf(f, "%-28.28s %10s\n", label, "> max");
+			else
+				fprintf(f, "%-28.28s %10d\n", label, g);
+		}
+		const struct {
+			const char *label;
+			int gpus;
+		} rows[2] = { { "analytic: staggered", an.staggered }, { "analytic: nexus packing", an.nexus } };
+		for (int i = 0; i < 2; i++) {
+			if (rows[i].gpus < 0)
+				fprintf(f, "%-28s %10s\n", rows[i].label, "> max");
+			else
+				fprintf(f, "%-28s %10d\n", rows[i].label, rows[i].gpus);
+		}
+	}
+	if (!rc && cli.json && sym_write_json(cli.json, doc, err, sizeof(err))) {
+		fprintf(stderr, "symphony: %s\n", err);
+		rc = 1;
+	}
+	cJSON_Delete(doc);
+	sym_experiment_finish(&e);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	gsl_set_error_handler_off();
@@ -416,6 +577,8 @@ int main(int argc, char **argv)
 		return cmd_models(argc - 2, argv + 2);
 	if (!strcmp(cmd, "policies"))
 		return cmd_policies();
+	if (!strcmp(cmd, "plan"))
+		return cmd_plan(argc - 2, argv + 2);
 	fprintf(stderr, "symphony: unknown command '%s'\n\n", cmd);
 	usage(stderr);
 	return EXIT_USAGE;

@@ -802,6 +802,67 @@ static void test_json_schema(void **state)
 	remove_outputs();
 }
 
+/* ---- plan ---------------------------------------------------------------- */
+
+/* ResNet50 at 15000 r/s: the staggered estimate is exactly 21 GPUs (N = 20
+ * gives batch 17 and 14800 r/s; N = 21, 15540 r/s); symphony's simulated
+ * minimum is close to it and below eager's. */
+static void test_plan(void **state)
+{
+	(void)state;
+	struct run r;
+	RUN(&r, "plan", "--profile", "1.053,5.072", "--slo", "25", "--duration", "10", "--warmup", "2",
+	    "--target-rate", "15000", "--policies", "symphony;eager", "--json", "@out_plan.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	cJSON *doc = load_json(tmp_path("out_plan.json"));
+	assert_string_equal(get(doc, "command")->valuestring, "plan");
+	assert_true(cJSON_IsObject(get(doc, "config")));
+	assert_true(num(doc, "target_rate") == 15000);
+	const cJSON *an = get(doc, "analytic");
+	assert_int_equal((int)num(an, "staggered_gpus"), 21);
+	assert_true(num(an, "nexus_gpus") >= 21);
+	const cJSON *pols = get(doc, "policies");
+	assert_int_equal(cJSON_GetArraySize(pols), 2);
+	int sym = (int)num(cJSON_GetArrayItem(pols, 0), "gpus");
+	int eag = (int)num(cJSON_GetArrayItem(pols, 1), "gpus");
+	assert_string_equal(get(cJSON_GetArrayItem(pols, 1), "policy")->valuestring, "eager");
+	assert_true(sym >= 20 && sym <= 24);
+	assert_true(eag > sym);
+	assert_true(num(cJSON_GetArrayItem(pols, 0), "bad_rate") <= 0.01);
+	cJSON_Delete(doc);
+	/* above --max-gpus: -1 and "> max" */
+	RUN(&r, "plan", "--profile", "1.053,5.072", "--slo", "25", "--duration", "3", "--warmup", "1",
+	    "--target-rate", "15000", "--max-gpus", "4");
+	expect_status(&r, 0);
+	expect_contains(r.out, "> max", "stdout", &r);
+	run_free(&r);
+	/* bad input: exit 2, no output */
+	const char *const bad[][12] = {
+		{ "plan", "--profile", "1,5", "--slo", "20", "--json", "@out_bad.json", NULL },
+		{ "plan", "--profile", "1,5", "--slo", "20", "--target-rate", "0", "--json", "@out_bad.json", NULL },
+		{ "plan", "--profile", "1,5", "--slo", "20", "--target-rate", "x", "--json", "@out_bad.json", NULL },
+		{ "plan", "--profile", "1,5", "--slo", "20", "--target-rate", "10", "--max-gpus", "0", NULL },
+		{ "plan", "--profile", "1,5", "--slo", "20", "--target-rate", "10", "--policies", "lifo", NULL },
+		{ "plan", "--profile", "1,5", "--slo", "20", "--target-rate", "10", "--segments", "10:10", NULL },
+		{ "plan", "--profile", "1,5", "--slo", "20", "--target-rate", "10", "--trace", "@t.csv", NULL },
+		{ "plan", "--zoo", "a100", "--models", "ResNet50", "--target-rate", "10", "--cluster",
+		  "a100:1,gtx1080ti:1", NULL },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		run_argv(&r, bad[i]);
+		expect_status(&r, 2);
+		expect_contains(r.err, "plan", "stderr", &r);
+		run_free(&r);
+	}
+	assert_int_equal(access(tmp_path("out_bad.json"), F_OK), -1);
+	RUN(&r, "help", "plan");
+	expect_status(&r, 0);
+	expect_contains(r.out, "--target-rate", "help plan", &r);
+	run_free(&r);
+	remove_outputs();
+}
+
 /* ---- 5. the goodput acceptance floor ------------------------------------ */
 
 static void test_goodput_floor(void **state)
@@ -1154,6 +1215,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_json_schema),
 		cmocka_unit_test(test_goodput_floor),
 		cmocka_unit_test(test_trace_timeline),
+		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_info_commands),
 		cmocka_unit_test(test_flag_forms_and_override),
 	};

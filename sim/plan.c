@@ -1,0 +1,128 @@
+#include "sim/plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/capacity.h"
+#include "core/error.h"
+#include "core/nexus_plan.h"
+#include "sim/engine.h"
+
+/* One simulation at `gpus` GPUs: whether it serves the rate. */
+static int try_gpus(struct sym_experiment *e, double rate, int gpus, bool progress, struct sym_plan_result *out,
+		    bool *ok, double *bad, char *err, size_t errlen)
+{
+	e->gpus = gpus;
+	int rc = sym_experiment_resolve(e, err, errlen);
+	struct sym_run_result r;
+	struct sym_run_opts o = { .rate = rate };
+	if (!rc)
+		rc = sym_sim_run(e, &o, &r, err, errlen);
+	if (rc)
+		return rc;
+	*bad = sym_bad_rate(&r.total);
+	*ok = *bad <= e->max_bad_rate && r.total.offered > 0;
+	out->steps++;
+	if (progress) {
+		char pol[128];
+		fprintf(stderr, "  plan %-20s %6d GPUs: bad rate %7.3f%%  %s  (%.2f s)\n",
+			sym_policy_format(&e->policy, pol, sizeof(pol)), gpus, 100 * *bad, *ok ? "ok" : "too bad",
+			r.wall_seconds);
+	}
+	sym_run_result_finish(&r);
+	return 0;
+}
+
+int sym_plan_search(struct sym_experiment *e, double rate, int max_gpus, bool progress, struct sym_plan_result *out,
+		    char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	out->gpus = -1;
+	if (e->ngroups > 1)
+		return snprintf(err, errlen, "plan: a cluster of several device kinds cannot be searched by count; "
+			       "give one kind (--gpus)"), -EINVAL;
+	int saved = e->gpus;
+	size_t saved_groups = e->ngroups;
+	e->ngroups = 0; /* a one-group cluster is the same as --gpus */
+	bool ok = false;
+	double bad = 0, good_bad = 0;
+	int lo = 0, hi = 1, rc = 0;
+	/* double until a count serves the rate (lo never does, hi does) */
+	for (;;) {
+		if ((rc = try_gpus(e, rate, hi, progress, out, &ok, &bad, err, errlen)))
+			goto done;
+		if (ok) {
+			good_bad = bad;
+			break;
+		}
+		if (hi >= max_gpus)
+			goto done; /* out->gpus stays -1 */
+		lo = hi;
+		hi = hi > max_gpus / 2 ? max_gpus : hi * 2;
+	}
+	while (hi - lo > 1) {
+		int mid = lo + (hi - lo) / 2;
+		if ((rc = try_gpus(e, rate, mid, progress, out, &ok, &bad, err, errlen)))
+			goto done;
+		if (ok) {
+			hi = mid;
+			good_bad = bad;
+		} else {
+			lo = mid;
+		}
+	}
+	out->gpus = hi;
+	out->bad_rate = good_bad;
+done:
+	e->ngroups = saved_groups;
+	e->gpus = saved;
+	if (!rc)
+		rc = sym_experiment_resolve(e, err, errlen);
+	return rc;
+}
+
+void sym_plan_analytic(const struct sym_experiment *e, double rate, int max_gpus, struct sym_plan_analytic *out)
+{
+	double mean = 0;
+	for (size_t m = 0; m < e->nmodels; m++)
+		mean += sym_experiment_model_rate(e, m);
+	sym_time fixed = sym_ms(e->ctrl_ms + e->resp_ms);
+	out->staggered = 0;
+	struct sym_nexus_model *nm = calloc(e->nmodels ? e->nmodels : 1, sizeof(*nm));
+	sym_time **lat = calloc(e->nmodels ? e->nmodels : 1, sizeof(*lat));
+	for (size_t m = 0; m < e->nmodels; m++) {
+		const struct sym_profile *p = &e->profiles[m];
+		double r = mean > 0 ? rate * sym_experiment_model_rate(e, m) / mean : 0;
+		sym_time slo = sym_ms(e->model_slo_ms[m]);
+		/* l plus the per-request transfer, as the core's le without the fixed terms */
+		lat[m] = lat ? malloc(((size_t)p->max_batch + 1) * sizeof(**lat)) : NULL;
+		if (!nm || !lat || !lat[m]) {
+			out->staggered = out->nexus = -1;
+			goto done;
+		}
+		lat[m][0] = 0;
+		for (int b = 1; b <= p->max_batch; b++)
+			lat[m][b] = p->lat[b] + sym_ms(e->data_ms) * b;
+		int b = 0;
+		int n = r > 0 ? sym_staggered_min_gpus(lat[m], p->max_batch, slo - fixed, r, max_gpus, &b) : 0;
+		if (n < 0 || out->staggered < 0)
+			out->staggered = -1;
+		else
+			out->staggered += n;
+		nm[m] = (struct sym_nexus_model){ .rate = r, .slo = slo, .lat = lat[m], .max_batch = p->max_batch,
+						  .delay = fixed, .static_mb = p->static_mb, .dynamic_mb = p->dynamic_mb };
+		if (out->staggered > max_gpus)
+			out->staggered = -1;
+	}
+	struct sym_nexus_plan plan;
+	sym_nexus_plan_init(&plan);
+	out->nexus = sym_nexus_plan_compute(&plan, nm, (int)e->nmodels, e->kinds[0].memory_mb, max_gpus) ? -1
+											: plan.ngpus;
+	sym_nexus_plan_finish(&plan);
+done:
+	for (size_t m = 0; lat && m < e->nmodels; m++)
+		free(lat[m]);
+	free(lat);
+	free(nm);
+}

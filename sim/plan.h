@@ -1,0 +1,39 @@
+/* sim/plan.h - capacity planning: how many GPUs a workload needs.
+ *
+ * For a resolved experiment and a target total rate R, per policy: the
+ * smallest GPU count whose simulation at R has a bad rate within
+ * max_bad_rate (each step one simulation, same seed; doubling, then
+ * bisection over whole GPU counts). Beside it, two analytic estimates:
+ *   - staggered execution (core/capacity.h), per model for its share of R,
+ *     summed over the models;
+ *   - the Nexus squishy-packing plan (core/nexus_plan.h) of the whole
+ *     workload.
+ * Homogeneous clusters only (one device kind).
+ */
+#ifndef SYM_PLAN_H
+#define SYM_PLAN_H
+
+#include <stdbool.h>
+
+#include "sim/config.h"
+
+struct sym_plan_result {
+	int gpus;           /* the smallest count that serves R, or -1 above max_gpus */
+	double bad_rate;    /* at that count */
+	int steps;          /* simulations run */
+};
+
+struct sym_plan_analytic {
+	int staggered;      /* sum over models of the staggered minimum, -1 when a model cannot be served */
+	int nexus;          /* GPUs of the squishy-packing plan, -1 when it fails */
+};
+
+/* The simulated minimum for e's policy (e->gpus is changed and restored).
+ * Returns 0 or an error with a message. */
+int sym_plan_search(struct sym_experiment *e, double rate, int max_gpus, bool progress, struct sym_plan_result *out,
+		    char *err, size_t errlen);
+
+/* The analytic estimates for e's models at total rate `rate`. */
+void sym_plan_analytic(const struct sym_experiment *e, double rate, int max_gpus, struct sym_plan_analytic *out);
+
+#endif
