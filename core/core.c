@@ -82,7 +82,7 @@ int sym_core_create_err(struct sym_core **out, const struct sym_core_cfg *cfg, c
 	}
 	if ((rc = sym_iheap_init(&c->timers, cfg->nmodels)))
 		goto fail;
-	if (c->sched) {
+	if (c->sched && c->sched->init) {
 		char msg[256] = "";
 		rc = c->sched->init(c, msg, sizeof(msg));
 		if (rc) {

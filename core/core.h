@@ -151,11 +151,11 @@ uint64_t sym_core_queued(const struct sym_core *c);
  * must leave no GPU idle that their policy would use (there is no later
  * chance unless they set a timer). */
 struct sym_sched_ops {
-	/* Sets up c->sched_state. The shards (queues, le tables, drop rule) and
-	 * GPU states exist already. Returns 0, or -EINVAL/-ENOMEM with a message
-	 * in err. */
+	/* Sets up c->sched_state (NULL: a policy with no state of its own). The
+	 * shards (queues, le tables, drop rule) and GPU states exist already.
+	 * Returns 0, or -EINVAL/-ENOMEM with a message in err. */
 	int (*init)(struct sym_core *c, char *err, size_t errlen);
-	void (*finish)(struct sym_core *c);
+	void (*finish)(struct sym_core *c); /* NULL when init keeps no state */
 	/* A request arrived. NULL: the core queues it in its model's shard and
 	 * calls `poke` (below) for that model. Returns 0 or -ENOMEM (the request
 	 * is then not held). */

@@ -279,10 +279,15 @@ static int parse_args(int argc, char **argv, struct cli *cli, struct sym_experim
 			cli->timeline = val;
 			continue;
 		}
-		if (!strcmp(cli->cmd, "plan") && (!strcmp(name, "target-rate") || !strcmp(name, "policies") ||
-						  !strcmp(name, "max-gpus"))) {
-			*(name[0] == 't' ? &cli->target_rate : name[0] == 'p' ? &cli->policies : &cli->max_gpus) = val;
-			continue;
+		if (!strcmp(cli->cmd, "plan")) {
+			const char **slot = !strcmp(name, "target-rate") ? &cli->target_rate
+					    : !strcmp(name, "policies")  ? &cli->policies
+					    : !strcmp(name, "max-gpus")  ? &cli->max_gpus
+									 : NULL;
+			if (slot) {
+				*slot = val;
+				continue;
+			}
 		}
 		int rc = sym_experiment_apply_flag(e, name, val, err, sizeof(err));
 		if (rc > 0) {

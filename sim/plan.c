@@ -84,44 +84,44 @@ done:
 
 void sym_plan_analytic(const struct sym_experiment *e, double rate, int max_gpus, struct sym_plan_analytic *out)
 {
+	out->staggered = out->nexus = -1;
+	size_t n = e->nmodels;
+	struct sym_nexus_model *nm = calloc(n, sizeof(*nm));
+	sym_time **lat = calloc(n, sizeof(*lat));
+	for (size_t m = 0; nm && lat && m < n; m++)
+		lat[m] = malloc(((size_t)e->profiles[m].max_batch + 1) * sizeof(**lat));
+	for (size_t m = 0; lat && m < n; m++)
+		if (!lat[m])
+			goto done;
+	if (!nm || !lat)
+		goto done;
 	double mean = 0;
-	for (size_t m = 0; m < e->nmodels; m++)
+	for (size_t m = 0; m < n; m++)
 		mean += sym_experiment_model_rate(e, m);
 	sym_time fixed = sym_ms(e->ctrl_ms + e->resp_ms);
-	out->staggered = 0;
-	struct sym_nexus_model *nm = calloc(e->nmodels ? e->nmodels : 1, sizeof(*nm));
-	sym_time **lat = calloc(e->nmodels ? e->nmodels : 1, sizeof(*lat));
-	for (size_t m = 0; m < e->nmodels; m++) {
+	int staggered = 0;
+	for (size_t m = 0; m < n; m++) {
 		const struct sym_profile *p = &e->profiles[m];
 		double r = mean > 0 ? rate * sym_experiment_model_rate(e, m) / mean : 0;
 		sym_time slo = sym_ms(e->model_slo_ms[m]);
-		/* l plus the per-request transfer, as the core's le without the fixed terms */
-		lat[m] = lat ? malloc(((size_t)p->max_batch + 1) * sizeof(**lat)) : NULL;
-		if (!nm || !lat || !lat[m]) {
-			out->staggered = out->nexus = -1;
-			goto done;
-		}
+		/* l plus the per-request transfer: the core's le without the fixed terms */
 		lat[m][0] = 0;
 		for (int b = 1; b <= p->max_batch; b++)
 			lat[m][b] = p->lat[b] + sym_ms(e->data_ms) * b;
 		int b = 0;
-		int n = r > 0 ? sym_staggered_min_gpus(lat[m], p->max_batch, slo - fixed, r, max_gpus, &b) : 0;
-		if (n < 0 || out->staggered < 0)
-			out->staggered = -1;
-		else
-			out->staggered += n;
+		int g = r > 0 ? sym_staggered_min_gpus(lat[m], p->max_batch, slo - fixed, r, max_gpus, &b) : 0;
+		staggered = g < 0 || staggered < 0 || staggered + g > max_gpus ? -1 : staggered + g;
 		nm[m] = (struct sym_nexus_model){ .rate = r, .slo = slo, .lat = lat[m], .max_batch = p->max_batch,
 						  .delay = fixed, .static_mb = p->static_mb, .dynamic_mb = p->dynamic_mb };
-		if (out->staggered > max_gpus)
-			out->staggered = -1;
 	}
+	out->staggered = staggered;
 	struct sym_nexus_plan plan;
 	sym_nexus_plan_init(&plan);
-	out->nexus = sym_nexus_plan_compute(&plan, nm, (int)e->nmodels, e->kinds[0].memory_mb, max_gpus) ? -1
-											: plan.ngpus;
+	if (!sym_nexus_plan_compute(&plan, nm, (int)n, e->kinds[0].memory_mb, max_gpus))
+		out->nexus = plan.ngpus;
 	sym_nexus_plan_finish(&plan);
 done:
-	for (size_t m = 0; lat && m < e->nmodels; m++)
+	for (size_t m = 0; lat && m < n; m++)
 		free(lat[m]);
 	free(lat);
 	free(nm);

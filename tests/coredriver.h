@@ -140,6 +140,16 @@ static inline void cd_start(struct cd_driver *dr, const struct sym_core_cfg *cfg
 	assert_int_equal(rc, 0);
 }
 
+/* Parses the policy spec into cfg->policy (failing the test with the
+ * parser's message) and creates the core. */
+static inline void cd_start_policy(struct cd_driver *dr, struct sym_core_cfg *cfg, const char *spec)
+{
+	char err[256] = "";
+	if (sym_policy_parse(spec, &cfg->policy, err, sizeof(err)))
+		fail_msg("%s: %s", spec, err);
+	cd_start(dr, cfg);
+}
+
 /* Queues an arrival at t (non-decreasing) for model m; deadline 0 means
  * t + SLO. */
 static inline void cd_arrive_dl(struct cd_driver *dr, sym_time t, int m, sym_time deadline)

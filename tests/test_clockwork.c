@@ -25,15 +25,6 @@ static void expect(const struct cd_dispatch *x, int gpu, int model, int size, sy
 		assert_int_equal(x->ids[i], ids[i]);
 }
 
-static void start(struct cd_driver *dr, struct sym_core_cfg *cfg, const char *policy)
-{
-	char err[256] = "";
-	int rc = sym_policy_parse(policy, &cfg->policy, err, sizeof(err));
-	if (rc)
-		fail_msg("%s: %s", policy, err);
-	cd_start(dr, cfg);
-}
-
 /* Two models on one GPU, no network delays (le = l), lazy drop.
  *   A: l(b) = b + 5 ms, SLO 20 ms.   B: l(b) = 2b + 2 ms, SLO 12 ms.
  * Arrivals (id: time, model, deadline):
@@ -62,7 +53,7 @@ static void test_worked_example(void **state)
 	};
 	struct sym_core_cfg cfg = { .nmodels = 2, .models = mc, .ngpus = 1 };
 	struct cd_driver *dr = cd_new();
-	start(dr, &cfg, "clockwork");
+	cd_start_policy(dr, &cfg, "clockwork");
 	const double at[] = { 0, 1, 1.5, 2, 2.5, 3, 4 };
 	const int model[] = { 0, 0, 1, 0, 1, 0, 0 };
 	for (int i = 0; i < 7; i++)
@@ -98,7 +89,7 @@ static void test_tie_lower_model(void **state)
 	};
 	struct sym_core_cfg cfg = { .nmodels = 2, .models = mc, .ngpus = 1 };
 	struct cd_driver *dr = cd_new();
-	start(dr, &cfg, "clockwork");
+	cd_start_policy(dr, &cfg, "clockwork");
 	cd_arrive(dr, 0, 1);
 	cd_arrive(dr, SYM_MS, 1);
 	cd_arrive(dr, SYM_MS, 0);
@@ -127,7 +118,7 @@ static void test_pow2(void **state)
 	for (int v = 0; v < 2; v++) {
 		struct sym_core_cfg cfg = { .nmodels = 1, .models = &mc, .ngpus = 1 };
 		struct cd_driver *dr = cd_new();
-		start(dr, &cfg, v ? "clockwork:pow2=1" : "clockwork");
+		cd_start_policy(dr, &cfg, v ? "clockwork:pow2=1" : "clockwork");
 		for (int i = 0; i < 4; i++)
 			cd_arrive(dr, i * SYM_MS, 0);
 		cd_run(dr);
@@ -152,7 +143,7 @@ static void test_pow2(void **state)
 	 * 23.5) cannot finish even alone (22 + 6 > 23.5): dropped as expired. */
 	struct sym_core_cfg cfg = { .nmodels = 1, .models = &mc, .ngpus = 1 };
 	struct cd_driver *dr = cd_new();
-	start(dr, &cfg, "clockwork:pow2=1");
+	cd_start_policy(dr, &cfg, "clockwork:pow2=1");
 	for (int i = 0; i < 8; i++)
 		cd_arrive(dr, i * 500 * SYM_US, 0);
 	cd_run(dr);
@@ -195,7 +186,7 @@ static void test_heterogeneous(void **state)
 	struct sym_core_cfg cfg = { .nmodels = 2, .models = mc, .ngpus = 2, .nkinds = 2, .kinds = kinds,
 				    .gpu_kind = gpu_kind };
 	struct cd_driver *dr = cd_new();
-	start(dr, &cfg, "clockwork");
+	cd_start_policy(dr, &cfg, "clockwork");
 	cd_arrive(dr, 0, 1);
 	cd_arrive(dr, SYM_MS, 0);
 	for (int i = 0; i < 6; i++)
@@ -252,7 +243,7 @@ static void test_idle_kind_not_stranded(void **state)
 				    .gpu_kind = gpu_kind };
 	for (int v = 0; v < 2; v++) {
 		struct cd_driver *dr = cd_new();
-		start(dr, &cfg, v ? "clockwork:pow2=1" : "clockwork");
+		cd_start_policy(dr, &cfg, v ? "clockwork:pow2=1" : "clockwork");
 		cd_arrive(dr, 0, 1);
 		cd_arrive_dl(dr, SYM_MS, 0, 12 * SYM_MS);
 		cd_arrive_dl(dr, SYM_MS, 0, 30 * SYM_MS);
@@ -369,7 +360,7 @@ static void test_conservation(void **state)
 				.net = { .ctrl = 200 * SYM_US, .data = 10 * SYM_US, .resp = 100 * SYM_US },
 			};
 			struct cd_driver *dr = cd_new();
-			start(dr, &cfg, pols[i]);
+			cd_start_policy(dr, &cfg, pols[i]);
 			cd_mixed_workload(dr, 3, mc, 42);
 			cd_run(dr);
 			check_run(dr);

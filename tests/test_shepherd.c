@@ -33,15 +33,6 @@ static void expect_cancel(const struct cd_cancel *x, int gpu, sym_time now, int 
 			 x->size, gpu, sym_to_ms(now), size);
 }
 
-static void start(struct cd_driver *dr, struct sym_core_cfg *cfg, const char *policy)
-{
-	char err[256] = "";
-	int rc = sym_policy_parse(policy, &cfg->policy, err, sizeof(err));
-	if (rc)
-		fail_msg("%s: %s", policy, err);
-	cd_start(dr, cfg);
-}
-
 /* The preemption ladder. One model, l(b) = b + 5 ms, max batch 32, SLO
  * 60 ms, one GPU, no network delays; request i arrives at 0.1*i ms (i = 0..35),
  * deadline 60 + 0.1*i. lambda = 3 (the default).
@@ -69,7 +60,7 @@ static void test_worked_example_preemption(void **state)
 	struct sym_model_cfg mc = { .profile = &p, .slo = 60 * SYM_MS, .name = "m" };
 	struct sym_core_cfg cfg = { .nmodels = 1, .models = &mc, .ngpus = 1 };
 	struct cd_driver *dr = cd_new();
-	start(dr, &cfg, "shepherd");
+	cd_start_policy(dr, &cfg, "shepherd");
 	for (int i = 0; i < 36; i++)
 		cd_arrive(dr, i * 100 * SYM_US, 0);
 	cd_run(dr);
@@ -93,7 +84,7 @@ static void test_worked_example_preemption(void **state)
 	cd_free(dr);
 
 	dr = cd_new();
-	start(dr, &cfg, "shepherd:lambda=2.5");
+	cd_start_policy(dr, &cfg, "shepherd:lambda=2.5");
 	for (int i = 0; i < 36; i++)
 		cd_arrive(dr, i * 100 * SYM_US, 0);
 	cd_run(dr);
@@ -145,7 +136,7 @@ static void test_largest_first(void **state)
 	for (int v = 0; v < 2; v++) {
 		struct sym_core_cfg cfg = { .nmodels = 2, .models = mc, .ngpus = 1 };
 		struct cd_driver *dr = cd_new();
-		start(dr, &cfg, v ? "shepherd" : "shepherd:lambda=5");
+		cd_start_policy(dr, &cfg, v ? "shepherd" : "shepherd:lambda=5");
 		for (int i = 0; i < 7; i++)
 			cd_arrive(dr, sym_ms(at[i]), model[i]);
 		cd_run(dr);
@@ -197,7 +188,7 @@ static void test_ties(void **state)
 		};
 		struct sym_core_cfg cfg = { .nmodels = 2, .models = mc, .ngpus = 1 };
 		struct cd_driver *dr = cd_new();
-		start(dr, &cfg, "shepherd");
+		cd_start_policy(dr, &cfg, "shepherd");
 		if (!v) {
 			cd_arrive(dr, 0, 0);
 			cd_arrive(dr, SYM_MS, 0);
@@ -234,7 +225,7 @@ static void test_victim_latest_start(void **state)
 	struct sym_model_cfg mc = { .profile = &p, .slo = 20 * SYM_MS, .name = "m" };
 	struct sym_core_cfg cfg = { .nmodels = 1, .models = &mc, .ngpus = 2 };
 	struct cd_driver *dr = cd_new();
-	start(dr, &cfg, "shepherd");
+	cd_start_policy(dr, &cfg, "shepherd");
 	cd_arrive(dr, 0, 0);
 	cd_arrive(dr, SYM_MS, 0);
 	for (int i = 0; i < 3; i++)
@@ -294,7 +285,7 @@ static void test_heterogeneous(void **state)
 		struct sym_core_cfg cfg = { .nmodels = 2, .models = mc, .ngpus = 2, .nkinds = 2,
 					    .kinds = kinds, .gpu_kind = gpu_kind };
 		struct cd_driver *dr = cd_new();
-		start(dr, &cfg, "shepherd:lambda=100");
+		cd_start_policy(dr, &cfg, "shepherd:lambda=100");
 		cd_arrive(dr, 0, 1);
 		cd_arrive(dr, SYM_MS, 0);
 		for (int i = 0; i < 6; i++)
@@ -330,7 +321,7 @@ static void test_heterogeneous(void **state)
 		struct sym_core_cfg cfg = { .nmodels = 2, .models = mc, .ngpus = 2, .nkinds = 2,
 					    .kinds = kinds, .gpu_kind = gpu_kind };
 		struct cd_driver *dr = cd_new();
-		start(dr, &cfg, "shepherd");
+		cd_start_policy(dr, &cfg, "shepherd");
 		cd_arrive(dr, 0, 1);
 		cd_arrive(dr, SYM_MS, 1);
 		for (int i = 2; i <= 4; i++)
@@ -496,7 +487,7 @@ static void test_conservation(void **state)
 				.net = { .ctrl = 200 * SYM_US, .data = 10 * SYM_US, .resp = 100 * SYM_US },
 			};
 			struct cd_driver *dr = cd_new();
-			start(dr, &cfg, pols[i]);
+			cd_start_policy(dr, &cfg, pols[i]);
 			cd_mixed_workload(dr, 3, mc, 7);
 			cd_run(dr);
 			check_run(dr, lambdas[i]);

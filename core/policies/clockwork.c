@@ -120,17 +120,6 @@ static void schedule(struct sym_core *c, sym_time now)
 	sym_core_fill(c, pick, TIMER, now);
 }
 
-static int init(struct sym_core *c, char *err, size_t errlen)
-{
-	(void)c, (void)err, (void)errlen; /* no state: the shard queues and the core's GPU table suffice */
-	return 0;
-}
-
-static void finish(struct sym_core *c)
-{
-	(void)c;
-}
-
 static void poke(struct sym_core *c, int m, sym_time now)
 {
 	(void)m;
@@ -150,8 +139,8 @@ static void timer(struct sym_core *c, int id, sym_time now)
 }
 
 static const struct sym_sched_ops sched = {
-	.init = init,
-	.finish = finish,
+	.init = NULL, /* no state of its own */
+	.finish = NULL,
 	.arrive = NULL,
 	.poke = poke,
 	.gpu_free = gpu_free,

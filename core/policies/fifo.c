@@ -24,17 +24,6 @@
 #include "core/core.h"
 #include "core/policy.h"
 
-static int init(struct sym_core *c, char *err, size_t errlen)
-{
-	(void)c, (void)err, (void)errlen; /* no state: the shard queues and the core's GPU table suffice */
-	return 0;
-}
-
-static void finish(struct sym_core *c)
-{
-	(void)c;
-}
-
 /* The lowest free GPU, else the lowest free CPU, else -1. */
 static int pick_device(const struct sym_core *c)
 {
@@ -115,8 +104,8 @@ static void edf_timer(struct sym_core *c, int id, sym_time now)
 }
 
 static const struct sym_sched_ops fcfs_ops = {
-	.init = init,
-	.finish = finish,
+	.init = NULL, /* no state of its own */
+	.finish = NULL,
 	.arrive = NULL,
 	.poke = fcfs_poke,
 	.gpu_free = fcfs_gpu_free,
@@ -125,8 +114,8 @@ static const struct sym_sched_ops fcfs_ops = {
 };
 
 static const struct sym_sched_ops edf_ops = {
-	.init = init,
-	.finish = finish,
+	.init = NULL, /* no state of its own */
+	.finish = NULL,
 	.arrive = NULL,
 	.poke = edf_poke,
 	.gpu_free = edf_gpu_free,
