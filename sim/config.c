@@ -129,6 +129,26 @@ static int set_gpus(struct sym_experiment *e, const cJSON *v, const char *where,
 	return 0;
 }
 
+static int set_num_models(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	double d;
+	if (get_int(v, where, 0, 100000, &d, err, errlen))
+		return -EINVAL;
+	e->num_models = (int)d;
+	return 0;
+}
+
+static int set_gpus_per_model(struct sym_experiment *e, const cJSON *v, const char *where, char *err,
+			      size_t errlen)
+{
+	if (get_num(v, where, 0, false, 10000, &e->gpus_per_model, err, errlen))
+		return -EINVAL;
+	if (e->gpus_per_model > 0 && e->ngroups > 1)
+		return ERR("%s: the cluster has %zu device groups; gpus_per_model needs a single kind", where,
+			   e->ngroups);
+	return 0;
+}
+
 static bool builtin_kind(const char *name, double *memory_mb)
 {
 	/* Device memory of the built-in GPU kinds (A100 40 GB, GTX 1080 Ti 11 GB). */
@@ -432,6 +452,8 @@ static const struct key keys[] = {
 	{ NULL, "profile", "ALPHA_MS,BETA_MS", "one inline linear model l(b) = alpha*b + beta, named 'model'", NULL, false },
 	{ "slo_ms", "slo", "MS", "latency SLO for every model (default: each model's own)", set_slo, false },
 	{ "gpus", "gpus", "N", "number of GPUs (default 8)", set_gpus, false },
+	{ "num_models", "num-models", "N", "serve exactly N models: the first N of the list, or the list repeated (copies named NAME#2, NAME#3, ...)", set_num_models, false },
+	{ "gpus_per_model", "gpus-per-model", "G", "GPUs = round(G * number of models), replacing --gpus (0: unset)", set_gpus_per_model, false },
 	{ "cluster", "cluster", "KIND:N[:xS],...", "devices by kind (replaces --gpus), e.g. a100:8,cpu:4:x20 (:xS = base latencies times S)", set_cluster, false },
 	{ "rate", "rate", "RPS", "total offered requests per second (default 1000)", set_rate, false },
 	{ "arrival", "arrival", "poisson|uniform|gamma:K", "arrival process per model (default poisson)", set_arrival, true },
@@ -740,6 +762,35 @@ static int add_model(struct sym_experiment *e, const struct sym_model_spec *spec
 	return 0;
 }
 
+/* num_models: the first N models, or the list repeated; the k-th copy of a
+ * model (k >= 2) is named NAME#k so that every model has its own name. */
+static int cycle_models(struct sym_experiment *e)
+{
+	size_t n0 = e->nmodels, n = (size_t)e->num_models;
+	if (n == n0)
+		return 0;
+	if (n < n0) {
+		for (size_t i = n; i < n0; i++)
+			sym_model_spec_finish(&e->models[i]);
+		e->nmodels = n;
+		return 0;
+	}
+	struct sym_model_spec *m = realloc(e->models, n * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	e->models = m;
+	for (size_t i = n0; i < n; i++) {
+		int rc = sym_model_spec_copy(&m[i], &m[i % n0]);
+		if (rc)
+			return rc;
+		e->nmodels = i + 1;
+		char base[64];
+		snprintf(base, sizeof(base), "%s", m[i % n0].name);
+		snprintf(m[i].name, sizeof(m[i].name), "%.50s#%zu", base, i / n0 + 1);
+	}
+	return 0;
+}
+
 /* A model's profile on a kind whose latencies are `scale` times the base. A
  * model that cannot meet its SLO there even alone gets a one-entry profile
  * (l(1) above the SLO): every policy then leaves that kind to others. */
@@ -866,7 +917,19 @@ int sym_experiment_resolve(struct sym_experiment *e, char *err, size_t errlen)
 				goto fail;
 		}
 	}
+	if (e->num_models > 0 && (rc = cycle_models(e)))
+		goto fail;
 	size_t n = e->nmodels;
+	if (e->gpus_per_model > 0) {
+		if (e->ngroups > 1) {
+			rc = ERR("gpus_per_model: the cluster has %zu device groups; set their counts instead", e->ngroups);
+			goto fail;
+		}
+		long g = lround(e->gpus_per_model * (double)n);
+		e->gpus = g < 1 ? 1 : g > 1000000 ? 1000000 : (int)g;
+		if (e->ngroups == 1)
+			e->groups[0].count = e->gpus;
+	}
 	int nk = e->ngroups ? (int)e->ngroups : 1;
 	e->nkinds = nk;
 	e->profiles = calloc(n * (size_t)nk, sizeof(*e->profiles));
@@ -956,6 +1019,10 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 	if (e->slo_ms > 0)
 		cJSON_AddNumberToObject(o, "slo_ms", e->slo_ms);
 	cJSON_AddNumberToObject(o, "gpus", e->gpus);
+	if (e->num_models > 0)
+		cJSON_AddNumberToObject(o, "num_models", e->num_models);
+	if (e->gpus_per_model > 0)
+		cJSON_AddNumberToObject(o, "gpus_per_model", e->gpus_per_model);
 	if (e->ngroups) {
 		cJSON *cl = cJSON_AddArrayToObject(o, "cluster");
 		for (size_t i = 0; i < e->ngroups; i++) {

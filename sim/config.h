@@ -43,6 +43,8 @@ struct sym_experiment {
 	cJSON *models_json;     /* "all", or an array of names and model objects */
 	double slo_ms;          /* 0: each model's own SLO */
 	int gpus;               /* total devices (the sum of the groups when a cluster is given) */
+	int num_models;         /* > 0: cycle the model list to exactly this many models (copies NAME#2, ...) */
+	double gpus_per_model;  /* > 0: gpus = round(gpus_per_model * number of models) at resolve */
 	struct sym_gpu_group *groups; /* heterogeneous cluster, or NULL: `gpus` GPUs of the zoo's kind */
 	size_t ngroups;
 	double rate;            /* total offered requests/s (constant rate) */

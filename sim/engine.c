@@ -114,6 +114,7 @@ struct sim {
 	size_t nfree, free_cap;
 	uint64_t next_id;
 	uint64_t ended; /* all requests that ended, warm-up included */
+	uint64_t bad;   /* measured requests that ended late or dropped */
 	int err;
 };
 
@@ -168,6 +169,7 @@ static void on_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, 
 		struct sym_model_result *m = &s->res->models[r->model];
 		m->dropped++;
 		m->dropped_by[why]++;
+		s->bad++;
 	}
 	timeline_outcome(s, r, false);
 	s->ended++;
@@ -265,7 +267,7 @@ static void on_finish(struct sim *s, int gi, sym_time now)
 			if (good)
 				m->served++;
 			else
-				m->late++;
+				m->late++, s->bad++;
 			if (sym_hist_record(&m->latency, done - r->arrival) ||
 			    sym_hist_record(&m->queueing, r->start - r->arrival))
 				s->err = -ENOMEM;
@@ -488,6 +490,10 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 			rc = s.err;
 			goto out;
 		}
+		if (opts->stop_after_bad && s.bad >= opts->stop_after_bad) {
+			res->stopped_early = true;
+			break;
+		}
 		if (opts->progress && !(res->events & 0xfffff)) {
 			double now = wall_now();
 			if (now >= next_progress) {
@@ -510,7 +516,7 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 		counted_off += mr->offered;
 		counted_end += mr->served + mr->late + mr->dropped;
 	}
-	if (s.ended != res->simulated_requests || counted_end != counted_off || sym_core_queued(s.core)) {
+	if (!res->stopped_early && (s.ended != res->simulated_requests || counted_end != counted_off || sym_core_queued(s.core))) {
 		snprintf(err, errlen,
 			 "internal error: conservation violated: %llu requests arrived, %llu ended, %llu still "
 			 "queued; counted %llu offered, %llu ended",

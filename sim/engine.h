@@ -56,6 +56,7 @@ struct sym_run_result {
 	uint64_t simulated_requests;   /* all arrivals, warm-up included */
 	uint64_t events;
 	double wall_seconds;
+	bool stopped_early;            /* stop_after_bad reached: counts cover only part of the run */
 	double interval_s;             /* timeline interval */
 	size_t nintervals;             /* covering [0, duration) */
 	struct sym_timeline_row *timeline;
@@ -65,6 +66,9 @@ struct sym_run_opts {
 	double rate;      /* total rate (constant rate), or the scale of a schedule (1 = as given) */
 	FILE *trace;      /* per-batch CSV rows, or NULL */
 	bool progress;    /* progress lines on stderr */
+	uint64_t stop_after_bad; /* > 0: stop once this many measured requests were late or dropped
+				  * (the goodput search's failing steps); the result is then partial,
+				  * stopped_early is set and conservation is not checked */
 };
 
 /* Runs one simulation of the resolved experiment e. Returns 0, -ENOMEM, or

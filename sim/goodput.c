@@ -1,6 +1,7 @@
 #include "sim/goodput.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,9 +41,11 @@ int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym
 	}
 	out->upper_bound_rps = hi_rate;
 	double lo = 0, hi = hi_rate / mean; /* in scale units */
+	double window = sym_experiment_duration(e) - e->warmup_s;
 	while (hi - lo > e->tolerance * hi && out->nsteps < sizeof(out->steps) / sizeof(out->steps[0])) {
 		double mid = lo == 0 && out->nsteps == 0 ? hi * 0.75 : (lo + hi) / 2;
-		struct sym_run_opts o = { .rate = mid };
+		double expected = mid * mean * window;
+		struct sym_run_opts o = { .rate = mid, .stop_after_bad = (uint64_t)(1.5 * e->max_bad_rate * expected) + 20 };
 		struct sym_run_result r;
 		int rc = sym_sim_run(e, &o, &r, err, errlen);
 		if (rc) {
@@ -50,18 +53,32 @@ int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym
 			return rc;
 		}
 		double bad = sym_bad_rate(&r.total);
-		bool ok = bad <= e->max_bad_rate && r.total.offered > 0;
-		out->steps[out->nsteps++] = (struct sym_goodput_step){ mid * mean, bad, ok };
+		bool ok = !r.stopped_early && bad <= e->max_bad_rate && r.total.offered > 0;
+		out->steps[out->nsteps++] = (struct sym_goodput_step){ mid * mean, bad, ok, r.stopped_early };
 		if (progress)
 			fprintf(stderr, "  goodput search: %10.1f req/s  bad rate %7.3f%%  %s  (%.2f s)\n", mid * mean,
-				100 * bad, ok ? "ok" : "too bad", r.wall_seconds);
-		sym_run_result_finish(&r);
-		if (ok)
+				100 * bad, ok ? "ok" : r.stopped_early ? "too bad (stopped early)" : "too bad",
+				r.wall_seconds);
+		if (ok) {
 			lo = mid;
-		else
+			if (out->have_run)
+				sym_run_result_finish(&out->run);
+			out->run = r;
+			out->have_run = true;
+		} else {
 			hi = mid;
+			sym_run_result_finish(&r);
+		}
 	}
 	out->scale = lo;
 	out->goodput_rps = lo * mean;
 	return 0;
+}
+
+void sym_goodput_finish(struct sym_goodput *g)
+{
+	if (g && g->have_run) {
+		sym_run_result_finish(&g->run);
+		g->have_run = false;
+	}
 }

@@ -8,6 +8,12 @@
  * gives the same arrival pattern compressed), so the bad rate moves smoothly
  * with the rate. With a rate schedule (segments or CSV) the search scales the
  * whole schedule and the goodput is the scaled schedule's mean rate.
+ *
+ * A step stops early once its late and dropped requests exceed 1.5 times the
+ * acceptable count at the expected number of measured arrivals (plus 20):
+ * such a step fails whatever the rest of the run would do, and a step far
+ * above capacity then costs a fraction of a full run. The complete run of
+ * the best ok step is kept, so the caller need not run it again.
  */
 #ifndef SYM_GOODPUT_H
 #define SYM_GOODPUT_H
@@ -20,8 +26,9 @@
 
 struct sym_goodput_step {
 	double rate;      /* mean total offered rate of the step */
-	double bad_rate;
+	double bad_rate;  /* of the part that ran when stopped early */
 	bool ok;
+	bool stopped_early;
 };
 
 struct sym_goodput {
@@ -30,6 +37,8 @@ struct sym_goodput {
 	double upper_bound_rps;
 	size_t nsteps;
 	struct sym_goodput_step steps[64];
+	bool have_run;            /* run: the complete run at the goodput (the best ok step) */
+	struct sym_run_result run;
 };
 
 /* The mean total rate of the experiment's schedule at scale 1 (for a
@@ -40,5 +49,8 @@ double sym_schedule_mean_rate(const struct sym_experiment *e);
  * error from the engine (message in err). */
 int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym_goodput *out, char *err,
 		       size_t errlen);
+
+/* Releases the kept run; call it whatever the search returned. */
+void sym_goodput_finish(struct sym_goodput *g);
 
 #endif

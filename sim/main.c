@@ -315,9 +315,10 @@ static int parse_args(int argc, char **argv, struct cli *cli, struct sym_experim
 	return 0;
 }
 
-/* Runs one simulation with the requested outputs. */
+/* Runs one simulation with the requested outputs; with `done` (a complete
+ * run at that rate) and no trace requested, reports it instead of running. */
 static int run_outputs(const struct cli *cli, const struct sym_experiment *e, double rate, const char *command,
-		       cJSON *extra)
+		       cJSON *extra, const struct sym_run_result *done)
 {
 	char err[1024];
 	struct sym_outfile trace = { 0 };
@@ -332,14 +333,20 @@ static int run_outputs(const struct cli *cli, const struct sym_experiment *e, do
 		fprintf(trace.f, "gpu,kind,model,batch_size,start_ms,finish_ms,dropped_before\n");
 	}
 	struct sym_run_opts o = { .rate = rate, .trace = trace.f, .progress = !cli->quiet && isatty(2) };
-	struct sym_run_result r;
-	int rc = sym_sim_run(e, &o, &r, err, sizeof(err));
-	if (rc) {
-		sym_outfile_abort(&trace);
-		sym_run_result_finish(&r);
-		fprintf(stderr, "symphony: %s\n", err);
-		return rc == -EPROTO ? EXIT_INTERNAL : rc == -EINVAL ? EXIT_USAGE : 1;
+	struct sym_run_result own = { 0 };
+	const struct sym_run_result *rp = &own;
+	if (done && !cli->trace) {
+		rp = done;
+	} else {
+		int rc = sym_sim_run(e, &o, &own, err, sizeof(err));
+		if (rc) {
+			sym_outfile_abort(&trace);
+			sym_run_result_finish(&own);
+			fprintf(stderr, "symphony: %s\n", err);
+			return rc == -EPROTO ? EXIT_INTERNAL : rc == -EINVAL ? EXIT_USAGE : 1;
+		}
 	}
+	const struct sym_run_result r = *rp;
 	int status = 0;
 	if (cli->trace && sym_outfile_commit(&trace, err, sizeof(err))) {
 		fprintf(stderr, "symphony: %s\n", err);
@@ -370,7 +377,7 @@ static int run_outputs(const struct cli *cli, const struct sym_experiment *e, do
 		}
 		cJSON_Delete(doc);
 	}
-	sym_run_result_finish(&r);
+	sym_run_result_finish(&own);
 	return status;
 }
 
@@ -389,7 +396,7 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 	}
 	if (!strcmp(cmd, "sim")) {
 		double rate = (e.rate_csv[0] || e.nseg) ? 1 : e.rate;
-		rc = run_outputs(&cli, &e, rate, "sim", NULL);
+		rc = run_outputs(&cli, &e, rate, "sim", NULL, NULL);
 	} else {
 		struct sym_goodput g;
 		char err[1024];
@@ -410,18 +417,21 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 				cJSON_AddNumberToObject(s, "rate", g.steps[i].rate);
 				cJSON_AddNumberToObject(s, "bad_rate", g.steps[i].bad_rate);
 				cJSON_AddBoolToObject(s, "ok", g.steps[i].ok);
+				if (g.steps[i].stopped_early)
+					cJSON_AddBoolToObject(s, "stopped_early", true);
 				cJSON_AddItemToArray(steps, s);
 			}
 			if (g.scale > 0) {
-				rc = run_outputs(&cli, &e, g.scale, "goodput", extra);
+				rc = run_outputs(&cli, &e, g.scale, "goodput", extra, g.have_run ? &g.run : NULL);
 			} else {
 				fprintf(stderr, "symphony: goodput is 0: even %.1f req/s has a bad rate above %g%%\n",
 					g.nsteps ? g.steps[g.nsteps - 1].rate : 0, 100 * e.max_bad_rate);
 				rc = run_outputs(&cli, &e, g.nsteps ? g.steps[g.nsteps - 1].rate / sym_schedule_mean_rate(&e) : 1,
-						 "goodput", extra);
+						 "goodput", extra, NULL);
 			}
 			cJSON_Delete(extra);
 		}
+		sym_goodput_finish(&g);
 	}
 	sym_experiment_finish(&e);
 	return rc;

@@ -380,7 +380,31 @@ static void test_goodput_bracket(void **state)
 			assert_true(g.steps[i].rate <= g.goodput_rps + 1e-6);
 		else
 			assert_true(g.steps[i].rate > g.goodput_rps);
+		assert_false(g.steps[i].stopped_early && g.steps[i].ok);
 	}
+	/* a step well above capacity stops early (here the third, at 5619 r/s) */
+	size_t early = 0;
+	for (size_t i = 0; i < g.nsteps; i++)
+		early += g.steps[i].stopped_early;
+	assert_true(early >= 1);
+	/* the kept run is the complete run at the goodput, identical to a fresh one */
+	assert_true(g.have_run);
+	assert_false(g.run.stopped_early);
+	struct sym_run_opts o = { .rate = g.scale };
+	struct sym_run_result r;
+	assert_int_equal(sym_sim_run(&e, &o, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.total.offered, g.run.total.offered);
+	assert_int_equal(r.total.late + r.total.dropped, g.run.total.late + g.run.total.dropped);
+	assert_true(sym_bad_rate(&g.run.total) <= e.max_bad_rate);
+	sym_run_result_finish(&r);
+	/* a step stopped early ran only part of the arrivals */
+	o.rate = 2 * g.scale;
+	o.stop_after_bad = 100;
+	assert_int_equal(sym_sim_run(&e, &o, &r, err, sizeof(err)), 0);
+	assert_true(r.stopped_early);
+	assert_int_equal(r.total.late + r.total.dropped, 100);
+	sym_run_result_finish(&r);
+	sym_goodput_finish(&g);
 	sym_experiment_finish(&e);
 }
 
