@@ -917,6 +917,7 @@ int sym_experiment_resolve(struct sym_experiment *e, char *err, size_t errlen)
 				goto fail;
 		}
 	}
+	e->nlisted = e->nmodels < (size_t)e->num_models || !e->num_models ? e->nmodels : (size_t)e->num_models;
 	if (e->num_models > 0 && (rc = cycle_models(e)))
 		goto fail;
 	size_t n = e->nmodels;
@@ -1010,7 +1011,8 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "zoo", e->zoo);
 	cJSON *models = cJSON_AddArrayToObject(o, "models");
-	for (size_t i = 0; i < e->nmodels; i++) {
+	/* with num_models, the list before repetition: the copies follow from it */
+	for (size_t i = 0; i < (e->num_models > 0 ? e->nlisted : e->nmodels); i++) {
 		cJSON *m = sym_model_spec_to_json(&e->models[i]);
 		cJSON_DeleteItemFromObjectCaseSensitive(m, "slo_ms");
 		cJSON_AddNumberToObject(m, "slo_ms", e->model_slo_ms[i]);

@@ -67,6 +67,7 @@ struct sym_experiment {
 	/* resolved */
 	bool resolved;
 	size_t nmodels;
+	size_t nlisted;          /* models before num_models repeated the list (<= nmodels) */
 	struct sym_model_spec *models;
 	int nkinds;
 	struct sym_kind kinds[SYM_MAX_KINDS];

@@ -4,6 +4,7 @@
  * no output file created; 1 a run-time failure (an output cannot be
  * written); 70 an internal error (conservation violated). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "sim/goodput.h"
 #include "sim/plan.h"
 #include "sim/report.h"
+#include "sim/sweep.h"
 #include "sym_version.h"
 
 #define EXIT_USAGE 2
@@ -35,6 +37,11 @@ struct cli {
 	const char *target_rate;
 	const char *policies;
 	const char *max_gpus;
+	/* loadcurve */
+	const char *loads;
+	const char *reference;
+	const char *csv;
+	const char *jobs;
 };
 
 static void usage(FILE *f)
@@ -46,9 +53,12 @@ static void usage(FILE *f)
 		"  sim       simulate one run at a given offered rate\n"
 		"  goodput   find the highest rate served with bad rate <= 1%% (bisection)\n"
 		"  plan      the fewest GPUs that serve a target rate, per policy, beside analytic estimates\n"
+		"  loadcurve goodput, bad rate and GPU use from light load to well past capacity, per policy\n"
+		"  sweep     run every point of a grid file (parallel, resumable, shardable) into results.jsonl\n"
+		"  merge     combine the results of sweep shards into one file\n"
 		"  models    list the models of a profile zoo\n"
 		"  policies  list the scheduling policies\n"
-		"  help      help on a command: symphony help sim | goodput | plan | config | models | policies\n"
+		"  help      help on a command: symphony help COMMAND, or help config\n"
 		"  version   print the version\n\n"
 		"examples:\n"
 		"  symphony sim --profile 1.053,5.072 --slo 25 --gpus 8 --rate 5000 --arrival poisson\n"
@@ -123,6 +133,32 @@ static int help(const char *topic)
 			"--policies P1;P2;...", "policies to plan for, ';'-separated (parameters use ',')",
 			"--max-gpus N", "give up above N GPUs (default 100000; reported as > max)");
 		fprintf(f, "configuration: as for sim (symphony help sim); the search sets --gpus and the rate; a rate\nschedule (segments, rate_csv) or a cluster of several kinds is refused.\n");
+		return 0;
+	}
+	if (!strcmp(topic, "sweep")) {
+		sym_help_sweep(f);
+		return 0;
+	}
+	if (!strcmp(topic, "merge")) {
+		sym_help_merge(f);
+		return 0;
+	}
+	if (!strcmp(topic, "loadcurve")) {
+		fprintf(f,
+			"usage: symphony loadcurve [CONFIG.json] [--policies P1;P2;...] [--loads F1,F2,...]\n"
+			"                          [--reference R] [-j N] [OPTIONS] [--json FILE|-] [--csv FILE] [--quiet]\n\n"
+			"Offered load from light to well past capacity, one simulation per (policy, load):\n"
+			"the rate served within the SLO (goodput), the bad rate, the GPU busy fraction and the\n"
+			"GPUs in use. Loads are fractions of a reference rate: --reference R req/s, else the\n"
+			"goodput of the first policy (found by search). A flat top (goodput holding near its\n"
+			"peak past capacity) and busy GPUs following the load are what a good policy shows.\n\n"
+			"  %-30s %s\n  %-30s %s\n  %-30s %s\n  %-30s %s\n  %-30s %s\n\n",
+			"--policies P1;P2;...", "policies, ';'-separated (default: the experiment's --policy)",
+			"--loads F1,F2,...", "fractions of the reference (default 0.1,0.2,...,2.0)",
+			"--reference R", "the rate that is load 1 (default: the first policy's goodput)",
+			"-j N, --jobs N", "simulations in parallel (default: every core)",
+			"--csv FILE", "one row per (policy, load)");
+		fprintf(f, "configuration: as for sim (symphony help sim); a rate schedule is refused.\n");
 		return 0;
 	}
 	if (!strcmp(topic, "config")) {
@@ -278,6 +314,18 @@ static int parse_args(int argc, char **argv, struct cli *cli, struct sym_experim
 		if (!strcmp(name, "timeline")) {
 			cli->timeline = val;
 			continue;
+		}
+		if (!strcmp(cli->cmd, "loadcurve")) {
+			const char **slot = !strcmp(name, "policies")	 ? &cli->policies
+					    : !strcmp(name, "loads")	 ? &cli->loads
+					    : !strcmp(name, "reference") ? &cli->reference
+					    : !strcmp(name, "csv")	 ? &cli->csv
+					    : !strcmp(name, "jobs")	 ? &cli->jobs
+									 : NULL;
+			if (slot) {
+				*slot = val;
+				continue;
+			}
 		}
 		if (!strcmp(cli->cmd, "plan")) {
 			const char **slot = !strcmp(name, "target-rate") ? &cli->target_rate
@@ -437,6 +485,36 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 	return rc;
 }
 
+#define MAX_POLICIES 16
+
+/* The policies of --policies (';'-separated), else the experiment's.
+ * Returns 0 or EXIT_USAGE after printing why. */
+static int policy_list(const struct cli *cli, const struct sym_experiment *e, struct sym_policy *pols, int *npol)
+{
+	*npol = 0;
+	if (!cli->policies) {
+		pols[(*npol)++] = e->policy;
+		return 0;
+	}
+	char err[512];
+	char *list = strdup(cli->policies), *save = NULL;
+	int rc = list ? 0 : 1;
+	for (char *t = list ? strtok_r(list, ";", &save) : NULL; t && !rc; t = strtok_r(NULL, ";", &save)) {
+		if (*npol == MAX_POLICIES || sym_policy_parse(t, &pols[*npol], err, sizeof(err))) {
+			fprintf(stderr, "symphony %s: --policies: %s\n", cli->cmd,
+				*npol == MAX_POLICIES ? "at most 16 policies" : err);
+			rc = EXIT_USAGE;
+		}
+		++*npol;
+	}
+	if (!rc && !*npol) {
+		fprintf(stderr, "symphony %s: --policies: no policy given\n", cli->cmd);
+		rc = EXIT_USAGE;
+	}
+	free(list);
+	return rc;
+}
+
 /* symphony plan: the smallest GPU count per policy for a target rate, beside
  * the analytic estimates. */
 static int cmd_plan(int argc, char **argv)
@@ -480,24 +558,10 @@ static int cmd_plan(int argc, char **argv)
 				"%zu kinds\n", e.ngroups);
 		rc = EXIT_USAGE;
 	}
-	/* the policies: --policies, else the experiment's */
-	struct sym_policy pols[16];
+	struct sym_policy pols[MAX_POLICIES];
 	int npol = 0;
-	if (!rc) {
-		if (!cli.policies) {
-			pols[npol++] = e.policy;
-		} else {
-			char *list = strdup(cli.policies), *save = NULL;
-			for (char *t = strtok_r(list, ";", &save); t && !rc; t = strtok_r(NULL, ";", &save)) {
-				if (npol == 16 || sym_policy_parse(t, &pols[npol++], err, sizeof(err))) {
-					fprintf(stderr, "symphony plan: --policies: %s\n",
-						npol == 16 ? "at most 16 policies" : err);
-					rc = EXIT_USAGE;
-				}
-			}
-			free(list);
-		}
-	}
+	if (!rc)
+		rc = policy_list(&cli, &e, pols, &npol);
 	if (rc) {
 		sym_experiment_finish(&e);
 		return rc;
@@ -569,6 +633,244 @@ static int cmd_plan(int argc, char **argv)
 	return rc;
 }
 
+/* symphony loadcurve: goodput, bad rate and GPU use per policy from light
+ * load to well past capacity. */
+struct lc_point {
+	int policy;
+	double load, offered_rps, good_rps, bad_rate, busy, gpus_used, batch_p50;
+};
+
+struct lc {
+	const struct sym_experiment *e;
+	const struct sym_policy *pols;
+	const double *loads;
+	size_t nloads;
+	double ref;
+	struct lc_point *pts;
+	pthread_mutex_t mu;
+	char err[1024];
+	int status;
+};
+
+static int lc_one(void *ctx, size_t k)
+{
+	struct lc *L = ctx;
+	struct sym_experiment e = *L->e; /* shares the resolved parts, read-only; only the policy differs */
+	int p = (int)(k / L->nloads);
+	e.policy = L->pols[p];
+	double load = L->loads[k % L->nloads];
+	struct sym_run_opts o = { .rate = load * L->ref };
+	struct sym_run_result r;
+	char err[1024];
+	int rc = sym_sim_run(&e, &o, &r, err, sizeof(err));
+	if (!rc) {
+		struct lc_point *pt = &L->pts[k];
+		pt->policy = p;
+		pt->load = load;
+		pt->offered_rps = r.total.offered / r.window_s;
+		pt->good_rps = r.total.served / r.window_s;
+		pt->bad_rate = sym_bad_rate(&r.total);
+		pt->busy = r.gpu_busy_fraction;
+		pt->gpus_used = r.gpus_used;
+		pt->batch_p50 = sym_batch_quantile(&r.total, 0.5);
+	} else {
+		pthread_mutex_lock(&L->mu);
+		if (!L->status) {
+			snprintf(L->err, sizeof(L->err), "%s", err);
+			L->status = rc == -EPROTO ? EXIT_INTERNAL : rc == -EINVAL ? EXIT_USAGE : 1;
+		}
+		pthread_mutex_unlock(&L->mu);
+	}
+	sym_run_result_finish(&r);
+	return rc ? 1 : 0;
+}
+
+static int cmd_loadcurve(int argc, char **argv)
+{
+	/* -j N is --jobs N */
+	char **args = calloc((size_t)argc + 1, sizeof(char *));
+	if (!args) {
+		fprintf(stderr, "symphony: out of memory\n");
+		return 1;
+	}
+	for (int i = 0; i < argc; i++)
+		args[i] = !strcmp(argv[i], "-j") ? "--jobs" : argv[i];
+	struct cli cli = { .cmd = "loadcurve" };
+	struct sym_experiment e;
+	if (sym_experiment_init(&e)) {
+		free(args);
+		fprintf(stderr, "symphony: out of memory\n");
+		return 1;
+	}
+	int rc = parse_args(argc, args, &cli, &e);
+	free(args);
+	char err[1024], *end;
+	double loads[256];
+	size_t nloads = 0;
+	double ref = 0;
+	int jobs = sym_ncpus();
+	if (!rc && (cli.trace || cli.timeline)) {
+		fprintf(stderr, "symphony loadcurve: --trace and --timeline are not loadcurve options\n");
+		rc = EXIT_USAGE;
+	}
+	if (!rc && (e.rate_csv[0] || e.nseg)) {
+		fprintf(stderr, "symphony loadcurve: sweeps a constant rate; remove the rate schedule (segments / "
+				"rate_csv)\n");
+		rc = EXIT_USAGE;
+	}
+	if (!rc && cli.loads) {
+		char *list = strdup(cli.loads), *save = NULL;
+		for (char *t = list ? strtok_r(list, ",", &save) : NULL; t && !rc; t = strtok_r(NULL, ",", &save)) {
+			double x = strtod(t, &end);
+			if (*end || !(x > 0) || x > 100 || nloads == 256) {
+				fprintf(stderr, "symphony loadcurve: --loads: expected up to 256 fractions > 0 (e.g. "
+						"0.5,1,1.5), got '%s'\n", t);
+				rc = EXIT_USAGE;
+			}
+			loads[nloads++] = x;
+		}
+		free(list);
+		if (!rc && !nloads) {
+			fprintf(stderr, "symphony loadcurve: --loads: no load given\n");
+			rc = EXIT_USAGE;
+		}
+	} else if (!rc) {
+		for (int i = 1; i <= 20; i++)
+			loads[nloads++] = 0.1 * i;
+	}
+	if (!rc && cli.reference &&
+	    (ref = strtod(cli.reference, &end), !*cli.reference || *end || !(ref > 0) || ref > 1e9)) {
+		fprintf(stderr, "symphony loadcurve: --reference: expected a rate > 0 req/s, got '%s'\n", cli.reference);
+		rc = EXIT_USAGE;
+	}
+	if (!rc && cli.jobs) {
+		long j = strtol(cli.jobs, &end, 10);
+		if (!*cli.jobs || *end || j < 1 || j > 4096) {
+			fprintf(stderr, "symphony loadcurve: --jobs: expected 1 to 4096, got '%s'\n", cli.jobs);
+			rc = EXIT_USAGE;
+		}
+		jobs = (int)j;
+	}
+	struct sym_policy pols[MAX_POLICIES];
+	int npol = 0;
+	if (!rc)
+		rc = policy_list(&cli, &e, pols, &npol);
+	for (int i = 0; i < npol && !rc; i++) {
+		e.policy = pols[i];
+		if (sym_sim_check(&e, err, sizeof(err))) {
+			fprintf(stderr, "symphony: %s\n", err);
+			rc = EXIT_USAGE;
+		}
+	}
+	if (rc) {
+		sym_experiment_finish(&e);
+		return rc;
+	}
+	char pname[128];
+	FILE *f = cli.json && !strcmp(cli.json, "-") ? stderr : stdout;
+	if (!(ref > 0)) {
+		e.policy = pols[0];
+		struct sym_goodput g;
+		if (!cli.quiet)
+			fprintf(stderr, "reference: the goodput of %s ...\n", sym_policy_format(&pols[0], pname, sizeof(pname)));
+		rc = sym_goodput_search(&e, false, &g, err, sizeof(err));
+		ref = g.goodput_rps > 0 ? g.goodput_rps : g.upper_bound_rps / 10;
+		sym_goodput_finish(&g);
+		if (rc) {
+			fprintf(stderr, "symphony: %s\n", err);
+			sym_experiment_finish(&e);
+			return rc == -EPROTO ? EXIT_INTERNAL : 1;
+		}
+	}
+	struct lc L = { .e = &e, .pols = pols, .loads = loads, .nloads = nloads, .ref = ref };
+	L.pts = calloc((size_t)npol * nloads, sizeof(*L.pts));
+	if (!L.pts) {
+		fprintf(stderr, "symphony: out of memory\n");
+		sym_experiment_finish(&e);
+		return 1;
+	}
+	pthread_mutex_init(&L.mu, NULL);
+	if (!cli.quiet)
+		fprintf(stderr, "loadcurve: %d polic%s x %zu loads of %.1f req/s, %d at a time\n", npol,
+			npol == 1 ? "y" : "ies", nloads, ref, jobs);
+	sym_parallel_for((size_t)npol * nloads, jobs, lc_one, &L);
+	pthread_mutex_destroy(&L.mu);
+	if (L.status) {
+		fprintf(stderr, "symphony: %s\n", L.err);
+		free(L.pts);
+		sym_experiment_finish(&e);
+		return L.status;
+	}
+	size_t npts = (size_t)npol * nloads;
+	cJSON *doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "program", "symphony");
+	cJSON_AddStringToObject(doc, "version", SYM_VERSION);
+	cJSON_AddStringToObject(doc, "command", "loadcurve");
+	cJSON_AddNumberToObject(doc, "seed", (double)e.seed);
+	cJSON_AddNumberToObject(doc, "reference_rps", ref);
+	cJSON_AddStringToObject(doc, "reference", cli.reference ? "given" : "goodput of the first policy");
+	e.policy = pols[0];
+	cJSON_AddItemToObject(doc, "config", sym_experiment_to_json(&e));
+	cJSON *arr = cJSON_AddArrayToObject(doc, "points");
+	for (size_t k = 0; k < npts; k++) {
+		const struct lc_point *pt = &L.pts[k];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "policy", sym_policy_format(&pols[pt->policy], pname, sizeof(pname)));
+		cJSON_AddNumberToObject(o, "load", pt->load);
+		cJSON_AddNumberToObject(o, "offered_rps", pt->offered_rps);
+		cJSON_AddNumberToObject(o, "goodput_rps", pt->good_rps);
+		cJSON_AddNumberToObject(o, "bad_rate", pt->bad_rate);
+		cJSON_AddNumberToObject(o, "gpu_busy_fraction", pt->busy);
+		cJSON_AddNumberToObject(o, "gpus_used", pt->gpus_used);
+		cJSON_AddNumberToObject(o, "batch_p50", pt->batch_p50);
+		cJSON_AddItemToArray(arr, o);
+	}
+	if (!cli.quiet) {
+		fprintf(f, "symphony %s loadcurve: %zu model(s), %d GPUs, seed %llu; load 1 = %.1f req/s (%s)\n",
+			SYM_VERSION, e.nmodels, e.gpus, (unsigned long long)e.seed, ref,
+			cli.reference ? "--reference" : "goodput of the first policy");
+		for (int p = 0; p < npol; p++) {
+			fprintf(f, "\n%s\n%6s %12s %12s %9s %9s %9s %7s\n", sym_policy_format(&pols[p], pname, sizeof(pname)),
+				"load", "offered r/s", "goodput r/s", "bad rate", "GPU busy", "in use", "batch");
+			for (size_t i = 0; i < nloads; i++) {
+				const struct lc_point *pt = &L.pts[(size_t)p * nloads + i];
+				fprintf(f, "%6.2f %12.1f %12.1f %8.2f%% %8.0f%% %9.0f %7.0f\n", pt->load, pt->offered_rps,
+					pt->good_rps, 100 * pt->bad_rate, 100 * pt->busy, pt->gpus_used, pt->batch_p50);
+			}
+		}
+	}
+	int status = 0;
+	if (cli.csv) {
+		struct sym_outfile of = { 0 };
+		if (sym_outfile_open(&of, cli.csv, err, sizeof(err))) {
+			fprintf(stderr, "symphony: %s\n", err);
+			status = 1;
+		} else {
+			fprintf(of.f, "# symphony %s loadcurve, seed %llu, reference %.3f req/s\n", SYM_VERSION,
+				(unsigned long long)e.seed, ref);
+			fprintf(of.f, "policy,load,offered_rps,goodput_rps,bad_rate,gpu_busy_fraction,gpus_used,batch_p50\n");
+			for (size_t k = 0; k < npts; k++) {
+				const struct lc_point *pt = &L.pts[k];
+				fprintf(of.f, "\"%s\",%g,%.3f,%.3f,%.6f,%.6f,%.0f,%.0f\n",
+					sym_policy_format(&pols[pt->policy], pname, sizeof(pname)), pt->load, pt->offered_rps,
+					pt->good_rps, pt->bad_rate, pt->busy, pt->gpus_used, pt->batch_p50);
+			}
+			if (sym_outfile_commit(&of, err, sizeof(err))) {
+				fprintf(stderr, "symphony: %s\n", err);
+				status = 1;
+			}
+		}
+	}
+	if (cli.json && sym_write_json(cli.json, doc, err, sizeof(err))) {
+		fprintf(stderr, "symphony: %s\n", err);
+		status = 1;
+	}
+	cJSON_Delete(doc);
+	free(L.pts);
+	sym_experiment_finish(&e);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	gsl_set_error_handler_off();
@@ -594,6 +896,12 @@ int main(int argc, char **argv)
 		return cmd_policies();
 	if (!strcmp(cmd, "plan"))
 		return cmd_plan(argc - 2, argv + 2);
+	if (!strcmp(cmd, "loadcurve"))
+		return cmd_loadcurve(argc - 2, argv + 2);
+	if (!strcmp(cmd, "sweep"))
+		return sym_cmd_sweep(argc - 2, argv + 2);
+	if (!strcmp(cmd, "merge"))
+		return sym_cmd_merge(argc - 2, argv + 2);
 	fprintf(stderr, "symphony: unknown command '%s'\n\n", cmd);
 	usage(stderr);
 	return EXIT_USAGE;

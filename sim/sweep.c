@@ -1,0 +1,545 @@
+#include "sim/sweep.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "sim/engine.h"
+#include "sim/goodput.h"
+#include "sim/report.h"
+#include "sym_version.h"
+
+#define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
+
+void sym_grid_finish(struct sym_grid *g)
+{
+	if (!g)
+		return;
+	cJSON_Delete(g->base);
+	for (size_t a = 0; a < g->naxes; a++) {
+		free(g->axes[a].key);
+		cJSON_Delete(g->axes[a].values);
+	}
+	free(g->axes);
+	memset(g, 0, sizeof(*g));
+}
+
+int sym_grid_parse(const cJSON *root, const char *origin, const char *default_name, struct sym_grid *g,
+		   char *err, size_t errlen)
+{
+	memset(g, 0, sizeof(*g));
+	if (!cJSON_IsObject(root))
+		return ERR("%s: expected a grid object {\"base\": ..., \"axes\": ...}, got %s", origin,
+			   sym_json_type(root));
+	for (const cJSON *it = root->child; it; it = it->next)
+		if (strcmp(it->string, "name") && strcmp(it->string, "base") && strcmp(it->string, "compute") &&
+		    strcmp(it->string, "axes") && strcmp(it->string, "description"))
+			return ERR("%s: unknown key '%s' (a grid has name, description, base, compute and axes)",
+				   origin, it->string);
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
+	if (name && (!cJSON_IsString(name) || !name->valuestring[0] || strlen(name->valuestring) >= sizeof(g->name)))
+		return ERR("%s: key 'name': expected a non-empty string of at most %zu characters", origin,
+			   sizeof(g->name) - 1);
+	snprintf(g->name, sizeof(g->name), "%s", name ? name->valuestring : default_name);
+	const cJSON *base = cJSON_GetObjectItemCaseSensitive(root, "base");
+	if (base && !cJSON_IsObject(base))
+		return ERR("%s: key 'base': expected an object of configuration keys (or a config file path), got %s",
+			   origin, sym_json_type(base));
+	g->base = base ? cJSON_Duplicate(base, true) : cJSON_CreateObject();
+	if (!g->base)
+		return -ENOMEM;
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(root, "compute");
+	if (!c || (cJSON_IsString(c) && !strcmp(c->valuestring, "goodput"))) {
+		g->compute = SYM_COMPUTE_GOODPUT;
+	} else if (cJSON_IsString(c) && !strcmp(c->valuestring, "sim")) {
+		g->compute = SYM_COMPUTE_SIM;
+	} else {
+		sym_grid_finish(g);
+		return ERR("%s: key 'compute': expected \"goodput\" (the goodput search) or \"sim\" (one run at the "
+			   "configured rate)", origin);
+	}
+	const cJSON *axes = cJSON_GetObjectItemCaseSensitive(root, "axes");
+	if (axes && !cJSON_IsObject(axes)) {
+		sym_grid_finish(g);
+		return ERR("%s: key 'axes': expected an object {KEY: [values...], ...}, got %s", origin,
+			   sym_json_type(axes));
+	}
+	size_t n = axes ? (size_t)cJSON_GetArraySize(axes) : 0;
+	g->axes = calloc(n ? n : 1, sizeof(*g->axes));
+	if (!g->axes) {
+		sym_grid_finish(g);
+		return -ENOMEM;
+	}
+	g->npoints = 1;
+	for (const cJSON *it = axes ? axes->child : NULL; it; it = it->next) {
+		int rc = 0;
+		int nv = cJSON_GetArraySize(it);
+		if (!cJSON_IsArray(it) || nv == 0) {
+			rc = ERR("%s: axis '%s': expected a non-empty array of values, got %s", origin, it->string,
+				 cJSON_IsArray(it) ? "an empty array" : sym_json_type(it));
+		} else if (it->string[0] == '@') {
+			int j = 0;
+			for (const cJSON *v = it->child; v && !rc; v = v->next, j++)
+				if (!cJSON_IsObject(v))
+					rc = ERR("%s: axis '%s' value %d: a '@' axis takes objects of configuration keys, "
+						 "got %s", origin, it->string, j, sym_json_type(v));
+		}
+		for (size_t a = 0; a < g->naxes && !rc; a++)
+			if (!strcmp(g->axes[a].key, it->string))
+				rc = ERR("%s: axis '%s' is given twice", origin, it->string);
+		if (!rc && g->npoints > SIZE_MAX / 2 / (size_t)nv)
+			rc = ERR("%s: the grid has too many points", origin);
+		if (rc) {
+			sym_grid_finish(g);
+			return rc;
+		}
+		struct sym_axis *ax = &g->axes[g->naxes++];
+		ax->key = strdup(it->string);
+		ax->values = cJSON_Duplicate(it, true);
+		ax->n = (size_t)nv;
+		if (!ax->key || !ax->values) {
+			sym_grid_finish(g);
+			return -ENOMEM;
+		}
+		g->npoints *= ax->n;
+	}
+	return 0;
+}
+
+int sym_grid_load(const char *path, struct sym_grid *g, char *err, size_t errlen)
+{
+	memset(g, 0, sizeof(*g));
+	char *text = NULL;
+	int rc = sym_read_file(path, &text);
+	if (rc)
+		return snprintf(err, errlen, "%s: cannot read grid file: %s", path,
+				rc == -ENOENT ? "no such file" : sym_strerror(rc)), rc;
+	cJSON *root = sym_json_parse(text, path, err, errlen);
+	free(text);
+	if (!root)
+		return -EINVAL;
+	/* the default name: the file's base name without its extension */
+	char name[128];
+	const char *slash = strrchr(path, '/');
+	snprintf(name, sizeof(name), "%s", slash ? slash + 1 : path);
+	char *dot = strrchr(name, '.');
+	if (dot && dot != name)
+		*dot = 0;
+	/* a base given as a path: that config file, relative to the grid file */
+	cJSON *base = cJSON_GetObjectItemCaseSensitive(root, "base");
+	if (cJSON_IsString(base)) {
+		char bpath[2048];
+		if (base->valuestring[0] == '/' || !slash)
+			snprintf(bpath, sizeof(bpath), "%s", base->valuestring);
+		else
+			snprintf(bpath, sizeof(bpath), "%.*s/%s", (int)(slash - path), path, base->valuestring);
+		char *btext = NULL;
+		rc = sym_read_file(bpath, &btext);
+		if (rc) {
+			cJSON_Delete(root);
+			return snprintf(err, errlen, "%s: key 'base': cannot read config file %s: %s", path, bpath,
+					rc == -ENOENT ? "no such file" : sym_strerror(rc)), rc;
+		}
+		cJSON *b = sym_json_parse(btext, bpath, err, errlen);
+		free(btext);
+		if (!b) {
+			cJSON_Delete(root);
+			return -EINVAL;
+		}
+		cJSON_ReplaceItemInObjectCaseSensitive(root, "base", b);
+	}
+	rc = sym_grid_parse(root, path, name, g, err, errlen);
+	cJSON_Delete(root);
+	return rc;
+}
+
+/* The value index of axis a at point i (the last axis varies fastest). */
+static size_t axis_index(const struct sym_grid *g, size_t a, size_t i)
+{
+	size_t stride = 1;
+	for (size_t b = a + 1; b < g->naxes; b++)
+		stride *= g->axes[b].n;
+	return (i / stride) % g->axes[a].n;
+}
+
+cJSON *sym_grid_point_key(const struct sym_grid *g, size_t i)
+{
+	cJSON *key = cJSON_CreateObject();
+	for (size_t a = 0; key && a < g->naxes; a++) {
+		cJSON *v = cJSON_Duplicate(cJSON_GetArrayItem(g->axes[a].values, (int)axis_index(g, a, i)), true);
+		if (!v) {
+			cJSON_Delete(key);
+			return NULL;
+		}
+		cJSON_AddItemToObject(key, g->axes[a].key, v);
+	}
+	return key;
+}
+
+char *sym_grid_point_id(const struct sym_grid *g, size_t i)
+{
+	cJSON *key = sym_grid_point_key(g, i);
+	char *s = key ? cJSON_PrintUnformatted(key) : NULL;
+	cJSON_Delete(key);
+	return s;
+}
+
+int sym_grid_point_experiment(const struct sym_grid *g, size_t i, struct sym_experiment *e, char *err,
+			      size_t errlen)
+{
+	char msg[1024];
+	int rc = sym_experiment_init(e);
+	if (rc)
+		return snprintf(err, errlen, "out of memory"), rc;
+	char origin[300];
+	snprintf(origin, sizeof(origin), "grid '%s': base", g->name);
+	if ((rc = sym_experiment_apply_json(e, g->base, origin, msg, sizeof(msg))))
+		goto fail;
+	for (size_t a = 0; a < g->naxes; a++) {
+		size_t j = axis_index(g, a, i);
+		const cJSON *v = cJSON_GetArrayItem(g->axes[a].values, (int)j);
+		snprintf(origin, sizeof(origin), "grid '%s': axis '%s' value %zu", g->name, g->axes[a].key, j);
+		if (g->axes[a].key[0] == '@') {
+			rc = sym_experiment_apply_json(e, v, origin, msg, sizeof(msg));
+		} else {
+			cJSON *o = cJSON_CreateObject();
+			cJSON *d = cJSON_Duplicate(v, true);
+			if (!o || !d) {
+				cJSON_Delete(o);
+				cJSON_Delete(d);
+				rc = -ENOMEM;
+				snprintf(msg, sizeof(msg), "out of memory");
+				goto fail;
+			}
+			cJSON_AddItemToObject(o, g->axes[a].key, d);
+			rc = sym_experiment_apply_json(e, o, origin, msg, sizeof(msg));
+			cJSON_Delete(o);
+		}
+		if (rc)
+			goto fail;
+	}
+	if ((rc = sym_experiment_resolve(e, msg, sizeof(msg))) || (rc = sym_sim_check(e, msg, sizeof(msg))))
+		goto fail;
+	return 0;
+fail:;
+	char *id = sym_grid_point_id(g, i);
+	snprintf(err, errlen, "point %zu %s: %s", i, id ? id : "", msg);
+	free(id);
+	return rc;
+}
+
+int sym_grid_run_point(const struct sym_grid *g, size_t i, bool per_model, cJSON **line, char *err,
+		       size_t errlen)
+{
+	*line = NULL;
+	struct sym_experiment e;
+	int rc = sym_grid_point_experiment(g, i, &e, err, errlen);
+	if (rc) {
+		sym_experiment_finish(&e);
+		return rc;
+	}
+	char msg[1024];
+	cJSON *doc = NULL;
+	if (g->compute == SYM_COMPUTE_SIM) {
+		struct sym_run_opts o = { .rate = (e.rate_csv[0] || e.nseg) ? 1 : e.rate };
+		struct sym_run_result r;
+		rc = sym_sim_run(&e, &o, &r, msg, sizeof(msg));
+		if (!rc)
+			doc = sym_result_json("sim", &e, &r);
+		sym_run_result_finish(&r);
+	} else {
+		struct sym_goodput gp;
+		rc = sym_goodput_search(&e, false, &gp, msg, sizeof(msg));
+		if (!rc && !gp.have_run) {
+			/* goodput 0: report the run at the lowest rate tried */
+			struct sym_run_opts o = { .rate = gp.nsteps ? gp.steps[gp.nsteps - 1].rate /
+								  sym_schedule_mean_rate(&e)
+							: 1 };
+			rc = sym_sim_run(&e, &o, &gp.run, msg, sizeof(msg));
+			gp.have_run = true;
+		}
+		if (!rc) {
+			doc = sym_result_json("goodput", &e, &gp.run);
+			if (doc) {
+				cJSON_AddNumberToObject(doc, "goodput_rps", gp.goodput_rps);
+				cJSON_AddNumberToObject(doc, "upper_bound_rps", gp.upper_bound_rps);
+				cJSON *steps = cJSON_AddArrayToObject(doc, "search");
+				for (size_t s = 0; s < gp.nsteps; s++) {
+					cJSON *o = cJSON_CreateObject();
+					cJSON_AddNumberToObject(o, "rate", gp.steps[s].rate);
+					cJSON_AddNumberToObject(o, "bad_rate", gp.steps[s].bad_rate);
+					cJSON_AddBoolToObject(o, "ok", gp.steps[s].ok);
+					if (gp.steps[s].stopped_early)
+						cJSON_AddBoolToObject(o, "stopped_early", true);
+					cJSON_AddItemToArray(steps, o);
+				}
+			}
+		}
+		sym_goodput_finish(&gp);
+	}
+	if (rc) {
+		char *id = sym_grid_point_id(g, i);
+		snprintf(err, errlen, "point %zu %s: %s", i, id ? id : "", msg);
+		free(id);
+		sym_experiment_finish(&e);
+		return rc;
+	}
+	sym_experiment_finish(&e);
+	cJSON *key = sym_grid_point_key(g, i);
+	cJSON *out = cJSON_CreateObject();
+	if (!doc || !key || !out) {
+		cJSON_Delete(doc);
+		cJSON_Delete(key);
+		cJSON_Delete(out);
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	}
+	cJSON_AddStringToObject(out, "grid", g->name);
+	cJSON_AddNumberToObject(out, "point", (double)i);
+	cJSON_AddNumberToObject(out, "npoints", (double)g->npoints);
+	cJSON_AddItemToObject(out, "key", key);
+	/* the result, less what would make the line differ between machines */
+	cJSON_DeleteItemFromObjectCaseSensitive(doc, "wall_seconds");
+	if (!per_model)
+		cJSON_DeleteItemFromObjectCaseSensitive(doc, "models");
+	while (doc->child) {
+		cJSON *it = cJSON_DetachItemViaPointer(doc, doc->child);
+		cJSON_AddItemToObject(out, it->string, it);
+	}
+	cJSON_Delete(doc);
+	*line = out;
+	return 0;
+}
+
+int sym_shard_parse(const char *s, int *index, int *count, char *err, size_t errlen)
+{
+	char *end;
+	long i = strtol(s, &end, 10);
+	if (end == s || *end != '/')
+		return ERR("--shard: expected I/N (shard I of N, 0 <= I < N), got '%s'", s);
+	const char *p = end + 1;
+	long n = strtol(p, &end, 10);
+	if (end == p || *end || n < 1 || n > 1000000 || i < 0 || i >= n)
+		return ERR("--shard: expected I/N with 0 <= I < N <= 1000000, got '%s'", s);
+	*index = (int)i;
+	*count = (int)n;
+	return 0;
+}
+
+static int env_int(const char *name, long *out, char *err, size_t errlen)
+{
+	const char *v = getenv(name);
+	if (!v)
+		return 0;
+	char *end;
+	long x = strtol(v, &end, 10);
+	if (end == v || *end || x < 0 || x > 100000000)
+		return ERR("environment variable %s: expected a non-negative integer, got '%s'", name, v);
+	*out = x;
+	return 1;
+}
+
+int sym_shard_from_env(int *index, int *count, char *err, size_t errlen)
+{
+	long id = 0, n = 0, min = 0;
+	int a = env_int("SLURM_ARRAY_TASK_ID", &id, err, errlen);
+	int b = a >= 0 ? env_int("SLURM_ARRAY_TASK_COUNT", &n, err, errlen) : 0;
+	int c = b >= 0 ? env_int("SLURM_ARRAY_TASK_MIN", &min, err, errlen) : 0;
+	if (a < 0 || b < 0 || c < 0)
+		return -EINVAL;
+	if (!a || !b)
+		return 0;
+	if (n < 1 || id < min || id - min >= n)
+		return ERR("Slurm array: task id %ld is not within [%ld, %ld) (SLURM_ARRAY_TASK_MIN, _COUNT); "
+			   "give --shard I/N instead", id, min, min + n);
+	*index = (int)(id - min);
+	*count = (int)n;
+	return 1;
+}
+
+/* ---- merge ---- */
+
+struct mline {
+	cJSON *obj;
+	size_t point;
+	const char *file;
+	size_t lineno;
+	char *id;
+};
+
+static int cmp_mline(const void *a, const void *b)
+{
+	const struct mline *x = a, *y = b;
+	if (x->point != y->point)
+		return x->point < y->point ? -1 : 1;
+	/* equal points: keep file order (stable by file, then line) */
+	int c = strcmp(x->file, y->file);
+	return c ? c : (x->lineno > y->lineno) - (x->lineno < y->lineno);
+}
+
+int sym_results_merge(const char *const *paths, size_t npaths, cJSON **out, size_t *npoints, char *err,
+		      size_t errlen)
+{
+	*out = NULL;
+	*npoints = 0;
+	struct mline *ls = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	char version[64] = "", vfrom[1100] = "", grid[128] = "", gfrom[1100] = "";
+	for (size_t f = 0; f < npaths && !rc; f++) {
+		char *text = NULL;
+		if ((rc = sym_read_file(paths[f], &text))) {
+			rc = ERR("%s: cannot read: %s", paths[f], rc == -ENOENT ? "no such file" : sym_strerror(rc));
+			break;
+		}
+		size_t lineno = 0;
+		for (char *p = text, *nl; *p && !rc; p = nl + 1) {
+			lineno++;
+			nl = strchr(p, '\n');
+			if (!nl) {
+				rc = ERR("%s:%zu: the last line is incomplete (an interrupted sweep: run that shard again "
+					 "with --resume first)", paths[f], lineno);
+				break;
+			}
+			*nl = 0;
+			if (!*p)
+				continue;
+			cJSON *o = cJSON_Parse(p);
+			const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "version");
+			const cJSON *gr = cJSON_GetObjectItemCaseSensitive(o, "grid");
+			const cJSON *pt = cJSON_GetObjectItemCaseSensitive(o, "point");
+			const cJSON *np = cJSON_GetObjectItemCaseSensitive(o, "npoints");
+			const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
+			if (!cJSON_IsObject(o) || !cJSON_IsString(v) || !cJSON_IsString(gr) || !cJSON_IsNumber(pt) ||
+			    pt->valuedouble < 0 || !cJSON_IsObject(key)) {
+				cJSON_Delete(o);
+				rc = ERR("%s:%zu: not a sweep result line (JSON with version, grid, point and key)",
+					 paths[f], lineno);
+				break;
+			}
+			char here[1100];
+			snprintf(here, sizeof(here), "%s:%zu", paths[f], lineno);
+			if (!version[0]) {
+				snprintf(version, sizeof(version), "%s", v->valuestring);
+				snprintf(vfrom, sizeof(vfrom), "%s", here);
+			} else if (strcmp(version, v->valuestring)) {
+				rc = ERR("mixed versions: %s was written by symphony %s, %s by symphony %s; rerun the "
+					 "older shards with one version", here, v->valuestring, vfrom, version);
+			}
+			if (!grid[0]) {
+				snprintf(grid, sizeof(grid), "%s", gr->valuestring);
+				snprintf(gfrom, sizeof(gfrom), "%s", here);
+			} else if (!rc && strcmp(grid, gr->valuestring)) {
+				rc = ERR("mixed grids: %s is a point of grid '%s', %s of grid '%s'", here, gr->valuestring,
+					 gfrom, grid);
+			}
+			if (cJSON_IsNumber(np))
+				*npoints = (size_t)np->valuedouble;
+			if (rc || (n == cap && !(ls = realloc(ls, (cap = cap ? 2 * cap : 256) * sizeof(*ls))))) {
+				cJSON_Delete(o);
+				if (!rc)
+					rc = -ENOMEM;
+				break;
+			}
+			ls[n] = (struct mline){ o, (size_t)pt->valuedouble, paths[f], lineno, cJSON_PrintUnformatted(key) };
+			if (!ls[n].id) {
+				cJSON_Delete(o);
+				rc = -ENOMEM;
+				break;
+			}
+			n++;
+		}
+		free(text);
+	}
+	if (!rc) {
+		qsort(ls, n, sizeof(*ls), cmp_mline);
+		for (size_t i = 1; i < n && !rc; i++) {
+			if (ls[i].point != ls[i - 1].point)
+				continue;
+			if (!strcmp(ls[i].id, ls[i - 1].id))
+				rc = ERR("duplicate point %zu %s: in %s:%zu and in %s:%zu (overlapping shards, or a shard "
+					 "run twice)", ls[i].point, ls[i].id, ls[i - 1].file, ls[i - 1].lineno, ls[i].file,
+					 ls[i].lineno);
+			else
+				rc = ERR("point %zu is %s in %s:%zu but %s in %s:%zu: the grid changed between shards",
+					 ls[i].point, ls[i - 1].id, ls[i - 1].file, ls[i - 1].lineno, ls[i].id, ls[i].file,
+					 ls[i].lineno);
+		}
+	}
+	cJSON *arr = rc ? NULL : cJSON_CreateArray();
+	if (!rc && !arr)
+		rc = -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		free(ls[i].id);
+		if (arr)
+			cJSON_AddItemToArray(arr, ls[i].obj);
+		else
+			cJSON_Delete(ls[i].obj);
+	}
+	free(ls);
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	*out = arr;
+	return rc;
+}
+
+/* ---- a small thread pool ---- */
+
+struct pfor {
+	size_t n;
+	atomic_size_t next;
+	atomic_int failed;
+	int (*fn)(void *, size_t);
+	void *ctx;
+};
+
+static void *pfor_worker(void *arg)
+{
+	struct pfor *p = arg;
+	for (;;) {
+		if (atomic_load(&p->failed))
+			break;
+		size_t i = atomic_fetch_add(&p->next, 1);
+		if (i >= p->n)
+			break;
+		int rc = p->fn(p->ctx, i);
+		if (rc) {
+			int zero = 0;
+			atomic_compare_exchange_strong(&p->failed, &zero, rc);
+		}
+	}
+	return NULL;
+}
+
+int sym_parallel_for(size_t n, int jobs, int (*fn)(void *ctx, size_t i), void *ctx)
+{
+	struct pfor p = { .n = n, .fn = fn, .ctx = ctx };
+	atomic_init(&p.next, 0);
+	atomic_init(&p.failed, 0);
+	if (jobs < 1)
+		jobs = 1;
+	if ((size_t)jobs > n)
+		jobs = n ? (int)n : 1;
+	pthread_t *th = jobs > 1 ? calloc((size_t)jobs, sizeof(*th)) : NULL;
+	int started = 0;
+	for (int t = 0; th && t < jobs; t++, started++)
+		if (pthread_create(&th[t], NULL, pfor_worker, &p))
+			break;
+	if (!started)
+		pfor_worker(&p); /* one job, or no thread could start: run here */
+	for (int t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+	free(th);
+	return atomic_load(&p.failed);
+}
+
+int sym_ncpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
+}

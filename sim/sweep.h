@@ -1,0 +1,115 @@
+/* sim/sweep.h - parameter sweeps: a grid file, its manifest of points,
+ * shards, and one JSON line per point.
+ *
+ * A grid file names a base experiment and the axes to vary:
+ *
+ *   { "name": "slo-x-burst",
+ *     "base": { ...configuration keys... } | "base-config.json",
+ *     "compute": "goodput" | "sim",
+ *     "axes": { "slo_ms": [25, 50], "arrival": ["poisson", "gamma:0.1"],
+ *               "@workload": [ {"zoo": "a100", "models": "all"}, {"models": ["ResNet50"]} ] } }
+ *
+ * An axis is a configuration key and its values, or a label starting with
+ * '@' whose values are objects of configuration keys set together. The
+ * manifest is the product of the axes in file order, the last axis varying
+ * fastest; point i is the i-th combination. Shard I of N (0 <= I < N) holds
+ * the points with i % N == I, so the N shards partition the manifest.
+ *
+ * A point is deterministic: its line (sym_grid_run_point) depends only on the
+ * grid and the index, never on the shard, the thread or the machine (it
+ * carries no wall-clock time).
+ */
+#ifndef SYM_SWEEP_H
+#define SYM_SWEEP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "sim/config.h"
+
+enum sym_compute { SYM_COMPUTE_GOODPUT, SYM_COMPUTE_SIM };
+
+struct sym_axis {
+	char *key;       /* configuration key, or "@label" */
+	cJSON *values;   /* non-empty array (owned) */
+	size_t n;
+};
+
+struct sym_grid {
+	char name[128];
+	cJSON *base;     /* configuration object (owned) */
+	enum sym_compute compute;
+	struct sym_axis *axes;
+	size_t naxes;
+	size_t npoints;
+};
+
+/* Reads and checks a grid file (a "base" given as a path is read relative to
+ * the grid file's directory). The name defaults to the file's base name.
+ * Returns 0, or -EINVAL/-ENOENT/-ENOMEM with a message in err. */
+int sym_grid_load(const char *path, struct sym_grid *g, char *err, size_t errlen);
+
+/* Checks a parsed grid object; origin names it in messages. */
+int sym_grid_parse(const cJSON *root, const char *origin, const char *default_name, struct sym_grid *g,
+		   char *err, size_t errlen);
+
+void sym_grid_finish(struct sym_grid *g);
+
+/* Point i's key: an object {axis: value} in axis order. NULL on ENOMEM. */
+cJSON *sym_grid_point_key(const struct sym_grid *g, size_t i);
+
+/* The key as one compact line (malloc'd): the identity of a point in
+ * results, resume and merge. */
+char *sym_grid_point_id(const struct sym_grid *g, size_t i);
+
+/* Point i's resolved and checked experiment (e is initialized here and must
+ * be finished by the caller whatever the result). */
+int sym_grid_point_experiment(const struct sym_grid *g, size_t i, struct sym_experiment *e, char *err,
+			      size_t errlen);
+
+/* Runs point i and returns its result line (an object: grid, point,
+ * npoints, key, then the result of `symphony goodput` or `symphony sim`
+ * without per-model detail or wall time). per_model keeps the per-model
+ * results. Returns 0 or an error with a message. */
+int sym_grid_run_point(const struct sym_grid *g, size_t i, bool per_model, cJSON **line, char *err,
+		       size_t errlen);
+
+/* "I/N" with 0 <= I < N. Returns 0 or -EINVAL with a message. */
+int sym_shard_parse(const char *s, int *index, int *count, char *err, size_t errlen);
+
+/* The shard from SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT and (when set)
+ * SLURM_ARRAY_TASK_MIN. Returns 1 when they select one, 0 when they are not
+ * set, -EINVAL (message in err) when they are malformed. */
+int sym_shard_from_env(int *index, int *count, char *err, size_t errlen);
+
+static inline bool sym_shard_has(size_t point, int index, int count)
+{
+	return count <= 1 || point % (size_t)count == (size_t)index;
+}
+
+/* Merging results files: every line must parse, carry the same program
+ * version and grid name, and no point may appear twice. Lines are returned
+ * sorted by point index in *out (an array, owned by the caller), with the
+ * grid's point count in *npoints (0 if unknown). Returns 0 or -EINVAL with a
+ * message naming the file and line. */
+int sym_results_merge(const char *const *paths, size_t npaths, cJSON **out, size_t *npoints, char *err,
+		      size_t errlen);
+
+/* Calls fn(ctx, i) for i in [0, n) on `jobs` threads (at most n). After a
+ * call returns non-zero no new call starts; returns the first such value, or
+ * 0. fn must be thread-safe. */
+int sym_parallel_for(size_t n, int jobs, int (*fn)(void *ctx, size_t i), void *ctx);
+
+/* The number of online processors (at least 1). */
+int sym_ncpus(void);
+
+/* The sweep and merge commands (sim/tools.c); argv after the command name. */
+int sym_cmd_sweep(int argc, char **argv);
+int sym_cmd_merge(int argc, char **argv);
+void sym_help_sweep(FILE *f);
+void sym_help_merge(FILE *f);
+
+#endif

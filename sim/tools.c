@@ -1,0 +1,539 @@
+/* sim/tools.c - the sweep and merge commands. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "profiles/zoo.h"
+#include "sim/report.h"
+#include "sim/sweep.h"
+#include "sym_version.h"
+
+#define EXIT_USAGE 2
+#define EXIT_INTERNAL 70
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void fmt_dur(double s, char *buf, size_t len)
+{
+	if (s < 0 || s > 1e8)
+		snprintf(buf, len, "?");
+	else if (s < 60)
+		snprintf(buf, len, "%.0fs", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%dm%02ds", (int)s / 60, (int)s % 60);
+	else
+		snprintf(buf, len, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
+}
+
+/* mkdir -p */
+static int make_dirs(const char *path, char *err, size_t errlen)
+{
+	char p[1024];
+	if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
+		return snprintf(err, errlen, "%s: path too long", path), -ENAMETOOLONG;
+	for (char *s = p + 1;; s++) {
+		bool end = !*s;
+		if (*s == '/' || end) {
+			*s = 0;
+			if (mkdir(p, 0777) && errno != EEXIST)
+				return snprintf(err, errlen, "cannot create directory %s: %s", p, strerror(errno)), -errno;
+			if (end)
+				break;
+			*s = '/';
+		}
+	}
+	struct stat st;
+	if (stat(path, &st) || !S_ISDIR(st.st_mode))
+		return snprintf(err, errlen, "%s exists and is not a directory", path), -ENOTDIR;
+	return 0;
+}
+
+void sym_help_sweep(FILE *f)
+{
+	fprintf(f,
+		"usage: symphony sweep GRID.json [--out DIR] [-j N] [--resume] [--list] [--shard I/N]\n"
+		"                      [--per-model] [--quiet]\n\n"
+		"Runs every point of a grid: a base experiment and the axes to vary, e.g.\n\n"
+		"  {\"name\": \"slo-burst\", \"compute\": \"goodput\",\n"
+		"   \"base\": {\"zoo\": \"gtx1080ti\", \"models\": [\"ResNet50V2\"], \"gpus\": 8},\n"
+		"   \"axes\": {\"slo_ms\": [20, 50], \"arrival\": [\"poisson\", \"gamma:0.1\"],\n"
+		"            \"policy\": [\"symphony\", \"eager\"],\n"
+		"            \"@load\": [{\"num_models\": 8, \"gpus_per_model\": 2}, {\"rate\": 900}]}}\n\n"
+		"Any configuration key can be an axis (symphony help config); an axis named @LABEL takes\n"
+		"objects of keys set together. \"base\" may also be a config file path (relative to the\n"
+		"grid file). compute: \"goodput\" (the goodput search, default) or \"sim\" (one run at the\n"
+		"configured rate). The points are the product of the axes, the last varying fastest.\n\n"
+		"Each point's result (grid, point index, key, version, seed, full resolved config and\n"
+		"metrics) is appended as one JSON line to DIR/results.jsonl as soon as it finishes.\n\n"
+		"  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n\n"
+		"Every point is checked before any runs. A point's line is the same whichever shard,\n"
+		"thread or machine runs it. Exit status: 0 done, 2 bad grid or options, 1 an output\n"
+		"cannot be written, 70 internal error.\n",
+		"--out DIR", "output directory (default sweep-NAME, or sweep-NAME/shard-I-of-N)",
+		"-j N, --jobs N", "points run in parallel (default: every core)",
+		"--resume", "skip points already in DIR/results.jsonl (else an existing file is refused)",
+		"--list", "print the manifest (index, key) of the shard, run nothing",
+		"--shard I/N", "run points with index % N == I (0 <= I < N); default from Slurm's "
+		"SLURM_ARRAY_TASK_ID/_COUNT/_MIN",
+		"--per-model", "keep per-model results in each line (larger files)",
+		"--quiet", "no progress lines");
+}
+
+void sym_help_merge(FILE *f)
+{
+	fprintf(f,
+		"usage: symphony merge DIR|FILE... [--out DIR]\n\n"
+		"Combines the results.jsonl of shard directories (or results files) into one,\n"
+		"sorted by point index, written to DIR/results.jsonl (default: stdout). Refuses,\n"
+		"naming the file and line: lines of different symphony versions or grids, a point\n"
+		"present twice, an incomplete last line. Reports how many of the grid's points\n"
+		"are present.\n");
+}
+
+struct sweep {
+	const struct sym_grid *g;
+	size_t *todo;
+	size_t ntodo;
+	bool per_model;
+	bool progress, tty;
+	FILE *out;
+	const char *out_path;
+	pthread_mutex_t mu;
+	size_t done;
+	double t0, last_print;
+	char err[1024];
+	int status; /* exit status of the first failure */
+};
+
+static void progress_line(struct sweep *s, bool final)
+{
+	double t = now_s(), el = t - s->t0;
+	double rate = el > 0 ? (double)s->done / el : 0;
+	char eta[32], ela[32];
+	fmt_dur(rate > 0 ? (double)(s->ntodo - s->done) / rate : -1, eta, sizeof(eta));
+	fmt_dur(el, ela, sizeof(ela));
+	if (s->tty)
+		fprintf(stderr, "\r  %zu/%zu points  %.2f points/s  elapsed %s  ETA %s   %s", s->done, s->ntodo,
+			rate, ela, final ? "0s" : eta, final ? "\n" : "");
+	else
+		fprintf(stderr, "  %zu/%zu points  %.2f points/s  elapsed %s  ETA %s\n", s->done, s->ntodo, rate,
+			ela, final ? "0s" : eta);
+	s->last_print = t;
+}
+
+static int sweep_one(void *ctx, size_t k)
+{
+	struct sweep *s = ctx;
+	size_t i = s->todo[k];
+	cJSON *line = NULL;
+	char err[1024];
+	int rc = sym_grid_run_point(s->g, i, s->per_model, &line, err, sizeof(err));
+	char *text = line ? cJSON_PrintUnformatted(line) : NULL;
+	cJSON_Delete(line);
+	pthread_mutex_lock(&s->mu);
+	if (rc || !text) {
+		if (!s->status) {
+			snprintf(s->err, sizeof(s->err), "%s", rc ? err : "out of memory");
+			s->status = rc == -EPROTO ? EXIT_INTERNAL : rc == -EINVAL ? EXIT_USAGE : 1;
+		}
+		pthread_mutex_unlock(&s->mu);
+		free(text);
+		return 1;
+	}
+	/* one write per line, flushed at once: an interrupted sweep loses at most the lines in flight */
+	size_t len = strlen(text);
+	text[len] = '\n';
+	if (fwrite(text, 1, len + 1, s->out) != len + 1 || fflush(s->out)) {
+		if (!s->status) {
+			snprintf(s->err, sizeof(s->err), "%s: cannot write: %s", s->out_path, strerror(errno));
+			s->status = 1;
+		}
+		pthread_mutex_unlock(&s->mu);
+		free(text);
+		return 1;
+	}
+	free(text);
+	s->done++;
+	if (s->progress && (s->tty ? now_s() - s->last_print >= 0.5 : now_s() - s->last_print >= 30))
+		progress_line(s, false);
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
+/* Reads an existing results file for --resume: marks the points present in
+ * done[], checks that each is this grid's point under this version, and cuts
+ * an incomplete last line. Returns 0 or an exit status after printing why. */
+static int resume_read(const char *path, const struct sym_grid *g, bool *done, size_t *ndone)
+{
+	char *text = NULL;
+	int rc = sym_read_file(path, &text);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc) {
+		fprintf(stderr, "symphony sweep: %s: cannot read: %s\n", path, sym_strerror(rc));
+		return 1;
+	}
+	size_t lineno = 0, good_end = 0;
+	int status = 0;
+	for (char *p = text, *nl; *p && !status; p = nl + 1) {
+		lineno++;
+		nl = strchr(p, '\n');
+		if (!nl) {
+			fprintf(stderr, "symphony sweep: %s:%zu: incomplete last line (interrupted); it is removed and "
+					"its point runs again\n", path, lineno);
+			break;
+		}
+		*nl = 0;
+		cJSON *o = cJSON_Parse(p);
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "version");
+		const cJSON *gr = cJSON_GetObjectItemCaseSensitive(o, "grid");
+		const cJSON *pt = cJSON_GetObjectItemCaseSensitive(o, "point");
+		const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
+		if (!cJSON_IsObject(o) || !cJSON_IsString(v) || !cJSON_IsString(gr) || !cJSON_IsNumber(pt) ||
+		    !cJSON_IsObject(key)) {
+			fprintf(stderr, "symphony sweep: %s:%zu: not a sweep result line; refusing to resume into it\n",
+				path, lineno);
+			status = EXIT_USAGE;
+		} else if (strcmp(v->valuestring, SYM_VERSION)) {
+			fprintf(stderr, "symphony sweep: %s:%zu: written by symphony %s, this is %s; resume with the same "
+					"version or use another --out\n", path, lineno, v->valuestring, SYM_VERSION);
+			status = EXIT_USAGE;
+		} else if (strcmp(gr->valuestring, g->name)) {
+			fprintf(stderr, "symphony sweep: %s:%zu: a point of grid '%s', not '%s'; use another --out\n", path,
+				lineno, gr->valuestring, g->name);
+			status = EXIT_USAGE;
+		} else {
+			size_t i = (size_t)pt->valuedouble;
+			char *have = cJSON_PrintUnformatted(key);
+			char *want = i < g->npoints && pt->valuedouble >= 0 ? sym_grid_point_id(g, i) : NULL;
+			if (!have || !want || strcmp(have, want)) {
+				fprintf(stderr, "symphony sweep: %s:%zu: point %zu is %s there but %s in the grid: the grid "
+						"changed; use another --out\n", path, lineno, i, have ? have : "?",
+					want ? want : "(none)");
+				status = EXIT_USAGE;
+			} else if (!done[i]) {
+				done[i] = true;
+				++*ndone;
+			}
+			free(have);
+			free(want);
+		}
+		cJSON_Delete(o);
+		good_end = (size_t)(nl + 1 - text);
+	}
+	free(text);
+	if (!status && truncate(path, (off_t)good_end)) {
+		fprintf(stderr, "symphony sweep: %s: cannot cut the incomplete line: %s\n", path, strerror(errno));
+		status = 1;
+	}
+	return status;
+}
+
+/* Option `flag` as "flag VALUE" or "flag=VALUE": true with *val set; false
+ * when argv[*i] is another option, or (setting *missing) has no value. */
+static bool take(int argc, char **argv, int *i, const char *flag, const char **val, bool *missing)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(flag);
+	if (!strncmp(a, flag, n) && a[n] == '=')
+		return *val = a + n + 1, true;
+	if (strcmp(a, flag))
+		return false;
+	if (*i + 1 >= argc)
+		return *missing = true, false;
+	*val = argv[++*i];
+	return true;
+}
+
+int sym_cmd_sweep(int argc, char **argv)
+{
+	const char *grid_path = NULL, *out = NULL, *shard = NULL;
+	int jobs = 0;
+	bool resume = false, list = false, per_model = false, quiet = false;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		const char *val = NULL;
+		bool missing = false;
+#define TAKE(flag) take(argc, argv, &i, flag, &val, &missing)
+		if (TAKE("--out")) {
+			out = val;
+		} else if (TAKE("--jobs") || TAKE("-j")) {
+			char *end;
+			long j = strtol(val, &end, 10);
+			if (!*val || *end || j < 1 || j > 4096) {
+				fprintf(stderr, "symphony sweep: -j: expected a number of jobs from 1 to 4096, got '%s'\n", val);
+				return EXIT_USAGE;
+			}
+			jobs = (int)j;
+		} else if (TAKE("--shard")) {
+			shard = val;
+		} else if (!strcmp(a, "--resume")) {
+			resume = true;
+		} else if (!strcmp(a, "--list")) {
+			list = true;
+		} else if (!strcmp(a, "--per-model")) {
+			per_model = true;
+		} else if (!strcmp(a, "--quiet")) {
+			quiet = true;
+		} else if (missing) {
+			fprintf(stderr, "symphony sweep: option %s needs a value (see symphony help sweep)\n", a);
+			return EXIT_USAGE;
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "symphony sweep: unknown option '%s' (see symphony help sweep)\n", a);
+			return EXIT_USAGE;
+		} else if (grid_path) {
+			fprintf(stderr, "symphony sweep: unexpected argument '%s' (one grid file only)\n", a);
+			return EXIT_USAGE;
+		} else {
+			grid_path = a;
+		}
+#undef TAKE
+	}
+	if (!grid_path) {
+		fprintf(stderr, "symphony sweep: give a grid file (see symphony help sweep)\n");
+		return EXIT_USAGE;
+	}
+	if (out && !out[0]) {
+		fprintf(stderr, "symphony sweep: --out: the directory name is empty\n");
+		return EXIT_USAGE;
+	}
+	char err[1024];
+	int sidx = 0, scount = 1;
+	if (shard) {
+		if (sym_shard_parse(shard, &sidx, &scount, err, sizeof(err))) {
+			fprintf(stderr, "symphony sweep: %s\n", err);
+			return EXIT_USAGE;
+		}
+	} else if (sym_shard_from_env(&sidx, &scount, err, sizeof(err)) < 0) {
+		fprintf(stderr, "symphony sweep: %s\n", err);
+		return EXIT_USAGE;
+	}
+	struct sym_grid g;
+	if (sym_grid_load(grid_path, &g, err, sizeof(err))) {
+		fprintf(stderr, "symphony sweep: %s\n", err);
+		return EXIT_USAGE;
+	}
+	int status = 0;
+	size_t nshard = 0;
+	for (size_t i = 0; i < g.npoints; i++)
+		nshard += sym_shard_has(i, sidx, scount);
+	if (list) {
+		for (size_t i = 0; i < g.npoints && !status; i++) {
+			if (!sym_shard_has(i, sidx, scount))
+				continue;
+			char *id = sym_grid_point_id(&g, i);
+			if (!id || printf("%zu\t%s\n", i, id) < 0)
+				status = 1;
+			free(id);
+		}
+		sym_grid_finish(&g);
+		return status;
+	}
+	/* check every point of the shard before running any */
+	for (size_t i = 0; i < g.npoints; i++) {
+		if (!sym_shard_has(i, sidx, scount))
+			continue;
+		struct sym_experiment e;
+		int rc = sym_grid_point_experiment(&g, i, &e, err, sizeof(err));
+		sym_experiment_finish(&e);
+		if (rc) {
+			fprintf(stderr, "symphony sweep: %s: %s\n", grid_path, err);
+			sym_grid_finish(&g);
+			return rc == -ENOMEM ? 1 : EXIT_USAGE;
+		}
+	}
+	char dir[1024], path[1100];
+	if (out)
+		snprintf(dir, sizeof(dir), "%s", out);
+	else if (scount > 1)
+		snprintf(dir, sizeof(dir), "sweep-%s/shard-%d-of-%d", g.name, sidx, scount);
+	else
+		snprintf(dir, sizeof(dir), "sweep-%s", g.name);
+	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
+	if (make_dirs(dir, err, sizeof(err))) {
+		fprintf(stderr, "symphony sweep: %s\n", err);
+		sym_grid_finish(&g);
+		return 1;
+	}
+	bool *done = calloc(g.npoints, sizeof(bool));
+	size_t *todo = calloc(nshard ? nshard : 1, sizeof(size_t));
+	if (!done || !todo) {
+		fprintf(stderr, "symphony sweep: out of memory\n");
+		status = 1;
+		goto out;
+	}
+	struct stat st;
+	size_t ndone = 0;
+	if (!stat(path, &st) && st.st_size > 0) {
+		if (!resume) {
+			fprintf(stderr, "symphony sweep: %s already holds results: --resume to continue it, or choose "
+					"another --out\n", path);
+			status = EXIT_USAGE;
+			goto out;
+		}
+		if ((status = resume_read(path, &g, done, &ndone)))
+			goto out;
+	}
+	size_t ntodo = 0, skipped = 0;
+	for (size_t i = 0; i < g.npoints; i++) {
+		if (!sym_shard_has(i, sidx, scount))
+			continue;
+		if (done[i])
+			skipped++;
+		else
+			todo[ntodo++] = i;
+	}
+	FILE *f = fopen(path, "a");
+	if (!f) {
+		fprintf(stderr, "symphony sweep: cannot open %s: %s\n", path, strerror(errno));
+		status = 1;
+		goto out;
+	}
+	if (jobs < 1)
+		jobs = sym_ncpus();
+	struct sweep s = { .g = &g, .todo = todo, .ntodo = ntodo, .per_model = per_model, .progress = !quiet,
+			   .tty = isatty(2), .out = f, .out_path = path, .t0 = now_s() };
+	s.last_print = s.t0;
+	pthread_mutex_init(&s.mu, NULL);
+	if (!quiet) {
+		fprintf(stderr, "symphony %s sweep '%s': %zu points", SYM_VERSION, g.name, g.npoints);
+		if (scount > 1)
+			fprintf(stderr, ", shard %d/%d: %zu", sidx, scount, nshard);
+		if (skipped)
+			fprintf(stderr, ", %zu already done", skipped);
+		fprintf(stderr, "; running %zu on %d thread%s -> %s\n", ntodo, jobs, jobs == 1 ? "" : "s", path);
+	}
+	sym_parallel_for(ntodo, jobs, sweep_one, &s);
+	pthread_mutex_destroy(&s.mu);
+	if (fclose(f) && !s.status) {
+		snprintf(s.err, sizeof(s.err), "%s: cannot write: %s", path, strerror(errno));
+		s.status = 1;
+	}
+	if (s.status) {
+		if (s.progress && s.tty)
+			fprintf(stderr, "\n");
+		fprintf(stderr, "symphony sweep: %s\n", s.err);
+		fprintf(stderr, "symphony sweep: %zu of %zu points written to %s; fix the cause and run again with "
+				"--resume\n", s.done, ntodo, path);
+		status = s.status;
+		goto out;
+	}
+	if (!quiet) {
+		progress_line(&s, true);
+		fprintf(stderr, "sweep '%s': %zu points in %.1f s -> %s\n", g.name, s.done, now_s() - s.t0, path);
+	}
+out:
+	free(done);
+	free(todo);
+	sym_grid_finish(&g);
+	return status;
+}
+
+int sym_cmd_merge(int argc, char **argv)
+{
+	const char *out = NULL;
+	const char **paths = calloc((size_t)argc + 1, sizeof(char *));
+	char (*bufs)[1100] = calloc((size_t)argc + 1, sizeof(*bufs));
+	size_t n = 0;
+	int status = 0;
+	if (!paths || !bufs) {
+		fprintf(stderr, "symphony merge: out of memory\n");
+		status = 1;
+		goto done;
+	}
+	for (int i = 0; i < argc && !status; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--out") && i + 1 < argc) {
+			out = argv[++i];
+		} else if (!strncmp(a, "--out=", 6)) {
+			out = a + 6;
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "symphony merge: unknown option '%s' (see symphony help merge)\n", a);
+			status = EXIT_USAGE;
+		} else {
+			struct stat st;
+			if (stat(a, &st)) {
+				fprintf(stderr, "symphony merge: %s: %s\n", a, strerror(errno));
+				status = EXIT_USAGE;
+			} else if (S_ISDIR(st.st_mode)) {
+				snprintf(bufs[n], sizeof(bufs[n]), "%s/results.jsonl", a);
+				paths[n] = bufs[n];
+				n++;
+			} else {
+				paths[n++] = a;
+			}
+		}
+	}
+	if (!status && !n) {
+		fprintf(stderr, "symphony merge: give the shard directories or results files to merge\n");
+		status = EXIT_USAGE;
+	}
+	if (status)
+		goto done;
+	char err[2048];
+	cJSON *lines = NULL;
+	size_t npoints = 0;
+	if (sym_results_merge(paths, n, &lines, &npoints, err, sizeof(err))) {
+		fprintf(stderr, "symphony merge: %s\n", err);
+		status = EXIT_USAGE;
+		goto done;
+	}
+	struct sym_outfile of = { 0 };
+	FILE *f = stdout;
+	char path[1100];
+	if (out) {
+		snprintf(path, sizeof(path), "%s/results.jsonl", out);
+		if (make_dirs(out, err, sizeof(err)) || sym_outfile_open(&of, path, err, sizeof(err))) {
+			fprintf(stderr, "symphony merge: %s\n", err);
+			cJSON_Delete(lines);
+			status = 1;
+			goto done;
+		}
+		f = of.f;
+	}
+	size_t count = 0;
+	for (const cJSON *it = lines->child; it; it = it->next, count++) {
+		char *t = cJSON_PrintUnformatted(it);
+		if (!t || fprintf(f, "%s\n", t) < 0)
+			status = 1;
+		free(t);
+	}
+	cJSON_Delete(lines);
+	if (out) {
+		if (status)
+			sym_outfile_abort(&of);
+		else if (sym_outfile_commit(&of, err, sizeof(err)))
+			status = 1, fprintf(stderr, "symphony merge: %s\n", err);
+	} else if (fflush(stdout)) {
+		status = 1;
+	}
+	if (status) {
+		fprintf(stderr, "symphony merge: cannot write the merged results\n");
+		goto done;
+	}
+	if (npoints && count < npoints)
+		fprintf(stderr, "merged %zu of the grid's %zu points from %zu file(s); %zu missing (a shard not run "
+				"or not finished?)%s%s\n", count, npoints, n, npoints - count, out ? " -> " : "",
+			out ? path : "");
+	else
+		fprintf(stderr, "merged %zu points (all of the grid's) from %zu file(s)%s%s\n", count, n,
+			out ? " -> " : "", out ? path : "");
+done:
+	free(paths);
+	free(bufs);
+	return status;
+}
