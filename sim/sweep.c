@@ -206,7 +206,16 @@ int sym_grid_point_experiment(const struct sym_grid *g, size_t i, struct sym_exp
 		const cJSON *v = cJSON_GetArrayItem(g->axes[a].values, (int)j);
 		snprintf(origin, sizeof(origin), "grid '%s': axis '%s' value %zu", g->name, g->axes[a].key, j);
 		if (g->axes[a].key[0] == '@') {
-			rc = sym_experiment_apply_json(e, v, origin, msg, sizeof(msg));
+			/* its "label" names the value in the key and is not a configuration key */
+			cJSON *o = cJSON_Duplicate(v, true);
+			if (!o) {
+				rc = -ENOMEM;
+				snprintf(msg, sizeof(msg), "out of memory");
+				goto fail;
+			}
+			cJSON_DeleteItemFromObjectCaseSensitive(o, "label");
+			rc = sym_experiment_apply_json(e, o, origin, msg, sizeof(msg));
+			cJSON_Delete(o);
 		} else {
 			cJSON *o = cJSON_CreateObject();
 			cJSON *d = cJSON_Duplicate(v, true);

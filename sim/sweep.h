@@ -10,7 +10,8 @@
  *               "@workload": [ {"zoo": "a100", "models": "all"}, {"models": ["ResNet50"]} ] } }
  *
  * An axis is a configuration key and its values, or a label starting with
- * '@' whose values are objects of configuration keys set together. The
+ * '@' whose values are objects of configuration keys set together (plus an
+ * optional "label" naming the value, which is not applied). The
  * manifest is the product of the axes in file order, the last axis varying
  * fastest; point i is the i-th combination. Shard I of N (0 <= I < N) holds
  * the points with i % N == I, so the N shards partition the manifest.

@@ -74,7 +74,7 @@ void sym_help_sweep(FILE *f)
 		"            \"policy\": [\"symphony\", \"eager\"],\n"
 		"            \"@load\": [{\"num_models\": 8, \"gpus_per_model\": 2}, {\"rate\": 900}]}}\n\n"
 		"Any configuration key can be an axis (symphony help config); an axis named @LABEL takes\n"
-		"objects of keys set together. \"base\" may also be a config file path (relative to the\n"
+		"objects of keys set together (and an optional \"label\"). \"base\" may also be a config file path (relative to the\n"
 		"grid file). compute: \"goodput\" (the goodput search, default) or \"sim\" (one run at the\n"
 		"configured rate). The points are the product of the axes, the last varying fastest.\n\n"
 		"Each point's result (grid, point index, key, version, seed, full resolved config and\n"

@@ -32,6 +32,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "testutil.h"
+
 #define MAX_ARGS 64
 
 static const char *symphony; /* absolute path of the binary */
@@ -863,6 +865,251 @@ static void test_plan(void **state)
 	remove_outputs();
 }
 
+/* ---- sweep, merge and loadcurve ------------------------------------------- */
+
+/* The lines of a results file, sorted by their point index. */
+static int sorted_lines(const char *path, char *lines[], int max)
+{
+	char *text = slurp(path);
+	assert_non_null(text);
+	int n = 0;
+	for (char *p = text, *nl; (nl = strchr(p, '\n')); p = nl + 1) {
+		*nl = 0;
+		assert_true(n < max);
+		cJSON *o = cJSON_Parse(p);
+		assert_non_null(o);
+		int pt = (int)num(o, "point");
+		cJSON_Delete(o);
+		assert_true(pt >= 0 && pt < max);
+		lines[pt] = strdup(p);
+		n++;
+	}
+	free(text);
+	return n;
+}
+
+#define GRID "{\"name\": \"cli\", \"compute\": \"goodput\", \"base\": {\"models\": [{\"name\": \"m\", " \
+	     "\"alpha_ms\": 1.053, \"beta_ms\": 5.072}], \"slo_ms\": 25, \"gpus\": 4, \"duration_s\": 3, " \
+	     "\"warmup_s\": 1, \"tolerance\": 0.02}, \"axes\": {\"arrival\": [\"poisson\", \"gamma:0.5\"], " \
+	     "\"policy\": [\"symphony\", \"eager\", \"timeout:30%\"]}}"
+
+static void test_sweep(void **state)
+{
+	(void)state;
+	struct run r;
+	write_text("grid.json", GRID);
+	/* the manifest, whole and sharded */
+	RUN(&r, "sweep", "@grid.json", "--list");
+	expect_status(&r, 0);
+	expect_contains(r.out, "0\t{\"arrival\":\"poisson\",\"policy\":\"symphony\"}\n", "list", &r);
+	expect_contains(r.out, "5\t{\"arrival\":\"gamma:0.5\",\"policy\":\"timeout:30%\"}\n", "list", &r);
+	run_free(&r);
+	RUN(&r, "sweep", "@grid.json", "--list", "--shard", "1/2");
+	expect_status(&r, 0);
+	assert_string_equal(r.out, "1\t{\"arrival\":\"poisson\",\"policy\":\"eager\"}\n"
+				   "3\t{\"arrival\":\"gamma:0.5\",\"policy\":\"symphony\"}\n"
+				   "5\t{\"arrival\":\"gamma:0.5\",\"policy\":\"timeout:30%\"}\n");
+	run_free(&r);
+	/* Slurm's array selects the shard when --shard is not given */
+	setenv("SLURM_ARRAY_TASK_ID", "2", 1);
+	setenv("SLURM_ARRAY_TASK_COUNT", "3", 1);
+	RUN(&r, "sweep", "@grid.json", "--list");
+	unsetenv("SLURM_ARRAY_TASK_ID");
+	unsetenv("SLURM_ARRAY_TASK_COUNT");
+	expect_status(&r, 0);
+	assert_string_equal(r.out, "2\t{\"arrival\":\"poisson\",\"policy\":\"timeout:30%\"}\n"
+				   "5\t{\"arrival\":\"gamma:0.5\",\"policy\":\"timeout:30%\"}\n");
+	run_free(&r);
+
+	/* the whole sweep, on 2 threads */
+	RUN(&r, "sweep", "@grid.json", "--out", "@out_full", "-j", "2");
+	expect_status(&r, 0);
+	expect_contains(r.err, "6/6 points", "progress", &r);
+	run_free(&r);
+	char *full[6] = { 0 };
+	assert_int_equal(sorted_lines(tmp_path("out_full/results.jsonl"), full, 6), 6);
+	/* an existing output is refused without --resume */
+	RUN(&r, "sweep", "@grid.json", "--out", "@out_full");
+	expect_status(&r, 2);
+	expect_contains(r.err, "--resume", "stderr", &r);
+	run_free(&r);
+
+	/* shards on separate outputs, merged: the same lines as the whole sweep */
+	for (int i = 0; i < 3; i++) {
+		char shard[8], out[32];
+		snprintf(shard, sizeof(shard), "%d/3", i);
+		snprintf(out, sizeof(out), "@out_s%d", i);
+		RUN(&r, "sweep", "@grid.json", "--shard", shard, "--out", out, "--quiet");
+		expect_status(&r, 0);
+		run_free(&r);
+	}
+	RUN(&r, "merge", "@out_s0", "@out_s1", "@out_s2", "--out", "@out_merged");
+	expect_status(&r, 0);
+	expect_contains(r.err, "merged 6 points", "stderr", &r);
+	run_free(&r);
+	char *merged[6] = { 0 };
+	assert_int_equal(sorted_lines(tmp_path("out_merged/results.jsonl"), merged, 6), 6);
+	for (int i = 0; i < 6; i++)
+		assert_string_equal(merged[i], full[i]);
+	/* to stdout; a missing shard is reported */
+	RUN(&r, "merge", "@out_s0", "@out_s2");
+	expect_status(&r, 0);
+	expect_contains(r.err, "merged 4 of the grid's 6 points", "stderr", &r);
+	expect_contains(r.out, full[0], "stdout", &r);
+	run_free(&r);
+	/* refusals: a shard twice (duplicate points) */
+	RUN(&r, "merge", "@out_s0", "@out_full", "--out", "@out_bad");
+	expect_status(&r, 2);
+	expect_contains(r.err, "duplicate point 0", "stderr", &r);
+	run_free(&r);
+	assert_int_equal(access(tmp_path("out_bad/results.jsonl"), F_OK), -1);
+
+	/* resume after an interruption that cut a line in half */
+	{
+		char *text = slurp(tmp_path("out_s1/results.jsonl"));
+		char *nl = strchr(text, '\n');
+		assert_non_null(nl);
+		size_t keep = (size_t)(nl - text) + 1 + 40; /* line 1 and 40 bytes of line 2 */
+		FILE *f = fopen(tmp_path("out_s1/results.jsonl"), "w");
+		assert_non_null(f);
+		fwrite(text, 1, keep, f);
+		fclose(f);
+		free(text);
+	}
+	RUN(&r, "merge", "@out_s1");
+	expect_status(&r, 2);
+	expect_contains(r.err, "incomplete", "stderr", &r);
+	run_free(&r);
+	RUN(&r, "sweep", "@grid.json", "--shard", "1/3", "--out", "@out_s1", "--resume");
+	expect_status(&r, 0);
+	expect_contains(r.err, "incomplete last line", "stderr", &r);
+	expect_contains(r.err, "1 already done; running 1", "stderr", &r);
+	run_free(&r);
+	RUN(&r, "merge", "@out_s0", "@out_s1", "@out_s2", "--out", "@out_merged2");
+	expect_status(&r, 0);
+	run_free(&r);
+	char *again[6] = { 0 };
+	assert_int_equal(sorted_lines(tmp_path("out_merged2/results.jsonl"), again, 6), 6);
+	for (int i = 0; i < 6; i++) {
+		assert_string_equal(again[i], full[i]);
+		free(again[i]);
+		free(merged[i]);
+		free(full[i]);
+	}
+	/* resuming a complete sweep runs nothing */
+	RUN(&r, "sweep", "@grid.json", "--out", "@out_full", "--resume");
+	expect_status(&r, 0);
+	expect_contains(r.err, "6 already done; running 0", "stderr", &r);
+	run_free(&r);
+	/* resuming into another grid's results is refused */
+	write_text("grid2.json", "{\"name\": \"other\", \"base\": {\"profile\": 1}}");
+	write_text("grid3.json", "{\"name\": \"cli\", \"base\": {\"models\": [{\"name\": \"m\", \"alpha_ms\": 1.053, "
+				 "\"beta_ms\": 5.072}], \"slo_ms\": 25, \"duration_s\": 3, \"warmup_s\": 1}, "
+				 "\"axes\": {\"gpus\": [4, 5, 6, 7, 8, 9]}}");
+	RUN(&r, "sweep", "@grid3.json", "--out", "@out_full", "--resume");
+	expect_status(&r, 2);
+	expect_contains(r.err, "the grid changed", "stderr", &r);
+	run_free(&r);
+
+	/* bad grids and options: exit 2 with a message, nothing written */
+	write_text("bad_value.json", "{\"base\": {\"gpus\": 2}, \"axes\": {\"slo_ms\": [25, -3]}}");
+	const char *const bad[][8] = {
+		{ "sweep", NULL },
+		{ "sweep", "@nonexistent.json", NULL },
+		{ "sweep", "@grid2.json", "--out", "@out_b1", NULL },
+		{ "sweep", "@bad_value.json", "--out", "@out_b2", NULL },
+		{ "sweep", "@grid.json", "--shard", "3/3", "--out", "@out_b3", NULL },
+		{ "sweep", "@grid.json", "-j", "0", "--out", "@out_b4", NULL },
+		{ "sweep", "@grid.json", "--frobnicate", NULL },
+		{ "merge", NULL },
+	};
+	const char *msgs[] = { "give a grid file", "no such file", "unknown key 'profile'", "point 1", "--shard",
+			       "-j", "unknown option", "give the shard directories" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		run_argv(&r, bad[i]);
+		expect_status(&r, 2);
+		expect_contains(r.err, msgs[i], "stderr", &r);
+		run_free(&r);
+	}
+	for (int i = 1; i <= 4; i++) {
+		char p[32];
+		snprintf(p, sizeof(p), "out_b%d/results.jsonl", i);
+		assert_int_equal(access(tmp_path(p), F_OK), -1);
+	}
+	RUN(&r, "help", "sweep");
+	expect_status(&r, 0);
+	expect_contains(r.out, "--resume", "help sweep", &r);
+	expect_contains(r.out, "SLURM_ARRAY_TASK_ID", "help sweep", &r);
+	run_free(&r);
+	RUN(&r, "help", "merge");
+	expect_status(&r, 0);
+	run_free(&r);
+}
+
+static void test_loadcurve(void **state)
+{
+	(void)state;
+	struct run r;
+	RUN(&r, "loadcurve", "--profile", "1.053,5.072", "--slo", "25", "--gpus", "8", "--duration", "5", "--warmup", "1",
+	    "--policies", "symphony;eager", "--loads", "0.5,1,2", "--reference", "5000", "-j", "2", "--json",
+	    "@out_lc.json", "--csv", "@out_lc.csv");
+	expect_status(&r, 0);
+	expect_contains(r.out, "load 1 = 5000.0 req/s", "stdout", &r);
+	run_free(&r);
+	cJSON *doc = load_json(tmp_path("out_lc.json"));
+	assert_string_equal(get(doc, "command")->valuestring, "loadcurve");
+	assert_true(num(doc, "reference_rps") == 5000);
+	assert_true(cJSON_IsObject(get(doc, "config")));
+	const cJSON *pts = get(doc, "points");
+	assert_int_equal(cJSON_GetArraySize(pts), 6);
+	/* per policy: offered follows the load; at 2x the goodput is flat near capacity and the bad rate high;
+	 * GPU busy grows with load */
+	for (int p = 0; p < 2; p++) {
+		const cJSON *lo = cJSON_GetArrayItem(pts, 3 * p), *hi = cJSON_GetArrayItem(pts, 3 * p + 2);
+		assert_near(num(lo, "offered_rps"), 2500, 150, "offered at 0.5");
+		assert_near(num(hi, "offered_rps"), 10000, 500, "offered at 2");
+		assert_true(num(lo, "bad_rate") < 0.01);
+		assert_true(num(hi, "bad_rate") > 0.3);
+		assert_true(num(hi, "goodput_rps") > 5000 && num(hi, "goodput_rps") < 5900); /* staggered bound 5839 */
+		assert_true(num(hi, "gpu_busy_fraction") > 0.95);
+	}
+	/* symphony at half load keeps GPUs idle; eager keeps them busy with small batches */
+	assert_true(num(cJSON_GetArrayItem(pts, 0), "gpu_busy_fraction") < 0.6);
+	assert_true(num(cJSON_GetArrayItem(pts, 3), "gpu_busy_fraction") > 0.9);
+	cJSON_Delete(doc);
+	char *csv = slurp(tmp_path("out_lc.csv"));
+	assert_non_null(csv);
+	assert_non_null(strstr(csv, "policy,load,offered_rps,goodput_rps,bad_rate,gpu_busy_fraction"));
+	assert_non_null(strstr(csv, "\"eager\",2,"));
+	free(csv);
+	/* without --reference: the first policy's goodput is load 1 */
+	RUN(&r, "loadcurve", "--profile", "1.053,5.072", "--slo", "25", "--gpus", "8", "--duration", "5", "--warmup", "1",
+	    "--loads", "1", "--json", "-", "--quiet");
+	expect_status(&r, 0);
+	cJSON *d2 = cJSON_Parse(r.out);
+	assert_non_null(d2);
+	assert_true(num(d2, "reference_rps") > 5000 && num(d2, "reference_rps") < 5839);
+	const cJSON *p0 = cJSON_GetArrayItem(get(d2, "points"), 0);
+	assert_true(num(p0, "bad_rate") <= 0.011);
+	cJSON_Delete(d2);
+	run_free(&r);
+	const char *const bad[][10] = {
+		{ "loadcurve", "--profile", "1,5", "--slo", "20", "--loads", "0,1", NULL },
+		{ "loadcurve", "--profile", "1,5", "--slo", "20", "--loads", "x", NULL },
+		{ "loadcurve", "--profile", "1,5", "--slo", "20", "--reference", "-5", NULL },
+		{ "loadcurve", "--profile", "1,5", "--slo", "20", "--policies", "lifo", NULL },
+		{ "loadcurve", "--profile", "1,5", "--slo", "20", "--jobs", "0", NULL },
+		{ "loadcurve", "--profile", "1,5", "--slo", "20", "--segments", "10:10", NULL },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		run_argv(&r, bad[i]);
+		expect_status(&r, 2);
+		expect_contains(r.err, "loadcurve", "stderr", &r);
+		run_free(&r);
+	}
+	remove_outputs();
+}
+
 /* ---- 5. the goodput acceptance floor ------------------------------------ */
 
 static void test_goodput_floor(void **state)
@@ -1216,6 +1463,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_goodput_floor),
 		cmocka_unit_test(test_trace_timeline),
 		cmocka_unit_test(test_plan),
+		cmocka_unit_test(test_sweep),
+		cmocka_unit_test(test_loadcurve),
 		cmocka_unit_test(test_info_commands),
 		cmocka_unit_test(test_flag_forms_and_override),
 	};
