@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
 #include "core/core.h"
@@ -211,10 +212,18 @@ static void on_dispatch(void *ctx, const struct sym_dispatch *d)
 		double f = 1 + s->e->jitter * (2 * gsl_rng_uniform(s->jitter_rng) - 1);
 		dur = (sym_time)llround((double)dur * f);
 	}
+	/* A long-tailed network: the plan and its inputs take an exponential time
+	 * to arrive; the batch starts at its planned start, or when they are
+	 * there if that is later. */
+	sym_time late_inputs = 0;
+	if (s->e->tail_ms > 0) {
+		sym_time arrive = d->now + sym_ms(gsl_ran_exponential(s->jitter_rng, s->e->tail_ms));
+		late_inputs = arrive > d->start ? arrive - d->start : 0;
+	}
 	g->model = d->model;
 	g->size = d->size;
-	g->start = d->start;
-	g->finish = d->start + dur;
+	g->start = d->start + late_inputs;
+	g->finish = g->start + dur;
 	memcpy(g->reqs, d->reqs, (size_t)d->size * sizeof(*g->reqs));
 	if (d->now >= s->warmup && d->now < s->end) {
 		struct sym_model_result *m = &s->res->models[d->model];

@@ -330,6 +330,11 @@ static void test_apply_json_bad_values(void **state)
 		{ "{\"network\": {\"ctrl_ms\": -1}}", "ctrl_ms" },
 		{ "{\"network\": {\"data_ms\": \"1\"}}", "data_ms" },
 		{ "{\"network\": {\"resp_ms\": -0.5}}", "resp_ms" },
+		{ "{\"network\": {\"tail_ms\": -1}}", "tail_ms" },
+		{ "{\"num_models\": -1}", "num_models" },
+		{ "{\"num_models\": 2.5}", "num_models" },
+		{ "{\"gpus_per_model\": -1}", "gpus_per_model" },
+		{ "{\"gpus_per_model\": \"2\"}", "gpus_per_model" },
 		{ "{\"network\": {\"latency_ms\": 1}}", "latency_ms" },
 		{ "{\"network\": 5}", "network" },
 		{ "{\"network\": [1]}", "network" },
@@ -529,6 +534,7 @@ static void test_apply_flag_scalars(void **state)
 	flag_ok(&e, "ctrl-ms", "0.5");
 	flag_ok(&e, "data-ms", "0.01");
 	flag_ok(&e, "resp-ms", "1");
+	flag_ok(&e, "tail-ms", "0.25");
 	flag_ok(&e, "jitter", "0.2");
 	flag_ok(&e, "duration", "12");
 	flag_ok(&e, "warmup", "1.5");
@@ -566,7 +572,8 @@ static void test_apply_flag_scalars(void **state)
 		{ "slo", "0" }, { "seed", "-1" }, { "seed", "1.5" }, { "jitter", "2" },
 		{ "policy", "nosuch" }, { "policy", "timeout:abc" }, { "drop", "early:0" },
 		{ "arrival", "gamma:0" }, { "popularity", "zipf:-1" }, { "ctrl-ms", "-1" },
-		{ "data-ms", "x" }, { "resp-ms", "-0.1" }, { "duration", "0" }, { "warmup", "-1" },
+		{ "data-ms", "x" }, { "resp-ms", "-0.1" }, { "tail-ms", "-2" }, { "num-models", "x" },
+		{ "gpus-per-model", "-0.5" }, { "duration", "0" }, { "warmup", "-1" },
 		{ "max-bad-rate", "0" }, { "tolerance", "0.9" }, { "zoo", "" },
 	};
 	for (size_t i = 0; i < NELEMS(bad); i++) {
@@ -1118,6 +1125,7 @@ static void assert_same_experiment(const struct sym_experiment *a, const struct 
 	assert_close(a->ctrl_ms, b->ctrl_ms, rel, "ctrl_ms");
 	assert_close(a->data_ms, b->data_ms, rel, "data_ms");
 	assert_close(a->resp_ms, b->resp_ms, rel, "resp_ms");
+	assert_close(a->tail_ms, b->tail_ms, rel, "tail_ms");
 	assert_close(a->jitter, b->jitter, rel, "jitter");
 	assert_close(sym_experiment_duration(a), sym_experiment_duration(b), rel, "duration");
 	assert_close(a->warmup_s, b->warmup_s, rel, "warmup");
@@ -1542,7 +1550,8 @@ static void test_print_flags(void **state)
 	fclose(f);
 	static const char *const flags[] = { "--zoo", "--models", "--profile", "--slo", "--gpus", "--rate",
 					     "--arrival", "--popularity", "--segments", "--rate-csv", "--policy",
-					     "--drop", "--ctrl-ms", "--data-ms", "--resp-ms", "--jitter",
+					     "--drop", "--ctrl-ms", "--data-ms", "--resp-ms", "--tail-ms", "--jitter",
+					     "--num-models", "--gpus-per-model",
 					     "--duration", "--warmup", "--seed", "--max-bad-rate", "--tolerance" };
 	for (size_t i = 0; i < NELEMS(flags); i++)
 		assert_contains(buf, flags[i]);

@@ -263,6 +263,36 @@ static void test_jitter_makes_late(void **state)
 	sym_experiment_finish(&e);
 }
 
+static void test_network_tail(void **state)
+{
+	(void)state;
+	/* 1 ms planned control delay; the actual delay is exponential */
+	uint64_t late[3];
+	const char *tails[3] = { "0", "0.1", "1" };
+	for (int i = 0; i < 3; i++) {
+		struct sym_experiment e;
+		sym_experiment_init(&e);
+		flag(&e, "profile", "1.053,5.072");
+		flag(&e, "slo", "25");
+		flag(&e, "ctrl-ms", "1");
+		flag(&e, "tail-ms", tails[i]);
+		flag(&e, "duration", "5");
+		flag(&e, "warmup", "1");
+		resolve(&e);
+		struct sym_run_result r;
+		run(&e, 4000, &r);
+		late[i] = r.total.late;
+		check_invariants(&e, &r);
+		sym_run_result_finish(&r);
+		sym_experiment_finish(&e);
+	}
+	/* none late when the network keeps to the plan; a mean of 0.1 ms against 1 ms planned is
+	 * rarely late (P = e^-10 per batch); a mean of 1 ms often is */
+	assert_int_equal(late[0], 0);
+	assert_true(late[1] <= 20);
+	assert_true(late[2] > 100);
+}
+
 static void test_light_load_packs_low_ids(void **state)
 {
 	(void)state;
@@ -416,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_every_policy),
 		cmocka_unit_test(test_warmup_and_rate),
 		cmocka_unit_test(test_jitter_makes_late),
+		cmocka_unit_test(test_network_tail),
 		cmocka_unit_test(test_light_load_packs_low_ids),
 		cmocka_unit_test(test_segments_follow_schedule),
 		cmocka_unit_test(test_scale),
