@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -396,6 +397,17 @@ int sym_cmd_sweep(int argc, char **argv)
 			skipped++;
 		else
 			todo[ntodo++] = i;
+	}
+	/* Run in a fixed shuffled order: the grid's big points (the last values of
+	 * an axis, often) spread over the run, so the rate and ETA shown are
+	 * representative early and no thread is left alone with them at the end.
+	 * Lines carry their point index; merge sorts them. */
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (size_t k = ntodo; k > 1; k--) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		size_t j = (size_t)(x % k), t = todo[k - 1];
+		todo[k - 1] = todo[j];
+		todo[j] = t;
 	}
 	FILE *f = fopen(path, "a");
 	if (!f) {
