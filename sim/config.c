@@ -794,7 +794,7 @@ static int cycle_models(struct sym_experiment *e)
 		e->nmodels = i + 1;
 		char base[64];
 		snprintf(base, sizeof(base), "%s", m[i % n0].name);
-		snprintf(m[i].name, sizeof(m[i].name), "%.50s#%zu", base, i / n0 + 1);
+		snprintf(m[i].name, sizeof(m[i].name), "%.50s#%u", base, (unsigned)(i / n0 + 1)); /* n <= 100000 */
 	}
 	return 0;
 }
