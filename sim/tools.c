@@ -116,7 +116,7 @@ struct sweep {
 	pthread_mutex_t mu;
 	size_t done;
 	double t0, last_print;
-	char err[1024];
+	char err[2048];
 	int status; /* exit status of the first failure */
 };
 
