@@ -126,6 +126,7 @@ static int set_gpus(struct sym_experiment *e, const cJSON *v, const char *where,
 	if (e->ngroups == 1)
 		e->groups[0].count = (int)d;
 	e->gpus = (int)d;
+	e->gpus_per_model = 0; /* the last setting wins */
 	return 0;
 }
 
@@ -245,6 +246,7 @@ static int set_cluster(struct sym_experiment *e, const cJSON *v, const char *whe
 	e->groups = gr;
 	e->ngroups = n;
 	e->gpus = (int)total;
+	e->gpus_per_model = 0; /* the last setting wins */
 	return 0;
 }
 
@@ -795,6 +797,10 @@ static int cycle_models(struct sym_experiment *e)
 		char base[64];
 		snprintf(base, sizeof(base), "%s", m[i % n0].name);
 		snprintf(m[i].name, sizeof(m[i].name), "%.50s#%u", base, (unsigned)(i / n0 + 1)); /* n <= 100000 */
+		/* distinct from the listed names; among the copies only a cut name can repeat */
+		for (size_t j = 0; j < (strlen(base) > 50 ? i : n0); j++)
+			if (!strcmp(m[j].name, m[i].name))
+				return -EEXIST;
 	}
 	return 0;
 }
@@ -866,10 +872,11 @@ static int resolve_kinds(struct sym_experiment *e, double net1, char *err, size_
 				rc = scaled_profile(&e->models[m], gr->scale, e->model_slo_ms[m] - net1, out, err, errlen);
 				continue;
 			}
-			const struct sym_model_spec *s = sym_zoo_find(&zoo, e->models[m].name);
+			/* a copy NAME#k (num_models) has the profile of the model it copies */
+			const struct sym_model_spec *s = sym_zoo_find(&zoo, e->models[m % e->nlisted].name);
 			if (!s) {
 				rc = ERR("cluster[%zu]: zoo '%s' has no profile for model '%s' (give the kind a \"scale\" "
-					 "instead)", ki, zname, e->models[m].name);
+					 "instead)", ki, zname, e->models[m % e->nlisted].name);
 				break;
 			}
 			rc = scaled_profile(s, 1, e->model_slo_ms[m] - net1, out, err, errlen);
@@ -926,8 +933,12 @@ int sym_experiment_resolve(struct sym_experiment *e, char *err, size_t errlen)
 		}
 	}
 	e->nlisted = e->nmodels < (size_t)e->num_models || !e->num_models ? e->nmodels : (size_t)e->num_models;
-	if (e->num_models > 0 && (rc = cycle_models(e)))
+	if (e->num_models > 0 && (rc = cycle_models(e))) {
+		if (rc == -EEXIST)
+			rc = ERR("num_models: a copy's name NAME#k is already the name of a listed model (or two "
+				 "names share their first 50 characters); rename the model");
 		goto fail;
+	}
 	size_t n = e->nmodels;
 	if (e->gpus_per_model > 0) {
 		if (e->ngroups > 1) {

@@ -15,6 +15,25 @@ double sym_schedule_mean_rate(const struct sym_experiment *e)
 	return sum;
 }
 
+/* The highest total rate of the schedule at scale 1 (for a constant rate:
+ * 1, the scale is the rate). */
+static double schedule_peak_rate(const struct sym_experiment *e)
+{
+	double peak = 0;
+	if (e->rate_csv[0]) {
+		for (size_t r = 0; r < e->table.nrows; r++) {
+			double sum = 0;
+			for (size_t m = 0; m < e->nmodels; m++)
+				sum += e->table.rates[r * e->table.ncols + (size_t)e->table_col[m]];
+			peak = sum > peak ? sum : peak;
+		}
+		return peak;
+	}
+	for (size_t i = 0; i < e->nseg; i++)
+		peak = e->segments[i].rate > peak ? e->segments[i].rate : peak;
+	return e->nseg ? peak : 1;
+}
+
 int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym_goodput *out, char *err,
 		       size_t errlen)
 {
@@ -42,9 +61,10 @@ int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym
 	out->upper_bound_rps = hi_rate;
 	double lo = 0, hi = hi_rate / mean; /* in scale units */
 	double window = sym_experiment_duration(e) - e->warmup_s;
+	double peak = schedule_peak_rate(e); /* at scale 1: bounds the measured arrivals' expectation */
 	while (hi - lo > e->tolerance * hi && out->nsteps < sizeof(out->steps) / sizeof(out->steps[0])) {
 		double mid = lo == 0 && out->nsteps == 0 ? hi * 0.75 : (lo + hi) / 2;
-		double expected = mid * mean * window;
+		double expected = mid * peak * window;
 		struct sym_run_opts o = { .rate = mid, .stop_after_bad = (uint64_t)(1.5 * e->max_bad_rate * expected) + 20 };
 		struct sym_run_result r;
 		int rc = sym_sim_run(e, &o, &r, err, errlen);

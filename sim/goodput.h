@@ -10,7 +10,8 @@
  * whole schedule and the goodput is the scaled schedule's mean rate.
  *
  * A step stops early once its late and dropped requests exceed 1.5 times the
- * acceptable count at the expected number of measured arrivals (plus 20):
+ * acceptable count at the expected number of measured arrivals (plus 20;
+ * with a rate schedule, at its peak rate over the whole window):
  * such a step fails whatever the rest of the run would do, and a step far
  * above capacity then costs a fraction of a full run. The complete run of
  * the best ok step is kept, so the caller need not run it again.

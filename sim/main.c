@@ -726,12 +726,16 @@ static int cmd_loadcurve(int argc, char **argv)
 		char *list = strdup(cli.loads), *save = NULL;
 		for (char *t = list ? strtok_r(list, ",", &save) : NULL; t && !rc; t = strtok_r(NULL, ",", &save)) {
 			double x = strtod(t, &end);
-			if (*end || !(x > 0) || x > 100 || nloads == 256) {
-				fprintf(stderr, "symphony loadcurve: --loads: expected up to 256 fractions > 0 (e.g. "
-						"0.5,1,1.5), got '%s'\n", t);
+			if (nloads == 256) {
+				fprintf(stderr, "symphony loadcurve: --loads: at most 256 loads\n");
 				rc = EXIT_USAGE;
+			} else if (*end || !(x > 0) || x > 100) {
+				fprintf(stderr, "symphony loadcurve: --loads: expected fractions of the reference from 0 "
+						"(excluded) to 100 (e.g. 0.5,1,1.5), got '%s'\n", t);
+				rc = EXIT_USAGE;
+			} else {
+				loads[nloads++] = x;
 			}
-			loads[nloads++] = x;
 		}
 		free(list);
 		if (!rc && !nloads) {
@@ -772,6 +776,7 @@ static int cmd_loadcurve(int argc, char **argv)
 	}
 	char pname[128];
 	FILE *f = cli.json && !strcmp(cli.json, "-") ? stderr : stdout;
+	const char *ref_from = "--reference";
 	if (!(ref > 0)) {
 		e.policy = pols[0];
 		struct sym_goodput g;
@@ -779,11 +784,13 @@ static int cmd_loadcurve(int argc, char **argv)
 			fprintf(stderr, "reference: the goodput of %s ...\n", sym_policy_format(&pols[0], pname, sizeof(pname)));
 		rc = sym_goodput_search(&e, false, &g, err, sizeof(err));
 		ref = g.goodput_rps > 0 ? g.goodput_rps : g.upper_bound_rps / 10;
+		ref_from = g.goodput_rps > 0 ? "goodput of the first policy"
+					     : "a tenth of the capacity bound: the first policy's goodput is 0";
 		sym_goodput_finish(&g);
 		if (rc) {
 			fprintf(stderr, "symphony: %s\n", err);
 			sym_experiment_finish(&e);
-			return rc == -EPROTO ? EXIT_INTERNAL : 1;
+			return rc == -EPROTO ? EXIT_INTERNAL : rc == -EINVAL ? EXIT_USAGE : 1;
 		}
 	}
 	struct lc L = { .e = &e, .pols = pols, .loads = loads, .nloads = nloads, .ref = ref };
@@ -812,7 +819,7 @@ static int cmd_loadcurve(int argc, char **argv)
 	cJSON_AddStringToObject(doc, "command", "loadcurve");
 	cJSON_AddNumberToObject(doc, "seed", (double)e.seed);
 	cJSON_AddNumberToObject(doc, "reference_rps", ref);
-	cJSON_AddStringToObject(doc, "reference", cli.reference ? "given" : "goodput of the first policy");
+	cJSON_AddStringToObject(doc, "reference", ref_from);
 	e.policy = pols[0];
 	cJSON_AddItemToObject(doc, "config", sym_experiment_to_json(&e));
 	cJSON *arr = cJSON_AddArrayToObject(doc, "points");
@@ -831,8 +838,7 @@ static int cmd_loadcurve(int argc, char **argv)
 	}
 	if (!cli.quiet) {
 		fprintf(f, "symphony %s loadcurve: %zu model(s), %d GPUs, seed %llu; load 1 = %.1f req/s (%s)\n",
-			SYM_VERSION, e.nmodels, e.gpus, (unsigned long long)e.seed, ref,
-			cli.reference ? "--reference" : "goodput of the first policy");
+			SYM_VERSION, e.nmodels, e.gpus, (unsigned long long)e.seed, ref, ref_from);
 		for (int p = 0; p < npol; p++) {
 			fprintf(f, "\n%s\n%6s %12s %12s %9s %9s %9s %7s\n", sym_policy_format(&pols[p], pname, sizeof(pname)),
 				"load", "offered r/s", "goodput r/s", "bad rate", "GPU busy", "in use", "batch");

@@ -14,6 +14,7 @@ static int try_gpus(struct sym_experiment *e, double rate, int gpus, bool progre
 		    bool *ok, double *bad, char *err, size_t errlen)
 {
 	e->gpus = gpus;
+	e->gpus_per_model = 0; /* the search sets the count */
 	int rc = sym_experiment_resolve(e, err, errlen);
 	struct sym_run_result r;
 	struct sym_run_opts o = { .rate = rate };

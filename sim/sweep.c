@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,8 @@ int sym_grid_parse(const cJSON *root, const char *origin, const char *default_na
 		return ERR("%s: key 'name': expected a non-empty string of at most %zu characters", origin,
 			   sizeof(g->name) - 1);
 	snprintf(g->name, sizeof(g->name), "%s", name ? name->valuestring : default_name);
+	if (strchr(g->name, '/') || !strcmp(g->name, ".") || !strcmp(g->name, ".."))
+		return ERR("%s: key 'name': '%s' names output directories: no '/', '.' or '..'", origin, g->name);
 	const cJSON *base = cJSON_GetObjectItemCaseSensitive(root, "base");
 	if (base && !cJSON_IsObject(base))
 		return ERR("%s: key 'base': expected an object of configuration keys (or a config file path), got %s",
@@ -93,8 +96,8 @@ int sym_grid_parse(const cJSON *root, const char *origin, const char *default_na
 		for (size_t a = 0; a < g->naxes && !rc; a++)
 			if (!strcmp(g->axes[a].key, it->string))
 				rc = ERR("%s: axis '%s' is given twice", origin, it->string);
-		if (!rc && g->npoints > SIZE_MAX / 2 / (size_t)nv)
-			rc = ERR("%s: the grid has too many points", origin);
+		if (!rc && g->npoints > SYM_GRID_MAX_POINTS / (size_t)nv)
+			rc = ERR("%s: the grid has more than %d points", origin, SYM_GRID_MAX_POINTS);
 		if (rc) {
 			sym_grid_finish(g);
 			return rc;
@@ -109,6 +112,25 @@ int sym_grid_parse(const cJSON *root, const char *origin, const char *default_na
 		}
 		g->npoints *= ax->n;
 	}
+	/* the fingerprint: FNV-1a over the canonical text of base, compute and axes */
+	cJSON *canon = cJSON_CreateObject();
+	char *text = NULL;
+	if (canon) {
+		cJSON_AddItemToObject(canon, "base", cJSON_Duplicate(g->base, true));
+		cJSON_AddNumberToObject(canon, "compute", g->compute);
+		cJSON_AddItemToObject(canon, "axes", axes ? cJSON_Duplicate(axes, true) : cJSON_CreateObject());
+		text = cJSON_PrintUnformatted(canon);
+		cJSON_Delete(canon);
+	}
+	if (!text) {
+		sym_grid_finish(g);
+		return -ENOMEM;
+	}
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ull;
+	free(text);
+	snprintf(g->id, sizeof(g->id), "%016llx", (unsigned long long)h);
 	return 0;
 }
 
@@ -193,7 +215,7 @@ char *sym_grid_point_id(const struct sym_grid *g, size_t i)
 int sym_grid_point_experiment(const struct sym_grid *g, size_t i, struct sym_experiment *e, char *err,
 			      size_t errlen)
 {
-	char msg[1024];
+	char msg[1024] = "out of memory";
 	int rc = sym_experiment_init(e);
 	if (rc)
 		return snprintf(err, errlen, "out of memory"), rc;
@@ -253,7 +275,7 @@ int sym_grid_run_point(const struct sym_grid *g, size_t i, bool per_model, cJSON
 		sym_experiment_finish(&e);
 		return rc;
 	}
-	char msg[1024];
+	char msg[1024] = "out of memory";
 	cJSON *doc = NULL;
 	if (g->compute == SYM_COMPUTE_SIM) {
 		struct sym_run_opts o = { .rate = (e.rate_csv[0] || e.nseg) ? 1 : e.rate };
@@ -309,6 +331,7 @@ int sym_grid_run_point(const struct sym_grid *g, size_t i, bool per_model, cJSON
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	}
 	cJSON_AddStringToObject(out, "grid", g->name);
+	cJSON_AddStringToObject(out, "grid_id", g->id);
 	cJSON_AddNumberToObject(out, "point", (double)i);
 	cJSON_AddNumberToObject(out, "npoints", (double)g->npoints);
 	cJSON_AddItemToObject(out, "key", key);
@@ -355,18 +378,25 @@ static int env_int(const char *name, long *out, char *err, size_t errlen)
 
 int sym_shard_from_env(int *index, int *count, char *err, size_t errlen)
 {
-	long id = 0, n = 0, min = 0;
+	long id = 0, n = 0, min = 0, step = 1;
 	int a = env_int("SLURM_ARRAY_TASK_ID", &id, err, errlen);
 	int b = a >= 0 ? env_int("SLURM_ARRAY_TASK_COUNT", &n, err, errlen) : 0;
 	int c = b >= 0 ? env_int("SLURM_ARRAY_TASK_MIN", &min, err, errlen) : 0;
-	if (a < 0 || b < 0 || c < 0)
+	int d = c >= 0 ? env_int("SLURM_ARRAY_TASK_STEP", &step, err, errlen) : 0;
+	if (a < 0 || b < 0 || c < 0 || d < 0)
 		return -EINVAL;
-	if (!a || !b)
+	if (!a)
 		return 0;
-	if (n < 1 || id < min || id - min >= n)
-		return ERR("Slurm array: task id %ld is not within [%ld, %ld) (SLURM_ARRAY_TASK_MIN, _COUNT); "
-			   "give --shard I/N instead", id, min, min + n);
-	*index = (int)(id - min);
+	if (!b)
+		return ERR("Slurm array: SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not; give --shard "
+			   "I/N instead");
+	if (step < 1)
+		step = 1;
+	/* --array=MIN-MAX:STEP: task ids MIN, MIN+STEP, ... */
+	if (n < 1 || id < min || (id - min) % step || (id - min) / step >= n)
+		return ERR("Slurm array: task id %ld is not one of the %ld ids from %ld in steps of %ld "
+			   "(SLURM_ARRAY_TASK_MIN, _COUNT, _STEP); give --shard I/N instead", id, n, min, step);
+	*index = (int)((id - min) / step);
 	*count = (int)n;
 	return 1;
 }
@@ -399,7 +429,9 @@ int sym_results_merge(const char *const *paths, size_t npaths, cJSON **out, size
 	struct mline *ls = NULL;
 	size_t n = 0, cap = 0;
 	int rc = 0;
-	char version[64] = "", vfrom[1100] = "", grid[128] = "", gfrom[1100] = "";
+	char version[64] = "", vfrom[1100] = "", grid[128] = "", gfrom[1100] = "", gid[32] = "", idfrom[1100] = "";
+	double np0 = -1;
+	char npfrom[1100] = "";
 	for (size_t f = 0; f < npaths && !rc; f++) {
 		char *text = NULL;
 		if ((rc = sym_read_file(paths[f], &text))) {
@@ -424,8 +456,10 @@ int sym_results_merge(const char *const *paths, size_t npaths, cJSON **out, size
 			const cJSON *pt = cJSON_GetObjectItemCaseSensitive(o, "point");
 			const cJSON *np = cJSON_GetObjectItemCaseSensitive(o, "npoints");
 			const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
+			const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "grid_id");
 			if (!cJSON_IsObject(o) || !cJSON_IsString(v) || !cJSON_IsString(gr) || !cJSON_IsNumber(pt) ||
-			    pt->valuedouble < 0 || !cJSON_IsObject(key)) {
+			    !(pt->valuedouble >= 0 && pt->valuedouble < SYM_GRID_MAX_POINTS) || !cJSON_IsObject(key) ||
+			    (np && !(cJSON_IsNumber(np) && np->valuedouble >= 1 && np->valuedouble <= SYM_GRID_MAX_POINTS))) {
 				cJSON_Delete(o);
 				rc = ERR("%s:%zu: not a sweep result line (JSON with version, grid, point and key)",
 					 paths[f], lineno);
@@ -447,12 +481,34 @@ int sym_results_merge(const char *const *paths, size_t npaths, cJSON **out, size
 				rc = ERR("mixed grids: %s is a point of grid '%s', %s of grid '%s'", here, gr->valuestring,
 					 gfrom, grid);
 			}
-			if (cJSON_IsNumber(np))
-				*npoints = (size_t)np->valuedouble;
-			if (rc || (n == cap && !(ls = realloc(ls, (cap = cap ? 2 * cap : 256) * sizeof(*ls))))) {
-				cJSON_Delete(o);
-				if (!rc)
+			if (!rc && cJSON_IsString(id)) { /* lines written before grid ids existed have none */
+				if (!gid[0]) {
+					snprintf(gid, sizeof(gid), "%s", id->valuestring);
+					snprintf(idfrom, sizeof(idfrom), "%s", here);
+				} else if (strcmp(gid, id->valuestring)) {
+					rc = ERR("mixed grids: %s and %s come from different versions of grid '%s' (its base, "
+						 "compute or axes changed); rerun the older shards", here, idfrom, grid);
+				}
+			}
+			if (!rc && np) {
+				if (np0 < 0) {
+					np0 = np->valuedouble;
+					snprintf(npfrom, sizeof(npfrom), "%s", here);
+					*npoints = (size_t)np0;
+				} else if (np0 != np->valuedouble) {
+					rc = ERR("mixed grids: %s is one of %.0f points, %s one of %.0f", here, np->valuedouble,
+						 npfrom, np0);
+				}
+			}
+			if (!rc && n == cap) {
+				struct mline *bigger = realloc(ls, (cap ? 2 * cap : 256) * sizeof(*ls));
+				if (!bigger)
 					rc = -ENOMEM;
+				else
+					ls = bigger, cap = cap ? 2 * cap : 256;
+			}
+			if (rc) {
+				cJSON_Delete(o);
 				break;
 			}
 			ls[n] = (struct mline){ o, (size_t)pt->valuedouble, paths[f], lineno, cJSON_PrintUnformatted(key) };

@@ -45,8 +45,12 @@ struct sym_grid {
 	enum sym_compute compute;
 	struct sym_axis *axes;
 	size_t naxes;
-	size_t npoints;
+	size_t npoints;   /* at most SYM_GRID_MAX_POINTS */
+	char id[17];      /* fingerprint of base, compute and axes (hex FNV-1a 64): lines of a
+			   * changed grid do not mix */
 };
+
+#define SYM_GRID_MAX_POINTS 100000000
 
 /* Reads and checks a grid file (a "base" given as a path is read relative to
  * the grid file's directory). The name defaults to the file's base name.
@@ -71,7 +75,7 @@ char *sym_grid_point_id(const struct sym_grid *g, size_t i);
 int sym_grid_point_experiment(const struct sym_grid *g, size_t i, struct sym_experiment *e, char *err,
 			      size_t errlen);
 
-/* Runs point i and returns its result line (an object: grid, point,
+/* Runs point i and returns its result line (an object: grid, grid_id, point,
  * npoints, key, then the result of `symphony goodput` or `symphony sim`
  * without per-model detail or wall time). per_model keeps the per-model
  * results. Returns 0 or an error with a message. */
@@ -92,7 +96,8 @@ static inline bool sym_shard_has(size_t point, int index, int count)
 }
 
 /* Merging results files: every line must parse, carry the same program
- * version and grid name, and no point may appear twice. Lines are returned
+ * version, grid name, grid id (when the lines have one) and point count, and
+ * no point may appear twice. Lines are returned
  * sorted by point index in *out (an array, owned by the caller), with the
  * grid's point count in *npoints (0 if unknown). Returns 0 or -EINVAL with a
  * message naming the file and line. */

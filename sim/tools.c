@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -146,6 +147,11 @@ static int sweep_one(void *ctx, size_t k)
 	char *text = line ? cJSON_PrintUnformatted(line) : NULL;
 	cJSON_Delete(line);
 	pthread_mutex_lock(&s->mu);
+	if (s->status) { /* after a failure: no more lines (one could be half-written) */
+		pthread_mutex_unlock(&s->mu);
+		free(text);
+		return 1;
+	}
 	if (rc || !text) {
 		if (!s->status) {
 			snprintf(s->err, sizeof(s->err), "%s", rc ? err : "out of memory");
@@ -204,8 +210,9 @@ static int resume_read(const char *path, const struct sym_grid *g, bool *done, s
 		const cJSON *gr = cJSON_GetObjectItemCaseSensitive(o, "grid");
 		const cJSON *pt = cJSON_GetObjectItemCaseSensitive(o, "point");
 		const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "grid_id");
 		if (!cJSON_IsObject(o) || !cJSON_IsString(v) || !cJSON_IsString(gr) || !cJSON_IsNumber(pt) ||
-		    !cJSON_IsObject(key)) {
+		    !(pt->valuedouble >= 0 && pt->valuedouble < (double)g->npoints) || !cJSON_IsObject(key)) {
 			fprintf(stderr, "symphony sweep: %s:%zu: not a sweep result line; refusing to resume into it\n",
 				path, lineno);
 			status = EXIT_USAGE;
@@ -217,10 +224,14 @@ static int resume_read(const char *path, const struct sym_grid *g, bool *done, s
 			fprintf(stderr, "symphony sweep: %s:%zu: a point of grid '%s', not '%s'; use another --out\n", path,
 				lineno, gr->valuestring, g->name);
 			status = EXIT_USAGE;
+		} else if (cJSON_IsString(id) && strcmp(id->valuestring, g->id)) {
+			fprintf(stderr, "symphony sweep: %s:%zu: written by another version of grid '%s' (its base, "
+					"compute or axes changed since); use another --out\n", path, lineno, g->name);
+			status = EXIT_USAGE;
 		} else {
 			size_t i = (size_t)pt->valuedouble;
 			char *have = cJSON_PrintUnformatted(key);
-			char *want = i < g->npoints && pt->valuedouble >= 0 ? sym_grid_point_id(g, i) : NULL;
+			char *want = sym_grid_point_id(g, i);
 			if (!have || !want || strcmp(have, want)) {
 				fprintf(stderr, "symphony sweep: %s:%zu: point %zu is %s there but %s in the grid: the grid "
 						"changed; use another --out\n", path, lineno, i, have ? have : "?",
@@ -254,7 +265,7 @@ static bool take(int argc, char **argv, int *i, const char *flag, const char **v
 		return *val = a + n + 1, true;
 	if (strcmp(a, flag))
 		return false;
-	if (*i + 1 >= argc)
+	if (*i + 1 >= argc || !strncmp(argv[*i + 1], "--", 2))
 		return *missing = true, false;
 	*val = argv[++*i];
 	return true;
@@ -377,17 +388,35 @@ int sym_cmd_sweep(int argc, char **argv)
 		status = 1;
 		goto out;
 	}
+	/* one writer per results file: a second sweep into the same directory (two shards given the
+	 * same --out) is refused rather than interleaving lines */
+	FILE *f = fopen(path, "a");
+	if (!f) {
+		fprintf(stderr, "symphony sweep: cannot open %s: %s\n", path, strerror(errno));
+		status = 1;
+		goto out;
+	}
+	if (flock(fileno(f), LOCK_EX | LOCK_NB)) {
+		fprintf(stderr, "symphony sweep: %s is being written by another sweep (shards need their own "
+				"--out directories)\n", path);
+		fclose(f);
+		status = EXIT_USAGE;
+		goto out;
+	}
 	struct stat st;
 	size_t ndone = 0;
-	if (!stat(path, &st) && st.st_size > 0) {
+	if (!fstat(fileno(f), &st) && st.st_size > 0) {
 		if (!resume) {
 			fprintf(stderr, "symphony sweep: %s already holds results: --resume to continue it, or choose "
 					"another --out\n", path);
+			fclose(f);
 			status = EXIT_USAGE;
 			goto out;
 		}
-		if ((status = resume_read(path, &g, done, &ndone)))
+		if ((status = resume_read(path, &g, done, &ndone))) {
+			fclose(f);
 			goto out;
+		}
 	}
 	size_t ntodo = 0, skipped = 0;
 	for (size_t i = 0; i < g.npoints; i++) {
@@ -408,12 +437,6 @@ int sym_cmd_sweep(int argc, char **argv)
 		size_t j = (size_t)(x % k), t = todo[k - 1];
 		todo[k - 1] = todo[j];
 		todo[j] = t;
-	}
-	FILE *f = fopen(path, "a");
-	if (!f) {
-		fprintf(stderr, "symphony sweep: cannot open %s: %s\n", path, strerror(errno));
-		status = 1;
-		goto out;
 	}
 	if (jobs < 1)
 		jobs = sym_ncpus();
@@ -469,10 +492,17 @@ int sym_cmd_merge(int argc, char **argv)
 	}
 	for (int i = 0; i < argc && !status; i++) {
 		const char *a = argv[i];
-		if (!strcmp(a, "--out") && i + 1 < argc) {
-			out = argv[++i];
-		} else if (!strncmp(a, "--out=", 6)) {
-			out = a + 6;
+		bool missing = false;
+		const char *val = NULL;
+		if (take(argc, argv, &i, "--out", &val, &missing)) {
+			out = val;
+			if (!*out) {
+				fprintf(stderr, "symphony merge: --out: the directory name is empty\n");
+				status = EXIT_USAGE;
+			}
+		} else if (missing) {
+			fprintf(stderr, "symphony merge: --out needs a directory\n");
+			status = EXIT_USAGE;
 		} else if (a[0] == '-' && a[1]) {
 			fprintf(stderr, "symphony merge: unknown option '%s' (see symphony help merge)\n", a);
 			status = EXIT_USAGE;
@@ -537,7 +567,9 @@ int sym_cmd_merge(int argc, char **argv)
 		fprintf(stderr, "symphony merge: cannot write the merged results\n");
 		goto done;
 	}
-	if (npoints && count < npoints)
+	if (!npoints)
+		fprintf(stderr, "merged %zu points from %zu file(s)%s%s\n", count, n, out ? " -> " : "", out ? path : "");
+	else if (count < npoints)
 		fprintf(stderr, "merged %zu of the grid's %zu points from %zu file(s); %zu missing (a shard not run "
 				"or not finished?)%s%s\n", count, npoints, n, npoints - count, out ? " -> " : "",
 			out ? path : "");

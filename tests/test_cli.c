@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -1008,7 +1009,7 @@ static void test_sweep(void **state)
 				 "\"axes\": {\"gpus\": [4, 5, 6, 7, 8, 9]}}");
 	RUN(&r, "sweep", "@grid3.json", "--out", "@out_full", "--resume");
 	expect_status(&r, 2);
-	expect_contains(r.err, "the grid changed", "stderr", &r);
+	expect_contains(r.err, "another version of grid 'cli'", "stderr", &r);
 	run_free(&r);
 
 	/* bad grids and options: exit 2 with a message, nothing written */
@@ -1025,6 +1026,26 @@ static void test_sweep(void **state)
 	};
 	const char *msgs[] = { "give a grid file", "no such file", "unknown key 'profile'", "point 1", "--shard",
 			       "-j", "unknown option", "give the shard directories" };
+	/* a value that is another option is a missing value */
+	RUN(&r, "sweep", "@grid.json", "--out", "--resume");
+	expect_status(&r, 2);
+	expect_contains(r.err, "--out needs a value", "stderr", &r);
+	run_free(&r);
+	RUN(&r, "merge", "@out_s0", "--out");
+	expect_status(&r, 2);
+	expect_contains(r.err, "--out needs a directory", "stderr", &r);
+	run_free(&r);
+	/* one writer per results file: a sweep into a file another holds is refused */
+	{
+		int fd = open(tmp_path("out_full/results.jsonl"), O_RDWR);
+		assert_true(fd >= 0);
+		assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+		RUN(&r, "sweep", "@grid.json", "--out", "@out_full", "--resume");
+		expect_status(&r, 2);
+		expect_contains(r.err, "being written by another sweep", "stderr", &r);
+		run_free(&r);
+		close(fd);
+	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		run_argv(&r, bad[i]);
 		expect_status(&r, 2);
@@ -1100,7 +1121,21 @@ static void test_loadcurve(void **state)
 		{ "loadcurve", "--profile", "1,5", "--slo", "20", "--policies", "lifo", NULL },
 		{ "loadcurve", "--profile", "1,5", "--slo", "20", "--jobs", "0", NULL },
 		{ "loadcurve", "--profile", "1,5", "--slo", "20", "--segments", "10:10", NULL },
+		{ "loadcurve", "--profile", "1,5", "--slo", "20", "--loads", "@loads", NULL },
 	};
+	{
+		/* 257 loads: refused (the list holds 256), not a crash */
+		char many[257 * 4 + 1] = "";
+		for (int i = 0; i < 257; i++)
+			strcat(many, i ? ",0.5" : "0.5");
+		FILE *f = fopen(tmp_path("loads"), "w");
+		assert_non_null(f);
+		fclose(f);
+		RUN(&r, "loadcurve", "--profile", "1,5", "--slo", "20", "--loads", many);
+		expect_status(&r, 2);
+		expect_contains(r.err, "at most 256 loads", "stderr", &r);
+		run_free(&r);
+	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		run_argv(&r, bad[i]);
 		expect_status(&r, 2);

@@ -116,11 +116,61 @@ static void test_label_axis_and_derived_keys(void **state)
 	assert_int_equal(e.nmodels, 8);
 	assert_int_equal(e.gpus, 16);
 	sym_experiment_finish(&e);
+	/* the fingerprint: the same for the same grid, another when the base changes */
+	struct sym_grid g2;
+	assert_int_equal(grid_from("{\"name\": \"n\", " SMALL_BASE ", \"axes\": {\"@load\": ["
+				   "{\"label\": \"small\", \"num_models\": 3, \"gpus_per_model\": 1.5},"
+				   "{\"label\": \"big\", \"num_models\": 8, \"gpus_per_model\": 2}]}}",
+				   &g2, err, sizeof(err)), 0);
+	assert_string_equal(g.id, g2.id);
+	assert_int_equal(strlen(g.id), 16);
+	sym_grid_finish(&g2);
+	assert_int_equal(grid_from("{\"name\": \"n\", \"base\": {\"gpus\": 3}, \"axes\": {\"@load\": ["
+				   "{\"label\": \"small\", \"num_models\": 3, \"gpus_per_model\": 1.5},"
+				   "{\"label\": \"big\", \"num_models\": 8, \"gpus_per_model\": 2}]}}",
+				   &g2, err, sizeof(err)), 0);
+	assert_string_not_equal(g.id, g2.id);
+	sym_grid_finish(&g2);
 	/* the label stays in the key */
 	char *id = sym_grid_point_id(&g, 1);
 	assert_contains(id, "\"label\":\"big\"");
 	free(id);
 	sym_grid_finish(&g);
+
+	/* the last of gpus and gpus_per_model wins */
+	assert_int_equal(sym_experiment_init(&e), 0);
+	cJSON *k = parse("{\"models\": [{\"name\": \"m\", \"alpha_ms\": 1, \"beta_ms\": 5}], \"slo_ms\": 20, "
+			 "\"num_models\": 4, \"gpus_per_model\": 2, \"gpus\": 3}");
+	assert_int_equal(sym_experiment_apply_json(&e, k, "x", err, sizeof(err)), 0);
+	assert_int_equal(sym_experiment_resolve(&e, err, sizeof(err)), 0);
+	assert_int_equal(e.gpus, 3);
+	cJSON_Delete(k);
+	k = parse("{\"gpus_per_model\": 1.5}");
+	assert_int_equal(sym_experiment_apply_json(&e, k, "x", err, sizeof(err)), 0);
+	assert_int_equal(sym_experiment_resolve(&e, err, sizeof(err)), 0);
+	assert_int_equal(e.gpus, 6);
+	cJSON_Delete(k);
+	sym_experiment_finish(&e);
+	/* copies on a second kind take the listed model's profile there */
+	assert_int_equal(sym_experiment_init(&e), 0);
+	k = parse("{\"zoo\": \"a100\", \"models\": [\"ResNet50\"], \"num_models\": 3, \"cluster\": "
+		  "[{\"kind\": \"a100\", \"count\": 2}, {\"kind\": \"gtx1080ti\", \"count\": 2}]}");
+	assert_int_equal(sym_experiment_apply_json(&e, k, "x", err, sizeof(err)), 0);
+	assert_int_equal(sym_experiment_resolve(&e, err, sizeof(err)), 0);
+	assert_int_equal(e.nmodels, 3);
+	assert_true(e.profiles[1 * 3 + 2].lat[1] == e.profiles[1 * 3 + 0].lat[1]);
+	assert_true(e.profiles[1 * 3 + 0].lat[1] != e.profiles[0].lat[1]);
+	cJSON_Delete(k);
+	sym_experiment_finish(&e);
+	/* a copy may not take a listed model's name */
+	assert_int_equal(sym_experiment_init(&e), 0);
+	k = parse("{\"models\": [{\"name\": \"A\", \"alpha_ms\": 1, \"beta_ms\": 5}, {\"name\": \"A#2\", "
+		  "\"alpha_ms\": 1, \"beta_ms\": 5}], \"num_models\": 3, \"slo_ms\": 20}");
+	assert_int_equal(sym_experiment_apply_json(&e, k, "x", err, sizeof(err)), 0);
+	assert_int_equal(sym_experiment_resolve(&e, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "num_models");
+	cJSON_Delete(k);
+	sym_experiment_finish(&e);
 
 	/* num_models below the list keeps the first models */
 	assert_int_equal(sym_experiment_init(&e), 0);
@@ -148,6 +198,12 @@ static void test_bad_grids(void **state)
 		{ "{\"base\": [1]}", "key 'base': expected an object" },
 		{ "{\"bases\": {}}", "unknown key 'bases'" },
 		{ "{\"name\": \"\"}", "key 'name': expected a non-empty string" },
+		{ "{\"name\": \"../x\"}", "no '/'" },
+		{ "{\"axes\": {\"seed\": [1,2,3,4,5,6,7,8,9,10], \"gpus\": [1,2,3,4,5,6,7,8,9,10], \"rate\": "
+		  "[1,2,3,4,5,6,7,8,9,10], \"jitter\": [0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9], \"duration_s\": "
+		  "[1,2,3,4,5,6,7,8,9,10], \"warmup_s\": [0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9], \"slo_ms\": "
+		  "[10,20,30,40,50,60,70,80,90,100], \"tolerance\": [0.1,0.2,0.3,0.4,0.5,0.11,0.12,0.13,0.14,0.15], "
+		  "\"interval_s\": [1,2,3,4,5,6,7,8,9,10]}}", "more than 100000000 points" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct sym_grid g;
@@ -215,10 +271,26 @@ static void test_shards_partition(void **state)
 	assert_int_equal(i, 3);
 	setenv("SLURM_ARRAY_TASK_ID", "5", 1);
 	assert_int_equal(sym_shard_from_env(&i, &n, err, sizeof(err)), -EINVAL);
-	assert_contains(err, "not within");
+	assert_contains(err, "is not one of");
 	setenv("SLURM_ARRAY_TASK_ID", "x", 1);
 	assert_int_equal(sym_shard_from_env(&i, &n, err, sizeof(err)), -EINVAL);
 	assert_contains(err, "SLURM_ARRAY_TASK_ID");
+	/* --array=0-90:10: ids 0, 10, ..., 90 are shards 0..9 */
+	setenv("SLURM_ARRAY_TASK_MIN", "0", 1);
+	setenv("SLURM_ARRAY_TASK_STEP", "10", 1);
+	setenv("SLURM_ARRAY_TASK_COUNT", "10", 1);
+	setenv("SLURM_ARRAY_TASK_ID", "70", 1);
+	assert_int_equal(sym_shard_from_env(&i, &n, err, sizeof(err)), 1);
+	assert_int_equal(i, 7);
+	assert_int_equal(n, 10);
+	setenv("SLURM_ARRAY_TASK_ID", "75", 1);
+	assert_int_equal(sym_shard_from_env(&i, &n, err, sizeof(err)), -EINVAL);
+	unsetenv("SLURM_ARRAY_TASK_STEP");
+	/* an id without a count is an error, not the whole grid */
+	unsetenv("SLURM_ARRAY_TASK_COUNT");
+	setenv("SLURM_ARRAY_TASK_ID", "3", 1);
+	assert_int_equal(sym_shard_from_env(&i, &n, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "SLURM_ARRAY_TASK_COUNT is not");
 	unsetenv("SLURM_ARRAY_TASK_ID");
 	unsetenv("SLURM_ARRAY_TASK_COUNT");
 	unsetenv("SLURM_ARRAY_TASK_MIN");
@@ -308,6 +380,14 @@ static void test_merge(void **state)
 	cJSON_Delete(out);
 
 	expect_merge_error(a, file_with("v.jsonl", LINE("2.0", "g", 1, "{\"x\":2}")), "mixed versions");
+	expect_merge_error(file_with("i1.jsonl", "{\"version\":\"1.0\",\"grid\":\"g\",\"grid_id\":\"aa\",\"point\":0,"
+						  "\"npoints\":4,\"key\":{\"x\":1}}\n"),
+			   file_with("i2.jsonl", "{\"version\":\"1.0\",\"grid\":\"g\",\"grid_id\":\"bb\",\"point\":1,"
+						  "\"npoints\":4,\"key\":{\"x\":2}}\n"),
+			   "different versions of grid 'g'");
+	expect_merge_error(a, file_with("n.jsonl", "{\"version\":\"1.0\",\"grid\":\"g\",\"point\":1,\"npoints\":5,"
+						"\"key\":{\"x\":2}}\n"), "one of 5 points");
+	expect_merge_error(file_with("neg.jsonl", LINE("1.0", "g", -1, "{\"x\":2}")), NULL, "not a sweep result");
 	expect_merge_error(a, file_with("h.jsonl", LINE("1.0", "other", 1, "{\"x\":2}")), "mixed grids");
 	expect_merge_error(a, file_with("d.jsonl", LINE("1.0", "g", 0, "{\"x\":1}")), "duplicate point 0");
 	expect_merge_error(a, file_with("c.jsonl", LINE("1.0", "g", 0, "{\"x\":9}")), "the grid changed");
