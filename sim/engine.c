@@ -225,6 +225,8 @@ static void on_dispatch(void *ctx, const struct sym_dispatch *d)
 	g->start = d->start + late_inputs;
 	g->finish = g->start + dur;
 	memcpy(g->reqs, d->reqs, (size_t)d->size * sizeof(*g->reqs));
+	for (int i = 0; late_inputs && i < d->size; i++)
+		g->reqs[i]->start += late_inputs; /* queueing lasts until the batch really starts */
 	if (d->now >= s->warmup && d->now < s->end) {
 		struct sym_model_result *m = &s->res->models[d->model];
 		m->batches++;

@@ -265,12 +265,18 @@ fail:;
 	return rc;
 }
 
+/* Building an experiment parses JSON (zoo files), and cJSON keeps its last
+ * parse error in a global: one thread at a time. The simulation runs free. */
+static pthread_mutex_t build_mu = PTHREAD_MUTEX_INITIALIZER;
+
 int sym_grid_run_point(const struct sym_grid *g, size_t i, bool per_model, cJSON **line, char *err,
 		       size_t errlen)
 {
 	*line = NULL;
 	struct sym_experiment e;
+	pthread_mutex_lock(&build_mu);
 	int rc = sym_grid_point_experiment(g, i, &e, err, errlen);
+	pthread_mutex_unlock(&build_mu);
 	if (rc) {
 		sym_experiment_finish(&e);
 		return rc;
