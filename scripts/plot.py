@@ -874,7 +874,7 @@ def plot_large_changing(name, out):
     rows, table = [], heading(name, allc)
     hdr = ["case", "series", "t_min", "model", "offered_rps", "good_rps", "bad_rps", "bad_rate", "busy_gpus",
            "gpus_in_use", "advice_add", "advice_release", "version", "seed"]
-    fig = plt.figure(figsize=(15, 11.5 * len(cases)), constrained_layout=True)
+    fig = plt.figure(figsize=(15, 15 * len(cases)), constrained_layout=True)
     sub = fig.subfigures(len(cases), 1, squeeze=False)[:, 0] if len(cases) > 1 else [fig]
     for i, ((case, d), sf) in enumerate(zip(cases, sub)):
         tl = read_timeline(name, os.path.join(out, "timeline-%d.csv" % i))
@@ -904,7 +904,41 @@ def plot_large_changing(name, out):
                 table += "  %-22s %12s %12s %9s\n" % (m.get("name"), fmt(m.get("offered_rps"), "%.1f"),
                                                     fmt(m.get("goodput_served_rps"), "%.1f"),
                                                     fmt(m.get("bad_rate"), "%.4f"))
-        axs = sf.subplot_mosaic([["rate", "gpus"], ["advice", "bad"], ["models", "models"]])
+        # per model over time (written by `symphony sim --model-timeline`): {model: [(t_s, offered, good, bad)]}
+        per = {}
+        mt_path = os.path.join(out, "model-timeline-%d.csv" % i)
+        if os.path.exists(mt_path):
+            with open(mt_path) as f:
+                for rec in csv.DictReader(line for line in f if not line.startswith("#")):
+                    per.setdefault(rec["model"], []).append((float(rec["t_s"]), int(rec["offered"]),
+                                                             int(rec["good"]), int(rec["bad"])))
+            for m, series in per.items():
+                for t, o, g, b in series:
+                    rows.append([case, "model_timeline", t / 60.0, m, o / iv, g / iv, b / iv,
+                                 b / o if o else 0.0, None, None, None, None, ver, seed])
+        axs = sf.subplot_mosaic([["rate", "gpus"], ["advice", "bad"], ["permodel", "permodel"],
+                                 ["models", "models"]])
+        ax = axs["permodel"]
+        if per:
+            # the eight busiest models one by one, the rest together, stacked
+            order = sorted(per, key=lambda m: -sum(o for _, o, _, _ in per[m]))
+            top, rest = order[:8], order[8:]
+            t_axis = np.array([t for t, _, _, _ in per[order[0]]]) / 60.0
+            layers = [np.array([g for _, _, g, _ in per[m]]) / iv for m in top]
+            labels = list(top)
+            if rest:
+                layers.append(sum(np.array([g for _, _, g, _ in per[m]]) for m in rest) / iv)
+                labels.append("%d other models" % len(rest))
+            ax.stackplot(t_axis, layers, labels=labels, colors=[PALETTE[k % len(PALETTE)] for k in range(len(layers))],
+                         alpha=0.85)
+            ax.legend(fontsize=7, ncol=3, loc="upper left")
+            ax.set_xlabel("time (minutes)")
+            ax.set_ylabel("good requests per second")
+            ax.grid(alpha=0.3)
+        else:
+            ax.text(0.5, 0.5, "no per-model timeline (run symphony sim with --model-timeline)", ha="center",
+                    va="center", transform=ax.transAxes)
+        ax.set_title("Per-model goodput over time (served within the SLO, stacked)", fontsize=10)
         ax = axs["rate"]
         ax.plot(tmin, off, color=PALETTE[0], linewidth=3, alpha=0.5, label="offered")
         ax.plot(tmin, good, color=PALETTE[2], linewidth=1, label="good (within SLO)")

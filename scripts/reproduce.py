@@ -10,8 +10,8 @@ A study file says how its raw results are computed ("run"):
              symphony plan per case -> results/NAME/plan-I.json;
   loadcurve  "cases", "policies", "loads": symphony loadcurve per case ->
              results/NAME/loadcurve-I.json;
-  sim        "cases": one symphony sim per case with its timeline ->
-             results/NAME/sim-I.json and timeline-I.csv.
+  sim        "cases": one symphony sim per case with its timelines ->
+             results/NAME/sim-I.json, timeline-I.csv and model-timeline-I.csv.
 
 Every raw file carries the program version, seed and full configuration.
 scripts/plot.py NAME then writes results/NAME/NAME.csv and NAME.png (and a
@@ -101,7 +101,8 @@ def run_cases(study, kind, outdir, jobs, path):
             run(cmd, c["name"])
         else:
             run([SYM, "sim", cfg, "--quiet", "--json", os.path.join(outdir, "sim-%d.json" % i),
-                 "--timeline", os.path.join(outdir, "timeline-%d.csv" % i)], c["name"])
+                 "--timeline", os.path.join(outdir, "timeline-%d.csv" % i),
+                 "--model-timeline", os.path.join(outdir, "model-timeline-%d.csv" % i)], c["name"])
 
 
 def main():

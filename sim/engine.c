@@ -159,6 +159,8 @@ static void timeline_outcome(struct sim *s, const struct sym_request *r, bool go
 			s->res->timeline[sec].good++;
 		else
 			s->res->timeline[sec].bad++;
+		if (s->res->model_timeline)
+			s->res->model_timeline[(sec * s->res->nmodels + (size_t)r->model) * 3 + (good ? 1 : 2)]++;
 	}
 }
 
@@ -452,6 +454,13 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 			rc = -EINVAL; /* keep the message */
 		goto out;
 	}
+	if (opts->model_timeline) {
+		res->model_timeline = calloc((res->nintervals ? res->nintervals : 1) * e->nmodels * 3, sizeof(uint64_t));
+		if (!res->model_timeline) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
 	if ((rc = init_arrivals(&s, opts->rate))) {
 		snprintf(err, errlen, "cannot set up arrivals: %s", sym_strerror(rc));
 		goto out;
@@ -487,8 +496,11 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 					res->models[m].offered++;
 				}
 				size_t iv = interval_of(&s, ev.t);
-				if (iv < res->nintervals)
+				if (iv < res->nintervals) {
 					res->timeline[iv].offered++;
+					if (res->model_timeline)
+						res->model_timeline[(iv * res->nmodels + (size_t)m) * 3]++;
+				}
 				res->simulated_requests++;
 				if ((rc = sym_core_arrive(s.core, r, ev.t)))
 					goto out;
@@ -604,6 +616,7 @@ void sym_run_result_finish(struct sym_run_result *r)
 	free(r->models);
 	model_result_finish(&r->total);
 	free(r->timeline);
+	free(r->model_timeline);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -60,12 +60,15 @@ struct sym_run_result {
 	double interval_s;             /* timeline interval */
 	size_t nintervals;             /* covering [0, duration) */
 	struct sym_timeline_row *timeline;
+	uint64_t *model_timeline;      /* with opts.model_timeline: per interval and model, offered,
+					* good, bad: [(i * nmodels + m) * 3 + 0..2]; else NULL */
 };
 
 struct sym_run_opts {
 	double rate;      /* total rate (constant rate), or the scale of a schedule (1 = as given) */
 	FILE *trace;      /* per-batch CSV rows, or NULL */
 	bool progress;    /* progress lines on stderr */
+	bool model_timeline; /* also count the timeline per model (res->model_timeline) */
 	uint64_t stop_after_bad; /* > 0: stop once this many measured requests were late or dropped
 				  * (the goodput search's failing steps); the result is then partial,
 				  * stopped_early is set and conservation is not checked */

@@ -32,6 +32,7 @@ struct cli {
 	const char *json;
 	const char *trace;
 	const char *timeline;
+	const char *model_timeline;
 	bool quiet;
 	/* plan */
 	const char *target_rate;
@@ -81,11 +82,12 @@ static void help_output_flags(FILE *f, bool goodput)
 {
 	fprintf(f,
 		"output:\n"
-		"  %-30s %s\n  %-30s %s\n  %-30s %s\n  %-30s %s\n  %-30s %s\n",
+		"  %-30s %s\n  %-30s %s\n  %-30s %s\n  %-30s %s\n  %-30s %s\n  %-30s %s\n",
 		"--config FILE", "experiment file (also the first non-option argument)",
 		"--json FILE|-", "write the result as JSON (- for stdout)",
 		"--trace FILE", goodput ? "CSV, one row per batch, of the run at the goodput" : "CSV, one row per batch",
 		"--timeline FILE", "CSV per interval: offered, good, bad, busy GPUs, autoscaling advice",
+		"--model-timeline FILE", "CSV per interval and model: offered, good, bad",
 		"--quiet", "no table and no progress on stderr");
 }
 
@@ -315,6 +317,10 @@ static int parse_args(int argc, char **argv, struct cli *cli, struct sym_experim
 			cli->trace = val;
 			continue;
 		}
+		if (!strcmp(name, "model-timeline")) {
+			cli->model_timeline = val;
+			continue;
+		}
 		if (!strcmp(name, "timeline")) {
 			cli->timeline = val;
 			continue;
@@ -352,11 +358,11 @@ static int parse_args(int argc, char **argv, struct cli *cli, struct sym_experim
 			return EXIT_USAGE;
 		}
 	}
-	const char *outs[] = { cli->json, cli->trace, cli->timeline };
+	const char *outs[] = { cli->json, cli->trace, cli->timeline, cli->model_timeline };
 	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
 		if (outs[i] && !outs[i][0]) {
 			fprintf(stderr, "symphony %s: option --%s: the output file name is empty\n", cli->cmd,
-				(const char *[]){ "json", "trace", "timeline" }[i]);
+				(const char *[]){ "json", "trace", "timeline", "model-timeline" }[i]);
 			return EXIT_USAGE;
 		}
 	}
@@ -384,10 +390,11 @@ static int run_outputs(const struct cli *cli, const struct sym_experiment *e, do
 			sym_policy_format(&e->policy, pol, sizeof(pol)), (unsigned long long)e->seed, e->gpus);
 		fprintf(trace.f, "gpu,kind,model,batch_size,start_ms,finish_ms,dropped_before\n");
 	}
-	struct sym_run_opts o = { .rate = rate, .trace = trace.f, .progress = !cli->quiet && isatty(2) };
+	struct sym_run_opts o = { .rate = rate, .trace = trace.f, .progress = !cli->quiet && isatty(2),
+				  .model_timeline = cli->model_timeline != NULL };
 	struct sym_run_result own = { 0 };
 	const struct sym_run_result *rp = &own;
-	if (done && !cli->trace) {
+	if (done && !cli->trace && !cli->model_timeline) {
 		rp = done;
 	} else {
 		int rc = sym_sim_run(e, &o, &own, err, sizeof(err));
@@ -405,6 +412,10 @@ static int run_outputs(const struct cli *cli, const struct sym_experiment *e, do
 		status = 1;
 	}
 	if (cli->timeline && sym_write_timeline(cli->timeline, e, &r, err, sizeof(err))) {
+		fprintf(stderr, "symphony: %s\n", err);
+		status = 1;
+	}
+	if (cli->model_timeline && sym_write_model_timeline(cli->model_timeline, e, &r, err, sizeof(err))) {
 		fprintf(stderr, "symphony: %s\n", err);
 		status = 1;
 	}
@@ -534,8 +545,8 @@ static int cmd_plan(int argc, char **argv)
 	double rate = 0;
 	int max_gpus = 100000;
 	char *end = NULL;
-	if (!rc && (cli.trace || cli.timeline)) {
-		fprintf(stderr, "symphony plan: --trace and --timeline are not plan options (see symphony help plan)\n");
+	if (!rc && (cli.trace || cli.timeline || cli.model_timeline)) {
+		fprintf(stderr, "symphony plan: --trace, --timeline and --model-timeline are not plan options (see symphony help plan)\n");
 		rc = EXIT_USAGE;
 	}
 	if (!rc && !cli.target_rate) {
@@ -713,8 +724,8 @@ static int cmd_loadcurve(int argc, char **argv)
 	size_t nloads = 0;
 	double ref = 0;
 	int jobs = sym_ncpus();
-	if (!rc && (cli.trace || cli.timeline)) {
-		fprintf(stderr, "symphony loadcurve: --trace and --timeline are not loadcurve options\n");
+	if (!rc && (cli.trace || cli.timeline || cli.model_timeline)) {
+		fprintf(stderr, "symphony loadcurve: --trace, --timeline and --model-timeline are not loadcurve options\n");
 		rc = EXIT_USAGE;
 	}
 	if (!rc && (e.rate_csv[0] || e.nseg)) {

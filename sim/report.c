@@ -217,6 +217,29 @@ int sym_write_json(const char *path, const cJSON *doc, char *err, size_t errlen)
 	return rc;
 }
 
+int sym_write_model_timeline(const char *path, const struct sym_experiment *e, const struct sym_run_result *r,
+			     char *err, size_t errlen)
+{
+	if (!r->model_timeline)
+		return snprintf(err, errlen, "internal error: the run did not count a per-model timeline"), -EINVAL;
+	struct sym_outfile o;
+	int rc = sym_outfile_open(&o, path, err, errlen);
+	if (rc)
+		return rc;
+	char pol[128];
+	fprintf(o.f, "# symphony %s per-model timeline, policy %s, seed %llu, %d GPUs; interval %g s; requests "
+		     "counted in the interval they arrived in\n", SYM_VERSION,
+		sym_policy_format(&e->policy, pol, sizeof(pol)), (unsigned long long)e->seed, e->gpus, r->interval_s);
+	fprintf(o.f, "t_s,model,offered,good,bad\n");
+	for (size_t i = 0; i < r->nintervals; i++)
+		for (size_t m = 0; m < r->nmodels; m++) {
+			const uint64_t *c = &r->model_timeline[(i * r->nmodels + m) * 3];
+			fprintf(o.f, "%g,%s,%llu,%llu,%llu\n", (double)i * r->interval_s, e->models[m].name,
+				(unsigned long long)c[0], (unsigned long long)c[1], (unsigned long long)c[2]);
+		}
+	return sym_outfile_commit(&o, err, errlen);
+}
+
 int sym_write_timeline(const char *path, const struct sym_experiment *e, const struct sym_run_result *r,
 		       char *err, size_t errlen)
 {

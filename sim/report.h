@@ -32,6 +32,11 @@ int sym_write_json(const char *path, const cJSON *doc, char *err, size_t errlen)
 int sym_write_timeline(const char *path, const struct sym_experiment *e, const struct sym_run_result *r,
 		       char *err, size_t errlen);
 
+/* Writes the per-model timeline CSV (the run must have counted it): per
+ * interval and model, offered, good and bad. */
+int sym_write_model_timeline(const char *path, const struct sym_experiment *e, const struct sym_run_result *r,
+			     char *err, size_t errlen);
+
 /* Atomic file output: open a temporary beside path, then commit (rename) or
  * abort (unlink). */
 struct sym_outfile {

@@ -1284,11 +1284,52 @@ static void test_trace_timeline(void **state)
 	free(text);
 	assert_true(rows >= 1);
 
-	/* goodput writes them for the run at the goodput. */
-	RUN(&r, "goodput", "--profile", "1.053,5.072", "--slo", "25", "--gpus", "2", "--duration", "4", "--warmup", "1",
-	    "--tolerance", "0.05", "--trace", "@out_gtrace.csv", "--timeline", "@out_gtimeline.csv", "--quiet");
+	/* The per-model timeline adds up to the timeline, interval by interval. */
+	RUN(&r, "sim", "--zoo", "a100", "--models", "ResNet50,VGG16,BERT", "--gpus", "4", "--rate", "1500",
+	    "--arrival", "gamma:0.3", "--duration", "4", "--warmup", "1", "--timeline", "@out_t2.csv",
+	    "--model-timeline", "@out_mt.csv", "--quiet");
 	expect_status(&r, 0);
 	run_free(&r);
+	{
+		double sums[16][3] = { { 0 } };
+		char *mt = slurp(tmp_path("out_mt.csv"));
+		assert_non_null(mt);
+		assert_non_null(strstr(mt, "\nt_s,model,offered,good,bad\n"));
+		int n = 0;
+		for (char *line = strtok(mt, "\n"); line; line = strtok(NULL, "\n")) {
+			if (line[0] == '#' || !strncmp(line, "t_s,", 4))
+				continue;
+			double t, o, g, b;
+			char model[64];
+			assert_int_equal(sscanf(line, "%lf,%63[^,],%lf,%lf,%lf", &t, model, &o, &g, &b), 5);
+			assert_true(t >= 0 && t < 16);
+			sums[(int)t][0] += o, sums[(int)t][1] += g, sums[(int)t][2] += b;
+			n++;
+		}
+		free(mt);
+		assert_int_equal(n, 4 * 3);
+		char *t2 = slurp(tmp_path("out_t2.csv"));
+		int intervals = 0;
+		for (char *line = strtok(t2, "\n"); line; line = strtok(NULL, "\n")) {
+			if (line[0] == '#' || !strncmp(line, "t_s,", 4))
+				continue;
+			double t, o, g, b;
+			assert_int_equal(sscanf(line, "%lf,%lf,%lf,%lf", &t, &o, &g, &b), 4);
+			assert_true(sums[(int)t][0] == o && sums[(int)t][1] == g && sums[(int)t][2] == b);
+			assert_true(o > 0);
+			intervals++;
+		}
+		free(t2);
+		assert_int_equal(intervals, 4);
+	}
+
+	/* goodput writes them for the run at the goodput. */
+	RUN(&r, "goodput", "--profile", "1.053,5.072", "--slo", "25", "--gpus", "2", "--duration", "4", "--warmup", "1",
+	    "--tolerance", "0.05", "--trace", "@out_gtrace.csv", "--timeline", "@out_gtimeline.csv",
+	    "--model-timeline", "@out_gmt.csv", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	check_csv(tmp_path("out_gmt.csv"), "t_s,model,", 5);
 	check_csv(tmp_path("out_gtrace.csv"), "gpu,kind,model,batch_size,", 7);
 	check_csv(tmp_path("out_gtimeline.csv"), "t_s,", 10);
 
