@@ -1,0 +1,416 @@
+#include "runtime/wire.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define HOUR_NS 3600000000000LL
+
+/* ---- little-endian cursors ---- */
+
+struct wr {
+	uint8_t *p;
+};
+
+static void put8(struct wr *w, uint8_t v) { *w->p++ = v; }
+static void put16(struct wr *w, uint16_t v)
+{
+	for (int i = 0; i < 2; i++)
+		*w->p++ = (uint8_t)(v >> (8 * i));
+}
+static void put32(struct wr *w, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		*w->p++ = (uint8_t)(v >> (8 * i));
+}
+static void put64(struct wr *w, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		*w->p++ = (uint8_t)(v >> (8 * i));
+}
+static void putbytes(struct wr *w, const void *src, size_t n)
+{
+	if (n)
+		memcpy(w->p, src, n);
+	w->p += n;
+}
+
+/* A reader never runs past its end: the payload size is checked before any field is read. */
+struct rd {
+	const uint8_t *p;
+};
+
+static uint8_t get8(struct rd *r) { return *r->p++; }
+static uint16_t get16(struct rd *r)
+{
+	uint16_t v = (uint16_t)(r->p[0] | (r->p[1] << 8));
+	r->p += 2;
+	return v;
+}
+static uint32_t get32(struct rd *r)
+{
+	uint32_t v = 0;
+	for (int i = 0; i < 4; i++)
+		v |= (uint32_t)r->p[i] << (8 * i);
+	r->p += 4;
+	return v;
+}
+static uint64_t get64(struct rd *r)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += 8;
+	return v;
+}
+
+/* ---- sizes: the exact payload of each type ---- */
+
+#define HELLO_FIXED 8 /* role 1, id 4, kind length 1, nmodels 2 */
+#define HEARTBEAT_SIZE 12
+#define REQUEST_FIXED 22
+#define META_SIZE 42
+#define PLAN_FIXED 24
+#define DONE_SIZE 13
+#define DATA_FIXED 13 /* result, answer: id 8, status 1, length 4 */
+#define DROP_SIZE 9
+
+static bool drop_reason_ok(int r)
+{
+	return r == SYM_WIRE_DROPPED_EXPIRED || r == SYM_WIRE_DROPPED_EARLY || r == SYM_WIRE_BACKEND_FAILED ||
+	       r == SYM_WIRE_FRONTEND_GONE;
+}
+
+static size_t payload_size(const struct sym_msg *m)
+{
+	switch (m->type) {
+	case SYM_MSG_HELLO: {
+		size_t kl = strnlen(m->u.hello.kind, sizeof(m->u.hello.kind));
+		if (kl > SYM_WIRE_MAX_NAME || m->u.hello.nmodels > SYM_WIRE_MAX_MODELS || !m->u.hello.role ||
+		    m->u.hello.role >= SYM_ROLE_NROLES)
+			return 0;
+		return HELLO_FIXED + kl + 2 * (size_t)m->u.hello.nmodels;
+	}
+	case SYM_MSG_HEARTBEAT:
+		return HEARTBEAT_SIZE;
+	case SYM_MSG_REQUEST:
+		if (m->u.request.budget_ns < 0 || m->u.request.budget_ns > HOUR_NS ||
+		    m->u.request.len > SYM_WIRE_MAX_PAYLOAD - REQUEST_FIXED)
+			return 0;
+		return REQUEST_FIXED + (size_t)m->u.request.len;
+	case SYM_MSG_META:
+		if (m->u.meta.budget_ns <= 0 || m->u.meta.budget_ns > HOUR_NS || m->u.meta.len > SYM_WIRE_MAX_PAYLOAD)
+			return 0;
+		return META_SIZE;
+	case SYM_MSG_PLAN:
+		if (m->u.plan.n < 1 || m->u.plan.n > SYM_WIRE_MAX_BATCH || m->u.plan.start_in_ns < 0 ||
+		    m->u.plan.start_in_ns > HOUR_NS)
+			return 0;
+		return PLAN_FIXED + (size_t)m->u.plan.n * SYM_WIRE_INPUT_SIZE;
+	case SYM_MSG_DONE:
+		if (m->u.done.status != SYM_WIRE_OK && m->u.done.status != SYM_WIRE_BACKEND_FAILED)
+			return 0;
+		return DONE_SIZE;
+	case SYM_MSG_RESULT:
+	case SYM_MSG_ANSWER: {
+		uint8_t st = m->type == SYM_MSG_RESULT ? m->u.result.status : m->u.answer.status;
+		uint32_t len = m->type == SYM_MSG_RESULT ? m->u.result.len : m->u.answer.len;
+		if (st >= SYM_WIRE_NSTATUS || (st != SYM_WIRE_OK && len) || len > SYM_WIRE_MAX_PAYLOAD - DATA_FIXED)
+			return 0;
+		return DATA_FIXED + (size_t)len;
+	}
+	case SYM_MSG_DROP:
+		return drop_reason_ok(m->u.drop.reason) ? DROP_SIZE : 0;
+	default:
+		return 0;
+	}
+}
+
+size_t sym_wire_size(const struct sym_msg *m)
+{
+	size_t p = payload_size(m);
+	return p ? SYM_WIRE_HEADER + p : 0;
+}
+
+size_t sym_wire_encode(const struct sym_msg *m, const struct sym_wire_input *inputs, const uint16_t *models,
+		       uint8_t *buf, size_t cap)
+{
+	size_t p = payload_size(m);
+	if (!p || SYM_WIRE_HEADER + p > cap)
+		return 0;
+	if (m->type == SYM_MSG_PLAN) {
+		if (!inputs)
+			return 0;
+		for (uint16_t i = 0; i < m->u.plan.n; i++)
+			if (inputs[i].len > SYM_WIRE_MAX_PAYLOAD)
+				return 0;
+	}
+	if (m->type == SYM_MSG_HELLO && m->u.hello.nmodels && !models)
+		return 0;
+	struct wr w = { buf };
+	put32(&w, SYM_WIRE_MAGIC);
+	put16(&w, SYM_WIRE_VERSION);
+	put16(&w, (uint16_t)m->type);
+	put32(&w, (uint32_t)p);
+	put32(&w, 0);
+	switch (m->type) {
+	case SYM_MSG_HELLO: {
+		size_t kl = strnlen(m->u.hello.kind, sizeof(m->u.hello.kind));
+		put8(&w, m->u.hello.role);
+		put32(&w, m->u.hello.id);
+		put8(&w, (uint8_t)kl);
+		putbytes(&w, m->u.hello.kind, kl);
+		put16(&w, m->u.hello.nmodels);
+		for (uint16_t i = 0; i < m->u.hello.nmodels; i++)
+			put16(&w, models[i]);
+		break;
+	}
+	case SYM_MSG_HEARTBEAT:
+		put32(&w, m->u.heartbeat.id);
+		put64(&w, m->u.heartbeat.seq);
+		break;
+	case SYM_MSG_REQUEST:
+		put64(&w, m->u.request.req_id);
+		put16(&w, m->u.request.model);
+		put64(&w, (uint64_t)m->u.request.budget_ns);
+		put32(&w, m->u.request.len);
+		putbytes(&w, m->u.request.data, m->u.request.len);
+		break;
+	case SYM_MSG_META:
+		put64(&w, m->u.meta.req_id);
+		put16(&w, m->u.meta.model);
+		put32(&w, m->u.meta.frontend);
+		put64(&w, (uint64_t)m->u.meta.budget_ns);
+		put64(&w, m->u.meta.addr);
+		put32(&w, m->u.meta.len);
+		put64(&w, m->u.meta.key);
+		break;
+	case SYM_MSG_PLAN:
+		put64(&w, m->u.plan.batch_id);
+		put32(&w, m->u.plan.gpu);
+		put16(&w, m->u.plan.model);
+		put64(&w, (uint64_t)m->u.plan.start_in_ns);
+		put16(&w, m->u.plan.n);
+		for (uint16_t i = 0; i < m->u.plan.n; i++) {
+			put32(&w, inputs[i].frontend);
+			put64(&w, inputs[i].req_id);
+			put64(&w, inputs[i].addr);
+			put32(&w, inputs[i].len);
+			put64(&w, inputs[i].key);
+		}
+		break;
+	case SYM_MSG_DONE:
+		put64(&w, m->u.done.batch_id);
+		put32(&w, m->u.done.gpu);
+		put8(&w, m->u.done.status);
+		break;
+	case SYM_MSG_RESULT:
+		put64(&w, m->u.result.req_id);
+		put8(&w, m->u.result.status);
+		put32(&w, m->u.result.len);
+		putbytes(&w, m->u.result.data, m->u.result.len);
+		break;
+	case SYM_MSG_ANSWER:
+		put64(&w, m->u.answer.req_id);
+		put8(&w, m->u.answer.status);
+		put32(&w, m->u.answer.len);
+		putbytes(&w, m->u.answer.data, m->u.answer.len);
+		break;
+	case SYM_MSG_DROP:
+		put64(&w, m->u.drop.req_id);
+		put8(&w, m->u.drop.reason);
+		break;
+	default:
+		return 0;
+	}
+	return (size_t)(w.p - buf);
+}
+
+#define BAD(...) (snprintf(err, errlen, __VA_ARGS__), -EPROTO)
+
+long sym_wire_decode(const uint8_t *buf, size_t len, struct sym_msg *m, char *err, size_t errlen)
+{
+	/* the header first: a wrong magic or version is refused as soon as its bytes are there */
+	struct rd r = { buf };
+	if (len >= 4 && get32(&r) != SYM_WIRE_MAGIC)
+		return BAD("bad magic (not a symphony peer, or a lost frame boundary)");
+	if (len >= 6) {
+		uint16_t v = get16(&r);
+		if (v != SYM_WIRE_VERSION)
+			return BAD("wire version %u, this symphony speaks %u", v, SYM_WIRE_VERSION);
+	}
+	if (len < SYM_WIRE_HEADER)
+		return 0;
+	uint16_t type = get16(&r);
+	uint32_t plen = get32(&r);
+	uint32_t flags = get32(&r);
+	if (type < SYM_MSG_HELLO || type >= SYM_MSG_NTYPES)
+		return BAD("unknown message type %u", type);
+	if (plen > SYM_WIRE_MAX_PAYLOAD)
+		return BAD("%s: payload of %u bytes, at most %u", sym_wire_type_name(type), plen, SYM_WIRE_MAX_PAYLOAD);
+	if (flags)
+		return BAD("%s: reserved flags 0x%x set", sym_wire_type_name(type), flags);
+	if (len < SYM_WIRE_HEADER + (size_t)plen)
+		return 0;
+	memset(m, 0, sizeof(*m));
+	m->type = (enum sym_msg_type)type;
+	const char *tn = sym_wire_type_name(type);
+	size_t want; /* the exact payload size implied by the fixed fields */
+	switch (type) {
+	case SYM_MSG_HELLO: {
+		if (plen < HELLO_FIXED)
+			return BAD("%s: payload of %u bytes, at least %d", tn, plen, HELLO_FIXED);
+		m->u.hello.role = get8(&r);
+		m->u.hello.id = get32(&r);
+		uint8_t kl = get8(&r);
+		if (!m->u.hello.role || m->u.hello.role >= SYM_ROLE_NROLES)
+			return BAD("%s: unknown role %u", tn, m->u.hello.role);
+		if (kl > SYM_WIRE_MAX_NAME || plen < HELLO_FIXED + (size_t)kl)
+			return BAD("%s: kind name of %u bytes does not fit", tn, kl);
+		for (uint8_t i = 0; i < kl; i++) {
+			uint8_t c = r.p[i];
+			if (c < 0x21 || c > 0x7e)
+				return BAD("%s: kind name byte %u is not printable", tn, i);
+			m->u.hello.kind[i] = (char)c;
+		}
+		r.p += kl;
+		m->u.hello.nmodels = get16(&r);
+		if (m->u.hello.nmodels > SYM_WIRE_MAX_MODELS)
+			return BAD("%s: %u models, at most %d", tn, m->u.hello.nmodels, SYM_WIRE_MAX_MODELS);
+		m->u.hello.models = r.p;
+		want = HELLO_FIXED + kl + 2 * (size_t)m->u.hello.nmodels;
+		break;
+	}
+	case SYM_MSG_HEARTBEAT:
+		if (plen != HEARTBEAT_SIZE)
+			return BAD("%s: payload of %u bytes, want %d", tn, plen, HEARTBEAT_SIZE);
+		m->u.heartbeat.id = get32(&r);
+		m->u.heartbeat.seq = get64(&r);
+		want = HEARTBEAT_SIZE;
+		break;
+	case SYM_MSG_REQUEST:
+		if (plen < REQUEST_FIXED)
+			return BAD("%s: payload of %u bytes, at least %d", tn, plen, REQUEST_FIXED);
+		m->u.request.req_id = get64(&r);
+		m->u.request.model = get16(&r);
+		m->u.request.budget_ns = (int64_t)get64(&r);
+		m->u.request.len = get32(&r);
+		m->u.request.data = r.p;
+		if (m->u.request.budget_ns < 0 || m->u.request.budget_ns > HOUR_NS)
+			return BAD("%s: deadline budget %lld ns is not within [0, 1 h]", tn,
+				   (long long)m->u.request.budget_ns);
+		want = REQUEST_FIXED + (size_t)m->u.request.len;
+		break;
+	case SYM_MSG_META:
+		if (plen != META_SIZE)
+			return BAD("%s: payload of %u bytes, want %d", tn, plen, META_SIZE);
+		m->u.meta.req_id = get64(&r);
+		m->u.meta.model = get16(&r);
+		m->u.meta.frontend = get32(&r);
+		m->u.meta.budget_ns = (int64_t)get64(&r);
+		m->u.meta.addr = get64(&r);
+		m->u.meta.len = get32(&r);
+		m->u.meta.key = get64(&r);
+		if (m->u.meta.budget_ns <= 0 || m->u.meta.budget_ns > HOUR_NS)
+			return BAD("%s: deadline budget %lld ns is not within (0, 1 h]", tn, (long long)m->u.meta.budget_ns);
+		if (m->u.meta.len > SYM_WIRE_MAX_PAYLOAD)
+			return BAD("%s: input of %u bytes, at most %u", tn, m->u.meta.len, SYM_WIRE_MAX_PAYLOAD);
+		want = META_SIZE;
+		break;
+	case SYM_MSG_PLAN:
+		if (plen < PLAN_FIXED)
+			return BAD("%s: payload of %u bytes, at least %d", tn, plen, PLAN_FIXED);
+		m->u.plan.batch_id = get64(&r);
+		m->u.plan.gpu = get32(&r);
+		m->u.plan.model = get16(&r);
+		m->u.plan.start_in_ns = (int64_t)get64(&r);
+		m->u.plan.n = get16(&r);
+		m->u.plan.inputs = r.p;
+		if (m->u.plan.n < 1 || m->u.plan.n > SYM_WIRE_MAX_BATCH)
+			return BAD("%s: %u inputs, want 1 to %d", tn, m->u.plan.n, SYM_WIRE_MAX_BATCH);
+		if (m->u.plan.start_in_ns < 0 || m->u.plan.start_in_ns > HOUR_NS)
+			return BAD("%s: start delay %lld ns is not within [0, 1 h]", tn, (long long)m->u.plan.start_in_ns);
+		want = PLAN_FIXED + (size_t)m->u.plan.n * SYM_WIRE_INPUT_SIZE;
+		if (want == plen) {
+			for (uint16_t i = 0; i < m->u.plan.n; i++) {
+				struct sym_wire_input in;
+				sym_wire_plan_input(m, i, &in);
+				if (in.len > SYM_WIRE_MAX_PAYLOAD)
+					return BAD("%s: input %u of %u bytes, at most %u", tn, i, in.len, SYM_WIRE_MAX_PAYLOAD);
+			}
+		}
+		break;
+	case SYM_MSG_DONE:
+		if (plen != DONE_SIZE)
+			return BAD("%s: payload of %u bytes, want %d", tn, plen, DONE_SIZE);
+		m->u.done.batch_id = get64(&r);
+		m->u.done.gpu = get32(&r);
+		m->u.done.status = get8(&r);
+		if (m->u.done.status != SYM_WIRE_OK && m->u.done.status != SYM_WIRE_BACKEND_FAILED)
+			return BAD("%s: status %u is neither ok nor failed", tn, m->u.done.status);
+		want = DONE_SIZE;
+		break;
+	case SYM_MSG_RESULT:
+	case SYM_MSG_ANSWER: {
+		if (plen < DATA_FIXED)
+			return BAD("%s: payload of %u bytes, at least %d", tn, plen, DATA_FIXED);
+		uint64_t id = get64(&r);
+		uint8_t st = get8(&r);
+		uint32_t dl = get32(&r);
+		if (st >= SYM_WIRE_NSTATUS)
+			return BAD("%s: unknown status %u", tn, st);
+		if (st != SYM_WIRE_OK && dl)
+			return BAD("%s: %u data bytes with status %s", tn, dl, sym_wire_status_name(st));
+		if (type == SYM_MSG_RESULT)
+			m->u.result.req_id = id, m->u.result.status = st, m->u.result.len = dl, m->u.result.data = r.p;
+		else
+			m->u.answer.req_id = id, m->u.answer.status = st, m->u.answer.len = dl, m->u.answer.data = r.p;
+		want = DATA_FIXED + (size_t)dl;
+		break;
+	}
+	case SYM_MSG_DROP:
+		if (plen != DROP_SIZE)
+			return BAD("%s: payload of %u bytes, want %d", tn, plen, DROP_SIZE);
+		m->u.drop.req_id = get64(&r);
+		m->u.drop.reason = get8(&r);
+		if (!drop_reason_ok(m->u.drop.reason))
+			return BAD("%s: reason %u is not a drop reason", tn, m->u.drop.reason);
+		want = DROP_SIZE;
+		break;
+	default:
+		return BAD("unknown message type %u", type);
+	}
+	if (want != plen)
+		return BAD("%s: payload of %u bytes, but its fields make %zu", tn, plen, want);
+	return (long)(SYM_WIRE_HEADER + plen);
+}
+
+void sym_wire_plan_input(const struct sym_msg *m, uint16_t i, struct sym_wire_input *out)
+{
+	struct rd r = { m->u.plan.inputs + (size_t)i * SYM_WIRE_INPUT_SIZE };
+	out->frontend = get32(&r);
+	out->req_id = get64(&r);
+	out->addr = get64(&r);
+	out->len = get32(&r);
+	out->key = get64(&r);
+}
+
+uint16_t sym_wire_hello_model(const struct sym_msg *m, uint16_t i)
+{
+	struct rd r = { m->u.hello.models + 2 * (size_t)i };
+	return get16(&r);
+}
+
+const char *sym_wire_type_name(int type)
+{
+	static const char *const names[] = { "?", "hello", "heartbeat", "request", "meta", "plan",
+					     "done", "result", "drop", "answer" };
+	return type > 0 && type < SYM_MSG_NTYPES ? names[type] : "?";
+}
+
+const char *sym_wire_status_name(int status)
+{
+	static const char *const names[] = { "ok", "dropped (deadline)", "dropped (early)", "backend failed",
+					     "frontend gone", "bad request" };
+	return status >= 0 && status < SYM_WIRE_NSTATUS ? names[status] : "?";
+}

@@ -1,0 +1,160 @@
+/* runtime/wire.h - the runtime's binary wire format.
+ *
+ * Every message is a 16-byte header followed by a payload:
+ *
+ *   offset 0  u32 magic   0x314d5953 ("SYM1" in little-endian byte order)
+ *          4  u16 version SYM_WIRE_VERSION
+ *          6  u16 type    enum sym_msg_type
+ *          8  u32 length  payload bytes, at most SYM_WIRE_MAX_PAYLOAD
+ *         12  u32 flags   0 (reserved)
+ *
+ * All integers are little-endian and written byte by byte (no struct
+ * layout on the wire). Each type's payload has an exact size, or an exact
+ * size given its counts, and every field is range-checked on decode: a
+ * message that is not exactly well-formed is rejected with a reason, never
+ * partly accepted. Variable parts (plan inputs, model lists, data bytes) are
+ * not copied: the decoded message points into the caller's buffer.
+ *
+ * Times on the wire are relative durations in nanoseconds (a request's
+ * remaining budget, a plan's start delay), never absolute clock readings, so
+ * processes on different hosts need no common clock.
+ *
+ * Thread safety: the functions are pure; buffers belong to the caller.
+ */
+#ifndef SYM_WIRE_H
+#define SYM_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SYM_WIRE_MAGIC 0x314d5953u
+#define SYM_WIRE_VERSION 1
+#define SYM_WIRE_HEADER 16
+#define SYM_WIRE_MAX_PAYLOAD (1u << 20) /* 1 MiB: inputs and outputs travel inline for clients */
+#define SYM_WIRE_MAX_BATCH 1024         /* inputs in one plan */
+#define SYM_WIRE_MAX_MODELS 1024        /* models in one hello */
+#define SYM_WIRE_MAX_NAME 63            /* bytes of a name (kind, peer) */
+
+enum sym_msg_type {
+	SYM_MSG_HELLO = 1,    /* any peer -> schedd / frontend: who it is */
+	SYM_MSG_HEARTBEAT,    /* peer -> schedd: alive */
+	SYM_MSG_REQUEST,      /* client -> frontend: an inference request with its input */
+	SYM_MSG_META,         /* frontend -> schedd: a request's metadata and where its input lies */
+	SYM_MSG_PLAN,         /* schedd -> backend: a batch to run */
+	SYM_MSG_DONE,         /* backend -> schedd: a batch finished (or failed) */
+	SYM_MSG_RESULT,       /* backend -> frontend: one request's output */
+	SYM_MSG_DROP,         /* schedd -> frontend: a request dropped, and why */
+	SYM_MSG_ANSWER,       /* frontend -> client: the output, or why there is none */
+	SYM_MSG_NTYPES
+};
+
+enum sym_role { SYM_ROLE_SCHEDD = 1, SYM_ROLE_FRONTEND, SYM_ROLE_BACKEND, SYM_ROLE_CLIENT, SYM_ROLE_NROLES };
+
+/* Why a request got no output (ANSWER.status, DROP.reason, RESULT.status). */
+enum sym_wire_status {
+	SYM_WIRE_OK = 0,
+	SYM_WIRE_DROPPED_EXPIRED,  /* its deadline could no longer be met */
+	SYM_WIRE_DROPPED_EARLY,    /* early drop: shed to keep the batch on time */
+	SYM_WIRE_BACKEND_FAILED,   /* its backend stopped answering */
+	SYM_WIRE_FRONTEND_GONE,    /* its frontend disappeared (schedd side) */
+	SYM_WIRE_BAD_REQUEST,      /* unknown model, input too large */
+	SYM_WIRE_NSTATUS
+};
+
+/* One input of a plan: which frontend holds it and where, for an RMA read. */
+struct sym_wire_input {
+	uint32_t frontend;
+	uint64_t req_id;
+	uint64_t addr;   /* the frontend's address (or offset) of the input */
+	uint32_t len;    /* bytes */
+	uint64_t key;    /* the frontend's memory registration key */
+};
+#define SYM_WIRE_INPUT_SIZE 32
+
+struct sym_msg {
+	enum sym_msg_type type;
+	union {
+		struct {
+			uint8_t role;           /* enum sym_role */
+			uint32_t id;            /* frontend or backend id (0 for schedd, clients) */
+			char kind[SYM_WIRE_MAX_NAME + 1]; /* backend GPU kind, or "" */
+			uint16_t nmodels;       /* backend: the models it has loaded */
+			const uint8_t *models;  /* nmodels u16 model ids (little-endian), into the buffer */
+		} hello;
+		struct {
+			uint32_t id;
+			uint64_t seq;
+		} heartbeat;
+		struct {
+			uint64_t req_id;        /* the client's id, unique per client connection */
+			uint16_t model;
+			int64_t budget_ns;      /* > 0: deadline override (remaining time), 0: the model's SLO */
+			uint32_t len;
+			const uint8_t *data;    /* the input, into the buffer */
+		} request;
+		struct {
+			uint64_t req_id;        /* the frontend's id, unique per frontend */
+			uint16_t model;
+			uint32_t frontend;
+			int64_t budget_ns;      /* remaining time to the deadline when sent, > 0 */
+			uint64_t addr;
+			uint32_t len;
+			uint64_t key;
+		} meta;
+		struct {
+			uint64_t batch_id;
+			uint32_t gpu;
+			uint16_t model;
+			int64_t start_in_ns;    /* start this long after receipt (>= 0) */
+			uint16_t n;             /* 1..SYM_WIRE_MAX_BATCH */
+			const uint8_t *inputs;  /* n encoded inputs; read with sym_wire_plan_input */
+		} plan;
+		struct {
+			uint64_t batch_id;
+			uint32_t gpu;
+			uint8_t status;         /* SYM_WIRE_OK or SYM_WIRE_BACKEND_FAILED */
+		} done;
+		struct {
+			uint64_t req_id;
+			uint8_t status;
+			uint32_t len;
+			const uint8_t *data;
+		} result;
+		struct {
+			uint64_t req_id;
+			uint8_t reason;         /* a SYM_WIRE_DROPPED_* or SYM_WIRE_BACKEND_FAILED */
+		} drop;
+		struct {
+			uint64_t req_id;
+			uint8_t status;
+			uint32_t len;
+			const uint8_t *data;    /* the output when status is OK */
+		} answer;
+	} u;
+};
+
+/* The encoded size of m (header included), or 0 when m is out of bounds. */
+size_t sym_wire_size(const struct sym_msg *m);
+
+/* Encodes m into buf. For a plan, inputs[0..n) are the inputs (m->u.plan.inputs is ignored);
+ * for a hello, models[0..nmodels) the model ids. Returns the bytes written, or 0 when m is out of
+ * bounds or cap is too small. */
+size_t sym_wire_encode(const struct sym_msg *m, const struct sym_wire_input *inputs, const uint16_t *models,
+		       uint8_t *buf, size_t cap);
+
+/* Decodes the message at the start of buf[0..len). Returns the message's size (> 0) with *m
+ * filled; 0 when buf holds only part of a message (read more); or -EPROTO when it is malformed,
+ * with the reason in err. After -EPROTO the stream cannot be resynchronised: close it. */
+long sym_wire_decode(const uint8_t *buf, size_t len, struct sym_msg *m, char *err, size_t errlen);
+
+/* Plan input i (i < n) of a decoded plan. */
+void sym_wire_plan_input(const struct sym_msg *m, uint16_t i, struct sym_wire_input *out);
+
+/* Model i (i < nmodels) of a decoded hello. */
+uint16_t sym_wire_hello_model(const struct sym_msg *m, uint16_t i);
+
+const char *sym_wire_type_name(int type);
+const char *sym_wire_status_name(int status);
+
+#endif

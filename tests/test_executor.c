@@ -1,0 +1,131 @@
+/* tests/test_executor.c - the emulated executor and the runtime clock.
+ *
+ *   - a batch of b holds the executor for l(b) of the profile: never less, and over 20 runs the
+ *     median overshoot is under 100 us (it sleeps, then spins the last 200 us);
+ *   - a batch starts no earlier than its planned start, and close to it;
+ *   - each output is the digest of its input;
+ *   - unknown models, bad batch sizes and small output buffers are refused with a message.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/executor.h"
+#include "testutil.h"
+
+static int cmp_time(const void *a, const void *b)
+{
+	sym_time x = *(const sym_time *)a, y = *(const sym_time *)b;
+	return (x > y) - (x < y);
+}
+
+struct io_bufs {
+	unsigned char in[8][16];
+	const void *inputs[8];
+	uint32_t lens[8];
+	unsigned char out[8][16];
+	void *outputs[8];
+	uint32_t out_lens[8];
+	struct sym_batch_io io;
+};
+
+static void make_io(struct io_bufs *b, int n)
+{
+	for (int i = 0; i < 8; i++) {
+		for (int k = 0; k < 16; k++)
+			b->in[i][k] = (unsigned char)(i * 31 + k);
+		b->inputs[i] = b->in[i];
+		b->lens[i] = 16;
+		b->outputs[i] = b->out[i];
+	}
+	b->io = (struct sym_batch_io){ n, b->inputs, b->lens, b->outputs, 16, b->out_lens };
+}
+
+static void test_timing(void **state)
+{
+	(void)state;
+	struct sym_profile p;
+	assert_int_equal(sym_profile_init_linear(&p, "m", 0.5, 2.0, 8), 0); /* l(4) = 4 ms */
+	struct sym_executor *x = sym_executor_emulated(0);
+	assert_non_null(x);
+	assert_string_equal(x->ops->name, "emulated");
+	char err[256];
+	assert_int_equal(x->ops->load(x, 3, &p, err, sizeof(err)), 0);
+	struct io_bufs b;
+	make_io(&b, 4);
+	sym_time over[20], late[20];
+	for (int r = 0; r < 20; r++) {
+		sym_time start = sym_monotonic_ns() + 1 * SYM_MS, began, ended;
+		assert_int_equal(x->ops->run(x, 3, &b.io, start, &began, &ended, err, sizeof(err)), 0);
+		assert_true(began >= start);
+		assert_true(ended - began >= p.lat[4]);
+		over[r] = ended - began - p.lat[4];
+		late[r] = began - start;
+	}
+	qsort(over, 20, sizeof(sym_time), cmp_time);
+	qsort(late, 20, sizeof(sym_time), cmp_time);
+	print_message("emulated l(4) = 4 ms: overshoot median %lld ns, max %lld ns; start lateness median %lld ns\n",
+		      (long long)over[10], (long long)over[19], (long long)late[10]);
+	assert_true(over[10] < 100 * SYM_US);
+	assert_true(late[10] < 100 * SYM_US);
+	/* outputs: the digest of each input */
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(b.out_lens[i], SYM_EXEC_OUTPUT);
+		uint64_t h = sym_exec_digest(b.in[i], 16), got = 0;
+		for (int k = 0; k < 8; k++)
+			got |= (uint64_t)b.out[i][k] << (8 * k);
+		assert_true(got == h);
+	}
+	/* a start in the past runs at once */
+	sym_time began, ended, t0 = sym_monotonic_ns();
+	assert_int_equal(x->ops->run(x, 3, &b.io, t0 - SYM_S, &began, &ended, err, sizeof(err)), 0);
+	assert_true(began - t0 < 5 * SYM_MS);
+	x->ops->destroy(x);
+	sym_profile_finish(&p);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	struct sym_profile p;
+	assert_int_equal(sym_profile_init_linear(&p, "m", 0.1, 0.1, 4), 0);
+	struct sym_executor *x = sym_executor_emulated(50 * SYM_US);
+	char err[256];
+	assert_int_equal(x->ops->load(x, -1, &p, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "model id -1");
+	assert_int_equal(x->ops->load(x, 0, &p, err, sizeof(err)), 0);
+	struct io_bufs b;
+	sym_time began, ended, now = sym_monotonic_ns();
+	make_io(&b, 2);
+	assert_int_equal(x->ops->run(x, 1, &b.io, now, &began, &ended, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "model 1 is not loaded");
+	make_io(&b, 5);
+	assert_int_equal(x->ops->run(x, 0, &b.io, now, &began, &ended, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "batch of 5");
+	make_io(&b, 0);
+	assert_int_equal(x->ops->run(x, 0, &b.io, now, &began, &ended, err, sizeof(err)), -EINVAL);
+	make_io(&b, 2);
+	b.io.out_cap = 4;
+	assert_int_equal(x->ops->run(x, 0, &b.io, now, &began, &ended, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "output buffers of 4 bytes");
+	x->ops->destroy(x);
+	sym_profile_finish(&p);
+	/* the digest is FNV-1a 64 */
+	assert_true(sym_exec_digest("", 0) == 0xcbf29ce484222325ull);
+	assert_true(sym_exec_digest("a", 1) == 0xaf63dc4c8601ec8cull);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_timing),
+		cmocka_unit_test(test_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

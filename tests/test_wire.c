@@ -1,0 +1,434 @@
+/* tests/test_wire.c - the runtime's wire format (runtime/wire.h).
+ *
+ *   - every message type round-trips field for field, and its encoded size is sym_wire_size;
+ *   - every strict prefix of every message decodes as "incomplete" (0), never as a message or an
+ *     error, except that a wrong magic or version is refused as soon as its bytes arrive;
+ *   - every bound is enforced on decode (magic, version, type, payload size, flags, role, name,
+ *     counts, budgets, statuses, inconsistent lengths, trailing bytes) with a reason naming it;
+ *   - encode refuses out-of-bounds messages and short buffers;
+ *   - two messages back to back decode one after the other;
+ *   - a deterministic fuzz of random byte flips never crashes and never reads out of bounds
+ *     (run under ASan in CI).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/wire.h"
+#include "testutil.h"
+
+static uint8_t buf[1 << 16];
+
+static const struct sym_wire_input INPUTS[3] = {
+	{ 1, 100, 0x1000, 150000, 0xabcdef0123456789ull },
+	{ 2, 101, 0x2000, 1, 7 },
+	{ 1, 102, 0xffffffffffffffffull, 0, 0 },
+};
+static const uint16_t MODELS[3] = { 0, 5, 65535 };
+static const uint8_t DATA[5] = { 1, 2, 3, 0, 255 };
+
+/* One of each type, with values that exercise every byte of every field. */
+static struct sym_msg sample(int type)
+{
+	struct sym_msg m;
+	memset(&m, 0, sizeof(m));
+	m.type = (enum sym_msg_type)type;
+	switch (type) {
+	case SYM_MSG_HELLO:
+		m.u.hello.role = SYM_ROLE_BACKEND;
+		m.u.hello.id = 0xdeadbeef;
+		strcpy(m.u.hello.kind, "a100");
+		m.u.hello.nmodels = 3;
+		break;
+	case SYM_MSG_HEARTBEAT:
+		m.u.heartbeat.id = 7;
+		m.u.heartbeat.seq = 0x0102030405060708ull;
+		break;
+	case SYM_MSG_REQUEST:
+		m.u.request.req_id = 42;
+		m.u.request.model = 3;
+		m.u.request.budget_ns = 25000000;
+		m.u.request.len = sizeof(DATA);
+		m.u.request.data = DATA;
+		break;
+	case SYM_MSG_META:
+		m.u.meta.req_id = 0x8000000000000001ull;
+		m.u.meta.model = 65535;
+		m.u.meta.frontend = 2;
+		m.u.meta.budget_ns = 24999999;
+		m.u.meta.addr = 0x7fff00001234ull;
+		m.u.meta.len = 150000;
+		m.u.meta.key = 99;
+		break;
+	case SYM_MSG_PLAN:
+		m.u.plan.batch_id = 5;
+		m.u.plan.gpu = 3;
+		m.u.plan.model = 1;
+		m.u.plan.start_in_ns = 1500000;
+		m.u.plan.n = 3;
+		break;
+	case SYM_MSG_DONE:
+		m.u.done.batch_id = 5;
+		m.u.done.gpu = 3;
+		m.u.done.status = SYM_WIRE_BACKEND_FAILED;
+		break;
+	case SYM_MSG_RESULT:
+		m.u.result.req_id = 100;
+		m.u.result.status = SYM_WIRE_OK;
+		m.u.result.len = sizeof(DATA);
+		m.u.result.data = DATA;
+		break;
+	case SYM_MSG_DROP:
+		m.u.drop.req_id = 101;
+		m.u.drop.reason = SYM_WIRE_DROPPED_EARLY;
+		break;
+	case SYM_MSG_ANSWER:
+		m.u.answer.req_id = 42;
+		m.u.answer.status = SYM_WIRE_DROPPED_EXPIRED;
+		break;
+	}
+	return m;
+}
+
+static size_t enc(const struct sym_msg *m)
+{
+	size_t n = sym_wire_encode(m, INPUTS, MODELS, buf, sizeof(buf));
+	assert_true(n >= SYM_WIRE_HEADER);
+	assert_int_equal(n, sym_wire_size(m));
+	return n;
+}
+
+static void test_round_trip(void **state)
+{
+	(void)state;
+	for (int t = SYM_MSG_HELLO; t < SYM_MSG_NTYPES; t++) {
+		struct sym_msg m = sample(t), d;
+		size_t n = enc(&m);
+		char err[256] = "";
+		assert_int_equal(sym_wire_decode(buf, n, &d, err, sizeof(err)), (long)n);
+		assert_int_equal(d.type, t);
+		switch (t) {
+		case SYM_MSG_HELLO:
+			assert_int_equal(d.u.hello.role, SYM_ROLE_BACKEND);
+			assert_int_equal(d.u.hello.id, 0xdeadbeef);
+			assert_string_equal(d.u.hello.kind, "a100");
+			assert_int_equal(d.u.hello.nmodels, 3);
+			for (uint16_t i = 0; i < 3; i++)
+				assert_int_equal(sym_wire_hello_model(&d, i), MODELS[i]);
+			break;
+		case SYM_MSG_HEARTBEAT:
+			assert_int_equal(d.u.heartbeat.id, 7);
+			assert_true(d.u.heartbeat.seq == 0x0102030405060708ull);
+			break;
+		case SYM_MSG_REQUEST:
+			assert_int_equal(d.u.request.req_id, 42);
+			assert_int_equal(d.u.request.model, 3);
+			assert_true(d.u.request.budget_ns == 25000000);
+			assert_int_equal(d.u.request.len, sizeof(DATA));
+			assert_memory_equal(d.u.request.data, DATA, sizeof(DATA));
+			break;
+		case SYM_MSG_META:
+			assert_true(d.u.meta.req_id == 0x8000000000000001ull);
+			assert_int_equal(d.u.meta.model, 65535);
+			assert_int_equal(d.u.meta.frontend, 2);
+			assert_true(d.u.meta.budget_ns == 24999999);
+			assert_true(d.u.meta.addr == 0x7fff00001234ull);
+			assert_int_equal(d.u.meta.len, 150000);
+			assert_int_equal(d.u.meta.key, 99);
+			break;
+		case SYM_MSG_PLAN:
+			assert_int_equal(d.u.plan.batch_id, 5);
+			assert_int_equal(d.u.plan.gpu, 3);
+			assert_int_equal(d.u.plan.model, 1);
+			assert_true(d.u.plan.start_in_ns == 1500000);
+			assert_int_equal(d.u.plan.n, 3);
+			for (uint16_t i = 0; i < 3; i++) {
+				struct sym_wire_input in;
+				sym_wire_plan_input(&d, i, &in);
+				assert_int_equal(in.frontend, INPUTS[i].frontend);
+				assert_true(in.req_id == INPUTS[i].req_id);
+				assert_true(in.addr == INPUTS[i].addr);
+				assert_int_equal(in.len, INPUTS[i].len);
+				assert_true(in.key == INPUTS[i].key);
+			}
+			break;
+		case SYM_MSG_DONE:
+			assert_int_equal(d.u.done.batch_id, 5);
+			assert_int_equal(d.u.done.gpu, 3);
+			assert_int_equal(d.u.done.status, SYM_WIRE_BACKEND_FAILED);
+			break;
+		case SYM_MSG_RESULT:
+			assert_int_equal(d.u.result.req_id, 100);
+			assert_int_equal(d.u.result.status, SYM_WIRE_OK);
+			assert_memory_equal(d.u.result.data, DATA, sizeof(DATA));
+			break;
+		case SYM_MSG_DROP:
+			assert_int_equal(d.u.drop.req_id, 101);
+			assert_int_equal(d.u.drop.reason, SYM_WIRE_DROPPED_EARLY);
+			break;
+		case SYM_MSG_ANSWER:
+			assert_int_equal(d.u.answer.req_id, 42);
+			assert_int_equal(d.u.answer.status, SYM_WIRE_DROPPED_EXPIRED);
+			assert_int_equal(d.u.answer.len, 0);
+			break;
+		}
+	}
+	/* the header bytes are exactly as documented */
+	struct sym_msg m = sample(SYM_MSG_DROP);
+	enc(&m);
+	const uint8_t head[16] = { 'S', 'Y', 'M', '1', 1, 0, SYM_MSG_DROP, 0, 9, 0, 0, 0, 0, 0, 0, 0 };
+	assert_memory_equal(buf, head, 16);
+}
+
+static void test_truncation(void **state)
+{
+	(void)state;
+	for (int t = SYM_MSG_HELLO; t < SYM_MSG_NTYPES; t++) {
+		struct sym_msg m = sample(t), d;
+		size_t n = enc(&m);
+		for (size_t k = 0; k < n; k++) {
+			char err[256] = "";
+			long rc = sym_wire_decode(buf, k, &d, err, sizeof(err));
+			if (rc != 0) {
+				print_error("%s cut to %zu of %zu bytes: got %ld (%s), want 0 (incomplete)\n",
+					    sym_wire_type_name(t), k, n, rc, err);
+				fail();
+			}
+		}
+	}
+}
+
+/* Sets the little-endian field at off of the encoded message. */
+static void poke(size_t off, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		buf[off + (size_t)i] = (uint8_t)(v >> (8 * i));
+}
+
+static void expect_bad(size_t n, const char *msg)
+{
+	struct sym_msg d;
+	char err[256] = "";
+	long rc = sym_wire_decode(buf, n, &d, err, sizeof(err));
+	if (rc != -EPROTO) {
+		print_error("want -EPROTO ('%s'), got %ld\n", msg, rc);
+		fail();
+	}
+	assert_contains(err, msg);
+}
+
+static void test_bounds(void **state)
+{
+	(void)state;
+	struct sym_msg m;
+	size_t n;
+#define FRESH(t) (m = sample(t), n = enc(&m))
+	FRESH(SYM_MSG_DROP);
+	buf[0] = 'X';
+	expect_bad(n, "bad magic");
+	expect_bad(4, "bad magic"); /* refused as soon as the magic is there */
+	FRESH(SYM_MSG_DROP);
+	poke(4, 2, 2);
+	expect_bad(6, "wire version 2");
+	FRESH(SYM_MSG_DROP);
+	poke(6, 0, 2);
+	expect_bad(n, "unknown message type 0");
+	poke(6, SYM_MSG_NTYPES, 2);
+	expect_bad(n, "unknown message type");
+	FRESH(SYM_MSG_DROP);
+	poke(8, SYM_WIRE_MAX_PAYLOAD + 1, 4);
+	expect_bad(16, "at most");
+	FRESH(SYM_MSG_DROP);
+	poke(12, 1, 4);
+	expect_bad(n, "reserved flags");
+	/* fixed-size payloads: one byte more or less */
+	int fixed[] = { SYM_MSG_HEARTBEAT, SYM_MSG_META, SYM_MSG_DONE, SYM_MSG_DROP };
+	for (size_t i = 0; i < 4; i++) {
+		FRESH(fixed[i]);
+		uint32_t plen = (uint32_t)(n - 16);
+		poke(8, plen + 1, 4);
+		buf[n] = 0;
+		expect_bad(n + 1, "want");
+		poke(8, plen - 1, 4);
+		expect_bad(n - 1, "want");
+	}
+	/* trailing bytes after a variable message's fields */
+	int var[] = { SYM_MSG_HELLO, SYM_MSG_REQUEST, SYM_MSG_PLAN, SYM_MSG_RESULT, SYM_MSG_ANSWER };
+	for (size_t i = 0; i < 5; i++) {
+		FRESH(var[i]);
+		poke(8, n - 16 + 1, 4);
+		buf[n] = 0;
+		expect_bad(n + 1, "but its fields make");
+	}
+	/* hello */
+	FRESH(SYM_MSG_HELLO);
+	buf[16] = 0;
+	expect_bad(n, "unknown role 0");
+	buf[16] = SYM_ROLE_NROLES;
+	expect_bad(n, "unknown role");
+	FRESH(SYM_MSG_HELLO);
+	buf[21] = 64; /* kind length */
+	expect_bad(n, "kind name of 64 bytes");
+	FRESH(SYM_MSG_HELLO);
+	buf[23] = 0x07; /* a kind byte */
+	expect_bad(n, "not printable");
+	FRESH(SYM_MSG_HELLO);
+	poke(26, SYM_WIRE_MAX_MODELS + 1, 2); /* nmodels after "a100" */
+	expect_bad(n, "models, at most");
+	poke(26, 4, 2); /* one more model than there are bytes */
+	expect_bad(n, "but its fields make");
+	/* request */
+	FRESH(SYM_MSG_REQUEST);
+	poke(26, (uint64_t)-1, 8);
+	expect_bad(n, "deadline budget");
+	FRESH(SYM_MSG_REQUEST);
+	poke(34, 1000, 4);
+	expect_bad(n, "but its fields make");
+	/* meta */
+	FRESH(SYM_MSG_META);
+	poke(30, 0, 8);
+	expect_bad(n, "deadline budget 0");
+	poke(30, 3600000000001ull, 8);
+	expect_bad(n, "deadline budget");
+	FRESH(SYM_MSG_META);
+	poke(46, SYM_WIRE_MAX_PAYLOAD + 1, 4);
+	expect_bad(n, "input of");
+	/* plan */
+	FRESH(SYM_MSG_PLAN);
+	poke(38, 0, 2);
+	expect_bad(n, "0 inputs");
+	poke(38, SYM_WIRE_MAX_BATCH + 1, 2);
+	expect_bad(n, "inputs, want 1 to");
+	poke(38, 4, 2);
+	expect_bad(n, "but its fields make");
+	FRESH(SYM_MSG_PLAN);
+	poke(30, (uint64_t)-5, 8);
+	expect_bad(n, "start delay");
+	FRESH(SYM_MSG_PLAN);
+	poke(40 + 32 + 20, SYM_WIRE_MAX_PAYLOAD + 1, 4); /* input 1's length */
+	expect_bad(n, "input 1 of");
+	/* done, result, drop, answer */
+	FRESH(SYM_MSG_DONE);
+	buf[28] = SYM_WIRE_DROPPED_EARLY;
+	expect_bad(n, "neither ok nor failed");
+	FRESH(SYM_MSG_RESULT);
+	buf[24] = SYM_WIRE_NSTATUS;
+	expect_bad(n, "unknown status");
+	buf[24] = SYM_WIRE_BACKEND_FAILED;
+	expect_bad(n, "data bytes with status");
+	FRESH(SYM_MSG_DROP);
+	buf[24] = SYM_WIRE_OK;
+	expect_bad(n, "not a drop reason");
+	buf[24] = SYM_WIRE_BAD_REQUEST;
+	expect_bad(n, "not a drop reason");
+#undef FRESH
+}
+
+static void test_encode_refuses(void **state)
+{
+	(void)state;
+	struct sym_msg m = sample(SYM_MSG_PLAN);
+	m.u.plan.n = 0;
+	assert_int_equal(sym_wire_size(&m), 0);
+	assert_int_equal(sym_wire_encode(&m, INPUTS, NULL, buf, sizeof(buf)), 0);
+	m.u.plan.n = SYM_WIRE_MAX_BATCH + 1;
+	assert_int_equal(sym_wire_encode(&m, INPUTS, NULL, buf, sizeof(buf)), 0);
+	m = sample(SYM_MSG_PLAN);
+	assert_int_equal(sym_wire_encode(&m, NULL, NULL, buf, sizeof(buf)), 0); /* no inputs */
+	m = sample(SYM_MSG_META);
+	m.u.meta.budget_ns = 0;
+	assert_int_equal(sym_wire_encode(&m, NULL, NULL, buf, sizeof(buf)), 0);
+	m = sample(SYM_MSG_DROP);
+	m.u.drop.reason = SYM_WIRE_OK;
+	assert_int_equal(sym_wire_encode(&m, NULL, NULL, buf, sizeof(buf)), 0);
+	m = sample(SYM_MSG_ANSWER);
+	m.u.answer.len = 3; /* data with a failure status */
+	m.u.answer.data = DATA;
+	assert_int_equal(sym_wire_encode(&m, NULL, NULL, buf, sizeof(buf)), 0);
+	m = sample(SYM_MSG_HELLO);
+	m.u.hello.role = 0;
+	assert_int_equal(sym_wire_encode(&m, NULL, MODELS, buf, sizeof(buf)), 0);
+	m = sample(SYM_MSG_HELLO);
+	assert_int_equal(sym_wire_encode(&m, NULL, NULL, buf, sizeof(buf)), 0); /* no model list */
+	m = sample(SYM_MSG_DROP);
+	assert_int_equal(sym_wire_encode(&m, NULL, NULL, buf, SYM_WIRE_HEADER + 8), 0); /* one byte short */
+	assert_int_equal(sym_wire_encode(&m, NULL, NULL, buf, SYM_WIRE_HEADER + 9), SYM_WIRE_HEADER + 9);
+	m.type = SYM_MSG_NTYPES;
+	assert_int_equal(sym_wire_size(&m), 0);
+}
+
+static void test_stream(void **state)
+{
+	(void)state;
+	/* two messages back to back, then a third cut short */
+	struct sym_msg a = sample(SYM_MSG_META), b = sample(SYM_MSG_PLAN), c = sample(SYM_MSG_HEARTBEAT), d;
+	size_t na = sym_wire_encode(&a, NULL, NULL, buf, sizeof(buf));
+	size_t nb = sym_wire_encode(&b, INPUTS, NULL, buf + na, sizeof(buf) - na);
+	size_t nc = sym_wire_encode(&c, NULL, NULL, buf + na + nb, sizeof(buf) - na - nb);
+	size_t total = na + nb + nc - 1;
+	char err[128];
+	assert_int_equal(sym_wire_decode(buf, total, &d, err, sizeof(err)), (long)na);
+	assert_int_equal(d.type, SYM_MSG_META);
+	assert_int_equal(sym_wire_decode(buf + na, total - na, &d, err, sizeof(err)), (long)nb);
+	assert_int_equal(d.type, SYM_MSG_PLAN);
+	assert_int_equal(sym_wire_decode(buf + na + nb, total - na - nb, &d, err, sizeof(err)), 0);
+}
+
+static void test_fuzz(void **state)
+{
+	(void)state;
+	/* flip random bytes of valid messages: decode must return 0, a size, or -EPROTO, and a
+	 * decoded message must lie inside the bytes given (ASan checks the reads) */
+	uint64_t x = 88172645463325252ull;
+	int accepted = 0, refused = 0;
+	for (int iter = 0; iter < 20000; iter++) {
+		struct sym_msg m = sample(SYM_MSG_HELLO + iter % (SYM_MSG_NTYPES - 1)), d;
+		size_t n = enc(&m);
+		uint8_t *copy = malloc(n); /* exactly n bytes: any over-read is caught */
+		assert_non_null(copy);
+		memcpy(copy, buf, n);
+		for (int f = 0; f < 3; f++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			copy[x % n] ^= (uint8_t)(x >> 32);
+		}
+		char err[256];
+		long rc = sym_wire_decode(copy, n, &d, err, sizeof(err));
+		assert_true(rc == 0 || rc == -EPROTO || (rc >= SYM_WIRE_HEADER && (size_t)rc <= n));
+		if (rc > 0) {
+			accepted++;
+			/* a message that decodes re-encodes to the same bytes */
+			struct sym_wire_input in[SYM_WIRE_MAX_BATCH];
+			uint16_t models[SYM_WIRE_MAX_MODELS];
+			for (uint16_t i = 0; d.type == SYM_MSG_PLAN && i < d.u.plan.n; i++)
+				sym_wire_plan_input(&d, i, &in[i]);
+			for (uint16_t i = 0; d.type == SYM_MSG_HELLO && i < d.u.hello.nmodels; i++)
+				models[i] = sym_wire_hello_model(&d, i);
+			static uint8_t again[1 << 16];
+			assert_int_equal(sym_wire_encode(&d, in, models, again, sizeof(again)), (size_t)rc);
+			assert_memory_equal(again, copy, (size_t)rc);
+		} else if (rc < 0) {
+			refused++;
+		}
+		free(copy);
+	}
+	assert_true(accepted > 100 && refused > 100);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_truncation),
+		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_encode_refuses),
+		cmocka_unit_test(test_stream),
+		cmocka_unit_test(test_fuzz),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
