@@ -472,18 +472,7 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 			rc = rc == -EPROTO ? EXIT_INTERNAL : rc == -EINVAL ? EXIT_USAGE : 1;
 		} else {
 			cJSON *extra = cJSON_CreateObject();
-			cJSON_AddNumberToObject(extra, "goodput_rps", g.goodput_rps);
-			cJSON_AddNumberToObject(extra, "upper_bound_rps", g.upper_bound_rps);
-			cJSON *steps = cJSON_AddArrayToObject(extra, "search");
-			for (size_t i = 0; i < g.nsteps; i++) {
-				cJSON *s = cJSON_CreateObject();
-				cJSON_AddNumberToObject(s, "rate", g.steps[i].rate);
-				cJSON_AddNumberToObject(s, "bad_rate", g.steps[i].bad_rate);
-				cJSON_AddBoolToObject(s, "ok", g.steps[i].ok);
-				if (g.steps[i].stopped_early)
-					cJSON_AddBoolToObject(s, "stopped_early", true);
-				cJSON_AddItemToArray(steps, s);
-			}
+			sym_goodput_add_json(extra, &g);
 			if (g.scale > 0) {
 				rc = run_outputs(&cli, &e, g.scale, "goodput", extra, g.have_run ? &g.run : NULL);
 			} else {

@@ -194,6 +194,22 @@ void sym_outfile_abort(struct sym_outfile *o)
 	}
 }
 
+void sym_goodput_add_json(cJSON *obj, const struct sym_goodput *g)
+{
+	cJSON_AddNumberToObject(obj, "goodput_rps", g->goodput_rps);
+	cJSON_AddNumberToObject(obj, "upper_bound_rps", g->upper_bound_rps);
+	cJSON *steps = cJSON_AddArrayToObject(obj, "search");
+	for (size_t i = 0; i < g->nsteps; i++) {
+		cJSON *s = cJSON_CreateObject();
+		cJSON_AddNumberToObject(s, "rate", g->steps[i].rate);
+		cJSON_AddNumberToObject(s, "bad_rate", g->steps[i].bad_rate);
+		cJSON_AddBoolToObject(s, "ok", g->steps[i].ok);
+		if (g->steps[i].stopped_early)
+			cJSON_AddBoolToObject(s, "stopped_early", true);
+		cJSON_AddItemToArray(steps, s);
+	}
+}
+
 int sym_write_json(const char *path, const cJSON *doc, char *err, size_t errlen)
 {
 	char *text = cJSON_Print(doc);

@@ -15,9 +15,13 @@
 
 #include "sim/config.h"
 #include "sim/engine.h"
+#include "sim/goodput.h"
 
 /* The result object of one run (command: "sim", "goodput", ...). */
 cJSON *sym_result_json(const char *command, const struct sym_experiment *e, const struct sym_run_result *r);
+
+/* Adds a goodput search's goodput_rps, upper_bound_rps and steps ("search") to obj. */
+void sym_goodput_add_json(cJSON *obj, const struct sym_goodput *g);
 
 /* The human-readable table of one run. */
 void sym_result_print(FILE *f, const char *command, const struct sym_experiment *e,

@@ -303,20 +303,8 @@ int sym_grid_run_point(const struct sym_grid *g, size_t i, bool per_model, cJSON
 		}
 		if (!rc) {
 			doc = sym_result_json("goodput", &e, &gp.run);
-			if (doc) {
-				cJSON_AddNumberToObject(doc, "goodput_rps", gp.goodput_rps);
-				cJSON_AddNumberToObject(doc, "upper_bound_rps", gp.upper_bound_rps);
-				cJSON *steps = cJSON_AddArrayToObject(doc, "search");
-				for (size_t s = 0; s < gp.nsteps; s++) {
-					cJSON *o = cJSON_CreateObject();
-					cJSON_AddNumberToObject(o, "rate", gp.steps[s].rate);
-					cJSON_AddNumberToObject(o, "bad_rate", gp.steps[s].bad_rate);
-					cJSON_AddBoolToObject(o, "ok", gp.steps[s].ok);
-					if (gp.steps[s].stopped_early)
-						cJSON_AddBoolToObject(o, "stopped_early", true);
-					cJSON_AddItemToArray(steps, o);
-				}
-			}
+			if (doc)
+				sym_goodput_add_json(doc, &gp);
 		}
 		sym_goodput_finish(&gp);
 	}
@@ -407,7 +395,29 @@ int sym_shard_from_env(int *index, int *count, char *err, size_t errlen)
 	return 1;
 }
 
-/* ---- merge ---- */
+/* ---- results lines and merge ---- */
+
+int sym_result_line_parse(const char *text, struct sym_result_line *l)
+{
+	memset(l, 0, sizeof(*l));
+	cJSON *o = cJSON_Parse(text);
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "version");
+	const cJSON *gr = cJSON_GetObjectItemCaseSensitive(o, "grid");
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "grid_id");
+	const cJSON *pt = cJSON_GetObjectItemCaseSensitive(o, "point");
+	const cJSON *np = cJSON_GetObjectItemCaseSensitive(o, "npoints");
+	const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
+	if (!cJSON_IsObject(o) || !cJSON_IsString(v) || !cJSON_IsString(gr) || (id && !cJSON_IsString(id)) ||
+	    !cJSON_IsNumber(pt) || !(pt->valuedouble >= 0 && pt->valuedouble < SYM_GRID_MAX_POINTS) ||
+	    !cJSON_IsObject(key) ||
+	    (np && !(cJSON_IsNumber(np) && np->valuedouble >= 1 && np->valuedouble <= SYM_GRID_MAX_POINTS))) {
+		cJSON_Delete(o);
+		return -EINVAL;
+	}
+	*l = (struct sym_result_line){ o, v->valuestring, gr->valuestring, id ? id->valuestring : NULL,
+				       (size_t)pt->valuedouble, np ? (size_t)np->valuedouble : 0, key };
+	return 0;
+}
 
 struct mline {
 	cJSON *obj;
@@ -436,7 +446,6 @@ int sym_results_merge(const char *const *paths, size_t npaths, cJSON **out, size
 	size_t n = 0, cap = 0;
 	int rc = 0;
 	char version[64] = "", vfrom[1100] = "", grid[128] = "", gfrom[1100] = "", gid[32] = "", idfrom[1100] = "";
-	double np0 = -1;
 	char npfrom[1100] = "";
 	for (size_t f = 0; f < npaths && !rc; f++) {
 		char *text = NULL;
@@ -456,54 +465,44 @@ int sym_results_merge(const char *const *paths, size_t npaths, cJSON **out, size
 			*nl = 0;
 			if (!*p)
 				continue;
-			cJSON *o = cJSON_Parse(p);
-			const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "version");
-			const cJSON *gr = cJSON_GetObjectItemCaseSensitive(o, "grid");
-			const cJSON *pt = cJSON_GetObjectItemCaseSensitive(o, "point");
-			const cJSON *np = cJSON_GetObjectItemCaseSensitive(o, "npoints");
-			const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
-			const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "grid_id");
-			if (!cJSON_IsObject(o) || !cJSON_IsString(v) || !cJSON_IsString(gr) || !cJSON_IsNumber(pt) ||
-			    !(pt->valuedouble >= 0 && pt->valuedouble < SYM_GRID_MAX_POINTS) || !cJSON_IsObject(key) ||
-			    (np && !(cJSON_IsNumber(np) && np->valuedouble >= 1 && np->valuedouble <= SYM_GRID_MAX_POINTS))) {
-				cJSON_Delete(o);
+			struct sym_result_line l;
+			if (sym_result_line_parse(p, &l)) {
 				rc = ERR("%s:%zu: not a sweep result line (JSON with version, grid, point and key)",
 					 paths[f], lineno);
 				break;
 			}
+			cJSON *o = l.obj;
 			char here[1100];
 			snprintf(here, sizeof(here), "%s:%zu", paths[f], lineno);
 			if (!version[0]) {
-				snprintf(version, sizeof(version), "%s", v->valuestring);
+				snprintf(version, sizeof(version), "%s", l.version);
 				snprintf(vfrom, sizeof(vfrom), "%s", here);
-			} else if (strcmp(version, v->valuestring)) {
+			} else if (strcmp(version, l.version)) {
 				rc = ERR("mixed versions: %s was written by symphony %s, %s by symphony %s; rerun the "
-					 "older shards with one version", here, v->valuestring, vfrom, version);
+					 "older shards with one version", here, l.version, vfrom, version);
 			}
 			if (!grid[0]) {
-				snprintf(grid, sizeof(grid), "%s", gr->valuestring);
+				snprintf(grid, sizeof(grid), "%s", l.grid);
 				snprintf(gfrom, sizeof(gfrom), "%s", here);
-			} else if (!rc && strcmp(grid, gr->valuestring)) {
-				rc = ERR("mixed grids: %s is a point of grid '%s', %s of grid '%s'", here, gr->valuestring,
-					 gfrom, grid);
+			} else if (!rc && strcmp(grid, l.grid)) {
+				rc = ERR("mixed grids: %s is a point of grid '%s', %s of grid '%s'", here, l.grid, gfrom, grid);
 			}
-			if (!rc && cJSON_IsString(id)) { /* lines written before grid ids existed have none */
+			if (!rc && l.grid_id) { /* lines written before grid ids existed have none */
 				if (!gid[0]) {
-					snprintf(gid, sizeof(gid), "%s", id->valuestring);
+					snprintf(gid, sizeof(gid), "%s", l.grid_id);
 					snprintf(idfrom, sizeof(idfrom), "%s", here);
-				} else if (strcmp(gid, id->valuestring)) {
+				} else if (strcmp(gid, l.grid_id)) {
 					rc = ERR("mixed grids: %s and %s come from different versions of grid '%s' (its base, "
 						 "compute or axes changed); rerun the older shards", here, idfrom, grid);
 				}
 			}
-			if (!rc && np) {
-				if (np0 < 0) {
-					np0 = np->valuedouble;
+			if (!rc && l.npoints) {
+				if (!*npoints) {
+					*npoints = l.npoints;
 					snprintf(npfrom, sizeof(npfrom), "%s", here);
-					*npoints = (size_t)np0;
-				} else if (np0 != np->valuedouble) {
-					rc = ERR("mixed grids: %s is one of %.0f points, %s one of %.0f", here, np->valuedouble,
-						 npfrom, np0);
+				} else if (*npoints != l.npoints) {
+					rc = ERR("mixed grids: %s is one of %zu points, %s one of %zu", here, l.npoints, npfrom,
+						 *npoints);
 				}
 			}
 			if (!rc && n == cap) {
@@ -517,7 +516,7 @@ int sym_results_merge(const char *const *paths, size_t npaths, cJSON **out, size
 				cJSON_Delete(o);
 				break;
 			}
-			ls[n] = (struct mline){ o, (size_t)pt->valuedouble, paths[f], lineno, cJSON_PrintUnformatted(key) };
+			ls[n] = (struct mline){ o, l.point, paths[f], lineno, cJSON_PrintUnformatted(l.key) };
 			if (!ls[n].id) {
 				cJSON_Delete(o);
 				rc = -ENOMEM;

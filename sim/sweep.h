@@ -95,6 +95,22 @@ static inline bool sym_shard_has(size_t point, int index, int count)
 	return count <= 1 || point % (size_t)count == (size_t)index;
 }
 
+/* One line of a results file, parsed: the fields that identify its point.
+ * The strings and key point into obj, which the caller deletes. */
+struct sym_result_line {
+	cJSON *obj;
+	const char *version;
+	const char *grid;
+	const char *grid_id;   /* NULL in lines written before grid ids existed */
+	size_t point;          /* < SYM_GRID_MAX_POINTS */
+	size_t npoints;        /* 0 when absent */
+	const cJSON *key;
+};
+
+/* Parses a line (without its newline). Returns 0, or -EINVAL (obj NULL)
+ * when it is not a sweep result line. */
+int sym_result_line_parse(const char *text, struct sym_result_line *l);
+
 /* Merging results files: every line must parse, carry the same program
  * version, grid name, grid id (when the lines have one) and point count, and
  * no point may appear twice. Lines are returned

@@ -205,32 +205,26 @@ static int resume_read(const char *path, const struct sym_grid *g, bool *done, s
 			break;
 		}
 		*nl = 0;
-		cJSON *o = cJSON_Parse(p);
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "version");
-		const cJSON *gr = cJSON_GetObjectItemCaseSensitive(o, "grid");
-		const cJSON *pt = cJSON_GetObjectItemCaseSensitive(o, "point");
-		const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
-		const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "grid_id");
-		if (!cJSON_IsObject(o) || !cJSON_IsString(v) || !cJSON_IsString(gr) || !cJSON_IsNumber(pt) ||
-		    !(pt->valuedouble >= 0 && pt->valuedouble < (double)g->npoints) || !cJSON_IsObject(key)) {
-			fprintf(stderr, "symphony sweep: %s:%zu: not a sweep result line; refusing to resume into it\n",
-				path, lineno);
+		struct sym_result_line l;
+		if (sym_result_line_parse(p, &l) || l.point >= g->npoints) {
+			fprintf(stderr, "symphony sweep: %s:%zu: not a sweep result line of this grid; refusing to resume "
+					"into it\n", path, lineno);
 			status = EXIT_USAGE;
-		} else if (strcmp(v->valuestring, SYM_VERSION)) {
+		} else if (strcmp(l.version, SYM_VERSION)) {
 			fprintf(stderr, "symphony sweep: %s:%zu: written by symphony %s, this is %s; resume with the same "
-					"version or use another --out\n", path, lineno, v->valuestring, SYM_VERSION);
+					"version or use another --out\n", path, lineno, l.version, SYM_VERSION);
 			status = EXIT_USAGE;
-		} else if (strcmp(gr->valuestring, g->name)) {
+		} else if (strcmp(l.grid, g->name)) {
 			fprintf(stderr, "symphony sweep: %s:%zu: a point of grid '%s', not '%s'; use another --out\n", path,
-				lineno, gr->valuestring, g->name);
+				lineno, l.grid, g->name);
 			status = EXIT_USAGE;
-		} else if (cJSON_IsString(id) && strcmp(id->valuestring, g->id)) {
+		} else if (l.grid_id && strcmp(l.grid_id, g->id)) {
 			fprintf(stderr, "symphony sweep: %s:%zu: written by another version of grid '%s' (its base, "
 					"compute or axes changed since); use another --out\n", path, lineno, g->name);
 			status = EXIT_USAGE;
 		} else {
-			size_t i = (size_t)pt->valuedouble;
-			char *have = cJSON_PrintUnformatted(key);
+			size_t i = l.point;
+			char *have = cJSON_PrintUnformatted(l.key);
 			char *want = sym_grid_point_id(g, i);
 			if (!have || !want || strcmp(have, want)) {
 				fprintf(stderr, "symphony sweep: %s:%zu: point %zu is %s there but %s in the grid: the grid "
@@ -244,7 +238,7 @@ static int resume_read(const char *path, const struct sym_grid *g, bool *done, s
 			free(have);
 			free(want);
 		}
-		cJSON_Delete(o);
+		cJSON_Delete(l.obj);
 		good_end = (size_t)(nl + 1 - text);
 	}
 	free(text);
