@@ -1,0 +1,144 @@
+/* runtime/fabric.h - the runtime's transport: libfabric connected (FI_EP_MSG)
+ * endpoints carrying two-sided control messages and one-sided RMA reads.
+ *
+ * One `struct sym_fab` per process (or per thread that talks to peers): a
+ * fabric, a domain, one event queue for connection management and one
+ * completion queue shared by every connection. The provider comes from the
+ * configuration: "tcp" over loopback here and in CI, "verbs" on
+ * InfiniBand/RoCE hardware. The code follows the strictest memory
+ * registration rules libfabric reports (FI_MR_LOCAL descriptors,
+ * FI_MR_PROV_KEY keys, FI_MR_VIRT_ADDR or offset addressing,
+ * FI_MR_ALLOCATED, FI_MR_ENDPOINT binding) and retries on -FI_EAGAIN, so
+ * that the same path runs on both; there is no provider-specific branch.
+ *
+ * Messages: each sym_fab_send is one message of at most cfg.msg_max bytes,
+ * delivered whole and in order on its connection (the wire format's header
+ * says what it is). Sends are copied into registered buffers, so the
+ * caller's buffer is free at once.
+ *
+ * RMA reads: a process registers memory that peers may read
+ * (sym_fab_mr_reg with SYM_FAB_REMOTE_READ) and tells them its address
+ * (sym_fab_mr_addr) and key (sym_fab_mr_key); a peer reads it into its own
+ * registered memory with sym_fab_read, and learns of completion from a
+ * SYM_FAB_READ event.
+ *
+ * Progress: everything happens inside sym_fab_poll (nonblocking). A process
+ * waits for work with sym_fab_wait, or adds sym_fab_fd to its own epoll set
+ * and calls sym_fab_trywait before blocking on it. A frontend keeps calling
+ * sym_fab_poll so that the reads of its memory are served.
+ *
+ * Not thread-safe: one thread uses one sym_fab and its connections.
+ */
+#ifndef SYM_FABRIC_H
+#define SYM_FABRIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sym_fab;
+struct sym_fab_conn;
+struct sym_fab_mr;
+
+struct sym_fab_cfg {
+	const char *provider; /* libfabric provider name; NULL or "": "tcp" */
+	size_t msg_max;       /* largest message in bytes; 0: SYM_FAB_MSG_MAX */
+	int rx_depth;         /* receive buffers posted per connection; 0: 64 */
+	int tx_depth;         /* sends in flight per connection; 0: 256 */
+};
+
+#define SYM_FAB_MSG_MAX (64 * 1024)
+
+enum sym_fab_ev_type {
+	SYM_FAB_CONNECTED, /* a connection we started is up */
+	SYM_FAB_ACCEPTED,  /* a peer connected to our listener; conn is new */
+	SYM_FAB_MSG,       /* a message arrived on conn */
+	SYM_FAB_READ,      /* a read we posted finished (status 0) or failed (< 0) */
+	SYM_FAB_CLOSED,    /* conn is down (peer closed, failed to connect, error); reason says why.
+			    * The conn stays valid until the caller calls sym_fab_close on it. */
+};
+
+struct sym_fab_event {
+	enum sym_fab_ev_type type;
+	struct sym_fab_conn *conn;
+	const uint8_t *data; /* MSG: the message, valid until the next sym_fab_poll */
+	size_t len;
+	void *ctx;           /* READ: the ctx given to sym_fab_read */
+	int status;          /* READ: 0 or -errno */
+	char reason[160];    /* CLOSED: why, for the log */
+};
+
+/* Access flags for sym_fab_mr_reg. */
+#define SYM_FAB_REMOTE_READ 1u /* peers may read it with sym_fab_read */
+#define SYM_FAB_LOCAL_READ_TARGET 2u /* our reads may land in it */
+#define SYM_FAB_LOCAL_SEND 4u /* (internal use: send and receive buffers) */
+
+/* Opens the provider. Returns 0, or -ENODATA (no such provider, or it lacks
+ * FI_MSG/FI_RMA on connected endpoints), -ENOMEM, or another -errno, with a
+ * message naming the provider and libfabric's error in err. */
+int sym_fab_open(struct sym_fab **out, const struct sym_fab_cfg *cfg, char *err, size_t errlen);
+
+/* Closes every connection and registration, then the fabric. */
+void sym_fab_destroy(struct sym_fab *f);
+
+/* The provider in use ("tcp", "verbs", ...) and its mr_mode bits, for logs. */
+const char *sym_fab_provider(const struct sym_fab *f);
+
+/* Listens on host:port ("0": a free port; see sym_fab_listen_port). One
+ * listener per sym_fab. Returns 0 or -errno with a message. */
+int sym_fab_listen(struct sym_fab *f, const char *host, const char *port, char *err, size_t errlen);
+int sym_fab_listen_port(const struct sym_fab *f);
+
+/* Starts connecting to host:port; a SYM_FAB_CONNECTED or SYM_FAB_CLOSED
+ * event follows. Returns 0 with *out set, or -errno with a message. */
+int sym_fab_connect(struct sym_fab *f, const char *host, const char *port, struct sym_fab_conn **out,
+		    char *err, size_t errlen);
+
+/* The caller's pointer on a connection (NULL until set). */
+void sym_fab_conn_set_user(struct sym_fab_conn *c, void *user);
+void *sym_fab_conn_user(const struct sym_fab_conn *c);
+
+/* Whether conn is connected (not yet closed). */
+bool sym_fab_conn_up(const struct sym_fab_conn *c);
+
+/* Sends len bytes (copied). Returns 0; -EMSGSIZE when len > msg_max;
+ * -ENOTCONN when conn is not up; -ENOBUFS when tx_depth sends are still
+ * in flight after progressing for a while (the peer does not drain). */
+int sym_fab_send(struct sym_fab_conn *c, const void *buf, size_t len);
+
+/* Registers [buf, buf+len) with the given SYM_FAB_* access flags. Returns 0
+ * or -errno with a message. */
+int sym_fab_mr_reg(struct sym_fab *f, void *buf, size_t len, unsigned access, struct sym_fab_mr **out,
+		   char *err, size_t errlen);
+void sym_fab_mr_close(struct sym_fab_mr *mr);
+
+/* What a peer needs to read p (inside mr): the key, and the address to pass
+ * to its read: p itself with FI_MR_VIRT_ADDR, else p's offset in mr. */
+uint64_t sym_fab_mr_key(const struct sym_fab_mr *mr);
+uint64_t sym_fab_mr_addr(const struct sym_fab_mr *mr, const void *p);
+
+/* Reads len bytes at the peer's (raddr, rkey) into local (inside local_mr,
+ * registered with SYM_FAB_LOCAL_READ_TARGET). A SYM_FAB_READ event with ctx
+ * follows. Returns 0, or -ENOTCONN, -ENOBUFS (too many operations in
+ * flight), -EINVAL (local outside local_mr), or another -errno. */
+int sym_fab_read(struct sym_fab_conn *c, void *local, size_t len, struct sym_fab_mr *local_mr, uint64_t raddr,
+		 uint64_t rkey, void *ctx);
+
+/* Progresses every connection and returns up to max events (0: none now),
+ * or -errno on a fabric-wide failure. Never blocks. */
+int sym_fab_poll(struct sym_fab *f, struct sym_fab_event *ev, int max);
+
+/* A file descriptor that becomes readable when sym_fab_poll may have work,
+ * for the caller's epoll set. Before blocking on it call sym_fab_trywait:
+ * false means work is pending (poll instead of blocking). */
+int sym_fab_fd(const struct sym_fab *f);
+bool sym_fab_trywait(struct sym_fab *f);
+
+/* Blocks until sym_fab_poll may have work, or timeout_ms passes (-1: no
+ * limit). Returns 0, or -errno. */
+int sym_fab_wait(struct sym_fab *f, int timeout_ms);
+
+/* Shuts conn down and frees it (its pending reads end with no event). */
+void sym_fab_close(struct sym_fab_conn *c);
+
+#endif
