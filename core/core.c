@@ -449,6 +449,29 @@ void sym_core_gpu_free(struct sym_core *c, int gpu, sym_time now)
 	}
 }
 
+int sym_core_gpu_hold(struct sym_core *c, int gpu, sym_time now)
+{
+	if (gpu < 0 || gpu >= c->ngpus)
+		return -EINVAL;
+	struct sym_gpu_state *gs = &c->gpus[gpu];
+	if (gs->reqs)
+		return -ENOTSUP;
+	sym_core_advance(c, now);
+	if (gs->busy)
+		return -EBUSY;
+	/* Busy with nothing: scheduler policies skip busy GPUs, and the GPU
+	 * leaves its kind's free set so that no candidate is granted it. */
+	gs->busy = true;
+	gs->model = 0;
+	gs->size = 0;
+	gs->start = gs->finish = now;
+	c->nfree--;
+	c->nfree_kind[gs->kind]--;
+	if (!c->sched)
+		sym_iheap_remove(&c->rankers[gs->kind].free_gpus, gpu);
+	return 0;
+}
+
 uint64_t sym_core_queued(const struct sym_core *c)
 {
 	uint64_t n = 0;

@@ -133,6 +133,16 @@ int sym_core_arrive(struct sym_core *c, struct sym_request *r, sym_time now);
 /* GPU g finished its batch and is free. */
 void sym_core_gpu_free(struct sym_core *c, int gpu, sym_time now);
 
+/* Takes free GPU g out of service at now (its backend failed or left): the
+ * core treats it as busy with an empty batch (size 0) and dispatches nothing
+ * to it until the driver calls sym_core_gpu_free(g), which puts it back.
+ * Returns 0; -EBUSY when g is busy (a batch runs there, perhaps dispatched by
+ * a timer due at now: a driver that never frees it keeps it out of service
+ * just the same); -EINVAL for a bad id; -ENOTSUP for a core that tracks
+ * running batches (preempting policies would take the empty batch for a
+ * victim). */
+int sym_core_gpu_hold(struct sym_core *c, int g, sym_time now);
+
 /* Runs every timer due at or before now. */
 void sym_core_advance(struct sym_core *c, sym_time now);
 

@@ -55,7 +55,10 @@ enum sym_fab_ev_type {
 	SYM_FAB_MSG,       /* a message arrived on conn */
 	SYM_FAB_READ,      /* a read we posted finished (status 0) or failed (< 0) */
 	SYM_FAB_CLOSED,    /* conn is down (peer closed, failed to connect, error); reason says why.
-			    * The conn stays valid until the caller calls sym_fab_close on it. */
+			    * The conn stays valid until the caller calls sym_fab_close on it.
+			    * Messages that arrived before come first; reads still in flight
+			    * end just before it with status -ECONNABORTED; no event names
+			    * conn after it. */
 };
 
 struct sym_fab_event {
@@ -81,8 +84,16 @@ int sym_fab_open(struct sym_fab **out, const struct sym_fab_cfg *cfg, char *err,
 /* Closes every connection and registration, then the fabric. */
 void sym_fab_destroy(struct sym_fab *f);
 
-/* The provider in use ("tcp", "verbs", ...) and its mr_mode bits, for logs. */
+/* The provider in use ("tcp", "verbs", ...). sym_fab_describe adds, for
+ * logs, the mr_mode bits it reported and whether wait fds are available,
+ * e.g. "tcp (mr_mode none, wait fd)". */
 const char *sym_fab_provider(const struct sym_fab *f);
+const char *sym_fab_describe(const struct sym_fab *f);
+
+/* The message of the last error on f, for the calls that take no err
+ * buffer (send, read, poll, wait), naming the provider and libfabric's
+ * error. "" before any. */
+const char *sym_fab_last_error(const struct sym_fab *f);
 
 /* Listens on host:port ("0": a free port; see sym_fab_listen_port). One
  * listener per sym_fab. Returns 0 or -errno with a message. */
@@ -90,7 +101,9 @@ int sym_fab_listen(struct sym_fab *f, const char *host, const char *port, char *
 int sym_fab_listen_port(const struct sym_fab *f);
 
 /* Starts connecting to host:port; a SYM_FAB_CONNECTED or SYM_FAB_CLOSED
- * event follows. Returns 0 with *out set, or -errno with a message. */
+ * event follows (a refused connection is a CLOSED event, also when the
+ * provider knows at once). Returns 0 with *out set, or -errno with a
+ * message (an address that does not resolve, no memory). */
 int sym_fab_connect(struct sym_fab *f, const char *host, const char *port, struct sym_fab_conn **out,
 		    char *err, size_t errlen);
 
@@ -103,11 +116,16 @@ bool sym_fab_conn_up(const struct sym_fab_conn *c);
 
 /* Sends len bytes (copied). Returns 0; -EMSGSIZE when len > msg_max;
  * -ENOTCONN when conn is not up; -ENOBUFS when tx_depth sends are still
- * in flight after progressing for a while (the peer does not drain). */
+ * in flight after progressing the CQ for 200 ms (the peer does not drain).
+ * Completions read meanwhile are kept for the next sym_fab_poll. Each
+ * connection holds (rx_depth + tx_depth) * msg_max bytes of registered
+ * buffers. */
 int sym_fab_send(struct sym_fab_conn *c, const void *buf, size_t len);
 
 /* Registers [buf, buf+len) with the given SYM_FAB_* access flags. Returns 0
- * or -errno with a message. */
+ * or -errno with a message; -EOPNOTSUPP when the provider requires
+ * FI_MR_ENDPOINT (a registration per endpoint, which this API's one key per
+ * region cannot express; tcp and verbs do not). */
 int sym_fab_mr_reg(struct sym_fab *f, void *buf, size_t len, unsigned access, struct sym_fab_mr **out,
 		   char *err, size_t errlen);
 void sym_fab_mr_close(struct sym_fab_mr *mr);
@@ -119,8 +137,9 @@ uint64_t sym_fab_mr_addr(const struct sym_fab_mr *mr, const void *p);
 
 /* Reads len bytes at the peer's (raddr, rkey) into local (inside local_mr,
  * registered with SYM_FAB_LOCAL_READ_TARGET). A SYM_FAB_READ event with ctx
- * follows. Returns 0, or -ENOTCONN, -ENOBUFS (too many operations in
- * flight), -EINVAL (local outside local_mr), or another -errno. */
+ * follows. Returns 0, or -ENOTCONN, -ENOBUFS (tx_depth sends and reads
+ * still in flight after 200 ms, as for sym_fab_send), -EINVAL (len 0, or
+ * local outside local_mr), or another -errno. */
 int sym_fab_read(struct sym_fab_conn *c, void *local, size_t len, struct sym_fab_mr *local_mr, uint64_t raddr,
 		 uint64_t rkey, void *ctx);
 
@@ -130,15 +149,20 @@ int sym_fab_poll(struct sym_fab *f, struct sym_fab_event *ev, int max);
 
 /* A file descriptor that becomes readable when sym_fab_poll may have work,
  * for the caller's epoll set. Before blocking on it call sym_fab_trywait:
- * false means work is pending (poll instead of blocking). */
+ * false means work is pending (poll instead of blocking). -1 when the
+ * provider has no wait fds (then trywait is always false). */
 int sym_fab_fd(const struct sym_fab *f);
 bool sym_fab_trywait(struct sym_fab *f);
 
 /* Blocks until sym_fab_poll may have work, or timeout_ms passes (-1: no
- * limit). Returns 0, or -errno. */
+ * limit). Returns 0 (also on a spurious or early wake-up: call sym_fab_poll
+ * and wait again), or -errno. Without wait fds from the provider
+ * (sym_fab_fd is -1) it sleeps at most 1 ms. */
 int sym_fab_wait(struct sym_fab *f, int timeout_ms);
 
-/* Shuts conn down and frees it (its pending reads end with no event). */
+/* Shuts conn down and frees it (its pending reads end with no event, and
+ * its queued events are dropped). Events already returned by the current
+ * sym_fab_poll that name conn (and their data) must not be used after. */
 void sym_fab_close(struct sym_fab_conn *c);
 
 #endif

@@ -9,26 +9,58 @@
  *     policy, candidate or scheduler);
  *   - threads >= 2 (candidate policies only): the core's split. Model shards
  *     are spread over `threads` worker threads (model m on worker m %
- *     threads); one ranker thread per GPU kind (sub-cluster) owns the free
- *     GPUs and the ready candidates. Workers and rankers talk through
+ *     threads); one ranker thread owns the free GPUs and the ready
+ *     candidates (one GPU kind: a cluster of several kinds is refused with
+ *     -EINVAL; it runs with threads == 1). Workers and rankers talk through
  *     lock-free SPSC queues (runtime/spsc.h) of small value messages: a
  *     worker tells the ranker that a candidate is ready (with its latest) or
  *     no longer is; the ranker grants a GPU to a ready model (the lowest free
  *     id; a freed GPU goes to the smallest latest); a worker given a GPU it
- *     cannot use any more gives it back.
+ *     cannot use any more gives it back. The matching is the core's
+ *     (update1 in core/core.c) with message delays in between.
+ *
+ *     Messages, all values: worker -> ranker READY(m, latest, seq),
+ *     UNREADY(m), TAKEN(g) (a granted GPU got a batch), GIVEBACK(g) (it did
+ *     not); ranker -> worker GRANT(m, g, seq, epoch); driver -> ranker
+ *     GPU_FREE(g), OFFLINE(g, epoch), ONLINE(g, epoch). Stale messages are
+ *     harmless: a worker recomputes its candidate on every GRANT and gives
+ *     the GPU back when nothing is due; the READY sequence number tells it
+ *     whether the ranker still holds a newer READY of the model, so its
+ *     idea of "ready at the ranker" stays exact and no UNREADY is lost.
  *
  * No lock on the per-request path: the driver pushes into one SPSC queue per
  * worker and pops decisions from one SPSC queue per worker (a dispatch of
- * size b takes 1 + ceil(b/SYM_SCHED_IDS) elements). Threads sleep on
- * eventfd/timerfd when idle, so an idle scheduler uses no CPU.
+ * size b takes 1 + ceil(b/SYM_SCHED_IDS) elements). A thread out of work
+ * polls its queues for 50 us, then sleeps on eventfd/timerfd, so an idle
+ * scheduler uses no CPU; a producer writes the eventfd only while its
+ * consumer sleeps. A full queue never blocks a scheduler thread: what does
+ * not fit waits in the thread's private backlog (counted in queue_full).
  *
  * Time: every thread reads sym_monotonic_ns(); request arrival and deadline
  * are on that clock.
  *
  * A GPU can be taken offline (its backend failed or left) and put back. A
  * GPU offline while its batch runs never reports completion; the driver
- * answers that batch's requests itself.
+ * answers that batch's requests itself. Online makes the GPU free at once.
+ * Each offline and online starts a new epoch of the GPU; a dispatch decided
+ * in an earlier epoch than the driver's current one (its grant or decision
+ * crossed the driver's offline on the way) is not delivered as a dispatch:
+ * sym_sched_poll reports its requests as drops (SYM_DROP_EXPIRED) instead,
+ * so the driver never sees a batch for a GPU it took offline.
+ *
+ * Requests in the scheduler are copies (a per-thread pool); the profiles
+ * and model names in cfg->core must outlive the scheduler, as for the core.
  */
+/* This file shares its name with the system's <sched.h>, and meson puts
+ * runtime/ on the include path of the runtime's sources (implicit include
+ * directories), so <pthread.h>'s #include <sched.h> lands here: pass it on
+ * to the system header. (Setting implicit_include_directories : false in
+ * runtime/meson.build makes this unnecessary.) */
+#ifndef SYM_SCHED_H_SYSTEM
+#define SYM_SCHED_H_SYSTEM
+#include_next <sched.h>
+#endif
+
 #ifndef SYM_SCHED_H
 #define SYM_SCHED_H
 
@@ -39,6 +71,10 @@
 #include "core/core.h"
 
 struct sym_sched;
+
+/* Request ids per element of a dispatch on the decision queues (elements
+ * are 64 bytes: one header, then ceil(size / SYM_SCHED_IDS) of ids). */
+#define SYM_SCHED_IDS 8
 
 struct sym_sched_cfg {
 	struct sym_core_cfg core; /* models, GPUs, kinds, policy, gather, network delays */
@@ -75,14 +111,19 @@ struct sym_sched_out {
 
 struct sym_sched_stats {
 	uint64_t submitted, dispatches, dispatched_reqs, drops;
-	uint64_t queue_full;     /* pushes refused because a queue was full */
-	sym_time lag_max;        /* the largest delay of a core timer past its due time */
-	sym_time lag_p99;        /* its 99th percentile over the run */
+	/* Pushes refused because a queue was full: the driver's -EAGAIN, and
+	 * elements a scheduler thread had to keep in its backlog. */
+	uint64_t queue_full;
+	/* Timer lateness: when a thread runs its due core timers, now minus
+	 * the earliest due time (one sample per wake-up that ran timers). */
+	sym_time lag_max;
+	sym_time lag_p99;        /* its 99th percentile over the run (within 0.4%) */
 };
 
-/* Starts the threads. Returns 0, or -EINVAL (bad configuration; a
- * scheduler policy with threads >= 2), -ENOMEM or another -errno, with a
- * message in err. */
+/* Starts the threads. Returns 0, or -EINVAL (bad configuration, as the
+ * core says; threads outside 1..256; a scheduler policy, or several GPU
+ * kinds, with threads >= 2), -ENOMEM or another -errno, with a message in
+ * err. Preempting policies (shepherd) are refused: there is no cancel. */
 int sym_sched_create(struct sym_sched **out, const struct sym_sched_cfg *cfg, char *err, size_t errlen);
 
 /* Stops the threads and frees everything (decisions not yet polled are lost). */
@@ -94,11 +135,13 @@ void sym_sched_destroy(struct sym_sched *s);
  * worker's queue is full (poll, then retry). */
 int sym_sched_submit(struct sym_sched *s, const struct sym_sched_req *r);
 
-/* GPU g finished its batch and is free. 0 or -EAGAIN. */
+/* GPU g finished its batch and is free. 0, -EINVAL (no such GPU) or
+ * -EAGAIN. A free for an offline GPU is ignored (returns 0). */
 int sym_sched_gpu_free(struct sym_sched *s, int g);
 
 /* GPU g goes offline (no new batch; a running batch never completes) or
- * comes back online (free). 0 or -EAGAIN. */
+ * comes back online (free). 0, -EINVAL (no such GPU) or -EAGAIN. Taking an
+ * offline GPU offline (or an online one online) does nothing. */
 int sym_sched_gpu_offline(struct sym_sched *s, int g);
 int sym_sched_gpu_online(struct sym_sched *s, int g);
 
@@ -110,7 +153,8 @@ size_t sym_sched_poll(struct sym_sched *s, const struct sym_sched_out *out, size
  * set; sym_sched_poll clears it). */
 int sym_sched_fd(const struct sym_sched *s);
 
-/* Requests submitted and not yet decided (a snapshot). */
+/* Requests submitted and not yet decided by the scheduler threads (a
+ * snapshot; decided = dispatched or dropped, polled or not). */
 uint64_t sym_sched_pending(const struct sym_sched *s);
 
 /* Counters so far (a snapshot; exact once the threads are idle). */

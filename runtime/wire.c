@@ -72,7 +72,7 @@ static uint64_t get64(struct rd *r)
 #define META_SIZE 42
 #define PLAN_FIXED 24
 #define DONE_SIZE 13
-#define DATA_FIXED 13 /* result, answer: id 8, status 1, length 4 */
+#define DATA_FIXED 15 /* result, answer: id 8, status 1, batch 2, length 4 */
 #define DROP_SIZE 9
 
 static bool drop_reason_ok(int r)
@@ -115,7 +115,9 @@ static size_t payload_size(const struct sym_msg *m)
 	case SYM_MSG_ANSWER: {
 		uint8_t st = m->type == SYM_MSG_RESULT ? m->u.result.status : m->u.answer.status;
 		uint32_t len = m->type == SYM_MSG_RESULT ? m->u.result.len : m->u.answer.len;
-		if (st >= SYM_WIRE_NSTATUS || (st != SYM_WIRE_OK && len) || len > SYM_WIRE_MAX_PAYLOAD - DATA_FIXED)
+		uint16_t b = m->type == SYM_MSG_RESULT ? m->u.result.batch : m->u.answer.batch;
+		if (st >= SYM_WIRE_NSTATUS || (st != SYM_WIRE_OK && len) || len > SYM_WIRE_MAX_PAYLOAD - DATA_FIXED ||
+		    b > SYM_WIRE_MAX_BATCH)
 			return 0;
 		return DATA_FIXED + (size_t)len;
 	}
@@ -207,12 +209,14 @@ size_t sym_wire_encode(const struct sym_msg *m, const struct sym_wire_input *inp
 	case SYM_MSG_RESULT:
 		put64(&w, m->u.result.req_id);
 		put8(&w, m->u.result.status);
+		put16(&w, m->u.result.batch);
 		put32(&w, m->u.result.len);
 		putbytes(&w, m->u.result.data, m->u.result.len);
 		break;
 	case SYM_MSG_ANSWER:
 		put64(&w, m->u.answer.req_id);
 		put8(&w, m->u.answer.status);
+		put16(&w, m->u.answer.batch);
 		put32(&w, m->u.answer.len);
 		putbytes(&w, m->u.answer.data, m->u.answer.len);
 		break;
@@ -356,15 +360,20 @@ long sym_wire_decode(const uint8_t *buf, size_t len, struct sym_msg *m, char *er
 			return BAD("%s: payload of %u bytes, at least %d", tn, plen, DATA_FIXED);
 		uint64_t id = get64(&r);
 		uint8_t st = get8(&r);
+		uint16_t b = get16(&r);
 		uint32_t dl = get32(&r);
 		if (st >= SYM_WIRE_NSTATUS)
 			return BAD("%s: unknown status %u", tn, st);
+		if (b > SYM_WIRE_MAX_BATCH)
+			return BAD("%s: batch of %u, at most %d", tn, b, SYM_WIRE_MAX_BATCH);
 		if (st != SYM_WIRE_OK && dl)
 			return BAD("%s: %u data bytes with status %s", tn, dl, sym_wire_status_name(st));
 		if (type == SYM_MSG_RESULT)
-			m->u.result.req_id = id, m->u.result.status = st, m->u.result.len = dl, m->u.result.data = r.p;
+			m->u.result.req_id = id, m->u.result.status = st, m->u.result.batch = b, m->u.result.len = dl,
+			m->u.result.data = r.p;
 		else
-			m->u.answer.req_id = id, m->u.answer.status = st, m->u.answer.len = dl, m->u.answer.data = r.p;
+			m->u.answer.req_id = id, m->u.answer.status = st, m->u.answer.batch = b, m->u.answer.len = dl,
+			m->u.answer.data = r.p;
 		want = DATA_FIXED + (size_t)dl;
 		break;
 	}
@@ -411,6 +420,7 @@ const char *sym_wire_type_name(int type)
 const char *sym_wire_status_name(int status)
 {
 	static const char *const names[] = { "ok", "dropped (deadline)", "dropped (early)", "backend failed",
-					     "frontend gone", "bad request" };
+					     "frontend gone", "bad request", "overloaded",
+					     "scheduler unreachable" };
 	return status >= 0 && status < SYM_WIRE_NSTATUS ? names[status] : "?";
 }

@@ -59,6 +59,8 @@ enum sym_wire_status {
 	SYM_WIRE_BACKEND_FAILED,   /* its backend stopped answering */
 	SYM_WIRE_FRONTEND_GONE,    /* its frontend disappeared (schedd side) */
 	SYM_WIRE_BAD_REQUEST,      /* unknown model, input too large */
+	SYM_WIRE_OVERLOADED,       /* the frontend's input pool is full */
+	SYM_WIRE_UNAVAILABLE,      /* the frontend cannot reach the scheduler */
 	SYM_WIRE_NSTATUS
 };
 
@@ -118,6 +120,7 @@ struct sym_msg {
 		struct {
 			uint64_t req_id;
 			uint8_t status;
+			uint16_t batch;         /* size of the batch that ran it (0: none) */
 			uint32_t len;
 			const uint8_t *data;
 		} result;
@@ -128,6 +131,7 @@ struct sym_msg {
 		struct {
 			uint64_t req_id;
 			uint8_t status;
+			uint16_t batch;         /* size of the batch that ran it (0: none) */
 			uint32_t len;
 			const uint8_t *data;    /* the output when status is OK */
 		} answer;

@@ -561,6 +561,8 @@ int sym_experiment_apply_json(struct sym_experiment *e, const cJSON *obj, const 
 		char where[700];
 		snprintf(where, sizeof(where), "%s: key '%s'", origin, it->string);
 		setter set = NULL;
+		if (!strcmp(it->string, "runtime"))
+			continue; /* the runtime processes' own section (runtime/cluster.h); no effect here */
 		if (!strcmp(it->string, "network"))
 			set = set_network;
 		for (size_t i = 0; !set && i < NKEYS; i++)

@@ -348,9 +348,9 @@ static double wall_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int alloc_results(struct sim *s, size_t nmodels)
+int sym_run_result_alloc(struct sym_run_result *r, const struct sym_experiment *e, sym_time end, sym_time interval)
 {
-	struct sym_run_result *r = s->res;
+	size_t nmodels = e->nmodels;
 	r->nmodels = nmodels;
 	r->models = calloc(nmodels, sizeof(*r->models));
 	if (!r->models)
@@ -361,8 +361,8 @@ static int alloc_results(struct sim *s, size_t nmodels)
 		sym_hist_init(&mr->latency);
 		sym_hist_init(&mr->queueing);
 		mr->max_batch = 1;
-		for (int k = 0; k < s->e->nkinds; k++) {
-			int b = s->e->profiles[(size_t)k * nmodels + m].max_batch;
+		for (int k = 0; k < e->nkinds; k++) {
+			int b = e->profiles[(size_t)k * nmodels + m].max_batch;
 			if (b > mr->max_batch)
 				mr->max_batch = b;
 		}
@@ -376,17 +376,16 @@ static int alloc_results(struct sim *s, size_t nmodels)
 	sym_hist_init(&r->total.queueing);
 	r->total.max_batch = maxb;
 	r->total.batch_counts = calloc((size_t)maxb + 1, sizeof(uint64_t));
-	r->interval_s = sym_to_s(s->interval);
-	r->nintervals = (size_t)((s->end + s->interval - 1) / s->interval);
+	r->interval_s = sym_to_s(interval);
+	r->nintervals = (size_t)((end + interval - 1) / interval);
 	r->timeline = calloc(r->nintervals ? r->nintervals : 1, sizeof(*r->timeline));
 	if (!r->total.batch_counts || !r->timeline)
 		return -ENOMEM;
 	return 0;
 }
 
-static int init_arrivals(struct sim *s, double rate)
+int sym_experiment_arrivals(const struct sym_experiment *e, double rate, struct sym_arrivals *arr)
 {
-	const struct sym_experiment *e = s->e;
 	for (size_t m = 0; m < e->nmodels; m++) {
 		int rc;
 		uint64_t stream = m;
@@ -395,13 +394,13 @@ static int init_arrivals(struct sim *s, double rate)
 			size_t nseg = 0;
 			rc = sym_rate_table_segments(&e->table, (size_t)e->table_col[m], &seg, &nseg);
 			if (!rc)
-				rc = sym_arrivals_init(&s->arr[m], &e->arrival, rate, seg, nseg, e->seed, stream);
+				rc = sym_arrivals_init(&arr[m], &e->arrival, rate, seg, nseg, e->seed, stream);
 			free(seg);
 		} else if (e->nseg) {
-			rc = sym_arrivals_init(&s->arr[m], &e->arrival, rate * e->shares[m], e->segments, e->nseg,
+			rc = sym_arrivals_init(&arr[m], &e->arrival, rate * e->shares[m], e->segments, e->nseg,
 					       e->seed, stream);
 		} else {
-			rc = sym_arrivals_init(&s->arr[m], &e->arrival, rate * e->shares[m], NULL, 0, e->seed, stream);
+			rc = sym_arrivals_init(&arr[m], &e->arrival, rate * e->shares[m], NULL, 0, e->seed, stream);
 		}
 		if (rc)
 			return rc;
@@ -424,7 +423,7 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 		s.interval = 1;
 	res->rate = opts->rate;
 	res->window_s = sym_to_s(s.end - s.warmup);
-	int rc = alloc_results(&s, e->nmodels);
+	int rc = sym_run_result_alloc(res, e, s.end, s.interval);
 	struct sym_model_cfg *mc = calloc(e->nmodels, sizeof(*mc));
 	s.slo = calloc(e->nmodels, sizeof(*s.slo));
 	s.arr = calloc(e->nmodels, sizeof(*s.arr));
@@ -461,7 +460,7 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 			goto out;
 		}
 	}
-	if ((rc = init_arrivals(&s, opts->rate))) {
+	if ((rc = sym_experiment_arrivals(e, opts->rate, s.arr))) {
 		snprintf(err, errlen, "cannot set up arrivals: %s", sym_strerror(rc));
 		goto out;
 	}

@@ -82,6 +82,17 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 
 void sym_run_result_finish(struct sym_run_result *r);
 
+/* Allocates r's per-model results and a timeline covering [0, end) in steps
+ * of interval (for drivers that count their own runs: loadgen). Returns 0
+ * or -ENOMEM (release with sym_run_result_finish either way). */
+int sym_run_result_alloc(struct sym_run_result *r, const struct sym_experiment *e, sym_time end, sym_time interval);
+
+/* Initialises e->nmodels arrival generators, model m's as the simulator
+ * draws them at total rate (or schedule scale) `rate`: the same seed gives
+ * the same arrival times in `symphony sim` and in `symphony loadgen`.
+ * Returns 0, -EINVAL or -ENOMEM. */
+int sym_experiment_arrivals(const struct sym_experiment *e, double rate, struct sym_arrivals *arr);
+
 /* Checks that the scheduling core accepts the resolved experiment (the
  * policy's parameters against the models and cluster) without running it.
  * Returns 0, or -EINVAL/-ENOMEM with a message in err. */

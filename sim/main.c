@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "profiles/zoo.h"
+#include "runtime/rt.h"
 #include "sim/config.h"
 #include "sim/engine.h"
 #include "sim/goodput.h"
@@ -65,6 +66,8 @@ static void usage(FILE *f)
 		"  symphony sim --profile 1.053,5.072 --slo 25 --gpus 8 --rate 5000 --arrival poisson\n"
 		"  symphony goodput --zoo a100 --models all --gpus 64 --policy eager --json -\n",
 		SYM_VERSION);
+	fprintf(f, "\nruntime commands (a real cluster on the monotonic clock; see runtime/README.md):\n");
+	sym_rt_usage(f, NULL);
 }
 
 static void print_policies(FILE *f, const char *indent)
@@ -96,6 +99,10 @@ static int help(const char *topic)
 	FILE *f = stdout;
 	if (!topic) {
 		usage(f);
+		return 0;
+	}
+	if (sym_rt_is_command(topic)) {
+		sym_rt_usage(f, topic);
 		return 0;
 	}
 	if (!strcmp(topic, "sim") || !strcmp(topic, "goodput")) {
@@ -895,6 +902,8 @@ int main(int argc, char **argv)
 		printf("symphony %s\n", SYM_VERSION);
 		return 0;
 	}
+	if (sym_rt_is_command(cmd))
+		return sym_rt_main(argc - 1, argv + 1);
 	for (int i = 2; i < argc; i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			return help(cmd);

@@ -147,6 +147,11 @@ void sym_result_print(FILE *f, const char *command, const struct sym_experiment 
 			ms(sym_hist_quantile(&m->latency, 0.99)), sym_batch_quantile(m, 0.5),
 			m->batches ? (double)m->batched / (double)m->batches : 0);
 	}
+	if (!strcmp(command, "loadgen")) { /* measured at the client: no view of the GPUs */
+		fprintf(f, "\n%llu requests sent to %d GPUs in %.2f s\n", (unsigned long long)r->simulated_requests,
+			e->gpus, r->wall_seconds);
+		return;
+	}
 	fprintf(f, "\nGPU busy %.1f%%, %d of %d GPUs used; %llu requests simulated in %.2f s (%.2f M/s)\n",
 		100 * r->gpu_busy_fraction, r->gpus_used, e->gpus, (unsigned long long)r->simulated_requests,
 		r->wall_seconds, r->wall_seconds > 0 ? (double)r->simulated_requests / r->wall_seconds / 1e6 : 0);

@@ -331,6 +331,59 @@ static void test_random_conservation_determinism(void **state)
 		sym_profile_finish(&p[i]);
 }
 
+/* A held GPU (offline) gets no batch until it is freed; then it is used
+ * again. Candidate (eager) and scheduler (fcfs) policies alike. */
+static void test_gpu_hold(void **state)
+{
+	(void)state;
+	static struct driver dr;
+	const char *pols[] = { "eager", "fcfs" };
+	for (int pi = 0; pi < 2; pi++) {
+		memset(&dr, 0, sizeof(dr));
+		for (int g = 0; g < 64; g++)
+			dr.gpu_finish[g] = SYM_TIME_NEVER;
+		struct sym_core_cfg cfg = { .nmodels = 1, .models = &ex_cfg, .ngpus = 2 };
+		char err[256];
+		assert_int_equal(sym_policy_parse(pols[pi], &cfg.policy, err, sizeof(err)), 0);
+		struct sym_sink sink = { &dr, on_dispatch, on_drop, NULL };
+		struct sym_core *c;
+		assert_int_equal(sym_core_create(&c, &cfg, &sink), 0);
+		dr.core = c;
+		assert_int_equal(sym_core_gpu_hold(c, 0, 0), 0);
+		assert_int_equal(sym_core_gpu_hold(c, 0, 0), -EBUSY); /* already out */
+		assert_int_equal(sym_core_gpu_hold(c, 2, 0), -EINVAL);
+		assert_int_equal(c->nfree, 1);
+		/* two requests 1 ms apart, each alone for 6 ms: only GPU 1 serves,
+		 * so the second waits for it */
+		for (int i = 0; i < 2; i++) {
+			struct sym_request *r = &dr.req[dr.nreq];
+			*r = (struct sym_request){ .id = (uint64_t)dr.nreq, .arrival = i * SYM_MS,
+						   .deadline = i * SYM_MS + 12 * SYM_MS, .model = 0 };
+			dr.nreq++;
+			assert_int_equal(sym_core_arrive(c, r, i * SYM_MS), 0);
+		}
+		assert_int_equal(dr.nd, 1);
+		assert_int_equal(dr.d[0].gpu, 1);
+		assert_int_equal(sym_core_gpu_hold(c, 1, 2 * SYM_MS), -EBUSY); /* running */
+		dr.gpu_finish[1] = SYM_TIME_NEVER;
+		sym_core_gpu_free(c, 1, 6 * SYM_MS);
+		assert_int_equal(dr.nd, 2);
+		assert_int_equal(dr.d[1].gpu, 1);
+		/* GPU 0 back in service: the next request takes it (lowest id) */
+		sym_core_gpu_free(c, 0, 7 * SYM_MS);
+		assert_int_equal(c->nfree, 1);
+		struct sym_request *r = &dr.req[dr.nreq];
+		*r = (struct sym_request){ .id = (uint64_t)dr.nreq, .arrival = 8 * SYM_MS,
+					   .deadline = 20 * SYM_MS, .model = 0 };
+		dr.nreq++;
+		assert_int_equal(sym_core_arrive(c, r, 8 * SYM_MS), 0);
+		assert_int_equal(dr.nd, 3);
+		assert_int_equal(dr.d[2].gpu, 0);
+		assert_int_equal(dr.ndrops, 0);
+		sym_core_destroy(c);
+	}
+}
+
 static void test_bad_args(void **state)
 {
 	(void)state;
@@ -365,6 +418,7 @@ int main(void)
 		cmocka_unit_test(test_grant_smallest_latest),
 		cmocka_unit_test(test_lowest_gpu),
 		cmocka_unit_test(test_random_conservation_determinism),
+		cmocka_unit_test(test_gpu_hold),
 		cmocka_unit_test(test_bad_args),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

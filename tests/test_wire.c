@@ -81,6 +81,7 @@ static struct sym_msg sample(int type)
 	case SYM_MSG_RESULT:
 		m.u.result.req_id = 100;
 		m.u.result.status = SYM_WIRE_OK;
+		m.u.result.batch = 17;
 		m.u.result.len = sizeof(DATA);
 		m.u.result.data = DATA;
 		break;
@@ -166,6 +167,7 @@ static void test_round_trip(void **state)
 		case SYM_MSG_RESULT:
 			assert_int_equal(d.u.result.req_id, 100);
 			assert_int_equal(d.u.result.status, SYM_WIRE_OK);
+			assert_int_equal(d.u.result.batch, 17);
 			assert_memory_equal(d.u.result.data, DATA, sizeof(DATA));
 			break;
 		case SYM_MSG_DROP:
@@ -322,6 +324,9 @@ static void test_bounds(void **state)
 	expect_bad(n, "unknown status");
 	buf[24] = SYM_WIRE_BACKEND_FAILED;
 	expect_bad(n, "data bytes with status");
+	FRESH(SYM_MSG_RESULT);
+	poke(25, SYM_WIRE_MAX_BATCH + 1, 2);
+	expect_bad(n, "batch of");
 	FRESH(SYM_MSG_DROP);
 	buf[24] = SYM_WIRE_OK;
 	expect_bad(n, "not a drop reason");
@@ -350,6 +355,9 @@ static void test_encode_refuses(void **state)
 	m = sample(SYM_MSG_ANSWER);
 	m.u.answer.len = 3; /* data with a failure status */
 	m.u.answer.data = DATA;
+	assert_int_equal(sym_wire_encode(&m, NULL, NULL, buf, sizeof(buf)), 0);
+	m = sample(SYM_MSG_RESULT);
+	m.u.result.batch = SYM_WIRE_MAX_BATCH + 1;
 	assert_int_equal(sym_wire_encode(&m, NULL, NULL, buf, sizeof(buf)), 0);
 	m = sample(SYM_MSG_HELLO);
 	m.u.hello.role = 0;

@@ -1,0 +1,520 @@
+/* runtime/backend.c - a backend: one GPU (emulated by default).
+ *
+ * The main thread owns the fabric: the connection to schedd and one to each
+ * frontend. For a plan it posts one RMA read per input, from the input's
+ * frontend into a registered staging area; when every read has finished it
+ * hands the batch to the executor thread, which runs it no earlier than the
+ * planned start and hands it back; the main thread then sends each output
+ * to its frontend and the completion to schedd. Schedd plans one batch per
+ * GPU at a time, so there is one batch in hand at most.
+ *
+ * An input whose read failed (its frontend went away) gets no output; the
+ * rest of the batch runs. The handoff to and from the executor thread is an
+ * atomic flag (release/acquire) plus an eventfd to wake the other side.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "core/hist.h"
+#include "runtime/executor.h"
+#include "runtime/fabric.h"
+#include "runtime/rt.h"
+
+#define OUT_CAP 64 /* bytes of output per input (the emulated executor writes 8) */
+
+struct input {
+	struct sym_wire_input w;
+	int status; /* 1 pending, 0 read, < 0 failed */
+};
+
+struct batch {
+	uint64_t id;
+	int model;
+	int n;      /* inputs planned */
+	int nrun;   /* inputs read, which the executor runs */
+	sym_time start;
+	int pending;
+	struct input *in;
+	/* executor io */
+	const void **inputs;
+	uint32_t *lens;
+	void **outputs;
+	uint32_t *out_lens;
+	sym_time began, ended;
+	int rc;
+	char err[256];
+};
+
+struct backend {
+	struct sym_cluster *c;
+	const struct sym_rt_opts *o;
+	int id, kind;
+	char who[32];
+	struct sym_fab *fab;
+	struct sym_fab_mr *mr;
+	uint8_t *staging;
+	uint8_t *outbuf;
+	int maxb;
+	struct sym_fab_conn *schedd;
+	bool schedd_up, hello_sent;
+	struct sym_fab_conn **fe;
+	bool *fe_up;
+	sym_time next_connect, next_beat;
+	uint64_t seq;
+	struct sym_executor *x;
+	/* the batch in hand */
+	bool busy;
+	struct batch b;
+	/* executor thread */
+	pthread_t thr;
+	bool thr_started;
+	int to_exec, from_exec; /* eventfds */
+	atomic_int exec_state;  /* 0 idle, 1 batch given, 2 batch done, 3 stop */
+	/* counters */
+	uint64_t batches, reqs, read_failures;
+	struct sym_hist late; /* how far batches began after their planned start */
+};
+
+static void *exec_thread(void *arg)
+{
+	struct backend *be = arg;
+	for (;;) {
+		uint64_t v;
+		if (read(be->to_exec, &v, sizeof(v)) < 0 && errno != EINTR && errno != EAGAIN)
+			break;
+		int st = atomic_load_explicit(&be->exec_state, memory_order_acquire);
+		if (st == 3)
+			break;
+		if (st != 1)
+			continue;
+		struct batch *b = &be->b;
+		struct sym_batch_io io = { .n = b->nrun, .inputs = (const void *const *)b->inputs, .lens = b->lens,
+					   .outputs = (void *const *)b->outputs, .out_cap = OUT_CAP,
+					   .out_lens = b->out_lens };
+		b->rc = be->x->ops->run(be->x, b->model, &io, b->start, &b->began, &b->ended, b->err, sizeof(b->err));
+		atomic_store_explicit(&be->exec_state, 2, memory_order_release);
+		v = 1;
+		if (write(be->from_exec, &v, sizeof(v)) < 0)
+			break;
+	}
+	return NULL;
+}
+
+static void send_hello(struct backend *be)
+{
+	const struct sym_experiment *e = &be->c->exp;
+	uint16_t *models = malloc(e->nmodels * sizeof(*models));
+	if (!models)
+		return;
+	for (size_t m = 0; m < e->nmodels; m++)
+		models[m] = (uint16_t)m;
+	struct sym_msg h = { .type = SYM_MSG_HELLO };
+	h.u.hello.role = SYM_ROLE_BACKEND;
+	h.u.hello.id = (uint32_t)be->id;
+	snprintf(h.u.hello.kind, sizeof(h.u.hello.kind), "%s", e->kinds[be->kind].name);
+	h.u.hello.nmodels = (uint16_t)e->nmodels;
+	if (sym_rt_send(be->who, be->schedd, &h, NULL, models) == 0) {
+		be->hello_sent = true;
+		if (!be->o->quiet)
+			sym_rt_log(be->who, "registered with schedd (%s, %zu models)", h.u.hello.kind, e->nmodels);
+	}
+	free(models);
+}
+
+static bool all_frontends_up(const struct backend *be)
+{
+	for (int i = 0; i < be->c->nfrontends; i++)
+		if (!be->fe_up[i])
+			return false;
+	return true;
+}
+
+static void maybe_hello(struct backend *be)
+{
+	if (be->schedd_up && !be->hello_sent && all_frontends_up(be))
+		send_hello(be);
+}
+
+static void schedd_lost(struct backend *be, const char *why)
+{
+	if (be->schedd) {
+		sym_fab_close(be->schedd);
+		be->schedd = NULL;
+	}
+	if (be->schedd_up)
+		sym_rt_log(be->who, "scheduler lost: %s", why);
+	be->schedd_up = false;
+	be->hello_sent = false;
+	be->next_connect = sym_monotonic_ns() + 100 * SYM_MS;
+}
+
+static void give_to_executor(struct backend *be)
+{
+	struct batch *b = &be->b;
+	int k = 0;
+	for (int i = 0; i < b->n; i++) {
+		if (b->in[i].status)
+			continue;
+		b->inputs[k] = be->staging + (size_t)i * be->c->input_max;
+		b->lens[k] = b->in[i].w.len;
+		b->outputs[k] = be->outbuf + (size_t)i * OUT_CAP;
+		k++;
+	}
+	if (k == 0) { /* every read failed: nothing to run */
+		b->nrun = 0;
+		b->rc = 0;
+		b->began = b->ended = sym_monotonic_ns();
+		atomic_store_explicit(&be->exec_state, 2, memory_order_release);
+		uint64_t v = 1;
+		if (write(be->from_exec, &v, sizeof(v)) < 0)
+			sym_rt_log(be->who, "eventfd: %s", strerror(errno));
+		return;
+	}
+	b->nrun = k;
+	atomic_store_explicit(&be->exec_state, 1, memory_order_release);
+	uint64_t v = 1;
+	if (write(be->to_exec, &v, sizeof(v)) < 0)
+		sym_rt_log(be->who, "eventfd: %s", strerror(errno));
+}
+
+static void batch_done(struct backend *be)
+{
+	struct batch *b = &be->b;
+	if (b->rc)
+		sym_rt_log(be->who, "batch %" PRIu64 " failed: %s", b->id, b->err);
+	sym_hist_record(&be->late, b->began - b->start);
+	int k = 0;
+	for (int i = 0; i < b->n; i++) {
+		struct input *in = &b->in[i];
+		if (in->status)
+			continue;
+		struct sym_msg r = { .type = SYM_MSG_RESULT };
+		r.u.result.req_id = in->w.req_id;
+		r.u.result.status = b->rc ? SYM_WIRE_BACKEND_FAILED : SYM_WIRE_OK;
+		r.u.result.batch = (uint16_t)b->n;
+		r.u.result.len = b->rc ? 0 : b->out_lens[k];
+		r.u.result.data = b->outputs[k];
+		k++;
+		if (be->fe_up[in->w.frontend])
+			sym_rt_send(be->who, be->fe[in->w.frontend], &r, NULL, NULL);
+	}
+	be->batches++;
+	be->reqs += (uint64_t)b->n;
+	be->busy = false;
+	atomic_store_explicit(&be->exec_state, 0, memory_order_relaxed);
+	if (be->schedd_up) {
+		struct sym_msg d = { .type = SYM_MSG_DONE };
+		d.u.done.batch_id = b->id;
+		d.u.done.gpu = (uint32_t)be->id;
+		d.u.done.status = b->rc ? SYM_WIRE_BACKEND_FAILED : SYM_WIRE_OK;
+		sym_rt_send(be->who, be->schedd, &d, NULL, NULL);
+	}
+}
+
+static void read_finished(struct backend *be, struct input *in, int status)
+{
+	if (!be->busy || in < be->b.in || in >= be->b.in + be->b.n || in->status != 1)
+		return;
+	in->status = status ? status : 0;
+	if (status)
+		be->read_failures++;
+	if (--be->b.pending == 0)
+		give_to_executor(be);
+}
+
+static void on_plan(struct backend *be, const struct sym_msg *m, sym_time now)
+{
+	const struct sym_experiment *e = &be->c->exp;
+	char why[200] = "";
+	int model = m->u.plan.model;
+	if (be->busy)
+		snprintf(why, sizeof(why), "a plan while batch %" PRIu64 " runs", be->b.id);
+	else if ((int)m->u.plan.gpu != be->id)
+		snprintf(why, sizeof(why), "a plan for GPU %u", m->u.plan.gpu);
+	else if ((size_t)model >= e->nmodels)
+		snprintf(why, sizeof(why), "a plan for model %d of %zu", model, e->nmodels);
+	else if (m->u.plan.n > e->profiles[(size_t)be->kind * e->nmodels + (size_t)model].max_batch)
+		snprintf(why, sizeof(why), "a batch of %u, beyond the model's largest", m->u.plan.n);
+	for (uint16_t i = 0; !why[0] && i < m->u.plan.n; i++) {
+		struct sym_wire_input w;
+		sym_wire_plan_input(m, i, &w);
+		if (w.frontend >= (uint32_t)be->c->nfrontends || w.len > be->c->input_max || !w.len)
+			snprintf(why, sizeof(why), "input %u from frontend %u of %u bytes", i, w.frontend, w.len);
+	}
+	if (why[0]) {
+		sym_rt_log(be->who, "bad plan from schedd (%s); closing the connection", why);
+		schedd_lost(be, "bad plan");
+		return;
+	}
+	struct batch *b = &be->b;
+	b->id = m->u.plan.batch_id;
+	b->model = model;
+	b->n = m->u.plan.n;
+	b->start = now + m->u.plan.start_in_ns;
+	b->pending = b->n;
+	be->busy = true;
+	for (int i = 0; i < b->n; i++) {
+		struct input *in = &b->in[i];
+		sym_wire_plan_input(m, (uint16_t)i, &in->w);
+		in->status = 1;
+	}
+	for (int i = 0; i < b->n && be->busy; i++) {
+		struct input *in = &b->in[i];
+		int rc = -ENOTCONN;
+		if (be->fe_up[in->w.frontend])
+			rc = sym_fab_read(be->fe[in->w.frontend], be->staging + (size_t)i * be->c->input_max, in->w.len,
+					  be->mr, in->w.addr, in->w.key, in);
+		if (rc)
+			read_finished(be, in, rc);
+	}
+}
+
+static void on_msg(struct backend *be, struct sym_fab_conn *conn, const uint8_t *data, size_t len)
+{
+	struct sym_msg m;
+	char why[200];
+	long n = sym_wire_decode(data, len, &m, why, sizeof(why));
+	bool from_schedd = conn == be->schedd;
+	if (n > 0 && (size_t)n == len && from_schedd && m.type == SYM_MSG_PLAN) {
+		on_plan(be, &m, sym_monotonic_ns());
+		return;
+	}
+	if (n <= 0 || (size_t)n != len)
+		sym_rt_log(be->who, "malformed message from %s: %s; closing it", from_schedd ? "schedd" : "a frontend",
+			   n < 0 ? why : "bad length");
+	else
+		sym_rt_log(be->who, "unexpected %s message from %s; closing it", sym_wire_type_name(m.type),
+			   from_schedd ? "schedd" : "a frontend");
+	if (from_schedd) {
+		schedd_lost(be, "protocol error");
+		return;
+	}
+	for (int i = 0; i < be->c->nfrontends; i++)
+		if (be->fe[i] == conn) {
+			sym_fab_close(conn);
+			be->fe[i] = NULL;
+			be->fe_up[i] = false;
+		}
+}
+
+static void fab_events(struct backend *be)
+{
+	struct sym_fab_event ev[64];
+	int n;
+	while ((n = sym_fab_poll(be->fab, ev, 64)) > 0) {
+		for (int i = 0; i < n; i++) {
+			struct sym_fab_event *e = &ev[i];
+			int fi = -1;
+			for (int j = 0; j < be->c->nfrontends; j++)
+				if (be->fe[j] == e->conn)
+					fi = j;
+			switch (e->type) {
+			case SYM_FAB_CONNECTED:
+				if (e->conn == be->schedd) {
+					be->schedd_up = true;
+				} else if (fi >= 0) {
+					be->fe_up[fi] = true;
+					if (be->o->verbose)
+						sym_rt_log(be->who, "connected to frontend %d", fi);
+				}
+				maybe_hello(be);
+				break;
+			case SYM_FAB_MSG:
+				on_msg(be, e->conn, e->data, e->len);
+				break;
+			case SYM_FAB_READ:
+				read_finished(be, e->ctx, e->status);
+				break;
+			case SYM_FAB_CLOSED:
+				if (e->conn == be->schedd) {
+					schedd_lost(be, e->reason);
+				} else if (fi >= 0) {
+					if (be->fe_up[fi] && !be->o->quiet)
+						sym_rt_log(be->who, "frontend %d lost: %s", fi, e->reason);
+					sym_fab_close(e->conn);
+					be->fe[fi] = NULL;
+					be->fe_up[fi] = false;
+					/* reads still pending from it fail */
+					for (int k = 0; be->busy && k < be->b.n; k++)
+						if (be->b.in[k].status == 1 && (int)be->b.in[k].w.frontend == fi)
+							read_finished(be, &be->b.in[k], -ECONNRESET);
+				} else {
+					sym_fab_close(e->conn);
+				}
+				break;
+			default:
+				break;
+			}
+		}
+		if (n < 64)
+			break;
+	}
+}
+
+static void connect_missing(struct backend *be, sym_time now)
+{
+	if (now < be->next_connect)
+		return;
+	char err[512];
+	struct sym_cluster *c = be->c;
+	for (int i = 0; i < c->nfrontends; i++)
+		if (!be->fe[i] &&
+		    sym_fab_connect(be->fab, c->frontends[i].fabric.host, c->frontends[i].fabric.port, &be->fe[i], err,
+				    sizeof(err)))
+			sym_rt_log(be->who, "frontend %d: %s", i, err);
+	if (!be->schedd && sym_fab_connect(be->fab, c->schedd.host, c->schedd.port, &be->schedd, err, sizeof(err)))
+		sym_rt_log(be->who, "schedd: %s", err);
+	be->next_connect = now + 100 * SYM_MS;
+}
+
+static int setup(struct backend *be, char *err, size_t errlen)
+{
+	struct sym_cluster *c = be->c;
+	struct sym_experiment *e = &c->exp;
+	be->kind = e->gpu_kind[be->id];
+	be->maxb = 1;
+	for (size_t m = 0; m < e->nmodels; m++) {
+		int mb = e->profiles[(size_t)be->kind * e->nmodels + m].max_batch;
+		if (mb > be->maxb)
+			be->maxb = mb;
+	}
+	if (be->maxb > SYM_WIRE_MAX_BATCH)
+		be->maxb = SYM_WIRE_MAX_BATCH;
+	size_t stage = (size_t)be->maxb * c->input_max;
+	be->staging = malloc(stage);
+	be->outbuf = malloc((size_t)be->maxb * OUT_CAP);
+	be->fe = calloc((size_t)c->nfrontends, sizeof(*be->fe));
+	be->fe_up = calloc((size_t)c->nfrontends, sizeof(*be->fe_up));
+	struct batch *b = &be->b;
+	b->in = calloc((size_t)be->maxb, sizeof(*b->in));
+	b->inputs = calloc((size_t)be->maxb, sizeof(*b->inputs));
+	b->lens = calloc((size_t)be->maxb, sizeof(*b->lens));
+	b->outputs = calloc((size_t)be->maxb, sizeof(*b->outputs));
+	b->out_lens = calloc((size_t)be->maxb, sizeof(*b->out_lens));
+	if (!be->staging || !be->outbuf || !be->fe || !be->fe_up || !b->in || !b->inputs || !b->lens ||
+	    !b->outputs || !b->out_lens)
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	be->x = sym_executor_emulated(0);
+	if (!be->x)
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	for (size_t m = 0; m < e->nmodels; m++) {
+		int rc = be->x->ops->load(be->x, (int)m, &e->profiles[(size_t)be->kind * e->nmodels + m], err, errlen);
+		if (rc)
+			return rc;
+	}
+	struct sym_fab_cfg fc = { .provider = c->provider };
+	int rc = sym_fab_open(&be->fab, &fc, err, errlen);
+	if (!rc)
+		rc = sym_fab_mr_reg(be->fab, be->staging, stage, SYM_FAB_LOCAL_READ_TARGET, &be->mr, err, errlen);
+	if (rc)
+		return rc;
+	be->to_exec = eventfd(0, EFD_CLOEXEC);
+	be->from_exec = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (be->to_exec < 0 || be->from_exec < 0)
+		return snprintf(err, errlen, "eventfd: %s", strerror(errno)), -errno;
+	if ((rc = pthread_create(&be->thr, NULL, exec_thread, be)))
+		return snprintf(err, errlen, "cannot start the executor thread: %s", strerror(rc)), -rc;
+	be->thr_started = true;
+	return 0;
+}
+
+int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
+{
+	struct backend be = { .c = c, .o = o, .id = o->id, .to_exec = -1, .from_exec = -1 };
+	snprintf(be.who, sizeof(be.who), "backend %d", o->id);
+	sym_hist_init(&be.late);
+	char err[1024] = "";
+	int rc = setup(&be, err, sizeof(err));
+	int ep = -1;
+	if (rc) {
+		sym_rt_log(be.who, "%s", err);
+		rc = rc == -EINVAL ? 2 : 1;
+		goto out;
+	}
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN };
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, sym_fab_fd(be.fab), &ev) ||
+	    epoll_ctl(ep, EPOLL_CTL_ADD, be.from_exec, &ev)) {
+		sym_rt_log(be.who, "epoll: %s", strerror(errno));
+		rc = 1;
+		goto out;
+	}
+	if (!o->quiet)
+		sym_rt_log(be.who, "%s executor, GPU kind %s, %zu models; fabric %s", be.x->ops->name,
+			   c->exp.kinds[be.kind].name, c->exp.nmodels, sym_fab_provider(be.fab));
+	sym_time beat = sym_ms(c->heartbeat_ms);
+	while (!sym_rt_stop) {
+		sym_time now = sym_monotonic_ns();
+		connect_missing(&be, now);
+		if (be.hello_sent && now >= be.next_beat) {
+			struct sym_msg h = { .type = SYM_MSG_HEARTBEAT };
+			h.u.heartbeat.id = (uint32_t)be.id;
+			h.u.heartbeat.seq = ++be.seq;
+			if (sym_rt_send(be.who, be.schedd, &h, NULL, NULL))
+				schedd_lost(&be, "heartbeat not sent");
+			be.next_beat = now + beat;
+		}
+		fab_events(&be);
+		if (be.busy && atomic_load_explicit(&be.exec_state, memory_order_acquire) == 2) {
+			uint64_t v;
+			if (read(be.from_exec, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				sym_rt_log(be.who, "eventfd: %s", strerror(errno));
+			batch_done(&be);
+			continue;
+		}
+		sym_time wake = be.hello_sent ? be.next_beat : be.next_connect;
+		int timeout = 0;
+		if (sym_fab_trywait(be.fab))
+			timeout = wake > now ? (int)((wake - now + SYM_MS - 1) / SYM_MS) : 0;
+		struct epoll_event evs[4];
+		if (epoll_wait(ep, evs, 4, timeout) < 0 && errno != EINTR) {
+			sym_rt_log(be.who, "epoll_wait: %s", strerror(errno));
+			rc = 1;
+			break;
+		}
+	}
+	if (!o->quiet)
+		sym_rt_log(be.who, "stopping: %" PRIu64 " batches, %" PRIu64 " requests, %" PRIu64
+			   " failed reads; batches began after their planned start by %.3f ms (p50), %.3f (p99), %.3f (max)",
+			   be.batches, be.reqs, be.read_failures, (double)sym_hist_quantile(&be.late, 0.5) / 1e6,
+			   (double)sym_hist_quantile(&be.late, 0.99) / 1e6, (double)be.late.max / 1e6);
+out:
+	if (be.thr_started) {
+		atomic_store_explicit(&be.exec_state, 3, memory_order_release);
+		uint64_t v = 1;
+		if (write(be.to_exec, &v, sizeof(v)) >= 0)
+			pthread_join(be.thr, NULL);
+	}
+	if (ep >= 0)
+		close(ep);
+	if (be.to_exec >= 0)
+		close(be.to_exec);
+	if (be.from_exec >= 0)
+		close(be.from_exec);
+	if (be.mr)
+		sym_fab_mr_close(be.mr);
+	if (be.fab)
+		sym_fab_destroy(be.fab);
+	if (be.x)
+		be.x->ops->destroy(be.x);
+	free(be.staging);
+	free(be.outbuf);
+	free(be.fe);
+	free(be.fe_up);
+	free(be.b.in);
+	free(be.b.inputs);
+	free(be.b.lens);
+	free(be.b.outputs);
+	free(be.b.out_lens);
+	sym_hist_finish(&be.late);
+	return rc;
+}

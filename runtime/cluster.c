@@ -1,0 +1,382 @@
+#include "runtime/cluster.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
+
+int sym_cluster_init(struct sym_cluster *c)
+{
+	memset(c, 0, sizeof(*c));
+	int rc = sym_experiment_init(&c->exp);
+	if (rc)
+		return rc;
+	snprintf(c->provider, sizeof(c->provider), "tcp");
+	snprintf(c->host, sizeof(c->host), "127.0.0.1");
+	snprintf(c->executor, sizeof(c->executor), "emulated");
+	c->port_base = 7100;
+	c->nfrontends = 1;
+	c->nbackends = 2;
+	c->threads = 1;
+	c->heartbeat_ms = 10;
+	c->failure_ms = 50;
+	c->input_max = 256 * 1024;
+	c->pool_slots = 1024;
+	c->input_bytes = 1024;
+	return 0;
+}
+
+void sym_cluster_finish(struct sym_cluster *c)
+{
+	sym_experiment_finish(&c->exp);
+	free(c->frontends);
+	memset(c, 0, sizeof(*c));
+}
+
+int sym_hostport_parse(const char *text, struct sym_hostport *out)
+{
+	const char *colon = strrchr(text, ':');
+	if (!colon || colon == text || !colon[1])
+		return -EINVAL;
+	const char *h = text;
+	size_t hl = (size_t)(colon - text);
+	if (h[0] == '[') {
+		if (hl < 3 || h[hl - 1] != ']')
+			return -EINVAL;
+		h++;
+		hl -= 2;
+	}
+	char *end;
+	errno = 0;
+	long p = strtol(colon + 1, &end, 10);
+	if (*end || errno || p < 0 || p > 65535 || hl >= sizeof(out->host))
+		return -EINVAL;
+	memcpy(out->host, h, hl);
+	out->host[hl] = '\0';
+	snprintf(out->port, sizeof(out->port), "%ld", p);
+	return 0;
+}
+
+/* ---- the runtime keys, shared by the file and the flags ---- */
+
+static int num_in(const char *text, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(text, &end);
+	if (end == text || *end || errno || !isfinite(v) || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int int_in(const char *text, long lo, long hi, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(text, &end, 10);
+	if (end == text || *end || errno || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int set_frontend_list(struct sym_cluster *c, const cJSON *arr, const char *where, char *err, size_t errlen)
+{
+	int n = cJSON_GetArraySize(arr);
+	if (n < 1 || n > 1024)
+		return ERR("%s: expected 1 to 1024 frontends, got %d", where, n);
+	struct sym_cluster_fe *fe = calloc((size_t)n, sizeof(*fe));
+	if (!fe)
+		return ERR("%s: out of memory", where);
+	for (int i = 0; i < n; i++) {
+		const cJSON *o = cJSON_GetArrayItem(arr, i);
+		const cJSON *fa = cJSON_GetObjectItemCaseSensitive(o, "fabric");
+		const cJSON *cl = cJSON_GetObjectItemCaseSensitive(o, "clients");
+		if (!cJSON_IsObject(o) || !cJSON_IsString(fa) || !cJSON_IsString(cl) ||
+		    cJSON_GetArraySize(o) != 2 || sym_hostport_parse(fa->valuestring, &fe[i].fabric) ||
+		    sym_hostport_parse(cl->valuestring, &fe[i].clients)) {
+			free(fe);
+			return ERR("%s: frontend %d: expected {\"fabric\": \"HOST:PORT\", \"clients\": \"HOST:PORT\"}",
+				   where, i);
+		}
+	}
+	free(c->frontends);
+	c->frontends = fe;
+	c->nfrontends = n;
+	c->frontends_listed = true;
+	return 0;
+}
+
+/* One runtime key with its value as text (flags) or JSON (file: val). */
+static int set_key(struct sym_cluster *c, const char *key, const char *text, const cJSON *val, const char *where,
+		   char *err, size_t errlen)
+{
+	char buf[64];
+	if (val) {
+		if (cJSON_IsString(val))
+			text = val->valuestring;
+		else if (cJSON_IsNumber(val)) {
+			snprintf(buf, sizeof(buf), "%.17g", val->valuedouble);
+			text = buf;
+		} else if (!(cJSON_IsArray(val) && !strcmp(key, "frontends")))
+			return ERR("%s: expected a number or a string", where);
+	}
+	double d;
+	long l;
+	if (!strcmp(key, "provider")) {
+		if (!text[0] || strlen(text) >= sizeof(c->provider))
+			return ERR("%s: expected a libfabric provider name such as tcp or verbs", where);
+		memcpy(c->provider, text, strlen(text) + 1); /* length checked above */
+	} else if (!strcmp(key, "host")) {
+		if (!text[0] || strlen(text) >= sizeof(c->host))
+			return ERR("%s: expected a host name or address", where);
+		snprintf(c->host, sizeof(c->host), "%s", text);
+	} else if (!strcmp(key, "port_base")) {
+		if (int_in(text, 1, 65535 - 2 * 1024 - 2, &l))
+			return ERR("%s: expected a port from 1 to %d, got '%s'", where, 65535 - 2 * 1024 - 2, text);
+		c->port_base = (int)l;
+	} else if (!strcmp(key, "schedd")) {
+		if (sym_hostport_parse(text, &c->schedd))
+			return ERR("%s: expected HOST:PORT, got '%s'", where, text);
+		c->schedd_set = true;
+	} else if (!strcmp(key, "frontends")) {
+		if (val && cJSON_IsArray(val))
+			return set_frontend_list(c, val, where, err, errlen);
+		if (int_in(text, 1, 1024, &l))
+			return ERR("%s: expected a count from 1 to 1024 or a list of addresses, got '%s'", where, text);
+		c->nfrontends = (int)l;
+		c->frontends_listed = false;
+	} else if (!strcmp(key, "backends")) {
+		if (int_in(text, 1, 65535, &l))
+			return ERR("%s: expected a count from 1 to 65535, got '%s'", where, text);
+		c->nbackends = (int)l;
+	} else if (!strcmp(key, "threads")) {
+		if (int_in(text, 1, 256, &l))
+			return ERR("%s: expected 1 to 256 scheduler threads, got '%s'", where, text);
+		c->threads = (int)l;
+	} else if (!strcmp(key, "heartbeat_ms")) {
+		if (num_in(text, 0.1, 60000, &d))
+			return ERR("%s: expected a heartbeat period from 0.1 to 60000 ms, got '%s'", where, text);
+		c->heartbeat_ms = d;
+	} else if (!strcmp(key, "failure_ms")) {
+		if (num_in(text, 1, 600000, &d))
+			return ERR("%s: expected a failure timeout from 1 to 600000 ms, got '%s'", where, text);
+		c->failure_ms = d;
+	} else if (!strcmp(key, "input_max")) {
+		if (int_in(text, 8, 1 << 20, &l))
+			return ERR("%s: expected 8 to %d bytes, got '%s'", where, 1 << 20, text);
+		c->input_max = (size_t)l;
+	} else if (!strcmp(key, "pool_slots")) {
+		if (int_in(text, 1, 1 << 20, &l))
+			return ERR("%s: expected 1 to %d slots, got '%s'", where, 1 << 20, text);
+		c->pool_slots = (int)l;
+	} else if (!strcmp(key, "input_bytes")) {
+		if (int_in(text, 1, 1 << 20, &l))
+			return ERR("%s: expected 1 to %d bytes, got '%s'", where, 1 << 20, text);
+		c->input_bytes = (size_t)l;
+	} else if (!strcmp(key, "executor")) {
+		if (strcmp(text, "emulated"))
+			return ERR("%s: expected emulated (the only executor so far), got '%s'", where, text);
+		memcpy(c->executor, text, sizeof("emulated"));
+	} else {
+		return 1;
+	}
+	return 0;
+}
+
+static const struct {
+	const char *key, *flag, *arg, *help;
+} rt_keys[] = {
+	{ "provider", "provider", "NAME", "libfabric provider: tcp (default; loopback, CI) or verbs (RDMA hardware)" },
+	{ "host", "host", "HOST", "address processes bind to and reach each other at (default 127.0.0.1)" },
+	{ "port_base", "port-base", "PORT", "schedd's port; frontend i uses PORT+1+2i (fabric) and PORT+2+2i (clients)" },
+	{ "schedd", "schedd", "HOST:PORT", "the scheduler's address (default HOST:PORT_BASE)" },
+	{ "frontends", "frontends", "N", "number of frontends (default 1)" },
+	{ "backends", "backends", "N", "number of backends, one GPU each (default 2)" },
+	{ "threads", "threads", "N", "schedd's scheduler threads (default 1; >= 2: candidate policies)" },
+	{ "heartbeat_ms", "heartbeat-ms", "MS", "heartbeat period of frontends and backends (default 10)" },
+	{ "failure_ms", "failure-ms", "MS", "a peer silent this long is removed (default 50)" },
+	{ "input_max", "input-max", "BYTES", "largest input a frontend accepts (default 262144)" },
+	{ "pool_slots", "pool-slots", "N", "inputs a frontend holds at once (default 1024)" },
+	{ "input_bytes", "input-bytes", "BYTES", "loadgen: the size of each request's input (default 1024)" },
+	{ "executor", "executor", "NAME", "backend executor: emulated (the default)" },
+};
+#define NRT (sizeof(rt_keys) / sizeof(rt_keys[0]))
+
+int sym_cluster_apply_flag(struct sym_cluster *c, const char *flag, const char *value, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < NRT; i++) {
+		if (strcmp(rt_keys[i].flag, flag))
+			continue;
+		char where[96];
+		snprintf(where, sizeof(where), "option --%s", flag);
+		if (!value)
+			return ERR("%s needs a value", where);
+		return set_key(c, rt_keys[i].key, value, NULL, where, err, errlen);
+	}
+	int rc = sym_experiment_apply_flag(&c->exp, flag, value, err, errlen);
+	if (rc == 0 && (!strcmp(flag, "ctrl-ms") || !strcmp(flag, "data-ms") || !strcmp(flag, "resp-ms")))
+		c->net_set = true;
+	return rc;
+}
+
+int sym_cluster_load_file(struct sym_cluster *c, const char *path, char *err, size_t errlen)
+{
+	int rc = sym_experiment_load_file(&c->exp, path, err, errlen);
+	if (rc)
+		return rc;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -ENOENT;
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	for (;;) {
+		if (len + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 8192;
+			char *t = realloc(text, cap);
+			if (!t) {
+				free(text);
+				fclose(f);
+				return ERR("%s: out of memory", path);
+			}
+			text = t;
+		}
+		size_t n = fread(text + len, 1, cap - len - 1, f);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	fclose(f);
+	text[len] = '\0';
+	cJSON *root = cJSON_Parse(text);
+	free(text);
+	if (!root) /* sym_experiment_load_file parsed it; this cannot fail but for memory */
+		return ERR("%s: cannot parse", path);
+	const cJSON *cfg = root;
+	const cJSON *inner = cJSON_GetObjectItemCaseSensitive(root, "config");
+	if (cJSON_IsObject(inner) && cJSON_GetObjectItemCaseSensitive(root, "program"))
+		cfg = inner; /* a result file */
+	if (cJSON_GetObjectItemCaseSensitive(cfg, "network"))
+		c->net_set = true;
+	const cJSON *rt = cJSON_GetObjectItemCaseSensitive(cfg, "runtime");
+	if (!rt && cfg != root)
+		rt = cJSON_GetObjectItemCaseSensitive(root, "runtime");
+	rc = 0;
+	if (rt && !cJSON_IsObject(rt))
+		rc = ERR("%s: key 'runtime': expected an object", path);
+	for (const cJSON *it = rt ? rt->child : NULL; !rc && it; it = it->next) {
+		char where[600];
+		snprintf(where, sizeof(where), "%s: key 'runtime.%s'", path, it->string);
+		rc = set_key(c, it->string, NULL, it, where, err, errlen);
+		if (rc == 1) {
+			char known[400] = "";
+			for (size_t i = 0; i < NRT; i++)
+				snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s", i ? ", " : "",
+					 rt_keys[i].key);
+			rc = ERR("%s: unknown key (expected %s)", where, known);
+		}
+	}
+	cJSON_Delete(root);
+	return rc;
+}
+
+void sym_cluster_net_defaults(const char *provider, double *ctrl_ms, double *data_ms, double *resp_ms)
+{
+	/* p99 of `symphony fabbench` on loopback (tcp) and of RDMA NICs (verbs;
+	 * a few microseconds), rounded up: see runtime/README.md. The control
+	 * delay covers the plan's message, the data delay one input read, the
+	 * response delay the result's message and the frontend's answer. */
+	if (!strcmp(provider, "tcp")) {
+		*ctrl_ms = 0.3;
+		*data_ms = 0.05;
+		*resp_ms = 1.0;
+	} else {
+		*ctrl_ms = 0.02;
+		*data_ms = 0.02;
+		*resp_ms = 0.05;
+	}
+}
+
+int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen)
+{
+	if (!c->schedd_set) {
+		snprintf(c->schedd.host, sizeof(c->schedd.host), "%s", c->host);
+		snprintf(c->schedd.port, sizeof(c->schedd.port), "%d", c->port_base);
+	}
+	if (!c->frontends_listed) {
+		free(c->frontends);
+		c->frontends = calloc((size_t)c->nfrontends, sizeof(*c->frontends));
+		if (!c->frontends)
+			return ERR("out of memory");
+		for (int i = 0; i < c->nfrontends; i++) {
+			struct sym_cluster_fe *fe = &c->frontends[i];
+			snprintf(fe->fabric.host, sizeof(fe->fabric.host), "%s", c->host);
+			snprintf(fe->clients.host, sizeof(fe->clients.host), "%s", c->host);
+			snprintf(fe->fabric.port, sizeof(fe->fabric.port), "%d", c->port_base + 1 + 2 * i);
+			snprintf(fe->clients.port, sizeof(fe->clients.port), "%d", c->port_base + 2 + 2 * i);
+		}
+	}
+	if (c->failure_ms < 2 * c->heartbeat_ms)
+		return ERR("runtime: failure_ms (%g) must be at least twice heartbeat_ms (%g)", c->failure_ms,
+			   c->heartbeat_ms);
+	if (c->input_bytes > c->input_max)
+		return ERR("runtime: input_bytes (%zu) is larger than input_max (%zu)", c->input_bytes, c->input_max);
+	if (c->exp.ngroups) {
+		if (c->exp.gpus != c->nbackends)
+			return ERR("runtime: the cluster has %d GPUs but %d backends (one GPU each)", c->exp.gpus,
+				   c->nbackends);
+	} else {
+		c->exp.gpus = c->nbackends;
+		c->exp.gpus_per_model = 0;
+	}
+	if (!c->net_set)
+		sym_cluster_net_defaults(c->provider, &c->exp.ctrl_ms, &c->exp.data_ms, &c->exp.resp_ms);
+	int rc = sym_experiment_resolve(&c->exp, err, errlen);
+	if (rc)
+		return rc;
+	if (c->exp.nmodels > 65535)
+		return ERR("runtime: %zu models, at most 65535", c->exp.nmodels);
+	c->resolved = true;
+	return 0;
+}
+
+cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
+{
+	cJSON *o = cJSON_CreateObject();
+	char hp[300];
+	cJSON_AddStringToObject(o, "provider", c->provider);
+	snprintf(hp, sizeof(hp), "%s:%s", c->schedd.host, c->schedd.port);
+	cJSON_AddStringToObject(o, "schedd", hp);
+	cJSON *fes = cJSON_AddArrayToObject(o, "frontends");
+	for (int i = 0; i < c->nfrontends && c->frontends; i++) {
+		cJSON *fe = cJSON_CreateObject();
+		snprintf(hp, sizeof(hp), "%s:%s", c->frontends[i].fabric.host, c->frontends[i].fabric.port);
+		cJSON_AddStringToObject(fe, "fabric", hp);
+		snprintf(hp, sizeof(hp), "%s:%s", c->frontends[i].clients.host, c->frontends[i].clients.port);
+		cJSON_AddStringToObject(fe, "clients", hp);
+		cJSON_AddItemToArray(fes, fe);
+	}
+	cJSON_AddNumberToObject(o, "backends", c->nbackends);
+	cJSON_AddNumberToObject(o, "threads", c->threads);
+	cJSON_AddNumberToObject(o, "heartbeat_ms", c->heartbeat_ms);
+	cJSON_AddNumberToObject(o, "failure_ms", c->failure_ms);
+	cJSON_AddNumberToObject(o, "input_max", (double)c->input_max);
+	cJSON_AddNumberToObject(o, "pool_slots", c->pool_slots);
+	cJSON_AddNumberToObject(o, "input_bytes", (double)c->input_bytes);
+	cJSON_AddStringToObject(o, "executor", c->executor);
+	return o;
+}
+
+void sym_cluster_print_flags(FILE *f)
+{
+	for (size_t i = 0; i < NRT; i++) {
+		char lhs[64];
+		snprintf(lhs, sizeof(lhs), "--%s %s", rt_keys[i].flag, rt_keys[i].arg);
+		fprintf(f, "  %-24s %s  [runtime.%s]\n", lhs, rt_keys[i].help, rt_keys[i].key);
+	}
+}

@@ -1,0 +1,106 @@
+/* runtime/cluster.h - the cluster configuration every runtime process reads.
+ *
+ * One JSON file serves the whole cluster. It is a simulator experiment
+ * (models, zoo or profiles, SLOs, policy, drop rule, network delays, and the
+ * workload loadgen offers: rate, arrival, popularity, segments, duration,
+ * seed) plus a "runtime" object that says where the processes are:
+ *
+ *   "runtime": {
+ *     "provider": "tcp",              libfabric provider ("verbs" on RDMA hardware)
+ *     "host": "127.0.0.1",            where processes bind (loopback unless configured)
+ *     "port_base": 7100,              schedd at port_base; frontend i's fabric port at
+ *                                     port_base + 1 + 2i, its client port at port_base + 2 + 2i
+ *     "frontends": 2,                 a count (addresses from port_base), or an array of
+ *                                     {"fabric": "HOST:PORT", "clients": "HOST:PORT"}
+ *     "schedd": "HOST:PORT",          (optional) overrides host:port_base
+ *     "backends": 4,                  one emulated GPU each; backend i is GPU i of the experiment
+ *     "threads": 1,                   schedd's scheduler threads
+ *     "heartbeat_ms": 10,             how often frontends and backends heartbeat
+ *     "failure_ms": 50,               a peer silent this long is removed
+ *     "input_max": 262144,            bytes of the largest input a frontend holds
+ *     "pool_slots": 1024,             inputs a frontend holds at once
+ *     "input_bytes": 1024,            loadgen's input size
+ *     "executor": "emulated"
+ *   }
+ *
+ * Every key can also be given as a flag (--port-base 7300, --frontends 2,
+ * ...), and every simulator flag works too; flags override the file. The
+ * simulator ignores the "runtime" object, so `symphony sim` runs the same
+ * file (what scripts/fidelity does).
+ *
+ * Network delays: when the configuration sets none (no "network" key and
+ * no --ctrl-ms/--data-ms/--resp-ms), the scheduler plans with the measured
+ * high-percentile delays of the provider (sym_cluster_net_defaults).
+ */
+#ifndef SYM_CLUSTER_H
+#define SYM_CLUSTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "sim/config.h"
+
+struct sym_hostport {
+	char host[256];
+	char port[16];
+};
+
+struct sym_cluster_fe {
+	struct sym_hostport fabric;  /* backends connect here (RMA reads, results) */
+	struct sym_hostport clients; /* clients (loadgen) connect here */
+};
+
+struct sym_cluster {
+	struct sym_experiment exp;
+	char provider[32];
+	char host[256];
+	int port_base;
+	struct sym_hostport schedd;
+	bool schedd_set;
+	int nfrontends;
+	struct sym_cluster_fe *frontends; /* nfrontends */
+	bool frontends_listed;            /* given as an array (not from port_base) */
+	int nbackends;
+	int threads;
+	double heartbeat_ms;
+	double failure_ms;
+	size_t input_max;
+	int pool_slots;
+	size_t input_bytes;
+	char executor[32];
+	bool net_set;                     /* the configuration set network delays */
+	bool resolved;
+};
+
+/* Defaults (no file): one frontend, two backends, tcp on 127.0.0.1:7100. */
+int sym_cluster_init(struct sym_cluster *c);
+void sym_cluster_finish(struct sym_cluster *c);
+
+/* Applies a cluster file (experiment keys plus "runtime"). Returns 0, or
+ * -EINVAL/-ENOENT/-EIO with a message naming the file and key. */
+int sym_cluster_load_file(struct sym_cluster *c, const char *path, char *err, size_t errlen);
+
+/* Applies one flag (no leading "--"): a runtime key (port-base, frontends,
+ * ...) or any simulator flag. Returns 0, 1 when it is neither, or -EINVAL. */
+int sym_cluster_apply_flag(struct sym_cluster *c, const char *flag, const char *value, char *err, size_t errlen);
+
+/* Fills the addresses, sets the experiment's GPUs to the backends and the
+ * network defaults, then resolves the experiment. */
+int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen);
+
+/* The planning delays (ms) used when the configuration sets none: measured
+ * high percentiles of the provider's control round trip and 150 KB read. */
+void sym_cluster_net_defaults(const char *provider, double *ctrl_ms, double *data_ms, double *resp_ms);
+
+/* The "runtime" object as resolved (for result files). */
+cJSON *sym_cluster_runtime_json(const struct sym_cluster *c);
+
+/* One line per runtime flag, for help. */
+void sym_cluster_print_flags(FILE *f);
+
+/* Parses "HOST:PORT" (the last colon splits; "[v6]:PORT" allowed). */
+int sym_hostport_parse(const char *text, struct sym_hostport *out);
+
+#endif

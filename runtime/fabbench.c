@@ -1,0 +1,435 @@
+/* runtime/fabbench.c - `symphony fabbench` (see fabbench.h).
+ *
+ * The echo side runs on its own thread with its own sym_fab, as a frontend
+ * would; the measuring side polls on the calling thread. Both spin on
+ * sym_fab_poll: the numbers are the transport's, not a wake-up's.
+ * Messages: the first byte says what it is.
+ *   'H' echo -> measurer: the region's address, key and size (3 x 8 bytes)
+ *   'P' measurer -> echo: a ping, echoed back as is
+ *   'B' measurer -> echo: done
+ */
+#include "runtime/fabbench.h"
+#include "runtime/fabric.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define PING_BYTES 64
+#define WARMUP 1000
+#define STUCK_NS (10 * 1000000000LL) /* no progress for this long: give up */
+
+struct bench {
+	const char *provider;
+	long iters, reads;
+	size_t size;
+	struct sym_fab *echo_f; /* owned by the echo thread once it starts */
+	atomic_bool stop;	/* the measurer gave up */
+	char echo_err[256];
+};
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static uint8_t pattern(size_t i)
+{
+	return (uint8_t)((i * 2654435761u) >> 13);
+}
+
+/* ---- the echo side ---- */
+
+static void *echo_main(void *arg)
+{
+	struct bench *b = arg;
+	struct sym_fab *f = b->echo_f;
+	char err[256];
+	uint8_t *region = aligned_alloc(4096, (b->size + 4095) / 4096 * 4096);
+	struct sym_fab_mr *mr = NULL;
+	if (!region) {
+		snprintf(b->echo_err, sizeof(b->echo_err), "out of memory for a %zu-byte region", b->size);
+		return NULL;
+	}
+	for (size_t i = 0; i < b->size; i++)
+		region[i] = pattern(i);
+	if (sym_fab_mr_reg(f, region, b->size, SYM_FAB_REMOTE_READ, &mr, err, sizeof(err))) {
+		snprintf(b->echo_err, sizeof(b->echo_err), "%s", err);
+		free(region);
+		return NULL;
+	}
+	struct sym_fab_event ev[16];
+	int64_t last = mono_ns();
+	bool done = false;
+	while (!done && !atomic_load_explicit(&b->stop, memory_order_relaxed)) {
+		int n = sym_fab_poll(f, ev, 16);
+		if (n < 0) {
+			snprintf(b->echo_err, sizeof(b->echo_err), "%s", sym_fab_last_error(f));
+			break;
+		}
+		if (!n && mono_ns() - last > STUCK_NS) {
+			snprintf(b->echo_err, sizeof(b->echo_err), "echo: no message for %lld s",
+				 STUCK_NS / 1000000000LL);
+			break;
+		}
+		if (n)
+			last = mono_ns();
+		for (int i = 0; i < n && !done; i++) {
+			int rc = 0;
+			if (ev[i].type == SYM_FAB_ACCEPTED) {
+				uint8_t h[25] = { 'H' };
+				put64(h + 1, sym_fab_mr_addr(mr, region));
+				put64(h + 9, sym_fab_mr_key(mr));
+				put64(h + 17, b->size);
+				rc = sym_fab_send(ev[i].conn, h, sizeof(h));
+			} else if (ev[i].type == SYM_FAB_MSG && ev[i].len && ev[i].data[0] == 'P') {
+				rc = sym_fab_send(ev[i].conn, ev[i].data, ev[i].len);
+			} else if (ev[i].type == SYM_FAB_MSG || ev[i].type == SYM_FAB_CLOSED) {
+				if (ev[i].type == SYM_FAB_CLOSED)
+					snprintf(b->echo_err, sizeof(b->echo_err), "echo: %s", ev[i].reason);
+				sym_fab_close(ev[i].conn);
+				done = true;
+			}
+			if (rc) {
+				snprintf(b->echo_err, sizeof(b->echo_err), "echo: %s", sym_fab_last_error(f));
+				done = true;
+			}
+		}
+	}
+	sym_fab_mr_close(mr);
+	free(region);
+	return NULL;
+}
+
+/* ---- the measuring side ---- */
+
+struct side {
+	struct sym_fab *f;
+	struct sym_fab_conn *c;
+	struct sym_fab_event ev;
+};
+
+/* Spins until the next event; -1 with a message after STUCK_NS without one. */
+static int next_event(struct side *s, const char *waiting)
+{
+	int64_t end = mono_ns() + STUCK_NS;
+	for (;;) {
+		int n = sym_fab_poll(s->f, &s->ev, 1);
+		if (n < 0) {
+			fprintf(stderr, "fabbench: %s\n", sym_fab_last_error(s->f));
+			return -1;
+		}
+		if (n) {
+			if (s->ev.type != SYM_FAB_CLOSED)
+				return 0;
+			fprintf(stderr, "fabbench: waiting for %s: %s\n", waiting, s->ev.reason);
+			return -1;
+		}
+		if (mono_ns() > end) {
+			fprintf(stderr, "fabbench: no %s within %lld s\n", waiting, STUCK_NS / 1000000000LL);
+			return -1;
+		}
+	}
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+struct stats {
+	double p50, p99, max;
+};
+
+static struct stats summarize(int64_t *ns, long n)
+{
+	qsort(ns, (size_t)n, sizeof(*ns), cmp_i64);
+	long i99 = (n * 99 + 99) / 100 - 1; /* the smallest value with at least 99% at or below it */
+	return (struct stats){ ns[n / 2] / 1e3, ns[i99 < 0 ? 0 : i99] / 1e3, ns[n - 1] / 1e3 };
+}
+
+static int ping_pong(struct side *s, long iters, int64_t *ns)
+{
+	uint8_t ping[PING_BYTES];
+	memset(ping, 0, sizeof(ping));
+	ping[0] = 'P';
+	for (long i = -WARMUP; i < iters; i++) {
+		put64(ping + 1, (uint64_t)i);
+		int64_t t0 = mono_ns();
+		if (sym_fab_send(s->c, ping, sizeof(ping))) {
+			fprintf(stderr, "fabbench: %s\n", sym_fab_last_error(s->f));
+			return -1;
+		}
+		if (next_event(s, "an echo"))
+			return -1;
+		int64_t t1 = mono_ns();
+		if (s->ev.type != SYM_FAB_MSG || s->ev.len != sizeof(ping) || get64(s->ev.data + 1) != (uint64_t)i) {
+			fprintf(stderr, "fabbench: round trip %ld: wrong echo\n", i);
+			return -1;
+		}
+		if (i >= 0)
+			ns[i] = t1 - t0;
+	}
+	return 0;
+}
+
+static int reads(struct side *s, long n, uint64_t raddr, uint64_t rkey, size_t size, int64_t *ns)
+{
+	char err[256];
+	uint8_t *buf = aligned_alloc(4096, (size + 4095) / 4096 * 4096);
+	struct sym_fab_mr *mr;
+	if (!buf) {
+		fprintf(stderr, "fabbench: out of memory for a %zu-byte buffer\n", size);
+		return -1;
+	}
+	if (sym_fab_mr_reg(s->f, buf, size, SYM_FAB_LOCAL_READ_TARGET, &mr, err, sizeof(err))) {
+		fprintf(stderr, "fabbench: %s\n", err);
+		free(buf);
+		return -1;
+	}
+	int rc = 0;
+	long warm = n < WARMUP / 4 ? n : WARMUP / 4;
+	for (long i = -warm; i < n && !rc; i++) {
+		if (i == -warm || i == n - 1)
+			memset(buf, 0, size);
+		int64_t t0 = mono_ns();
+		if (sym_fab_read(s->c, buf, size, mr, raddr, rkey, buf)) {
+			fprintf(stderr, "fabbench: %s\n", sym_fab_last_error(s->f));
+			rc = -1;
+			break;
+		}
+		if (next_event(s, "a read's completion")) {
+			rc = -1;
+			break;
+		}
+		int64_t t1 = mono_ns();
+		if (s->ev.type != SYM_FAB_READ || s->ev.status) {
+			fprintf(stderr, "fabbench: read %ld failed: %s\n", i,
+				s->ev.type == SYM_FAB_READ ? strerror(-s->ev.status) : "an unexpected event");
+			rc = -1;
+			break;
+		}
+		if (i >= 0)
+			ns[i] = t1 - t0;
+		if (i == -warm || i == n - 1)
+			for (size_t k = 0; k < size; k++)
+				if (buf[k] != pattern(k)) {
+					fprintf(stderr, "fabbench: read %ld: byte %zu differs\n", i, k);
+					rc = -1;
+					break;
+				}
+	}
+	sym_fab_mr_close(mr);
+	free(buf);
+	return rc;
+}
+
+/* ---- options and output ---- */
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: symphony fabbench [--provider NAME] [--iters N] [--size BYTES] [--json FILE|-]\n\n"
+		   "fabbench - the transport's control round trip and RMA read latency on loopback\n\n"
+		   "Two threads, each with its own libfabric endpoint, over 127.0.0.1: the 64-byte message\n"
+		   "round trip (N times) and an RMA read of BYTES (N/4 times), polling without blocking.\n"
+		   "  --provider NAME   libfabric provider (default tcp)\n"
+		   "  --iters N         round trips, 1..10000000 (default 20000); reads: N/4, at least 1\n"
+		   "  --size BYTES      bytes per read, 1..1073741824 (default 153600)\n"
+		   "  --json FILE       also write the results as JSON; \"-\": stdout (and no text)\n");
+}
+
+static int parse_long(const char *opt, const char *v, long lo, long hi, long *out)
+{
+	char *end;
+	errno = 0;
+	long x = v ? strtol(v, &end, 10) : 0;
+	if (!v || errno || end == v || *end || x < lo || x > hi) {
+		fprintf(stderr, "fabbench: %s wants an integer in %ld..%ld, got '%s'\n", opt, lo, hi,
+			v ? v : "(nothing)");
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void json_stats(FILE *f, const char *key, struct stats st)
+{
+	fprintf(f, "\"%s\":{\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f}", key, st.p50, st.p99, st.max);
+}
+
+static int write_json(const char *path, const struct bench *b, const char *descr, struct stats rtt, struct stats rd)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	if (!f) {
+		fprintf(stderr, "fabbench: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	fputs("{\"provider\":", f);
+	json_str(f, b->provider);
+	fputs(",\"transport\":", f);
+	json_str(f, descr);
+	fputc(',', f);
+	json_stats(f, "rtt_us", rtt);
+	fputc(',', f);
+	json_stats(f, "read150k_us", rd);
+	fprintf(f, ",\"iterations\":%ld,\"reads\":%ld,\"read_bytes\":%zu,\"ping_bytes\":%d}\n", b->iters, b->reads,
+		b->size, PING_BYTES);
+	if (f == stdout)
+		return fflush(f) ? -1 : 0;
+	if (fclose(f)) {
+		fprintf(stderr, "fabbench: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct bench *b, const char **json)
+{
+	for (int i = 1; i < argc; i += 2) { /* every option takes a value */
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		long x;
+		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+			usage(stdout);
+			return 1;
+		} else if (!strcmp(o, "--provider") && v && v[0]) {
+			b->provider = v;
+		} else if (!strcmp(o, "--iters")) {
+			if (parse_long(o, v, 1, 10000000, &b->iters))
+				return -1;
+		} else if (!strcmp(o, "--size")) {
+			if (parse_long(o, v, 1, 1L << 30, &x))
+				return -1;
+			b->size = (size_t)x;
+		} else if (!strcmp(o, "--json") && v && v[0]) {
+			*json = v;
+		} else {
+			if (!strcmp(o, "--provider") || !strcmp(o, "--json"))
+				fprintf(stderr, "fabbench: %s needs a value\n", o);
+			else
+				fprintf(stderr, "fabbench: unknown option '%s' (see symphony fabbench --help)\n", o);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int sym_fabbench_main(int argc, char **argv)
+{
+	struct bench b = { .provider = "tcp", .iters = 20000, .size = 150 * 1024 };
+	const char *json = NULL;
+	atomic_init(&b.stop, false);
+	int rc = parse(argc, argv, &b, &json);
+	if (rc)
+		return rc > 0 ? 0 : 2;
+	b.reads = b.iters / 4 ? b.iters / 4 : 1;
+
+	char err[256], port[16];
+	struct sym_fab_cfg cfg = { .provider = b.provider };
+	struct side s = { 0 };
+	if (sym_fab_open(&b.echo_f, &cfg, err, sizeof(err)) ||
+	    sym_fab_listen(b.echo_f, "127.0.0.1", "0", err, sizeof(err)) ||
+	    sym_fab_open(&s.f, &cfg, err, sizeof(err))) {
+		fprintf(stderr, "fabbench: %s\n", err);
+		sym_fab_destroy(b.echo_f);
+		return 1;
+	}
+	snprintf(port, sizeof(port), "%d", sym_fab_listen_port(b.echo_f));
+	pthread_t t;
+	if ((rc = pthread_create(&t, NULL, echo_main, &b))) {
+		fprintf(stderr, "fabbench: starting the echo thread: %s\n", strerror(rc));
+		sym_fab_destroy(b.echo_f);
+		sym_fab_destroy(s.f);
+		return 1;
+	}
+	int64_t *rtt = malloc((size_t)b.iters * sizeof(*rtt)), *rd = malloc((size_t)b.reads * sizeof(*rd));
+	rc = 1;
+	if (!rtt || !rd) {
+		fprintf(stderr, "fabbench: out of memory\n");
+		goto out;
+	}
+	if (sym_fab_connect(s.f, "127.0.0.1", port, &s.c, err, sizeof(err))) {
+		fprintf(stderr, "fabbench: %s\n", err);
+		goto out;
+	}
+	if (next_event(&s, "the connection") || s.ev.type != SYM_FAB_CONNECTED || next_event(&s, "the region")) {
+		if (s.ev.type != SYM_FAB_CLOSED)
+			fprintf(stderr, "fabbench: the connection did not start as expected\n");
+		goto out;
+	}
+	if (s.ev.type != SYM_FAB_MSG || s.ev.len != 25 || s.ev.data[0] != 'H' || get64(s.ev.data + 17) != b.size) {
+		fprintf(stderr, "fabbench: no region announcement from the echo side\n");
+		goto out;
+	}
+	uint64_t raddr = get64(s.ev.data + 1), rkey = get64(s.ev.data + 9);
+	if (ping_pong(&s, b.iters, rtt) || reads(&s, b.reads, raddr, rkey, b.size, rd))
+		goto out;
+	sym_fab_send(s.c, "B", 1);
+	/* let the goodbye leave before the connection closes */
+	for (int i = 0; i < 1000 && sym_fab_conn_up(s.c); i++)
+		sym_fab_poll(s.f, &s.ev, 1);
+	rc = 0;
+out:
+	if (rc)
+		atomic_store(&b.stop, true);
+	pthread_join(t, NULL);
+	if (s.c)
+		sym_fab_close(s.c);
+	if (!rc && b.echo_err[0]) {
+		fprintf(stderr, "fabbench: %s\n", b.echo_err);
+		rc = 1;
+	}
+	if (!rc) {
+		struct stats st_rtt = summarize(rtt, b.iters), st_rd = summarize(rd, b.reads);
+		if (!json || strcmp(json, "-")) {
+			printf("fabbench: %s, 127.0.0.1, polling\n", sym_fab_describe(s.f));
+			printf("  round trip, %d-byte message, %ld times (us): p50 %.2f  p99 %.2f  max %.2f\n",
+			       PING_BYTES, b.iters, st_rtt.p50, st_rtt.p99, st_rtt.max);
+			printf("  RMA read of %zu bytes, %ld times (us):   p50 %.2f  p99 %.2f  max %.2f\n", b.size,
+			       b.reads, st_rd.p50, st_rd.p99, st_rd.max);
+		}
+		if (json && write_json(json, &b, sym_fab_describe(s.f), st_rtt, st_rd))
+			rc = 1;
+	}
+	sym_fab_destroy(s.f);
+	sym_fab_destroy(b.echo_f);
+	free(rtt);
+	free(rd);
+	return rc;
+}

@@ -1,0 +1,471 @@
+/* runtime/loadgen.c - an open-loop client.
+ *
+ * It draws the arrival times `symphony sim` would draw for the same
+ * configuration and seed (sym_experiment_arrivals), sends each request at
+ * its time whatever the answers do (open loop), to the frontends in turn,
+ * and measures at the client: a request is good when its output came back
+ * correct within its SLO of being sent. Every answer is checked: an output
+ * must be the digest of the input the request carried (the emulated
+ * executor's output), no request may be answered twice, and every request
+ * must be answered; any breach makes the exit status 1.
+ *
+ * The result has the schema of `symphony sim` (command "loadgen"), with the
+ * batch sizes reported by the answers (each answer carries the size of the
+ * batch that ran it: b answers of size b make one batch). The queueing delay
+ * is not observed at the client and reads 0.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "core/iheap.h"
+#include "runtime/executor.h"
+#include "runtime/net.h"
+#include "runtime/rt.h"
+#include "sim/report.h"
+
+#define WHO "loadgen"
+#define NBUF 16
+#define TIMER_TAG UINT64_MAX
+#define MAX_QUEUED (256u << 20)
+
+struct lreq {
+	sym_time sent;
+	sym_time arrival;  /* planned, relative to the start */
+	uint16_t model;
+	uint8_t buf;
+	bool answered;
+};
+
+struct conn {
+	struct sym_stream st;
+	bool open, want_out;
+};
+
+struct loadgen {
+	struct sym_cluster *c;
+	const struct sym_rt_opts *o;
+	struct sym_experiment *e;
+	struct conn *fe;
+	int ep;
+	struct lreq *reqs;
+	size_t nreqs, capreqs;
+	size_t answered;
+	uint8_t *bufs[NBUF];
+	uint8_t digest[NBUF][SYM_EXEC_OUTPUT];
+	sym_time t0, warmup, end, interval;
+	sym_time *slo;
+	struct sym_run_result r;
+	uint64_t *req_batch; /* answers by batch size, per model: [m * (maxb + 1) + b] */
+	int maxb;
+	uint64_t lost, duplicates, wrong, unknown, failed_by[SYM_WIRE_NSTATUS];
+	struct sym_hist lag; /* sending late against the planned time */
+};
+
+static void watch_out(struct loadgen *g, int i, bool on)
+{
+	struct conn *c = &g->fe[i];
+	if (c->want_out == on)
+		return;
+	struct epoll_event ev = { .events = EPOLLIN | (on ? EPOLLOUT : 0), .data.u64 = (uint64_t)i };
+	epoll_ctl(g->ep, EPOLL_CTL_MOD, c->st.fd, &ev);
+	c->want_out = on;
+}
+
+static int send_one(struct loadgen *g, int m, sym_time planned, sym_time now)
+{
+	if (g->nreqs == g->capreqs) {
+		size_t cap = g->capreqs ? g->capreqs * 2 : 65536;
+		struct lreq *r = realloc(g->reqs, cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		g->reqs = r;
+		g->capreqs = cap;
+	}
+	size_t id = g->nreqs++;
+	struct lreq *q = &g->reqs[id];
+	q->model = (uint16_t)m;
+	q->buf = (uint8_t)(id % NBUF);
+	q->arrival = planned;
+	q->answered = false;
+	int fi = (int)(id % (size_t)g->c->nfrontends);
+	struct conn *c = &g->fe[fi];
+	struct sym_msg msg = { .type = SYM_MSG_REQUEST };
+	msg.u.request.req_id = id;
+	msg.u.request.model = (uint16_t)m;
+	msg.u.request.budget_ns = 0;
+	msg.u.request.len = (uint32_t)g->c->input_bytes;
+	msg.u.request.data = g->bufs[q->buf];
+	q->sent = sym_monotonic_ns();
+	sym_hist_record(&g->lag, now - (g->t0 + planned));
+	if (planned >= g->warmup) {
+		size_t iv = (size_t)(planned / g->interval);
+		if (iv < g->r.nintervals)
+			g->r.timeline[iv].offered++;
+		g->r.models[m].offered++;
+	}
+	if (!c->open)
+		return -ENOTCONN;
+	int rc = sym_stream_send(&c->st, &msg, MAX_QUEUED);
+	if (rc)
+		return rc;
+	watch_out(g, fi, sym_stream_queued(&c->st) > 0);
+	return 0;
+}
+
+static void on_answer(struct loadgen *g, const struct sym_msg *m, sym_time now)
+{
+	uint64_t id = m->u.answer.req_id;
+	if (id >= g->nreqs) {
+		g->unknown++;
+		return;
+	}
+	struct lreq *q = &g->reqs[id];
+	if (q->answered) {
+		g->duplicates++;
+		return;
+	}
+	q->answered = true;
+	g->answered++;
+	uint8_t st = m->u.answer.status;
+	if (st == SYM_WIRE_OK &&
+	    (m->u.answer.len != SYM_EXEC_OUTPUT || memcmp(m->u.answer.data, g->digest[q->buf], SYM_EXEC_OUTPUT)))
+		g->wrong++;
+	if (q->arrival < g->warmup)
+		return;
+	struct sym_model_result *mr = &g->r.models[q->model];
+	size_t iv = (size_t)(q->arrival / g->interval);
+	sym_time lat = now - q->sent;
+	bool good = false;
+	if (st == SYM_WIRE_OK) {
+		sym_hist_record(&mr->latency, lat);
+		if (lat <= g->slo[q->model]) {
+			mr->served++;
+			good = true;
+		} else {
+			mr->late++;
+		}
+		int b = m->u.answer.batch;
+		if (b >= 1 && b <= g->maxb)
+			g->req_batch[(size_t)q->model * (size_t)(g->maxb + 1) + (size_t)b]++;
+	} else {
+		mr->dropped++;
+		if (st == SYM_WIRE_DROPPED_EXPIRED)
+			mr->dropped_by[SYM_DROP_EXPIRED]++;
+		else if (st == SYM_WIRE_DROPPED_EARLY)
+			mr->dropped_by[SYM_DROP_EARLY]++;
+		else
+			g->failed_by[st]++;
+	}
+	if (iv < g->r.nintervals) {
+		if (good)
+			g->r.timeline[iv].good++;
+		else
+			g->r.timeline[iv].bad++;
+	}
+}
+
+static int on_conn(struct loadgen *g, int i, uint32_t events)
+{
+	struct conn *c = &g->fe[i];
+	if (events & EPOLLOUT) {
+		int rc = sym_stream_flush(&c->st);
+		if (rc < 0)
+			return rc;
+		watch_out(g, i, rc > 0);
+	}
+	for (int round = 0; round < 16; round++) {
+		long n = sym_stream_read(&c->st);
+		if (n == -EAGAIN)
+			return 0;
+		if (n <= 0)
+			return n ? (int)n : -ECONNRESET;
+		struct sym_msg m;
+		char why[200];
+		long k;
+		sym_time now = sym_monotonic_ns();
+		while ((k = sym_stream_next(&c->st, &m, why, sizeof(why))) > 0) {
+			if (m.type != SYM_MSG_ANSWER) {
+				sym_rt_log(WHO, "frontend %d sent a %s message", i, sym_wire_type_name(m.type));
+				return -EPROTO;
+			}
+			on_answer(g, &m, now);
+		}
+		if (k < 0) {
+			sym_rt_log(WHO, "frontend %d: malformed message: %s", i, why);
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
+/* Fills the result's totals and batch counts from what was counted. */
+static void finish_result(struct loadgen *g)
+{
+	struct sym_run_result *r = &g->r;
+	struct sym_model_result *t = &r->total;
+	for (size_t m = 0; m < r->nmodels; m++) {
+		struct sym_model_result *mr = &r->models[m];
+		for (int b = 1; b <= g->maxb && b <= mr->max_batch; b++) {
+			uint64_t reqs = g->req_batch[m * (size_t)(g->maxb + 1) + (size_t)b];
+			uint64_t nb = (reqs + (uint64_t)b - 1) / (uint64_t)b;
+			mr->batch_counts[b] += nb;
+			mr->batches += nb;
+			mr->batched += reqs;
+			t->batch_counts[b] += nb;
+		}
+		t->offered += mr->offered;
+		t->served += mr->served;
+		t->late += mr->late;
+		t->dropped += mr->dropped;
+		for (int k = 0; k < SYM_DROP_NREASONS; k++)
+			t->dropped_by[k] += mr->dropped_by[k];
+		t->batches += mr->batches;
+		t->batched += mr->batched;
+		sym_hist_merge(&t->latency, &mr->latency);
+	}
+	r->simulated_requests = g->nreqs;
+	r->wall_seconds = sym_to_s(sym_monotonic_ns() - g->t0);
+}
+
+static int setup(struct loadgen *g, char *err, size_t errlen)
+{
+	struct sym_experiment *e = g->e;
+	g->warmup = sym_s(e->warmup_s);
+	g->end = sym_s(sym_experiment_duration(e));
+	g->interval = sym_s(e->interval_s) > 0 ? sym_s(e->interval_s) : SYM_S;
+	double rate = (e->rate_csv[0] || e->nseg) ? 1 : e->rate;
+	g->r.rate = rate;
+	g->r.window_s = sym_to_s(g->end - g->warmup);
+	if (sym_run_result_alloc(&g->r, e, g->end, g->interval))
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	g->maxb = g->r.total.max_batch;
+	g->req_batch = calloc(e->nmodels * (size_t)(g->maxb + 1), sizeof(uint64_t));
+	g->slo = calloc(e->nmodels, sizeof(*g->slo));
+	g->fe = calloc((size_t)g->c->nfrontends, sizeof(*g->fe));
+	if (!g->req_batch || !g->slo || !g->fe)
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	for (size_t m = 0; m < e->nmodels; m++)
+		g->slo[m] = sym_ms(e->model_slo_ms[m]);
+	sym_hist_init(&g->lag);
+	uint64_t x = e->seed * 0x9e3779b97f4a7c15ull + 1;
+	for (int i = 0; i < NBUF; i++) {
+		g->bufs[i] = malloc(g->c->input_bytes);
+		if (!g->bufs[i])
+			return snprintf(err, errlen, "out of memory"), -ENOMEM;
+		for (size_t k = 0; k < g->c->input_bytes; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			g->bufs[i][k] = (uint8_t)x;
+		}
+		uint64_t d = sym_exec_digest(g->bufs[i], g->c->input_bytes);
+		for (int k = 0; k < SYM_EXEC_OUTPUT; k++)
+			g->digest[i][k] = (uint8_t)(d >> (8 * k));
+	}
+	g->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (g->ep < 0)
+		return snprintf(err, errlen, "epoll: %s", strerror(errno)), -errno;
+	for (int i = 0; i < g->c->nfrontends; i++) {
+		const struct sym_hostport *hp = &g->c->frontends[i].clients;
+		int fd = -1;
+		/* The cluster may still be starting: retry for a few seconds. */
+		for (int tries = 0; tries < 50 && !sym_rt_stop; tries++) {
+			fd = sym_tcp_connect(hp->host, hp->port, 1000, err, errlen);
+			if (fd >= 0)
+				break;
+			struct timespec ts = { 0, 100 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+		}
+		if (fd < 0)
+			return snprintf(err + strlen(err), errlen - strlen(err), " (frontend %d)", i), -ECONNREFUSED;
+		sym_stream_init(&g->fe[i].st, fd);
+		g->fe[i].open = true;
+		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)i };
+		if (epoll_ctl(g->ep, EPOLL_CTL_ADD, fd, &ev))
+			return snprintf(err, errlen, "epoll: %s", strerror(errno)), -errno;
+	}
+	return 0;
+}
+
+static void progress(struct loadgen *g, sym_time now)
+{
+	const struct sym_run_result *r = &g->r;
+	uint64_t good = 0, bad = 0;
+	for (size_t i = 0; i < r->nintervals; i++)
+		good += r->timeline[i].good, bad += r->timeline[i].bad;
+	double t = sym_to_s(now - g->t0);
+	fprintf(stderr, "\rloadgen: %6.1f/%.0f s  sent %zu  answered %zu  bad %.2f%%   ", t < 0 ? 0 : t,
+		sym_to_s(g->end), g->nreqs, g->answered, good + bad ? 100.0 * (double)bad / (double)(good + bad) : 0);
+}
+
+int sym_loadgen_run(struct sym_cluster *c, const struct sym_rt_opts *o)
+{
+	struct loadgen g = { .c = c, .o = o, .e = &c->exp, .ep = -1 };
+	struct sym_experiment *e = &c->exp;
+	char err[1024] = "";
+	struct sym_arrivals *arr = calloc(e->nmodels, sizeof(*arr));
+	struct sym_iheap next = { 0 };
+	int tfd = -1;
+	int rc = 1;
+	if (!arr || sym_iheap_init(&next, (int)e->nmodels)) {
+		sym_rt_log(WHO, "out of memory");
+		goto out;
+	}
+	int src = setup(&g, err, sizeof(err));
+	if (src) {
+		sym_rt_log(WHO, "%s", err);
+		goto out;
+	}
+	if ((src = sym_experiment_arrivals(e, g.r.rate, arr))) {
+		sym_rt_log(WHO, "cannot set up the arrivals: %s", strerror(-src));
+		goto out;
+	}
+	for (size_t m = 0; m < e->nmodels; m++) {
+		sym_time t = sym_arrivals_next(&arr[m]);
+		if (t < g.end)
+			sym_iheap_set(&next, (int)m, t);
+	}
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	struct epoll_event tev = { .events = EPOLLIN, .data.u64 = TIMER_TAG };
+	if (tfd < 0 || epoll_ctl(g.ep, EPOLL_CTL_ADD, tfd, &tev)) {
+		sym_rt_log(WHO, "timerfd: %s", strerror(errno));
+		goto out;
+	}
+	bool tty = isatty(2) && !o->quiet;
+	if (!o->quiet)
+		sym_rt_log(WHO, "%.0f s at %g req/s over %zu models to %d frontends (%zu-byte inputs)",
+			   sym_to_s(g.end), e->nseg || e->rate_csv[0] ? 0 : e->rate, e->nmodels, c->nfrontends,
+			   c->input_bytes);
+	g.t0 = sym_monotonic_ns() + 50 * SYM_MS;
+	sym_time max_slo = 0;
+	for (size_t m = 0; m < e->nmodels; m++)
+		if (g.slo[m] > max_slo)
+			max_slo = g.slo[m];
+	sym_time give_up = SYM_TIME_NEVER; /* set once everything is sent */
+	sym_time next_progress = g.t0 + SYM_S;
+	rc = 0;
+	while (!sym_rt_stop) {
+		sym_time now = sym_monotonic_ns();
+		while (!sym_iheap_empty(&next) && g.t0 + sym_iheap_top_key(&next) <= now) {
+			int m = sym_iheap_top(&next);
+			sym_time planned = sym_iheap_top_key(&next);
+			int s = send_one(&g, m, planned, now);
+			if (s) {
+				sym_rt_log(WHO, "sending failed: %s", strerror(-s));
+				rc = 1;
+				goto done;
+			}
+			sym_time t = sym_arrivals_next(&arr[m]);
+			if (t < g.end)
+				sym_iheap_set(&next, m, t);
+			else
+				sym_iheap_remove(&next, m);
+		}
+		if (sym_iheap_empty(&next) && give_up == SYM_TIME_NEVER)
+			give_up = now + max_slo + 2 * SYM_S;
+		if (give_up != SYM_TIME_NEVER && (g.answered == g.nreqs || now >= give_up))
+			break;
+		if (now >= next_progress) {
+			if (tty)
+				progress(&g, now);
+			next_progress = now + SYM_S;
+		}
+		sym_time wake = sym_iheap_empty(&next) ? give_up : g.t0 + sym_iheap_top_key(&next);
+		struct itimerspec its = { 0 };
+		its.it_value.tv_sec = wake / SYM_S;
+		its.it_value.tv_nsec = wake % SYM_S;
+		timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
+		struct epoll_event evs[16];
+		int n = epoll_wait(g.ep, evs, 16, 1000);
+		if (n < 0 && errno != EINTR) {
+			sym_rt_log(WHO, "epoll_wait: %s", strerror(errno));
+			rc = 1;
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.u64 == TIMER_TAG) {
+				uint64_t v;
+				if (read(tfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+					sym_rt_log(WHO, "timerfd: %s", strerror(errno));
+				continue;
+			}
+			int fi = (int)evs[i].data.u64;
+			int s = on_conn(&g, fi, evs[i].events);
+			if (s) {
+				sym_rt_log(WHO, "frontend %d: %s", fi, s == -ECONNRESET ? "connection closed" : strerror(-s));
+				rc = 1;
+				goto done;
+			}
+		}
+	}
+done:
+	if (tty)
+		fprintf(stderr, "\n");
+	for (size_t i = 0; i < g.nreqs; i++)
+		if (!g.reqs[i].answered)
+			g.lost++;
+	if (sym_rt_stop)
+		sym_rt_log(WHO, "interrupted: the counts cover what was sent so far");
+	finish_result(&g);
+	cJSON *doc = sym_result_json("loadgen", e, &g.r);
+	cJSON *cfg = cJSON_GetObjectItemCaseSensitive(doc, "config");
+	if (cfg)
+		cJSON_AddItemToObject(cfg, "runtime", sym_cluster_runtime_json(c));
+	cJSON *chk = cJSON_AddObjectToObject(doc, "checks");
+	cJSON_AddNumberToObject(chk, "requests", (double)g.nreqs);
+	cJSON_AddNumberToObject(chk, "answered", (double)g.answered);
+	cJSON_AddNumberToObject(chk, "unanswered", (double)g.lost);
+	cJSON_AddNumberToObject(chk, "duplicate_answers", (double)g.duplicates);
+	cJSON_AddNumberToObject(chk, "wrong_outputs", (double)g.wrong);
+	cJSON_AddNumberToObject(chk, "unknown_answers", (double)g.unknown);
+	cJSON *fb = cJSON_AddObjectToObject(chk, "failed_by_status");
+	for (int s = SYM_WIRE_BACKEND_FAILED; s < SYM_WIRE_NSTATUS; s++)
+		cJSON_AddNumberToObject(fb, sym_wire_status_name(s), (double)g.failed_by[s]);
+	cJSON_AddNumberToObject(chk, "send_lag_p99_ms", (double)sym_hist_quantile(&g.lag, 0.99) / 1e6);
+	cJSON_AddNumberToObject(chk, "send_lag_max_ms", (double)g.lag.max / 1e6);
+	if (!o->quiet || !o->json)
+		sym_result_print(stdout, "loadgen", e, &g.r);
+	if (g.lost || g.duplicates || g.wrong || g.unknown) {
+		sym_rt_log(WHO, "%" PRIu64 " unanswered, %" PRIu64 " answered twice, %" PRIu64 " wrong outputs, %" PRIu64
+			   " unknown answers",
+			   g.lost, g.duplicates, g.wrong, g.unknown);
+		rc = 1;
+	}
+	uint64_t failed = 0;
+	for (int s = 0; s < SYM_WIRE_NSTATUS; s++)
+		failed += g.failed_by[s];
+	if (failed && !o->quiet)
+		sym_rt_log(WHO, "%" PRIu64 " requests failed (backend failed, overloaded, scheduler unreachable)", failed);
+	if (o->json && sym_write_json(o->json, doc, err, sizeof(err))) {
+		sym_rt_log(WHO, "%s", err);
+		rc = 1;
+	}
+	cJSON_Delete(doc);
+out:
+	if (tfd >= 0)
+		close(tfd);
+	if (g.ep >= 0)
+		close(g.ep);
+	for (int i = 0; g.fe && i < c->nfrontends; i++)
+		if (g.fe[i].open)
+			sym_stream_close(&g.fe[i].st);
+	for (size_t m = 0; arr && m < e->nmodels; m++)
+		sym_arrivals_finish(&arr[m]);
+	free(arr);
+	sym_iheap_finish(&next);
+	for (int i = 0; i < NBUF; i++)
+		free(g.bufs[i]);
+	free(g.reqs);
+	free(g.req_batch);
+	free(g.slo);
+	free(g.fe);
+	sym_hist_finish(&g.lag);
+	sym_run_result_finish(&g.r);
+	return rc;
+}

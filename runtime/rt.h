@@ -1,0 +1,56 @@
+/* runtime/rt.h - what the runtime's processes share: their options, the
+ * log, the stop signal, and their entry points.
+ *
+ * Each process is a `symphony` subcommand that takes the cluster file plus
+ * its identity and flags (runtime/cluster.h), and runs an event loop on
+ * epoll until SIGINT or SIGTERM.
+ */
+#ifndef SYM_RT_H
+#define SYM_RT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/time.h"
+#include "runtime/cluster.h"
+#include "runtime/wire.h"
+
+struct sym_rt_opts {
+	const char *cmd;    /* schedd, frontend, backend, loadgen */
+	const char *config; /* the cluster file, or NULL */
+	int id;             /* frontend/backend identity, -1 when not given */
+	const char *json;   /* schedd, loadgen: write the result object here ("-": stdout) */
+	bool quiet;         /* no progress or informational log lines */
+	bool verbose;       /* also log every peer event */
+	bool check;         /* only check the configuration */
+};
+
+/* Set by SIGINT/SIGTERM. */
+extern volatile sig_atomic_t sym_rt_stop;
+void sym_rt_signals(void);
+
+/* "[   1.234567] schedd: ..." on stderr (seconds since the process began). */
+void sym_rt_log(const char *who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Entry point of `symphony schedd|frontend|backend|loadgen|fabbench|bench-sched`
+ * (argv[0] is the command). Returns the exit status. */
+int sym_rt_main(int argc, char **argv);
+bool sym_rt_is_command(const char *cmd);
+void sym_rt_usage(FILE *f, const char *cmd);
+
+/* The processes (cluster resolved). Exit status: 0, 1 (run-time failure),
+ * 2 (bad configuration). */
+int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o);
+int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o);
+int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o);
+int sym_loadgen_run(struct sym_cluster *c, const struct sym_rt_opts *o);
+
+/* Encodes m (plan inputs / hello models as sym_wire_encode takes them) and
+ * sends it on a fabric connection; logs and returns the error. */
+struct sym_fab_conn;
+int sym_rt_send(const char *who, struct sym_fab_conn *conn, const struct sym_msg *m,
+		const struct sym_wire_input *inputs, const uint16_t *models);
+
+#endif

@@ -1,0 +1,668 @@
+/* runtime/schedd.c - the scheduler daemon.
+ *
+ * One network thread owns the fabric (every peer connection), the request
+ * table and the per-GPU batch table; the scheduling core runs on the
+ * threads of runtime/sched.h. The network thread submits each request's
+ * metadata and each completion, and turns the core's decisions into plan
+ * and drop messages.
+ *
+ * Request ids given to the core are slab indices with a generation in the
+ * high half, so a decision about a request whose slot was reused is
+ * recognised and ignored.
+ *
+ * Failures. A peer is removed when its connection closes, when it sends a
+ * malformed or unexpected message (logged with the reason), or when it has
+ * been silent for failure_ms. A removed backend's GPU goes offline in the
+ * core, and the requests of the batch it was running get a drop notice
+ * (backend failed) so their frontends answer them. A removed frontend's
+ * requests still queued in the core are discarded when the core decides
+ * about them (a batch is planned without them; a batch left empty frees its
+ * GPU at once).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "runtime/executor.h"
+#include "runtime/fabric.h"
+#include "runtime/rt.h"
+#include "runtime/sched.h"
+#include "sim/report.h"
+#include "sym_version.h"
+
+#define WHO "schedd"
+
+struct sreq {
+	uint32_t gen;
+	bool used;
+	uint16_t model;
+	uint32_t frontend;
+	uint64_t fe_req;
+	uint64_t addr, key;
+	uint32_t len;
+};
+
+struct gpu {
+	bool busy;       /* a plan was sent and its completion is awaited */
+	uint64_t batch;
+	int n;
+	uint32_t *reqs;  /* slab indices of the running batch */
+};
+
+struct peer {
+	struct sym_fab_conn *conn; /* NULL when down */
+	sym_time last_seen;
+	bool ever;                 /* has registered once */
+};
+
+/* What an accepted connection is, once it said hello. */
+struct link {
+	int role; /* 0 until hello */
+	int id;
+	struct link *prev, *next; /* every open connection's, to free them at exit */
+};
+
+struct schedd {
+	struct sym_cluster *c;
+	const struct sym_rt_opts *o;
+	struct sym_fab *fab;
+	struct sym_sched *sched;
+	struct sym_model_cfg *mc;
+	struct link links;        /* list head */
+	struct sreq *reqs;
+	uint32_t nreqs, capreqs;
+	uint32_t *freelist;
+	uint32_t nfree;
+	struct gpu *gpus;
+	struct peer *fe, *be;
+	uint64_t next_batch;
+	sym_time failure_ns;
+	/* counters */
+	uint64_t metas, plans, planned_reqs, drops_sent, dones, be_failures, fe_failures, bad_peers;
+	uint64_t failed_reqs, orphans;
+	uint64_t drops_by[SYM_DROP_NREASONS];
+	uint64_t *batch_counts; /* by size */
+	int maxb;
+};
+
+static uint32_t req_alloc(struct schedd *s)
+{
+	if (s->nfree)
+		return s->freelist[--s->nfree];
+	if (s->nreqs == s->capreqs) {
+		uint32_t cap = s->capreqs ? s->capreqs * 2 : 4096;
+		struct sreq *r = realloc(s->reqs, cap * sizeof(*r));
+		uint32_t *fl = r ? realloc(s->freelist, cap * sizeof(*fl)) : NULL;
+		if (r)
+			s->reqs = r;
+		if (!fl)
+			return UINT32_MAX;
+		s->freelist = fl;
+		memset(s->reqs + s->capreqs, 0, (cap - s->capreqs) * sizeof(*r));
+		s->capreqs = cap;
+	}
+	return s->nreqs++;
+}
+
+static void req_free(struct schedd *s, uint32_t i)
+{
+	s->reqs[i].used = false;
+	s->reqs[i].gen++;
+	s->freelist[s->nfree++] = i;
+}
+
+static struct sreq *req_get(struct schedd *s, uint64_t id)
+{
+	uint32_t i = (uint32_t)id;
+	if (i >= s->nreqs || !s->reqs[i].used || s->reqs[i].gen != (uint32_t)(id >> 32))
+		return NULL;
+	return &s->reqs[i];
+}
+
+static void send_drop(struct schedd *s, const struct sreq *r, uint8_t reason)
+{
+	struct peer *p = &s->fe[r->frontend];
+	if (!p->conn)
+		return;
+	struct sym_msg m = { .type = SYM_MSG_DROP };
+	m.u.drop.req_id = r->fe_req;
+	m.u.drop.reason = reason;
+	if (!sym_rt_send(WHO, p->conn, &m, NULL, NULL))
+		s->drops_sent++;
+}
+
+/* ---- the core's decisions ---- */
+
+static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
+{
+	struct schedd *s = ctx;
+	struct gpu *g = &s->gpus[d->gpu];
+	struct peer *be = &s->be[d->gpu];
+	struct sym_wire_input in[SYM_WIRE_MAX_BATCH];
+	int n = 0;
+	for (int i = 0; i < d->size; i++) {
+		struct sreq *r = req_get(s, d->ids[i]);
+		if (!r)
+			continue;
+		uint32_t idx = (uint32_t)d->ids[i];
+		if (!s->fe[r->frontend].conn) { /* its frontend is gone: dropped here */
+			s->orphans++;
+			req_free(s, idx);
+			continue;
+		}
+		if (!be->conn) { /* offline raced with the decision */
+			send_drop(s, r, SYM_WIRE_BACKEND_FAILED);
+			s->failed_reqs++;
+			req_free(s, idx);
+			continue;
+		}
+		in[n] = (struct sym_wire_input){ .frontend = r->frontend, .req_id = r->fe_req, .addr = r->addr,
+						 .len = r->len, .key = r->key };
+		g->reqs[n++] = idx;
+	}
+	if (!be->conn)
+		return; /* the GPU is offline; the core never hears of it again until it is back */
+	if (n == 0) {
+		sym_sched_gpu_free(s->sched, d->gpu);
+		return;
+	}
+	sym_time now = sym_monotonic_ns();
+	struct sym_msg m = { .type = SYM_MSG_PLAN };
+	m.u.plan.batch_id = ++s->next_batch;
+	m.u.plan.gpu = (uint32_t)d->gpu;
+	m.u.plan.model = (uint16_t)d->model;
+	m.u.plan.start_in_ns = d->start > now ? d->start - now : 0;
+	m.u.plan.n = (uint16_t)n;
+	g->busy = true;
+	g->batch = m.u.plan.batch_id;
+	g->n = n;
+	s->plans++;
+	s->planned_reqs += (uint64_t)n;
+	if (n <= s->maxb)
+		s->batch_counts[n]++;
+	if (sym_rt_send(WHO, be->conn, &m, in, NULL))
+		sym_rt_log(WHO, "backend %d: the plan of batch %" PRIu64 " was not sent; waiting for its failure",
+			   d->gpu, m.u.plan.batch_id);
+}
+
+static void on_drop(void *ctx, uint64_t id, int model, enum sym_drop_reason why, sym_time now)
+{
+	(void)model;
+	(void)now;
+	struct schedd *s = ctx;
+	struct sreq *r = req_get(s, id);
+	if (!r)
+		return;
+	s->drops_by[why]++;
+	send_drop(s, r, why == SYM_DROP_EARLY ? SYM_WIRE_DROPPED_EARLY : SYM_WIRE_DROPPED_EXPIRED);
+	req_free(s, (uint32_t)id);
+}
+
+static void poll_sched(struct schedd *s)
+{
+	const struct sym_sched_out out = { .ctx = s, .dispatch = on_dispatch, .drop = on_drop };
+	while (sym_sched_poll(s->sched, &out, 4096) > 0)
+		;
+}
+
+/* Submits, polling decisions while the core's queue is full. */
+static void submit(struct schedd *s, const struct sym_sched_req *r)
+{
+	int rc;
+	while ((rc = sym_sched_submit(s->sched, r)) == -EAGAIN)
+		poll_sched(s);
+	if (rc)
+		sym_rt_log(WHO, "internal error: the core refused a request: %s", strerror(-rc));
+}
+
+static void gpu_call(struct schedd *s, int (*fn)(struct sym_sched *, int), int g)
+{
+	while (fn(s->sched, g) == -EAGAIN)
+		poll_sched(s);
+}
+
+/* ---- peers ---- */
+
+static struct link *link_new(struct schedd *s)
+{
+	struct link *l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	l->next = s->links.next;
+	l->prev = &s->links;
+	s->links.next->prev = l;
+	s->links.next = l;
+	return l;
+}
+
+static void link_free(struct link *l)
+{
+	if (!l)
+		return;
+	l->prev->next = l->next;
+	l->next->prev = l->prev;
+	free(l);
+}
+
+static void backend_down(struct schedd *s, int b, const char *why)
+{
+	struct peer *p = &s->be[b];
+	if (!p->conn)
+		return;
+	sym_rt_log(WHO, "backend %d removed: %s", b, why);
+	s->be_failures++;
+	struct link *l = sym_fab_conn_user(p->conn);
+	sym_fab_close(p->conn);
+	link_free(l);
+	p->conn = NULL;
+	struct gpu *g = &s->gpus[b];
+	if (g->busy) {
+		for (int i = 0; i < g->n; i++) {
+			struct sreq *r = &s->reqs[g->reqs[i]];
+			send_drop(s, r, SYM_WIRE_BACKEND_FAILED);
+			s->failed_reqs++;
+			req_free(s, g->reqs[i]);
+		}
+		g->busy = false;
+		g->n = 0;
+	}
+	gpu_call(s, sym_sched_gpu_offline, b);
+}
+
+static void frontend_down(struct schedd *s, int f, const char *why)
+{
+	struct peer *p = &s->fe[f];
+	if (!p->conn)
+		return;
+	sym_rt_log(WHO, "frontend %d removed: %s; its queued requests will be dropped", f, why);
+	s->fe_failures++;
+	struct link *l = sym_fab_conn_user(p->conn);
+	sym_fab_close(p->conn);
+	link_free(l);
+	p->conn = NULL;
+}
+
+/* Closes a connection, whatever it is. */
+static void drop_conn(struct schedd *s, struct sym_fab_conn *conn, const char *why)
+{
+	struct link *l = sym_fab_conn_user(conn);
+	if (l && l->role == SYM_ROLE_BACKEND && s->be[l->id].conn == conn) {
+		backend_down(s, l->id, why);
+		return;
+	}
+	if (l && l->role == SYM_ROLE_FRONTEND && s->fe[l->id].conn == conn) {
+		frontend_down(s, l->id, why);
+		return;
+	}
+	if (s->o->verbose)
+		sym_rt_log(WHO, "connection closed: %s", why);
+	sym_fab_close(conn);
+	link_free(l);
+}
+
+static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l, const struct sym_msg *m)
+{
+	char why[200];
+	int id = (int)m->u.hello.id;
+	if (l->role) {
+		drop_conn(s, conn, "a second hello on one connection");
+		return;
+	}
+	if (m->u.hello.role == SYM_ROLE_FRONTEND) {
+		if (id >= s->c->nfrontends) {
+			snprintf(why, sizeof(why), "hello from frontend %d, the cluster has %d", id, s->c->nfrontends);
+			drop_conn(s, conn, why);
+			return;
+		}
+		if (s->fe[id].conn)
+			frontend_down(s, id, "it connected again");
+		l->role = SYM_ROLE_FRONTEND;
+		l->id = id;
+		s->fe[id].conn = conn;
+		s->fe[id].last_seen = sym_monotonic_ns();
+		s->fe[id].ever = true;
+		if (!s->o->quiet)
+			sym_rt_log(WHO, "frontend %d registered", id);
+		return;
+	}
+	if (m->u.hello.role != SYM_ROLE_BACKEND) {
+		drop_conn(s, conn, "hello from a role that does not talk to schedd");
+		return;
+	}
+	const struct sym_experiment *e = &s->c->exp;
+	if (id >= s->c->nbackends) {
+		snprintf(why, sizeof(why), "hello from backend %d, the cluster has %d", id, s->c->nbackends);
+		drop_conn(s, conn, why);
+		return;
+	}
+	const char *kind = e->kinds[e->gpu_kind[id]].name;
+	if (strcmp(m->u.hello.kind, kind) || m->u.hello.nmodels != e->nmodels) {
+		snprintf(why, sizeof(why), "backend %d says kind '%s' with %u models, the cluster has '%s' with %zu",
+			 id, m->u.hello.kind, m->u.hello.nmodels, kind, e->nmodels);
+		drop_conn(s, conn, why);
+		return;
+	}
+	for (uint16_t i = 0; i < m->u.hello.nmodels; i++)
+		if (sym_wire_hello_model(m, i) != i) {
+			drop_conn(s, conn, "a backend must load every model of the cluster, in order");
+			return;
+		}
+	if (s->be[id].conn)
+		backend_down(s, id, "it connected again");
+	l->role = SYM_ROLE_BACKEND;
+	l->id = id;
+	s->be[id].conn = conn;
+	s->be[id].last_seen = sym_monotonic_ns();
+	s->be[id].ever = true;
+	gpu_call(s, sym_sched_gpu_online, id);
+	if (!s->o->quiet)
+		sym_rt_log(WHO, "backend %d (%s) registered: GPU %d online", id, kind, id);
+}
+
+static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *data, size_t len)
+{
+	struct link *l = sym_fab_conn_user(conn);
+	struct sym_msg m;
+	char why[256];
+	long n = sym_wire_decode(data, len, &m, why, sizeof(why));
+	if (n <= 0 || (size_t)n != len) {
+		s->bad_peers++;
+		char msg[320];
+		snprintf(msg, sizeof(msg), "malformed message: %s",
+			 n < 0 ? why : n == 0 ? "truncated" : "trailing bytes after the message");
+		sym_rt_log(WHO, "%s", msg);
+		drop_conn(s, conn, msg);
+		return;
+	}
+	sym_time now = sym_monotonic_ns();
+	if (m.type == SYM_MSG_HELLO) {
+		on_hello(s, conn, l, &m);
+		return;
+	}
+	if (l->role == SYM_ROLE_FRONTEND)
+		s->fe[l->id].last_seen = now;
+	else if (l->role == SYM_ROLE_BACKEND)
+		s->be[l->id].last_seen = now;
+	switch (m.type) {
+	case SYM_MSG_HEARTBEAT:
+		if (!l->role)
+			break;
+		return;
+	case SYM_MSG_META: {
+		if (l->role != SYM_ROLE_FRONTEND || (int)m.u.meta.frontend != l->id)
+			break;
+		if (m.u.meta.model >= s->c->exp.nmodels) {
+			s->bad_peers++;
+			snprintf(why, sizeof(why), "metadata for model %u, the cluster has %zu", m.u.meta.model,
+				 s->c->exp.nmodels);
+			sym_rt_log(WHO, "%s", why);
+			drop_conn(s, conn, why);
+			return;
+		}
+		uint32_t i = req_alloc(s);
+		if (i == UINT32_MAX) {
+			sym_rt_log(WHO, "out of memory for a request; dropping it");
+			return;
+		}
+		struct sreq *r = &s->reqs[i];
+		r->used = true;
+		r->model = m.u.meta.model;
+		r->frontend = m.u.meta.frontend;
+		r->fe_req = m.u.meta.req_id;
+		r->addr = m.u.meta.addr;
+		r->key = m.u.meta.key;
+		r->len = m.u.meta.len;
+		s->metas++;
+		struct sym_sched_req q = { .id = (uint64_t)r->gen << 32 | i, .model = r->model, .arrival = now,
+					   .deadline = now + m.u.meta.budget_ns };
+		submit(s, &q);
+		return;
+	}
+	case SYM_MSG_DONE: {
+		int g = (int)m.u.done.gpu;
+		if (l->role != SYM_ROLE_BACKEND || g != l->id)
+			break;
+		struct gpu *gp = &s->gpus[g];
+		if (!gp->busy || gp->batch != m.u.done.batch_id) {
+			snprintf(why, sizeof(why), "completion of batch %" PRIu64 ", which it is not running",
+				 m.u.done.batch_id);
+			s->bad_peers++;
+			drop_conn(s, conn, why);
+			return;
+		}
+		for (int i = 0; i < gp->n; i++)
+			req_free(s, gp->reqs[i]);
+		gp->busy = false;
+		gp->n = 0;
+		s->dones++;
+		gpu_call(s, sym_sched_gpu_free, g);
+		return;
+	}
+	default:
+		break;
+	}
+	s->bad_peers++;
+	snprintf(why, sizeof(why), "unexpected %s message from %s", sym_wire_type_name(m.type),
+		 l->role == SYM_ROLE_FRONTEND ? "a frontend" : l->role == SYM_ROLE_BACKEND ? "a backend"
+											  : "an unregistered peer");
+	sym_rt_log(WHO, "%s", why);
+	drop_conn(s, conn, why);
+}
+
+static void check_silence(struct schedd *s, sym_time now)
+{
+	char why[96];
+	for (int b = 0; b < s->c->nbackends; b++)
+		if (s->be[b].conn && now - s->be[b].last_seen > s->failure_ns) {
+			snprintf(why, sizeof(why), "silent for %.1f ms", (double)(now - s->be[b].last_seen) / 1e6);
+			backend_down(s, b, why);
+		}
+	for (int f = 0; f < s->c->nfrontends; f++)
+		if (s->fe[f].conn && now - s->fe[f].last_seen > s->failure_ns) {
+			snprintf(why, sizeof(why), "silent for %.1f ms", (double)(now - s->fe[f].last_seen) / 1e6);
+			frontend_down(s, f, why);
+		}
+}
+
+static int write_stats(struct schedd *s, const char *path)
+{
+	struct sym_sched_stats st;
+	sym_sched_stats(s->sched, &st);
+	cJSON *o = cJSON_CreateObject();
+	char buf[128];
+	cJSON_AddStringToObject(o, "program", "symphony");
+	cJSON_AddStringToObject(o, "version", SYM_VERSION);
+	cJSON_AddStringToObject(o, "command", "schedd");
+	cJSON_AddNumberToObject(o, "seed", (double)s->c->exp.seed);
+	cJSON_AddStringToObject(o, "policy", sym_policy_format(&s->c->exp.policy, buf, sizeof(buf)));
+	cJSON *cfg = sym_experiment_to_json(&s->c->exp);
+	cJSON_AddItemToObject(cfg, "runtime", sym_cluster_runtime_json(s->c));
+	cJSON_AddItemToObject(o, "config", cfg);
+	cJSON_AddNumberToObject(o, "requests", (double)s->metas);
+	cJSON_AddNumberToObject(o, "batches", (double)s->plans);
+	cJSON_AddNumberToObject(o, "batched_requests", (double)s->planned_reqs);
+	cJSON_AddNumberToObject(o, "completions", (double)s->dones);
+	cJSON *by = cJSON_AddObjectToObject(o, "dropped_by_reason");
+	for (int k = 0; k < SYM_DROP_NREASONS; k++)
+		cJSON_AddNumberToObject(by, sym_drop_reason_name((enum sym_drop_reason)k), (double)s->drops_by[k]);
+	cJSON_AddNumberToObject(o, "failed_requests", (double)s->failed_reqs);
+	cJSON_AddNumberToObject(o, "orphaned_requests", (double)s->orphans);
+	cJSON_AddNumberToObject(o, "backend_failures", (double)s->be_failures);
+	cJSON_AddNumberToObject(o, "frontend_failures", (double)s->fe_failures);
+	cJSON_AddNumberToObject(o, "rejected_messages", (double)s->bad_peers);
+	cJSON_AddNumberToObject(o, "scheduler_lag_p99_us", (double)st.lag_p99 / 1e3);
+	cJSON_AddNumberToObject(o, "scheduler_lag_max_us", (double)st.lag_max / 1e3);
+	cJSON *hist = cJSON_AddObjectToObject(o, "batch_size_histogram");
+	for (int b = 1; b <= s->maxb; b++)
+		if (s->batch_counts[b]) {
+			char key[16];
+			snprintf(key, sizeof(key), "%d", b);
+			cJSON_AddNumberToObject(hist, key, (double)s->batch_counts[b]);
+		}
+	char err[512];
+	int rc = sym_write_json(path, o, err, sizeof(err));
+	if (rc)
+		sym_rt_log(WHO, "%s", err);
+	cJSON_Delete(o);
+	return rc;
+}
+
+static int setup(struct schedd *s, char *err, size_t errlen)
+{
+	struct sym_cluster *c = s->c;
+	struct sym_experiment *e = &c->exp;
+	int ng = c->nbackends;
+	s->gpus = calloc((size_t)ng, sizeof(*s->gpus));
+	s->be = calloc((size_t)ng, sizeof(*s->be));
+	s->fe = calloc((size_t)c->nfrontends, sizeof(*s->fe));
+	struct sym_model_cfg *mc = s->mc = calloc(e->nmodels, sizeof(*mc));
+	if (!s->gpus || !s->be || !s->fe || !mc)
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	s->maxb = 1;
+	for (size_t m = 0; m < e->nmodels; m++) {
+		mc[m].profile = &e->profiles[m];
+		mc[m].slo = sym_ms(e->model_slo_ms[m]);
+		mc[m].rate_hint = sym_experiment_model_rate(e, m) * e->rate;
+		mc[m].name = e->models[m].name;
+		for (int k = 1; k < e->nkinds; k++)
+			mc[m].by_kind[k] = &e->profiles[(size_t)k * e->nmodels + m];
+		for (int k = 0; k < e->nkinds; k++)
+			if (e->profiles[(size_t)k * e->nmodels + m].max_batch > s->maxb)
+				s->maxb = e->profiles[(size_t)k * e->nmodels + m].max_batch;
+	}
+	if (s->maxb > SYM_WIRE_MAX_BATCH)
+		s->maxb = SYM_WIRE_MAX_BATCH;
+	s->batch_counts = calloc((size_t)s->maxb + 1, sizeof(uint64_t));
+	for (int g = 0; g < ng; g++)
+		s->gpus[g].reqs = malloc((size_t)s->maxb * sizeof(uint32_t));
+	for (int g = 0; g < ng; g++)
+		if (!s->gpus[g].reqs || !s->batch_counts)
+			return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	struct sym_sched_cfg sc = {
+		.core = { .nmodels = (int)e->nmodels, .models = mc, .ngpus = ng, .nkinds = e->nkinds,
+			  .kinds = e->kinds, .gpu_kind = e->gpu_kind, .policy = e->policy, .gather = e->gather,
+			  .net = { .ctrl = sym_ms(e->ctrl_ms), .data = sym_ms(e->data_ms), .resp = sym_ms(e->resp_ms) } },
+		.threads = c->threads,
+		.gpus_offline = true,
+	};
+	int rc = sym_sched_create(&s->sched, &sc, err, errlen);
+	if (rc)
+		return rc;
+	struct sym_fab_cfg fc = { .provider = c->provider };
+	if ((rc = sym_fab_open(&s->fab, &fc, err, errlen)))
+		return rc;
+	return sym_fab_listen(s->fab, c->schedd.host, c->schedd.port, err, errlen);
+}
+
+int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o)
+{
+	struct schedd s = { .c = c, .o = o, .failure_ns = sym_ms(c->failure_ms) };
+	s.links.next = s.links.prev = &s.links;
+	char err[1024] = "";
+	int rc = setup(&s, err, sizeof(err));
+	int ep = -1;
+	if (rc) {
+		sym_rt_log(WHO, "%s", err);
+		rc = rc == -EINVAL ? 2 : 1;
+		goto out;
+	}
+	char pol[128];
+	if (!o->quiet)
+		sym_rt_log(WHO, "listening on %s:%s (%s), %zu models, %d GPUs, policy %s, %d thread%s, planning delays "
+			   "ctrl %.3f data %.3f resp %.3f ms",
+			   c->schedd.host, c->schedd.port, sym_fab_provider(s.fab), c->exp.nmodels, c->nbackends,
+			   sym_policy_format(&c->exp.policy, pol, sizeof(pol)), c->threads, c->threads > 1 ? "s" : "",
+			   c->exp.ctrl_ms, c->exp.data_ms, c->exp.resp_ms);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN };
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, sym_fab_fd(s.fab), &ev) ||
+	    epoll_ctl(ep, EPOLL_CTL_ADD, sym_sched_fd(s.sched), &ev)) {
+		sym_rt_log(WHO, "epoll: %s", strerror(errno));
+		rc = 1;
+		goto out;
+	}
+	sym_time check_every = s.failure_ns / 4 > SYM_MS ? s.failure_ns / 4 : SYM_MS;
+	sym_time next_check = sym_monotonic_ns() + check_every;
+	struct sym_fab_event fev[64];
+	while (!sym_rt_stop) {
+		int n;
+		while ((n = sym_fab_poll(s.fab, fev, 64)) > 0) {
+			for (int i = 0; i < n; i++) {
+				struct sym_fab_event *fe = &fev[i];
+				switch (fe->type) {
+				case SYM_FAB_ACCEPTED: {
+					struct link *l = link_new(&s);
+					if (!l) {
+						sym_fab_close(fe->conn);
+						break;
+					}
+					sym_fab_conn_set_user(fe->conn, l);
+					if (o->verbose)
+						sym_rt_log(WHO, "a peer connected");
+					break;
+				}
+				case SYM_FAB_MSG:
+					on_msg(&s, fe->conn, fe->data, fe->len);
+					break;
+				case SYM_FAB_CLOSED:
+					drop_conn(&s, fe->conn, fe->reason[0] ? fe->reason : "connection closed");
+					break;
+				default:
+					break;
+				}
+			}
+			if (n < 64)
+				break;
+		}
+		if (n < 0) {
+			sym_rt_log(WHO, "fabric failure: %s", strerror(-n));
+			rc = 1;
+			break;
+		}
+		poll_sched(&s);
+		sym_time now = sym_monotonic_ns();
+		if (now >= next_check) {
+			check_silence(&s, now);
+			next_check = now + check_every;
+		}
+		if (!sym_fab_trywait(s.fab))
+			continue;
+		int timeout = (int)((next_check - now) / SYM_MS) + 1;
+		struct epoll_event evs[4];
+		if (epoll_wait(ep, evs, 4, timeout) < 0 && errno != EINTR) {
+			sym_rt_log(WHO, "epoll_wait: %s", strerror(errno));
+			rc = 1;
+			break;
+		}
+	}
+	if (!o->quiet)
+		sym_rt_log(WHO, "stopping: %" PRIu64 " requests, %" PRIu64 " batches, %" PRIu64
+			   " drops, %" PRIu64 " backend and %" PRIu64 " frontend failures, %" PRIu64 " rejected messages",
+			   s.metas, s.plans, s.drops_by[0] + s.drops_by[1], s.be_failures, s.fe_failures, s.bad_peers);
+	if (o->json && write_stats(&s, o->json))
+		rc = 1;
+out:
+	if (ep >= 0)
+		close(ep);
+	if (s.sched)
+		sym_sched_destroy(s.sched);
+	if (s.fab)
+		sym_fab_destroy(s.fab);
+	while (s.links.next != &s.links)
+		link_free(s.links.next);
+	free(s.mc);
+	for (int g = 0; s.gpus && g < c->nbackends; g++)
+		free(s.gpus[g].reqs);
+	free(s.gpus);
+	free(s.be);
+	free(s.fe);
+	free(s.reqs);
+	free(s.freelist);
+	free(s.batch_counts);
+	return rc;
+}

@@ -1,0 +1,697 @@
+/* tests/test_fabric.c - the libfabric transport, over the tcp provider on 127.0.0.1.
+ *
+ * Two sym_fab objects in one thread: one listens, the other connects, and the
+ * test polls both (every wait is bounded by a deadline, so nothing can hang):
+ *   - open with the default provider; a provider that does not exist is -ENODATA, named;
+ *   - listen on port 0 and connect (CONNECTED on one side, ACCEPTED on the other);
+ *   - 1-byte and msg_max-byte messages arrive whole, msg_max + 1 is -EMSGSIZE;
+ *   - 10,000 messages sent in bursts through a small tx pool arrive whole and in order;
+ *   - RMA reads: 150 KB checked byte for byte, reads at offsets, several in flight; a read
+ *     into memory outside the local registration is -EINVAL;
+ *   - a connection to a port where nobody listens ends in CLOSED; so does the peer closing,
+ *     and the peer process dying (a forked child that _exits without closing);
+ *   - sym_fab_close and sym_fab_destroy with reads in flight;
+ *   - sym_fab_wait wakes up for a message and times out when nothing comes; the fd works.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/fabric.h"
+#include "tests/testutil.h"
+
+#define DEADLINE_MS 5000
+
+static int64_t ms_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- an event log per side, with messages copied (their data lives only until the next poll) ---- */
+
+struct rec {
+	enum sym_fab_ev_type type;
+	struct sym_fab_conn *conn;
+	uint8_t *data;
+	size_t len;
+	void *ctx;
+	int status;
+	char reason[160];
+};
+
+struct side {
+	struct sym_fab *f;
+	struct rec *log;
+	size_t n, cap, next;
+};
+
+static void side_open(struct side *s, const struct sym_fab_cfg *cfg)
+{
+	char err[256];
+	memset(s, 0, sizeof(*s));
+	int rc = sym_fab_open(&s->f, cfg, err, sizeof(err));
+	if (rc)
+		print_error("%s\n", err);
+	assert_int_equal(rc, 0);
+}
+
+static void side_close(struct side *s)
+{
+	sym_fab_destroy(s->f);
+	for (size_t i = 0; i < s->n; i++)
+		free(s->log[i].data);
+	free(s->log);
+	memset(s, 0, sizeof(*s));
+}
+
+static void pump1(struct side *s)
+{
+	struct sym_fab_event ev[16];
+	int n = sym_fab_poll(s->f, ev, 16);
+	if (n < 0)
+		print_error("poll: %s\n", sym_fab_last_error(s->f));
+	assert_true(n >= 0);
+	for (int i = 0; i < n; i++) {
+		if (s->n == s->cap) {
+			s->cap = s->cap ? 2 * s->cap : 256;
+			s->log = realloc(s->log, s->cap * sizeof(*s->log));
+			assert_non_null(s->log);
+		}
+		struct rec *r = &s->log[s->n++];
+		memset(r, 0, sizeof(*r));
+		r->type = ev[i].type;
+		r->conn = ev[i].conn;
+		r->len = ev[i].len;
+		r->ctx = ev[i].ctx;
+		r->status = ev[i].status;
+		memcpy(r->reason, ev[i].reason, sizeof(r->reason));
+		if (ev[i].type == SYM_FAB_MSG) {
+			r->data = malloc(ev[i].len ? ev[i].len : 1);
+			assert_non_null(r->data);
+			memcpy(r->data, ev[i].data, ev[i].len);
+		}
+	}
+}
+
+static void pump(struct side *a, struct side *b)
+{
+	if (a)
+		pump1(a);
+	if (b)
+		pump1(b);
+}
+
+/* The next event on s, polling other too. */
+static struct rec *next_rec(struct side *s, struct side *other)
+{
+	int64_t end = ms_now() + DEADLINE_MS;
+	while (s->next == s->n) {
+		if (ms_now() > end)
+			fail_msg("no event within %d ms", DEADLINE_MS);
+		pump(s, other);
+	}
+	return &s->log[s->next++];
+}
+
+/* The next event on s, which must be of type want. */
+static struct rec *expect(struct side *s, struct side *other, enum sym_fab_ev_type want)
+{
+	struct rec *r = next_rec(s, other);
+	if (r->type != want)
+		print_error("event type %d (reason '%s', status %d), want %d\n", r->type, r->reason, r->status, want);
+	assert_int_equal(r->type, want);
+	return r;
+}
+
+/* Polls both for ms and fails if s gets any event. */
+static void expect_quiet(struct side *s, struct side *other, int ms)
+{
+	int64_t end = ms_now() + ms;
+	while (ms_now() < end)
+		pump(s, other);
+	if (s->next != s->n)
+		print_error("unexpected event type %d\n", s->log[s->next].type);
+	assert_int_equal(s->next, s->n);
+}
+
+/* Polls both until s gets no new event in a round. */
+static void drain(struct side *s, struct side *other)
+{
+	size_t n;
+	do {
+		n = s->n;
+		pump(s, other);
+	} while (s->n != n);
+}
+
+/* b listens on 127.0.0.1:0; a connects. *ca is a's end, *cb b's. */
+static void connect_pair(struct side *a, struct side *b, struct sym_fab_conn **ca, struct sym_fab_conn **cb)
+{
+	char err[256], port[16];
+	if (sym_fab_listen_port(b->f) < 0) {
+		int rc = sym_fab_listen(b->f, "127.0.0.1", "0", err, sizeof(err));
+		if (rc)
+			print_error("%s\n", err);
+		assert_int_equal(rc, 0);
+	}
+	assert_true(sym_fab_listen_port(b->f) > 0);
+	snprintf(port, sizeof(port), "%d", sym_fab_listen_port(b->f));
+	int rc = sym_fab_connect(a->f, "127.0.0.1", port, ca, err, sizeof(err));
+	if (rc)
+		print_error("%s\n", err);
+	assert_int_equal(rc, 0);
+	assert_false(sym_fab_conn_up(*ca));
+	struct rec *r = expect(a, b, SYM_FAB_CONNECTED);
+	assert_ptr_equal(r->conn, *ca);
+	assert_true(sym_fab_conn_up(*ca));
+	r = expect(b, a, SYM_FAB_ACCEPTED);
+	*cb = r->conn;
+	assert_true(sym_fab_conn_up(*cb));
+}
+
+/* ---- tests ---- */
+
+static void test_open(void **state)
+{
+	(void)state;
+	struct sym_fab *f;
+	char err[256] = "";
+	assert_int_equal(sym_fab_open(&f, NULL, err, sizeof(err)), 0);
+	assert_string_equal(sym_fab_provider(f), "tcp");
+	assert_contains(sym_fab_describe(f), "tcp (mr_mode ");
+	sym_fab_destroy(f);
+	sym_fab_destroy(NULL);
+
+	struct sym_fab_cfg cfg = { .provider = "nosuch" };
+	f = (struct sym_fab *)&cfg;
+	assert_int_equal(sym_fab_open(&f, &cfg, err, sizeof(err)), -ENODATA);
+	assert_null(f);
+	assert_contains(err, "nosuch");
+	assert_contains(err, "No data available");
+
+	cfg = (struct sym_fab_cfg){ .rx_depth = -1 };
+	assert_int_equal(sym_fab_open(&f, &cfg, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "rx_depth");
+}
+
+static void test_messages(void **state)
+{
+	(void)state;
+	struct side a, b;
+	struct sym_fab_cfg cfg = { .msg_max = 4096 };
+	side_open(&a, &cfg);
+	side_open(&b, &cfg);
+	struct sym_fab_conn *ca, *cb;
+	connect_pair(&a, &b, &ca, &cb);
+	char err[256];
+	assert_int_equal(sym_fab_listen(b.f, "127.0.0.1", "0", err, sizeof(err)), -EBUSY);
+
+	sym_fab_conn_set_user(ca, &a);
+	assert_ptr_equal(sym_fab_conn_user(ca), &a);
+	assert_null(sym_fab_conn_user(cb));
+
+	uint8_t big[4097];
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 7 + 3);
+	assert_int_equal(sym_fab_send(ca, "x", 1), 0);
+	assert_int_equal(sym_fab_send(ca, big, 4096), 0);
+	assert_int_equal(sym_fab_send(ca, big, 4097), -EMSGSIZE);
+	assert_contains(sym_fab_last_error(a.f), "4097");
+	assert_int_equal(sym_fab_send(cb, big + 1, 100), 0); /* and the other way */
+
+	struct rec *r = expect(&b, &a, SYM_FAB_MSG);
+	assert_ptr_equal(r->conn, cb);
+	assert_int_equal(r->len, 1);
+	assert_int_equal(r->data[0], 'x');
+	r = expect(&b, &a, SYM_FAB_MSG);
+	assert_int_equal(r->len, 4096);
+	assert_memory_equal(r->data, big, 4096);
+	r = expect(&a, &b, SYM_FAB_MSG);
+	assert_ptr_equal(r->conn, ca);
+	assert_int_equal(r->len, 100);
+	assert_memory_equal(r->data, big + 1, 100);
+
+	struct sym_fab_event ev;
+	assert_int_equal(sym_fab_poll(a.f, &ev, 0), -EINVAL);
+	side_close(&a);
+	side_close(&b);
+}
+
+/* 10,000 messages in bursts of 50 through 8 tx buffers and 16 receives: sends wait
+ * for their buffers, and the receiver sees every message, whole and in order. Then
+ * a receiver that does not poll: -ENOBUFS after the stall limit, and the
+ * connection still works once it drains. */
+static void test_burst(void **state)
+{
+	(void)state;
+	enum { N = 10000, BURST = 50, MAXLEN = 8192 };
+	struct side a, b;
+	struct sym_fab_cfg cfg = { .msg_max = MAXLEN, .tx_depth = 8, .rx_depth = 16 };
+	side_open(&a, &cfg);
+	side_open(&b, &cfg);
+	struct sym_fab_conn *ca, *cb;
+	connect_pair(&a, &b, &ca, &cb);
+	uint8_t *msg = malloc(MAXLEN);
+	assert_non_null(msg);
+	int nobufs = 0;
+	for (uint32_t i = 0; i < N; i++) {
+		size_t len = i % 997 == 0 ? MAXLEN : 4 + (i * 2654435761u) % 1500;
+		for (size_t k = 0; k < len; k++)
+			msg[k] = (uint8_t)(i + k * 31);
+		memcpy(msg, &i, 4);
+		int rc;
+		int64_t end = ms_now() + DEADLINE_MS;
+		while ((rc = sym_fab_send(ca, msg, len)) == -ENOBUFS && ms_now() < end) {
+			nobufs++;
+			drain(&b, &a);
+		}
+		if (rc)
+			print_error("message %u: %s\n", i, sym_fab_last_error(a.f));
+		assert_int_equal(rc, 0);
+		if (i % BURST == BURST - 1)
+			drain(&b, &a);
+	}
+	for (uint32_t i = 0; i < N; i++) {
+		struct rec *r = expect(&b, &a, SYM_FAB_MSG);
+		size_t len = i % 997 == 0 ? MAXLEN : 4 + (i * 2654435761u) % 1500;
+		uint32_t seq;
+		memcpy(&seq, r->data, 4);
+		assert_int_equal(seq, i);
+		assert_int_equal(r->len, len);
+		for (size_t k = 4; k < len; k++)
+			if (r->data[k] != (uint8_t)(i + k * 31))
+				fail_msg("message %u byte %zu", i, k);
+		free(r->data);
+		r->data = NULL;
+	}
+	print_message("burst: %d sends waited past the stall limit (-ENOBUFS)\n", nobufs);
+
+	uint32_t sent = 0;
+	int rc;
+	int64_t t0;
+	for (;;) {
+		memset(msg, 0, MAXLEN);
+		memcpy(msg, &sent, 4);
+		t0 = ms_now();
+		if ((rc = sym_fab_send(ca, msg, MAXLEN)))
+			break;
+		sent++;
+		assert_true(sent < 100000);
+	}
+	int64_t stalled = ms_now() - t0;
+	print_message("burst: -ENOBUFS after %u unread messages, the last send waited %lld ms\n", sent,
+		      (long long)stalled);
+	assert_int_equal(rc, -ENOBUFS);
+	assert_true(stalled >= 150 && stalled < 2000);
+	assert_contains(sym_fab_last_error(a.f), "in flight");
+	assert_true(sym_fab_conn_up(ca));
+	for (uint32_t i = 0; i < sent; i++) {
+		struct rec *r = expect(&b, &a, SYM_FAB_MSG);
+		uint32_t seq;
+		memcpy(&seq, r->data, 4);
+		assert_int_equal(seq, i);
+		assert_int_equal(r->len, MAXLEN);
+	}
+	assert_int_equal(sym_fab_send(ca, "end", 3), 0);
+	struct rec *r = expect(&b, &a, SYM_FAB_MSG);
+	assert_int_equal(r->len, 3);
+	free(msg);
+	side_close(&a);
+	side_close(&b);
+}
+
+#define REGION (150 * 1024)
+
+static void fill(uint8_t *p, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (uint8_t)(seed >> 16);
+	}
+}
+
+static void test_read(void **state)
+{
+	(void)state;
+	struct side a, b;
+	side_open(&a, NULL);
+	side_open(&b, NULL);
+	struct sym_fab_conn *ca, *cb;
+	connect_pair(&a, &b, &ca, &cb);
+	char err[256];
+
+	/* a's memory, read by b */
+	uint8_t *src = malloc(REGION), *dst = malloc(REGION + 64), *other = malloc(64);
+	assert_non_null(src);
+	assert_non_null(dst);
+	assert_non_null(other);
+	fill(src, REGION, 42);
+	memset(dst, 0, REGION + 64);
+	struct sym_fab_mr *smr, *dmr, *nomr;
+	assert_int_equal(sym_fab_mr_reg(a.f, src, REGION, SYM_FAB_REMOTE_READ, &smr, err, sizeof(err)), 0);
+	assert_int_equal(sym_fab_mr_reg(b.f, dst, REGION + 64, SYM_FAB_LOCAL_READ_TARGET, &dmr, err, sizeof(err)), 0);
+	assert_int_equal(sym_fab_mr_reg(b.f, dst, 64, SYM_FAB_REMOTE_READ, &nomr, err, sizeof(err)), 0);
+	assert_int_equal(sym_fab_mr_reg(b.f, NULL, 64, SYM_FAB_REMOTE_READ, &nomr, err, sizeof(err)), -EINVAL);
+	assert_int_equal(sym_fab_mr_reg(b.f, dst, 64, 0x80, &nomr, err, sizeof(err)), -EINVAL);
+	assert_int_equal(sym_fab_mr_reg(b.f, dst, 64, SYM_FAB_REMOTE_READ, &nomr, err, sizeof(err)), 0);
+	uint64_t key = sym_fab_mr_key(smr);
+
+	int tag = 1;
+	assert_int_equal(sym_fab_read(cb, dst, REGION, dmr, sym_fab_mr_addr(smr, src), key, &tag), 0);
+	struct rec *r = expect(&b, &a, SYM_FAB_READ);
+	assert_ptr_equal(r->conn, cb);
+	assert_ptr_equal(r->ctx, &tag);
+	assert_int_equal(r->status, 0);
+	assert_memory_equal(dst, src, REGION);
+
+	/* at an offset in the region, into an offset of the target */
+	memset(dst, 0, REGION + 64);
+	assert_int_equal(sym_fab_read(cb, dst + 7, 1000, dmr, sym_fab_mr_addr(smr, src + 12345), key, NULL), 0);
+	r = expect(&b, &a, SYM_FAB_READ);
+	assert_int_equal(r->status, 0);
+	assert_memory_equal(dst + 7, src + 12345, 1000);
+	assert_int_equal(dst[6], 0);
+	assert_int_equal(dst[1007], 0);
+	assert_int_equal(sym_fab_read(cb, dst, 1, dmr, sym_fab_mr_addr(smr, src + REGION - 1), key, NULL), 0);
+	r = expect(&b, &a, SYM_FAB_READ);
+	assert_int_equal(r->status, 0);
+	assert_int_equal(dst[0], src[REGION - 1]);
+
+	/* several in flight: each ends once, with its ctx */
+	enum { K = 32, PIECE = REGION / K };
+	int ctx[K], seen[K] = { 0 };
+	memset(dst, 0, REGION + 64);
+	for (int i = 0; i < K; i++) {
+		size_t off = (size_t)(K - 1 - i) * PIECE;
+		assert_int_equal(sym_fab_read(cb, dst + off, PIECE, dmr, sym_fab_mr_addr(smr, src + off), key, &ctx[i]),
+				 0);
+	}
+	for (int i = 0; i < K; i++) {
+		r = expect(&b, &a, SYM_FAB_READ);
+		assert_int_equal(r->status, 0);
+		int k = (int)((int *)r->ctx - ctx);
+		assert_true(k >= 0 && k < K);
+		seen[k]++;
+	}
+	for (int i = 0; i < K; i++)
+		assert_int_equal(seen[i], 1);
+	assert_memory_equal(dst, src, (size_t)K * PIECE);
+
+	/* the local side must be inside a registration for reads */
+	uint64_t ra = sym_fab_mr_addr(smr, src);
+	assert_int_equal(sym_fab_read(cb, other, 64, dmr, ra, key, NULL), -EINVAL);
+	assert_contains(sym_fab_last_error(b.f), sym_fab_provider(b.f));
+	assert_int_equal(sym_fab_read(cb, dst + 64, REGION + 1, dmr, ra, key, NULL), -EINVAL);
+	assert_int_equal(sym_fab_read(cb, dst, 64, nomr, ra, key, NULL), -EINVAL); /* not a read target */
+	assert_int_equal(sym_fab_read(cb, dst, 64, NULL, ra, key, NULL), -EINVAL);
+	assert_int_equal(sym_fab_read(cb, dst, 0, dmr, ra, key, NULL), -EINVAL);
+	expect_quiet(&b, &a, 50);
+
+	sym_fab_mr_close(nomr);
+	sym_fab_mr_close(dmr);
+	sym_fab_mr_close(smr);
+	side_close(&a);
+	side_close(&b);
+	free(src);
+	free(dst);
+	free(other);
+}
+
+static void test_refused(void **state)
+{
+	(void)state;
+	/* a port nobody listens on: bound, then closed */
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(s >= 0);
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	assert_int_equal(bind(s, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	socklen_t sl = sizeof(sin);
+	assert_int_equal(getsockname(s, (struct sockaddr *)&sin, &sl), 0);
+	char port[16];
+	snprintf(port, sizeof(port), "%d", ntohs(sin.sin_port));
+	close(s);
+
+	struct side a;
+	side_open(&a, NULL);
+	struct sym_fab_conn *c;
+	char err[256];
+	int rc = sym_fab_connect(a.f, "127.0.0.1", port, &c, err, sizeof(err));
+	if (rc)
+		print_error("%s\n", err);
+	assert_int_equal(rc, 0);
+	struct rec *r = expect(&a, NULL, SYM_FAB_CLOSED);
+	assert_ptr_equal(r->conn, c);
+	assert_contains(r->reason, "127.0.0.1");
+	print_message("refused: %s\n", r->reason);
+	assert_false(sym_fab_conn_up(c));
+	assert_int_equal(sym_fab_send(c, "x", 1), -ENOTCONN);
+	sym_fab_close(c);
+	side_close(&a);
+}
+
+static void test_peer_closes(void **state)
+{
+	(void)state;
+	struct side a, b;
+	side_open(&a, NULL);
+	side_open(&b, NULL);
+	struct sym_fab_conn *ca, *cb;
+	connect_pair(&a, &b, &ca, &cb);
+	/* messages sent just before the close still arrive, before CLOSED */
+	assert_int_equal(sym_fab_send(ca, "bye", 3), 0);
+	struct rec *r = expect(&b, &a, SYM_FAB_MSG);
+	assert_int_equal(r->len, 3);
+	sym_fab_close(ca);
+	r = expect(&b, &a, SYM_FAB_CLOSED);
+	assert_ptr_equal(r->conn, cb);
+	print_message("peer closed: %s\n", r->reason);
+	assert_false(sym_fab_conn_up(cb));
+	assert_int_equal(sym_fab_send(cb, "x", 1), -ENOTCONN);
+	expect_quiet(&b, &a, 50);
+	sym_fab_close(cb);
+
+	/* the listener still accepts */
+	connect_pair(&a, &b, &ca, &cb);
+	assert_int_equal(sym_fab_send(cb, "again", 5), 0);
+	r = expect(&a, &b, SYM_FAB_MSG);
+	assert_int_equal(r->len, 5);
+	side_close(&a); /* destroy closes its connections */
+	expect(&b, NULL, SYM_FAB_CLOSED);
+	side_close(&b);
+}
+
+/* Closing a connection, or the whole object, with reads in flight: no crash, no event. */
+static void test_close_inflight(void **state)
+{
+	(void)state;
+	struct side a, b;
+	side_open(&a, NULL);
+	side_open(&b, NULL);
+	struct sym_fab_conn *ca, *cb;
+	connect_pair(&a, &b, &ca, &cb);
+	char err[256];
+	uint8_t *src = calloc(1, REGION), *dst = calloc(1, REGION);
+	assert_non_null(src);
+	assert_non_null(dst);
+	struct sym_fab_mr *smr, *dmr;
+	assert_int_equal(sym_fab_mr_reg(a.f, src, REGION, SYM_FAB_REMOTE_READ, &smr, err, sizeof(err)), 0);
+	assert_int_equal(sym_fab_mr_reg(b.f, dst, REGION, SYM_FAB_LOCAL_READ_TARGET, &dmr, err, sizeof(err)), 0);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(
+			sym_fab_read(cb, dst, REGION, dmr, sym_fab_mr_addr(smr, src), sym_fab_mr_key(smr), NULL), 0);
+	assert_int_equal(sym_fab_send(ca, "m", 1), 0);
+	pump(&a, NULL);
+	sym_fab_close(cb);
+	expect(&a, &b, SYM_FAB_CLOSED);
+	expect_quiet(&b, &a, 100);
+	sym_fab_close(ca);
+
+	/* reads in flight when the peer goes away: each ends (READ, ok or not) before CLOSED */
+	connect_pair(&a, &b, &ca, &cb);
+	int ctx[8], ended[8] = { 0 };
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(
+			sym_fab_read(cb, dst, REGION, dmr, sym_fab_mr_addr(smr, src), sym_fab_mr_key(smr), &ctx[i]), 0);
+	sym_fab_close(ca);
+	int failed = 0;
+	for (;;) {
+		struct rec *r = next_rec(&b, NULL);
+		assert_ptr_equal(r->conn, cb);
+		if (r->type == SYM_FAB_CLOSED)
+			break;
+		assert_int_equal(r->type, SYM_FAB_READ);
+		int k = (int)((int *)r->ctx - ctx);
+		assert_true(k >= 0 && k < 8);
+		ended[k]++;
+		assert_true(r->status <= 0);
+		failed += r->status < 0;
+	}
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(ended[i], 1);
+	print_message("close: %d of 8 reads in flight failed when the peer closed\n", failed);
+	expect_quiet(&b, &a, 50);
+	sym_fab_close(cb);
+
+	/* again, then destroy both sides without closing anything */
+	connect_pair(&a, &b, &ca, &cb);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(
+			sym_fab_read(cb, dst, REGION, dmr, sym_fab_mr_addr(smr, src), sym_fab_mr_key(smr), NULL), 0);
+	side_close(&b);
+	side_close(&a);
+	free(src);
+	free(dst);
+}
+
+static void test_wait(void **state)
+{
+	(void)state;
+	struct side a, b;
+	side_open(&a, NULL);
+	side_open(&b, NULL);
+	struct sym_fab_conn *ca, *cb;
+	connect_pair(&a, &b, &ca, &cb);
+	expect_quiet(&b, &a, 20);
+	int fd = sym_fab_fd(b.f);
+	assert_true(fd >= 0);
+	assert_contains(sym_fab_describe(b.f), "wait fd");
+
+	/* nothing comes: it sleeps the whole timeout (after at most a few spurious wake-ups) */
+	int64_t t0, slept = 0;
+	for (int i = 0; i < 5 && slept < 90; i++) {
+		t0 = ms_now();
+		assert_int_equal(sym_fab_wait(b.f, 100), 0);
+		slept = ms_now() - t0;
+		pump1(&b);
+	}
+	assert_true(slept >= 90 && slept < 1000);
+	assert_int_equal(b.next, b.n);
+
+	/* a message wakes it up */
+	assert_int_equal(sym_fab_send(ca, "wake", 4), 0);
+	t0 = ms_now();
+	int wakes = 0;
+	while (b.next == b.n) {
+		assert_true(ms_now() - t0 < DEADLINE_MS);
+		assert_int_equal(sym_fab_wait(b.f, 2000), 0);
+		wakes++;
+		pump1(&b);
+	}
+	int64_t waited = ms_now() - t0;
+	print_message("wait: message after %lld ms, %d wake-ups\n", (long long)waited, wakes);
+	assert_true(waited < 1000);
+	struct rec *r = expect(&b, NULL, SYM_FAB_MSG);
+	assert_int_equal(r->len, 4);
+
+	/* the fd, in the caller's own poll loop */
+	assert_int_equal(sym_fab_send(ca, "fd", 2), 0);
+	t0 = ms_now();
+	while (b.next == b.n) {
+		assert_true(ms_now() - t0 < DEADLINE_MS);
+		if (sym_fab_trywait(b.f)) {
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+			assert_true(poll(&p, 1, 2000) >= 0);
+		}
+		pump1(&b);
+	}
+	r = expect(&b, NULL, SYM_FAB_MSG);
+	assert_int_equal(r->len, 2);
+	assert_true(ms_now() - t0 < 1000);
+	side_close(&a);
+	side_close(&b);
+}
+
+/* A child process connects and dies without closing: the parent sees CLOSED within 2 s. */
+static void test_peer_killed(void **state)
+{
+	(void)state;
+	struct side b;
+	side_open(&b, NULL);
+	char err[256], port[16];
+	assert_int_equal(sym_fab_listen(b.f, "127.0.0.1", "0", err, sizeof(err)), 0);
+	snprintf(port, sizeof(port), "%d", sym_fab_listen_port(b.f));
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct sym_fab *f;
+		struct sym_fab_conn *c;
+		if (sym_fab_open(&f, NULL, err, sizeof(err)) ||
+		    sym_fab_connect(f, "127.0.0.1", port, &c, err, sizeof(err)))
+			_exit(2);
+		struct sym_fab_event ev[4];
+		int64_t end = ms_now() + DEADLINE_MS;
+		while (ms_now() < end) {
+			int n = sym_fab_poll(f, ev, 4);
+			if (n > 0 && ev[0].type == SYM_FAB_CONNECTED) {
+				sym_fab_send(c, "hi", 2);
+				for (int i = 0; i < 100; i++)
+					sym_fab_poll(f, ev, 4);
+				_exit(0); /* no close, no destroy */
+			}
+		}
+		_exit(3);
+	}
+	struct rec *r = expect(&b, NULL, SYM_FAB_ACCEPTED);
+	struct sym_fab_conn *c = r->conn;
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	int64_t t0 = ms_now();
+	/* the message may or may not have made it; then CLOSED */
+	int64_t end = t0 + 2000;
+	bool closed = false;
+	while (!closed && ms_now() < end) {
+		sym_fab_wait(b.f, 50);
+		pump1(&b);
+		while (b.next < b.n) {
+			struct rec *e = &b.log[b.next++];
+			assert_ptr_equal(e->conn, c);
+			if (e->type == SYM_FAB_CLOSED) {
+				closed = true;
+				print_message("peer killed: CLOSED after %lld ms: %s\n", (long long)(ms_now() - t0),
+					      e->reason);
+			} else {
+				assert_int_equal(e->type, SYM_FAB_MSG);
+			}
+		}
+	}
+	assert_true(closed);
+	assert_false(sym_fab_conn_up(c));
+	sym_fab_close(c);
+	side_close(&b);
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_open),
+		cmocka_unit_test(test_messages),
+		cmocka_unit_test(test_burst),
+		cmocka_unit_test(test_read),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_peer_closes),
+		cmocka_unit_test(test_close_inflight),
+		cmocka_unit_test(test_wait),
+		cmocka_unit_test(test_peer_killed),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
