@@ -30,6 +30,7 @@
 #include "runtime/rt.h"
 
 #define OUT_CAP 64 /* bytes of output per input (the emulated executor writes 8) */
+#define EXEC_SPIN (50 * SYM_US) /* the emulated executor's spin before a start and an end */
 
 struct input {
 	struct sym_wire_input w;
@@ -192,6 +193,15 @@ static void batch_done(struct backend *be)
 	if (b->rc)
 		sym_rt_log(be->who, "batch %" PRIu64 " failed: %s", b->id, b->err);
 	sym_hist_record(&be->late, b->began - b->start);
+	/* The completion first: schedd can plan this GPU's next batch while the
+	 * outputs travel. */
+	if (be->schedd_up) {
+		struct sym_msg d = { .type = SYM_MSG_DONE };
+		d.u.done.batch_id = b->id;
+		d.u.done.gpu = (uint32_t)be->id;
+		d.u.done.status = b->rc ? SYM_WIRE_BACKEND_FAILED : SYM_WIRE_OK;
+		sym_rt_send(be->who, be->schedd, &d, NULL, NULL);
+	}
 	int k = 0;
 	for (int i = 0; i < b->n; i++) {
 		struct input *in = &b->in[i];
@@ -211,13 +221,6 @@ static void batch_done(struct backend *be)
 	be->reqs += (uint64_t)b->n;
 	be->busy = false;
 	atomic_store_explicit(&be->exec_state, 0, memory_order_relaxed);
-	if (be->schedd_up) {
-		struct sym_msg d = { .type = SYM_MSG_DONE };
-		d.u.done.batch_id = b->id;
-		d.u.done.gpu = (uint32_t)be->id;
-		d.u.done.status = b->rc ? SYM_WIRE_BACKEND_FAILED : SYM_WIRE_OK;
-		sym_rt_send(be->who, be->schedd, &d, NULL, NULL);
-	}
 }
 
 static void read_finished(struct backend *be, struct input *in, int status)
@@ -403,7 +406,7 @@ static int setup(struct backend *be, char *err, size_t errlen)
 	if (!be->staging || !be->outbuf || !be->fe || !be->fe_up || !b->in || !b->inputs || !b->lens ||
 	    !b->outputs || !b->out_lens)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
-	be->x = sym_executor_emulated(0);
+	be->x = sym_executor_emulated(EXEC_SPIN); /* sleeps are precise to ~1 us here (timer slack) */
 	if (!be->x)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	for (size_t m = 0; m < e->nmodels; m++) {

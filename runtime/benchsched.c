@@ -17,8 +17,14 @@
  *     longer than its SLO), and all of them are decided within SLO + 100 ms;
  *   - at most --max-drop of the requests were dropped (a scheduler that
  *     falls behind drops requests whose timers came too late).
- * The search doubles the rate from --start-rate until a trial fails, then
- * bisects between the last pass and the first failure down to --precision.
+ * A failing rate is run again up to --retries times (a shared machine has
+ * hiccups); it passes if any run passes. The search doubles the rate from
+ * --start-rate until a rate fails, then bisects between the last pass and
+ * the first failure down to --precision.
+ *
+ * The driver costs a core of its own at high rates (about 10 million
+ * requests/s take one): on a small machine the result is the machine's, not
+ * only the scheduler's; the summary says which criterion failed.
  */
 #define _GNU_SOURCE
 #include "runtime/benchsched.h"
@@ -749,11 +755,13 @@ int sym_benchsched_main(int argc, char **argv)
 		}
 		const struct result *r = &res[i];
 		/* the summary lines go to stderr when the JSON takes stdout */
-		fprintf(o.json && !strcmp(o.json, "-") ? stderr : stdout, "bench-sched: threads %d, models %d, gpus %d, %s: max %.0f requests/s%s (lag p99 %.1f us, "
-		       "late p99 %.1f us, mean batch %.1f, %d trials)\n",
+		FILE *f = o.json && !strcmp(o.json, "-") ? stderr : stdout;
+		fprintf(f,
+			"bench-sched: threads %d, models %d, gpus %d, %s: max %.0f requests/s%s (lag p99 %.1f us, "
+			"late p99 %.1f us, mean batch %.1f, %d trials)\n",
 			r->threads, o.models, o.gpus, o.policy, r->max_rate, r->capped ? " (search capped)" : "",
 			(double)r->best.lag_p99 / 1e3, (double)r->best.late_p99 / 1e3, r->best.mean_batch, r->trials);
-		fflush(stdout);
+		fflush(f);
 	}
 	if (o.json && write_json(&o, res, o.nthreads))
 		status = 1;

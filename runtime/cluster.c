@@ -179,6 +179,10 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 		if (int_in(text, 1, 1 << 20, &l))
 			return ERR("%s: expected 1 to %d bytes, got '%s'", where, 1 << 20, text);
 		c->input_bytes = (size_t)l;
+	} else if (!strcmp(key, "poll_us")) {
+		if (num_in(text, 0, 10000, &d))
+			return ERR("%s: expected 0 to 10000 microseconds, got '%s'", where, text);
+		c->poll_us = d;
 	} else if (!strcmp(key, "executor")) {
 		if (strcmp(text, "emulated"))
 			return ERR("%s: expected emulated (the only executor so far), got '%s'", where, text);
@@ -205,6 +209,7 @@ static const struct {
 	{ "pool_slots", "pool-slots", "N", "inputs a frontend holds at once (default 1024)" },
 	{ "input_bytes", "input-bytes", "BYTES", "loadgen: the size of each request's input (default 1024)" },
 	{ "executor", "executor", "NAME", "backend executor: emulated (the default)" },
+	{ "poll_us", "poll-us", "US", "schedd's threads poll this long after work, twice that before a timer (default 0: sleep)" },
 };
 #define NRT (sizeof(rt_keys) / sizeof(rt_keys[0]))
 
@@ -369,6 +374,7 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 	cJSON_AddNumberToObject(o, "pool_slots", c->pool_slots);
 	cJSON_AddNumberToObject(o, "input_bytes", (double)c->input_bytes);
 	cJSON_AddStringToObject(o, "executor", c->executor);
+	cJSON_AddNumberToObject(o, "poll_us", c->poll_us);
 	return o;
 }
 

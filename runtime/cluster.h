@@ -20,7 +20,8 @@
  *     "input_max": 262144,            bytes of the largest input a frontend holds
  *     "pool_slots": 1024,             inputs a frontend holds at once
  *     "input_bytes": 1024,            loadgen's input size
- *     "executor": "emulated"
+ *     "executor": "emulated",
+ *     "poll_us": 0                    schedd's polling (0: sleep at once; see sched.h)
  *   }
  *
  * Every key can also be given as a flag (--port-base 7300, --frontends 2,
@@ -70,6 +71,7 @@ struct sym_cluster {
 	int pool_slots;
 	size_t input_bytes;
 	char executor[32];
+	double poll_us;                   /* schedd's threads poll this long after work, twice before timers */
 	bool net_set;                     /* the configuration set network delays */
 	bool resolved;
 };

@@ -9,12 +9,13 @@
  *
  * Sleeping. A consumer that finds nothing to do polls its queues for a
  * moment (see thr_wait), then sets its `sleeping` flag, looks at its queues
- * once more and only then blocks in poll() on its eventfd (and timerfd). A producer pushes, then reads the flag; only when it
- * is set does it take it (exchange, so that one of several producers pays)
- * and write the eventfd. Both sides put a seq_cst fence between their store
- * and their load (the Dekker pattern), so either the consumer sees the
- * element or the producer sees the flag: no lost wake-up, and no system call
- * while the consumer is busy.
+ * once more and only then blocks in poll() on its eventfd (and timerfd). A
+ * producer pushes, then reads the flag; only when it is set does it take it
+ * (exchange, so that one of several producers pays) and write the eventfd.
+ * Both sides put a seq_cst fence between their store and their load (the
+ * Dekker pattern), so either the consumer sees the element or the producer
+ * sees the flag: no lost wake-up, and no system call while the consumer is
+ * busy.
  *
  * The driver's eventfd works the same way from the other side: the
  * scheduler threads write it (at most once per loop iteration, and only
@@ -54,9 +55,10 @@
 #define BATCH 1024
 /* The clock is read again (and due timers run) every this many requests. */
 #define CLOCK_EVERY 16
-/* A thread out of work polls its queues this long before it sleeps. */
+/* Defaults: a thread out of work polls its queues this long before it
+ * sleeps; a sleeping thread's timer wakes it this early, and it polls the
+ * rest (sym_sched_cfg can change both). */
 #define IDLE_SPIN_NS (50 * SYM_US)
-/* A sleeping thread's timer wakes it this early; it polls the rest. */
 #define WAKE_EARLY_NS (100 * SYM_US)
 /* While a backlog waits for room, sleep at most this long between tries. */
 #define BACKLOG_RETRY_MS 1
@@ -237,6 +239,7 @@ struct reader {
 
 struct sym_sched {
 	int threads;
+	sym_time idle_poll, wake_early; /* see sym_sched_cfg */
 	int nmodels, ngpus, maxb;
 	atomic_bool stop;
 	struct solo *solo;
@@ -467,8 +470,8 @@ static void arm_timer(struct thr *t, sym_time at)
 static void thr_wait(struct thr *t, sym_time until, bool retry, bool (*has_work)(void *), void *arg)
 {
 	sym_time now = sym_monotonic_ns();
-	sym_time wake = until == SYM_TIME_NEVER ? SYM_TIME_NEVER : until - WAKE_EARLY_NS;
-	sym_time end = now + IDLE_SPIN_NS;
+	sym_time wake = until == SYM_TIME_NEVER ? SYM_TIME_NEVER : until - t->s->wake_early;
+	sym_time end = now + t->s->idle_poll;
 	if (wake <= end)
 		end = until;
 	for (int k = 1; now < end; now = sym_monotonic_ns(), k++) {
@@ -1162,6 +1165,8 @@ int sym_sched_create(struct sym_sched **out, const struct sym_sched_cfg *cfg, ch
 	if (!s)
 		return fail(err, errlen, -ENOMEM, "%s", "out of memory");
 	s->threads = cfg->threads;
+	s->idle_poll = cfg->idle_poll_ns < 0 ? 0 : cfg->idle_poll_ns ? cfg->idle_poll_ns : IDLE_SPIN_NS;
+	s->wake_early = cfg->wake_early_ns < 0 ? 0 : cfg->wake_early_ns ? cfg->wake_early_ns : WAKE_EARLY_NS;
 	s->nmodels = cfg->core.nmodels;
 	s->ngpus = cfg->core.ngpus;
 	s->drv_efd = -1;

@@ -549,6 +549,10 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 			  .net = { .ctrl = sym_ms(e->ctrl_ms), .data = sym_ms(e->data_ms), .resp = sym_ms(e->resp_ms) } },
 		.threads = c->threads,
 		.gpus_offline = true,
+		/* No polling by default: the processes of a cluster share the cores here,
+		 * and measured with scripts/fidelity it was better so (see README). */
+		.idle_poll_ns = c->poll_us > 0 ? sym_ms(c->poll_us / 1000) : -1,
+		.wake_early_ns = c->poll_us > 0 ? 2 * sym_ms(c->poll_us / 1000) : -1,
 	};
 	int rc = sym_sched_create(&s->sched, &sc, err, errlen);
 	if (rc)
