@@ -110,7 +110,7 @@ void sym_rt_usage(FILE *f, const char *cmd)
 {
 	if (!cmd) {
 		for (size_t i = 0; i < NCMDS; i++)
-			fprintf(f, "  %-9s %s\n", cmds[i].name, cmds[i].summary);
+			fprintf(f, "  %-11s %s\n", cmds[i].name, cmds[i].summary);
 		return;
 	}
 	for (size_t i = 0; i < NCMDS; i++) {
