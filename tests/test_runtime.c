@@ -33,6 +33,10 @@ static char dir[256];
 static char cfg[300];
 static char port[16];
 static bool passed; /* set at the end of a test: its logs are removed */
+/* Late or dropped requests allowed at low load: none, except in a ThreadSanitizer build
+ * (SYM_TEST_TIMING=loose, set by scripts/test), whose instrumented processes run many times
+ * slower: there 1% (the races are what that build checks). */
+static double low_load_bad_allowed;
 
 #define NFE 2
 #define NBE 4
@@ -242,29 +246,46 @@ static int teardown_dir(void **state)
 static void test_low_load(void **state)
 {
 	(void)state;
-	struct cluster c;
-	cluster_start(&c);
-	pid_t lg = loadgen_start("low.json", "300", "3");
-	int st = wait_for(lg, 30);
-	int sst = cluster_stop(&c);
-	assert_int_equal(st, 0);
-	assert_int_equal(sst, 0);
-	cJSON *j = load_json("low.json");
-	double req = num(j, "checks.requests");
-	assert_true(req > 600 && req < 1200); /* Poisson, 300/s for 3 s */
-	assert_int_equal((int)num(j, "checks.answered"), (int)req);
-	assert_int_equal((int)num(j, "checks.unanswered"), 0);
-	assert_int_equal((int)num(j, "checks.duplicate_answers"), 0);
-	assert_int_equal((int)num(j, "checks.wrong_outputs"), 0);
-	assert_int_equal((int)(num(j, "late") + num(j, "dropped")), 0);
-	assert_true(num(j, "served") > 0);
-	assert_true(num(j, "batch_size.mean") >= 1);
-	cJSON_Delete(j);
-	cJSON *s = load_json("schedd.json");
-	assert_int_equal((int)num(s, "requests"), (int)req);
-	assert_int_equal((int)num(s, "backend_failures"), 0);
-	assert_int_equal((int)num(s, "rejected_messages"), 0);
-	cJSON_Delete(s);
+	/* A run counts only if the machine did not stall it: on a shared machine a process
+	 * is sometimes not scheduled for several ms, which shows as loadgen sending late or
+	 * schedd's timers firing late (at this load neither should pass 2 ms); a bad request
+	 * in such a run is the machine's, and the run is repeated (at most 3 times). A bad
+	 * request in a run without a stall fails the test. */
+	for (int attempt = 1;; attempt++) {
+		struct cluster c;
+		cluster_start(&c);
+		pid_t lg = loadgen_start("low.json", "300", "3");
+		int st = wait_for(lg, 30);
+		int sst = cluster_stop(&c);
+		assert_int_equal(st, 0);
+		assert_int_equal(sst, 0);
+		cJSON *j = load_json("low.json");
+		cJSON *s = load_json("schedd.json");
+		double req = num(j, "checks.requests");
+		assert_true(req > 600 && req < 1200); /* Poisson, 300/s for 3 s */
+		assert_int_equal((int)num(j, "checks.answered"), (int)req);
+		assert_int_equal((int)num(j, "checks.unanswered"), 0);
+		assert_int_equal((int)num(j, "checks.duplicate_answers"), 0);
+		assert_int_equal((int)num(j, "checks.wrong_outputs"), 0);
+		assert_true(num(j, "served") > 0);
+		assert_true(num(j, "batch_size.mean") >= 1);
+		assert_int_equal((int)num(s, "requests"), (int)req);
+		assert_int_equal((int)num(s, "backend_failures"), 0);
+		assert_int_equal((int)num(s, "rejected_messages"), 0);
+		double bad = num(j, "late") + num(j, "dropped");
+		double lag_ms = num(j, "checks.send_lag_max_ms");
+		double sched_lag_ms = num(s, "scheduler_lag_max_us") / 1e3;
+		cJSON_Delete(j);
+		cJSON_Delete(s);
+		if (bad <= low_load_bad_allowed * req)
+			break;
+		bool stalled = lag_ms > 2 || sched_lag_ms > 2;
+		fprintf(stderr, "attempt %d: %.0f bad of %.0f; loadgen sent up to %.2f ms late, schedd's timers fired up to "
+				"%.2f ms late%s\n", attempt, bad, req, lag_ms, sched_lag_ms,
+			stalled ? ": the machine stalled, again" : "");
+		assert_true(stalled);
+		assert_true(attempt < 3);
+	}
 	passed = true;
 }
 
@@ -379,6 +400,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	bin = argv[1];
+	const char *timing = getenv("SYM_TEST_TIMING");
+	low_load_bad_allowed = timing && !strcmp(timing, "loose") ? 0.01 : 0;
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_low_load, setup, teardown_dir),
