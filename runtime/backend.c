@@ -61,6 +61,7 @@ struct backend {
 	int id, kind;
 	char who[32];
 	struct sym_fab *fab;
+	struct sym_rt_closed closed; /* during one batch of fabric events */
 	struct sym_fab_mr *mr;
 	uint8_t *staging;
 	uint8_t *outbuf;
@@ -148,7 +149,7 @@ static void maybe_hello(struct backend *be)
 static void schedd_lost(struct backend *be, const char *why)
 {
 	if (be->schedd) {
-		sym_fab_close(be->schedd);
+		sym_rt_close(&be->closed, be->schedd);
 		be->schedd = NULL;
 	}
 	if (be->schedd_up)
@@ -234,6 +235,17 @@ static void read_finished(struct backend *be, struct input *in, int status)
 		give_to_executor(be);
 }
 
+/* Frontend fi's connection is gone: close it; the reads still pending from it fail. */
+static void frontend_lost(struct backend *be, int fi)
+{
+	sym_rt_close(&be->closed, be->fe[fi]);
+	be->fe[fi] = NULL;
+	be->fe_up[fi] = false;
+	for (int k = 0; be->busy && k < be->b.n; k++)
+		if (be->b.in[k].status == 1 && (int)be->b.in[k].w.frontend == fi)
+			read_finished(be, &be->b.in[k], -ECONNRESET);
+}
+
 static void on_plan(struct backend *be, const struct sym_msg *m, sym_time now)
 {
 	const struct sym_experiment *e = &be->c->exp;
@@ -302,11 +314,8 @@ static void on_msg(struct backend *be, struct sym_fab_conn *conn, const uint8_t 
 		return;
 	}
 	for (int i = 0; i < be->c->nfrontends; i++)
-		if (be->fe[i] == conn) {
-			sym_fab_close(conn);
-			be->fe[i] = NULL;
-			be->fe_up[i] = false;
-		}
+		if (be->fe[i] == conn)
+			frontend_lost(be, i);
 }
 
 static void fab_events(struct backend *be)
@@ -314,8 +323,12 @@ static void fab_events(struct backend *be)
 	struct sym_fab_event ev[64];
 	int n;
 	while ((n = sym_fab_poll(be->fab, ev, 64)) > 0) {
+		be->closed.n = 0;
+		be->closed.overflow = false;
 		for (int i = 0; i < n; i++) {
 			struct sym_fab_event *e = &ev[i];
+			if (sym_rt_was_closed(&be->closed, e->conn))
+				continue;
 			int fi = -1;
 			for (int j = 0; j < be->c->nfrontends; j++)
 				if (be->fe[j] == e->conn)
@@ -343,15 +356,9 @@ static void fab_events(struct backend *be)
 				} else if (fi >= 0) {
 					if (be->fe_up[fi] && !be->o->quiet)
 						sym_rt_log(be->who, "frontend %d lost: %s", fi, e->reason);
-					sym_fab_close(e->conn);
-					be->fe[fi] = NULL;
-					be->fe_up[fi] = false;
-					/* reads still pending from it fail */
-					for (int k = 0; be->busy && k < be->b.n; k++)
-						if (be->b.in[k].status == 1 && (int)be->b.in[k].w.frontend == fi)
-							read_finished(be, &be->b.in[k], -ECONNRESET);
+					frontend_lost(be, fi);
 				} else {
-					sym_fab_close(e->conn);
+					sym_rt_close(&be->closed, e->conn);
 				}
 				break;
 			default:

@@ -53,6 +53,7 @@ struct frontend {
 	int id;
 	char who[32];
 	struct sym_fab *fab;
+	struct sym_rt_closed closed; /* during one batch of fabric events */
 	struct sym_fab_mr *mr;
 	uint8_t *pool;
 	struct slot *slots;
@@ -138,7 +139,7 @@ static void answer_slot(struct frontend *f, uint32_t i, uint8_t status, uint16_t
 static void schedd_lost(struct frontend *f, const char *why)
 {
 	if (f->schedd) {
-		sym_fab_close(f->schedd);
+		sym_rt_close(&f->closed, f->schedd);
 		f->schedd = NULL;
 	}
 	if (f->schedd_up)
@@ -281,7 +282,7 @@ static void on_fab_msg(struct frontend *f, struct sym_fab_conn *conn, const uint
 		if (conn == f->schedd)
 			schedd_lost(f, "malformed message");
 		else
-			sym_fab_close(conn);
+			sym_rt_close(&f->closed, conn);
 		return;
 	}
 	if (m.type == SYM_MSG_DROP && conn == f->schedd) {
@@ -312,7 +313,7 @@ static void on_fab_msg(struct frontend *f, struct sym_fab_conn *conn, const uint
 	if (conn == f->schedd)
 		schedd_lost(f, "unexpected message");
 	else
-		sym_fab_close(conn);
+		sym_rt_close(&f->closed, conn);
 }
 
 static void fab_events(struct frontend *f)
@@ -320,8 +321,12 @@ static void fab_events(struct frontend *f)
 	struct sym_fab_event ev[64];
 	int n;
 	while ((n = sym_fab_poll(f->fab, ev, 64)) > 0) {
+		f->closed.n = 0;
+		f->closed.overflow = false;
 		for (int i = 0; i < n; i++) {
 			struct sym_fab_event *e = &ev[i];
+			if (sym_rt_was_closed(&f->closed, e->conn))
+				continue;
 			switch (e->type) {
 			case SYM_FAB_CONNECTED:
 				if (e->conn == f->schedd) {
@@ -348,7 +353,7 @@ static void fab_events(struct frontend *f)
 				else {
 					if (f->o->verbose)
 						sym_rt_log(f->who, "a backend connection closed: %s", e->reason);
-					sym_fab_close(e->conn);
+					sym_rt_close(&f->closed, e->conn);
 				}
 				break;
 			default:

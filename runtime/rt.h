@@ -47,6 +47,18 @@ int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o);
 int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o);
 int sym_loadgen_run(struct sym_cluster *c, const struct sym_rt_opts *o);
 
+/* Connections closed while a batch of fabric events is handled: a later
+ * event of the same batch that names one must be skipped (sym_fab_close
+ * frees it). Reset before each batch. */
+struct sym_fab_conn;
+struct sym_rt_closed {
+	struct sym_fab_conn *c[64];
+	int n;
+	bool overflow; /* more than 64: skip the rest of the batch */
+};
+void sym_rt_close(struct sym_rt_closed *cl, struct sym_fab_conn *c);
+bool sym_rt_was_closed(const struct sym_rt_closed *cl, const struct sym_fab_conn *c);
+
 /* Encodes m (plan inputs / hello models as sym_wire_encode takes them) and
  * sends it on a fabric connection; logs and returns the error. */
 struct sym_fab_conn;

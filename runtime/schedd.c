@@ -71,6 +71,7 @@ struct schedd {
 	struct sym_cluster *c;
 	const struct sym_rt_opts *o;
 	struct sym_fab *fab;
+	struct sym_rt_closed closed; /* during one batch of fabric events */
 	struct sym_sched *sched;
 	struct sym_model_cfg *mc;
 	struct link links;        /* list head */
@@ -257,7 +258,7 @@ static void backend_down(struct schedd *s, int b, const char *why)
 	sym_rt_log(WHO, "backend %d removed: %s", b, why);
 	s->be_failures++;
 	struct link *l = sym_fab_conn_user(p->conn);
-	sym_fab_close(p->conn);
+	sym_rt_close(&s->closed, p->conn);
 	link_free(l);
 	p->conn = NULL;
 	struct gpu *g = &s->gpus[b];
@@ -282,7 +283,7 @@ static void frontend_down(struct schedd *s, int f, const char *why)
 	sym_rt_log(WHO, "frontend %d removed: %s; its queued requests will be dropped", f, why);
 	s->fe_failures++;
 	struct link *l = sym_fab_conn_user(p->conn);
-	sym_fab_close(p->conn);
+	sym_rt_close(&s->closed, p->conn);
 	link_free(l);
 	p->conn = NULL;
 }
@@ -301,7 +302,7 @@ static void drop_conn(struct schedd *s, struct sym_fab_conn *conn, const char *w
 	}
 	if (s->o->verbose)
 		sym_rt_log(WHO, "connection closed: %s", why);
-	sym_fab_close(conn);
+	sym_rt_close(&s->closed, conn);
 	link_free(l);
 }
 
@@ -596,13 +597,17 @@ int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	while (!sym_rt_stop) {
 		int n;
 		while ((n = sym_fab_poll(s.fab, fev, 64)) > 0) {
+			s.closed.n = 0;
+			s.closed.overflow = false;
 			for (int i = 0; i < n; i++) {
 				struct sym_fab_event *fe = &fev[i];
+				if (sym_rt_was_closed(&s.closed, fe->conn))
+					continue;
 				switch (fe->type) {
 				case SYM_FAB_ACCEPTED: {
 					struct link *l = link_new(&s);
 					if (!l) {
-						sym_fab_close(fe->conn);
+						sym_rt_close(&s.closed, fe->conn);
 						break;
 					}
 					sym_fab_conn_set_user(fe->conn, l);

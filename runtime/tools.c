@@ -63,6 +63,25 @@ int sym_rt_send(const char *who, struct sym_fab_conn *conn, const struct sym_msg
 	return rc;
 }
 
+void sym_rt_close(struct sym_rt_closed *cl, struct sym_fab_conn *c)
+{
+	if (cl->n < (int)(sizeof(cl->c) / sizeof(cl->c[0])))
+		cl->c[cl->n++] = c;
+	else
+		cl->overflow = true;
+	sym_fab_close(c);
+}
+
+bool sym_rt_was_closed(const struct sym_rt_closed *cl, const struct sym_fab_conn *c)
+{
+	if (cl->overflow)
+		return true;
+	for (int i = 0; i < cl->n; i++)
+		if (cl->c[i] == c)
+			return true;
+	return false;
+}
+
 static const struct {
 	const char *name, *summary, *usage, *more;
 } cmds[] = {
