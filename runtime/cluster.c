@@ -1,5 +1,8 @@
 #include "runtime/cluster.h"
 
+#include "core/policy.h"
+#include "profiles/zoo.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -63,28 +66,6 @@ int sym_hostport_parse(const char *text, struct sym_hostport *out)
 
 /* ---- the runtime keys, shared by the file and the flags ---- */
 
-static int num_in(const char *text, double lo, double hi, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(text, &end);
-	if (end == text || *end || errno || !isfinite(v) || v < lo || v > hi)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int int_in(const char *text, long lo, long hi, long *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(text, &end, 10);
-	if (end == text || *end || errno || v < lo || v > hi)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static int set_frontend_list(struct sym_cluster *c, const cJSON *arr, const char *where, char *err, size_t errlen)
 {
 	int n = cJSON_GetArraySize(arr);
@@ -127,7 +108,7 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 			return ERR("%s: expected a number or a string", where);
 	}
 	double d;
-	long l;
+	int l;
 	if (!strcmp(key, "provider")) {
 		if (!text[0] || strlen(text) >= sizeof(c->provider))
 			return ERR("%s: expected a libfabric provider name such as tcp or verbs", where);
@@ -137,9 +118,9 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 			return ERR("%s: expected a host name or address", where);
 		snprintf(c->host, sizeof(c->host), "%s", text);
 	} else if (!strcmp(key, "port_base")) {
-		if (int_in(text, 1, 65535 - 2 * 1024 - 2, &l))
+		if (sym_policy_int(text, 1, 65535 - 2 * 1024 - 2, &l))
 			return ERR("%s: expected a port from 1 to %d, got '%s'", where, 65535 - 2 * 1024 - 2, text);
-		c->port_base = (int)l;
+		c->port_base = l;
 	} else if (!strcmp(key, "schedd")) {
 		if (sym_hostport_parse(text, &c->schedd))
 			return ERR("%s: expected HOST:PORT, got '%s'", where, text);
@@ -147,40 +128,40 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 	} else if (!strcmp(key, "frontends")) {
 		if (val && cJSON_IsArray(val))
 			return set_frontend_list(c, val, where, err, errlen);
-		if (int_in(text, 1, 1024, &l))
+		if (sym_policy_int(text, 1, 1024, &l))
 			return ERR("%s: expected a count from 1 to 1024 or a list of addresses, got '%s'", where, text);
-		c->nfrontends = (int)l;
+		c->nfrontends = l;
 		c->frontends_listed = false;
 	} else if (!strcmp(key, "backends")) {
-		if (int_in(text, 1, 65535, &l))
+		if (sym_policy_int(text, 1, 65535, &l))
 			return ERR("%s: expected a count from 1 to 65535, got '%s'", where, text);
-		c->nbackends = (int)l;
+		c->nbackends = l;
 	} else if (!strcmp(key, "threads")) {
-		if (int_in(text, 1, 256, &l))
+		if (sym_policy_int(text, 1, 256, &l))
 			return ERR("%s: expected 1 to 256 scheduler threads, got '%s'", where, text);
-		c->threads = (int)l;
+		c->threads = l;
 	} else if (!strcmp(key, "heartbeat_ms")) {
-		if (num_in(text, 0.1, 60000, &d))
+		if (sym_policy_num(text, 0.1, 60000, &d))
 			return ERR("%s: expected a heartbeat period from 0.1 to 60000 ms, got '%s'", where, text);
 		c->heartbeat_ms = d;
 	} else if (!strcmp(key, "failure_ms")) {
-		if (num_in(text, 1, 600000, &d))
+		if (sym_policy_num(text, 1, 600000, &d))
 			return ERR("%s: expected a failure timeout from 1 to 600000 ms, got '%s'", where, text);
 		c->failure_ms = d;
 	} else if (!strcmp(key, "input_max")) {
-		if (int_in(text, 8, 1 << 20, &l))
+		if (sym_policy_int(text, 8, 1 << 20, &l))
 			return ERR("%s: expected 8 to %d bytes, got '%s'", where, 1 << 20, text);
 		c->input_max = (size_t)l;
 	} else if (!strcmp(key, "pool_slots")) {
-		if (int_in(text, 1, 1 << 20, &l))
+		if (sym_policy_int(text, 1, 1 << 20, &l))
 			return ERR("%s: expected 1 to %d slots, got '%s'", where, 1 << 20, text);
-		c->pool_slots = (int)l;
+		c->pool_slots = l;
 	} else if (!strcmp(key, "input_bytes")) {
-		if (int_in(text, 1, 1 << 20, &l))
+		if (sym_policy_int(text, 1, 1 << 20, &l))
 			return ERR("%s: expected 1 to %d bytes, got '%s'", where, 1 << 20, text);
 		c->input_bytes = (size_t)l;
 	} else if (!strcmp(key, "poll_us")) {
-		if (num_in(text, 0, 10000, &d))
+		if (sym_policy_num(text, 0, 10000, &d))
 			return ERR("%s: expected 0 to 10000 microseconds, got '%s'", where, text);
 		c->poll_us = d;
 	} else if (!strcmp(key, "executor")) {
@@ -235,29 +216,10 @@ int sym_cluster_load_file(struct sym_cluster *c, const char *path, char *err, si
 	int rc = sym_experiment_load_file(&c->exp, path, err, errlen);
 	if (rc)
 		return rc;
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -ENOENT;
 	char *text = NULL;
-	size_t len = 0, cap = 0;
-	for (;;) {
-		if (len + 4096 + 1 > cap) {
-			cap = cap ? cap * 2 : 8192;
-			char *t = realloc(text, cap);
-			if (!t) {
-				free(text);
-				fclose(f);
-				return ERR("%s: out of memory", path);
-			}
-			text = t;
-		}
-		size_t n = fread(text + len, 1, cap - len - 1, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	fclose(f);
-	text[len] = '\0';
+	rc = sym_read_file(path, &text);
+	if (rc)
+		return snprintf(err, errlen, "%s: %s", path, strerror(-rc)), rc;
 	cJSON *root = cJSON_Parse(text);
 	free(text);
 	if (!root) /* sym_experiment_load_file parsed it; this cannot fail but for memory */

@@ -349,6 +349,7 @@ int sym_loadgen_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 			max_slo = g.slo[m];
 	sym_time give_up = SYM_TIME_NEVER; /* set once everything is sent */
 	sym_time next_progress = g.t0 + SYM_S;
+	sym_time armed = -1; /* the timerfd's expiry */
 	rc = 0;
 	while (!sym_rt_stop) {
 		sym_time now = sym_monotonic_ns();
@@ -377,10 +378,13 @@ int sym_loadgen_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 			next_progress = now + SYM_S;
 		}
 		sym_time wake = sym_iheap_empty(&next) ? give_up : g.t0 + sym_iheap_top_key(&next);
-		struct itimerspec its = { 0 };
-		its.it_value.tv_sec = wake / SYM_S;
-		its.it_value.tv_nsec = wake % SYM_S;
-		timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
+		if (wake != armed) { /* answers wake the loop far more often than arrivals move */
+			struct itimerspec its = { 0 };
+			its.it_value.tv_sec = wake / SYM_S;
+			its.it_value.tv_nsec = wake % SYM_S;
+			timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
+			armed = wake;
+		}
 		struct epoll_event evs[16];
 		int n = epoll_wait(g.ep, evs, 16, 1000);
 		if (n < 0 && errno != EINTR) {
@@ -393,6 +397,7 @@ int sym_loadgen_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 				uint64_t v;
 				if (read(tfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 					sym_rt_log(WHO, "timerfd: %s", strerror(errno));
+				armed = -1; /* expired: a timerfd does not fire again for the same time */
 				continue;
 			}
 			int fi = (int)evs[i].data.u64;
