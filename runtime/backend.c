@@ -29,7 +29,6 @@
 #include "runtime/fabric.h"
 #include "runtime/rt.h"
 
-#define OUT_CAP 64 /* bytes of output per input (the emulated executor writes 8) */
 #define EXEC_SPIN (50 * SYM_US) /* the emulated executor's spin before a start and an end */
 
 struct input {
@@ -73,6 +72,8 @@ struct backend {
 	sym_time next_connect, next_beat;
 	uint64_t seq;
 	struct sym_executor *x;
+	struct sym_model_desc *descs; /* per model, with this backend's kind's profile */
+	uint32_t out_cap;             /* output bytes per input: the largest model output */
 	/* the batch in hand */
 	bool busy;
 	struct batch b;
@@ -100,7 +101,7 @@ static void *exec_thread(void *arg)
 			continue;
 		struct batch *b = &be->b;
 		struct sym_batch_io io = { .n = b->nrun, .inputs = (const void *const *)b->inputs, .lens = b->lens,
-					   .outputs = (void *const *)b->outputs, .out_cap = OUT_CAP,
+					   .outputs = (void *const *)b->outputs, .out_cap = be->out_cap,
 					   .out_lens = b->out_lens };
 		b->rc = be->x->ops->run(be->x, b->model, &io, b->start, &b->began, &b->ended, b->err, sizeof(b->err));
 		atomic_store_explicit(&be->exec_state, 2, memory_order_release);
@@ -168,7 +169,7 @@ static void give_to_executor(struct backend *be)
 			continue;
 		b->inputs[k] = be->staging + (size_t)i * be->c->input_max;
 		b->lens[k] = b->in[i].w.len;
-		b->outputs[k] = be->outbuf + (size_t)i * OUT_CAP;
+		b->outputs[k] = be->outbuf + (size_t)i * be->out_cap;
 		k++;
 	}
 	if (k == 0) { /* every read failed: nothing to run */
@@ -401,7 +402,8 @@ static int setup(struct backend *be, char *err, size_t errlen)
 		be->maxb = SYM_WIRE_MAX_BATCH;
 	size_t stage = (size_t)be->maxb * c->input_max;
 	be->staging = malloc(stage);
-	be->outbuf = malloc((size_t)be->maxb * OUT_CAP);
+	be->out_cap = (uint32_t)(c->output_bytes_max ? c->output_bytes_max : SYM_EXEC_OUTPUT);
+	be->outbuf = malloc((size_t)be->maxb * be->out_cap);
 	be->fe = calloc((size_t)c->nfrontends, sizeof(*be->fe));
 	be->fe_up = calloc((size_t)c->nfrontends, sizeof(*be->fe_up));
 	struct batch *b = &be->b;
@@ -413,11 +415,19 @@ static int setup(struct backend *be, char *err, size_t errlen)
 	if (!be->staging || !be->outbuf || !be->fe || !be->fe_up || !b->in || !b->inputs || !b->lens ||
 	    !b->outputs || !b->out_lens)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
-	be->x = sym_executor_emulated(EXEC_SPIN); /* sleeps are precise to ~1 us here (timer slack) */
+	/* sleeps are precise to ~1 us here (timer slack) */
+	struct sym_executor_opts xo = { .spin_ns = EXEC_SPIN, .device = c->device,
+					.model_lib = c->model_lib[0] ? c->model_lib : NULL };
+	be->x = sym_executor_open(c->executor, &xo, err, errlen);
 	if (!be->x)
+		return -EINVAL;
+	be->descs = calloc(e->nmodels, sizeof(*be->descs));
+	if (!be->descs)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	for (size_t m = 0; m < e->nmodels; m++) {
-		int rc = be->x->ops->load(be->x, (int)m, &e->profiles[(size_t)be->kind * e->nmodels + m], err, errlen);
+		be->descs[m] = c->models[m];
+		be->descs[m].profile = &e->profiles[(size_t)be->kind * e->nmodels + m];
+		int rc = be->x->ops->load(be->x, (int)m, &be->descs[m], err, errlen);
 		if (rc)
 			return rc;
 	}
@@ -518,6 +528,7 @@ out:
 		be.x->ops->destroy(be.x);
 	free(be.staging);
 	free(be.outbuf);
+	free(be.descs);
 	free(be.fe);
 	free(be.fe_up);
 	free(be.b.in);

@@ -33,10 +33,18 @@ int sym_cluster_init(struct sym_cluster *c)
 	return 0;
 }
 
+static void free_models(struct sym_cluster *c)
+{
+	free(c->models);
+	c->models = NULL;
+}
+
 void sym_cluster_finish(struct sym_cluster *c)
 {
 	sym_experiment_finish(&c->exp);
 	free(c->frontends);
+	free_models(c);
+	cJSON_Delete(c->models_rt);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -117,6 +125,14 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 		if (!text[0] || strlen(text) >= sizeof(c->host))
 			return ERR("%s: expected a host name or address", where);
 		snprintf(c->host, sizeof(c->host), "%s", text);
+	} else if (!strcmp(key, "model_lib")) {
+		if (!text[0] || strlen(text) >= sizeof(c->model_lib))
+			return ERR("%s: expected the path of a shared library", where);
+		snprintf(c->model_lib, sizeof(c->model_lib), "%s", text);
+	} else if (!strcmp(key, "device")) {
+		if (sym_policy_int(text, 0, 1023, &l))
+			return ERR("%s: expected a device ordinal 0..1023, got '%s'", where, text);
+		c->device = l;
 	} else if (!strcmp(key, "port_base")) {
 		if (sym_policy_int(text, 1, 65535 - 2 * 1024 - 2, &l))
 			return ERR("%s: expected a port from 1 to %d, got '%s'", where, 65535 - 2 * 1024 - 2, text);
@@ -165,9 +181,9 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 			return ERR("%s: expected 0 to 10000 microseconds, got '%s'", where, text);
 		c->poll_us = d;
 	} else if (!strcmp(key, "executor")) {
-		if (strcmp(text, "emulated"))
-			return ERR("%s: expected emulated (the only executor so far), got '%s'", where, text);
-		memcpy(c->executor, text, sizeof("emulated"));
+		if (strcmp(text, "emulated") && strcmp(text, "cuda"))
+			return ERR("%s: expected emulated or cuda, got '%s'", where, text);
+		snprintf(c->executor, sizeof(c->executor), "%s", text);
 	} else {
 		return 1;
 	}
@@ -189,7 +205,9 @@ static const struct {
 	{ "input_max", "input-max", "BYTES", "largest input a frontend accepts (default 262144)" },
 	{ "pool_slots", "pool-slots", "N", "inputs a frontend holds at once (default 1024)" },
 	{ "input_bytes", "input-bytes", "BYTES", "loadgen: the size of each request's input (default 1024)" },
-	{ "executor", "executor", "NAME", "backend executor: emulated (the default)" },
+	{ "executor", "executor", "NAME", "backend executor: emulated (the default) or cuda" },
+	{ "model_lib", "model-lib", "PATH", "cuda: plugin library (load/run/unload) for models with no built-in" },
+	{ "device", "device", "N", "cuda: the GPU a backend runs on (default 0)" },
 	{ "poll_us", "poll-us", "US", "schedd's threads poll this long after work, twice that before a timer (default 0: sleep)" },
 };
 #define NRT (sizeof(rt_keys) / sizeof(rt_keys[0]))
@@ -239,12 +257,23 @@ int sym_cluster_load_file(struct sym_cluster *c, const char *path, char *err, si
 	for (const cJSON *it = rt ? rt->child : NULL; !rc && it; it = it->next) {
 		char where[600];
 		snprintf(where, sizeof(where), "%s: key 'runtime.%s'", path, it->string);
+		if (!strcmp(it->string, "models")) {
+			if (!cJSON_IsObject(it)) {
+				rc = ERR("%s: expected an object of model names", where);
+				break;
+			}
+			cJSON_Delete(c->models_rt);
+			c->models_rt = cJSON_Duplicate(it, 1);
+			if (!c->models_rt)
+				rc = ERR("out of memory");
+			continue;
+		}
 		rc = set_key(c, it->string, NULL, it, where, err, errlen);
 		if (rc == 1) {
 			char known[400] = "";
 			for (size_t i = 0; i < NRT; i++)
-				snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s", i ? ", " : "",
-					 rt_keys[i].key);
+				snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s, ", rt_keys[i].key);
+			snprintf(known + strlen(known), sizeof(known) - strlen(known), "models");
 			rc = ERR("%s: unknown key (expected %s)", where, known);
 		}
 	}
@@ -267,6 +296,62 @@ void sym_cluster_net_defaults(const char *provider, double *ctrl_ms, double *dat
 		*data_ms = 0.02;
 		*resp_ms = 0.05;
 	}
+}
+
+/* Signatures and executor specs of the models, from "runtime.models". */
+static int resolve_models(struct sym_cluster *c, char *err, size_t errlen)
+{
+	const struct sym_experiment *e = &c->exp;
+	free_models(c);
+	c->models = calloc(e->nmodels, sizeof(*c->models));
+	if (!c->models)
+		return ERR("out of memory");
+	for (const cJSON *it = c->models_rt ? c->models_rt->child : NULL; it; it = it->next) {
+		size_t m = 0;
+		while (m < e->nmodels && strcmp(e->profiles[m].name, it->string))
+			m++;
+		if (m == e->nmodels)
+			return ERR("runtime.models: '%s' is not a model of this experiment", it->string);
+		if (!cJSON_IsObject(it))
+			return ERR("runtime.models.%s: expected an object with input, output, executor", it->string);
+		for (const cJSON *k = it->child; k; k = k->next)
+			if (strcmp(k->string, "input") && strcmp(k->string, "output") && strcmp(k->string, "executor"))
+				return ERR("runtime.models.%s: unknown key '%s' (expected input, output, executor)",
+					   it->string, k->string);
+	}
+	c->input_bytes_max = c->output_bytes_max = 0;
+	for (size_t m = 0; m < e->nmodels; m++) {
+		struct sym_model_desc *d = &c->models[m];
+		sym_model_desc_default(d, e->profiles[m].name, &e->profiles[m], c->input_bytes);
+		const cJSON *mo = c->models_rt ? cJSON_GetObjectItemCaseSensitive(c->models_rt, d->name) : NULL;
+		char where[160];
+		int rc;
+		const cJSON *v;
+		if ((v = cJSON_GetObjectItemCaseSensitive(mo, "input"))) {
+			snprintf(where, sizeof(where), "runtime.models.%s.input", d->name);
+			if ((rc = sym_tensor_sig_from_json(v, where, "INPUT0", c->input_max, &d->input, err, errlen)))
+				return rc;
+		}
+		if ((v = cJSON_GetObjectItemCaseSensitive(mo, "output"))) {
+			snprintf(where, sizeof(where), "runtime.models.%s.output", d->name);
+			if ((rc = sym_tensor_sig_from_json(v, where, "OUTPUT0", SYM_CLUSTER_OUTPUT_MAX, &d->output, err,
+							   errlen)))
+				return rc;
+		}
+		if ((v = cJSON_GetObjectItemCaseSensitive(mo, "executor"))) {
+			if (!cJSON_IsObject(v))
+				return ERR("runtime.models.%s.executor: expected an object", d->name);
+			d->spec = v;
+		}
+		if (sym_tensor_bytes(&d->input) > c->input_max)
+			return ERR("runtime: model '%s' takes %zu-byte inputs, more than input_max (%zu)", d->name,
+				   sym_tensor_bytes(&d->input), c->input_max);
+		if (sym_tensor_bytes(&d->input) > c->input_bytes_max)
+			c->input_bytes_max = sym_tensor_bytes(&d->input);
+		if (sym_tensor_bytes(&d->output) > c->output_bytes_max)
+			c->output_bytes_max = sym_tensor_bytes(&d->output);
+	}
+	return 0;
 }
 
 int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen)
@@ -308,6 +393,8 @@ int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen)
 		return rc;
 	if (c->exp.nmodels > 65535)
 		return ERR("runtime: %zu models, at most 65535", c->exp.nmodels);
+	if ((rc = resolve_models(c, err, errlen)))
+		return rc;
 	c->resolved = true;
 	return 0;
 }
@@ -336,6 +423,11 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 	cJSON_AddNumberToObject(o, "pool_slots", c->pool_slots);
 	cJSON_AddNumberToObject(o, "input_bytes", (double)c->input_bytes);
 	cJSON_AddStringToObject(o, "executor", c->executor);
+	if (c->model_lib[0])
+		cJSON_AddStringToObject(o, "model_lib", c->model_lib);
+	cJSON_AddNumberToObject(o, "device", c->device);
+	if (c->models_rt)
+		cJSON_AddItemToObject(o, "models", cJSON_Duplicate(c->models_rt, 1));
 	cJSON_AddNumberToObject(o, "poll_us", c->poll_us);
 	return o;
 }

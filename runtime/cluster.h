@@ -20,9 +20,21 @@
  *     "input_max": 262144,            bytes of the largest input a frontend holds
  *     "pool_slots": 1024,             inputs a frontend holds at once
  *     "input_bytes": 1024,            loadgen's input size
- *     "executor": "emulated",
- *     "poll_us": 0                    schedd's polling (0: sleep at once; see sched.h)
+ *     "executor": "emulated",         or "cuda" (runtime/cuda/)
+ *     "model_lib": "",                cuda: plugin library for models with no built-in
+ *     "device": 0,                    cuda: the device ordinal a backend uses
+ *     "poll_us": 0,                   schedd's polling (0: sleep at once; see sched.h)
+ *     "models": {                     (optional) per model, by name:
+ *       "mlp": {
+ *         "input":  {"name": "INPUT0", "datatype": "FP32", "shape": [784]},
+ *         "output": {"name": "OUTPUT0", "datatype": "FP32", "shape": [10]},
+ *         "executor": {...}           what the executor runs (cuda: see runtime/cuda/)
+ *       }
+ *     }
  *   }
+ *
+ * A model's input defaults to INPUT0 UINT8 [input_bytes] and its output to
+ * OUTPUT0 UINT64 [1], the emulated executor's digest.
  *
  * Every key can also be given as a flag (--port-base 7300, --frontends 2,
  * ...), and every simulator flag works too; flags override the file. The
@@ -41,6 +53,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "runtime/executor.h"
 #include "sim/config.h"
 
 struct sym_hostport {
@@ -71,6 +84,13 @@ struct sym_cluster {
 	int pool_slots;
 	size_t input_bytes;
 	char executor[32];
+	char model_lib[512];              /* cuda: plugin library for models with no built-in, or "" */
+	int device;                       /* cuda: device ordinal (default 0) */
+	cJSON *models_rt;                 /* the "runtime.models" object as given, or NULL (owned) */
+	struct sym_model_desc *models;    /* exp.nmodels after resolve: signatures and executor specs;
+					   * .profile is kind 0's (a backend sets its own kind's) */
+	size_t input_bytes_max;           /* after resolve: the largest input of any model */
+	size_t output_bytes_max;          /* after resolve: the largest output of any model */
 	double poll_us;                   /* schedd's threads poll this long after work, twice before timers */
 	bool net_set;                     /* the configuration set network delays */
 	bool resolved;
@@ -95,6 +115,16 @@ int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen);
 /* The planning delays (ms) used when the configuration sets none: measured
  * high percentiles of the provider's control round trip and 150 KB read. */
 void sym_cluster_net_defaults(const char *provider, double *ctrl_ms, double *data_ms, double *resp_ms);
+
+/* The input and output tensors a loadgen or a client sends and receives for
+ * model m (after resolve). */
+static inline size_t sym_cluster_input_bytes(const struct sym_cluster *c, size_t m)
+{
+	return sym_tensor_bytes(&c->models[m].input);
+}
+
+/* Largest output a model may have: what fits in one wire message. */
+#define SYM_CLUSTER_OUTPUT_MAX (60 * 1024)
 
 /* The "runtime" object as resolved (for result files). */
 cJSON *sym_cluster_runtime_json(const struct sym_cluster *c);

@@ -38,19 +38,47 @@ uint64_t sym_exec_digest(const void *data, size_t len)
 	return h;
 }
 
+void sym_model_desc_default(struct sym_model_desc *m, const char *name, const struct sym_profile *p,
+			    size_t input_bytes)
+{
+	memset(m, 0, sizeof(*m));
+	m->name = name;
+	m->profile = p;
+	int64_t in = input_bytes ? (int64_t)input_bytes : 1, out = 1;
+	sym_tensor_sig_set(&m->input, "INPUT0", SYM_DT_UINT8, 1, &in);
+	sym_tensor_sig_set(&m->output, "OUTPUT0", SYM_DT_UINT64, 1, &out);
+}
+
 struct emulated {
 	struct sym_executor base;
 	sym_time spin;
 	const struct sym_profile *models[MAX_MODELS];
+	uint32_t out_bytes[MAX_MODELS];
 };
 
-static int emu_load(struct sym_executor *x, int id, const struct sym_profile *p, char *err, size_t errlen)
+static int emu_load(struct sym_executor *x, int id, const struct sym_model_desc *m, char *err, size_t errlen)
 {
 	struct emulated *e = (struct emulated *)x;
-	if (id < 0 || id >= MAX_MODELS || !p)
+	if (id < 0 || id >= MAX_MODELS || !m || !m->profile)
 		return snprintf(err, errlen, "emulated executor: model id %d is not within 0..%d", id, MAX_MODELS - 1),
 		       -EINVAL;
-	e->models[id] = p;
+	size_t ob = sym_tensor_bytes(&m->output);
+	if (ob < 1 || ob > UINT32_MAX)
+		return snprintf(err, errlen, "emulated executor: model '%s': its output signature is empty or too large",
+				m->name ? m->name : m->profile->name), -EINVAL;
+	e->models[id] = m->profile;
+	e->out_bytes[id] = (uint32_t)ob;
+	return 0;
+}
+
+static int emu_memory(struct sym_executor *x, int id, int b, struct sym_model_memory *out)
+{
+	struct emulated *e = (struct emulated *)x;
+	const struct sym_profile *p = id >= 0 && id < MAX_MODELS ? e->models[id] : NULL;
+	if (!p || b < 1 || b > p->max_batch)
+		return -EINVAL;
+	out->static_mb = p->static_mb;
+	out->dynamic_mb = p->dynamic_mb < 0 ? p->dynamic_mb : p->dynamic_mb * b;
 	return 0;
 }
 
@@ -64,17 +92,18 @@ static int emu_run(struct sym_executor *x, int id, const struct sym_batch_io *io
 	if (io->n < 1 || io->n > p->max_batch)
 		return snprintf(err, errlen, "emulated executor: batch of %d for model '%s' (1..%d)", io->n, p->name,
 				p->max_batch), -EINVAL;
-	if (io->out_cap < SYM_EXEC_OUTPUT)
-		return snprintf(err, errlen, "emulated executor: output buffers of %u bytes, need %d", io->out_cap,
-				SYM_EXEC_OUTPUT), -EINVAL;
+	uint32_t ob = e->out_bytes[id];
+	if (io->out_cap < ob)
+		return snprintf(err, errlen, "emulated executor: output buffers of %u bytes, need %u", io->out_cap, ob),
+		       -EINVAL;
 	sym_time b = sym_wait_until(start, e->spin);
 	/* the outputs are computed while the "GPU" runs: they cost no extra time */
 	for (int i = 0; i < io->n; i++) {
 		uint64_t h = sym_exec_digest(io->inputs[i], io->lens[i]);
 		unsigned char *o = io->outputs[i];
-		for (int k = 0; k < 8; k++)
-			o[k] = (unsigned char)(h >> (8 * k));
-		io->out_lens[i] = SYM_EXEC_OUTPUT;
+		for (uint32_t k = 0; k < ob; k++)
+			o[k] = (unsigned char)(h >> (8 * (k % 8)));
+		io->out_lens[i] = ob;
 	}
 	*began = b;
 	*ended = sym_wait_until(b + p->lat[io->n], e->spin);
@@ -86,7 +115,7 @@ static void emu_destroy(struct sym_executor *x)
 	free(x);
 }
 
-static const struct sym_executor_ops emulated_ops = { "emulated", emu_load, emu_run, emu_destroy };
+static const struct sym_executor_ops emulated_ops = { "emulated", emu_load, emu_run, emu_memory, emu_destroy };
 
 struct sym_executor *sym_executor_emulated(sym_time spin_ns)
 {
@@ -97,3 +126,35 @@ struct sym_executor *sym_executor_emulated(sym_time spin_ns)
 	e->spin = spin_ns > 0 ? spin_ns : 200 * SYM_US;
 	return &e->base;
 }
+
+struct sym_executor *sym_executor_open(const char *name, const struct sym_executor_opts *o, char *err, size_t errlen)
+{
+	struct sym_executor_opts none = { 0 };
+	if (!o)
+		o = &none;
+	if (name && !strcmp(name, "emulated")) {
+		struct sym_executor *x = sym_executor_emulated(o->spin_ns);
+		if (!x)
+			snprintf(err, errlen, "emulated executor: out of memory");
+		return x;
+	}
+	if (name && !strcmp(name, "cuda"))
+		return sym_executor_cuda(o, err, errlen);
+	snprintf(err, errlen, "unknown executor '%s' (expected emulated or cuda)", name ? name : "");
+	return NULL;
+}
+
+#ifndef SYM_HAVE_CUDA
+struct sym_executor *sym_executor_cuda(const struct sym_executor_opts *o, char *err, size_t errlen)
+{
+	(void)o;
+	snprintf(err, errlen, "cuda executor: this build of symphony has no CUDA support (nvcc was not found when it "
+			      "was configured; put /usr/local/cuda/bin on PATH and reconfigure)");
+	return NULL;
+}
+
+int sym_executor_cuda_built(void)
+{
+	return 0;
+}
+#endif

@@ -15,8 +15,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "core/profile.h"
 #include "core/time.h"
+#include "runtime/tensor.h"
 
 /* CLOCK_MONOTONIC in nanoseconds: the runtime's clock. */
 sym_time sym_monotonic_ns(void);
@@ -25,7 +28,7 @@ sym_time sym_monotonic_ns(void);
  * Returns the moment it returned (>= t). */
 sym_time sym_wait_until(sym_time t, sym_time spin);
 
-#define SYM_EXEC_OUTPUT 8 /* bytes of an emulated output: the input's FNV-1a 64 digest */
+#define SYM_EXEC_OUTPUT 8 /* bytes of the emulated executor's default output: the input's FNV-1a 64 digest */
 
 struct sym_batch_io {
 	int n;                       /* inputs, 1..max_batch of the model */
@@ -36,16 +39,41 @@ struct sym_batch_io {
 	uint32_t *out_lens;          /* n output lengths, written */
 };
 
+/* What an executor is told about a model when it loads it. Everything it
+ * points to must outlive the executor. */
+struct sym_model_desc {
+	const char *name;
+	const struct sym_profile *profile; /* emulated: its l(b); every executor: max_batch */
+	struct sym_tensor_sig input;       /* one request's input and output */
+	struct sym_tensor_sig output;
+	const cJSON *spec;                 /* the model's "executor" object in the cluster file, or NULL */
+};
+
+/* The default signature of a model on the emulated executor: INPUT0 UINT8
+ * [input_bytes] in, OUTPUT0 UINT64 [1] out. */
+void sym_model_desc_default(struct sym_model_desc *m, const char *name, const struct sym_profile *p,
+			    size_t input_bytes);
+
+/* Memory a loaded model holds on its device, in MB (negative when unknown). */
+struct sym_model_memory {
+	double static_mb;  /* held while loaded (weights, workspace) */
+	double dynamic_mb; /* allocated for a batch of the size asked for (activations) */
+};
+
 struct sym_executor;
 
 struct sym_executor_ops {
 	const char *name;
-	/* Loads model `id` with its profile (which must outlive the executor). */
-	int (*load)(struct sym_executor *x, int id, const struct sym_profile *p, char *err, size_t errlen);
+	/* Loads model `id`. Checks the signature against what the executor can
+	 * run and, where it knows the device's memory, that the model fits.
+	 * 0, or -EINVAL / -ENOMEM / -ENOSPC (does not fit) with a message. */
+	int (*load)(struct sym_executor *x, int id, const struct sym_model_desc *m, char *err, size_t errlen);
 	/* Runs a batch of model `id` no earlier than `start`; returns when it is done, with the
 	 * moments it began and ended. 0, or -EINVAL (unknown model, bad size) with a message. */
 	int (*run)(struct sym_executor *x, int id, const struct sym_batch_io *io, sym_time start, sym_time *began,
 		   sym_time *ended, char *err, size_t errlen);
+	/* Memory of loaded model `id` for batches of b. 0 or -EINVAL. */
+	int (*memory)(struct sym_executor *x, int id, int b, struct sym_model_memory *out);
 	void (*destroy)(struct sym_executor *x);
 };
 
@@ -54,8 +82,29 @@ struct sym_executor {
 };
 
 /* The emulated executor: holds for l(n) of the model's profile (sleeping,
- * then spinning the last `spin_ns`; 0: the default 200 us). */
+ * then spinning the last `spin_ns`; 0: the default 200 us). Each output is
+ * the input's digest, repeated to fill the output signature's bytes. Memory
+ * is the profile's static_mb and dynamic_mb * b (unknown stays negative). */
 struct sym_executor *sym_executor_emulated(sym_time spin_ns);
+
+/* Options for sym_executor_open. */
+struct sym_executor_opts {
+	sym_time spin_ns;      /* emulated: see above */
+	int device;            /* cuda: the device ordinal */
+	const char *model_lib; /* cuda: a plugin library for models with no built-in (--model-lib), or NULL */
+};
+
+/* "emulated" or "cuda". NULL with a message in err: an unknown name, or for
+ * cuda, no usable GPU (the CUDA error name and a one-line explanation) or a
+ * build without CUDA. */
+struct sym_executor *sym_executor_open(const char *name, const struct sym_executor_opts *o, char *err,
+				       size_t errlen);
+
+/* The CUDA executor (runtime/cuda/), with the same contract as above. */
+struct sym_executor *sym_executor_cuda(const struct sym_executor_opts *o, char *err, size_t errlen);
+
+/* True when this build has the CUDA executor. */
+int sym_executor_cuda_built(void);
 
 /* The digest an emulated output holds: FNV-1a 64 of the input, little-endian. */
 uint64_t sym_exec_digest(const void *data, size_t len);

@@ -56,7 +56,9 @@ static void test_timing(void **state)
 	assert_non_null(x);
 	assert_string_equal(x->ops->name, "emulated");
 	char err[256];
-	assert_int_equal(x->ops->load(x, 3, &p, err, sizeof(err)), 0);
+	struct sym_model_desc md;
+	sym_model_desc_default(&md, "m", &p, 16);
+	assert_int_equal(x->ops->load(x, 3, &md, err, sizeof(err)), 0);
 	struct io_bufs b;
 	make_io(&b, 4);
 	sym_time over[20], late[20];
@@ -97,9 +99,11 @@ static void test_errors(void **state)
 	assert_int_equal(sym_profile_init_linear(&p, "m", 0.1, 0.1, 4), 0);
 	struct sym_executor *x = sym_executor_emulated(50 * SYM_US);
 	char err[256];
-	assert_int_equal(x->ops->load(x, -1, &p, err, sizeof(err)), -EINVAL);
+	struct sym_model_desc md;
+	sym_model_desc_default(&md, "m", &p, 16);
+	assert_int_equal(x->ops->load(x, -1, &md, err, sizeof(err)), -EINVAL);
 	assert_contains(err, "model id -1");
-	assert_int_equal(x->ops->load(x, 0, &p, err, sizeof(err)), 0);
+	assert_int_equal(x->ops->load(x, 0, &md, err, sizeof(err)), 0);
 	struct io_bufs b;
 	sym_time began, ended, now = sym_monotonic_ns();
 	make_io(&b, 2);
@@ -114,7 +118,23 @@ static void test_errors(void **state)
 	b.io.out_cap = 4;
 	assert_int_equal(x->ops->run(x, 0, &b.io, now, &began, &ended, err, sizeof(err)), -EINVAL);
 	assert_contains(err, "output buffers of 4 bytes");
+	/* memory: the profile's, unknown stays unknown; bad sizes are refused */
+	struct sym_model_memory mem;
+	assert_int_equal(x->ops->memory(x, 0, 2, &mem), 0);
+	assert_true(mem.static_mb < 0 && mem.dynamic_mb < 0);
+	assert_int_equal(x->ops->memory(x, 0, 5, &mem), -EINVAL);
+	assert_int_equal(x->ops->memory(x, 7, 1, &mem), -EINVAL);
 	x->ops->destroy(x);
+	/* by name; an unknown name and (in a build without CUDA) cuda are refused with a message */
+	x = sym_executor_open("emulated", NULL, err, sizeof(err));
+	assert_non_null(x);
+	x->ops->destroy(x);
+	assert_null(sym_executor_open("tpu", NULL, err, sizeof(err)));
+	assert_contains(err, "unknown executor 'tpu'");
+	if (!sym_executor_cuda_built()) {
+		assert_null(sym_executor_open("cuda", NULL, err, sizeof(err)));
+		assert_contains(err, "no CUDA support");
+	}
 	sym_profile_finish(&p);
 	/* the digest is FNV-1a 64 */
 	assert_true(sym_exec_digest("", 0) == 0xcbf29ce484222325ull);

@@ -1,0 +1,122 @@
+#include "runtime/tensor.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+	const char *name;
+	size_t size;
+} dtypes[SYM_DT_COUNT] = {
+	[SYM_DT_INVALID] = { "INVALID", 0 }, [SYM_DT_BOOL] = { "BOOL", 1 },   [SYM_DT_UINT8] = { "UINT8", 1 },
+	[SYM_DT_UINT16] = { "UINT16", 2 },   [SYM_DT_UINT32] = { "UINT32", 4 }, [SYM_DT_UINT64] = { "UINT64", 8 },
+	[SYM_DT_INT8] = { "INT8", 1 },       [SYM_DT_INT16] = { "INT16", 2 },   [SYM_DT_INT32] = { "INT32", 4 },
+	[SYM_DT_INT64] = { "INT64", 8 },     [SYM_DT_FP16] = { "FP16", 2 },     [SYM_DT_FP32] = { "FP32", 4 },
+	[SYM_DT_FP64] = { "FP64", 8 },
+};
+
+const char *sym_dtype_name(enum sym_dtype t)
+{
+	return t > SYM_DT_INVALID && t < SYM_DT_COUNT ? dtypes[t].name : "INVALID";
+}
+
+enum sym_dtype sym_dtype_parse(const char *s)
+{
+	for (int t = SYM_DT_INVALID + 1; s && t < SYM_DT_COUNT; t++)
+		if (!strcmp(s, dtypes[t].name))
+			return (enum sym_dtype)t;
+	return SYM_DT_INVALID;
+}
+
+size_t sym_dtype_size(enum sym_dtype t)
+{
+	return t > SYM_DT_INVALID && t < SYM_DT_COUNT ? dtypes[t].size : 0;
+}
+
+int64_t sym_tensor_elems(const struct sym_tensor_sig *s)
+{
+	int64_t n = 1;
+	for (int i = 0; i < s->ndim; i++)
+		n *= s->shape[i];
+	return n;
+}
+
+size_t sym_tensor_bytes(const struct sym_tensor_sig *s)
+{
+	return (size_t)sym_tensor_elems(s) * sym_dtype_size(s->dtype);
+}
+
+int sym_tensor_sig_set(struct sym_tensor_sig *s, const char *name, enum sym_dtype t, int ndim, const int64_t *shape)
+{
+	if (!name || !*name || strlen(name) >= sizeof(s->name) || t <= SYM_DT_INVALID || t >= SYM_DT_COUNT ||
+	    ndim < 1 || ndim > SYM_TENSOR_DIMS)
+		return -EINVAL;
+	int64_t n = 1;
+	for (int i = 0; i < ndim; i++) {
+		if (shape[i] < 1 || shape[i] > (INT64_C(1) << 40) / n)
+			return -EINVAL;
+		n *= shape[i];
+	}
+	memset(s, 0, sizeof(*s));
+	strcpy(s->name, name);
+	s->dtype = t;
+	s->ndim = ndim;
+	memcpy(s->shape, shape, sizeof(*shape) * (size_t)ndim);
+	return 0;
+}
+
+#define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
+
+int sym_tensor_sig_from_json(const cJSON *obj, const char *where, const char *def_name, size_t max_bytes,
+			     struct sym_tensor_sig *s, char *err, size_t errlen)
+{
+	if (!cJSON_IsObject(obj))
+		return ERR("%s: expected an object {\"name\", \"datatype\", \"shape\"}", where);
+	for (const cJSON *it = obj->child; it; it = it->next)
+		if (strcmp(it->string, "name") && strcmp(it->string, "datatype") && strcmp(it->string, "shape"))
+			return ERR("%s: unknown key '%s' (expected name, datatype, shape)", where, it->string);
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(obj, "name");
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(obj, "datatype");
+	const cJSON *sh = cJSON_GetObjectItemCaseSensitive(obj, "shape");
+	const char *name = def_name;
+	if (n) {
+		if (!cJSON_IsString(n) || !*n->valuestring || strlen(n->valuestring) >= sizeof(s->name))
+			return ERR("%s: key 'name': expected a string of 1..%zu characters", where, sizeof(s->name) - 1);
+		name = n->valuestring;
+	}
+	if (!cJSON_IsString(d))
+		return ERR("%s: key 'datatype': expected a string such as \"FP32\"", where);
+	enum sym_dtype t = sym_dtype_parse(d->valuestring);
+	if (t == SYM_DT_INVALID)
+		return ERR("%s: key 'datatype': unknown datatype \"%s\" (expected BOOL, UINT8, UINT16, UINT32, UINT64, "
+			   "INT8, INT16, INT32, INT64, FP16, FP32 or FP64)", where, d->valuestring);
+	int nd = cJSON_GetArraySize(sh);
+	if (!cJSON_IsArray(sh) || nd < 1 || nd > SYM_TENSOR_DIMS)
+		return ERR("%s: key 'shape': expected an array of 1..%d positive integers", where, SYM_TENSOR_DIMS);
+	int64_t shape[SYM_TENSOR_DIMS];
+	int i = 0;
+	for (const cJSON *v = sh->child; v; v = v->next, i++) {
+		double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+		if (!(x >= 1 && x <= 1e9) || x != floor(x))
+			return ERR("%s: key 'shape': element %d is not a positive integer", where, i);
+		shape[i] = (int64_t)x;
+	}
+	if (sym_tensor_sig_set(s, name, t, nd, shape))
+		return ERR("%s: key 'shape': the tensor is too large", where);
+	if (sym_tensor_bytes(s) > max_bytes)
+		return ERR("%s: the tensor is %zu bytes, more than the limit of %zu", where, sym_tensor_bytes(s),
+			   max_bytes);
+	return 0;
+}
+
+cJSON *sym_tensor_sig_to_json(const struct sym_tensor_sig *s)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", s->name);
+	cJSON_AddStringToObject(o, "datatype", sym_dtype_name(s->dtype));
+	cJSON *sh = cJSON_AddArrayToObject(o, "shape");
+	for (int i = 0; i < s->ndim; i++)
+		cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)s->shape[i]));
+	return o;
+}
