@@ -114,7 +114,8 @@ int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen);
 
 /* The planning delays (ms) used when the configuration sets none: measured
  * high percentiles of the provider's control round trip and 150 KB read. */
-void sym_cluster_net_defaults(const char *provider, double *ctrl_ms, double *data_ms, double *resp_ms);
+void sym_cluster_net_defaults(const char *provider, double *ctrl_ms, double *data_ms, double *resp_ms,
+			      double *done_ms);
 
 /* The input and output tensors a loadgen or a client sends and receives for
  * model m (after resolve). */

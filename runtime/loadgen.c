@@ -100,11 +100,14 @@ static int send_one(struct loadgen *g, int m, sym_time planned, sym_time now)
 	struct sym_msg msg = { .type = SYM_MSG_REQUEST };
 	msg.u.request.req_id = id;
 	msg.u.request.model = (uint16_t)m;
-	msg.u.request.budget_ns = 0;
+	/* The deadline is the planned arrival plus the SLO (latency counts from
+	 * there, as in the simulator): a request sent late has that much less. */
+	sym_time late = now - (g->t0 + planned);
+	msg.u.request.budget_ns = late < g->slo[m] ? g->slo[m] - late : 1;
 	msg.u.request.len = (uint32_t)g->c->input_bytes;
 	msg.u.request.data = g->bufs[q->buf];
 	q->sent = sym_monotonic_ns();
-	sym_hist_record(&g->lag, now - (g->t0 + planned));
+	sym_hist_record(&g->lag, late);
 	if (planned >= g->warmup) {
 		size_t iv = (size_t)(planned / g->interval);
 		if (iv < g->r.nintervals)

@@ -52,6 +52,7 @@ struct gpu {
 	uint64_t batch;
 	int n;
 	uint32_t *reqs;  /* slab indices of the running batch */
+	sym_time finish; /* its planned finish */
 };
 
 struct peer {
@@ -87,6 +88,7 @@ struct schedd {
 	uint64_t metas, plans, planned_reqs, drops_sent, dones, be_failures, fe_failures, bad_peers;
 	uint64_t failed_reqs, orphans;
 	uint64_t drops_by[SYM_DROP_NREASONS];
+	struct sym_hist done_lag; /* a completion's arrival after the batch's planned finish */
 	uint64_t *batch_counts; /* by size */
 	int maxb;
 };
@@ -180,6 +182,7 @@ static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
 	m.u.plan.start_in_ns = d->start > now ? d->start - now : 0;
 	m.u.plan.n = (uint16_t)n;
 	g->busy = true;
+	g->finish = d->finish;
 	g->batch = m.u.plan.batch_id;
 	g->n = n;
 	s->plans++;
@@ -436,6 +439,7 @@ static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *d
 			drop_conn(s, conn, why);
 			return;
 		}
+		sym_hist_record(&s->done_lag, now > gp->finish ? now - gp->finish : 0);
 		for (int i = 0; i < gp->n; i++)
 			req_free(s, gp->reqs[i]);
 		gp->busy = false;
@@ -498,6 +502,11 @@ static int write_stats(struct schedd *s, const char *path)
 	cJSON_AddNumberToObject(o, "rejected_messages", (double)s->bad_peers);
 	cJSON_AddNumberToObject(o, "scheduler_lag_p99_us", (double)st.lag_p99 / 1e3);
 	cJSON_AddNumberToObject(o, "scheduler_lag_max_us", (double)st.lag_max / 1e3);
+	/* how long after a batch's planned finish its GPU was free to the scheduler
+	 * again (start lateness plus the completion's trip): network.done_ms models it */
+	cJSON_AddNumberToObject(o, "completion_lag_p50_us", (double)sym_hist_quantile(&s->done_lag, 0.5) / 1e3);
+	cJSON_AddNumberToObject(o, "completion_lag_p99_us", (double)sym_hist_quantile(&s->done_lag, 0.99) / 1e3);
+	cJSON_AddNumberToObject(o, "completion_lag_max_us", (double)s->done_lag.max / 1e3);
 	cJSON *hist = cJSON_AddObjectToObject(o, "batch_size_histogram");
 	for (int b = 1; b <= s->maxb; b++)
 		if (s->batch_counts[b]) {
@@ -568,6 +577,7 @@ int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 {
 	struct schedd s = { .c = c, .o = o, .failure_ns = sym_ms(c->failure_ms) };
 	s.links.next = s.links.prev = &s.links;
+	sym_hist_init(&s.done_lag);
 	char err[1024] = "";
 	int rc = setup(&s, err, sizeof(err));
 	int ep = -1;
@@ -673,5 +683,6 @@ out:
 	free(s.reqs);
 	free(s.freelist);
 	free(s.batch_counts);
+	sym_hist_finish(&s.done_lag);
 	return rc;
 }

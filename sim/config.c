@@ -372,6 +372,11 @@ static int set_resp(struct sym_experiment *e, const cJSON *v, const char *where,
 	return get_num(v, where, 0, false, 1e6, &e->resp_ms, err, errlen);
 }
 
+static int set_done(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	return get_num(v, where, 0, false, 1e6, &e->done_ms, err, errlen);
+}
+
 static int set_tail(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
 	return get_num(v, where, 0, false, 1e6, &e->tail_ms, err, errlen);
@@ -381,7 +386,8 @@ static int set_network(struct sym_experiment *e, const cJSON *v, const char *whe
 {
 	char g[96];
 	if (!cJSON_IsObject(v))
-		return ERR("%s: expected an object with ctrl_ms, data_ms, resp_ms, tail_ms, got %s", where, got(v, g, sizeof(g)));
+		return ERR("%s: expected an object with ctrl_ms, data_ms, resp_ms, done_ms, tail_ms, got %s", where,
+			   got(v, g, sizeof(g)));
 	for (const cJSON *it = v->child; it; it = it->next) {
 		char w[600];
 		snprintf(w, sizeof(w), "%s.%s", where, it->string);
@@ -392,10 +398,12 @@ static int set_network(struct sym_experiment *e, const cJSON *v, const char *whe
 			rc = set_data(e, it, w, err, errlen);
 		else if (!strcmp(it->string, "resp_ms"))
 			rc = set_resp(e, it, w, err, errlen);
+		else if (!strcmp(it->string, "done_ms"))
+			rc = set_done(e, it, w, err, errlen);
 		else if (!strcmp(it->string, "tail_ms"))
 			rc = set_tail(e, it, w, err, errlen);
 		else
-			return ERR("%s: unknown key (expected ctrl_ms, data_ms, resp_ms, tail_ms)", w);
+			return ERR("%s: unknown key (expected ctrl_ms, data_ms, resp_ms, done_ms, tail_ms)", w);
 		if (rc)
 			return rc;
 	}
@@ -474,6 +482,7 @@ static const struct key keys[] = {
 	{ "network.ctrl_ms", "ctrl-ms", "MS", "control delay scheduler -> GPU (default 0)", set_ctrl, false },
 	{ "network.data_ms", "data-ms", "MS", "input transfer delay per request of a batch (default 0)", set_data, false },
 	{ "network.resp_ms", "resp-ms", "MS", "response delay back to the client (default 0)", set_resp, false },
+	{ "network.done_ms", "done-ms", "MS", "completion delay: a GPU takes its next batch this long after it finishes, when the scheduler hears of it (default 0; preempting policies need 0)", set_done, false },
 	{ "network.tail_ms", "tail-ms", "MS", "actual delay of a batch's plan and inputs: exponential, this mean (a long-tailed network; the scheduler plans with ctrl+data; default 0: exactly as planned)", set_tail, false },
 	{ "jitter", "jitter", "J", "GPU time = l(b) * uniform[1-J, 1+J] (default 0)", set_jitter, false },
 	{ "duration_s", "duration", "S", "simulated seconds of arrivals (default 30, or the schedule's length)", set_duration, false },
@@ -1081,6 +1090,8 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 	cJSON_AddNumberToObject(net, "ctrl_ms", e->ctrl_ms);
 	cJSON_AddNumberToObject(net, "data_ms", e->data_ms);
 	cJSON_AddNumberToObject(net, "resp_ms", e->resp_ms);
+	if (e->done_ms > 0)
+		cJSON_AddNumberToObject(net, "done_ms", e->done_ms);
 	if (e->tail_ms > 0)
 		cJSON_AddNumberToObject(net, "tail_ms", e->tail_ms);
 	cJSON_AddNumberToObject(o, "jitter", e->jitter);

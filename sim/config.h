@@ -56,6 +56,8 @@ struct sym_experiment {
 	struct sym_policy policy;
 	struct sym_gather gather;
 	double ctrl_ms, data_ms, resp_ms;
+	double done_ms;         /* a batch's completion reaches the scheduler this long after it ends: the GPU
+				 * takes no new batch until then (default 0) */
 	double tail_ms;         /* > 0: a batch's plan and inputs take Exp(mean tail_ms) to arrive; it starts
 				 * at its planned start (ctrl + data*b after the decision) or then if later */
 	double jitter;          /* GPU time factor uniform in [1-jitter, 1+jitter] */

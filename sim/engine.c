@@ -14,7 +14,7 @@
 
 /* ---- event heap: (time, seq) ---- */
 
-enum { EV_ARRIVAL, EV_FINISH };
+enum { EV_ARRIVAL, EV_FINISH, EV_FREE };
 
 struct event {
 	sym_time t;
@@ -290,7 +290,14 @@ static void on_finish(struct sim *s, int gi, sym_time now)
 		req_free(s, r);
 	}
 	g->size = 0;
-	sym_core_gpu_free(s->core, gi, now);
+	/* The scheduler hears of the completion done_ms later (its notice's
+	 * trip); only then can the GPU take another batch. */
+	if (s->e->done_ms > 0) {
+		if (ev_push(&s->ev, now + sym_ms(s->e->done_ms), EV_FREE, gi))
+			s->err = -ENOMEM;
+	} else {
+		sym_core_gpu_free(s->core, gi, now);
+	}
 }
 
 /* The core's configuration for experiment e at rate scale `rate`; mc has
@@ -445,7 +452,9 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 		s.slo[m] = sym_ms(e->model_slo_ms[m]);
 	struct sym_core_cfg cc;
 	core_cfg(e, opts->rate, mc, &cc);
-	struct sym_sink sink = { &s, on_dispatch, on_drop, on_cancel };
+	/* a batch that finished but whose GPU is not yet free cannot be cancelled:
+	 * with a completion delay, preempting policies are refused */
+	struct sym_sink sink = { &s, on_dispatch, on_drop, e->done_ms > 0 ? NULL : on_cancel };
 	char msg[300];
 	if ((rc = sym_core_create_err(&s.core, &cc, &sink, msg, sizeof(msg)))) {
 		snprintf(err, errlen, "cannot create the scheduling core: %s", msg);
@@ -483,6 +492,8 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 			if (ev.kind == EV_FINISH) {
 				if (ev.seq == s.gpus[ev.idx].finish_seq) /* else cancelled */
 					on_finish(&s, ev.idx, ev.t);
+			} else if (ev.kind == EV_FREE) {
+				sym_core_gpu_free(s.core, ev.idx, ev.t);
 			} else {
 				int m = ev.idx;
 				struct sym_request *r = req_alloc(&s);

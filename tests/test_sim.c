@@ -293,6 +293,54 @@ static void test_network_tail(void **state)
 	assert_true(late[2] > 100);
 }
 
+static void test_completion_delay(void **state)
+{
+	(void)state;
+	/* one GPU busy all the time with 10 ms batches (eager, constant rate far
+	 * above what it serves): 4 measured seconds hold 400 batches when the GPU
+	 * is free at once, 4000 / (10 + 5) = 266.7 when the scheduler hears of
+	 * each completion 5 ms later */
+	uint64_t batches[2];
+	const char *done[2] = { "0", "5" };
+	for (int i = 0; i < 2; i++) {
+		struct sym_experiment e;
+		sym_experiment_init(&e);
+		flag(&e, "profile", "0,10");
+		flag(&e, "slo", "1000");
+		flag(&e, "gpus", "1");
+		flag(&e, "policy", "eager");
+		flag(&e, "arrival", "uniform");
+		flag(&e, "done-ms", done[i]);
+		flag(&e, "duration", "5");
+		flag(&e, "warmup", "1");
+		resolve(&e);
+		struct sym_run_result r;
+		run(&e, 2000, &r);
+		batches[i] = r.total.batches;
+		check_invariants(&e, &r);
+		sym_run_result_finish(&r);
+		sym_experiment_finish(&e);
+	}
+	assert_in_range(batches[0], 399, 401);
+	assert_in_range(batches[1], 265, 268);
+	/* a batch that ended but whose GPU is not yet free cannot be preempted */
+	struct sym_experiment e;
+	sym_experiment_init(&e);
+	flag(&e, "profile", "1,5");
+	flag(&e, "policy", "shepherd");
+	flag(&e, "slo", "25");
+	flag(&e, "done-ms", "0.2");
+	flag(&e, "duration", "2");
+	flag(&e, "warmup", "1");
+	resolve(&e);
+	struct sym_run_result r;
+	char err[512];
+	struct sym_run_opts o = { .rate = 100 };
+	assert_int_not_equal(sym_sim_run(&e, &o, &r, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "cancel running batches"));
+	sym_experiment_finish(&e);
+}
+
 static void test_light_load_packs_low_ids(void **state)
 {
 	(void)state;
@@ -447,6 +495,7 @@ int main(void)
 		cmocka_unit_test(test_warmup_and_rate),
 		cmocka_unit_test(test_jitter_makes_late),
 		cmocka_unit_test(test_network_tail),
+		cmocka_unit_test(test_completion_delay),
 		cmocka_unit_test(test_light_load_packs_low_ids),
 		cmocka_unit_test(test_segments_follow_schedule),
 		cmocka_unit_test(test_scale),
