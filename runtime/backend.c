@@ -27,6 +27,8 @@
 #include "core/hist.h"
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
+#include "runtime/http.h"
+#include "runtime/prom.h"
 #include "runtime/rt.h"
 
 #define EXEC_SPIN (50 * SYM_US) /* the emulated executor's spin before a start and an end */
@@ -85,6 +87,8 @@ struct backend {
 	/* counters */
 	uint64_t batches, reqs, read_failures;
 	struct sym_hist late; /* how far batches began after their planned start */
+	struct sym_hist run;  /* how long batches ran */
+	struct sym_http *http;
 };
 
 static void *exec_thread(void *arg)
@@ -195,6 +199,8 @@ static void batch_done(struct backend *be)
 	if (b->rc)
 		sym_rt_log(be->who, "batch %" PRIu64 " failed: %s", b->id, b->err);
 	sym_hist_record(&be->late, b->began - b->start);
+	if (!b->rc)
+		sym_hist_record(&be->run, b->ended - b->began);
 	/* The completion first: schedd can plan this GPU's next batch while the
 	 * outputs travel. */
 	if (be->schedd_up) {
@@ -387,6 +393,37 @@ static void connect_missing(struct backend *be, sym_time now)
 	be->next_connect = now + 100 * SYM_MS;
 }
 
+static void write_metrics(void *ctx, struct sym_buf *b)
+{
+	struct backend *be = ctx;
+	char id[16];
+	snprintf(id, sizeof(id), "%d", be->id);
+	const char *l[] = { "backend", id, NULL };
+	sym_prom_family(b, "symphony_backend_batches_total", "counter", "Batches run");
+	sym_prom_sample(b, "symphony_backend_batches_total", l, (double)be->batches);
+	sym_prom_family(b, "symphony_backend_requests_total", "counter", "Requests in the batches run");
+	sym_prom_sample(b, "symphony_backend_requests_total", l, (double)be->reqs);
+	sym_prom_family(b, "symphony_backend_read_failures_total", "counter", "Inputs whose RMA read failed");
+	sym_prom_sample(b, "symphony_backend_read_failures_total", l, (double)be->read_failures);
+	sym_prom_family(b, "symphony_backend_busy_seconds_total", "counter",
+			"Time the GPU ran batches (its rate is the GPU's busy fraction)");
+	sym_prom_sample(b, "symphony_backend_busy_seconds_total", l, (double)be->run.sum / 1e9);
+	sym_prom_family(b, "symphony_backend_batch_seconds", "histogram", "Time each batch ran on the GPU");
+	sym_prom_hist(b, "symphony_backend_batch_seconds", l, &be->run, sym_prom_latency_bounds,
+		      sym_prom_latency_nbounds);
+	sym_prom_family(b, "symphony_backend_start_lateness_seconds", "histogram",
+			"How long after its planned start each batch began");
+	sym_prom_hist(b, "symphony_backend_start_lateness_seconds", l, &be->late, sym_prom_latency_bounds,
+		      sym_prom_latency_nbounds);
+	sym_prom_family(b, "symphony_backend_scheduler_up", "gauge", "1 when the backend is registered with schedd");
+	sym_prom_sample(b, "symphony_backend_scheduler_up", l, be->schedd_up);
+}
+
+static void on_http(void *ctx, struct sym_http_req *r)
+{
+	sym_rt_serve_metrics(r, write_metrics, ctx);
+}
+
 static int setup(struct backend *be, char *err, size_t errlen)
 {
 	struct sym_cluster *c = be->c;
@@ -452,6 +489,7 @@ int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	struct backend be = { .c = c, .o = o, .id = o->id, .to_exec = -1, .from_exec = -1 };
 	snprintf(be.who, sizeof(be.who), "backend %d", o->id);
 	sym_hist_init(&be.late);
+	sym_hist_init(&be.run);
 	char err[1024] = "";
 	int rc = setup(&be, err, sizeof(err));
 	int ep = -1;
@@ -460,10 +498,20 @@ int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 		rc = rc == -EINVAL ? 2 : 1;
 		goto out;
 	}
+	char hport[16];
+	if (sym_cluster_http_port(c, SYM_ROLE_BACKEND, be.id, hport, sizeof(hport))) {
+		struct sym_http_cfg hc = { c->host, hport, 4096, on_http, &be };
+		if (sym_http_start(&be.http, &hc, err, sizeof(err))) {
+			sym_rt_log(be.who, "%s", err);
+			rc = 1;
+			goto out;
+		}
+	}
 	ep = epoll_create1(EPOLL_CLOEXEC);
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct epoll_event ev = { .events = EPOLLIN }, hev = { .events = EPOLLIN, .data.u64 = 1 };
 	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, sym_fab_fd(be.fab), &ev) ||
-	    epoll_ctl(ep, EPOLL_CTL_ADD, be.from_exec, &ev)) {
+	    epoll_ctl(ep, EPOLL_CTL_ADD, be.from_exec, &ev) ||
+	    (be.http && epoll_ctl(ep, EPOLL_CTL_ADD, sym_http_fd(be.http), &hev))) {
 		sym_rt_log(be.who, "epoll: %s", strerror(errno));
 		rc = 1;
 		goto out;
@@ -495,12 +543,21 @@ int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 		int timeout = 0;
 		if (sym_fab_trywait(be.fab))
 			timeout = wake > now ? (int)((wake - now + SYM_MS - 1) / SYM_MS) : 0;
+		int ht = be.http ? sym_http_timeout_ms(be.http) : -1;
+		if (ht >= 0 && ht < timeout)
+			timeout = ht;
 		struct epoll_event evs[4];
-		if (epoll_wait(ep, evs, 4, timeout) < 0 && errno != EINTR) {
+		int nev = epoll_wait(ep, evs, 4, timeout);
+		if (nev < 0 && errno != EINTR) {
 			sym_rt_log(be.who, "epoll_wait: %s", strerror(errno));
 			rc = 1;
 			break;
 		}
+		for (int i = 0; i < nev; i++)
+			if (evs[i].data.u64 == 1)
+				sym_http_run(be.http);
+		if (nev == 0 && be.http)
+			sym_http_run(be.http);
 	}
 	if (!o->quiet)
 		sym_rt_log(be.who, "stopping: %" PRIu64 " batches, %" PRIu64 " requests, %" PRIu64
@@ -537,5 +594,7 @@ out:
 	free(be.b.outputs);
 	free(be.b.out_lens);
 	sym_hist_finish(&be.late);
+	sym_hist_finish(&be.run);
+	sym_http_stop(be.http);
 	return rc;
 }

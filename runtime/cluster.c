@@ -1,6 +1,7 @@
 #include "runtime/cluster.h"
 
 #include "core/policy.h"
+#include "runtime/wire.h"
 #include "profiles/zoo.h"
 
 #include <errno.h>
@@ -30,6 +31,10 @@ int sym_cluster_init(struct sym_cluster *c)
 	c->input_max = 256 * 1024;
 	c->pool_slots = 1024;
 	c->input_bytes = 1024;
+	c->http_base = -1;
+	c->http_body_max = 8u << 20;
+	c->deadline_max_ms = 10000;
+	c->late_status = 200;
 	return 0;
 }
 
@@ -86,12 +91,14 @@ static int set_frontend_list(struct sym_cluster *c, const cJSON *arr, const char
 		const cJSON *o = cJSON_GetArrayItem(arr, i);
 		const cJSON *fa = cJSON_GetObjectItemCaseSensitive(o, "fabric");
 		const cJSON *cl = cJSON_GetObjectItemCaseSensitive(o, "clients");
+		const cJSON *ht = cJSON_GetObjectItemCaseSensitive(o, "http");
 		if (!cJSON_IsObject(o) || !cJSON_IsString(fa) || !cJSON_IsString(cl) ||
-		    cJSON_GetArraySize(o) != 2 || sym_hostport_parse(fa->valuestring, &fe[i].fabric) ||
-		    sym_hostport_parse(cl->valuestring, &fe[i].clients)) {
+		    cJSON_GetArraySize(o) != 2 + (ht != NULL) || sym_hostport_parse(fa->valuestring, &fe[i].fabric) ||
+		    sym_hostport_parse(cl->valuestring, &fe[i].clients) ||
+		    (ht && (!cJSON_IsString(ht) || sym_hostport_parse(ht->valuestring, &fe[i].http)))) {
 			free(fe);
-			return ERR("%s: frontend %d: expected {\"fabric\": \"HOST:PORT\", \"clients\": \"HOST:PORT\"}",
-				   where, i);
+			return ERR("%s: frontend %d: expected {\"fabric\": \"HOST:PORT\", \"clients\": \"HOST:PORT\"} "
+				   "and optionally \"http\": \"HOST:PORT\"", where, i);
 		}
 	}
 	free(c->frontends);
@@ -128,11 +135,27 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 	} else if (!strcmp(key, "model_lib")) {
 		if (!text[0] || strlen(text) >= sizeof(c->model_lib))
 			return ERR("%s: expected the path of a shared library", where);
-		snprintf(c->model_lib, sizeof(c->model_lib), "%s", text);
+		memcpy(c->model_lib, text, strlen(text) + 1); /* length checked above */
 	} else if (!strcmp(key, "device")) {
 		if (sym_policy_int(text, 0, 1023, &l))
 			return ERR("%s: expected a device ordinal 0..1023, got '%s'", where, text);
 		c->device = l;
+	} else if (!strcmp(key, "http_base")) {
+		if (sym_policy_int(text, 0, 65535 - 1024, &l))
+			return ERR("%s: expected a port 1..%d, or 0 for no HTTP, got '%s'", where, 65535 - 1024, text);
+		c->http_base = l;
+	} else if (!strcmp(key, "http_body_max")) {
+		if (sym_policy_int(text, 1024, 1 << 30, &l))
+			return ERR("%s: expected bytes in 1024..%d, got '%s'", where, 1 << 30, text);
+		c->http_body_max = (size_t)l;
+	} else if (!strcmp(key, "deadline_max_ms")) {
+		if (sym_policy_num(text, 1e-3, 3600e3, &d))
+			return ERR("%s: expected milliseconds in (0, 3600000], got '%s'", where, text);
+		c->deadline_max_ms = d;
+	} else if (!strcmp(key, "late_status")) {
+		if (sym_policy_int(text, 200, 504, &l) || (l != 200 && l != 504))
+			return ERR("%s: expected 200 or 504, got '%s'", where, text);
+		c->late_status = l;
 	} else if (!strcmp(key, "port_base")) {
 		if (sym_policy_int(text, 1, 65535 - 2 * 1024 - 2, &l))
 			return ERR("%s: expected a port from 1 to %d, got '%s'", where, 65535 - 2 * 1024 - 2, text);
@@ -183,7 +206,7 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 	} else if (!strcmp(key, "executor")) {
 		if (strcmp(text, "emulated") && strcmp(text, "cuda"))
 			return ERR("%s: expected emulated or cuda, got '%s'", where, text);
-		snprintf(c->executor, sizeof(c->executor), "%s", text);
+		memcpy(c->executor, text, strlen(text) + 1); /* one of the two names above */
 	} else {
 		return 1;
 	}
@@ -208,6 +231,10 @@ static const struct {
 	{ "executor", "executor", "NAME", "backend executor: emulated (the default) or cuda" },
 	{ "model_lib", "model-lib", "PATH", "cuda: plugin library (load/run/unload) for models with no built-in" },
 	{ "device", "device", "N", "cuda: the GPU a backend runs on (default 0)" },
+	{ "http_base", "http-base", "PORT", "HTTP API and /metrics: schedd at PORT, frontend i at PORT+1+i, backend i at PORT+512+i (default port_base+1000; 0: off)" },
+	{ "http_body_max", "http-body-max", "BYTES", "largest HTTP request body; larger ones get 413 (default 8388608)" },
+	{ "deadline_max_ms", "deadline-max-ms", "MS", "largest per-request deadline a client may ask for (default 10000)" },
+	{ "late_status", "late-status", "200|504", "HTTP status of an inference answered after its deadline (default 200)" },
 	{ "poll_us", "poll-us", "US", "schedd's threads poll this long after work, twice that before a timer (default 0: sleep)" },
 };
 #define NRT (sizeof(rt_keys) / sizeof(rt_keys[0]))
@@ -379,6 +406,25 @@ int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen)
 			snprintf(fe->clients.port, sizeof(fe->clients.port), "%d", c->port_base + 2 + 2 * i);
 		}
 	}
+	if (c->http_base < 0)
+		c->http_base = c->port_base + 1000 <= 65535 - 1024 ? c->port_base + 1000 : 0;
+	if (c->http_base && c->nfrontends > 511)
+		return ERR("runtime: HTTP ports are laid out for at most 511 frontends; set http_base 0 or list them");
+	if (c->http_base && c->http_base + 512 + c->nbackends > 65535)
+		return ERR("runtime: http_base %d leaves no room for %d backends' ports", c->http_base, c->nbackends);
+	int fab_hi = c->port_base + 2 + 2 * c->nfrontends;
+	if (c->http_base && !c->frontends_listed && !c->schedd_set &&
+	    ((c->http_base <= fab_hi && c->http_base + c->nfrontends >= c->port_base) ||
+	     (c->http_base + 512 <= fab_hi && c->http_base + 512 + c->nbackends >= c->port_base)))
+		return ERR("runtime: HTTP ports from http_base %d overlap the fabric and client ports %d..%d",
+			   c->http_base, c->port_base, fab_hi);
+	for (int i = 0; i < c->nfrontends; i++) {
+		struct sym_cluster_fe *fe = &c->frontends[i];
+		if (fe->http.port[0] || !c->http_base)
+			continue;
+		snprintf(fe->http.host, sizeof(fe->http.host), "%s", fe->clients.host);
+		snprintf(fe->http.port, sizeof(fe->http.port), "%d", c->http_base + 1 + i);
+	}
 	if (c->failure_ms < 2 * c->heartbeat_ms)
 		return ERR("runtime: failure_ms (%g) must be at least twice heartbeat_ms (%g)", c->failure_ms,
 			   c->heartbeat_ms);
@@ -406,6 +452,17 @@ int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen)
 	return 0;
 }
 
+const char *sym_cluster_http_port(const struct sym_cluster *c, int role, int id, char *buf, size_t len)
+{
+	if (role == SYM_ROLE_FRONTEND)
+		return id >= 0 && id < c->nfrontends && c->frontends[id].http.port[0] ? c->frontends[id].http.port
+										      : NULL;
+	if (!c->http_base)
+		return NULL;
+	snprintf(buf, len, "%d", c->http_base + (role == SYM_ROLE_BACKEND ? 512 + id : 0));
+	return buf;
+}
+
 cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -420,6 +477,10 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 		cJSON_AddStringToObject(fe, "fabric", hp);
 		snprintf(hp, sizeof(hp), "%s:%s", c->frontends[i].clients.host, c->frontends[i].clients.port);
 		cJSON_AddStringToObject(fe, "clients", hp);
+		if (c->frontends[i].http.port[0]) {
+			snprintf(hp, sizeof(hp), "%s:%s", c->frontends[i].http.host, c->frontends[i].http.port);
+			cJSON_AddStringToObject(fe, "http", hp);
+		}
 		cJSON_AddItemToArray(fes, fe);
 	}
 	cJSON_AddNumberToObject(o, "backends", c->nbackends);
@@ -436,6 +497,10 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 	if (c->models_rt)
 		cJSON_AddItemToObject(o, "models", cJSON_Duplicate(c->models_rt, 1));
 	cJSON_AddNumberToObject(o, "poll_us", c->poll_us);
+	cJSON_AddNumberToObject(o, "http_base", c->http_base);
+	cJSON_AddNumberToObject(o, "http_body_max", (double)c->http_body_max);
+	cJSON_AddNumberToObject(o, "deadline_max_ms", c->deadline_max_ms);
+	cJSON_AddNumberToObject(o, "late_status", c->late_status);
 	return o;
 }
 

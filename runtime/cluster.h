@@ -24,6 +24,11 @@
  *     "model_lib": "",                cuda: plugin library for models with no built-in
  *     "device": 0,                    cuda: the device ordinal a backend uses
  *     "poll_us": 0,                   schedd's polling (0: sleep at once; see sched.h)
+ *     "http_base": 8100,              HTTP (KServe v2 API, /metrics): schedd here, frontend i at
+ *                                     +1+i, backend i at +512+i; default port_base + 1000; 0: off
+ *     "http_body_max": 8388608,       largest HTTP body (413 above)
+ *     "deadline_max_ms": 10000,       largest per-request deadline a client may ask for
+ *     "late_status": 200,             or 504: the status of an answer that came back late
  *     "models": {                     (optional) per model, by name:
  *       "mlp": {
  *         "input":  {"name": "INPUT0", "datatype": "FP32", "shape": [784]},
@@ -64,6 +69,7 @@ struct sym_hostport {
 struct sym_cluster_fe {
 	struct sym_hostport fabric;  /* backends connect here (RMA reads, results) */
 	struct sym_hostport clients; /* clients (loadgen) connect here */
+	struct sym_hostport http;    /* the HTTP API and /metrics ("" port: none) */
 };
 
 struct sym_cluster {
@@ -92,6 +98,11 @@ struct sym_cluster {
 	size_t input_bytes_max;           /* after resolve: the largest input of any model */
 	size_t output_bytes_max;          /* after resolve: the largest output of any model */
 	double poll_us;                   /* schedd's threads poll this long after work, twice before timers */
+	int http_base;                    /* HTTP ports: schedd here, frontend i at +1+i, backend i at +512+i;
+					   * 0: no HTTP; -1 (default): port_base + 1000 */
+	size_t http_body_max;             /* bytes of the largest HTTP request body (413 above) */
+	double deadline_max_ms;           /* the largest per-request deadline a client may ask for */
+	int late_status;                  /* HTTP status of an answer that came back late: 200 or 504 */
 	bool net_set;                     /* the configuration set network delays */
 	bool resolved;
 };
@@ -126,6 +137,10 @@ static inline size_t sym_cluster_input_bytes(const struct sym_cluster *c, size_t
 
 /* Largest output a model may have: what fits in one wire message. */
 #define SYM_CLUSTER_OUTPUT_MAX (60 * 1024)
+
+/* The HTTP port of schedd (role SYM_ROLE_SCHEDD), frontend or backend `id`
+ * as a string in buf, or NULL when HTTP is off (after resolve). */
+const char *sym_cluster_http_port(const struct sym_cluster *c, int role, int id, char *buf, size_t len);
 
 /* The "runtime" object as resolved (for result files). */
 cJSON *sym_cluster_runtime_json(const struct sym_cluster *c);

@@ -8,9 +8,14 @@
  * recognised and ignored: every request gets exactly one answer, from
  * whichever of result, drop notice or failure comes first.
  *
- * One thread runs everything on epoll: the client sockets, the fabric
- * (whose progress also serves backends' reads of the pool) and a heartbeat
- * timer. If schedd is unreachable, waiting requests are answered
+ * Clients speak the native protocol (the binary wire format over TCP, as
+ * loadgen does) or HTTP: the KServe v2 inference API and /metrics
+ * (runtime/http.h, runtime/kserve.h). An HTTP inference is decoded straight
+ * into its pool slot, and its connection waits, suspended, for the answer.
+ *
+ * One thread runs everything on epoll: the client sockets, the HTTP server,
+ * the fabric (whose progress also serves backends' reads of the pool) and a
+ * heartbeat timer. If schedd is unreachable, waiting requests are answered
  * "unavailable" and new ones are refused the same way until it is back.
  */
 #define _GNU_SOURCE
@@ -24,12 +29,19 @@
 
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
+#include "runtime/http.h"
+#include "runtime/kserve.h"
 #include "runtime/net.h"
+#include "runtime/prom.h"
 #include "runtime/rt.h"
+#include "sym_version.h"
 
 #define CLIENT_MAX_QUEUED (64u << 20) /* unsent answer bytes before a client is cut off */
 #define LISTEN_TAG UINT64_MAX
 #define FAB_TAG (UINT64_MAX - 1)
+#define HTTP_TAG (UINT64_MAX - 2)
+#define OUTCOME_LATE SYM_WIRE_NSTATUS /* answered with its output, after its deadline */
+#define NOUTCOMES (SYM_WIRE_NSTATUS + 1)
 
 struct slot {
 	uint32_t gen;
@@ -38,6 +50,16 @@ struct slot {
 	uint32_t client;  /* index */
 	uint32_t cgen;    /* the client's generation when it asked */
 	uint64_t creq;    /* the client's id */
+	sym_time t0;      /* when it came in */
+	sym_time deadline;
+	struct sym_http_req *hr; /* an HTTP request waiting for this answer, or NULL (a native client) */
+	struct sym_infer_req q;  /* what the HTTP request asked for */
+};
+
+/* Per model: what became of its requests, and how long the served ones took. */
+struct fe_model {
+	uint64_t outcome[NOUTCOMES];
+	struct sym_hist latency; /* in to answer, of requests answered with their output */
 };
 
 struct client {
@@ -67,6 +89,8 @@ struct frontend {
 	sym_time next_connect, next_beat;
 	uint64_t beat_seq;
 	sym_time *slo;
+	struct sym_http *http;
+	struct fe_model *ms;
 	/* counters */
 	uint64_t accepted, answered, results, drops, refused, stale;
 };
@@ -125,12 +149,47 @@ static void answer_client(struct frontend *f, uint32_t ci, uint32_t cgen, uint64
 	client_watch_out(f, ci, sym_stream_queued(&cl->st) > 0);
 }
 
+static const char *const outcome_names[NOUTCOMES] = {
+	[SYM_WIRE_OK] = "ok",
+	[SYM_WIRE_DROPPED_EXPIRED] = "dropped_expired",
+	[SYM_WIRE_DROPPED_EARLY] = "dropped_early",
+	[SYM_WIRE_BACKEND_FAILED] = "backend_failed",
+	[SYM_WIRE_FRONTEND_GONE] = "frontend_gone",
+	[SYM_WIRE_BAD_REQUEST] = "bad_request",
+	[SYM_WIRE_OVERLOADED] = "overloaded",
+	[SYM_WIRE_UNAVAILABLE] = "unavailable",
+	[OUTCOME_LATE] = "late",
+};
+
+static void account(struct frontend *f, int model, int status, sym_time t0, sym_time deadline)
+{
+	if (model < 0 || (size_t)model >= f->c->exp.nmodels || status < 0 || status >= SYM_WIRE_NSTATUS)
+		return;
+	sym_time now = sym_monotonic_ns();
+	struct fe_model *fm = &f->ms[model];
+	if (status == SYM_WIRE_OK) {
+		sym_hist_record(&fm->latency, now - t0);
+		if (now > deadline)
+			status = OUTCOME_LATE;
+	}
+	fm->outcome[status]++;
+}
+
+static void http_answer(struct frontend *f, struct slot *s, uint8_t status, uint16_t batch, const uint8_t *data,
+			uint32_t len);
+
 /* Answers slot i's request and frees the slot. */
 static void answer_slot(struct frontend *f, uint32_t i, uint8_t status, uint16_t batch, const uint8_t *data,
 			uint32_t len)
 {
 	struct slot *s = &f->slots[i];
-	answer_client(f, s->client, s->cgen, s->creq, status, batch, data, len);
+	account(f, s->model, status, s->t0, s->deadline);
+	if (s->hr) {
+		http_answer(f, s, status, batch, data, len);
+		s->hr = NULL;
+	} else {
+		answer_client(f, s->client, s->cgen, s->creq, status, batch, data, len);
+	}
 	s->busy = false;
 	s->gen++;
 	f->freeslots[f->nfree++] = i;
@@ -153,6 +212,36 @@ static void schedd_lost(struct frontend *f, const char *why)
 	f->next_connect = sym_monotonic_ns() + 100 * SYM_MS;
 }
 
+/* Takes a free slot (there must be one) for a request of model m. */
+static uint32_t take_slot(struct frontend *f, int model)
+{
+	uint32_t i = f->freeslots[--f->nfree];
+	struct slot *s = &f->slots[i];
+	s->busy = true;
+	s->model = (uint16_t)model;
+	s->hr = NULL;
+	s->t0 = sym_monotonic_ns();
+	return i;
+}
+
+/* Slot i holds its input (len bytes): its metadata goes to schedd. */
+static void submit(struct frontend *f, uint32_t i, int64_t budget_ns, uint32_t len)
+{
+	struct slot *s = &f->slots[i];
+	s->deadline = s->t0 + budget_ns;
+	struct sym_msg meta = { .type = SYM_MSG_META };
+	meta.u.meta.req_id = slot_id(f, i);
+	meta.u.meta.model = s->model;
+	meta.u.meta.frontend = (uint32_t)f->id;
+	meta.u.meta.budget_ns = budget_ns;
+	meta.u.meta.addr = sym_fab_mr_addr(f->mr, f->pool + (size_t)i * f->c->input_max);
+	meta.u.meta.len = len;
+	meta.u.meta.key = sym_fab_mr_key(f->mr);
+	f->accepted++;
+	if (sym_rt_send(f->who, f->schedd, &meta, NULL, NULL))
+		schedd_lost(f, "sending failed");
+}
+
 static void on_request(struct frontend *f, uint32_t ci, const struct sym_msg *m)
 {
 	const struct sym_experiment *e = &f->c->exp;
@@ -167,29 +256,18 @@ static void on_request(struct frontend *f, uint32_t ci, const struct sym_msg *m)
 		refuse = SYM_WIRE_OVERLOADED;
 	if (refuse) {
 		f->refused++;
+		if (m->u.request.model < e->nmodels)
+			f->ms[m->u.request.model].outcome[refuse]++;
 		answer_client(f, ci, cl->gen, creq, refuse, 0, NULL, 0);
 		return;
 	}
-	uint32_t i = f->freeslots[--f->nfree];
+	uint32_t i = take_slot(f, m->u.request.model);
 	struct slot *s = &f->slots[i];
-	s->busy = true;
-	s->model = m->u.request.model;
 	s->client = ci;
 	s->cgen = cl->gen;
 	s->creq = creq;
-	uint8_t *p = f->pool + (size_t)i * f->c->input_max;
-	memcpy(p, m->u.request.data, m->u.request.len);
-	struct sym_msg meta = { .type = SYM_MSG_META };
-	meta.u.meta.req_id = slot_id(f, i);
-	meta.u.meta.model = s->model;
-	meta.u.meta.frontend = (uint32_t)f->id;
-	meta.u.meta.budget_ns = m->u.request.budget_ns > 0 ? m->u.request.budget_ns : f->slo[s->model];
-	meta.u.meta.addr = sym_fab_mr_addr(f->mr, p);
-	meta.u.meta.len = m->u.request.len;
-	meta.u.meta.key = sym_fab_mr_key(f->mr);
-	f->accepted++;
-	if (sym_rt_send(f->who, f->schedd, &meta, NULL, NULL))
-		schedd_lost(f, "sending failed");
+	memcpy(f->pool + (size_t)i * f->c->input_max, m->u.request.data, m->u.request.len);
+	submit(f, i, m->u.request.budget_ns > 0 ? m->u.request.budget_ns : f->slo[s->model], m->u.request.len);
 }
 
 static void on_client(struct frontend *f, uint32_t ci, uint32_t events)
@@ -365,6 +443,263 @@ static void fab_events(struct frontend *f)
 	}
 }
 
+/* ---- HTTP: the KServe v2 API and /metrics ---- */
+
+static const char *drop_words(int status)
+{
+	switch (status) {
+	case SYM_WIRE_DROPPED_EXPIRED: return "dropped to protect the SLO: its deadline could no longer be met";
+	case SYM_WIRE_DROPPED_EARLY: return "dropped to protect the SLO: shed by early drop to keep its batch on time";
+	case SYM_WIRE_BACKEND_FAILED: return "its backend failed";
+	case SYM_WIRE_OVERLOADED: return "the frontend is overloaded (its input pool is full)";
+	case SYM_WIRE_UNAVAILABLE: return "the scheduler is unreachable";
+	case SYM_WIRE_BAD_REQUEST: return "bad request";
+	default: return sym_wire_status_name(status);
+	}
+}
+
+static void reply_json(struct sym_http_req *r, unsigned status, cJSON *o)
+{
+	char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+	cJSON_Delete(o);
+	if (text)
+		sym_http_reply(r, status, "application/json", text, strlen(text), NULL);
+	else
+		sym_http_reply_error(r, 500, "out of memory");
+	cJSON_free(text);
+}
+
+static void http_answer(struct frontend *f, struct slot *s, uint8_t status, uint16_t batch, const uint8_t *data,
+			uint32_t len)
+{
+	struct sym_http_req *r = s->hr;
+	const struct sym_model_desc *m = &f->c->models[s->model];
+	if (status != SYM_WIRE_OK) {
+		sym_http_reply_error(r, status == SYM_WIRE_BAD_REQUEST ? 400 : 503, "model '%s': %s", m->name,
+				     drop_words(status));
+		return;
+	}
+	sym_time now = sym_monotonic_ns();
+	if (now > s->deadline && f->c->late_status == 504) {
+		sym_http_reply_error(r, 504, "model '%s': finished %.3f ms after its deadline", m->name,
+				     (double)(now - s->deadline) / 1e6);
+		return;
+	}
+	struct sym_buf b = { 0 };
+	size_t jl = 0;
+	int rc = sym_kserve_encode(m, &s->q, data, len, &b, &jl);
+	if (rc) {
+		sym_buf_free(&b);
+		if (rc == -EINVAL)
+			sym_http_reply_error(r, 500, "model '%s': the backend returned %u output bytes, its output %s "
+						     "has %zu", m->name, len, m->output.name, sym_tensor_bytes(&m->output));
+		else
+			sym_http_reply_error(r, 500, "out of memory");
+		return;
+	}
+	char jls[24], bs[8];
+	snprintf(jls, sizeof(jls), "%zu", jl);
+	snprintf(bs, sizeof(bs), "%u", batch);
+	const char *bin[] = { "Inference-Header-Content-Length", jls, "Symphony-Batch-Size", bs, NULL };
+	const char *js[] = { "Symphony-Batch-Size", bs, NULL };
+	sym_http_reply(r, 200, s->q.binary_out ? "application/octet-stream" : "application/json", b.p, b.len,
+		       s->q.binary_out ? bin : js);
+	sym_buf_free(&b);
+}
+
+static int parse_ms(const char *text, double *out)
+{
+	char *end;
+	errno = 0;
+	double d = strtod(text, &end);
+	if (end == text || *end || errno || !(d > 0))
+		return -EINVAL;
+	*out = d;
+	return 0;
+}
+
+static void http_infer(struct frontend *f, struct sym_http_req *r, int model)
+{
+	const struct sym_model_desc *m = &f->c->models[model];
+	int refuse = !f->schedd_up ? SYM_WIRE_UNAVAILABLE : !f->nfree ? SYM_WIRE_OVERLOADED : SYM_WIRE_OK;
+	if (refuse) {
+		f->refused++;
+		f->ms[model].outcome[refuse]++;
+		sym_http_reply_error(r, 503, "model '%s': %s", m->name, drop_words(refuse));
+		return;
+	}
+	size_t len;
+	const char *body = sym_http_body(r, &len);
+	size_t jl = len;
+	const char *ihcl = sym_http_header(r, "Inference-Header-Content-Length");
+	if (ihcl) {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(ihcl, &end, 10);
+		if (end == ihcl || *end || errno || v > len) {
+			f->ms[model].outcome[SYM_WIRE_BAD_REQUEST]++;
+			sym_http_reply_error(r, 400, "header Inference-Header-Content-Length: expected a byte count up to "
+						     "the body's %zu, got '%s'", len, ihcl);
+			return;
+		}
+		jl = (size_t)v;
+	}
+	uint32_t i = take_slot(f, model);
+	struct slot *s = &f->slots[i];
+	char err[512];
+	double dl = 0;
+	const char *hd = sym_http_header(r, "Symphony-Deadline-Ms");
+	int rc = sym_kserve_decode(body, len, jl, m, f->pool + (size_t)i * f->c->input_max, &s->q, err, sizeof(err));
+	if (!rc && hd && parse_ms(hd, &dl))
+		rc = -EINVAL, snprintf(err, sizeof(err), "header Symphony-Deadline-Ms: expected a positive number of "
+							  "milliseconds, got '%s'", hd);
+	if (!rc && !dl)
+		dl = s->q.deadline_ms;
+	if (!rc && dl > f->c->deadline_max_ms)
+		rc = -EINVAL, snprintf(err, sizeof(err), "deadline of %g ms is above the limit of %g ms (deadline_max_ms)",
+				       dl, f->c->deadline_max_ms);
+	if (rc) {
+		f->ms[model].outcome[SYM_WIRE_BAD_REQUEST]++;
+		s->busy = false; /* never submitted: back to the pool, same generation */
+		f->freeslots[f->nfree++] = i;
+		sym_http_reply_error(r, 400, "%s", err);
+		return;
+	}
+	s->hr = r;
+	submit(f, i, dl > 0 ? (int64_t)(dl * 1e6) : f->slo[model], (uint32_t)sym_tensor_bytes(&m->input));
+}
+
+static void http_metrics(struct frontend *f, struct sym_http_req *r)
+{
+	struct sym_buf b = { 0 };
+	const struct sym_experiment *e = &f->c->exp;
+	char id[16];
+	snprintf(id, sizeof(id), "%d", f->id);
+	sym_prom_family(&b, "symphony_requests_total", "counter",
+			"Requests by model and outcome (ok, late: answered after the deadline, dropped_*, ...)");
+	for (size_t m = 0; m < e->nmodels; m++)
+		for (int k = 0; k < NOUTCOMES; k++) {
+			if (k == SYM_WIRE_FRONTEND_GONE)
+				continue;
+			const char *l[] = { "frontend", id, "model", e->profiles[m].name, "outcome", outcome_names[k], NULL };
+			sym_prom_sample(&b, "symphony_requests_total", l, (double)f->ms[m].outcome[k]);
+		}
+	sym_prom_family(&b, "symphony_request_latency_seconds", "histogram",
+			"Time from a request's arrival at the frontend to its answer, for requests answered with output");
+	for (size_t m = 0; m < e->nmodels; m++) {
+		const char *l[] = { "frontend", id, "model", e->profiles[m].name, NULL };
+		sym_prom_hist(&b, "symphony_request_latency_seconds", l, &f->ms[m].latency, sym_prom_latency_bounds,
+			      sym_prom_latency_nbounds);
+	}
+	const char *l[] = { "frontend", id, NULL };
+	sym_prom_family(&b, "symphony_frontend_pool_slots", "gauge", "Input slots of the frontend's registered pool");
+	sym_prom_sample(&b, "symphony_frontend_pool_slots", l, f->c->pool_slots);
+	sym_prom_family(&b, "symphony_frontend_pool_slots_busy", "gauge", "Input slots holding a waiting request");
+	sym_prom_sample(&b, "symphony_frontend_pool_slots_busy", l, (double)((uint32_t)f->c->pool_slots - f->nfree));
+	sym_prom_family(&b, "symphony_frontend_scheduler_up", "gauge", "1 when the frontend is connected to schedd");
+	sym_prom_sample(&b, "symphony_frontend_scheduler_up", l, f->schedd_up);
+	struct sym_http_stats hs;
+	sym_http_stats(f->http, &hs);
+	sym_prom_family(&b, "symphony_http_responses_total", "counter", "HTTP responses by status class");
+	const char *c2[] = { "frontend", id, "code", "2xx", NULL }, *c4[] = { "frontend", id, "code", "4xx", NULL },
+		   *c5[] = { "frontend", id, "code", "5xx", NULL };
+	sym_prom_sample(&b, "symphony_http_responses_total", c2, (double)hs.s2xx);
+	sym_prom_sample(&b, "symphony_http_responses_total", c4, (double)hs.s4xx);
+	sym_prom_sample(&b, "symphony_http_responses_total", c5, (double)hs.s5xx);
+	if (b.oom)
+		sym_http_reply_error(r, 500, "out of memory");
+	else
+		sym_http_reply(r, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len, NULL);
+	sym_buf_free(&b);
+}
+
+static void on_http(void *ctx, struct sym_http_req *r)
+{
+	struct frontend *f = ctx;
+	const char *path = sym_http_path(r), *meth = sym_http_method(r);
+	bool get = !strcmp(meth, "GET") || !strcmp(meth, "HEAD"), post = !strcmp(meth, "POST");
+	const char *allow_get[] = { "Allow", "GET, HEAD", NULL }, *allow_post[] = { "Allow", "POST", NULL };
+	if (!strcmp(path, "/metrics")) {
+		if (!get)
+			goto not_get;
+		http_metrics(f, r);
+		return;
+	}
+	if (!strcmp(path, "/v2/health/live") || !strcmp(path, "/v2/health/ready") || !strcmp(path, "/v2") ||
+	    !strcmp(path, "/v2/")) {
+		if (!get)
+			goto not_get;
+		cJSON *o = cJSON_CreateObject();
+		unsigned st = 200;
+		if (!strcmp(path, "/v2/health/live")) {
+			cJSON_AddBoolToObject(o, "live", true);
+		} else if (!strcmp(path, "/v2/health/ready")) {
+			cJSON_AddBoolToObject(o, "ready", f->schedd_up);
+			st = f->schedd_up ? 200 : 503;
+		} else {
+			cJSON_AddStringToObject(o, "name", "symphony");
+			cJSON_AddStringToObject(o, "version", SYM_VERSION);
+			cJSON *ex = cJSON_AddArrayToObject(o, "extensions");
+			cJSON_AddItemToArray(ex, cJSON_CreateString("binary_tensor_data"));
+		}
+		reply_json(r, st, o);
+		return;
+	}
+	static const char prefix[] = "/v2/models/";
+	if (strncmp(path, prefix, sizeof(prefix) - 1)) {
+		sym_http_reply_error(r, 404, "no such endpoint: %s %s", meth, path);
+		return;
+	}
+	const char *name = path + sizeof(prefix) - 1, *rest = strchr(name, '/');
+	size_t nl = rest ? (size_t)(rest - name) : strlen(name);
+	if (!rest)
+		rest = "";
+	if (!strncmp(rest, "/versions/", 10)) { /* one version, "1" */
+		const char *v = rest + 10, *after = strchr(v, '/');
+		size_t vl = after ? (size_t)(after - v) : strlen(v);
+		if (vl != 1 || v[0] != '1') {
+			sym_http_reply_error(r, 404, "model '%.*s' has only version 1", (int)nl, name);
+			return;
+		}
+		rest = after ? after : "";
+	}
+	const struct sym_experiment *e = &f->c->exp;
+	size_t m = 0;
+	while (m < e->nmodels && (strlen(f->c->models[m].name) != nl || strncmp(f->c->models[m].name, name, nl)))
+		m++;
+	if (m == e->nmodels) {
+		sym_http_reply_error(r, 404, "unknown model '%.*s'", (int)nl, name);
+		return;
+	}
+	if (!*rest) {
+		if (!get)
+			goto not_get;
+		char platform[48];
+		snprintf(platform, sizeof(platform), "symphony_%s", f->c->executor);
+		reply_json(r, 200, sym_kserve_model_metadata(&f->c->models[m], platform));
+	} else if (!strcmp(rest, "/ready")) {
+		if (!get)
+			goto not_get;
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", f->c->models[m].name);
+		cJSON_AddBoolToObject(o, "ready", f->schedd_up);
+		reply_json(r, f->schedd_up ? 200 : 503, o);
+	} else if (!strcmp(rest, "/infer")) {
+		if (!post) {
+			static const char msg[] = "{\"error\": \"infer takes POST\"}";
+			sym_http_reply(r, 405, "application/json", msg, sizeof(msg) - 1, allow_post);
+			return;
+		}
+		http_infer(f, r, (int)m);
+	} else {
+		sym_http_reply_error(r, 404, "no such endpoint: %s %s", meth, path);
+	}
+	return;
+not_get:
+	static const char msg[] = "{\"error\": \"this endpoint takes GET\"}";
+	sym_http_reply(r, 405, "application/json", msg, sizeof(msg) - 1, allow_get);
+}
+
 int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 {
 	struct frontend f = { .c = c, .o = o, .id = o->id, .ep = -1, .lfd = -1 };
@@ -377,7 +712,8 @@ int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	f.slots = calloc((size_t)c->pool_slots, sizeof(*f.slots));
 	f.freeslots = malloc((size_t)c->pool_slots * sizeof(*f.freeslots));
 	f.slo = malloc(c->exp.nmodels * sizeof(*f.slo));
-	if (!f.pool || !f.slots || !f.freeslots || !f.slo) {
+	f.ms = calloc(c->exp.nmodels, sizeof(*f.ms));
+	if (!f.pool || !f.slots || !f.freeslots || !f.slo || !f.ms) {
 		sym_rt_log(f.who, "out of memory for a pool of %zu bytes", pool_bytes);
 		goto out;
 	}
@@ -397,18 +733,28 @@ int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 		sym_rt_log(f.who, "clients: %s", err);
 		goto out;
 	}
+	if (me->http.port[0]) {
+		struct sym_http_cfg hc = { me->http.host, me->http.port, c->http_body_max, on_http, &f };
+		if (sym_http_start(&f.http, &hc, err, sizeof(err))) {
+			sym_rt_log(f.who, "%s", err);
+			goto out;
+		}
+	}
 	f.ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = LISTEN_TAG };
 	struct epoll_event fev = { .events = EPOLLIN, .data.u64 = FAB_TAG };
+	struct epoll_event hev = { .events = EPOLLIN, .data.u64 = HTTP_TAG };
 	if (f.ep < 0 || epoll_ctl(f.ep, EPOLL_CTL_ADD, f.lfd, &ev) ||
-	    epoll_ctl(f.ep, EPOLL_CTL_ADD, sym_fab_fd(f.fab), &fev)) {
+	    epoll_ctl(f.ep, EPOLL_CTL_ADD, sym_fab_fd(f.fab), &fev) ||
+	    (f.http && epoll_ctl(f.ep, EPOLL_CTL_ADD, sym_http_fd(f.http), &hev))) {
 		sym_rt_log(f.who, "epoll: %s", strerror(errno));
 		goto out;
 	}
 	if (!o->quiet)
-		sym_rt_log(f.who, "clients on %s:%s, fabric (%s) on %s:%s, pool of %d inputs of %zu bytes",
-			   me->clients.host, me->clients.port, sym_fab_provider(f.fab), me->fabric.host,
-			   me->fabric.port, c->pool_slots, c->input_max);
+		sym_rt_log(f.who, "clients on %s:%s, HTTP on %s%s%s, fabric (%s) on %s:%s, pool of %d inputs of %zu bytes",
+			   me->clients.host, me->clients.port, f.http ? me->http.host : "(off)", f.http ? ":" : "",
+			   f.http ? me->http.port : "", sym_fab_provider(f.fab), me->fabric.host, me->fabric.port,
+			   c->pool_slots, c->input_max);
 	sym_time beat = sym_ms(c->heartbeat_ms);
 	rc = 0;
 	while (!sym_rt_stop) {
@@ -428,10 +774,15 @@ int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 			f.next_beat = now + beat;
 		}
 		fab_events(&f);
+		if (sym_http_pending(f.http))
+			sym_http_run(f.http);
 		sym_time wake = f.schedd_up ? f.next_beat : f.next_connect;
 		int timeout = 0;
 		if (sym_fab_trywait(f.fab))
 			timeout = wake > now ? (int)((wake - now + SYM_MS - 1) / SYM_MS) : 0;
+		int ht = f.http ? sym_http_timeout_ms(f.http) : -1;
+		if (ht >= 0 && ht < timeout)
+			timeout = ht;
 		struct epoll_event evs[64];
 		int n = epoll_wait(f.ep, evs, 64, timeout);
 		if (n < 0 && errno != EINTR) {
@@ -442,6 +793,8 @@ int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.u64 == LISTEN_TAG)
 				on_accept(&f);
+			else if (evs[i].data.u64 == HTTP_TAG)
+				sym_http_run(f.http);
 			else if (evs[i].data.u64 != FAB_TAG)
 				on_client(&f, (uint32_t)evs[i].data.u64, evs[i].events);
 		}
@@ -458,9 +811,13 @@ int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 			   " answers, %" PRIu64 " results, %" PRIu64 " drop notices, %" PRIu64 " stale",
 			   f.accepted, f.refused, f.answered, f.results, f.drops, f.stale);
 out:
+	sym_http_stop(f.http);
 	for (uint32_t i = 0; i < f.nclients; i++)
 		if (f.clients[i].open)
 			sym_stream_close(&f.clients[i].st);
+	for (size_t m = 0; f.ms && m < c->exp.nmodels; m++)
+		sym_hist_finish(&f.ms[m].latency);
+	free(f.ms);
 	free(f.clients);
 	if (f.lfd >= 0)
 		close(f.lfd);

@@ -4,7 +4,10 @@
  *
  * For each batch size b the profiler runs `warmup` batches, then `repeats`
  * timed batches, each started at once (start = now); a run's latency is
- * ended - began as the executor reports it. It keeps the median, mean, min,
+ * ended - began as the executor reports it. The timed runs go in rounds, one
+ * run of every size per round, so that a burst of interference on a shared
+ * machine shifts one run of many sizes rather than every run of one size
+ * (and so its median). It keeps the median, mean, min,
  * p10, p90, max and the median absolute deviation (MAD) of the runs, and the
  * executor's memory figures for b. The line is fitted to the medians by
  * ordinary least squares (gsl_fit_linear); alpha's and beta's standard errors
@@ -50,11 +53,15 @@ struct sym_profiler_fit {
 	double r2;                      /* 1 - SS_res / SS_tot (1 when every median is equal and fits) */
 	double max_rel_residual;        /* max |median - fit| / median over the sizes */
 	int worst_batch;                /* where that maximum is */
-	bool linear;                    /* r2 >= SYM_PROFILER_MIN_R2 and max_rel_residual <= SYM_PROFILER_MAX_RESIDUAL */
+	bool linear;                    /* r2 >= SYM_PROFILER_MIN_R2, max_rel_residual <= SYM_PROFILER_MAX_RESIDUAL */
 };
 
 #define SYM_PROFILER_MIN_R2 0.98
 #define SYM_PROFILER_MAX_RESIDUAL 0.05
+
+/* A size is noisy when its p90 is more than this fraction above its median
+ * (the command warns: the machine may be busy). */
+#define SYM_PROFILER_NOISE 0.05
 
 /* Parses a batch-size list: comma-separated items, each N, A..B (every size
  * from A to B) or A..B:S (A, A+S, A+2S, ..., and B). Sizes are 1..limit.
@@ -70,7 +77,8 @@ struct sym_profiler_opts {
 };
 
 /* Measures model `id`, already loaded on x with description m, at each of
- * the nb sizes in batches (each 1..m->profile->max_batch). Inputs are
+ * the nb sizes in batches (each 1..m->profile->max_batch): the warm-up runs
+ * of every size, then `repeats` rounds (progress: a line a second). Inputs are
  * m->input's size with fixed contents (valid small values of its datatype).
  * Fills out[nb]. Returns 0, -EINVAL (a run failed: the executor's message
  * in err), -ENOMEM or -EINTR. */

@@ -42,6 +42,12 @@ void sym_rt_usage(FILE *f, const char *cmd);
 
 /* The processes (cluster resolved). Exit status: 0, 1 (run-time failure),
  * 2 (bad configuration). */
+/* The HTTP endpoints of schedd and backends: GET /metrics (write() fills
+ * the Prometheus text), GET /v2/health/live; anything else 404 or 405. */
+struct sym_http_req;
+struct sym_buf;
+void sym_rt_serve_metrics(struct sym_http_req *r, void (*write)(void *ctx, struct sym_buf *b), void *ctx);
+
 int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o);
 int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o);
 int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o);

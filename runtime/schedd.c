@@ -28,14 +28,19 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "core/autoscale.h"
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
+#include "runtime/http.h"
+#include "runtime/prom.h"
 #include "runtime/rt.h"
 #include "runtime/sched.h"
 #include "sim/report.h"
 #include "sym_version.h"
 
 #define WHO "schedd"
+
+#define HTTP_TAG 1 /* the HTTP server's descriptor in the epoll set (the others carry 0) */
 
 struct sreq {
 	uint32_t gen;
@@ -45,6 +50,13 @@ struct sreq {
 	uint64_t fe_req;
 	uint64_t addr, key;
 	uint32_t len;
+	sym_time arrival;
+};
+
+/* Per model, for /metrics. */
+struct sd_model {
+	uint64_t requests, batches, batched, drops[SYM_DROP_NREASONS];
+	struct sym_hist queueing; /* planned start of its batch - arrival at schedd */
 };
 
 struct gpu {
@@ -89,6 +101,15 @@ struct schedd {
 	uint64_t failed_reqs, orphans;
 	uint64_t drops_by[SYM_DROP_NREASONS];
 	struct sym_hist done_lag; /* a completion's arrival after the batch's planned finish */
+	struct sd_model *ms;
+	double *gpu_busy_s;     /* per GPU: planned busy seconds of the batches sent */
+	struct sym_http *http;
+	/* autoscaling signals: this interval's, and the advice of the last one */
+	sym_time iv_start, iv_len;
+	uint64_t iv_good, iv_bad;
+	double iv_busy_s;
+	struct sym_autoscale advice;
+	bool advice_set;
 	uint64_t *batch_counts; /* by size */
 	int maxb;
 };
@@ -161,6 +182,7 @@ static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
 		if (!be->conn) { /* offline raced with the decision */
 			send_drop(s, r, SYM_WIRE_BACKEND_FAILED);
 			s->failed_reqs++;
+			s->iv_bad++;
 			req_free(s, idx);
 			continue;
 		}
@@ -187,6 +209,15 @@ static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
 	g->n = n;
 	s->plans++;
 	s->planned_reqs += (uint64_t)n;
+	struct sd_model *sm = &s->ms[d->model];
+	sm->batches++;
+	sm->batched += (uint64_t)n;
+	for (int i = 0; i < n; i++)
+		sym_hist_record(&sm->queueing, d->start - s->reqs[g->reqs[i]].arrival);
+	double busy = (double)(d->finish - d->start) / 1e9;
+	s->gpu_busy_s[d->gpu] += busy;
+	s->iv_busy_s += busy;
+	s->iv_good += (uint64_t)n;
 	if (n <= s->maxb)
 		s->batch_counts[n]++;
 	if (sym_rt_send(WHO, be->conn, &m, in, NULL))
@@ -203,6 +234,8 @@ static void on_drop(void *ctx, uint64_t id, int model, enum sym_drop_reason why,
 	if (!r)
 		return;
 	s->drops_by[why]++;
+	s->ms[r->model].drops[why]++;
+	s->iv_bad++;
 	send_drop(s, r, why == SYM_DROP_EARLY ? SYM_WIRE_DROPPED_EARLY : SYM_WIRE_DROPPED_EXPIRED);
 	req_free(s, (uint32_t)id);
 }
@@ -270,6 +303,7 @@ static void backend_down(struct schedd *s, int b, const char *why)
 			struct sreq *r = &s->reqs[g->reqs[i]];
 			send_drop(s, r, SYM_WIRE_BACKEND_FAILED);
 			s->failed_reqs++;
+			s->iv_bad++;
 			req_free(s, g->reqs[i]);
 		}
 		g->busy = false;
@@ -421,7 +455,9 @@ static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *d
 		r->addr = m.u.meta.addr;
 		r->key = m.u.meta.key;
 		r->len = m.u.meta.len;
+		r->arrival = now;
 		s->metas++;
+		s->ms[r->model].requests++;
 		struct sym_sched_req q = { .id = (uint64_t)r->gen << 32 | i, .model = r->model, .arrival = now,
 					   .deadline = now + m.u.meta.budget_ns };
 		submit(s, &q);
@@ -457,6 +493,135 @@ static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *d
 											  : "an unregistered peer");
 	sym_rt_log(WHO, "%s", why);
 	drop_conn(s, conn, why);
+}
+
+/* ---- /metrics ---- */
+
+/* Closes the autoscaling interval that ended by now. The bad requests are
+ * those schedd dropped or lost to a failed backend; late answers are
+ * counted by the frontends (symphony_requests_total{outcome="late"}). */
+static void interval_roll(struct schedd *s, sym_time now)
+{
+	if (now < s->iv_start + s->iv_len)
+		return;
+	double secs = (double)(now - s->iv_start) / 1e9;
+	sym_autoscale_advice(s->iv_good, s->iv_bad, s->iv_busy_s, secs, s->c->nbackends, s->c->exp.advice_threshold,
+			     &s->advice);
+	s->advice_set = true;
+	s->iv_start = now;
+	s->iv_good = s->iv_bad = 0;
+	s->iv_busy_s = 0;
+}
+
+static void per_model(struct schedd *s, struct sym_buf *b, const char *name, const char *type, const char *help,
+		      size_t field)
+{
+	const struct sym_experiment *e = &s->c->exp;
+	sym_prom_family(b, name, type, help);
+	for (size_t m = 0; m < e->nmodels; m++) {
+		const char *l[] = { "model", e->profiles[m].name, NULL };
+		sym_prom_sample(b, name, l, (double)*(const uint64_t *)((const char *)&s->ms[m] + field));
+	}
+}
+
+static void write_metrics(void *ctx, struct sym_buf *b)
+{
+	struct schedd *s = ctx;
+	const struct sym_experiment *e = &s->c->exp;
+	per_model(s, b, "symphony_scheduler_requests_total", "counter", "Request metadata received, by model",
+		  offsetof(struct sd_model, requests));
+	per_model(s, b, "symphony_scheduler_batches_total", "counter", "Batches sent to backends, by model",
+		  offsetof(struct sd_model, batches));
+	per_model(s, b, "symphony_scheduler_batched_requests_total", "counter", "Requests in the batches sent, by model",
+		  offsetof(struct sd_model, batched));
+	sym_prom_family(b, "symphony_scheduler_dropped_total", "counter",
+			"Requests dropped to protect the SLO, by model and reason (expired, early)");
+	for (size_t m = 0; m < e->nmodels; m++)
+		for (int k = 0; k < SYM_DROP_NREASONS; k++) {
+			const char *l[] = { "model", e->profiles[m].name, "reason",
+					    sym_drop_reason_name((enum sym_drop_reason)k), NULL };
+			sym_prom_sample(b, "symphony_scheduler_dropped_total", l, (double)s->ms[m].drops[k]);
+		}
+	sym_prom_family(b, "symphony_queueing_delay_seconds", "histogram",
+			"Time from a request's arrival at schedd to its batch's planned start, by model");
+	for (size_t m = 0; m < e->nmodels; m++) {
+		const char *l[] = { "model", e->profiles[m].name, NULL };
+		sym_prom_hist(b, "symphony_queueing_delay_seconds", l, &s->ms[m].queueing, sym_prom_latency_bounds,
+			      sym_prom_latency_nbounds);
+	}
+	sym_prom_family(b, "symphony_batch_size", "histogram", "Sizes of the batches sent");
+	uint64_t cum = 0, sum = 0;
+	for (int k = 1; k <= s->maxb; k++)
+		sum += (uint64_t)k * s->batch_counts[k];
+	for (int bound = 1, k = 1; bound <= 1024; bound *= 2) {
+		for (; k <= bound && k <= s->maxb; k++)
+			cum += s->batch_counts[k];
+		char le[16];
+		snprintf(le, sizeof(le), "%d", bound);
+		const char *l[] = { "le", le, NULL };
+		sym_prom_sample(b, "symphony_batch_size_bucket", l, (double)cum);
+	}
+	const char *inf[] = { "le", "+Inf", NULL };
+	sym_prom_sample(b, "symphony_batch_size_bucket", inf, (double)s->plans);
+	sym_prom_sample(b, "symphony_batch_size_sum", NULL, (double)sum);
+	sym_prom_sample(b, "symphony_batch_size_count", NULL, (double)s->plans);
+	sym_prom_family(b, "symphony_gpu_busy_seconds_total", "counter",
+			"Planned GPU time of the batches sent to each GPU (its rate is the GPU's busy fraction)");
+	int up = 0;
+	for (int g = 0; g < s->c->nbackends; g++) {
+		char id[16];
+		snprintf(id, sizeof(id), "%d", g);
+		const char *l[] = { "gpu", id, NULL };
+		sym_prom_sample(b, "symphony_gpu_busy_seconds_total", l, s->gpu_busy_s[g]);
+		up += s->be[g].conn != NULL;
+	}
+	sym_prom_family(b, "symphony_gpus_online", "gauge", "GPUs whose backend is registered with schedd");
+	sym_prom_sample(b, "symphony_gpus_online", NULL, up);
+	sym_prom_family(b, "symphony_scheduler_events_total", "counter",
+			"Scheduler events: arrivals, dispatches, completions, drops, failures, rejected messages");
+	const struct {
+		const char *ev;
+		uint64_t n;
+	} evs[] = { { "arrival", s->metas },
+		    { "dispatch", s->plans },
+		    { "completion", s->dones },
+		    { "drop", s->drops_by[0] + s->drops_by[1] },
+		    { "failed_request", s->failed_reqs },
+		    { "backend_failure", s->be_failures },
+		    { "frontend_failure", s->fe_failures },
+		    { "rejected_message", s->bad_peers } };
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
+		const char *l[] = { "event", evs[i].ev, NULL };
+		sym_prom_sample(b, "symphony_scheduler_events_total", l, (double)evs[i].n);
+	}
+	struct sym_sched_stats st;
+	sym_sched_stats(s->sched, &st);
+	sym_prom_family(b, "symphony_scheduler_timer_lag_seconds", "gauge",
+			"How late the scheduler's timers fired since the start: p99 and max");
+	const char *p99[] = { "stat", "p99", NULL }, *pmax[] = { "stat", "max", NULL };
+	sym_prom_sample(b, "symphony_scheduler_timer_lag_seconds", p99, (double)st.lag_p99 / 1e9);
+	sym_prom_sample(b, "symphony_scheduler_timer_lag_seconds", pmax, (double)st.lag_max / 1e9);
+	sym_prom_family(b, "symphony_autoscale_bad_rate", "gauge",
+			"Last interval: requests dropped or failed at schedd over those that arrived (the add signal)");
+	sym_prom_sample(b, "symphony_autoscale_bad_rate", NULL, s->advice_set ? s->advice.bad_rate : 0);
+	sym_prom_family(b, "symphony_autoscale_idle_fraction", "gauge",
+			"Last interval: 1 - planned busy GPU time / (GPUs x interval) (the release signal)");
+	sym_prom_sample(b, "symphony_autoscale_idle_fraction", NULL, s->advice_set ? s->advice.idle_fraction : 1);
+	sym_prom_family(b, "symphony_autoscale_add_gpus", "gauge", "Advice from the last interval: GPUs to add");
+	sym_prom_sample(b, "symphony_autoscale_add_gpus", NULL, s->advice_set ? s->advice.add : 0);
+	sym_prom_family(b, "symphony_autoscale_release_gpus", "gauge",
+			"Advice from the last interval: GPUs that can be released");
+	sym_prom_sample(b, "symphony_autoscale_release_gpus", NULL, s->advice_set ? s->advice.release : 0);
+	sym_prom_family(b, "symphony_autoscale_interval_seconds", "gauge", "Length of the autoscaling interval");
+	sym_prom_sample(b, "symphony_autoscale_interval_seconds", NULL, (double)s->iv_len / 1e9);
+}
+
+/* schedd serves /metrics and the liveness probe. */
+static void on_http(void *ctx, struct sym_http_req *r)
+{
+	struct schedd *s = ctx;
+	interval_roll(s, sym_monotonic_ns());
+	sym_rt_serve_metrics(r, write_metrics, s);
 }
 
 static void check_silence(struct schedd *s, sym_time now)
@@ -548,11 +713,15 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	if (s->maxb > SYM_WIRE_MAX_BATCH)
 		s->maxb = SYM_WIRE_MAX_BATCH;
 	s->batch_counts = calloc((size_t)s->maxb + 1, sizeof(uint64_t));
+	s->ms = calloc(e->nmodels, sizeof(*s->ms));
+	s->gpu_busy_s = calloc((size_t)ng, sizeof(double));
 	for (int g = 0; g < ng; g++)
 		s->gpus[g].reqs = malloc((size_t)s->maxb * sizeof(uint32_t));
 	for (int g = 0; g < ng; g++)
-		if (!s->gpus[g].reqs || !s->batch_counts)
+		if (!s->gpus[g].reqs || !s->batch_counts || !s->ms || !s->gpu_busy_s)
 			return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	s->iv_len = (sym_time)(e->interval_s * 1e9);
+	s->iv_start = sym_monotonic_ns();
 	struct sym_sched_cfg sc = {
 		.core = { .nmodels = (int)e->nmodels, .models = mc, .ngpus = ng, .nkinds = e->nkinds,
 			  .kinds = e->kinds, .gpu_kind = e->gpu_kind, .policy = e->policy, .gather = e->gather,
@@ -570,7 +739,15 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	struct sym_fab_cfg fc = { .provider = c->provider };
 	if ((rc = sym_fab_open(&s->fab, &fc, err, errlen)))
 		return rc;
-	return sym_fab_listen(s->fab, c->schedd.host, c->schedd.port, err, errlen);
+	if ((rc = sym_fab_listen(s->fab, c->schedd.host, c->schedd.port, err, errlen)))
+		return rc;
+	char port[16];
+	if (sym_cluster_http_port(c, SYM_ROLE_SCHEDD, 0, port, sizeof(port))) {
+		struct sym_http_cfg hc = { c->schedd.host, port, 4096, on_http, s };
+		if ((rc = sym_http_start(&s->http, &hc, err, errlen)))
+			return rc;
+	}
+	return 0;
 }
 
 int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o)
@@ -594,9 +771,10 @@ int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 			   sym_policy_format(&c->exp.policy, pol, sizeof(pol)), c->threads, c->threads > 1 ? "s" : "",
 			   c->exp.ctrl_ms, c->exp.data_ms, c->exp.resp_ms);
 	ep = epoll_create1(EPOLL_CLOEXEC);
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct epoll_event ev = { .events = EPOLLIN }, hev = { .events = EPOLLIN, .data.u64 = HTTP_TAG };
 	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, sym_fab_fd(s.fab), &ev) ||
-	    epoll_ctl(ep, EPOLL_CTL_ADD, sym_sched_fd(s.sched), &ev)) {
+	    epoll_ctl(ep, EPOLL_CTL_ADD, sym_sched_fd(s.sched), &ev) ||
+	    (s.http && epoll_ctl(ep, EPOLL_CTL_ADD, sym_http_fd(s.http), &hev))) {
 		sym_rt_log(WHO, "epoll: %s", strerror(errno));
 		rc = 1;
 		goto out;
@@ -647,17 +825,27 @@ int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 		sym_time now = sym_monotonic_ns();
 		if (now >= next_check) {
 			check_silence(&s, now);
+			interval_roll(&s, now);
 			next_check = now + check_every;
 		}
 		if (!sym_fab_trywait(s.fab))
 			continue;
 		int timeout = (int)((next_check - now) / SYM_MS) + 1;
+		int ht = s.http ? sym_http_timeout_ms(s.http) : -1;
+		if (ht >= 0 && ht < timeout)
+			timeout = ht;
 		struct epoll_event evs[4];
-		if (epoll_wait(ep, evs, 4, timeout) < 0 && errno != EINTR) {
+		int nev = epoll_wait(ep, evs, 4, timeout);
+		if (nev < 0 && errno != EINTR) {
 			sym_rt_log(WHO, "epoll_wait: %s", strerror(errno));
 			rc = 1;
 			break;
 		}
+		if (s.http && nev == 0) /* a timeout: libmicrohttpd's connection timeouts */
+			sym_http_run(s.http);
+		for (int i = 0; i < nev; i++)
+			if (evs[i].data.u64 == HTTP_TAG)
+				sym_http_run(s.http);
 	}
 	if (!o->quiet)
 		sym_rt_log(WHO, "stopping: %" PRIu64 " requests, %" PRIu64 " batches, %" PRIu64
@@ -666,6 +854,7 @@ int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	if (o->json && write_stats(&s, o->json))
 		rc = 1;
 out:
+	sym_http_stop(s.http);
 	if (ep >= 0)
 		close(ep);
 	if (s.sched)
@@ -683,6 +872,10 @@ out:
 	free(s.reqs);
 	free(s.freelist);
 	free(s.batch_counts);
+	for (size_t m = 0; s.ms && m < c->exp.nmodels; m++)
+		sym_hist_finish(&s.ms[m].queueing);
+	free(s.ms);
+	free(s.gpu_busy_s);
 	sym_hist_finish(&s.done_lag);
 	return rc;
 }

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -10,6 +11,8 @@
 #include "runtime/executor.h"
 #include "runtime/fabbench.h"
 #include "runtime/fabric.h"
+#include "runtime/http.h"
+#include "runtime/prom.h"
 #include "sym_version.h"
 
 volatile sig_atomic_t sym_rt_stop;
@@ -288,4 +291,32 @@ int sym_rt_main(int argc, char **argv)
 out:
 	sym_cluster_finish(&c);
 	return rc;
+}
+
+void sym_rt_serve_metrics(struct sym_http_req *r, void (*write)(void *ctx, struct sym_buf *b), void *ctx)
+{
+	const char *path = sym_http_path(r), *meth = sym_http_method(r);
+	bool get = !strcmp(meth, "GET") || !strcmp(meth, "HEAD");
+	if (strcmp(path, "/metrics") && strcmp(path, "/v2/health/live")) {
+		sym_http_reply_error(r, 404, "no such endpoint: %s %s (this process serves /metrics)", meth, path);
+		return;
+	}
+	if (!get) {
+		static const char msg[] = "{\"error\": \"this endpoint takes GET\"}";
+		const char *allow[] = { "Allow", "GET, HEAD", NULL };
+		sym_http_reply(r, 405, "application/json", msg, sizeof(msg) - 1, allow);
+		return;
+	}
+	if (!strcmp(path, "/v2/health/live")) {
+		static const char live[] = "{\"live\":true}";
+		sym_http_reply(r, 200, "application/json", live, sizeof(live) - 1, NULL);
+		return;
+	}
+	struct sym_buf b = { 0 };
+	write(ctx, &b);
+	if (b.oom)
+		sym_http_reply_error(r, 500, "out of memory");
+	else
+		sym_http_reply(r, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len, NULL);
+	sym_buf_free(&b);
 }

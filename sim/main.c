@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "profiles/zoo.h"
+#include "runtime/profiler.h"
 #include "runtime/rt.h"
 #include "sim/config.h"
 #include "sim/engine.h"
@@ -60,6 +61,7 @@ static void usage(FILE *f)
 		"  merge     combine the results of sweep shards into one file\n"
 		"  models    list the models of a profile zoo\n"
 		"  policies  list the scheduling policies\n"
+		"  profile   measure a model's batch latency on an executor, fit l(b) = alpha*b + beta, write profiles\n"
 		"  help      help on a command: symphony help COMMAND, or help config\n"
 		"  version   print the version\n\n"
 		"examples:\n"
@@ -209,6 +211,10 @@ static int help(const char *topic)
 	if (!strcmp(topic, "models")) {
 		fprintf(f, "usage: symphony models [--zoo a100|gtx1080ti|FILE]\n\nLists the models of a zoo "
 			   "with alpha, beta, SLO and the largest batch that fits the SLO.\n");
+		return 0;
+	}
+	if (!strcmp(topic, "profile")) {
+		sym_profiler_usage(f);
 		return 0;
 	}
 	if (!strcmp(topic, "policies")) {
@@ -914,6 +920,8 @@ int main(int argc, char **argv)
 		return cmd_models(argc - 2, argv + 2);
 	if (!strcmp(cmd, "policies"))
 		return cmd_policies();
+	if (!strcmp(cmd, "profile"))
+		return sym_profiler_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "plan"))
 		return cmd_plan(argc - 2, argv + 2);
 	if (!strcmp(cmd, "loadcurve"))

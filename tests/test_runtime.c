@@ -24,6 +24,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "runtime/executor.h"
 #include "runtime/fabric.h"
 #include "runtime/net.h"
 #include "runtime/wire.h"
@@ -122,6 +123,10 @@ static int wait_for(pid_t pid, double timeout_s)
 	return -1;
 }
 
+static struct cluster running;  /* the last cluster started, stopped by the teardown when a test failed */
+static bool is_running;
+static int cluster_stop(struct cluster *c);
+
 static void cluster_start(struct cluster *c)
 {
 	const char *sa[] = { "schedd", cfg, "--json", "schedd.json", NULL };
@@ -147,6 +152,8 @@ static void cluster_start(struct cluster *c)
 	while (now_s() < end && (count_in("schedd.log", "registered: GPU") < NBE ||
 				 count_in("schedd.log", "frontend 1 registered") + count_in("schedd.log", "frontend 0 registered") < NFE))
 		sleep_ms(50);
+	running = *c;
+	is_running = true;
 	assert_int_equal(count_in("schedd.log", "registered: GPU"), NBE);
 }
 
@@ -154,6 +161,7 @@ static void cluster_start(struct cluster *c)
  * counters do not include the others leaving; returns schedd's exit status. */
 static int cluster_stop(struct cluster *c)
 {
+	is_running = false;
 	kill(c->schedd, SIGTERM);
 	int st = wait_for(c->schedd, 10);
 	for (int i = 0; i < NBE; i++)
@@ -223,7 +231,8 @@ static int setup(void **state)
 		    * check behaviour; scripts/fidelity checks timing with the measured defaults. */
 		   " \"network\": {\"ctrl_ms\": 2, \"data_ms\": 0.05, \"resp_ms\": 4},\n"
 		   " \"runtime\": {\"frontends\": %d, \"backends\": %d, \"port_base\": %s, \"heartbeat_ms\": 10,\n"
-		   "             \"failure_ms\": 50, \"pool_slots\": 512, \"input_max\": 4096, \"input_bytes\": 1000}}\n",
+		   "             \"failure_ms\": 50, \"pool_slots\": 512, \"input_max\": 4096, \"input_bytes\": 1000,\n"
+		   "             \"http_body_max\": 65536, \"deadline_max_ms\": 1000, \"late_status\": 504}}\n",
 		NFE, NBE, port);
 	fclose(f);
 	return 0;
@@ -232,6 +241,8 @@ static int setup(void **state)
 static int teardown_dir(void **state)
 {
 	(void)state;
+	if (is_running)
+		cluster_stop(&running);
 	if (!passed) {
 		fprintf(stderr, "logs kept in %s\n", dir);
 		return 0;
@@ -393,6 +404,250 @@ static void test_garbage_peer(void **state)
 	passed = true;
 }
 
+
+/* ---- the HTTP API (KServe v2) and /metrics, driven by curl ---- */
+
+static int http_port(int off)
+{
+	return atoi(port) + 1000 + off; /* http_base: schedd +0, frontend i +1+i, backend i +512+i */
+}
+
+/* Runs curl; the body goes to dir/NAME, the status is returned (0: no answer).
+ * extra: more curl arguments (quoted by the caller), or "". */
+static int curl(const char *name, const char *method, int off, const char *path, const char *extra)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof(cmd), "curl -s -m 10 -o '%s/%s' -w '%%{http_code}' -X %s %s 'http://127.0.0.1:%d%s'", dir,
+		 name, method, extra, http_port(off), path);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	int code = 0;
+	if (fscanf(p, "%d", &code) != 1)
+		code = 0;
+	pclose(p);
+	return code;
+}
+
+static void write_file(const char *name, const void *data, size_t len)
+{
+	char path[400];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	fclose(f);
+}
+
+#define IN_BYTES 1000 /* the model's input: UINT8 [1000] (input_bytes) */
+
+/* An inference body with data[i] = (i * 7 + seed) % 256, shape [1, 1000]. */
+static void infer_body(const char *name, int seed, const char *dtype, int n)
+{
+	char *s = malloc(16 * (size_t)n + 512);
+	int o = sprintf(s, "{\"id\": \"req-%d\", \"inputs\": [{\"name\": \"INPUT0\", \"datatype\": \"%s\", "
+			   "\"shape\": [1, %d], \"data\": [", seed, dtype, n);
+	for (int i = 0; i < n; i++)
+		o += sprintf(s + o, "%s%d", i ? "," : "", (i * 7 + seed) % 256);
+	o += sprintf(s + o, "]}]}");
+	write_file(name, s, (size_t)o);
+	free(s);
+}
+
+static uint64_t expected_digest(int seed)
+{
+	uint8_t in[IN_BYTES];
+	for (int i = 0; i < IN_BYTES; i++)
+		in[i] = (uint8_t)((i * 7 + seed) % 256);
+	return sym_exec_digest(in, IN_BYTES);
+}
+
+static void test_http_api(void **state)
+{
+	(void)state;
+	/* frontend 0 is stopped for 500 ms below: it must not be taken for failed */
+	char *conf = slurp("cluster.json");
+	char *at = conf ? strstr(conf, "\"failure_ms\": 50,") : NULL;
+	assert_non_null(at);
+	FILE *cf = fopen(cfg, "w");
+	assert_non_null(cf);
+	fprintf(cf, "%.*s\"failure_ms\": 3000,%s", (int)(at - conf), conf, at + strlen("\"failure_ms\": 50,"));
+	fclose(cf);
+	free(conf);
+	struct cluster c;
+	cluster_start(&c);
+	/* health, metadata */
+	assert_int_equal(curl("b", "GET", 1, "/v2/health/live", ""), 200);
+	assert_int_equal(count_in("b", "\"live\":true"), 1);
+	double end = now_s() + 5;
+	int ready;
+	while ((ready = curl("b", "GET", 1, "/v2/health/ready", "")) != 200 && now_s() < end)
+		sleep_ms(50);
+	assert_int_equal(ready, 200);
+	assert_int_equal(curl("b", "GET", 1, "/v2/models/m", ""), 200);
+	assert_int_equal(count_in("b", "{\"name\":\"INPUT0\",\"datatype\":\"UINT8\",\"shape\":[1000]}"), 1);
+	assert_int_equal(count_in("b", "{\"name\":\"OUTPUT0\",\"datatype\":\"UINT64\",\"shape\":[1]}"), 1);
+	assert_int_equal(curl("b", "GET", 1, "/v2/models/m/ready", ""), 200);
+	assert_int_equal(curl("b", "GET", 1, "/v2/models/m/versions/1/ready", ""), 200);
+	assert_int_equal(curl("b", "GET", 1, "/v2/models/m/versions/2", ""), 404);
+	assert_int_equal(curl("b", "GET", 1, "/v2/models/nope", ""), 404);
+	assert_int_equal(count_in("b", "unknown model 'nope'"), 1);
+	assert_int_equal(curl("b", "GET", 1, "/v2/nothing", ""), 404);
+	assert_int_equal(curl("b", "GET", 1, "/v2/models/m/infer", ""), 405);
+	assert_int_equal(curl("b", "POST", 1, "/v2/health/live", ""), 405);
+	/* an inference, JSON in and out, on each frontend: the output is the input's digest, exactly */
+	for (int fe = 0; fe < NFE; fe++) {
+		infer_body("req.json", 3 + fe, "UINT8", IN_BYTES);
+		char path[400];
+		snprintf(path, sizeof(path), "--data-binary @%s/req.json", dir);
+		assert_int_equal(curl("b", "POST", 1 + fe, "/v2/models/m/infer", path), 200);
+		char want[200];
+		snprintf(want, sizeof(want), "\"id\":\"req-%d\",\"outputs\":[{\"name\":\"OUTPUT0\",\"datatype\":\"UINT64\","
+			 "\"shape\":[1,1],\"data\":[%llu]}]", 3 + fe, (unsigned long long)expected_digest(3 + fe));
+		assert_int_equal(count_in("b", want), 1);
+	}
+	/* the binary tensor extension, both ways */
+	{
+		const char hdr[] = "{\"inputs\": [{\"name\": \"INPUT0\", \"datatype\": \"UINT8\", \"shape\": [1000], "
+				   "\"parameters\": {\"binary_data_size\": 1000}}], "
+				   "\"outputs\": [{\"name\": \"OUTPUT0\", \"parameters\": {\"binary_data\": true}}]}";
+		uint8_t body[sizeof(hdr) - 1 + IN_BYTES];
+		memcpy(body, hdr, sizeof(hdr) - 1);
+		for (int i = 0; i < IN_BYTES; i++)
+			body[sizeof(hdr) - 1 + i] = (uint8_t)((i * 7 + 9) % 256);
+		write_file("req.bin", body, sizeof(body));
+		char args[500];
+		snprintf(args, sizeof(args), "-H 'Inference-Header-Content-Length: %zu' --data-binary @%s/req.bin",
+			 sizeof(hdr) - 1, dir);
+		assert_int_equal(curl("b", "POST", 1, "/v2/models/m/infer", args), 200);
+		char path[400];
+		snprintf(path, sizeof(path), "%s/b", dir);
+		FILE *f = fopen(path, "rb");
+		assert_non_null(f);
+		unsigned char out[4096];
+		size_t n = fread(out, 1, sizeof(out), f);
+		fclose(f);
+		assert_true(n > 8);
+		uint64_t got = 0;
+		for (int k = 0; k < 8; k++)
+			got |= (uint64_t)out[n - 8 + (size_t)k] << (8 * k);
+		assert_true(got == expected_digest(9));
+		assert_non_null(memmem(out, n - 8, "\"binary_data_size\":8", 20));
+	}
+	/* bad requests name the field */
+	struct {
+		const char *body, *want;
+		int code;
+	} bad[] = {
+		{ "{\"inputs\": [", "malformed JSON", 400 },
+		{ "{\"inputs\": [{\"name\": \"X\", \"datatype\": \"UINT8\", \"shape\": [1000], \"data\": []}]}",
+		  "inputs[0].name", 400 },
+		{ "{\"inputs\": [{\"name\": \"INPUT0\", \"datatype\": \"FP32\", \"shape\": [1000], \"data\": []}]}",
+		  "inputs[0].datatype", 400 },
+		{ "{\"inputs\": [{\"name\": \"INPUT0\", \"datatype\": \"UINT8\", \"shape\": [999], \"data\": []}]}",
+		  "inputs[0].shape", 400 },
+		{ "{\"inputs\": [{\"name\": \"INPUT0\", \"datatype\": \"UINT8\", \"shape\": [1000], \"data\": [1, 2]}]}",
+		  "inputs[0].data: 2 elements", 400 },
+		{ "{\"inputs\": [{\"name\": \"INPUT0\", \"datatype\": \"UINT8\", \"shape\": [1000], \"data\": [256]}]}",
+		  "is not a UINT8", 400 },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		write_file("bad.json", bad[i].body, strlen(bad[i].body));
+		char args[400];
+		snprintf(args, sizeof(args), "--data-binary @%s/bad.json", dir);
+		assert_int_equal(curl("b", "POST", 1, "/v2/models/m/infer", args), bad[i].code);
+		if (count_in("b", bad[i].want) != 1)
+			fail_msg("bad request %zu: no '%s' in %s", i, bad[i].want, slurp("b"));
+	}
+	/* 413 above http_body_max (65536 here) */
+	infer_body("big.json", 1, "UINT8", 30000);
+	char args[600];
+	snprintf(args, sizeof(args), "--data-binary @%s/big.json", dir);
+	assert_int_equal(curl("b", "POST", 1, "/v2/models/m/infer", args), 413);
+	/* deadline override: too long is refused, too short is dropped (503 with the reason) */
+	snprintf(args, sizeof(args), "-H 'Symphony-Deadline-Ms: 100000' --data-binary @%s/req.json", dir);
+	assert_int_equal(curl("b", "POST", 1, "/v2/models/m/infer", args), 400);
+	assert_int_equal(count_in("b", "deadline_max_ms"), 1);
+	snprintf(args, sizeof(args), "-H 'Symphony-Deadline-Ms: 1' --data-binary @%s/req.json", dir);
+	assert_int_equal(curl("b", "POST", 1, "/v2/models/m/infer", args), 503);
+	assert_int_equal(count_in("b", "dropped to protect the SLO"), 1);
+	/* late_status 504: frontend 0 is stopped while its request's result comes back */
+	int got504 = 0;
+	for (int attempt = 0; attempt < 5 && !got504; attempt++) {
+		char cmd[1200];
+		/* deferred to its last moment, the batch ends about 296 ms after the request came in;
+		 * the frontend sleeps from 150 ms to 650 ms */
+		snprintf(cmd, sizeof(cmd), "curl -s -m 10 -o '%s/late' -w '%%{http_code}' -X POST -H "
+			 "'Symphony-Deadline-Ms: 300' --data-binary @%s/req.json 'http://127.0.0.1:%d/v2/models/m/infer'",
+			 dir, dir, http_port(1));
+		FILE *p = popen(cmd, "r");
+		sleep_ms(150);
+		kill(c.fe[0], SIGSTOP);
+		sleep_ms(500);
+		kill(c.fe[0], SIGCONT);
+		int code = 0;
+		if (fscanf(p, "%d", &code) != 1)
+			code = 0;
+		pclose(p);
+		got504 = code == 504 && count_in("late", "after its deadline") == 1;
+	}
+	assert_true(got504);
+	/* metrics: every process's parses (promtool), and counts what happened */
+	int offs[3] = { 0, 1, 512 };
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(curl("metrics.txt", "GET", offs[i], "/metrics", ""), 200);
+		char cmd[600];
+		snprintf(cmd, sizeof(cmd), "promtool check metrics < '%s/metrics.txt' > '%s/promtool.log' 2>&1", dir, dir);
+		if (system(cmd) != 0)
+			fail_msg("promtool rejects the metrics of port %d: %s", http_port(offs[i]), slurp("promtool.log"));
+		if (i == 1) {
+			assert_int_equal(count_in("metrics.txt", "symphony_requests_total{frontend=\"0\",model=\"m\","
+								 "outcome=\"ok\"} 2\n"), 1);
+			assert_int_equal(count_in("metrics.txt", "outcome=\"late\"} 1\n"), 1);
+			assert_int_equal(count_in("metrics.txt", "outcome=\"dropped_expired\"} 1\n"), 1);
+		}
+		if (i == 0) {
+			assert_int_equal(count_in("metrics.txt", "symphony_gpus_online 4\n"), 1);
+			assert_int_equal(count_in("metrics.txt", "symphony_autoscale_add_gpus"), 3);
+		}
+	}
+	assert_int_equal(cluster_stop(&c), 0);
+	passed = true;
+}
+
+/* wrk (closed loop, 4 connections) against the infer endpoint: no errors. */
+static void test_http_load(void **state)
+{
+	(void)state;
+	struct cluster c;
+	cluster_start(&c);
+	infer_body("req.json", 5, "UINT8", IN_BYTES);
+	char *body = slurp("req.json");
+	assert_non_null(body);
+	char lua[16384];
+	snprintf(lua, sizeof(lua), "wrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\n"
+		 "wrk.body = '%s'\n", body);
+	free(body);
+	write_file("post.lua", lua, strlen(lua));
+	sleep_ms(200);
+	char cmd[800];
+	snprintf(cmd, sizeof(cmd), "wrk -t1 -c4 -d3s --timeout 2s -s '%s/post.lua' 'http://127.0.0.1:%d/v2/models/m/infer' "
+		 "> '%s/wrk.txt' 2>&1", dir, http_port(1), dir);
+	assert_int_equal(system(cmd), 0);
+	char *out = slurp("wrk.txt");
+	assert_non_null(out);
+	const char *reqs = strstr(out, " requests in ");
+	long n = 0;
+	while (reqs && reqs > out && reqs[-1] >= '0' && reqs[-1] <= '9')
+		reqs--;
+	if (reqs)
+		n = strtol(reqs, NULL, 10);
+	if (n < 100 || strstr(out, "Non-2xx") || strstr(out, "Socket errors"))
+		fail_msg("wrk: %ld requests, or errors:\n%s", n, out);
+	free(out);
+	assert_int_equal(cluster_stop(&c), 0);
+	passed = true;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -407,6 +662,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_low_load, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_kill_backend, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_garbage_peer, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_http_api, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_http_load, setup, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,8 +40,8 @@
 
 #include "runtime/tensor.h"
 
-#define SYM_CUDA_MAX_LAYERS 16 /* weight layers of a built-in (mlp: 17 sizes; cnn: 15 conv entries) */
-#define SYM_CUDA_MAX_DIM (1 << 24) /* largest mlp layer, cnn channel count, classes and C*H*W */
+#define SYM_CUDA_MAX_LAYERS 16        /* weight layers of a built-in (mlp: 17 sizes; cnn: 15 conv entries) */
+#define SYM_CUDA_MAX_DIM    (1 << 24) /* largest mlp layer, cnn channel count, classes and C*H*W */
 
 enum sym_cuda_layer_kind { SYM_CUDA_FC = 1, SYM_CUDA_CONV };
 
@@ -50,22 +50,22 @@ enum sym_cuda_layer_kind { SYM_CUDA_FC = 1, SYM_CUDA_CONV };
  * [out_c][in_h/2][in_w/2]. */
 struct sym_cuda_layer {
 	enum sym_cuda_layer_kind kind;
-	int relu;                /* FC: ReLU after it (every layer but the last); CONV: always 1 */
+	int relu; /* FC: ReLU after it (every layer but the last); CONV: always 1 */
 	int in_c, in_h, in_w;
 	int out_c, out_h, out_w;
-	size_t w_off, b_off;     /* where its weights and biases start in the parameters, in floats */
-	size_t nw, nb;           /* how many */
+	size_t w_off, b_off; /* where its weights and biases start in the parameters, in floats */
+	size_t nw, nb;       /* how many */
 	int fan_in;
 };
 
 struct sym_cuda_builtin {
-	char kind[4];            /* "mlp" or "cnn" */
+	char kind[4]; /* "mlp" or "cnn" */
 	uint64_t seed;
 	int nlayers;
 	struct sym_cuda_layer layers[SYM_CUDA_MAX_LAYERS];
 	size_t in_elems, out_elems; /* one sample's input and output, floats */
-	size_t max_act;          /* largest output of a layer but the last, one sample, floats (0: one layer) */
-	size_t nparams;          /* floats */
+	size_t max_act;             /* largest output of a layer but the last, one sample, floats (0: one layer) */
+	size_t nparams;             /* floats */
 	struct sym_tensor_sig input, output; /* the signature: INPUT0 / OUTPUT0, FP32 */
 };
 
@@ -81,8 +81,7 @@ struct sym_cuda_spec {
  * "builtin" is a plugin: its "lib", or model_lib (--model-lib) when it has
  * none. Returns 0 or -EINVAL with a message in err that names the key
  * ("builtin mlp: key 'layers': ..."). */
-int sym_cuda_spec_parse(const cJSON *spec, const char *model_lib, struct sym_cuda_spec *s, char *err,
-			size_t errlen);
+int sym_cuda_spec_parse(const cJSON *spec, const char *model_lib, struct sym_cuda_spec *s, char *err, size_t errlen);
 
 /* Parses a built-in's spec ("builtin" is required). 0 or -EINVAL as above. */
 int sym_cuda_builtin_parse(const cJSON *spec, struct sym_cuda_builtin *b, char *err, size_t errlen);
@@ -112,7 +111,6 @@ void sym_cuda_builtin_init_params(const struct sym_cuda_builtin *b, float *param
 /* Runs the built-in on the CPU for n samples (in: n * in_elems floats, out:
  * n * out_elems), with the given parameters, accumulating in double. Returns
  * 0 or -ENOMEM. */
-int sym_cuda_builtin_ref(const struct sym_cuda_builtin *b, const float *params, int n, const float *in,
-			 float *out);
+int sym_cuda_builtin_ref(const struct sym_cuda_builtin *b, const float *params, int n, const float *in, float *out);
 
 #endif

@@ -1,0 +1,79 @@
+/* runtime/http.h - an HTTP/1.1 server inside a process's own event loop.
+ *
+ * A thin layer over libmicrohttpd (Debian's libmicrohttpd-dev), which does
+ * the parsing, keep-alive, chunked bodies, 100-continue and timeouts. It
+ * runs in libmicrohttpd's external-epoll mode: the process adds
+ * sym_http_fd() to its epoll set, calls sym_http_run() when it is readable
+ * and at least every sym_http_timeout_ms(), and so every handler runs on
+ * the process's one thread, with no lock, beside its fabric and its timers.
+ *
+ * The handler is called once per request, when the whole body is there. It
+ * may answer at once or later (the frontend answers an inference when its
+ * result comes back): until sym_http_reply(), the connection is suspended
+ * and costs nothing. A body above body_max is answered 413 without calling
+ * the handler. Every request gets exactly one answer; a request whose
+ * connection closes while it waits stays valid until it is answered.
+ */
+#ifndef SYM_HTTP_H
+#define SYM_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct sym_http;
+struct sym_http_req;
+
+typedef void (*sym_http_handler)(void *ctx, struct sym_http_req *r);
+
+struct sym_http_cfg {
+	const char *host;         /* address to bind (a name or a numeric address) */
+	const char *port;
+	size_t body_max;          /* larger bodies get 413 */
+	sym_http_handler handler;
+	void *ctx;
+};
+
+/* Listens. Returns 0, or -EINVAL / -EADDRINUSE / -ENOMEM with a message. */
+int sym_http_start(struct sym_http **out, const struct sym_http_cfg *cfg, char *err, size_t errlen);
+
+/* Stops listening and closes every connection. Requests still waiting must
+ * have been answered. Accepts NULL. */
+void sym_http_stop(struct sym_http *h);
+
+/* The descriptor to watch for input (an epoll set of libmicrohttpd's). */
+int sym_http_fd(const struct sym_http *h);
+
+/* Handles whatever is ready; never blocks. */
+void sym_http_run(struct sym_http *h);
+
+/* True when an answer given since the last sym_http_run() waits to be sent:
+ * call sym_http_run() before sleeping. */
+bool sym_http_pending(const struct sym_http *h);
+
+/* How long until sym_http_run() must be called again (ms), or -1: no limit. */
+int sym_http_timeout_ms(struct sym_http *h);
+
+/* The request. Strings stay valid until the request is answered. */
+const char *sym_http_method(const struct sym_http_req *r);
+const char *sym_http_path(const struct sym_http_req *r); /* without the query */
+const char *sym_http_header(const struct sym_http_req *r, const char *name); /* NULL when absent */
+const char *sym_http_query(const struct sym_http_req *r, const char *name);  /* NULL when absent */
+const char *sym_http_body(const struct sym_http_req *r, size_t *len);       /* NUL-terminated */
+
+/* Answers r (once; the body is copied). headers: NULL, or name, value, ...,
+ * NULL. Returns 0 or -ENOMEM (the request is then answered 500). After it,
+ * r must not be used. */
+int sym_http_reply(struct sym_http_req *r, unsigned status, const char *content_type, const void *body,
+		   size_t len, const char *const *headers);
+
+/* Answers {"error": "<message>"} (JSON-escaped), the KServe error form. */
+int sym_http_reply_error(struct sym_http_req *r, unsigned status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Requests served (answered) so far, and of those, by status class. */
+struct sym_http_stats {
+	unsigned long long requests, s2xx, s4xx, s5xx;
+};
+void sym_http_stats(const struct sym_http *h, struct sym_http_stats *out);
+
+#endif
