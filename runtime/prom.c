@@ -9,6 +9,24 @@ const double sym_prom_latency_bounds[] = { 0.0005, 0.001, 0.002, 0.005, 0.01, 0.
 					   0.04,   0.05,  0.075, 0.1,   0.15, 0.2,   0.3,  0.5,   1,    2.5, 5, 10 };
 const int sym_prom_latency_nbounds = sizeof(sym_prom_latency_bounds) / sizeof(sym_prom_latency_bounds[0]);
 
+/* Makes room for `need` bytes in all (the text and its NUL). */
+static bool grow(struct sym_buf *b, size_t need)
+{
+	if (need <= b->cap)
+		return true;
+	size_t cap = b->cap ? b->cap : 4096;
+	while (cap < need)
+		cap *= 2;
+	char *p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = true;
+		return false;
+	}
+	b->p = p;
+	b->cap = cap;
+	return true;
+}
+
 static void vput(struct sym_buf *b, const char *fmt, va_list ap)
 {
 	if (b->oom)
@@ -26,16 +44,8 @@ static void vput(struct sym_buf *b, const char *fmt, va_list ap)
 			b->len += (size_t)n;
 			return;
 		}
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap <= b->len + (size_t)n)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = true;
+		if (!grow(b, b->len + (size_t)n + 1))
 			return;
-		}
-		b->p = p;
-		b->cap = cap;
 	}
 }
 
@@ -49,20 +59,8 @@ void sym_buf_printf(struct sym_buf *b, const char *fmt, ...)
 
 void sym_buf_append(struct sym_buf *b, const void *data, size_t n)
 {
-	if (b->oom)
+	if (b->oom || !grow(b, b->len + n + 1))
 		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
 	memcpy(b->p + b->len, data, n);
 	b->len += n;
 	b->p[b->len] = 0;

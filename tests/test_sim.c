@@ -338,6 +338,7 @@ static void test_completion_delay(void **state)
 	struct sym_run_opts o = { .rate = 100 };
 	assert_int_not_equal(sym_sim_run(&e, &o, &r, err, sizeof(err)), 0);
 	assert_non_null(strstr(err, "cancel running batches"));
+	sym_run_result_finish(&r);
 	sym_experiment_finish(&e);
 }
 
