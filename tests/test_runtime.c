@@ -274,6 +274,17 @@ static void test_low_load(void **state)
 		cJSON *s = load_json("schedd.json");
 		double req = num(j, "checks.requests");
 		assert_true(req > 600 && req < 1200); /* Poisson, 300/s for 3 s */
+		assert_int_equal((int)num(j, "checks.unanswered"), 0);
+		/* a stall of failure_ms (50 ms) makes schedd remove a peer: a machine's stall too */
+		double removed = num(s, "frontend_failures") + num(s, "backend_failures");
+		if (removed > 0) {
+			fprintf(stderr, "attempt %d: the machine stalled a process for over 50 ms (%.0f peers "
+					"removed), again\n", attempt, removed);
+			cJSON_Delete(j);
+			cJSON_Delete(s);
+			assert_true(attempt < 3);
+			continue;
+		}
 		assert_int_equal((int)num(j, "checks.answered"), (int)req);
 		assert_int_equal((int)num(j, "checks.unanswered"), 0);
 		assert_int_equal((int)num(j, "checks.duplicate_answers"), 0);

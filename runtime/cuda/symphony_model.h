@@ -9,15 +9,17 @@
  * dlopen(RTLD_NOW | RTLD_LOCAL) for a model whose executor spec is
  * {"lib": "/path/libfoo.so", "args": {...}} (or that has no built-in when the
  * backend runs with --model-lib), calls `load` once, `run` per batch and
- * `unload` when the executor is destroyed. This header needs no CUDA include:
- * a stream is a cudaStream_t passed as void *. Link the plugin with the CUDA
- * runtime (libcudart.so) so that it shares the executor's CUDA context.
+ * `unload` when the executor is destroyed. Right after load the executor runs
+ * one batch of 1 all-zero input (a warm-up). This header needs no CUDA include:
+ * a stream is a cudaStream_t passed as void *. Link the plugin with the shared
+ * CUDA runtime (nvcc --cudart shared), so that it uses the executor's.
  *
- * Threads: every call comes from the executor's one thread, with the model's
- * device current (cudaSetDevice). Errors: 0 on success, else a negative errno
- * value (-EINVAL a bad signature or argument, -ENOSPC not enough device
- * memory, ...) with a one-line message written into err (errlen bytes, NUL
- * included).
+ * Threads: calls never overlap; load and run may come from different
+ * threads. load, run and unload have the model's device current
+ * (cudaSetDevice); memory should not call CUDA. Errors: 0 on success, else a
+ * negative errno value (-EINVAL a bad signature or argument, -ENOSPC not
+ * enough device memory, ...) with a one-line message written into err
+ * (errlen bytes, NUL included).
  *
  * The ABI number changes whenever a struct or a callback here changes; the
  * executor refuses a library built for another number.
