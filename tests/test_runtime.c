@@ -129,6 +129,15 @@ static int cluster_stop(struct cluster *c);
 
 static void cluster_start(struct cluster *c)
 {
+	/* fresh logs: the start is judged by what schedd.log says (a repeated run appended to the
+	 * old one would look up at once) */
+	const char *logs[] = { "schedd.log", "frontend0.log", "frontend1.log", "backend0.log", "backend1.log",
+			       "backend2.log", "backend3.log" };
+	for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
+		char path[400];
+		snprintf(path, sizeof(path), "%s/%s", dir, logs[i]);
+		unlink(path);
+	}
 	const char *sa[] = { "schedd", cfg, "--json", "schedd.json", NULL };
 	char sjson[400];
 	snprintf(sjson, sizeof(sjson), "%s/schedd.json", dir);
