@@ -569,48 +569,43 @@ static void http_infer(struct frontend *f, struct sym_http_req *r, int model)
 	submit(f, i, dl > 0 ? (int64_t)(dl * 1e6) : f->slo[model], (uint32_t)sym_tensor_bytes(&m->input));
 }
 
-static void http_metrics(struct frontend *f, struct sym_http_req *r)
+static void write_metrics(void *ctx, struct sym_buf *b)
 {
-	struct sym_buf b = { 0 };
+	struct frontend *f = ctx;
 	const struct sym_experiment *e = &f->c->exp;
 	char id[16];
 	snprintf(id, sizeof(id), "%d", f->id);
-	sym_prom_family(&b, "symphony_requests_total", "counter",
+	sym_prom_family(b, "symphony_requests_total", "counter",
 			"Requests by model and outcome (ok, late: answered after the deadline, dropped_*, ...)");
 	for (size_t m = 0; m < e->nmodels; m++)
 		for (int k = 0; k < NOUTCOMES; k++) {
 			if (k == SYM_WIRE_FRONTEND_GONE)
 				continue;
 			const char *l[] = { "frontend", id, "model", e->profiles[m].name, "outcome", outcome_names[k], NULL };
-			sym_prom_sample(&b, "symphony_requests_total", l, (double)f->ms[m].outcome[k]);
+			sym_prom_sample(b, "symphony_requests_total", l, (double)f->ms[m].outcome[k]);
 		}
-	sym_prom_family(&b, "symphony_request_latency_seconds", "histogram",
+	sym_prom_family(b, "symphony_request_latency_seconds", "histogram",
 			"Time from a request's arrival at the frontend to its answer, for requests answered with output");
 	for (size_t m = 0; m < e->nmodels; m++) {
 		const char *l[] = { "frontend", id, "model", e->profiles[m].name, NULL };
-		sym_prom_hist(&b, "symphony_request_latency_seconds", l, &f->ms[m].latency, sym_prom_latency_bounds,
+		sym_prom_hist(b, "symphony_request_latency_seconds", l, &f->ms[m].latency, sym_prom_latency_bounds,
 			      sym_prom_latency_nbounds);
 	}
 	const char *l[] = { "frontend", id, NULL };
-	sym_prom_family(&b, "symphony_frontend_pool_slots", "gauge", "Input slots of the frontend's registered pool");
-	sym_prom_sample(&b, "symphony_frontend_pool_slots", l, f->c->pool_slots);
-	sym_prom_family(&b, "symphony_frontend_pool_slots_busy", "gauge", "Input slots holding a waiting request");
-	sym_prom_sample(&b, "symphony_frontend_pool_slots_busy", l, (double)((uint32_t)f->c->pool_slots - f->nfree));
-	sym_prom_family(&b, "symphony_frontend_scheduler_up", "gauge", "1 when the frontend is connected to schedd");
-	sym_prom_sample(&b, "symphony_frontend_scheduler_up", l, f->schedd_up);
+	sym_prom_family(b, "symphony_frontend_pool_slots", "gauge", "Input slots of the frontend's registered pool");
+	sym_prom_sample(b, "symphony_frontend_pool_slots", l, f->c->pool_slots);
+	sym_prom_family(b, "symphony_frontend_pool_slots_busy", "gauge", "Input slots holding a waiting request");
+	sym_prom_sample(b, "symphony_frontend_pool_slots_busy", l, (double)((uint32_t)f->c->pool_slots - f->nfree));
+	sym_prom_family(b, "symphony_frontend_scheduler_up", "gauge", "1 when the frontend is connected to schedd");
+	sym_prom_sample(b, "symphony_frontend_scheduler_up", l, f->schedd_up);
 	struct sym_http_stats hs;
 	sym_http_stats(f->http, &hs);
-	sym_prom_family(&b, "symphony_http_responses_total", "counter", "HTTP responses by status class");
+	sym_prom_family(b, "symphony_http_responses_total", "counter", "HTTP responses by status class");
 	const char *c2[] = { "frontend", id, "code", "2xx", NULL }, *c4[] = { "frontend", id, "code", "4xx", NULL },
 		   *c5[] = { "frontend", id, "code", "5xx", NULL };
-	sym_prom_sample(&b, "symphony_http_responses_total", c2, (double)hs.s2xx);
-	sym_prom_sample(&b, "symphony_http_responses_total", c4, (double)hs.s4xx);
-	sym_prom_sample(&b, "symphony_http_responses_total", c5, (double)hs.s5xx);
-	if (b.oom)
-		sym_http_reply_error(r, 500, "out of memory");
-	else
-		sym_http_reply(r, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len, NULL);
-	sym_buf_free(&b);
+	sym_prom_sample(b, "symphony_http_responses_total", c2, (double)hs.s2xx);
+	sym_prom_sample(b, "symphony_http_responses_total", c4, (double)hs.s4xx);
+	sym_prom_sample(b, "symphony_http_responses_total", c5, (double)hs.s5xx);
 }
 
 static void on_http(void *ctx, struct sym_http_req *r)
@@ -618,22 +613,17 @@ static void on_http(void *ctx, struct sym_http_req *r)
 	struct frontend *f = ctx;
 	const char *path = sym_http_path(r), *meth = sym_http_method(r);
 	bool get = !strcmp(meth, "GET") || !strcmp(meth, "HEAD"), post = !strcmp(meth, "POST");
-	const char *allow_get[] = { "Allow", "GET, HEAD", NULL }, *allow_post[] = { "Allow", "POST", NULL };
-	if (!strcmp(path, "/metrics")) {
-		if (!get)
-			goto not_get;
-		http_metrics(f, r);
+	if (!strcmp(path, "/metrics") || !strcmp(path, "/v2/health/live")) {
+		sym_rt_serve_metrics(r, write_metrics, f);
 		return;
 	}
-	if (!strcmp(path, "/v2/health/live") || !strcmp(path, "/v2/health/ready") || !strcmp(path, "/v2") ||
+	if (!strcmp(path, "/v2/health/ready") || !strcmp(path, "/v2") ||
 	    !strcmp(path, "/v2/")) {
 		if (!get)
 			goto not_get;
 		cJSON *o = cJSON_CreateObject();
 		unsigned st = 200;
-		if (!strcmp(path, "/v2/health/live")) {
-			cJSON_AddBoolToObject(o, "live", true);
-		} else if (!strcmp(path, "/v2/health/ready")) {
+		if (!strcmp(path, "/v2/health/ready")) {
 			cJSON_AddBoolToObject(o, "ready", f->schedd_up);
 			st = f->schedd_up ? 200 : 503;
 		} else {
@@ -686,8 +676,7 @@ static void on_http(void *ctx, struct sym_http_req *r)
 		reply_json(r, f->schedd_up ? 200 : 503, o);
 	} else if (!strcmp(rest, "/infer")) {
 		if (!post) {
-			static const char msg[] = "{\"error\": \"infer takes POST\"}";
-			sym_http_reply(r, 405, "application/json", msg, sizeof(msg) - 1, allow_post);
+			sym_http_reply_method(r, "POST");
 			return;
 		}
 		http_infer(f, r, (int)m);
@@ -696,8 +685,7 @@ static void on_http(void *ctx, struct sym_http_req *r)
 	}
 	return;
 not_get:
-	static const char msg[] = "{\"error\": \"this endpoint takes GET\"}";
-	sym_http_reply(r, 405, "application/json", msg, sizeof(msg) - 1, allow_get);
+	sym_http_reply_method(r, "GET, HEAD");
 }
 
 int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o)

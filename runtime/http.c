@@ -284,6 +284,17 @@ int sym_http_reply(struct sym_http_req *r, unsigned status, const char *content_
 	return rc;
 }
 
+/* {"error": msg}, JSON-escaped. */
+static int reply_error(struct sym_http_req *r, unsigned status, const char *msg, const char *const *headers)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *text = o && cJSON_AddStringToObject(o, "error", msg) ? cJSON_PrintUnformatted(o) : NULL;
+	cJSON_Delete(o);
+	int rc = sym_http_reply(r, status, "application/json", text ? text : "{}", text ? strlen(text) : 2, headers);
+	free(text);
+	return rc;
+}
+
 int sym_http_reply_error(struct sym_http_req *r, unsigned status, const char *fmt, ...)
 {
 	char msg[1024];
@@ -291,12 +302,15 @@ int sym_http_reply_error(struct sym_http_req *r, unsigned status, const char *fm
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	cJSON *o = cJSON_CreateObject();
-	char *text = o && cJSON_AddStringToObject(o, "error", msg) ? cJSON_PrintUnformatted(o) : NULL;
-	cJSON_Delete(o);
-	int rc = sym_http_reply(r, status, "application/json", text ? text : "{}", text ? strlen(text) : 2, NULL);
-	free(text);
-	return rc;
+	return reply_error(r, status, msg, NULL);
+}
+
+int sym_http_reply_method(struct sym_http_req *r, const char *allow)
+{
+	char msg[1024];
+	snprintf(msg, sizeof(msg), "%s %s: this endpoint takes %s", r->method, r->path, allow);
+	const char *h[] = { "Allow", allow, NULL };
+	return reply_error(r, 405, msg, h);
 }
 
 void sym_http_stats(const struct sym_http *h, struct sym_http_stats *out)

