@@ -412,10 +412,18 @@ static void test_garbage_peer(void **state)
 	assert_int_equal(st, 0);
 	assert_int_equal(sst, 0);
 	cJSON *j = load_json("after.json");
-	assert_true(num(j, "late") + num(j, "dropped") <= 0.01 * num(j, "offered")); /* serving: timing is test_low_load's */
+	cJSON *s = load_json("schedd.json");
+	/* serving (timing is test_low_load's): at most 1% bad, unless the machine stalled the
+	 * run (test_low_load's rule: loadgen or schedd's timers over 2 ms late) */
+	double bad = num(j, "late") + num(j, "dropped");
+	bool stalled = num(j, "checks.send_lag_max_ms") > 2 || num(s, "scheduler_lag_max_us") > 2000;
+	if (bad > 0.01 * num(j, "offered") && stalled)
+		fprintf(stderr, "%.0f bad of %.0f after the garbage, in a run the machine stalled\n", bad,
+			num(j, "offered"));
+	assert_true(bad <= 0.01 * num(j, "offered") || stalled);
+	assert_true(num(j, "served") > 0.5 * num(j, "offered"));
 	assert_int_equal((int)num(j, "checks.unanswered"), 0);
 	cJSON_Delete(j);
-	cJSON *s = load_json("schedd.json");
 	assert_true(num(s, "rejected_messages") >= 1);
 	assert_int_equal((int)num(s, "backend_failures"), 0);
 	cJSON_Delete(s);
