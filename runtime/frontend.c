@@ -794,10 +794,19 @@ int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	for (uint32_t i = 0; i < f.nclients; i++)
 		if (f.clients[i].open)
 			sym_stream_flush(&f.clients[i].st);
-	if (!o->quiet)
+	if (!o->quiet) {
+		uint64_t late = 0;
+		int64_t p99 = 0;
+		for (size_t m = 0; m < c->exp.nmodels; m++) {
+			late += f.ms[m].outcome[OUTCOME_LATE];
+			int64_t q = sym_hist_quantile(&f.ms[m].latency, 0.99);
+			p99 = q > p99 ? q : p99;
+		}
 		sym_rt_log(f.who, "stopping: %" PRIu64 " requests accepted, %" PRIu64 " refused, %" PRIu64
-			   " answers, %" PRIu64 " results, %" PRIu64 " drop notices, %" PRIu64 " stale",
-			   f.accepted, f.refused, f.answered, f.results, f.drops, f.stale);
+			   " answers, %" PRIu64 " results (%" PRIu64 " after their deadline here; latency here p99 %.3f ms), %" PRIu64
+			   " drop notices, %" PRIu64 " stale",
+			   f.accepted, f.refused, f.answered, f.results, late, (double)p99 / 1e6, f.drops, f.stale);
+	}
 out:
 	sym_http_stop(f.http);
 	for (uint32_t i = 0; i < f.nclients; i++)
