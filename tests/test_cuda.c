@@ -4,13 +4,14 @@
  * that names the CUDA error (a build without CUDA: that it has none). Without
  * a GPU the rest is skipped (exit 77). With one:
  *   - the mlp and cnn built-ins (and odd sizes that do not fill the kernels'
- *     tiles) give the CPU reference's outputs (runtime/cuda/models.h) within
+ *     thread blocks) give the CPU reference's outputs (runtime/cuda/models.h) within
  *     a tolerance, for batches of several sizes;
  *   - the example plugin (argv[1], y = a*x + b) by spec and by --model-lib;
  *     plugin errors: no such library, no entry point, another ABI (argv[2]);
  *   - a signature mismatch and a model larger than the GPU are refused;
  *   - memory: static and dynamic(b) = b * dynamic(1);
- *   - began >= start, ended > began, and a batch of 64 takes longer than one of 1;
+ *   - began >= start, ended > began, and latency is a straight line in the batch size
+ *     (a least-squares fit over batches of 1..64 with R^2 > 0.95, 64 over 4x of 1);
  *   - bad runs (unloaded model, batch sizes, input lengths, small outputs) are refused.
  * Args: [example plugin path] [bad-ABI plugin path].
  */
@@ -24,6 +25,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <gsl/gsl_fit.h>
 
 #include "runtime/cuda/models.h"
 #include "runtime/executor.h"
@@ -383,29 +386,41 @@ static int cmp_time(const void *a, const void *b)
 	return (p > q) - (p < q);
 }
 
+/* The built-ins' latency is a straight line in the batch size (runtime/cuda/kernel_body.h). */
 static void test_latency(void **state)
 {
 	(void)state;
 	struct sym_executor *x = open_gpu(NULL);
 	char err[512];
-	/* wide enough that a batch of 64 needs more thread blocks than the GPU holds at once */
-	struct model *m = model_new("big", "{\"builtin\": \"mlp\", \"layers\": [4096, 8192, 8192, 10]}", 64, 0);
+	struct model *m = model_new("mlp", "{\"builtin\": \"mlp\", \"layers\": [1024, 2048, 2048, 10]}", 64, 0);
 	assert_int_equal(x->ops->load(x, 0, &m->d, err, sizeof(err)), 0);
-	sym_time med[2];
-	static const int sizes[2] = { 1, 64 };
-	for (int s = 0; s < 2; s++) {
+	enum { NS = 6, REPS = 7 };
+	static const int sizes[NS] = { 1, 8, 16, 32, 48, 64 };
+	double bs[NS], ms[NS];
+	for (int s = 0; s < NS; s++) {
 		struct batch *b = batch_new(m, sizes[s], 5);
-		sym_time t[5];
+		sym_time t[REPS];
 		run_ok(x, 0, b); /* warm-up */
-		for (int r = 0; r < 5; r++)
+		for (int r = 0; r < REPS; r++)
 			t[r] = run_ok(x, 0, b);
-		qsort(t, 5, sizeof(t[0]), cmp_time);
-		med[s] = t[2];
+		qsort(t, REPS, sizeof(t[0]), cmp_time);
+		bs[s] = sizes[s];
+		ms[s] = (double)t[REPS / 2] / 1e6;
 		batch_free(b);
 	}
-	print_message("mlp 4096-8192-8192-10: median latency %.3f ms for a batch of 1, %.3f ms for 64\n", med[0] / 1e6,
-		      med[1] / 1e6);
-	assert_true(med[1] > med[0]);
+	double beta, alpha, c00, c01, c11, sumsq, mean = 0, tot = 0;
+	gsl_fit_linear(bs, 1, ms, 1, NS, &beta, &alpha, &c00, &c01, &c11, &sumsq);
+	for (int s = 0; s < NS; s++)
+		mean += ms[s] / NS;
+	for (int s = 0; s < NS; s++)
+		tot += (ms[s] - mean) * (ms[s] - mean);
+	double r2 = tot > 0 ? 1 - sumsq / tot : 0;
+	print_message("mlp 1024-2048-2048-10: median latency %.3f ms (batch 1) .. %.3f ms (64); fit alpha %.5f ms, "
+		      "beta %.4f ms, R^2 %.4f\n",
+		      ms[0], ms[NS - 1], alpha, beta, r2);
+	assert_true(ms[NS - 1] > 4 * ms[0]);
+	assert_true(alpha > 0);
+	assert_true(r2 > 0.95);
 	x->ops->destroy(x);
 	model_free(m);
 }

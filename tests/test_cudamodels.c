@@ -5,7 +5,9 @@
  *   - a model signature is checked against the built-in's, naming the expected one;
  *   - the weight generator is splitmix64 (its published first values), deterministic for a seed,
  *     within [-s, s], and its first values match an independent computation;
- *   - the CPU reference on a 2-2-1 MLP and two 1-channel CNNs computed by hand.
+ *   - the CPU reference on a 2-2-1 MLP and two 1-channel CNNs computed by hand;
+ *   - the GPU kernels' per-thread bodies (runtime/cuda/kernel_body.h), run on the CPU for every
+ *     thread index with the device layout of the weights, give the reference's outputs.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/cuda/kernel_body.h"
 #include "runtime/cuda/models.h"
 #include "testutil.h"
 
@@ -371,6 +374,74 @@ static void test_reference_default_models(void **state)
 	}
 }
 
+/* The built-in run as the executor runs it (cuda_executor.c's enqueue): per
+ * layer, every thread index of the kernel, on ping-pong activations. */
+static void run_bodies(const struct sym_cuda_builtin *b, const float *dev, int n, const float *in, float *out)
+{
+	size_t act = (b->max_act ? b->max_act : 1) * (size_t)n;
+	float *buf[2] = { malloc(act * sizeof(float)), malloc(act * sizeof(float)) };
+	assert_true(buf[0] && buf[1]);
+	const float *cur = in;
+	for (int i = 0; i < b->nlayers; i++) {
+		const struct sym_cuda_layer *l = &b->layers[i];
+		float *dst = i + 1 == b->nlayers ? out : buf[i % 2];
+		const float *w = dev + l->w_off, *bias = dev + l->b_off;
+		if (l->kind == SYM_CUDA_CONV)
+			for (long long e = 0; e < (long long)l->out_c * l->out_h * l->out_w; e++)
+				sym_conv_pool_elem(cur, w, bias, dst, n, l->in_c, l->in_h, l->in_w, l->out_c, e);
+		else
+			for (int u = 0; u < l->out_c; u++)
+				sym_fc_unit(cur, w, bias, dst, n, l->fan_in, l->out_c, l->relu, u);
+		cur = dst;
+	}
+	free(buf[0]);
+	free(buf[1]);
+}
+
+static void test_kernel_bodies(void **state)
+{
+	(void)state;
+	char err[256];
+	static const char *const specs[] = {
+		"{\"builtin\": \"mlp\", \"layers\": [784, 1024, 1024, 10], \"seed\": 1}",
+		"{\"builtin\": \"cnn\", \"input\": [3, 32, 32], \"channels\": [16, 32], \"classes\": 10}",
+		"{\"builtin\": \"mlp\", \"layers\": [37, 50, 17, 3], \"seed\": 3}",
+		"{\"builtin\": \"cnn\", \"input\": [2, 7, 9], \"channels\": [5, 3], \"classes\": 19, \"seed\": 4}",
+		"{\"builtin\": \"mlp\", \"layers\": [3, 2]}",
+	};
+	static const int sizes[] = { 1, 3, 17 };
+	for (size_t m = 0; m < sizeof(specs) / sizeof(specs[0]); m++) {
+		struct sym_cuda_builtin b;
+		assert_int_equal(builtin(specs[m], &b, err, sizeof(err)), 0);
+		float *p = malloc(b.nparams * sizeof(float)), *dev = malloc(b.nparams * sizeof(float));
+		assert_true(p && dev);
+		sym_cuda_builtin_init_params(&b, p);
+		sym_cuda_builtin_device_params(&b, p, dev);
+		if (b.layers[0].kind == SYM_CUDA_FC && b.layers[0].out_c > 1) /* transposed: w[1][0] is at [0][1] */
+			assert_true(dev[b.layers[0].w_off + 1] == p[b.layers[0].w_off + (size_t)b.layers[0].fan_in]);
+		for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+			int n = sizes[s];
+			float *in = malloc((size_t)n * b.in_elems * sizeof(float));
+			float *want = malloc((size_t)n * b.out_elems * sizeof(float));
+			float *got = malloc((size_t)n * b.out_elems * sizeof(float));
+			assert_true(in && want && got);
+			uint64_t st = 1000 + (uint64_t)s;
+			for (size_t i = 0; i < (size_t)n * b.in_elems; i++)
+				in[i] = sym_cuda_uniform(&st, 1.0f);
+			assert_int_equal(sym_cuda_builtin_ref(&b, p, n, in, want), 0);
+			memset(got, 0xff, (size_t)n * b.out_elems * sizeof(float)); /* NaNs: every output is written */
+			run_bodies(&b, dev, n, in, got);
+			for (size_t i = 0; i < (size_t)n * b.out_elems; i++)
+				assert_near(got[i], want[i], 1e-4 * (1 + fabs(want[i])), "kernel body against the reference");
+			free(in);
+			free(want);
+			free(got);
+		}
+		free(p);
+		free(dev);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +452,7 @@ int main(void)
 		cmocka_unit_test(test_weights),
 		cmocka_unit_test(test_reference_by_hand),
 		cmocka_unit_test(test_reference_default_models),
+		cmocka_unit_test(test_kernel_bodies),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

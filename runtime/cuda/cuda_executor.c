@@ -177,20 +177,24 @@ static int plugin_load(struct cuda_x *x, struct cmodel *cm, const struct sym_mod
 	return 0;
 }
 
-/* Weights: generated on the host from the seed, then copied. */
+/* Weights: generated on the host from the seed, laid out for the kernels, then copied. */
 static int builtin_upload(struct cmodel *cm, const char *who, char *err, size_t errlen)
 {
 	const struct sym_cuda_builtin *net = &cm->spec.net;
 	int rc = 0;
-	float *host = malloc(net->nparams * sizeof(float));
-	if (!host)
-		return ERR(-ENOMEM, "cuda executor: %s: out of host memory for %zu weights", who, net->nparams);
+	float *host = malloc(net->nparams * sizeof(float)), *dev = malloc(net->nparams * sizeof(float));
+	if (!host || !dev) {
+		rc = ERR(-ENOMEM, "cuda executor: %s: out of host memory for %zu weights", who, net->nparams);
+		goto fail;
+	}
 	sym_cuda_builtin_init_params(net, host);
+	sym_cuda_builtin_device_params(net, host, dev);
 	CU(cudaMalloc((void **)&cm->d_params, net->nparams * sizeof(float)), "cudaMalloc (weights)");
-	CU(cudaMemcpy(cm->d_params, host, net->nparams * sizeof(float), cudaMemcpyHostToDevice),
+	CU(cudaMemcpy(cm->d_params, dev, net->nparams * sizeof(float), cudaMemcpyHostToDevice),
 	   "cudaMemcpy (weights)");
 fail:
 	free(host);
+	free(dev);
 	return rc;
 }
 

@@ -283,6 +283,20 @@ void sym_cuda_builtin_init_params(const struct sym_cuda_builtin *b, float *param
 	}
 }
 
+void sym_cuda_builtin_device_params(const struct sym_cuda_builtin *b, const float *params, float *dev)
+{
+	memcpy(dev, params, b->nparams * sizeof(float));
+	for (int i = 0; i < b->nlayers; i++) {
+		const struct sym_cuda_layer *l = &b->layers[i];
+		if (l->kind != SYM_CUDA_FC)
+			continue;
+		size_t in = (size_t)l->fan_in, out = (size_t)l->out_c;
+		for (size_t j = 0; j < out; j++)
+			for (size_t k = 0; k < in; k++)
+				dev[l->w_off + k * out + j] = params[l->w_off + j * in + k];
+	}
+}
+
 /* y[j] = b[j] + sum_k w[j][k] x[k], then ReLU if asked. */
 static void fc_ref(const struct sym_cuda_layer *l, const float *p, const float *x, float *y)
 {

@@ -108,6 +108,11 @@ float sym_cuda_uniform(uint64_t *state, float s);
 /* Fills params (b->nparams floats) with the built-in's weights from its seed. */
 void sym_cuda_builtin_init_params(const struct sym_cuda_builtin *b, float *params);
 
+/* The parameters as the GPU kernels take them (dev: b->nparams floats): params
+ * with each fully connected layer's weights transposed to [in][out]
+ * (runtime/cuda/kernel_body.h); convolutions and biases as they are. */
+void sym_cuda_builtin_device_params(const struct sym_cuda_builtin *b, const float *params, float *dev);
+
 /* Runs the built-in on the CPU for n samples (in: n * in_elems floats, out:
  * n * out_elems), with the given parameters, accumulating in double. Returns
  * 0 or -ENOMEM. */
