@@ -1,6 +1,7 @@
 #include "runtime/cluster.h"
 
 #include "core/policy.h"
+#include "runtime/cuda/models.h"
 #include "runtime/wire.h"
 #include "profiles/zoo.h"
 
@@ -227,7 +228,7 @@ static const struct {
 	{ "failure_ms", "failure-ms", "MS", "a peer silent this long is removed (default 50)" },
 	{ "input_max", "input-max", "BYTES", "largest input a frontend accepts (default 262144)" },
 	{ "pool_slots", "pool-slots", "N", "inputs a frontend holds at once (default 1024)" },
-	{ "input_bytes", "input-bytes", "BYTES", "loadgen: the size of each request's input (default 1024)" },
+	{ "input_bytes", "input-bytes", "BYTES", "input size of a model without a signature: UINT8 [BYTES] (default 1024)" },
 	{ "executor", "executor", "NAME", "backend executor: emulated (the default) or cuda" },
 	{ "model_lib", "model-lib", "PATH", "cuda: plugin library (load/run/unload) for models with no built-in" },
 	{ "device", "device", "N", "cuda: the GPU a backend runs on (default 0)" },
@@ -360,6 +361,16 @@ static int resolve_models(struct sym_cluster *c, char *err, size_t errlen)
 		char where[160];
 		int rc;
 		const cJSON *v;
+		if ((v = cJSON_GetObjectItemCaseSensitive(mo, "executor"))) {
+			if (!cJSON_IsObject(v))
+				return ERR("runtime.models.%s.executor: expected an object", d->name);
+			d->spec = v;
+			/* a built-in's signature is the default; input/output below must then match it */
+			char msg[256];
+			if (cJSON_GetObjectItemCaseSensitive(v, "builtin") &&
+			    sym_cuda_builtin_signature(v, &d->input, &d->output, msg, sizeof(msg)))
+				return ERR("runtime.models.%s.executor: %s", d->name, msg);
+		}
 		if ((v = cJSON_GetObjectItemCaseSensitive(mo, "input"))) {
 			snprintf(where, sizeof(where), "runtime.models.%s.input", d->name);
 			if ((rc = sym_tensor_sig_from_json(v, where, "INPUT0", c->input_max, &d->input, err, errlen)))
@@ -371,11 +382,9 @@ static int resolve_models(struct sym_cluster *c, char *err, size_t errlen)
 							   errlen)))
 				return rc;
 		}
-		if ((v = cJSON_GetObjectItemCaseSensitive(mo, "executor"))) {
-			if (!cJSON_IsObject(v))
-				return ERR("runtime.models.%s.executor: expected an object", d->name);
-			d->spec = v;
-		}
+		if (sym_tensor_bytes(&d->output) > SYM_CLUSTER_OUTPUT_MAX)
+			return ERR("runtime: model '%s' gives %zu-byte outputs, more than the %d a message carries",
+				   d->name, sym_tensor_bytes(&d->output), SYM_CLUSTER_OUTPUT_MAX);
 		if (sym_tensor_bytes(&d->input) > c->input_max)
 			return ERR("runtime: model '%s' takes %zu-byte inputs, more than input_max (%zu)", d->name,
 				   sym_tensor_bytes(&d->input), c->input_max);

@@ -19,7 +19,7 @@
  *     "failure_ms": 50,               a peer silent this long is removed
  *     "input_max": 262144,            bytes of the largest input a frontend holds
  *     "pool_slots": 1024,             inputs a frontend holds at once
- *     "input_bytes": 1024,            loadgen's input size
+ *     "input_bytes": 1024,            input size of a model without a signature
  *     "executor": "emulated",         or "cuda" (runtime/cuda/)
  *     "model_lib": "",                cuda: plugin library for models with no built-in
  *     "device": 0,                    cuda: the device ordinal a backend uses
@@ -39,7 +39,10 @@
  *   }
  *
  * A model's input defaults to INPUT0 UINT8 [input_bytes] and its output to
- * OUTPUT0 UINT64 [1], the emulated executor's digest.
+ * OUTPUT0 UINT64 [1], the emulated executor's digest; a model whose executor
+ * spec names a built-in ({"builtin": "mlp", ...}) takes the built-in's
+ * signature by default. A frontend refuses a request whose input is not of
+ * its model's size.
  *
  * Every key can also be given as a flag (--port-base 7300, --frontends 2,
  * ...), and every simulator flag works too; flags override the file. The

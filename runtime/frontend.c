@@ -248,8 +248,9 @@ static void on_request(struct frontend *f, uint32_t ci, const struct sym_msg *m)
 	struct client *cl = &f->clients[ci];
 	uint64_t creq = m->u.request.req_id;
 	uint8_t refuse = SYM_WIRE_OK;
-	if (m->u.request.model >= e->nmodels || m->u.request.len > f->c->input_max || !m->u.request.len)
-		refuse = SYM_WIRE_BAD_REQUEST;
+	if (m->u.request.model >= e->nmodels ||
+	    m->u.request.len != sym_cluster_input_bytes(f->c, m->u.request.model))
+		refuse = SYM_WIRE_BAD_REQUEST; /* a request of another size would fail its whole batch */
 	else if (!f->schedd_up)
 		refuse = SYM_WIRE_UNAVAILABLE;
 	else if (!f->nfree)

@@ -4,10 +4,12 @@
  * configuration and seed (sym_experiment_arrivals), sends each request at
  * its time whatever the answers do (open loop), to the frontends in turn,
  * and measures at the client: a request is good when its output came back
- * correct within its SLO of being sent. Every answer is checked: an output
- * must be the digest of the input the request carried (the emulated
- * executor's output), no request may be answered twice, and every request
- * must be answered; any breach makes the exit status 1.
+ * correct within its SLO of being sent. Each model gets inputs of its own
+ * signature (runtime.models.NAME.input; random finite values for floating
+ * point). Every answer is checked: an output must have the size of the
+ * model's output and, when the cluster's executor is the emulated one, be the
+ * digest of the input the request carried; no request may be answered twice,
+ * and every request must be answered. Any breach makes the exit status 1.
  *
  * The result has the schema of `symphony sim` (command "loadgen"), with the
  * batch sizes reported by the answers (each answer carries the size of the
@@ -32,7 +34,8 @@
 #include "sim/report.h"
 
 #define WHO "loadgen"
-#define NBUF 16
+#define NBUF 16                /* inputs per model, at most */
+#define BUF_BYTES (64u << 20) /* all models' inputs, at most (but one per model) */
 #define TIMER_TAG UINT64_MAX
 #define MAX_QUEUED (256u << 20)
 
@@ -58,8 +61,10 @@ struct loadgen {
 	struct lreq *reqs;
 	size_t nreqs, capreqs;
 	size_t answered;
-	uint8_t *bufs[NBUF];
-	uint8_t digest[NBUF][SYM_EXEC_OUTPUT];
+	int nbuf;           /* inputs per model */
+	uint8_t **bufs;     /* [m * nbuf + i]: input i of model m */
+	uint64_t *digest;   /* of each input: the emulated executor's output */
+	bool check_content; /* the executor is the emulated one: outputs are known */
 	sym_time t0, warmup, end, interval;
 	sym_time *slo;
 	struct sym_run_result r;
@@ -92,7 +97,7 @@ static int send_one(struct loadgen *g, int m, sym_time planned, sym_time now)
 	size_t id = g->nreqs++;
 	struct lreq *q = &g->reqs[id];
 	q->model = (uint16_t)m;
-	q->buf = (uint8_t)(id % NBUF);
+	q->buf = (uint8_t)(id % (size_t)g->nbuf);
 	q->arrival = planned;
 	q->answered = false;
 	int fi = (int)(id % (size_t)g->c->nfrontends);
@@ -104,8 +109,8 @@ static int send_one(struct loadgen *g, int m, sym_time planned, sym_time now)
 	 * there, as in the simulator): a request sent late has that much less. */
 	sym_time late = now - (g->t0 + planned);
 	msg.u.request.budget_ns = late < g->slo[m] ? g->slo[m] - late : 1;
-	msg.u.request.len = (uint32_t)g->c->input_bytes;
-	msg.u.request.data = g->bufs[q->buf];
+	msg.u.request.len = (uint32_t)sym_cluster_input_bytes(g->c, (size_t)m);
+	msg.u.request.data = g->bufs[(size_t)m * (size_t)g->nbuf + q->buf];
 	q->sent = sym_monotonic_ns();
 	sym_hist_record(&g->lag, late);
 	if (planned >= g->warmup) {
@@ -123,6 +128,19 @@ static int send_one(struct loadgen *g, int m, sym_time planned, sym_time now)
 	return 0;
 }
 
+/* The output has the model's size and, from the emulated executor, its bytes: the input's digest, repeated. */
+static bool output_ok(const struct loadgen *g, const struct lreq *q, const struct sym_msg *m)
+{
+	size_t ob = sym_tensor_bytes(&g->c->models[q->model].output);
+	if (m->u.answer.len != ob)
+		return false;
+	uint64_t d = g->digest[(size_t)q->model * (size_t)g->nbuf + q->buf];
+	for (size_t k = 0; g->check_content && k < ob; k++)
+		if (m->u.answer.data[k] != (uint8_t)(d >> (8 * (k % 8))))
+			return false;
+	return true;
+}
+
 static void on_answer(struct loadgen *g, const struct sym_msg *m, sym_time now)
 {
 	uint64_t id = m->u.answer.req_id;
@@ -138,8 +156,7 @@ static void on_answer(struct loadgen *g, const struct sym_msg *m, sym_time now)
 	q->answered = true;
 	g->answered++;
 	uint8_t st = m->u.answer.status;
-	if (st == SYM_WIRE_OK &&
-	    (m->u.answer.len != SYM_EXEC_OUTPUT || memcmp(m->u.answer.data, g->digest[q->buf], SYM_EXEC_OUTPUT)))
+	if (st == SYM_WIRE_OK && !output_ok(g, q, m))
 		g->wrong++;
 	if (q->arrival < g->warmup)
 		return;
@@ -259,18 +276,22 @@ static int setup(struct loadgen *g, char *err, size_t errlen)
 		g->slo[m] = sym_ms(e->model_slo_ms[m]);
 	sym_hist_init(&g->lag);
 	uint64_t x = e->seed * 0x9e3779b97f4a7c15ull + 1;
-	for (int i = 0; i < NBUF; i++) {
-		g->bufs[i] = malloc(g->c->input_bytes);
-		if (!g->bufs[i])
-			return snprintf(err, errlen, "out of memory"), -ENOMEM;
-		for (size_t k = 0; k < g->c->input_bytes; k++) {
-			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			g->bufs[i][k] = (uint8_t)x;
+	x = x ? x : 1; /* xorshift64 needs a nonzero state */
+	size_t per_model = BUF_BYTES / e->nmodels / (g->c->input_bytes_max ? g->c->input_bytes_max : 1);
+	g->nbuf = per_model < 1 ? 1 : per_model > NBUF ? NBUF : (int)per_model;
+	g->check_content = !strcmp(g->c->executor, "emulated");
+	g->bufs = calloc(e->nmodels * (size_t)g->nbuf, sizeof(*g->bufs));
+	g->digest = calloc(e->nmodels * (size_t)g->nbuf, sizeof(*g->digest));
+	if (!g->bufs || !g->digest)
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	for (size_t m = 0; m < e->nmodels; m++)
+		for (int i = 0; i < g->nbuf; i++) {
+			size_t k = m * (size_t)g->nbuf + (size_t)i, len = sym_cluster_input_bytes(g->c, m);
+			if (!(g->bufs[k] = malloc(len)))
+				return snprintf(err, errlen, "out of memory"), -ENOMEM;
+			sym_tensor_fill_random(&g->c->models[m].input, g->bufs[k], &x);
+			g->digest[k] = sym_exec_digest(g->bufs[k], len);
 		}
-		uint64_t d = sym_exec_digest(g->bufs[i], g->c->input_bytes);
-		for (int k = 0; k < SYM_EXEC_OUTPUT; k++)
-			g->digest[i][k] = (uint8_t)(d >> (8 * k));
-	}
 	g->ep = epoll_create1(EPOLL_CLOEXEC);
 	if (g->ep < 0)
 		return snprintf(err, errlen, "epoll: %s", strerror(errno)), -errno;
@@ -342,9 +363,9 @@ int sym_loadgen_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	}
 	bool tty = isatty(2) && !o->quiet;
 	if (!o->quiet)
-		sym_rt_log(WHO, "%.0f s at %g req/s over %zu models to %d frontends (%zu-byte inputs)",
+		sym_rt_log(WHO, "%.0f s at %g req/s over %zu models to %d frontends (inputs of up to %zu bytes)",
 			   sym_to_s(g.end), e->nseg || e->rate_csv[0] ? 0 : e->rate, e->nmodels, c->nfrontends,
-			   c->input_bytes);
+			   c->input_bytes_max);
 	g.t0 = sym_monotonic_ns() + 50 * SYM_MS;
 	sym_time max_slo = 0;
 	for (size_t m = 0; m < e->nmodels; m++)
@@ -467,8 +488,10 @@ out:
 		sym_arrivals_finish(&arr[m]);
 	free(arr);
 	sym_iheap_finish(&next);
-	for (int i = 0; i < NBUF; i++)
-		free(g.bufs[i]);
+	for (size_t k = 0; g.bufs && k < e->nmodels * (size_t)g.nbuf; k++)
+		free(g.bufs[k]);
+	free(g.bufs);
+	free(g.digest);
 	free(g.reqs);
 	free(g.req_batch);
 	free(g.slo);

@@ -34,6 +34,38 @@ size_t sym_dtype_size(enum sym_dtype t)
 	return t > SYM_DT_INVALID && t < SYM_DT_COUNT ? dtypes[t].size : 0;
 }
 
+static uint64_t xorshift64(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+void sym_tensor_fill_random(const struct sym_tensor_sig *s, void *buf, uint64_t *state)
+{
+	size_t n = (size_t)sym_tensor_elems(s), es = sym_dtype_size(s->dtype);
+	unsigned char *b = buf;
+	for (size_t i = 0; i < n; i++, b += es) {
+		uint64_t r = xorshift64(state);
+		double u = (double)(r >> 11) * 0x1p-53 * 2 - 1; /* [-1, 1) */
+		if (s->dtype == SYM_DT_FP32) {
+			float f = (float)u;
+			memcpy(b, &f, 4);
+		} else if (s->dtype == SYM_DT_FP64) {
+			memcpy(b, &u, 8);
+		} else if (s->dtype == SYM_DT_FP16) {
+			/* sign, exponent 1..14 (2^-14 .. 2^-1 scaled by 1.mantissa), any mantissa */
+			uint16_t h = (uint16_t)(((r >> 63) << 15) | ((1 + (r >> 20) % 14) << 10) | (r & 0x3ff));
+			memcpy(b, &h, 2);
+		} else if (s->dtype == SYM_DT_BOOL) {
+			*b = (unsigned char)(r >> 63);
+		} else {
+			memcpy(b, &r, es);
+		}
+	}
+}
+
 int64_t sym_tensor_elems(const struct sym_tensor_sig *s)
 {
 	int64_t n = 1;

@@ -63,6 +63,12 @@ int sym_tensor_sig_set(struct sym_tensor_sig *s, const char *name, enum sym_dtyp
 int sym_tensor_sig_from_json(const cJSON *obj, const char *where, const char *def_name, size_t max_bytes,
 			     struct sym_tensor_sig *s, char *err, size_t errlen);
 
+/* Fills buf (sym_tensor_bytes(s) bytes) with a random tensor from the
+ * xorshift64 stream *state (nonzero): floating-point elements finite and
+ * uniform-ish in [-1, 1), BOOL 0 or 1, integers any bit pattern. What a load
+ * generator sends to a real model. */
+void sym_tensor_fill_random(const struct sym_tensor_sig *s, void *buf, uint64_t *state);
+
 /* The JSON form above (the KServe v2 model-metadata tensor object). */
 cJSON *sym_tensor_sig_to_json(const struct sym_tensor_sig *s);
 

@@ -223,6 +223,47 @@ static void test_signature(void **state)
 			fail_msg("case %zu: '%s' not in '%s'", i, bad[i].want, err);
 		cJSON_Delete(o);
 	}
+	/* random tensors: finite floats in [-1, 1), BOOL 0/1, deterministic per state */
+	int64_t dim = 4096;
+	static const enum sym_dtype fl[] = { SYM_DT_FP32, SYM_DT_FP64, SYM_DT_FP16, SYM_DT_BOOL, SYM_DT_INT32 };
+	for (size_t t = 0; t < sizeof(fl) / sizeof(fl[0]); t++) {
+		assert_int_equal(sym_tensor_sig_set(&s, "X", fl[t], 1, &dim), 0);
+		size_t nb = sym_tensor_bytes(&s);
+		unsigned char *a = malloc(nb), *b = malloc(nb);
+		assert_true(a && b);
+		uint64_t st1 = 7, st2 = 7;
+		sym_tensor_fill_random(&s, a, &st1);
+		sym_tensor_fill_random(&s, b, &st2);
+		assert_memory_equal(a, b, nb);
+		double lo = 1, hi = -1;
+		for (int64_t i = 0; i < dim; i++) {
+			double v;
+			if (fl[t] == SYM_DT_FP32) {
+				float f;
+				memcpy(&f, a + 4 * i, 4);
+				v = f;
+			} else if (fl[t] == SYM_DT_FP64) {
+				memcpy(&v, a + 8 * i, 8);
+			} else if (fl[t] == SYM_DT_FP16) {
+				uint16_t h;
+				memcpy(&h, a + 2 * i, 2);
+				v = sym_fp16_to_float(h);
+			} else if (fl[t] == SYM_DT_BOOL) {
+				v = a[i];
+				assert_true(v == 0 || v == 1);
+				continue;
+			} else {
+				continue;
+			}
+			assert_true(isfinite(v) && v >= -1 && v < 1);
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+		if (fl[t] != SYM_DT_BOOL && fl[t] != SYM_DT_INT32)
+			assert_true(lo < -0.4 && hi > 0.4); /* spread over the range */
+		free(a);
+		free(b);
+	}
 	assert_int_equal(sym_dtype_parse("fp32"), SYM_DT_INVALID); /* exact spelling */
 	assert_string_equal(sym_dtype_name(SYM_DT_UINT64), "UINT64");
 }

@@ -648,6 +648,44 @@ static void test_http_api(void **state)
 	passed = true;
 }
 
+/* Models with their own signatures: one takes a built-in's (its executor spec), one is given
+ * in the file. Metadata shows them; loadgen sends each model inputs of its size and checks
+ * every output's size and bytes (the emulated executor's digest, repeated). */
+static void test_signatures(void **state)
+{
+	(void)state;
+	config_replace("{\"name\": \"m\", \"alpha_ms\": 2.5, \"beta_ms\": 2.5}]",
+		       "{\"name\": \"m\", \"alpha_ms\": 2.5, \"beta_ms\": 2.5},"
+		       " {\"name\": \"v\", \"alpha_ms\": 2.5, \"beta_ms\": 2.5}]");
+	config_replace("\"late_status\": 504}", "\"late_status\": 504, \"models\": {"
+		       "\"m\": {\"executor\": {\"builtin\": \"mlp\", \"layers\": [8, 16, 4]}},"
+		       "\"v\": {\"input\": {\"datatype\": \"FP16\", \"shape\": [2, 3]},"
+		       " \"output\": {\"datatype\": \"INT32\", \"shape\": [5]}}}}");
+	struct cluster c;
+	cluster_start(&c);
+	assert_int_equal(curl("b", "GET", 1, "/v2/models/m", ""), 200);
+	assert_int_equal(count_in("b", "\"inputs\":[{\"name\":\"INPUT0\",\"datatype\":\"FP32\",\"shape\":[8]}]"), 1);
+	assert_int_equal(count_in("b", "\"outputs\":[{\"name\":\"OUTPUT0\",\"datatype\":\"FP32\",\"shape\":[4]}]"), 1);
+	assert_int_equal(curl("b", "GET", 2, "/v2/models/v", ""), 200);
+	assert_int_equal(count_in("b", "{\"name\":\"INPUT0\",\"datatype\":\"FP16\",\"shape\":[2,3]}"), 1);
+	pid_t lg = loadgen_start("sig.json", "200", "2");
+	assert_int_equal(wait_for(lg, 30), 0);
+	assert_int_equal(cluster_stop(&c), 0);
+	cJSON *j = load_json("sig.json");
+	double req = num(j, "checks.requests");
+	assert_true(req > 200);
+	assert_int_equal((int)num(j, "checks.answered"), (int)req);
+	assert_int_equal((int)num(j, "checks.wrong_outputs"), 0);
+	assert_int_equal((int)num(j, "checks.failed_by_status.bad request"), 0);
+	assert_true(num(j, "served") > req / 2); /* all, unless the machine stalls */
+	const cJSON *ms = cJSON_GetObjectItemCaseSensitive(j, "models");
+	assert_int_equal(cJSON_GetArraySize(ms), 2);
+	for (int i = 0; i < 2; i++)
+		assert_true(num(cJSON_GetArrayItem(ms, i), "served") > 0);
+	cJSON_Delete(j);
+	passed = true;
+}
+
 /* wrk (closed loop, 4 connections) against the infer endpoint: no errors. */
 static void test_http_load(void **state)
 {
@@ -701,6 +739,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_garbage_peer, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_api, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_load, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_signatures, setup, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

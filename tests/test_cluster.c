@@ -1,0 +1,250 @@
+/* tests/test_cluster.c - the cluster configuration (runtime/cluster.h).
+ *
+ *   - defaults: addresses laid out from port_base, HTTP ports from http_base, the tcp planning
+ *     delays, the default signature UINT8 [input_bytes] -> UINT64 [1];
+ *   - a file's runtime keys, flags overriding them, listed frontends;
+ *   - model signatures: given in the file, or a built-in executor spec's by default; the largest
+ *     input and output; the resolved configuration echoes them;
+ *   - every bad key, value and combination is refused with a message naming it.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/cluster.h"
+#include "runtime/wire.h"
+#include "testutil.h"
+
+#define MODELS "\"slo_ms\": 30, \"models\": [{\"name\": \"a\", \"alpha_ms\": 1, \"beta_ms\": 2}, {\"name\": \"b\", \"alpha_ms\": 2, \"beta_ms\": 1}]"
+
+/* Loads the file text into c (initialized here) and resolves it unless the load failed;
+ * returns the first nonzero status, with its message in err. */
+static int load(struct sym_cluster *c, const char *text, char *err, size_t errlen)
+{
+	char path[256];
+	write_temp_bytes("cluster", text, strlen(text), path, sizeof(path));
+	assert_int_equal(sym_cluster_init(c), 0);
+	int rc = sym_cluster_load_file(c, path, err, errlen);
+	unlink(path);
+	return rc ? rc : sym_cluster_resolve(c, err, errlen);
+}
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	struct sym_cluster c;
+	char err[512], buf[16];
+	assert_int_equal(load(&c, "{" MODELS "}", err, sizeof(err)), 0);
+	assert_string_equal(c.schedd.host, "127.0.0.1");
+	assert_string_equal(c.schedd.port, "7100");
+	assert_int_equal(c.nfrontends, 1);
+	assert_string_equal(c.frontends[0].fabric.port, "7101");
+	assert_string_equal(c.frontends[0].clients.port, "7102");
+	assert_string_equal(c.frontends[0].http.port, "8101");
+	assert_string_equal(sym_cluster_http_port(&c, SYM_ROLE_SCHEDD, 0, buf, sizeof(buf)), "8100");
+	assert_string_equal(sym_cluster_http_port(&c, SYM_ROLE_BACKEND, 1, buf, sizeof(buf)), "8613");
+	assert_int_equal(c.exp.gpus, 2); /* one per backend */
+	assert_near(c.exp.ctrl_ms, 0.3, 1e-12, "tcp ctrl_ms");
+	assert_near(c.exp.resp_ms, 1.0, 1e-12, "tcp resp_ms");
+	assert_near(c.exp.done_ms, 0.2, 1e-12, "tcp done_ms");
+	for (int m = 0; m < 2; m++) {
+		assert_int_equal(c.models[m].input.dtype, SYM_DT_UINT8);
+		assert_int_equal(sym_tensor_bytes(&c.models[m].input), 1024);
+		assert_int_equal(c.models[m].output.dtype, SYM_DT_UINT64);
+		assert_int_equal(sym_tensor_bytes(&c.models[m].output), 8);
+		assert_int_equal(sym_cluster_input_bytes(&c, (size_t)m), 1024);
+	}
+	assert_int_equal(c.input_bytes_max, 1024);
+	assert_int_equal(c.output_bytes_max, 8);
+	sym_cluster_finish(&c);
+}
+
+static void test_keys_and_flags(void **state)
+{
+	(void)state;
+	struct sym_cluster c;
+	char err[512];
+	const char *text =
+		"{" MODELS ", \"network\": {\"ctrl_ms\": 2, \"data_ms\": 0.1, \"resp_ms\": 3},\n"
+		" \"runtime\": {\"port_base\": 9000, \"frontends\": 3, \"backends\": 5, \"threads\": 2,\n"
+		"  \"heartbeat_ms\": 5, \"failure_ms\": 20, \"input_max\": 4096, \"pool_slots\": 64, \"input_bytes\": 100,\n"
+		"  \"http_base\": 0, \"late_status\": 504, \"deadline_max_ms\": 500, \"executor\": \"emulated\"}}";
+	assert_int_equal(load(&c, text, err, sizeof(err)), 0);
+	assert_string_equal(c.schedd.port, "9000");
+	assert_int_equal(c.nfrontends, 3);
+	assert_string_equal(c.frontends[2].fabric.port, "9005");
+	assert_string_equal(c.frontends[2].clients.port, "9006");
+	assert_string_equal(c.frontends[2].http.port, ""); /* http_base 0: no HTTP */
+	assert_int_equal(c.exp.gpus, 5);
+	assert_int_equal(c.threads, 2);
+	assert_int_equal(c.late_status, 504);
+	assert_near(c.exp.ctrl_ms, 2, 1e-12, "the file's network delays are kept");
+	assert_int_equal(sym_cluster_input_bytes(&c, 1), 100);
+	sym_cluster_finish(&c);
+
+	/* flags override the file */
+	char path[256];
+	write_temp_bytes("cluster", text, strlen(text), path, sizeof(path));
+	assert_int_equal(sym_cluster_init(&c), 0);
+	assert_int_equal(sym_cluster_load_file(&c, path, err, sizeof(err)), 0);
+	unlink(path);
+	assert_int_equal(sym_cluster_apply_flag(&c, "port-base", "9100", err, sizeof(err)), 0);
+	assert_int_equal(sym_cluster_apply_flag(&c, "backends", "3", err, sizeof(err)), 0);
+	assert_int_equal(sym_cluster_apply_flag(&c, "http-base", "12000", err, sizeof(err)), 0);
+	assert_int_equal(sym_cluster_apply_flag(&c, "no-such-flag", "1", err, sizeof(err)), 1);
+	assert_int_equal(sym_cluster_resolve(&c, err, sizeof(err)), 0);
+	assert_string_equal(c.schedd.port, "9100");
+	assert_string_equal(c.frontends[0].http.port, "12001");
+	assert_int_equal(c.exp.gpus, 3);
+	sym_cluster_finish(&c);
+
+	/* listed frontends, an explicit schedd */
+	assert_int_equal(load(&c,
+			      "{" MODELS ", \"runtime\": {\"schedd\": \"[::1]:7000\", \"frontends\": ["
+			      "{\"fabric\": \"10.0.0.1:7001\", \"clients\": \"10.0.0.1:7002\", \"http\": \"10.0.0.1:80\"},"
+			      "{\"fabric\": \"10.0.0.2:7001\", \"clients\": \"10.0.0.2:7002\"}]}}",
+			      err, sizeof(err)),
+			 0);
+	assert_string_equal(c.schedd.host, "::1");
+	assert_int_equal(c.nfrontends, 2);
+	assert_string_equal(c.frontends[0].http.port, "80");
+	assert_string_equal(c.frontends[1].fabric.host, "10.0.0.2");
+	assert_string_equal(c.frontends[1].http.host, "10.0.0.2"); /* from http_base: its client host */
+	assert_string_equal(c.frontends[1].http.port, "8102");
+	sym_cluster_finish(&c);
+}
+
+static void test_model_signatures(void **state)
+{
+	(void)state;
+	struct sym_cluster c;
+	char err[512];
+	/* a: a built-in's signature by default; b: given in the file */
+	assert_int_equal(load(&c,
+			      "{" MODELS ", \"runtime\": {\"models\": {"
+			      "\"a\": {\"executor\": {\"builtin\": \"mlp\", \"layers\": [8, 16, 4]}},"
+			      "\"b\": {\"input\": {\"datatype\": \"FP16\", \"shape\": [2, 3]},"
+			      "       \"output\": {\"name\": \"Y\", \"datatype\": \"INT32\", \"shape\": [5]}}}}}",
+			      err, sizeof(err)),
+			 0);
+	assert_int_equal(c.models[0].input.dtype, SYM_DT_FP32);
+	assert_int_equal(sym_cluster_input_bytes(&c, 0), 32);
+	assert_int_equal(sym_tensor_bytes(&c.models[0].output), 16);
+	assert_string_equal(c.models[0].input.name, "INPUT0");
+	assert_non_null(c.models[0].spec);
+	assert_int_equal(c.models[1].input.dtype, SYM_DT_FP16);
+	assert_int_equal(sym_cluster_input_bytes(&c, 1), 12);
+	assert_string_equal(c.models[1].output.name, "Y");
+	assert_int_equal(sym_tensor_bytes(&c.models[1].output), 20);
+	assert_int_equal(c.input_bytes_max, 32);
+	assert_int_equal(c.output_bytes_max, 20);
+	/* the echo carries the models object, so a result file reproduces them */
+	cJSON *o = sym_cluster_runtime_json(&c);
+	const cJSON *ms = cJSON_GetObjectItemCaseSensitive(o, "models");
+	assert_non_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ms, "a"), "executor"));
+	cJSON_Delete(o);
+	sym_cluster_finish(&c);
+
+	/* an explicit signature wins over the built-in's (the cuda executor then refuses a mismatch) */
+	assert_int_equal(load(&c,
+			      "{" MODELS ", \"runtime\": {\"models\": {\"a\": {\"executor\": {\"builtin\": \"mlp\", "
+			      "\"layers\": [8, 4]}, \"input\": {\"datatype\": \"UINT8\", \"shape\": [7]}}}}}",
+			      err, sizeof(err)),
+			 0);
+	assert_int_equal(c.models[0].input.dtype, SYM_DT_UINT8);
+	assert_int_equal(sym_tensor_bytes(&c.models[0].output), 16); /* still the built-in's FP32 [4] */
+	sym_cluster_finish(&c);
+}
+
+static void test_bad(void **state)
+{
+	(void)state;
+	const struct {
+		const char *runtime, *want;
+	} bad[] = {
+		{ "\"port_base\": 0", "key 'runtime.port_base': expected a port from 1" },
+		{ "\"port_base\": \"x\"", "key 'runtime.port_base'" },
+		{ "\"frontends\": 0", "key 'runtime.frontends': expected a count from 1 to 1024" },
+		{ "\"frontends\": [{\"fabric\": \"h:1\"}]", "frontend 0: expected {\"fabric\"" },
+		{ "\"frontends\": [{\"fabric\": \"h:1\", \"clients\": \"nohost\"}]", "frontend 0" },
+		{ "\"backends\": -1", "key 'runtime.backends'" },
+		{ "\"threads\": 300", "key 'runtime.threads': expected 1 to 256" },
+		{ "\"heartbeat_ms\": 0", "key 'runtime.heartbeat_ms'" },
+		{ "\"failure_ms\": 1e9", "key 'runtime.failure_ms'" },
+		{ "\"input_max\": 4", "key 'runtime.input_max': expected 8 to" },
+		{ "\"pool_slots\": 0", "key 'runtime.pool_slots'" },
+		{ "\"input_bytes\": 0", "key 'runtime.input_bytes'" },
+		{ "\"poll_us\": -1", "key 'runtime.poll_us'" },
+		{ "\"executor\": \"tpu\"", "key 'runtime.executor': expected emulated or cuda, got 'tpu'" },
+		{ "\"device\": -1", "key 'runtime.device'" },
+		{ "\"http_base\": 70000", "key 'runtime.http_base'" },
+		{ "\"http_body_max\": 10", "key 'runtime.http_body_max'" },
+		{ "\"deadline_max_ms\": 0", "key 'runtime.deadline_max_ms'" },
+		{ "\"late_status\": 302", "key 'runtime.late_status': expected 200 or 504" },
+		{ "\"schedd\": \"nohostport\"", "key 'runtime.schedd': expected HOST:PORT" },
+		{ "\"provider\": [1]", "key 'runtime.provider': expected a number or a string" },
+		{ "\"bogus\": 1", "key 'runtime.bogus': unknown key (expected provider," },
+		{ "\"models\": [1]", "key 'runtime.models': expected an object of model names" },
+		/* combinations, found by resolve */
+		{ "\"heartbeat_ms\": 30", "failure_ms (50) must be at least twice heartbeat_ms (30)" },
+		{ "\"input_bytes\": 5000, \"input_max\": 4096", "input_bytes (5000) is larger than input_max (4096)" },
+		{ "\"port_base\": 7100, \"http_base\": 7100", "HTTP ports from http_base 7100 overlap" },
+		{ "\"frontends\": 600", "at most 511 frontends" },
+		/* models */
+		{ "\"models\": {\"zz\": {}}", "runtime.models: 'zz' is not a model of this experiment" },
+		{ "\"models\": {\"a\": 3}", "runtime.models.a: expected an object" },
+		{ "\"models\": {\"a\": {\"inputs\": {}}}", "runtime.models.a: unknown key 'inputs'" },
+		{ "\"models\": {\"a\": {\"executor\": 1}}", "runtime.models.a.executor: expected an object" },
+		{ "\"models\": {\"a\": {\"executor\": {\"builtin\": \"rnn\"}}}", "runtime.models.a.executor: " },
+		{ "\"models\": {\"a\": {\"executor\": {\"builtin\": \"mlp\", \"layers\": [8, 20000]}}}",
+		  "model 'a' gives 80000-byte outputs, more than the 61440" },
+		{ "\"models\": {\"a\": {\"executor\": {\"builtin\": \"mlp\", \"layers\": [300000, 2]}}}",
+		  "model 'a' takes 1200000-byte inputs, more than input_max (262144)" },
+		{ "\"models\": {\"a\": {\"input\": {\"datatype\": \"FP64\", \"shape\": [40000]}}}",
+		  "runtime.models.a.input" },
+		{ "\"models\": {\"a\": {\"output\": {\"datatype\": \"FP32\", \"shape\": [0]}}}",
+		  "runtime.models.a.output" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[1024], err[1024] = "";
+		snprintf(text, sizeof(text), "{" MODELS ", \"runtime\": {%s}}", bad[i].runtime);
+		struct sym_cluster c;
+		int rc = load(&c, text, err, sizeof(err));
+		if (rc != -EINVAL || !strstr(err, bad[i].want))
+			fail_msg("case %zu (%s): status %d, message '%s', expected '%s'", i, bad[i].runtime, rc, err,
+				 bad[i].want);
+		sym_cluster_finish(&c);
+	}
+	/* the runtime key itself, and flags */
+	struct sym_cluster c;
+	char err[512];
+	assert_int_equal(load(&c, "{" MODELS ", \"runtime\": 3}", err, sizeof(err)), -EINVAL);
+	assert_contains(err, "key 'runtime': expected an object");
+	sym_cluster_finish(&c);
+	assert_int_equal(sym_cluster_init(&c), 0);
+	assert_int_equal(sym_cluster_apply_flag(&c, "threads", "0", err, sizeof(err)), -EINVAL);
+	assert_contains(err, "option --threads: expected 1 to 256 scheduler threads, got '0'");
+	assert_int_equal(sym_cluster_apply_flag(&c, "frontends", NULL, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "option --frontends needs a value");
+	sym_cluster_finish(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_keys_and_flags),
+		cmocka_unit_test(test_model_signatures),
+		cmocka_unit_test(test_bad),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
