@@ -179,6 +179,74 @@ static void test_binary_and_encode(void **state)
 	cJSON_Delete(md);
 }
 
+/* Decodes a copy of body[0..len) in a buffer of exactly len bytes (no NUL after it), into an
+ * input buffer of exactly the model's size: under AddressSanitizer any read or write past
+ * either fails. The answer must be 0, or -EINVAL with a message. */
+static int decode_exact(const struct sym_model_desc *m, const char *body, size_t len, size_t json_len)
+{
+	char *b = malloc(len ? len : 1), err[512] = "";
+	void *in = malloc(sym_tensor_bytes(&m->input));
+	assert_true(b && in);
+	memcpy(b, body, len);
+	struct sym_infer_req q;
+	int rc = sym_kserve_decode(b, len, json_len < len ? json_len : len, m, in, &q, err, sizeof(err));
+	if (rc != 0 && (rc != -EINVAL || !err[0]))
+		fail_msg("status %d, message '%s', for a body of %zu bytes", rc, err, len);
+	free(b);
+	free(in);
+	return rc;
+}
+
+/* Every truncation and thousands of random byte changes of valid bodies (JSON, nested,
+ * binary) decode to an answer or a clear error, never past a buffer. */
+static void test_decode_fuzz(void **state)
+{
+	(void)state;
+	int64_t sh[2] = { 2, 3 }, n3 = 3;
+	struct sym_model_desc mf = model(SYM_DT_FP32, 2, sh, SYM_DT_FP32, 2);
+	struct sym_model_desc mu = model(SYM_DT_UINT8, 1, &n3, SYM_DT_UINT64, 1);
+	const char nested[] = "{\"id\": \"a\", \"inputs\": [{\"name\": \"x\", \"datatype\": \"FP32\", "
+			      "\"shape\": [1, 2, 3], \"data\": [[[1, 2, 3], [4.5, -5, 6e-3]]]}], "
+			      "\"parameters\": {\"deadline_ms\": 12.5}, \"outputs\": [{\"name\": \"y\"}]}";
+	const char hdr[] = "{\"inputs\": [{\"name\": \"x\", \"datatype\": \"UINT8\", \"shape\": [1, 3], "
+			   "\"parameters\": {\"binary_data_size\": 3}}], \"parameters\": {\"binary_data_output\": true}}";
+	char bin[sizeof(hdr) + 3];
+	memcpy(bin, hdr, sizeof(hdr) - 1);
+	memcpy(bin + sizeof(hdr) - 1, "\x01\x00\xff", 3);
+	const struct {
+		const struct sym_model_desc *m;
+		const char *body;
+		size_t len, json_len;
+	} cases[] = {
+		{ &mf, nested, sizeof(nested) - 1, sizeof(nested) - 1 },
+		{ &mu, bin, sizeof(hdr) + 2, sizeof(hdr) - 1 },
+	};
+	static const char pick[] = "{}[]\":,.-+0123456789eE \\u\x00\xff";
+	uint64_t x = 88172645463325252ull;
+	int ok = 0, refused = 0;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		size_t len = cases[c].len;
+		for (size_t l = 0; l <= len; l++)
+			decode_exact(cases[c].m, cases[c].body, l, cases[c].json_len);
+		char *mut = malloc(len);
+		assert_non_null(mut);
+		for (int r = 0; r < 3000; r++) {
+			memcpy(mut, cases[c].body, len);
+			for (int k = 0; k < 1 + r % 3; k++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				mut[x % len] = (x >> 32) % 4 ? pick[(x >> 40) % (sizeof(pick) - 1)] : (char)(x >> 48);
+			}
+			if (decode_exact(cases[c].m, mut, len, cases[c].json_len))
+				refused++;
+			else
+				ok++;
+		}
+		free(mut);
+	}
+	print_message("mutated bodies: %d decoded, %d refused\n", ok, refused);
+	assert_true(ok > 100 && refused > 1000); /* both paths exercised */
+}
+
 static void test_fp16(void **state)
 {
 	(void)state;
@@ -300,7 +368,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode_json), cmocka_unit_test(test_decode_errors),
-		cmocka_unit_test(test_binary_and_encode), cmocka_unit_test(test_fp16),
+		cmocka_unit_test(test_binary_and_encode), cmocka_unit_test(test_decode_fuzz), cmocka_unit_test(test_fp16),
 		cmocka_unit_test(test_signature), cmocka_unit_test(test_prom),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
