@@ -186,10 +186,11 @@ struct solo {
 	uint32_t *epoch;  /* per GPU */
 };
 
+/* A model's standing with each kind's ranker. */
 struct wmodel {
-	uint32_t seq;     /* READYs sent */
-	bool ready;       /* the ranker holds (or will hold) a READY of ours */
-	sym_time latest;  /* of that READY */
+	uint32_t seq[SYM_MAX_KINDS];     /* READYs sent */
+	bool ready[SYM_MAX_KINDS];       /* the ranker holds (or will hold) a READY of ours */
+	sym_time latest[SYM_MAX_KINDS];  /* of that READY */
 };
 
 struct worker {
@@ -202,9 +203,10 @@ struct worker {
 	struct sym_iheap timers; /* by local index */
 	struct sym_request **scratch;
 	struct sym_policy policy;
-	struct sym_spsc *in;     /* from the driver */
-	struct sym_spsc *down;   /* from the ranker (the ranker's outq) */
-	struct outq up;          /* to the ranker */
+	int nkinds;
+	struct sym_spsc *in;                    /* from the driver */
+	struct sym_spsc *down[SYM_MAX_KINDS];   /* from each kind's ranker (its outq) */
+	struct outq up[SYM_MAX_KINDS];          /* to each kind's ranker */
 };
 
 enum { G_FREE, G_GRANTED, G_BUSY };
@@ -219,6 +221,7 @@ struct rgpu {
 
 struct ranker {
 	struct thr t;
+	int kind;              /* it owns the GPUs of this kind */
 	struct sym_ranker rk;
 	struct rgpu *g;
 	uint32_t *seq;         /* per model: the seq of its READY in the ready set */
@@ -244,7 +247,9 @@ struct sym_sched {
 	atomic_bool stop;
 	struct solo *solo;
 	struct worker **workers;
-	struct ranker *ranker;
+	struct ranker **rankers; /* split: one per GPU kind */
+	int nkinds;
+	int *gpu_kind;           /* split: the kind (ranker) of each GPU */
 	/* driver side */
 	int drv_efd;
 	_Alignas(64) atomic_int drv_armed;
@@ -696,9 +701,9 @@ static void *solo_main(void *arg)
 
 /* ---- threads >= 2: workers ---- */
 
-static void wk_send(struct worker *wk, const struct rk_msg *m)
+static void wk_send(struct worker *wk, int k, const struct rk_msg *m)
 {
-	outq_put(&wk->up, m, &wk->em.ctr.queue_full, &wk->t.s->stop);
+	outq_put(&wk->up[k], m, &wk->em.ctr.queue_full, &wk->t.s->stop);
 }
 
 static void wk_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, sym_time now)
@@ -710,66 +715,78 @@ static void wk_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, 
 
 static inline int wk_model(const struct worker *wk, int li) { return li * wk->t.s->threads + wk->w; }
 
-static void wk_unready(struct worker *wk, int li)
+static void wk_unready(struct worker *wk, int li, int k)
 {
 	struct wmodel *x = &wk->wm[li];
-	if (!x->ready)
+	if (!x->ready[k])
 		return;
-	x->ready = false;
-	wk_send(wk, &(struct rk_msg){ .type = RK_UNREADY, .model = wk_model(wk, li) });
+	x->ready[k] = false;
+	wk_send(wk, k, &(struct rk_msg){ .type = RK_UNREADY, .model = wk_model(wk, li) });
 }
 
-/* update1() of core/core.c, with the ranker behind messages: recompute the
- * candidate; not due: sleep until exec (no longer ready); due: ready with
- * its latest (told again only when it changed) and wake at latest + 1 to
- * shrink it if no GPU came by then. */
+/* update1() and update_kinds() of core/core.c, with the rankers behind
+ * messages: recompute the candidate on each kind; not due there: no longer
+ * ready with that kind's ranker, and wake at its exec; due: ready there with
+ * its latest (told again only when it changed), and wake at latest + 1 to
+ * shrink it if no GPU came by then. With several kinds, a model due on
+ * several is ready with each of their rankers, and the first GPU granted
+ * takes the batch (the core, which sees every free GPU at once, picks the
+ * largest batch, then the earliest finish). */
 static void wk_update(struct worker *wk, int li, sym_time now)
 {
-	struct sym_cand cd;
-	sym_shard_candidate(&wk->shards[li], now, &wk->policy, wk_drop, wk, &cd);
-	if (!cd.size) {
-		wk_unready(wk, li);
-		sym_iheap_remove(&wk->timers, li);
-		return;
-	}
-	if (cd.exec > now) {
-		wk_unready(wk, li);
-		sym_iheap_set(&wk->timers, li, cd.exec);
-		return;
-	}
+	struct sym_shard *sh = &wk->shards[li];
 	struct wmodel *x = &wk->wm[li];
-	if (!x->ready || x->latest != cd.latest) {
-		x->seq++;
-		x->ready = true;
-		x->latest = cd.latest;
-		wk_send(wk, &(struct rk_msg){ .type = RK_READY, .model = wk_model(wk, li), .seq = x->seq,
-					      .latest = cd.latest });
+	sym_time wake = SYM_TIME_NEVER;
+	bool any = sym_shard_gather(sh, now, wk_drop, wk) > 0;
+	for (int k = 0; k < wk->nkinds; k++) {
+		struct sym_cand cd = { 0 };
+		if (any)
+			sym_shard_cand_kind(sh, now, &wk->policy, k, &cd);
+		if (!cd.size || cd.exec > now) {
+			wk_unready(wk, li, k);
+			if (cd.size && cd.exec < wake)
+				wake = cd.exec;
+			continue;
+		}
+		if (!x->ready[k] || x->latest[k] != cd.latest) {
+			x->seq[k]++;
+			x->ready[k] = true;
+			x->latest[k] = cd.latest;
+			wk_send(wk, k, &(struct rk_msg){ .type = RK_READY, .model = wk_model(wk, li), .seq = x->seq[k],
+							 .latest = cd.latest });
+		}
+		if (cd.latest + 1 < wake)
+			wake = cd.latest + 1;
 	}
-	sym_iheap_set(&wk->timers, li, cd.latest + 1);
+	if (wake == SYM_TIME_NEVER)
+		sym_iheap_remove(&wk->timers, li);
+	else
+		sym_iheap_set(&wk->timers, li, wake);
 }
 
 /* A GPU for model m: dispatch the candidate if it is (still) due, else give
  * the GPU back. A grant may be stale (the READY it answers was overtaken by
  * a dispatch, a drop or a newer READY): recomputing makes that harmless. */
-static void wk_grant(struct worker *wk, const struct rk_msg *g, sym_time now)
+static void wk_grant(struct worker *wk, int k, const struct rk_msg *g, sym_time now)
 {
 	int li = g->model / wk->t.s->threads;
 	struct wmodel *x = &wk->wm[li];
 	/* The ranker took our READY out of its ready set; if it was the last
 	 * one we sent, the model is no longer ready there. */
-	if (x->ready && g->seq == x->seq)
-		x->ready = false;
+	if (x->ready[k] && g->seq == x->seq[k])
+		x->ready[k] = false;
 	struct sym_shard *sh = &wk->shards[li];
-	struct sym_cand cd;
-	sym_shard_candidate(sh, now, &wk->policy, wk_drop, wk, &cd);
+	struct sym_cand cd = { 0 };
+	if (sym_shard_gather(sh, now, wk_drop, wk))
+		sym_shard_cand_kind(sh, now, &wk->policy, k, &cd);
 	if (cd.size && cd.exec <= now) {
 		sym_shard_take(sh, cd.size, wk->scratch);
 		sym_time start = now + sh->net.ctrl + sh->net.data * cd.size;
-		sym_time finish = start + sh->prof_k[0]->lat[cd.size];
-		wk_send(wk, &(struct rk_msg){ .type = RK_TAKEN, .gpu = g->gpu });
+		sym_time finish = start + sh->prof_k[k]->lat[cd.size];
+		wk_send(wk, k, &(struct rk_msg){ .type = RK_TAKEN, .gpu = g->gpu });
 		emit_dispatch(&wk->em, g->model, g->gpu, g->epoch, now, start, finish, wk->scratch, cd.size);
 	} else {
-		wk_send(wk, &(struct rk_msg){ .type = RK_GIVEBACK, .gpu = g->gpu });
+		wk_send(wk, k, &(struct rk_msg){ .type = RK_GIVEBACK, .gpu = g->gpu });
 	}
 	wk_update(wk, li, now);
 }
@@ -805,8 +822,20 @@ static void wk_arrive(struct worker *wk, const struct in_msg *m, sym_time now)
 static bool wk_has_work(void *arg)
 {
 	struct worker *wk = arg;
-	return sym_spsc_size(wk->in) > 0 || sym_spsc_size(wk->down) > 0 || !outq_idle(&wk->em.out) ||
-	       !outq_idle(&wk->up);
+	if (sym_spsc_size(wk->in) > 0 || !outq_idle(&wk->em.out))
+		return true;
+	for (int k = 0; k < wk->nkinds; k++)
+		if (sym_spsc_size(wk->down[k]) > 0 || !outq_idle(&wk->up[k]))
+			return true;
+	return false;
+}
+
+static bool wk_up_idle(const struct worker *wk)
+{
+	for (int k = 0; k < wk->nkinds; k++)
+		if (!outq_idle(&wk->up[k]))
+			return false;
+	return true;
 }
 
 static void *worker_main(void *arg)
@@ -817,11 +846,13 @@ static void *worker_main(void *arg)
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
 		sym_time now = sym_monotonic_ns();
 		outq_flush(&wk->em.out);
-		outq_flush(&wk->up);
+		for (int k = 0; k < wk->nkinds; k++)
+			outq_flush(&wk->up[k]);
 		int n = wk_timers(wk, now);
 		struct rk_msg g;
-		for (int k = 0; k < BATCH && sym_spsc_pop(wk->down, &g); k++, n++)
-			wk_grant(wk, &g, now);
+		for (int k = 0; k < wk->nkinds; k++)
+			for (int j = 0; j < BATCH && sym_spsc_pop(wk->down[k], &g); j++, n++)
+				wk_grant(wk, k, &g, now);
 		struct in_msg m;
 		for (int k = 0; k < BATCH && sym_spsc_pop(wk->in, &m); k++, n++) {
 			if (k % CLOCK_EVERY == CLOCK_EVERY - 1) {
@@ -830,9 +861,11 @@ static void *worker_main(void *arg)
 			}
 			wk_arrive(wk, &m, now);
 		}
-		if (wk->up.pushed) {
-			wk->up.pushed = false;
-			wake(&s->ranker->t);
+		for (int k = 0; k < wk->nkinds; k++) {
+			if (wk->up[k].pushed) {
+				wk->up[k].pushed = false;
+				wake(&s->rankers[k]->t);
+			}
 		}
 		if (wk->em.out.pushed) {
 			wk->em.out.pushed = false;
@@ -841,7 +874,7 @@ static void *worker_main(void *arg)
 		if (n)
 			continue;
 		sym_time next = sym_iheap_empty(&wk->timers) ? SYM_TIME_NEVER : sym_iheap_top_key(&wk->timers);
-		thr_wait(&wk->t, next, !outq_idle(&wk->em.out) || !outq_idle(&wk->up), wk_has_work, wk);
+		thr_wait(&wk->t, next, !outq_idle(&wk->em.out) || !wk_up_idle(wk), wk_has_work, wk);
 	}
 	return NULL;
 }
@@ -944,7 +977,7 @@ static bool rk_has_work(void *arg)
 	if (sym_spsc_size(r->gpu) > 0)
 		return true;
 	for (int w = 0; w < s->threads; w++)
-		if (sym_spsc_size(s->workers[w]->up.q) > 0 || !outq_idle(&r->down[w]))
+		if (sym_spsc_size(s->workers[w]->up[r->kind].q) > 0 || !outq_idle(&r->down[w]))
 			return true;
 	return false;
 }
@@ -964,7 +997,7 @@ static void *ranker_main(void *arg)
 		 * so it is applied before that READY can be granted a GPU. */
 		for (int w = 0; w < s->threads; w++) {
 			struct rk_msg m;
-			for (int k = 0; k < BATCH && sym_spsc_pop(s->workers[w]->up.q, &m); k++, n++)
+			for (int k = 0; k < BATCH && sym_spsc_pop(s->workers[w]->up[r->kind].q, &m); k++, n++)
 				rk_worker_msg(r, &m);
 		}
 		struct in_msg g;
@@ -1002,7 +1035,8 @@ static void worker_free(struct worker *wk)
 	sym_iheap_finish(&wk->timers);
 	free(wk->scratch);
 	sym_spsc_destroy(wk->in);
-	outq_finish(&wk->up);
+	for (int k = 0; k < SYM_MAX_KINDS; k++)
+		outq_finish(&wk->up[k]);
 	free(wk);
 }
 
@@ -1079,8 +1113,6 @@ static int make_split(struct sym_sched *s, const struct sym_sched_cfg *cfg, size
 			    "policy '%s' is a scheduler policy: it runs on one thread only (--threads 1); "
 			    "--threads >= 2 needs a candidate policy (symphony, eager, timeout, betalambda)",
 			    cc->policy.ops->name);
-	if (cc->nkinds > 1)
-		return fail(err, errlen, -EINVAL, "%s", "--threads >= 2 needs a single GPU kind");
 	/* The core checks the configuration and says what is wrong. */
 	struct sym_core *probe;
 	struct sym_sink sink = { NULL, solo_dispatch, solo_drop, NULL };
@@ -1090,27 +1122,47 @@ static int make_split(struct sym_sched *s, const struct sym_sched_cfg *cfg, size
 	s->maxb = probe->maxb;
 	sym_core_destroy(probe);
 	const struct sym_net *net = &cc->net;
+	int K = s->nkinds = cc->nkinds > 1 ? cc->nkinds : 1;
 	s->workers = calloc((size_t)T, sizeof(*s->workers));
-	struct ranker *r = s->ranker = alloc_aligned(sizeof(*r));
-	if (!s->workers || !r)
+	s->rankers = calloc((size_t)K, sizeof(*s->rankers));
+	s->gpu_kind = calloc((size_t)s->ngpus, sizeof(*s->gpu_kind));
+	if (!s->workers || !s->rankers || !s->gpu_kind)
 		return fail(err, errlen, -ENOMEM, "%s", "out of memory");
-	r->t.efd = r->t.tfd = -1;
-	if ((rc = thr_init(&r->t, s, false, "sym-ranker")))
-		return fail(err, errlen, rc, "eventfd: %s", strerror(-rc));
-	r->g = calloc((size_t)s->ngpus, sizeof(*r->g));
-	r->seq = calloc((size_t)s->nmodels, sizeof(*r->seq));
-	r->down = calloc((size_t)T, sizeof(*r->down));
-	r->gpu = sym_spsc_create(cap, sizeof(struct in_msg));
-	if (!r->g || !r->seq || !r->down || !r->gpu || sym_ranker_init(&r->rk, s->ngpus, s->nmodels))
-		return fail(err, errlen, -ENOMEM, "%s", "out of memory");
-	for (int g = 0; g < s->ngpus && cfg->gpus_offline; g++) {
-		r->g[g].off = true;
-		r->g[g].epoch = 1;
-		sym_iheap_remove(&r->rk.free_gpus, g);
+	for (int g = 0; g < s->ngpus; g++)
+		s->gpu_kind[g] = cc->gpu_kind ? cc->gpu_kind[g] : 0;
+	/* One ranker per kind (sub-cluster). Each has every GPU id in its
+	 * tables, and its own kind's GPUs in its free set. */
+	for (int k = 0; k < K; k++) {
+		struct ranker *r = s->rankers[k] = alloc_aligned(sizeof(*r));
+		if (!r)
+			return fail(err, errlen, -ENOMEM, "%s", "out of memory");
+		r->kind = k;
+		r->t.efd = r->t.tfd = -1;
+		char name[16];
+		snprintf(name, sizeof(name), "sym-ranker%d", k % SYM_MAX_KINDS);
+		if ((rc = thr_init(&r->t, s, false, name)))
+			return fail(err, errlen, rc, "eventfd: %s", strerror(-rc));
+		r->g = calloc((size_t)s->ngpus, sizeof(*r->g));
+		r->seq = calloc((size_t)s->nmodels, sizeof(*r->seq));
+		r->down = calloc((size_t)T, sizeof(*r->down));
+		r->gpu = sym_spsc_create(cap, sizeof(struct in_msg));
+		if (!r->g || !r->seq || !r->down || !r->gpu || sym_ranker_init(&r->rk, s->ngpus, s->nmodels))
+			return fail(err, errlen, -ENOMEM, "%s", "out of memory");
+		for (int g = 0; g < s->ngpus; g++) {
+			if (s->gpu_kind[g] != k) {
+				r->g[g].off = true; /* never this ranker's: never free here */
+				sym_iheap_remove(&r->rk.free_gpus, g);
+			} else if (cfg->gpus_offline) {
+				r->g[g].off = true;
+				r->g[g].epoch = 1;
+				sym_iheap_remove(&r->rk.free_gpus, g);
+			}
+		}
+		for (int w = 0; w < T; w++)
+			if (outq_init(&r->down[w], cap, sizeof(struct rk_msg)))
+				return fail(err, errlen, -ENOMEM, "%s", "out of memory");
 	}
 	for (int w = 0; w < T; w++) {
-		if (outq_init(&r->down[w], cap, sizeof(struct rk_msg)))
-			return fail(err, errlen, -ENOMEM, "%s", "out of memory");
 		struct worker *wk = s->workers[w] = alloc_aligned(sizeof(*wk));
 		if (!wk)
 			return fail(err, errlen, -ENOMEM, "%s", "out of memory");
@@ -1126,13 +1178,18 @@ static int make_split(struct sym_sched *s, const struct sym_sched_cfg *cfg, size
 		wk->wm = calloc(wk->nm ? (size_t)wk->nm : 1, sizeof(*wk->wm));
 		wk->scratch = malloc((size_t)s->maxb * sizeof(*wk->scratch));
 		wk->in = sym_spsc_create(cap, sizeof(struct in_msg));
-		wk->down = r->down[w].q;
+		wk->nkinds = K;
 		if (!wk->shards || !wk->wm || !wk->scratch || !wk->in || sym_iheap_init(&wk->timers, wk->nm) ||
-		    outq_init(&wk->up, cap, sizeof(struct rk_msg)) || emitter_init(&wk->em, s, cap, true))
+		    emitter_init(&wk->em, s, cap, true))
 			return fail(err, errlen, -ENOMEM, "%s", "out of memory");
+		for (int k = 0; k < K; k++) {
+			wk->down[k] = s->rankers[k]->down[w].q;
+			if (outq_init(&wk->up[k], cap, sizeof(struct rk_msg)))
+				return fail(err, errlen, -ENOMEM, "%s", "out of memory");
+		}
 		for (int li = 0; li < wk->nm; li++) {
 			int m = li * T + w;
-			if ((rc = sym_shard_init_kinds(&wk->shards[li], m, &cc->models[m], 1, &cc->gather, net)))
+			if ((rc = sym_shard_init_kinds(&wk->shards[li], m, &cc->models[m], K, &cc->gather, net)))
 				return fail(err, errlen, rc, "model %s: cannot set up its shard", cc->models[m].name ? cc->models[m].name : "?");
 			s->model_thr[m] = &wk->t;
 		}
@@ -1203,15 +1260,17 @@ int sym_sched_create(struct sym_sched **out, const struct sym_sched_cfg *cfg, ch
 		}
 	}
 	/* Start the threads last: everything they touch exists. */
-	struct thr *ts[MAX_THREADS + 1];
-	void *(*fn[MAX_THREADS + 1])(void *);
+	struct thr *ts[MAX_THREADS + SYM_MAX_KINDS];
+	void *(*fn[MAX_THREADS + SYM_MAX_KINDS])(void *);
 	int nt = 0;
 	if (s->solo) {
 		ts[nt] = &s->solo->t;
 		fn[nt++] = solo_main;
 	} else {
-		ts[nt] = &s->ranker->t;
-		fn[nt++] = ranker_main;
+		for (int k = 0; k < s->nkinds; k++) {
+			ts[nt] = &s->rankers[k]->t;
+			fn[nt++] = ranker_main;
+		}
 		for (int w = 0; w < s->threads; w++) {
 			ts[nt] = &s->workers[w]->t;
 			fn[nt++] = worker_main;
@@ -1249,8 +1308,9 @@ void sym_sched_destroy(struct sym_sched *s)
 	atomic_store(&s->stop, true);
 	if (s->solo)
 		stop_join(&s->solo->t);
-	if (s->ranker)
-		stop_join(&s->ranker->t);
+	if (s->rankers)
+		for (int k = 0; k < s->nkinds; k++)
+			stop_join(s->rankers[k] ? &s->rankers[k]->t : NULL);
 	if (s->workers)
 		for (int w = 0; w < s->threads; w++)
 			stop_join(s->workers[w] ? &s->workers[w]->t : NULL);
@@ -1259,7 +1319,11 @@ void sym_sched_destroy(struct sym_sched *s)
 		for (int w = 0; w < s->threads; w++)
 			worker_free(s->workers[w]);
 	free(s->workers);
-	ranker_free(s->ranker, s->threads);
+	if (s->rankers)
+		for (int k = 0; k < s->nkinds; k++)
+			ranker_free(s->rankers[k], s->threads);
+	free(s->rankers);
+	free(s->gpu_kind);
 	if (s->rd)
 		for (int i = 0; i < s->nrd; i++)
 			free(s->rd[i].ids);
@@ -1298,12 +1362,13 @@ int sym_sched_submit(struct sym_sched *s, const struct sym_sched_req *r)
 static int gpu_msg(struct sym_sched *s, int g, int type, uint32_t epoch)
 {
 	struct in_msg m = { .id = (uint64_t)g, .model = (int32_t)epoch, .type = type };
-	struct sym_spsc *q = s->solo ? s->solo->in : s->ranker->gpu;
+	struct ranker *r = s->solo ? NULL : s->rankers[s->gpu_kind[g]];
+	struct sym_spsc *q = s->solo ? s->solo->in : r->gpu;
 	if (!sym_spsc_push(q, &m)) {
 		s->drv_full++;
 		return -EAGAIN;
 	}
-	wake(s->solo ? &s->solo->t : &s->ranker->t);
+	wake(s->solo ? &s->solo->t : &r->t);
 	return 0;
 }
 
@@ -1445,8 +1510,8 @@ void sym_sched_stats(const struct sym_sched *s, struct sym_sched_stats *out)
 	out->dispatched_reqs = sum(s, offsetof(struct ctr, reqs)) - s->lost_reqs;
 	out->drops = sum(s, offsetof(struct ctr, drops)) + s->lost_reqs;
 	out->queue_full = s->drv_full + sum(s, offsetof(struct ctr, queue_full));
-	if (s->ranker)
-		out->queue_full += atomic_load_explicit(&s->ranker->queue_full, memory_order_relaxed);
+	for (int k = 0; s->rankers && k < s->nkinds; k++)
+		out->queue_full += atomic_load_explicit(&s->rankers[k]->queue_full, memory_order_relaxed);
 	/* The lag histograms of the timer threads, merged. */
 	struct sym_hist h;
 	sym_hist_init(&h);

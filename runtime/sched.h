@@ -9,9 +9,12 @@
  *     policy, candidate or scheduler);
  *   - threads >= 2 (candidate policies only): the core's split. Model shards
  *     are spread over `threads` worker threads (model m on worker m %
- *     threads); one ranker thread owns the free GPUs and the ready
- *     candidates (one GPU kind: a cluster of several kinds is refused with
- *     -EINVAL; it runs with threads == 1). Workers and rankers talk through
+ *     threads); one ranker thread per GPU kind (a sub-cluster) owns that
+ *     kind's free GPUs and the candidates ready on it. A model due on
+ *     several kinds is ready with each of their rankers and the first GPU
+ *     granted takes the batch (the single-threaded core, seeing every free
+ *     GPU at once, picks the largest batch, then the earliest finish).
+ *     Workers and rankers talk through
  *     lock-free SPSC queues (runtime/spsc.h) of small value messages: a
  *     worker tells the ranker that a candidate is ready (with its latest) or
  *     no longer is; the ranker grants a GPU to a ready model (the lowest free

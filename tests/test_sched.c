@@ -14,6 +14,8 @@
  *     decisions the driver does not poll wait in the scheduler's backlog;
  *   - split at low load batches like the single-threaded core in virtual
  *     time (same arrival times): no drops either way, mean batch within 15%;
+ *   - two GPU kinds split (a ranker per kind): each batch runs its GPU's kind's
+ *     l(b), one kind serves alone while the other is offline, then both;
  *   - bad configurations and arguments are refused with a message.
  * Timing is never asserted tightly: the profiles leave milliseconds of slack,
  * so that a loaded two-core machine (or ThreadSanitizer) passes too.
@@ -66,6 +68,8 @@ struct td {
 	int batches_after_online[MAXG];
 	uint64_t ndisp, ndisp_reqs, ndrops;
 	uint64_t late, busy_viol, off_viol, size_viol, id_viol, dup;
+	const struct sym_profile *gprof[MAXG]; /* when set: each batch on GPU g runs its l(b) */
+	uint64_t lat_viol;
 	uint64_t sizes[MAXB + 1];
 	sym_time t0;
 };
@@ -97,6 +101,9 @@ static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
 	}
 	if (d->finish + t->resp > dl || d->start < d->now || d->finish < d->start)
 		t->late++;
+	if (t->gprof[d->gpu] && d->size >= 1 && d->size <= t->gprof[d->gpu]->max_batch &&
+	    d->finish - d->start != t->gprof[d->gpu]->lat[d->size])
+		t->lat_viol++;
 	t->ndisp++;
 	t->ndisp_reqs += (uint64_t)d->size;
 	if (d->size >= 0 && d->size <= MAXB)
@@ -550,6 +557,54 @@ static void test_split_matches_core(void **state)
 	td_finish(&t);
 }
 
+/* Two GPU kinds split over 2 workers and one ranker per kind: kind 0 (GPUs
+ * 0-3, l(b) = 10b + 5 ms) is offline for the first 400 ms, so kind 1 (GPUs
+ * 4-7, l(b) = 5b + 2.5 ms) serves alone; then both. Every request ends once,
+ * none is dropped or late, no batch goes to a GPU offline or busy, each
+ * batch runs its GPU's kind's l(b), and kind 0 serves again once back. */
+static void test_split_kinds(void **state)
+{
+	(void)state;
+	struct sym_profile half;
+	assert_int_equal(sym_profile_init_linear(&half, "half", 5, 2.5, 8), 0);
+	struct td t;
+	td_init(&t, 400);
+	t.nreq = plan(&t, 0, 0, 1 * SYM_S, 200, 4, false);
+	struct sym_model_cfg mc[4];
+	struct sym_sched_cfg cfg;
+	make_cfg(&cfg, mc, 4, &slow, 150 * SYM_MS, 8, "symphony", 2);
+	for (int m = 0; m < 4; m++)
+		mc[m].by_kind[1] = &half;
+	struct sym_kind kinds[2] = { { "k0", false, 0 }, { "k1", false, 0 } };
+	int gk[8] = { 0, 0, 0, 0, 1, 1, 1, 1 };
+	cfg.core.nkinds = 2;
+	cfg.core.kinds = kinds;
+	cfg.core.gpu_kind = gk;
+	struct action act[8];
+	for (int g = 0; g < 4; g++) {
+		act[g] = (struct action){ 0, g, false };
+		act[4 + g] = (struct action){ 400 * SYM_MS, g, true };
+	}
+	t.act = act;
+	t.nact = 8;
+	start(&t, &cfg);
+	for (int g = 0; g < 8; g++)
+		t.gprof[g] = g < 4 ? &slow : &half;
+	sym_time slo[4] = { 150 * SYM_MS, 150 * SYM_MS, 150 * SYM_MS, 150 * SYM_MS };
+	td_run(&t, slo, 20 * SYM_S);
+	assert_int_equal(t.ndrops, 0);
+	assert_int_equal(t.late, 0);
+	assert_int_equal(t.lat_viol, 0);
+	int k0 = 0, k1 = 0;
+	for (int g = 0; g < 8; g++)
+		*(g < 4 ? &k0 : &k1) += t.gpu_batches[g];
+	print_message("batches on kind 0: %d, on kind 1: %d\n", k0, k1);
+	assert_true(k1 > 0);
+	assert_true(t.batches_after_online[0] > 0); /* kind 0 serves again */
+	td_finish(&t);
+	sym_profile_finish(&half);
+}
+
 /* More workers than models: the idle worker sleeps, the others serve. */
 static void test_more_threads_than_models(void **state)
 {
@@ -583,19 +638,23 @@ static void test_bad_config(void **state)
 	make_cfg(&cfg, mc, 2, &fast, 20 * SYM_MS, 2, "fcfs", 3);
 	assert_int_equal(sym_sched_create(&s, &cfg, err, sizeof(err)), -EINVAL);
 	assert_contains(err, "--threads");
-	/* several GPU kinds need one thread */
+	/* several GPU kinds: split (a ranker per kind) and on one thread */
 	make_cfg(&cfg, mc, 2, &fast, 20 * SYM_MS, 2, "symphony", 2);
 	struct sym_kind kinds[2] = { { "a", false, 0 }, { "b", false, 0 } };
 	int gk[2] = { 0, 1 };
 	cfg.core.nkinds = 2;
 	cfg.core.kinds = kinds;
 	cfg.core.gpu_kind = gk;
-	assert_int_equal(sym_sched_create(&s, &cfg, err, sizeof(err)), -EINVAL);
-	assert_contains(err, "single GPU kind");
-	/* ... which a single thread takes */
+	assert_int_equal(sym_sched_create(&s, &cfg, err, sizeof(err)), 0);
+	sym_sched_destroy(s);
 	cfg.threads = 1;
 	assert_int_equal(sym_sched_create(&s, &cfg, err, sizeof(err)), 0);
 	sym_sched_destroy(s);
+	/* a GPU of a kind that does not exist (the core's message) */
+	gk[1] = 2;
+	cfg.threads = 2;
+	assert_int_equal(sym_sched_create(&s, &cfg, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "GPU kind");
 	/* threads out of range */
 	make_cfg(&cfg, mc, 2, &fast, 20 * SYM_MS, 2, "symphony", 0);
 	assert_int_equal(sym_sched_create(&s, &cfg, err, sizeof(err)), -EINVAL);
@@ -652,6 +711,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_bad_args),
+		cmocka_unit_test(test_split_kinds),
 		cmocka_unit_test(test_low_load_1),
 		cmocka_unit_test(test_low_load_2),
 		cmocka_unit_test(test_offline_online_1),
