@@ -267,8 +267,9 @@ static void test_low_load(void **state)
 {
 	(void)state;
 	/* A run counts only if the machine did not stall it: on a shared machine a process
-	 * is sometimes not scheduled for several ms, which shows as loadgen sending late or
-	 * schedd's timers firing late (at this load neither should pass 2 ms); a bad request
+	 * is sometimes not scheduled for several ms, which shows as loadgen sending late,
+	 * schedd's timers firing late or a backend's completion coming late (at this load
+	 * none should pass 2 ms); a bad request
 	 * in such a run is the machine's, and the run is repeated (at most 3 times). A bad
 	 * request in a run without a stall fails the test. */
 	for (int attempt = 1;; attempt++) {
@@ -306,14 +307,15 @@ static void test_low_load(void **state)
 		double bad = num(j, "late") + num(j, "dropped");
 		double lag_ms = num(j, "checks.send_lag_max_ms");
 		double sched_lag_ms = num(s, "scheduler_lag_max_us") / 1e3;
+		double done_lag_ms = num(s, "completion_lag_max_us") / 1e3;
 		cJSON_Delete(j);
 		cJSON_Delete(s);
 		if (bad <= low_load_bad_allowed * req)
 			break;
-		bool stalled = lag_ms > 2 || sched_lag_ms > 2;
+		bool stalled = lag_ms > 2 || sched_lag_ms > 2 || done_lag_ms > 2;
 		fprintf(stderr, "attempt %d: %.0f bad of %.0f; loadgen sent up to %.2f ms late, schedd's timers fired up to "
-				"%.2f ms late%s\n", attempt, bad, req, lag_ms, sched_lag_ms,
-			stalled ? ": the machine stalled, again" : "");
+				"%.2f ms late, batches completed up to %.2f ms late%s\n", attempt, bad, req, lag_ms,
+			sched_lag_ms, done_lag_ms, stalled ? ": the machine stalled, again" : "");
 		assert_true(stalled);
 		assert_true(attempt < 3);
 	}
@@ -693,8 +695,6 @@ static void test_http_load(void **state)
 	/* a request made late by a stall of the machine (a batch starting ms late) is still
 	 * answered with its output: errors here are drops, failures and HTTP faults */
 	config_replace("\"late_status\": 504", "\"late_status\": 200");
-	struct cluster c;
-	cluster_start(&c);
 	infer_body("req.json", 5, "UINT8", IN_BYTES);
 	char *body = slurp("req.json");
 	assert_non_null(body);
@@ -703,23 +703,45 @@ static void test_http_load(void **state)
 		 "wrk.body = '%s'\n", body);
 	free(body);
 	write_file("post.lua", lua, strlen(lua));
-	sleep_ms(200);
-	char cmd[800];
-	snprintf(cmd, sizeof(cmd), "wrk -t1 -c4 -d3s --timeout 2s -s '%s/post.lua' 'http://127.0.0.1:%d/v2/models/m/infer' "
-		 "> '%s/wrk.txt' 2>&1", dir, http_port(1), dir);
-	assert_int_equal(system(cmd), 0);
-	char *out = slurp("wrk.txt");
-	assert_non_null(out);
-	const char *reqs = strstr(out, " requests in ");
-	long n = 0;
-	while (reqs && reqs > out && reqs[-1] >= '0' && reqs[-1] <= '9')
-		reqs--;
-	if (reqs)
-		n = strtol(reqs, NULL, 10);
-	if (n < 100 || strstr(out, "Non-2xx") || strstr(out, "Socket errors"))
-		fail_msg("wrk: %ld requests, or errors:\n%s", n, out);
-	free(out);
-	assert_int_equal(cluster_stop(&c), 0);
+	/* Non-2xx answers are 503s of requests schedd dropped to protect the SLO: they are
+	 * excused only in a run the machine visibly stalled (schedd's timers or a backend's
+	 * completion more than 2 ms late, the low-load test's rule), and it is repeated. */
+	for (int attempt = 1;; attempt++) {
+		struct cluster c;
+		cluster_start(&c);
+		sleep_ms(200);
+		char cmd[800];
+		snprintf(cmd, sizeof(cmd),
+			 "wrk -t1 -c4 -d3s --timeout 2s -s '%s/post.lua' 'http://127.0.0.1:%d/v2/models/m/infer' "
+			 "> '%s/wrk.txt' 2>&1", dir, http_port(1), dir);
+		assert_int_equal(system(cmd), 0);
+		assert_int_equal(cluster_stop(&c), 0);
+		char *out = slurp("wrk.txt");
+		assert_non_null(out);
+		long n = 0, non2xx = 0;
+		const char *reqs = strstr(out, " requests in "), *bad = strstr(out, "Non-2xx or 3xx responses:");
+		while (reqs && reqs > out && reqs[-1] >= '0' && reqs[-1] <= '9')
+			reqs--;
+		if (reqs)
+			n = strtol(reqs, NULL, 10);
+		if (bad)
+			non2xx = strtol(bad + strlen("Non-2xx or 3xx responses:"), NULL, 10);
+		if (n < 100 || strstr(out, "Socket errors") || (bad && non2xx < 1))
+			fail_msg("wrk: %ld requests, or errors:\n%s", n, out);
+		free(out);
+		if (!non2xx)
+			break;
+		cJSON *s = load_json("schedd.json");
+		double drops = num(s, "dropped_by_reason.expired") + num(s, "dropped_by_reason.early");
+		double sched_lag_ms = num(s, "scheduler_lag_max_us") / 1e3, done_lag_ms = num(s, "completion_lag_max_us") / 1e3;
+		cJSON_Delete(s);
+		fprintf(stderr, "attempt %d: %ld of %ld answers not 2xx, %.0f drops at schedd; its timers fired up to %.2f ms "
+				"late, batches completed up to %.2f ms late\n", attempt, non2xx, n, drops, sched_lag_ms,
+			done_lag_ms);
+		assert_true(non2xx <= drops); /* every error is a drop, no HTTP fault */
+		assert_true(sched_lag_ms > 2 || done_lag_ms > 2);
+		assert_true(attempt < 3);
+	}
 	passed = true;
 }
 
