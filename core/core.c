@@ -13,6 +13,154 @@ static int fail_msg(char *err, size_t errlen, int rc, const char *msg)
 	return rc;
 }
 
+/* ---- the exchange, delivered in place (candidate policies) ----
+ *
+ * Grants go into one FIFO ring; deliver() hands them out in order and,
+ * whenever the ring runs dry, lets every ranker that received news match
+ * (lowest kind first), which may send grants, and so on until nothing moves.
+ * The rankers' timers then sit in the core's timer heap after the models'. */
+
+static int xq_push(struct sym_core *c, int dest, const struct sym_xmsg *m)
+{
+	if (c->xq_len == c->xq_cap) {
+		size_t cap = c->xq_cap ? 2 * c->xq_cap : 64;
+		struct sym_xmsg *q = malloc(cap * sizeof(*q));
+		int *d = malloc(cap * sizeof(*d));
+		if (!q || !d) {
+			free(q);
+			free(d);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < c->xq_len; i++) {
+			size_t j = (c->xq_head + i) % c->xq_cap;
+			q[i] = c->xq[j];
+			d[i] = c->xq_dest[j];
+		}
+		free(c->xq);
+		free(c->xq_dest);
+		c->xq = q;
+		c->xq_dest = d;
+		c->xq_head = 0;
+		c->xq_cap = cap;
+	}
+	size_t j = (c->xq_head + c->xq_len) % c->xq_cap;
+	c->xq[j] = *m;
+	c->xq_dest[j] = dest;
+	c->xq_len++;
+	return 0;
+}
+
+/* A message that cannot be queued (no memory) is lost; the ring starts with
+ * room for a burst and only grows in a pathological cascade, so this is an
+ * abort-worthy state rather than a recoverable one. */
+static void xq_put(struct sym_core *c, int dest, const struct sym_xmsg *m)
+{
+	if (xq_push(c, dest, m)) {
+		fprintf(stderr, "symphony core: out of memory for the exchange\n");
+		abort();
+	}
+}
+
+/* A message to a ranker is applied at once: rankers only act on what they
+ * heard when they match, at the end of the round, so this is the same as
+ * queueing it (and cheaper). Grants, which the model side acts on, queue. */
+static void to_ranker(void *ctx, int k, const struct sym_xmsg *m)
+{
+	struct sym_core *c = ctx;
+	sym_ranker_recv(&c->rankers[k], m);
+	c->dirty |= 1u << k;
+}
+
+static void to_models(void *ctx, const struct sym_xmsg *m)
+{
+	xq_put(ctx, -1, m);
+}
+
+static void gpu_took(struct sym_core *c, int g, int m, int size, sym_time start, sym_time finish)
+{
+	struct sym_gpu_state *gs = &c->gpus[g];
+	if (!gs->busy) {
+		c->nfree--;
+		c->nfree_kind[gs->kind]--;
+	}
+	gs->busy = true;
+	gs->nout++;
+	gs->model = m;
+	gs->size = size;
+	gs->start = start;
+	gs->finish = finish;
+	gs->free_at = finish;
+	c->stats.dispatches++;
+}
+
+static void models_dispatch(void *ctx, const struct sym_dispatch *d)
+{
+	struct sym_core *c = ctx;
+	gpu_took(c, d->gpu, d->model, d->size, d->start, d->finish);
+	c->sink.dispatch(c->sink.ctx, d);
+}
+
+static void models_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, sym_time now)
+{
+	sym_core_drop(ctx, r, why, now);
+}
+
+static void deliver(struct sym_core *c, sym_time now)
+{
+	if (c->delivering || (!c->xq_len && !c->dirty))
+		return;
+	c->delivering = true;
+	uint32_t touched = 0;
+	for (;;) {
+		while (c->xq_len) {
+			struct sym_xmsg m = c->xq[c->xq_head];
+			int dest = c->xq_dest[c->xq_head];
+			c->xq_head = c->xq_head + 1 == c->xq_cap ? 0 : c->xq_head + 1;
+			c->xq_len--;
+			if (dest < 0) {
+				sym_models_grant(&c->models, &m, now);
+			} else {
+				sym_ranker_recv(&c->rankers[dest], &m);
+				c->dirty |= 1u << dest;
+			}
+		}
+		if (!c->dirty)
+			break;
+		uint32_t dirty = c->dirty;
+		touched |= dirty;
+		c->dirty = 0;
+		for (int k = 0; k < c->nkinds; k++)
+			if (dirty & (1u << k))
+				sym_ranker_match(&c->rankers[k], now);
+		if (!c->xq_len)
+			break;
+	}
+	/* only a ranker that heard something or matched can have moved its timer */
+	for (int k = 0; k < c->nkinds; k++) {
+		if (!(touched & (1u << k)))
+			continue;
+		sym_time t = sym_ranker_next_wakeup(&c->rankers[k]);
+		if (t == SYM_TIME_NEVER)
+			sym_iheap_remove(&c->timers, c->nmodels + k);
+		else
+			sym_iheap_set(&c->timers, c->nmodels + k, t);
+	}
+	c->delivering = false;
+}
+
+static int exchange_init(struct sym_core *c, const struct sym_core_cfg *cfg)
+{
+	int rc;
+	for (int k = 0; k < c->nkinds; k++)
+		if ((rc = sym_ranker_init(&c->rankers[k], k, c->ngpus, cfg->gpu_kind, c->nmodels, c->send_ahead,
+					  to_models, c)))
+			return rc;
+	struct sym_models_out out = { c, to_ranker, models_dispatch, models_drop };
+	return sym_models_init(&c->models, c->shards, c->nmodels, 1, 0, c->nkinds, &c->policy, &c->timers, &out);
+}
+
+/* ---- create / destroy ---- */
+
 int sym_core_create(struct sym_core **out, const struct sym_core_cfg *cfg, const struct sym_sink *sink)
 {
 	return sym_core_create_err(out, cfg, sink, NULL, 0);
@@ -45,6 +193,13 @@ int sym_core_create_err(struct sym_core **out, const struct sym_core_cfg *cfg, c
 	}
 	c->policy = cfg->policy;
 	c->sched = cfg->policy.ops->sched;
+	c->send_ahead = cfg->send_ahead && !c->sched;
+	if (cfg->max_ahead < 0 || cfg->max_ahead >= SYM_GPU_MAX_OUTSTANDING)
+		return free(c), fail_msg(err, errlen, -EINVAL, "max_ahead out of range");
+	if (c->sched)
+		c->max_outstanding = 1 + (cfg->max_ahead ? cfg->max_ahead : SYM_GPU_MAX_OUTSTANDING - 1);
+	else
+		c->max_outstanding = c->send_ahead ? 2 : 1;
 	c->sink = *sink;
 	int rc = -ENOMEM;
 	c->shards = calloc((size_t)cfg->nmodels, sizeof(*c->shards));
@@ -73,14 +228,9 @@ int sym_core_create_err(struct sym_core **out, const struct sym_core_cfg *cfg, c
 	c->scratch = malloc((size_t)c->maxb * sizeof(*c->scratch));
 	if (!c->scratch)
 		goto fail;
-	for (int k = 0; k < nkinds; k++) {
-		if ((rc = sym_ranker_init(&c->rankers[k], cfg->ngpus, cfg->nmodels)))
-			goto fail;
-		for (int g = 0; g < cfg->ngpus; g++)
-			if (c->gpus[g].kind != k)
-				sym_iheap_remove(&c->rankers[k].free_gpus, g);
-	}
-	if ((rc = sym_iheap_init(&c->timers, cfg->nmodels)))
+	if ((rc = sym_iheap_init(&c->timers, cfg->nmodels + (c->sched ? 0 : nkinds))))
+		goto fail;
+	if (!c->sched && (rc = exchange_init(c, cfg)))
 		goto fail;
 	if (c->sched && c->sched->init) {
 		char msg[256] = "";
@@ -120,6 +270,9 @@ void sym_core_destroy(struct sym_core *c)
 		for (int k = 0; k < c->nkinds; k++)
 			sym_ranker_finish(&c->rankers[k]);
 	free(c->rankers);
+	sym_models_finish(&c->models);
+	free(c->xq);
+	free(c->xq_dest);
 	sym_iheap_finish(&c->timers);
 	free(c);
 }
@@ -210,48 +363,48 @@ void sym_core_fill(struct sym_core *c, sym_core_pick_fn pick, int timer_id, sym_
 		sym_core_timer_set(c, timer_id, t);
 }
 
-static void on_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, sym_time now)
-{
-	sym_core_drop(ctx, r, why, now);
-}
-
 static void dispatch_reqs(struct sym_core *c, int m, int gpu, struct sym_request **reqs, int size,
-			  uint32_t dropped_before, sym_time now)
+			  uint32_t dropped_before, sym_time now, sym_time start, sym_time reject_after)
 {
 	struct sym_shard *s = &c->shards[m];
 	struct sym_gpu_state *g = &c->gpus[gpu];
 	int k = g->kind;
+	sym_time earliest = now + s->net.ctrl + s->net.data * size;
+	if (start < earliest)
+		start = earliest;
+	if (g->nout > 0 && start < g->free_at)
+		start = g->free_at;
 	struct sym_dispatch d = {
 		.model = m,
 		.gpu = gpu,
 		.kind = k,
 		.size = size,
 		.now = now,
-		.start = now + s->net.ctrl + s->net.data * size,
+		.start = start,
+		.finish = start + s->prof_k[k]->lat[size],
+		.reject_after = reject_after,
 		.dropped_before = dropped_before,
+		.epoch = g->epoch,
 		.reqs = reqs,
 	};
-	d.finish = d.start + s->prof_k[k]->lat[size];
 	for (int i = 0; i < size; i++)
 		reqs[i]->start = d.start;
-	if (!g->busy) {
-		c->nfree--;
-		c->nfree_kind[k]--;
-	}
-	g->busy = true;
-	g->model = m;
-	g->size = size;
-	g->start = d.start;
-	g->finish = d.finish;
+	gpu_took(c, gpu, m, size, d.start, d.finish);
 	if (g->reqs && g->reqs != reqs)
 		memcpy(g->reqs, reqs, (size_t)size * sizeof(*reqs));
-	c->stats.dispatches++;
 	c->sink.dispatch(c->sink.ctx, &d);
 }
 
 void sym_core_dispatch(struct sym_core *c, int m, int g, struct sym_request **reqs, int size, sym_time now)
 {
-	dispatch_reqs(c, m, g, reqs, size, 0, now);
+	dispatch_reqs(c, m, g, reqs, size, 0, now, now, SYM_TIME_NEVER);
+}
+
+sym_time sym_core_dispatch_ahead(struct sym_core *c, int m, int g, struct sym_request **reqs, int size, sym_time now,
+				 sym_time start, sym_time reject_after)
+{
+	dispatch_reqs(c, m, g, reqs, size, 0, now, start, reject_after);
+	return c->gpus[g].start;
 }
 
 void sym_core_dispatch_queue(struct sym_core *c, int m, int g, int size, sym_time now)
@@ -259,129 +412,33 @@ void sym_core_dispatch_queue(struct sym_core *c, int m, int g, int size, sym_tim
 	struct sym_shard *s = &c->shards[m];
 	uint32_t dropped = s->dropped_since_batch;
 	sym_shard_take(s, size, c->scratch);
-	dispatch_reqs(c, m, g, c->scratch, size, dropped, now);
+	dispatch_reqs(c, m, g, c->scratch, size, dropped, now, now, SYM_TIME_NEVER);
+}
+
+/* GPU g has nothing outstanding any more (a batch ended or it came back
+ * online): it counts as free again. */
+static void gpu_idle(struct sym_core *c, struct sym_gpu_state *gs)
+{
+	if (gs->busy) {
+		c->nfree++;
+		c->nfree_kind[gs->kind]++;
+	}
+	gs->busy = false;
+	gs->nout = 0;
+	gs->size = 0;
 }
 
 int sym_core_cancel(struct sym_core *c, int gi, sym_time now, struct sym_request **out)
 {
 	struct sym_gpu_state *g = &c->gpus[gi];
-	if (!g->busy || !g->reqs || !c->sink.cancel)
+	if (!g->busy || g->off || !g->reqs || !c->sink.cancel)
 		return 0;
 	int n = g->size;
 	memcpy(out, g->reqs, (size_t)n * sizeof(*out));
-	g->busy = false;
-	c->nfree++;
-	c->nfree_kind[g->kind]++;
-	g->size = 0;
+	gpu_idle(c, g);
 	c->stats.cancels++;
 	c->sink.cancel(c->sink.ctx, gi, now);
 	return n;
-}
-
-/* ---- candidate policies: shards plus one ranker per kind ---- */
-
-static void unready_all(struct sym_core *c, int m)
-{
-	for (int k = 0; k < c->nkinds; k++)
-		sym_ranker_unready(&c->rankers[k], m);
-}
-
-/* One kind (the common case): recomputes model m's candidate at `now` and
- * acts on it (the shard-to-ranker message): dispatch it on the lowest free
- * GPU if it is due and one is free, else wait in the ranker's ready set until
- * `latest`, else sleep until exec. */
-static void update1(struct sym_core *c, int m, sym_time now)
-{
-	struct sym_shard *s = &c->shards[m];
-	struct sym_ranker *rk = &c->rankers[0];
-	for (;;) {
-		struct sym_cand cd;
-		sym_shard_candidate(s, now, &c->policy, on_drop, c, &cd);
-		if (!cd.size) {
-			sym_ranker_unready(rk, m);
-			sym_iheap_remove(&c->timers, m);
-			return;
-		}
-		if (cd.exec > now) {
-			sym_ranker_unready(rk, m);
-			sym_iheap_set(&c->timers, m, cd.exec);
-			return;
-		}
-		int g = sym_ranker_take_gpu(rk);
-		if (g < 0) {
-			/* Wait for a GPU; when latest passes, shrink (timer at latest + 1). */
-			sym_ranker_ready(rk, m, cd.latest);
-			sym_iheap_set(&c->timers, m, cd.latest + 1);
-			return;
-		}
-		sym_ranker_unready(rk, m);
-		sym_core_dispatch_queue(c, m, g, cd.size, now);
-	}
-}
-
-/* Several kinds: one candidate per kind. A kind whose candidate is due and
- * has a free GPU takes the batch (the largest batch, then the earliest
- * finish, then the lower kind); a due candidate without a free GPU of its
- * kind waits in that kind's ranker until its latest; the model sleeps until
- * the earliest exec or latest of its kinds. */
-static void update_kinds(struct sym_core *c, int m, sym_time now)
-{
-	struct sym_shard *s = &c->shards[m];
-	for (;;) {
-		if (!sym_shard_gather(s, now, on_drop, c)) {
-			unready_all(c, m);
-			sym_iheap_remove(&c->timers, m);
-			return;
-		}
-		sym_time wake = SYM_TIME_NEVER;
-		int best = -1, best_size = 0;
-		sym_time best_le = 0;
-		for (int k = 0; k < c->nkinds; k++) {
-			struct sym_cand cd;
-			sym_shard_cand_kind(s, now, &c->policy, k, &cd);
-			struct sym_ranker *rk = &c->rankers[k];
-			if (!cd.size) {
-				sym_ranker_unready(rk, m);
-				continue;
-			}
-			if (cd.exec > now) {
-				sym_ranker_unready(rk, m);
-				if (cd.exec < wake)
-					wake = cd.exec;
-				continue;
-			}
-			if (sym_ranker_free_count(rk) > 0) {
-				sym_time le = s->lek[k][cd.size];
-				if (cd.size > best_size || (cd.size == best_size && le < best_le)) {
-					best = k;
-					best_size = cd.size;
-					best_le = le;
-				}
-				continue;
-			}
-			sym_ranker_ready(rk, m, cd.latest);
-			if (cd.latest + 1 < wake)
-				wake = cd.latest + 1;
-		}
-		if (best < 0) {
-			if (wake == SYM_TIME_NEVER)
-				sym_iheap_remove(&c->timers, m);
-			else
-				sym_iheap_set(&c->timers, m, wake);
-			return;
-		}
-		unready_all(c, m);
-		int g = sym_ranker_take_gpu(&c->rankers[best]);
-		sym_core_dispatch_queue(c, m, g, best_size, now);
-	}
-}
-
-static void update(struct sym_core *c, int m, sym_time now)
-{
-	if (c->nkinds == 1)
-		update1(c, m, now);
-	else
-		update_kinds(c, m, now);
 }
 
 /* ---- entry points ---- */
@@ -391,10 +448,15 @@ void sym_core_advance(struct sym_core *c, sym_time now)
 	while (!sym_iheap_empty(&c->timers) && sym_iheap_top_key(&c->timers) <= now) {
 		int id = sym_iheap_pop(&c->timers);
 		c->stats.wakeups++;
-		if (c->sched)
+		if (c->sched) {
 			c->sched->timer(c, id, now);
-		else
-			update(c, id, now);
+		} else {
+			if (id < c->nmodels)
+				sym_models_timer(&c->models, id, now);
+			else
+				c->dirty |= 1u << (id - c->nmodels);
+			deliver(c, now);
+		}
 	}
 }
 
@@ -402,7 +464,8 @@ int sym_core_arrive(struct sym_core *c, struct sym_request *r, sym_time now)
 {
 	if (r->model < 0 || r->model >= c->nmodels)
 		return -EINVAL;
-	sym_core_advance(c, now);
+	if (sym_core_next_wakeup(c) <= now)
+		sym_core_advance(c, now);
 	int err;
 	if (c->sched && c->sched->arrive) {
 		err = c->sched->arrive(c, r, now);
@@ -411,45 +474,57 @@ int sym_core_arrive(struct sym_core *c, struct sym_request *r, sym_time now)
 		c->stats.arrivals++;
 		return 0;
 	}
+	if (!c->sched) {
+		err = sym_models_arrive(&c->models, r, now);
+		if (err)
+			return err;
+		c->stats.arrivals++;
+		deliver(c, now);
+		return 0;
+	}
 	err = sym_shard_push(&c->shards[r->model], r, now);
 	if (err)
 		return err;
 	c->stats.arrivals++;
-	if (c->sched)
-		c->sched->poke(c, r->model, now);
-	else
-		update(c, r->model, now);
+	c->sched->poke(c, r->model, now);
 	return 0;
 }
 
-void sym_core_gpu_free(struct sym_core *c, int gpu, sym_time now)
+void sym_core_gpu_done(struct sym_core *c, int gpu, sym_time now, const struct sym_batch_end *e)
 {
-	sym_core_advance(c, now);
+	if (sym_core_next_wakeup(c) <= now)
+		sym_core_advance(c, now);
 	struct sym_gpu_state *gs = &c->gpus[gpu];
-	if (gs->busy) {
-		c->nfree++;
-		c->nfree_kind[gs->kind]++;
+	if (gs->off || gs->nout <= 0)
+		return; /* an end the core has no batch for (offline, or a driver's mistake) */
+	gs->last_end = *e;
+	if (--gs->nout == 0) {
+		gpu_idle(c, gs);
+	} else if (gs->nout == 1) {
+		/* the batch planned after it starts at its planned start, or now
+		 * if this one ended late */
+		sym_time start = gs->start > e->end ? gs->start : e->end;
+		gs->free_at = start + (gs->finish - gs->start);
 	}
-	gs->busy = false;
-	gs->size = 0;
 	if (c->sched) {
 		c->sched->gpu_free(c, gpu, now);
 		return;
 	}
-	struct sym_ranker *rk = &c->rankers[gs->kind];
-	sym_ranker_put_gpu(rk, gpu);
-	/* Grant the ready candidate with the smallest latest; update() takes the
-	 * lowest free GPU of the kind, which is this one (no GPU of a kind is
-	 * free while a candidate is ready on it). */
-	while (sym_ranker_free_count(rk) > 0) {
-		int m = sym_ranker_grant(rk);
-		if (m < 0)
-			break;
-		update(c, m, now);
-	}
+	sym_ranker_gpu_done(&c->rankers[gs->kind], gpu, e->end);
+	c->dirty |= 1u << gs->kind;
+	deliver(c, now);
 }
 
-int sym_core_gpu_hold(struct sym_core *c, int gpu, sym_time now)
+void sym_core_gpu_free(struct sym_core *c, int gpu, sym_time now)
+{
+	const struct sym_gpu_state *gs = &c->gpus[gpu];
+	struct sym_batch_end e = { gs->nout == 1 ? gs->start : now, now, false };
+	if (e.start > now)
+		e.start = now;
+	sym_core_gpu_done(c, gpu, now, &e);
+}
+
+int sym_core_gpu_offline(struct sym_core *c, int gpu, uint32_t epoch, sym_time now)
 {
 	if (gpu < 0 || gpu >= c->ngpus)
 		return -EINVAL;
@@ -457,18 +532,44 @@ int sym_core_gpu_hold(struct sym_core *c, int gpu, sym_time now)
 	if (gs->reqs)
 		return -ENOTSUP;
 	sym_core_advance(c, now);
-	if (gs->busy)
-		return -EBUSY;
-	/* Busy with nothing: scheduler policies skip busy GPUs, and the GPU
-	 * leaves its kind's free set so that no candidate is granted it. */
-	gs->busy = true;
-	gs->model = 0;
+	gs->epoch = epoch;
+	if (gs->off)
+		return 0;
+	if (!gs->busy) {
+		c->nfree--;
+		c->nfree_kind[gs->kind]--;
+	}
+	/* out of service counts as busy: scheduler policies skip busy GPUs */
+	gs->off = gs->busy = true;
+	gs->nout = 0;
 	gs->size = 0;
-	gs->start = gs->finish = now;
-	c->nfree--;
-	c->nfree_kind[gs->kind]--;
-	if (!c->sched)
-		sym_iheap_remove(&c->rankers[gs->kind].free_gpus, gpu);
+	if (!c->sched) {
+		sym_ranker_gpu_offline(&c->rankers[gs->kind], gpu, epoch);
+		deliver(c, now);
+	}
+	return 0;
+}
+
+int sym_core_gpu_online(struct sym_core *c, int gpu, uint32_t epoch, sym_time now)
+{
+	if (gpu < 0 || gpu >= c->ngpus)
+		return -EINVAL;
+	struct sym_gpu_state *gs = &c->gpus[gpu];
+	sym_core_advance(c, now);
+	gs->epoch = epoch;
+	if (!gs->off)
+		return 0;
+	gs->off = false;
+	gpu_idle(c, gs);
+	gs->free_at = now;
+	gs->last_end = (struct sym_batch_end){ now, now, false };
+	if (c->sched) {
+		c->sched->gpu_free(c, gpu, now);
+		return 0;
+	}
+	sym_ranker_gpu_online(&c->rankers[gs->kind], gpu, epoch, now);
+	c->dirty |= 1u << gs->kind;
+	deliver(c, now);
 	return 0;
 }
 

@@ -1,29 +1,44 @@
-/* core/core.h - the scheduling core: model shards plus a ranker (or a
- * scheduler policy), driven by a driver that owns time.
+/* core/core.h - the scheduling core: model shards plus a ranker per GPU kind
+ * (or a scheduler policy), driven by a driver that owns time.
  *
  * The core is pure: it reads no clock, does no I/O, starts no thread and keeps
  * no global state. Every entry point takes the current time `now`, which must
  * never decrease from one call to the next. What must happen is reported
  * through the sink, synchronously, from inside the entry point:
- *   - dispatch: run this batch on this GPU (the GPU is busy from then on until
- *     the driver calls sym_core_gpu_free for it);
+ *   - dispatch: run this batch on this GPU, from its planned start (the GPU
+ *     may still be running earlier batches: the driver runs a GPU's batches
+ *     in order, each at its planned start or when the one before it ends,
+ *     whichever is later);
  *   - drop: this request will not be served (reason given);
  *   - cancel: the batch running on this GPU is cancelled (preemption); its
  *     requests are back in the core, the driver must not report its
- *     completion, and the GPU is free at once (usually the core dispatches
+ *     end, and the GPU is free at once (usually the core dispatches
  *     to it again within the same call).
- * Sink callbacks must not call back into the core.
+ * Sink callbacks must not call back into the core. The driver reports the
+ * end of each batch, in order per GPU (sym_core_gpu_done).
  *
  * Between calls the driver must call sym_core_advance(now) no later than
  * sym_core_next_wakeup() (in the simulator: exactly then). Same calls with
  * the same times give the same callbacks in the same order.
  *
+ * Candidate policies (symphony, eager, timeout, betalambda) run the exchange
+ * of core/models.h (the model side: shards, candidates) and core/ranker.h
+ * (one ranker per GPU kind: GPUs, ready candidates, matching), delivering its
+ * messages within each entry point: after each message round every ranker
+ * with news matches. The runtime's threaded scheduler runs the same two
+ * sides on threads. With send-ahead (sym_core_cfg.send_ahead) a GPU running a
+ * batch takes its next batch once the plan and inputs sent now would arrive
+ * after its predicted free time, so it never waits on the network; at most
+ * one batch is planned ahead per GPU.
+ *
  * Heterogeneous clusters. GPUs come in kinds (GPU models, or CPUs); each
  * model has a profile per kind. GPU g is of kind gpu_kind[g]. Candidate
  * policies keep one candidate per (model, kind) and one ranker per kind: a
- * candidate due on kind k takes the lowest free GPU of kind k; a free GPU of
- * kind k grants the model ready on k with the smallest latest. With one kind
- * this is exactly the single ranker of the design.
+ * candidate due on kind k takes the lowest eligible GPU of kind k; a GPU of
+ * kind k goes to the model ready on k with the smallest latest. A model due
+ * on several kinds is ready on each; grants of one matching round reach it
+ * in kind order, and one it cannot use any more goes back. With one kind this
+ * is exactly the single ranker of the design.
  *
  * Scheduler policies (struct sym_sched_ops) get every event and act through
  * the services at the end of this header.
@@ -36,22 +51,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/models.h"
 #include "core/policy.h"
 #include "core/ranker.h"
 #include "core/request.h"
 #include "core/shard.h"
-
-struct sym_dispatch {
-	int model;
-	int gpu;
-	int kind;        /* the GPU's kind */
-	int size;
-	sym_time now;    /* the dispatch decision */
-	sym_time start;  /* planned execution start: now + ctrl + data*size */
-	sym_time finish; /* planned finish: start + l_kind(size) */
-	uint32_t dropped_before; /* this model's drops since its previous dispatch */
-	struct sym_request *const *reqs; /* size requests, valid during the callback */
-};
 
 struct sym_sink {
 	void *ctx;
@@ -78,20 +82,41 @@ struct sym_core_cfg {
 	struct sym_policy policy;
 	struct sym_gather gather;
 	struct sym_net net;
+	bool send_ahead;                    /* candidate policies: plan a GPU's next batch before it frees */
+	int max_ahead;                      /* scheduler policies: batches a GPU may hold planned behind the
+					     * running one (0: SYM_GPU_MAX_OUTSTANDING - 1); the runtime's
+					     * backends hold 1 */
 };
 
 struct sym_core_stats {
 	uint64_t arrivals, dispatches, drops, wakeups, cancels;
 };
 
-/* What the core remembers of the batch on each GPU. */
+/* What the driver reports of a batch that ended. */
+struct sym_batch_end {
+	sym_time start;  /* when it really started (its end when rejected) */
+	sym_time end;    /* when it ended (<= the report's now) */
+	bool rejected;   /* the driver did not run it (it could not start by its reject_after); its
+			  * requests are the driver's to end */
+};
+
+/* The largest number of batches a GPU may have outstanding (running and
+ * planned) in the core's books. */
+#define SYM_GPU_MAX_OUTSTANDING 8
+
+/* What the core remembers of each GPU. */
 struct sym_gpu_state {
 	int kind;
-	bool busy;
-	int model;          /* of the running batch */
+	bool busy;          /* nout > 0, or out of service */
+	bool off;           /* out of service (sym_core_gpu_offline) */
+	int nout;           /* batches outstanding: running, then planned */
+	uint32_t epoch;
+	sym_time free_at;   /* predicted: the planned finish of its last outstanding batch */
+	int model;          /* of the last batch sent to it */
 	int size;
-	sym_time start;     /* planned execution start */
-	sym_time finish;    /* planned finish */
+	sym_time start;     /* its planned start */
+	sym_time finish;    /* its planned finish */
+	struct sym_batch_end last_end; /* the last batch end reported (read it in gpu_free hooks) */
 	struct sym_request **reqs; /* the running batch, only with sym_core_track_running */
 };
 
@@ -103,17 +128,27 @@ struct sym_core {
 	int nkinds;
 	struct sym_kind kinds[SYM_MAX_KINDS];
 	struct sym_shard *shards;
-	struct sym_ranker *rankers;  /* one per kind (candidate policies) */
-	struct sym_iheap timers;     /* candidate policies: per model; schedulers: their own ids */
+	struct sym_iheap timers;     /* candidate policies: models 0..nmodels-1, then one per ranker;
+				      * schedulers: their own ids */
 	struct sym_policy policy;
+	bool send_ahead;
+	int max_outstanding;         /* batches a GPU may have outstanding: 1 + the plans it may hold ahead */
 	const struct sym_sched_ops *sched; /* NULL for candidate policies */
 	void *sched_state;
 	struct sym_sink sink;
 	struct sym_gpu_state *gpus;
-	int nfree;                   /* idle devices */
+	int nfree;                   /* idle devices in service */
 	int nfree_kind[SYM_MAX_KINDS]; /* idle devices per kind */
 	int maxb;                    /* the largest batch over models and kinds */
 	struct sym_request **scratch; /* one batch (maxb entries) */
+	/* candidate policies: the exchange */
+	struct sym_models models;
+	struct sym_ranker *rankers;  /* one per kind */
+	struct sym_xmsg *xq;         /* messages in flight: a ring of xq_cap */
+	int *xq_dest;                /* per slot: the ranker's kind, or -1 for the model side */
+	size_t xq_head, xq_len, xq_cap;
+	uint32_t dirty;              /* rankers with news since they last matched (bit per kind) */
+	bool delivering;
 	struct sym_core_stats stats;
 	char error[256];             /* why sym_core_create failed in a scheduler's init */
 };
@@ -130,18 +165,25 @@ void sym_core_destroy(struct sym_core *c);
  * for an unknown model, or -ENOMEM; on error the request is not queued. */
 int sym_core_arrive(struct sym_core *c, struct sym_request *r, sym_time now);
 
-/* GPU g finished its batch and is free. */
+/* The oldest outstanding batch of GPU g ended (or was rejected: e says
+ * which, with its real start and end; end <= now, which is when the core
+ * hears of it). The GPU's predicted free time is reconciled: a batch planned
+ * after it starts at its planned start, or at e->end when that is later. */
+void sym_core_gpu_done(struct sym_core *c, int g, sym_time now, const struct sym_batch_end *e);
+
+/* sym_core_gpu_done with a batch that ended at now (start unknown: its
+ * planned start). */
 void sym_core_gpu_free(struct sym_core *c, int gpu, sym_time now);
 
-/* Takes free GPU g out of service at now (its backend failed or left): the
- * core treats it as busy with an empty batch (size 0) and dispatches nothing
- * to it until the driver calls sym_core_gpu_free(g), which puts it back.
- * Returns 0; -EBUSY when g is busy (a batch runs there, perhaps dispatched by
- * a timer due at now: a driver that never frees it keeps it out of service
- * just the same); -EINVAL for a bad id; -ENOTSUP for a core that tracks
- * running batches (preempting policies would take the empty batch for a
- * victim). */
-int sym_core_gpu_hold(struct sym_core *c, int g, sym_time now);
+/* Takes GPU g out of service at now (its backend failed or left). Its
+ * outstanding batches are forgotten: the driver ends their requests and
+ * reports no end for them. Nothing is dispatched to it until
+ * sym_core_gpu_online(g), which puts it back idle. epoch: the driver's count
+ * of g's offlines and onlines, carried by later dispatches to g
+ * (sym_dispatch.epoch). Returns 0; -EINVAL for a bad id; -ENOTSUP for a core
+ * that tracks running batches (preempting policies). */
+int sym_core_gpu_offline(struct sym_core *c, int g, uint32_t epoch, sym_time now);
+int sym_core_gpu_online(struct sym_core *c, int g, uint32_t epoch, sym_time now);
 
 /* Runs every timer due at or before now. */
 void sym_core_advance(struct sym_core *c, sym_time now);
@@ -172,7 +214,9 @@ struct sym_sched_ops {
 	int (*arrive)(struct sym_core *c, struct sym_request *r, sym_time now);
 	/* Model m's shard queue changed (after the default arrive). */
 	void (*poke)(struct sym_core *c, int m, sym_time now);
-	/* GPU g is free (its batch finished). */
+	/* GPU g's oldest outstanding batch ended (c->gpus[g].last_end says how;
+	 * c->gpus[g].nout batches are still outstanding), or g came back online
+	 * idle. */
 	void (*gpu_free)(struct sym_core *c, int g, sym_time now);
 	/* Timer id fired (set with sym_core_timer_set). */
 	void (*timer)(struct sym_core *c, int id, sym_time now);
@@ -192,8 +236,18 @@ int sym_core_track_running(struct sym_core *c);
 
 /* Dispatches reqs[0..size) of model m on free GPU g at now (0 < size <=
  * the model's largest batch on g's kind; every request must be model m's and
- * no longer in any queue). Marks g busy and calls the sink. */
+ * no longer in any queue), to start at now + ctrl + data*size. Marks g busy
+ * and calls the sink. */
 void sym_core_dispatch(struct sym_core *c, int m, int g, struct sym_request **reqs, int size, sym_time now);
+
+/* The same on GPU g, idle or not (fewer than c->max_outstanding batches
+ * outstanding there): the batch is planned to start at
+ * `start` (at least now + ctrl + data*size and at least g's predicted free
+ * time free_at; it is raised to both) and the driver rejects it if it
+ * cannot start by reject_after (SYM_TIME_NEVER: never). Returns its planned
+ * start. */
+sym_time sym_core_dispatch_ahead(struct sym_core *c, int m, int g, struct sym_request **reqs, int size, sym_time now,
+				 sym_time start, sym_time reject_after);
 
 /* Takes the first size requests of model m's shard queue and dispatches them
  * on g (the shard's dropped-since-batch counter goes with them). */

@@ -1,22 +1,43 @@
 #include "core/ranker.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "core/error.h"
 
-int sym_ranker_init(struct sym_ranker *r, int ngpus, int nmodels)
+int sym_ranker_init(struct sym_ranker *r, int kind, int ngpus, const int *gpu_kind, int nmodels, bool send_ahead,
+		    sym_xsend_fn send, void *ctx)
 {
+	memset(r, 0, sizeof(*r));
+	if (ngpus < 1 || nmodels < 1 || !send)
+		return -EINVAL;
+	r->kind = kind;
 	r->ngpus = ngpus;
 	r->nmodels = nmodels;
-	if (ngpus < 1 || nmodels < 1)
-		return -EINVAL;
-	int err = sym_iheap_init(&r->free_gpus, ngpus);
+	r->send_ahead = send_ahead;
+	r->send = send;
+	r->ctx = ctx;
+	int err = sym_iheap_init(&r->idle, ngpus);
+	if (!err)
+		err = sym_iheap_init(&r->pend, ngpus);
 	if (!err)
 		err = sym_iheap_init(&r->ready, nmodels);
+	r->delay = calloc((size_t)nmodels, sizeof(*r->delay));
+	r->seq = calloc((size_t)nmodels, sizeof(*r->seq));
+	r->g = calloc((size_t)ngpus, sizeof(*r->g));
+	if (!err && (!r->delay || !r->seq || !r->g))
+		err = -ENOMEM;
 	if (err) {
 		sym_ranker_finish(r);
 		return err;
 	}
-	for (int g = 0; g < ngpus; g++)
-		sym_iheap_set(&r->free_gpus, g, g);
+	for (int g = 0; g < ngpus; g++) {
+		if (gpu_kind && gpu_kind[g] != kind) {
+			r->g[g].off = true; /* not ours: never placed */
+			continue;
+		}
+		sym_iheap_set(&r->idle, g, g);
+	}
 	return 0;
 }
 
@@ -24,31 +45,156 @@ void sym_ranker_finish(struct sym_ranker *r)
 {
 	if (!r)
 		return;
-	sym_iheap_finish(&r->free_gpus);
+	sym_iheap_finish(&r->idle);
+	sym_iheap_finish(&r->pend);
 	sym_iheap_finish(&r->ready);
+	free(r->delay);
+	free(r->seq);
+	free(r->g);
+	r->delay = NULL;
+	r->seq = NULL;
+	r->g = NULL;
 }
 
-int sym_ranker_take_gpu(struct sym_ranker *r)
+/* Puts GPU g where its state says: idle, pending (send-ahead: one batch
+ * outstanding) or neither (granted, offline, or a plan already ahead). */
+static void place(struct sym_ranker *r, int g)
 {
-	return sym_iheap_pop(&r->free_gpus);
+	const struct sym_ranker_gpu *x = &r->g[g];
+	bool idle = false, pend = false;
+	if (!x->off && !x->granted) {
+		idle = x->nout <= 0;
+		pend = x->nout == 1 && r->send_ahead;
+	}
+	if (idle)
+		sym_iheap_set(&r->idle, g, g);
+	else
+		sym_iheap_remove(&r->idle, g);
+	if (pend)
+		sym_iheap_set(&r->pend, g, x->free_at);
+	else
+		sym_iheap_remove(&r->pend, g);
 }
 
-void sym_ranker_put_gpu(struct sym_ranker *r, int g)
+void sym_ranker_recv(struct sym_ranker *r, const struct sym_xmsg *m)
 {
-	sym_iheap_set(&r->free_gpus, g, g);
+	switch (m->type) {
+	case SYM_X_READY:
+		sym_iheap_set(&r->ready, m->model, m->t1);
+		r->delay[m->model] = m->t2;
+		r->seq[m->model] = m->seq;
+		break;
+	case SYM_X_UNREADY:
+		sym_iheap_remove(&r->ready, m->model);
+		break;
+	case SYM_X_TAKEN: {
+		struct sym_ranker_gpu *x = &r->g[m->gpu];
+		if (!x->granted)
+			break;
+		x->granted = false;
+		if (x->lost) {
+			/* granted before an offline or online: the driver drops its
+			 * batch (older epoch), so it is as if given back */
+			x->lost = false;
+		} else {
+			x->nout++;
+			x->plan_start = m->t1;
+			x->plan_len = m->t2 - m->t1;
+			if (x->nout == 1 || m->t2 > x->free_at)
+				x->free_at = m->t2;
+		}
+		place(r, m->gpu);
+		break;
+	}
+	case SYM_X_GIVEBACK: {
+		struct sym_ranker_gpu *x = &r->g[m->gpu];
+		if (!x->granted)
+			break;
+		x->granted = x->lost = false;
+		place(r, m->gpu);
+		break;
+	}
+	default:
+		break;
+	}
 }
 
-void sym_ranker_ready(struct sym_ranker *r, int m, sym_time latest)
+void sym_ranker_gpu_done(struct sym_ranker *r, int g, sym_time end)
 {
-	sym_iheap_set(&r->ready, m, latest);
+	struct sym_ranker_gpu *x = &r->g[g];
+	if (x->off)
+		return;
+	x->nout--;
+	if (x->nout == 1) {
+		/* the planned batch starts at its planned start, or now if the one
+		 * before it ended late */
+		sym_time start = x->plan_start > end ? x->plan_start : end;
+		x->free_at = start + x->plan_len;
+	} else if (x->nout <= 0) {
+		x->free_at = end;
+	}
+	place(r, g);
 }
 
-void sym_ranker_unready(struct sym_ranker *r, int m)
+void sym_ranker_gpu_offline(struct sym_ranker *r, int g, uint32_t epoch)
 {
+	struct sym_ranker_gpu *x = &r->g[g];
+	x->epoch = epoch;
+	if (x->off)
+		return;
+	x->off = true;
+	x->nout = 0;
+	if (x->granted)
+		x->lost = true;
+	place(r, g);
+}
+
+void sym_ranker_gpu_online(struct sym_ranker *r, int g, uint32_t epoch, sym_time now)
+{
+	struct sym_ranker_gpu *x = &r->g[g];
+	x->epoch = epoch;
+	if (!x->off)
+		return;
+	x->off = false;
+	x->nout = 0;
+	x->free_at = now;
+	if (x->granted)
+		x->lost = true;
+	place(r, g);
+}
+
+static void grant(struct sym_ranker *r, int m, int g, sym_time now)
+{
+	struct sym_ranker_gpu *x = &r->g[g];
 	sym_iheap_remove(&r->ready, m);
+	sym_iheap_remove(&r->idle, g);
+	sym_iheap_remove(&r->pend, g);
+	x->granted = true;
+	struct sym_xmsg msg = { .type = SYM_X_GRANT, .model = m, .gpu = g, .kind = r->kind, .seq = r->seq[m],
+				.epoch = x->epoch, .t1 = x->nout > 0 ? x->free_at : now };
+	r->send(r->ctx, &msg);
 }
 
-int sym_ranker_grant(struct sym_ranker *r)
+void sym_ranker_match(struct sym_ranker *r, sym_time now)
 {
-	return sym_iheap_pop(&r->ready);
+	while (!sym_iheap_empty(&r->ready)) {
+		int m = sym_iheap_top(&r->ready);
+		int gi = sym_iheap_top(&r->idle);
+		int gp = sym_iheap_top(&r->pend);
+		if (gp >= 0 && !(r->g[gp].free_at < now + r->delay[m]))
+			gp = -1;
+		if (gi < 0 && gp < 0)
+			break;
+		/* the lowest id among the eligible (Algorithm 1, line 19) */
+		int g = gi < 0 ? gp : gp < 0 ? gi : gi < gp ? gi : gp;
+		grant(r, m, g, now);
+	}
+}
+
+sym_time sym_ranker_next_wakeup(const struct sym_ranker *r)
+{
+	if (sym_iheap_empty(&r->ready) || !sym_iheap_empty(&r->idle) || sym_iheap_empty(&r->pend))
+		return SYM_TIME_NEVER;
+	int m = sym_iheap_top(&r->ready);
+	return sym_iheap_top_key(&r->pend) - r->delay[m] + 1;
 }

@@ -1,48 +1,133 @@
-/* core/ranker.h - matches candidates and GPUs (one per sub-cluster).
+/* core/ranker.h - the ranker side of the core's exchange: matches the
+ * candidates of models with the GPUs of one sub-cluster (a GPU kind).
  *
- * It keeps two sets and never looks inside a model:
- *   - the free GPUs, ordered by id: a candidate that reaches its exec moment
- *     takes the free GPU with the lowest id, so load packs onto low ids and
- *     high ids stay idle (and can be released by an autoscaler);
- *   - the *ready* candidates (exec <= now <= latest, no GPU yet), ordered by
- *     latest start: a GPU that becomes free takes the one with the smallest
- *     latest (ties: the lower model id).
- * Both are indexed heaps: O(log G) and O(log M) per operation.
- * Invariant kept by the core: while a candidate is ready, no GPU is free.
+ * The exchange. The candidate policies' scheduler is two kinds of parts that
+ * talk only through small value messages (struct sym_xmsg):
+ *   - the model side (core/models.h): per model, its queue and candidate;
+ *     it tells each kind's ranker when its candidate is due there (READY,
+ *     with the candidate's latest dispatch moment and its network delay) and
+ *     when it no longer is (UNREADY); given a GPU (GRANT) it recomputes its
+ *     candidate and either dispatches it (TAKEN, with the batch's planned
+ *     start and finish) or hands the GPU back (GIVEBACK);
+ *   - the ranker side (this file), one per kind: it owns that kind's GPUs
+ *     and the ready candidates, and grants GPUs.
+ * The single-threaded core (core/core.c) delivers the messages itself; the
+ * runtime's threaded scheduler (runtime/sched.c) carries them over queues
+ * between threads. Both run exactly this code, so every rule of matching
+ * lives here once.
+ *
+ * Matching (Algorithm 1 of symphony-deferred-batch-scheduling.md, Section
+ * 3.2, with its send-ahead of Appendix D). Each GPU has a predicted free time
+ * `free_at`: the planned finish of the last batch sent to it (line 12:
+ * exec + l(b)), reconciled when the driver reports a batch's real end.
+ *   - An *idle* GPU (nothing outstanding) can take a candidate at once.
+ *   - With send-ahead, a GPU running one batch with none planned after it
+ *     (*pending*) can take a candidate whose plan and inputs, sent now, would
+ *     arrive after it frees: free_at < now + delay, delay = ctrl + data*b.
+ *     The batch then starts at now + delay, right as the GPU frees, and the
+ *     GPU holds at most that one plan ahead.
+ * A ready candidate takes the lowest-numbered eligible GPU (low ids carry
+ * the load, high ids stay idle to be released); GPUs go to the ready
+ * candidate with the smallest latest (ties: lower model id). While
+ * candidates wait, the ranker's timer is set at the moment the earliest
+ * pending GPU becomes eligible for the most urgent of them:
+ * free_at - delay + 1 (the authors' GPU timer at free_at minus the network
+ * delay). Without send-ahead a GPU is eligible only once idle, i.e. after the
+ * driver reports its batch's end.
+ *
+ * Stale messages are harmless: a GRANT names the READY it answers (seq), a
+ * model recomputes its candidate on every GRANT, and a GPU whose grant
+ * crossed an offline comes back "lost" (its batch, if any, is the driver's
+ * to drop: the GRANT carried the GPU's epoch).
+ *
+ * All operations are O(log G + log M). Not thread-safe: one thread runs a
+ * ranker.
  */
 #ifndef SYM_RANKER_H
 #define SYM_RANKER_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "core/iheap.h"
 #include "core/time.h"
 
-struct sym_ranker {
-	int ngpus;
-	int nmodels;
-	struct sym_iheap free_gpus; /* key: GPU id */
-	struct sym_iheap ready;     /* id: model, key: latest */
+enum sym_xmsg_type {
+	SYM_X_READY,    /* model -> ranker: due; t1 = latest, t2 = delay, seq */
+	SYM_X_UNREADY,  /* model -> ranker: no longer due */
+	SYM_X_TAKEN,    /* model -> ranker: the granted GPU got a batch; t1 = start, t2 = finish */
+	SYM_X_GIVEBACK, /* model -> ranker: the granted GPU was not used */
+	SYM_X_GRANT,    /* ranker -> model: GPU gpu; seq of the READY it answers, the GPU's epoch;
+			 * t1 = its predicted free time (<= now when idle) */
 };
 
-/* All GPUs start free. Returns 0, -EINVAL or -ENOMEM. */
-int sym_ranker_init(struct sym_ranker *r, int ngpus, int nmodels);
+/* One message of the exchange (a value: copy it freely). */
+struct sym_xmsg {
+	int32_t type;
+	int32_t model;
+	int32_t gpu;
+	int32_t kind;
+	uint32_t seq;
+	uint32_t epoch;
+	sym_time t1, t2;
+};
+
+/* A ranker's view of one of its GPUs. */
+struct sym_ranker_gpu {
+	int8_t nout;       /* batches outstanding (running or planned); < 0 briefly when an end
+			    * overtakes the TAKEN of its batch */
+	bool granted;      /* a GRANT is out, its TAKEN or GIVEBACK not back yet */
+	bool off;          /* out of service */
+	bool lost;         /* the outstanding grant crossed an offline or online */
+	uint32_t epoch;
+	sym_time free_at;  /* predicted: when its last outstanding batch ends */
+	sym_time plan_start, plan_len; /* the last batch taken: its planned start and length */
+};
+
+/* Where grants go (called from inside the ranker's operations). */
+typedef void (*sym_xsend_fn)(void *ctx, const struct sym_xmsg *m);
+
+struct sym_ranker {
+	int kind;
+	int ngpus, nmodels;
+	bool send_ahead;
+	struct sym_iheap idle;  /* key: GPU id */
+	struct sym_iheap pend;  /* send-ahead: running one batch, none planned; key: free_at */
+	struct sym_iheap ready; /* id: model, key: latest */
+	sym_time *delay;        /* per model: ctrl + data*size of its ready candidate */
+	uint32_t *seq;          /* per model: the seq of its READY in the ready set */
+	struct sym_ranker_gpu *g; /* per GPU id (only this kind's are used) */
+	sym_xsend_fn send;
+	void *ctx;
+};
+
+/* The ranker of kind `kind` over GPUs 0..ngpus-1, of which it owns those with
+ * gpu_kind[g] == kind (gpu_kind NULL: all); they start idle and online.
+ * Returns 0, -EINVAL or -ENOMEM. */
+int sym_ranker_init(struct sym_ranker *r, int kind, int ngpus, const int *gpu_kind, int nmodels, bool send_ahead,
+		    sym_xsend_fn send, void *ctx);
 void sym_ranker_finish(struct sym_ranker *r);
 
-/* A candidate reached exec: the lowest free GPU id (now taken), or -1. */
-int sym_ranker_take_gpu(struct sym_ranker *r);
+/* A message from a model (READY, UNREADY, TAKEN, GIVEBACK). Does not match:
+ * call sym_ranker_match when the messages at hand are in. */
+void sym_ranker_recv(struct sym_ranker *r, const struct sym_xmsg *m);
 
-/* GPU g is free again (it must be busy). */
-void sym_ranker_put_gpu(struct sym_ranker *r, int g);
+/* The oldest outstanding batch of GPU g ended at `end` (<= now). */
+void sym_ranker_gpu_done(struct sym_ranker *r, int g, sym_time end);
 
-static inline int sym_ranker_free_count(const struct sym_ranker *r) { return r->free_gpus.size; }
+/* GPU g leaves service (its outstanding batches are forgotten: the driver
+ * answers their requests) or comes back idle at now; epoch is the driver's
+ * new epoch of g, carried by later grants. */
+void sym_ranker_gpu_offline(struct sym_ranker *r, int g, uint32_t epoch);
+void sym_ranker_gpu_online(struct sym_ranker *r, int g, uint32_t epoch, sym_time now);
 
-/* Model m's candidate waits for a GPU, feasible until latest (insert or update). */
-void sym_ranker_ready(struct sym_ranker *r, int m, sym_time latest);
+/* Grants what can be granted at now (through send). */
+void sym_ranker_match(struct sym_ranker *r, sym_time now);
 
-/* Model m has no ready candidate any more. */
-void sym_ranker_unready(struct sym_ranker *r, int m);
+/* When the ranker next wants sym_ranker_match, or SYM_TIME_NEVER. */
+sym_time sym_ranker_next_wakeup(const struct sym_ranker *r);
 
-/* A GPU became free: the ready model with the smallest latest, removed from
- * the ready set, or -1 when none waits. */
-int sym_ranker_grant(struct sym_ranker *r);
+/* GPUs of the kind that are idle and online. */
+static inline int sym_ranker_idle_count(const struct sym_ranker *r) { return r->idle.size; }
 
 #endif

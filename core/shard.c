@@ -11,6 +11,7 @@
 static const char *const drop_names[SYM_DROP_NREASONS] = {
 	[SYM_DROP_EXPIRED] = "expired",
 	[SYM_DROP_EARLY] = "early",
+	[SYM_DROP_REJECTED] = "rejected",
 };
 
 const char *sym_drop_reason_name(enum sym_drop_reason why)

@@ -48,6 +48,8 @@
 enum sym_drop_reason {
 	SYM_DROP_EXPIRED, /* could not finish by its deadline even alone */
 	SYM_DROP_EARLY,   /* skipped by early drop to protect the batch size */
+	SYM_DROP_REJECTED, /* its batch was rejected by the GPU's worker: it could not start by the
+			    * latest start its scheduler gave it (clockwork) */
 	SYM_DROP_NREASONS
 };
 

@@ -73,8 +73,8 @@ struct in_msg {
 	uint64_t id;   /* request id, or the GPU */
 	int32_t model; /* request model, or the GPU's new epoch */
 	int32_t type;
-	sym_time arrival;
-	sym_time deadline;
+	sym_time arrival;  /* GPU_FREE: when its batch started */
+	sym_time deadline; /* GPU_FREE: when its batch ended */
 };
 
 enum { OUT_DISPATCH = 1, OUT_DROP };
@@ -84,7 +84,7 @@ struct out_head {
 	int32_t model;
 	int32_t gpu;
 	int32_t size;  /* dispatch: ids follow in ceil(size/SYM_SCHED_IDS) elements */
-	sym_time now, start, finish;
+	sym_time now, start, finish, reject_after;
 	uint64_t id;   /* drop */
 	uint32_t epoch; /* dispatch: the GPU's epoch when it was granted */
 	int32_t why;   /* drop */
@@ -97,17 +97,7 @@ union out_elem {
 };
 _Static_assert(sizeof(union out_elem) == 64, "decision elements are one cache line");
 
-enum { RK_READY, RK_UNREADY, RK_TAKEN, RK_GIVEBACK, RK_GRANT };
-
-/* worker <-> ranker */
-struct rk_msg {
-	int32_t type;
-	int32_t model;
-	int32_t gpu;
-	uint32_t seq;   /* READY: the model's READY count; GRANT: that of the READY it serves */
-	sym_time latest;
-	uint32_t epoch; /* GRANT: the GPU's epoch */
-};
+/* worker <-> ranker: the core's exchange messages (core/ranker.h) */
 
 static inline void cpu_relax(void)
 {
@@ -186,45 +176,24 @@ struct solo {
 	uint32_t *epoch;  /* per GPU */
 };
 
-/* A model's standing with each kind's ranker. */
-struct wmodel {
-	uint32_t seq[SYM_MAX_KINDS];     /* READYs sent */
-	bool ready[SYM_MAX_KINDS];       /* the ranker holds (or will hold) a READY of ours */
-	sym_time latest[SYM_MAX_KINDS];  /* of that READY */
-};
-
 struct worker {
 	struct thr t;
 	struct emitter em;
 	int w;
 	int nm;                  /* local models: m = li * threads + w */
 	struct sym_shard *shards;
-	struct wmodel *wm;
+	struct sym_models ms;    /* the core's model side over them */
 	struct sym_iheap timers; /* by local index */
-	struct sym_request **scratch;
-	struct sym_policy policy;
 	int nkinds;
 	struct sym_spsc *in;                    /* from the driver */
 	struct sym_spsc *down[SYM_MAX_KINDS];   /* from each kind's ranker (its outq) */
 	struct outq up[SYM_MAX_KINDS];          /* to each kind's ranker */
 };
 
-enum { G_FREE, G_GRANTED, G_BUSY };
-
-struct rgpu {
-	uint8_t st;
-	bool off;
-	bool early; /* its GPU_FREE came before the worker's TAKEN */
-	bool lost;  /* online while granted: the grant's batch, if any, is lost */
-	uint32_t epoch;
-};
-
 struct ranker {
 	struct thr t;
 	int kind;              /* it owns the GPUs of this kind */
-	struct sym_ranker rk;
-	struct rgpu *g;
-	uint32_t *seq;         /* per model: the seq of its READY in the ready set */
+	struct sym_ranker rk;  /* the core's ranker side */
 	struct sym_spsc *gpu;  /* from the driver */
 	struct outq *down;     /* per worker (the ranker owns these queues) */
 	_Alignas(64) atomic_uint_fast64_t queue_full;
@@ -551,16 +520,16 @@ static void emit_drop(struct emitter *em, uint64_t id, int model, enum sym_drop_
 }
 
 /* A dispatch: the header, then the ids; the requests go back to the pool. */
-static void emit_dispatch(struct emitter *em, int model, int gpu, uint32_t epoch, sym_time now, sym_time start,
-			  sym_time finish, struct sym_request *const *reqs, int size)
+static void emit_dispatch(struct emitter *em, const struct sym_dispatch *d, struct sym_request *const *reqs)
 {
 	union out_elem e;
 	memset(&e, 0, sizeof(e));
-	e.h = (struct out_head){ .type = OUT_DISPATCH, .model = model, .gpu = gpu, .size = size, .now = now,
-				 .start = start, .finish = finish, .epoch = epoch };
+	e.h = (struct out_head){ .type = OUT_DISPATCH, .model = d->model, .gpu = d->gpu, .size = d->size, .now = d->now,
+				 .start = d->start, .finish = d->finish, .reject_after = d->reject_after,
+				 .epoch = d->epoch };
 	outq_put(&em->out, &e, &em->ctr.queue_full, &em->s->stop);
-	for (int i = 0; i < size; i += SYM_SCHED_IDS) {
-		int n = size - i < SYM_SCHED_IDS ? size - i : SYM_SCHED_IDS;
+	for (int i = 0; i < d->size; i += SYM_SCHED_IDS) {
+		int n = d->size - i < SYM_SCHED_IDS ? d->size - i : SYM_SCHED_IDS;
 		for (int j = 0; j < n; j++) {
 			e.ids[j] = reqs[i + j]->id;
 			pool_put(&em->pool, reqs[i + j]);
@@ -568,7 +537,7 @@ static void emit_dispatch(struct emitter *em, int model, int gpu, uint32_t epoch
 		outq_put(&em->out, &e, &em->ctr.queue_full, &em->s->stop);
 	}
 	bump(&em->ctr.dispatches, 1);
-	bump(&em->ctr.reqs, (uint64_t)size);
+	bump(&em->ctr.reqs, (uint64_t)d->size);
 }
 
 /* A request the thread cannot hold (no memory) is dropped at once, so that
@@ -610,7 +579,7 @@ static void emitter_finish(struct emitter *em)
 static void solo_dispatch(void *ctx, const struct sym_dispatch *d)
 {
 	struct solo *so = ctx;
-	emit_dispatch(&so->em, d->model, d->gpu, so->epoch[d->gpu], d->now, d->start, d->finish, d->reqs, d->size);
+	emit_dispatch(&so->em, d, d->reqs);
 }
 
 static void solo_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, sym_time now)
@@ -643,22 +612,18 @@ static void solo_msg(struct solo *so, const struct in_msg *m, sym_time now)
 	}
 	int g = (int)m->id;
 	switch (m->type) {
-	case IN_GPU_FREE:
-		/* a free for an offline GPU (or a GPU not busy) changes nothing */
-		if (!so->off[g] && c->gpus[g].busy)
-			sym_core_gpu_free(c, g, now);
+	case IN_GPU_FREE: {
+		/* an end for an offline GPU (or one with nothing outstanding)
+		 * changes nothing: the core ignores it */
+		struct sym_batch_end e = { m->arrival, m->deadline < now ? m->deadline : now, m->model != 0 };
+		sym_core_gpu_done(c, g, now, &e);
 		break;
+	}
 	case IN_GPU_OFFLINE:
-		so->epoch[g] = (uint32_t)m->model;
-		so->off[g] = true;
-		/* -EBUSY: its batch never completes, frees are ignored until online */
-		(void)sym_core_gpu_hold(c, g, now);
+		sym_core_gpu_offline(c, g, (uint32_t)m->model, now);
 		break;
 	case IN_GPU_ONLINE:
-		so->epoch[g] = (uint32_t)m->model;
-		so->off[g] = false;
-		if (c->gpus[g].busy)
-			sym_core_gpu_free(c, g, now);
+		sym_core_gpu_online(c, g, (uint32_t)m->model, now);
 		break;
 	}
 }
@@ -699,11 +664,22 @@ static void *solo_main(void *arg)
 	return NULL;
 }
 
-/* ---- threads >= 2: workers ---- */
+/* ---- threads >= 2: workers ----
+ *
+ * A worker runs the core's model side (core/models.h) over its models; its
+ * messages to a kind's ranker go up that ranker's queue, the grants come
+ * down another. All of the matching logic is the core's. */
 
-static void wk_send(struct worker *wk, int k, const struct rk_msg *m)
+static void wk_send(void *ctx, int k, const struct sym_xmsg *m)
 {
+	struct worker *wk = ctx;
 	outq_put(&wk->up[k], m, &wk->em.ctr.queue_full, &wk->t.s->stop);
+}
+
+static void wk_dispatch(void *ctx, const struct sym_dispatch *d)
+{
+	struct worker *wk = ctx;
+	emit_dispatch(&wk->em, d, d->reqs);
 }
 
 static void wk_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, sym_time now)
@@ -711,84 +687,6 @@ static void wk_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, 
 	struct worker *wk = ctx;
 	emit_drop(&wk->em, r->id, r->model, why, now);
 	pool_put(&wk->em.pool, r);
-}
-
-static inline int wk_model(const struct worker *wk, int li) { return li * wk->t.s->threads + wk->w; }
-
-static void wk_unready(struct worker *wk, int li, int k)
-{
-	struct wmodel *x = &wk->wm[li];
-	if (!x->ready[k])
-		return;
-	x->ready[k] = false;
-	wk_send(wk, k, &(struct rk_msg){ .type = RK_UNREADY, .model = wk_model(wk, li) });
-}
-
-/* update1() and update_kinds() of core/core.c, with the rankers behind
- * messages: recompute the candidate on each kind; not due there: no longer
- * ready with that kind's ranker, and wake at its exec; due: ready there with
- * its latest (told again only when it changed), and wake at latest + 1 to
- * shrink it if no GPU came by then. With several kinds, a model due on
- * several is ready with each of their rankers, and the first GPU granted
- * takes the batch (the core, which sees every free GPU at once, picks the
- * largest batch, then the earliest finish). */
-static void wk_update(struct worker *wk, int li, sym_time now)
-{
-	struct sym_shard *sh = &wk->shards[li];
-	struct wmodel *x = &wk->wm[li];
-	sym_time wake = SYM_TIME_NEVER;
-	bool any = sym_shard_gather(sh, now, wk_drop, wk) > 0;
-	for (int k = 0; k < wk->nkinds; k++) {
-		struct sym_cand cd = { 0 };
-		if (any)
-			sym_shard_cand_kind(sh, now, &wk->policy, k, &cd);
-		if (!cd.size || cd.exec > now) {
-			wk_unready(wk, li, k);
-			if (cd.size && cd.exec < wake)
-				wake = cd.exec;
-			continue;
-		}
-		if (!x->ready[k] || x->latest[k] != cd.latest) {
-			x->seq[k]++;
-			x->ready[k] = true;
-			x->latest[k] = cd.latest;
-			wk_send(wk, k, &(struct rk_msg){ .type = RK_READY, .model = wk_model(wk, li), .seq = x->seq[k],
-							 .latest = cd.latest });
-		}
-		if (cd.latest + 1 < wake)
-			wake = cd.latest + 1;
-	}
-	if (wake == SYM_TIME_NEVER)
-		sym_iheap_remove(&wk->timers, li);
-	else
-		sym_iheap_set(&wk->timers, li, wake);
-}
-
-/* A GPU for model m: dispatch the candidate if it is (still) due, else give
- * the GPU back. A grant may be stale (the READY it answers was overtaken by
- * a dispatch, a drop or a newer READY): recomputing makes that harmless. */
-static void wk_grant(struct worker *wk, int k, const struct rk_msg *g, sym_time now)
-{
-	int li = g->model / wk->t.s->threads;
-	struct wmodel *x = &wk->wm[li];
-	/* The ranker took our READY out of its ready set; if it was the last
-	 * one we sent, the model is no longer ready there. */
-	if (x->ready[k] && g->seq == x->seq[k])
-		x->ready[k] = false;
-	struct sym_shard *sh = &wk->shards[li];
-	struct sym_cand cd = { 0 };
-	if (sym_shard_gather(sh, now, wk_drop, wk))
-		sym_shard_cand_kind(sh, now, &wk->policy, k, &cd);
-	if (cd.size && cd.exec <= now) {
-		sym_shard_take(sh, cd.size, wk->scratch);
-		sym_time start = now + sh->net.ctrl + sh->net.data * cd.size;
-		sym_time finish = start + sh->prof_k[k]->lat[cd.size];
-		wk_send(wk, k, &(struct rk_msg){ .type = RK_TAKEN, .gpu = g->gpu });
-		emit_dispatch(&wk->em, g->model, g->gpu, g->epoch, now, start, finish, wk->scratch, cd.size);
-	} else {
-		wk_send(wk, k, &(struct rk_msg){ .type = RK_GIVEBACK, .gpu = g->gpu });
-	}
-	wk_update(wk, li, now);
 }
 
 static int wk_timers(struct worker *wk, sym_time now)
@@ -799,7 +697,7 @@ static int wk_timers(struct worker *wk, sym_time now)
 	int n = 0;
 	while (!sym_iheap_empty(&wk->timers) && sym_iheap_top_key(&wk->timers) <= now) {
 		int li = sym_iheap_pop(&wk->timers);
-		wk_update(wk, li, now);
+		sym_models_timer(&wk->ms, li, now);
 		n++;
 	}
 	return n;
@@ -810,13 +708,10 @@ static void wk_arrive(struct worker *wk, const struct in_msg *m, sym_time now)
 	struct sym_request *r = take_request(&wk->em, m, now);
 	if (!r)
 		return;
-	int li = m->model / wk->t.s->threads;
-	if (sym_shard_push(&wk->shards[li], r, now)) {
+	if (sym_models_arrive(&wk->ms, r, now)) {
 		pool_put(&wk->em.pool, r);
 		emit_drop(&wk->em, m->id, m->model, SYM_DROP_EXPIRED, now);
-		return;
 	}
-	wk_update(wk, li, now);
 }
 
 static bool wk_has_work(void *arg)
@@ -849,10 +744,10 @@ static void *worker_main(void *arg)
 		for (int k = 0; k < wk->nkinds; k++)
 			outq_flush(&wk->up[k]);
 		int n = wk_timers(wk, now);
-		struct rk_msg g;
+		struct sym_xmsg g;
 		for (int k = 0; k < wk->nkinds; k++)
 			for (int j = 0; j < BATCH && sym_spsc_pop(wk->down[k], &g); j++, n++)
-				wk_grant(wk, k, &g, now);
+				sym_models_grant(&wk->ms, &g, now);
 		struct in_msg m;
 		for (int k = 0; k < BATCH && sym_spsc_pop(wk->in, &m); k++, n++) {
 			if (k % CLOCK_EVERY == CLOCK_EVERY - 1) {
@@ -881,92 +776,29 @@ static void *worker_main(void *arg)
 
 /* ---- threads >= 2: the ranker ----
  *
- * It owns the GPUs: FREE (in the free set unless offline), GRANTED (sent to
- * a worker, whose TAKEN or GIVEBACK will tell) or BUSY (running a batch
- * until the driver's GPU_FREE). The driver's GPU_FREE can overtake the
- * worker's TAKEN (they travel different queues): `early` keeps it. */
+ * It runs the core's ranker side (core/ranker.h) for its kind: the workers'
+ * messages and the driver's GPU ends, offlines and onlines go in, then it
+ * matches; its timer is the send-ahead moment of its earliest pending GPU. */
 
-static void rk_make_free(struct ranker *r, int g)
+static void rk_send(void *ctx, const struct sym_xmsg *m)
 {
-	struct rgpu *x = &r->g[g];
-	x->st = G_FREE;
-	x->early = x->lost = false;
-	if (!x->off)
-		sym_ranker_put_gpu(&r->rk, g);
+	struct ranker *r = ctx;
+	outq_put(&r->down[m->model % r->t.s->threads], m, &r->queue_full, &r->t.s->stop);
 }
 
-static void rk_worker_msg(struct ranker *r, const struct rk_msg *m)
-{
-	switch (m->type) {
-	case RK_READY:
-		sym_ranker_ready(&r->rk, m->model, m->latest);
-		r->seq[m->model] = m->seq;
-		break;
-	case RK_UNREADY:
-		sym_ranker_unready(&r->rk, m->model);
-		break;
-	case RK_TAKEN: {
-		struct rgpu *x = &r->g[m->gpu];
-		if (x->st != G_GRANTED)
-			break;
-		if (x->early || x->lost)
-			rk_make_free(r, m->gpu); /* its batch is over already, or lost */
-		else
-			x->st = G_BUSY;
-		break;
-	}
-	case RK_GIVEBACK:
-		if (r->g[m->gpu].st == G_GRANTED)
-			rk_make_free(r, m->gpu);
-		break;
-	}
-}
-
-static void rk_driver_msg(struct ranker *r, const struct in_msg *m)
+static void rk_driver_msg(struct ranker *r, const struct in_msg *m, sym_time now)
 {
 	int g = (int)m->id;
-	struct rgpu *x = &r->g[g];
 	switch (m->type) {
 	case IN_GPU_FREE:
-		if (x->off)
-			break;
-		if (x->st == G_BUSY)
-			rk_make_free(r, g);
-		else if (x->st == G_GRANTED)
-			x->early = true;
+		sym_ranker_gpu_done(&r->rk, g, m->deadline < now ? m->deadline : now);
 		break;
 	case IN_GPU_OFFLINE:
-		x->epoch = (uint32_t)m->model;
-		if (x->off)
-			break;
-		x->off = true;
-		if (x->st == G_FREE)
-			sym_iheap_remove(&r->rk.free_gpus, g);
+		sym_ranker_gpu_offline(&r->rk, g, (uint32_t)m->model);
 		break;
 	case IN_GPU_ONLINE:
-		x->epoch = (uint32_t)m->model;
-		if (!x->off)
-			break;
-		x->off = false;
-		if (x->st == G_GRANTED)
-			x->lost = true;
-		else
-			rk_make_free(r, g); /* idle, or its batch was lost: free at once */
+		sym_ranker_gpu_online(&r->rk, g, (uint32_t)m->model, now);
 		break;
-	}
-}
-
-/* Free GPUs to ready candidates: the lowest id to the smallest latest. */
-static void rk_match(struct ranker *r, int threads)
-{
-	while (sym_ranker_free_count(&r->rk) > 0) {
-		int m = sym_ranker_grant(&r->rk);
-		if (m < 0)
-			break;
-		int g = sym_ranker_take_gpu(&r->rk);
-		r->g[g].st = G_GRANTED;
-		struct rk_msg msg = { .type = RK_GRANT, .model = m, .gpu = g, .seq = r->seq[m], .epoch = r->g[g].epoch };
-		outq_put(&r->down[m % threads], &msg, &r->queue_full, &r->t.s->stop);
 	}
 }
 
@@ -996,16 +828,20 @@ static void *ranker_main(void *arg)
 		 * the requests behind a READY (an OFFLINE, say) is visible by then,
 		 * so it is applied before that READY can be granted a GPU. */
 		for (int w = 0; w < s->threads; w++) {
-			struct rk_msg m;
+			struct sym_xmsg m;
 			for (int k = 0; k < BATCH && sym_spsc_pop(s->workers[w]->up[r->kind].q, &m); k++, n++)
-				rk_worker_msg(r, &m);
+				sym_ranker_recv(&r->rk, &m);
 		}
+		sym_time now = sym_monotonic_ns();
 		struct in_msg g;
 		while (sym_spsc_pop(r->gpu, &g)) {
-			rk_driver_msg(r, &g);
+			rk_driver_msg(r, &g, now);
 			n++;
 		}
-		rk_match(r, s->threads);
+		sym_time due = sym_ranker_next_wakeup(&r->rk);
+		if (due <= now)
+			n++;
+		sym_ranker_match(&r->rk, now);
 		for (int w = 0; w < s->threads; w++) {
 			if (r->down[w].pushed) {
 				r->down[w].pushed = false;
@@ -1014,7 +850,7 @@ static void *ranker_main(void *arg)
 		}
 		if (n)
 			continue;
-		thr_wait(&r->t, SYM_TIME_NEVER, backlog, rk_has_work, r);
+		thr_wait(&r->t, sym_ranker_next_wakeup(&r->rk), backlog, rk_has_work, r);
 	}
 	return NULL;
 }
@@ -1031,9 +867,8 @@ static void worker_free(struct worker *wk)
 		for (int li = 0; li < wk->nm; li++)
 			sym_shard_finish(&wk->shards[li]);
 	free(wk->shards);
-	free(wk->wm);
+	sym_models_finish(&wk->ms);
 	sym_iheap_finish(&wk->timers);
-	free(wk->scratch);
 	sym_spsc_destroy(wk->in);
 	for (int k = 0; k < SYM_MAX_KINDS; k++)
 		outq_finish(&wk->up[k]);
@@ -1046,8 +881,6 @@ static void ranker_free(struct ranker *r, int threads)
 		return;
 	thr_close(&r->t);
 	sym_ranker_finish(&r->rk);
-	free(r->g);
-	free(r->seq);
 	sym_spsc_destroy(r->gpu);
 	if (r->down)
 		for (int w = 0; w < threads; w++)
@@ -1088,11 +921,8 @@ static int make_solo(struct sym_sched *s, const struct sym_sched_cfg *cfg, size_
 	so->epoch = calloc((size_t)s->ngpus, sizeof(*so->epoch));
 	if (!so->in || !so->off || !so->epoch || emitter_init(&so->em, s, cap, true))
 		return fail(err, errlen, -ENOMEM, "%s", "out of memory");
-	for (int g = 0; g < s->ngpus && cfg->gpus_offline; g++) {
-		so->off[g] = true;
-		so->epoch[g] = 1;
-		sym_core_gpu_hold(so->core, g, 0);
-	}
+	for (int g = 0; g < s->ngpus && cfg->gpus_offline; g++)
+		sym_core_gpu_offline(so->core, g, 1, 0);
 	s->maxb = so->core->maxb;
 	for (int m = 0; m < s->nmodels; m++)
 		s->model_thr[m] = &so->t;
@@ -1130,8 +960,8 @@ static int make_split(struct sym_sched *s, const struct sym_sched_cfg *cfg, size
 		return fail(err, errlen, -ENOMEM, "%s", "out of memory");
 	for (int g = 0; g < s->ngpus; g++)
 		s->gpu_kind[g] = cc->gpu_kind ? cc->gpu_kind[g] : 0;
-	/* One ranker per kind (sub-cluster). Each has every GPU id in its
-	 * tables, and its own kind's GPUs in its free set. */
+	/* One ranker per kind (sub-cluster): the core's ranker side, over every
+	 * GPU id, owning its kind's. */
 	for (int k = 0; k < K; k++) {
 		struct ranker *r = s->rankers[k] = alloc_aligned(sizeof(*r));
 		if (!r)
@@ -1140,26 +970,18 @@ static int make_split(struct sym_sched *s, const struct sym_sched_cfg *cfg, size
 		r->t.efd = r->t.tfd = -1;
 		char name[16];
 		snprintf(name, sizeof(name), "sym-ranker%d", k % SYM_MAX_KINDS);
-		if ((rc = thr_init(&r->t, s, false, name)))
-			return fail(err, errlen, rc, "eventfd: %s", strerror(-rc));
-		r->g = calloc((size_t)s->ngpus, sizeof(*r->g));
-		r->seq = calloc((size_t)s->nmodels, sizeof(*r->seq));
+		if ((rc = thr_init(&r->t, s, true, name)))
+			return fail(err, errlen, rc, "eventfd/timerfd: %s", strerror(-rc));
 		r->down = calloc((size_t)T, sizeof(*r->down));
 		r->gpu = sym_spsc_create(cap, sizeof(struct in_msg));
-		if (!r->g || !r->seq || !r->down || !r->gpu || sym_ranker_init(&r->rk, s->ngpus, s->nmodels))
+		if (!r->down || !r->gpu ||
+		    sym_ranker_init(&r->rk, k, s->ngpus, s->gpu_kind, s->nmodels, cc->send_ahead, rk_send, r))
 			return fail(err, errlen, -ENOMEM, "%s", "out of memory");
-		for (int g = 0; g < s->ngpus; g++) {
-			if (s->gpu_kind[g] != k) {
-				r->g[g].off = true; /* never this ranker's: never free here */
-				sym_iheap_remove(&r->rk.free_gpus, g);
-			} else if (cfg->gpus_offline) {
-				r->g[g].off = true;
-				r->g[g].epoch = 1;
-				sym_iheap_remove(&r->rk.free_gpus, g);
-			}
-		}
+		for (int g = 0; g < s->ngpus && cfg->gpus_offline; g++)
+			if (s->gpu_kind[g] == k)
+				sym_ranker_gpu_offline(&r->rk, g, 1);
 		for (int w = 0; w < T; w++)
-			if (outq_init(&r->down[w], cap, sizeof(struct rk_msg)))
+			if (outq_init(&r->down[w], cap, sizeof(struct sym_xmsg)))
 				return fail(err, errlen, -ENOMEM, "%s", "out of memory");
 	}
 	for (int w = 0; w < T; w++) {
@@ -1172,19 +994,15 @@ static int make_split(struct sym_sched *s, const struct sym_sched_cfg *cfg, size
 		if ((rc = thr_init(&wk->t, s, true, name)))
 			return fail(err, errlen, rc, "eventfd/timerfd: %s", strerror(-rc));
 		wk->w = w;
-		wk->policy = cc->policy;
 		wk->nm = s->nmodels > w ? (s->nmodels - w + T - 1) / T : 0;
 		wk->shards = calloc(wk->nm ? (size_t)wk->nm : 1, sizeof(*wk->shards));
-		wk->wm = calloc(wk->nm ? (size_t)wk->nm : 1, sizeof(*wk->wm));
-		wk->scratch = malloc((size_t)s->maxb * sizeof(*wk->scratch));
 		wk->in = sym_spsc_create(cap, sizeof(struct in_msg));
 		wk->nkinds = K;
-		if (!wk->shards || !wk->wm || !wk->scratch || !wk->in || sym_iheap_init(&wk->timers, wk->nm) ||
-		    emitter_init(&wk->em, s, cap, true))
+		if (!wk->shards || !wk->in || sym_iheap_init(&wk->timers, wk->nm) || emitter_init(&wk->em, s, cap, true))
 			return fail(err, errlen, -ENOMEM, "%s", "out of memory");
 		for (int k = 0; k < K; k++) {
 			wk->down[k] = s->rankers[k]->down[w].q;
-			if (outq_init(&wk->up[k], cap, sizeof(struct rk_msg)))
+			if (outq_init(&wk->up[k], cap, sizeof(struct sym_xmsg)))
 				return fail(err, errlen, -ENOMEM, "%s", "out of memory");
 		}
 		for (int li = 0; li < wk->nm; li++) {
@@ -1193,6 +1011,9 @@ static int make_split(struct sym_sched *s, const struct sym_sched_cfg *cfg, size
 				return fail(err, errlen, rc, "model %s: cannot set up its shard", cc->models[m].name ? cc->models[m].name : "?");
 			s->model_thr[m] = &wk->t;
 		}
+		struct sym_models_out mo = { wk, wk_send, wk_dispatch, wk_drop };
+		if ((rc = sym_models_init(&wk->ms, wk->shards, wk->nm, T, w, K, &cc->policy, &wk->timers, &mo)))
+			return fail(err, errlen, rc, "%s", "out of memory");
 	}
 	s->nrd = T;
 	s->rd = calloc((size_t)T, sizeof(*s->rd));
@@ -1359,9 +1180,9 @@ int sym_sched_submit(struct sym_sched *s, const struct sym_sched_req *r)
 	return 0;
 }
 
-static int gpu_msg(struct sym_sched *s, int g, int type, uint32_t epoch)
+static int gpu_msg(struct sym_sched *s, int g, int type, uint32_t epoch, sym_time start, sym_time end)
 {
-	struct in_msg m = { .id = (uint64_t)g, .model = (int32_t)epoch, .type = type };
+	struct in_msg m = { .id = (uint64_t)g, .model = (int32_t)epoch, .type = type, .arrival = start, .deadline = end };
 	struct ranker *r = s->solo ? NULL : s->rankers[s->gpu_kind[g]];
 	struct sym_spsc *q = s->solo ? s->solo->in : r->gpu;
 	if (!sym_spsc_push(q, &m)) {
@@ -1372,13 +1193,19 @@ static int gpu_msg(struct sym_sched *s, int g, int type, uint32_t epoch)
 	return 0;
 }
 
-int sym_sched_gpu_free(struct sym_sched *s, int g)
+int sym_sched_gpu_done(struct sym_sched *s, int g, sym_time start, sym_time end, bool rejected)
 {
 	if (g < 0 || g >= s->ngpus)
 		return -EINVAL;
 	if (s->off[g])
 		return 0;
-	return gpu_msg(s, g, IN_GPU_FREE, s->epoch[g]);
+	return gpu_msg(s, g, IN_GPU_FREE, rejected, start, end);
+}
+
+int sym_sched_gpu_free(struct sym_sched *s, int g)
+{
+	sym_time now = sym_monotonic_ns();
+	return sym_sched_gpu_done(s, g, now, now, false);
 }
 
 static int gpu_state(struct sym_sched *s, int g, bool off)
@@ -1387,7 +1214,7 @@ static int gpu_state(struct sym_sched *s, int g, bool off)
 		return -EINVAL;
 	if (s->off[g] == off)
 		return 0;
-	int rc = gpu_msg(s, g, off ? IN_GPU_OFFLINE : IN_GPU_ONLINE, s->epoch[g] + 1);
+	int rc = gpu_msg(s, g, off ? IN_GPU_OFFLINE : IN_GPU_ONLINE, s->epoch[g] + 1, 0, 0);
 	if (rc)
 		return rc;
 	s->off[g] = off;
@@ -1415,7 +1242,8 @@ static void deliver(struct sym_sched *s, struct reader *rd, const struct sym_sch
 	if (!out->dispatch)
 		return;
 	struct sym_sched_dispatch d = { .model = h->model, .gpu = h->gpu, .size = h->size, .now = h->now,
-					.start = h->start, .finish = h->finish, .ids = rd->ids };
+					.start = h->start, .finish = h->finish, .reject_after = h->reject_after,
+					.ids = rd->ids };
 	out->dispatch(out->ctx, &d);
 }
 

@@ -100,8 +100,9 @@ struct sym_sched_dispatch {
 	int gpu;
 	int size;
 	sym_time now;    /* the decision */
-	sym_time start;  /* planned start: now + ctrl + data*size */
+	sym_time start;  /* planned start: now + ctrl + data*size, after the GPU's earlier batches */
 	sym_time finish; /* planned finish */
+	sym_time reject_after; /* the backend must not start it later (SYM_TIME_NEVER: no limit) */
 	const uint64_t *ids;
 };
 
@@ -137,8 +138,12 @@ void sym_sched_destroy(struct sym_sched *s);
  * worker's queue is full (poll, then retry). */
 int sym_sched_submit(struct sym_sched *s, const struct sym_sched_req *r);
 
-/* GPU g finished its batch and is free. 0, -EINVAL (no such GPU) or
- * -EAGAIN. A free for an offline GPU is ignored (returns 0). */
+/* GPU g's oldest outstanding batch ran from start to end (monotonic ns),
+ * or was rejected by its backend. 0, -EINVAL (no such GPU) or -EAGAIN. An
+ * end for an offline GPU is ignored (returns 0). */
+int sym_sched_gpu_done(struct sym_sched *s, int g, sym_time start, sym_time end, bool rejected);
+
+/* sym_sched_gpu_done with a batch that ended now. */
 int sym_sched_gpu_free(struct sym_sched *s, int g);
 
 /* GPU g goes offline (no new batch; a running batch never completes) or

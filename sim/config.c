@@ -410,6 +410,24 @@ static int set_network(struct sym_experiment *e, const cJSON *v, const char *whe
 	return 0;
 }
 
+static int set_send_ahead(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	char g[96];
+	if (cJSON_IsBool(v)) {
+		e->send_ahead = cJSON_IsTrue(v);
+		return 0;
+	}
+	if (cJSON_IsNumber(v) && (v->valuedouble == 0 || v->valuedouble == 1)) {
+		e->send_ahead = v->valuedouble == 1;
+		return 0;
+	}
+	if (cJSON_IsString(v) && (!strcmp(v->valuestring, "true") || !strcmp(v->valuestring, "false"))) {
+		e->send_ahead = !strcmp(v->valuestring, "true");
+		return 0;
+	}
+	return ERR("%s: expected true or false (or 1 or 0), got %s", where, got(v, g, sizeof(g)));
+}
+
 static int set_jitter(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
 	return get_num(v, where, 0, false, 0.99, &e->jitter, err, errlen);
@@ -484,6 +502,7 @@ static const struct key keys[] = {
 	{ "network.resp_ms", "resp-ms", "MS", "response delay back to the client (default 0)", set_resp, false },
 	{ "network.done_ms", "done-ms", "MS", "completion delay: a GPU takes its next batch this long after it finishes, when the scheduler hears of it (default 0; preempting policies need 0)", set_done, false },
 	{ "network.tail_ms", "tail-ms", "MS", "actual delay of a batch's plan and inputs: exponential, this mean (a long-tailed network; the scheduler plans with ctrl+data; default 0: exactly as planned)", set_tail, false },
+	{ "send_ahead", "send-ahead", "true|false", "candidate policies: plan a GPU's next batch so that its plan and inputs arrive as it frees (default true; false: only once its end is reported)", set_send_ahead, false },
 	{ "jitter", "jitter", "J", "GPU time = l(b) * uniform[1-J, 1+J] (default 0)", set_jitter, false },
 	{ "duration_s", "duration", "S", "simulated seconds of arrivals (default 30, or the schedule's length)", set_duration, false },
 	{ "warmup_s", "warmup", "S", "seconds at the start not counted in metrics (default 3)", set_warmup, false },
@@ -513,6 +532,7 @@ int sym_experiment_init(struct sym_experiment *e)
 		return -ENOMEM;
 	e->gpus = 8;
 	e->rate = 1000;
+	e->send_ahead = true;
 	e->arrival = (struct sym_arrival_spec){ SYM_ARRIVAL_POISSON, 1 };
 	e->popularity = (struct sym_popularity){ SYM_POP_EQUAL, 0 };
 	char msg[64];
@@ -1094,6 +1114,7 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 		cJSON_AddNumberToObject(net, "done_ms", e->done_ms);
 	if (e->tail_ms > 0)
 		cJSON_AddNumberToObject(net, "tail_ms", e->tail_ms);
+	cJSON_AddBoolToObject(o, "send_ahead", e->send_ahead);
 	cJSON_AddNumberToObject(o, "jitter", e->jitter);
 	cJSON_AddNumberToObject(o, "duration_s", sym_experiment_duration(e));
 	cJSON_AddNumberToObject(o, "warmup_s", e->warmup_s);

@@ -60,6 +60,7 @@ struct sym_experiment {
 				 * takes no new batch until then (default 0) */
 	double tail_ms;         /* > 0: a batch's plan and inputs take Exp(mean tail_ms) to arrive; it starts
 				 * at its planned start (ctrl + data*b after the decision) or then if later */
+	bool send_ahead;        /* candidate policies: send a GPU's next plan before it frees (default true) */
 	double jitter;          /* GPU time factor uniform in [1-jitter, 1+jitter] */
 	double duration_s;      /* 0: from the schedule, else 30 */
 	double warmup_s;

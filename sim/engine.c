@@ -82,14 +82,35 @@ static struct event ev_pop(struct evheap *h)
 
 enum { REQ_WARMUP = 1, REQ_COUNTED = 2 };
 
+/* A batch sent to a GPU: what the simulated worker knows of it. */
+struct batch {
+	int model, size;
+	sym_time planned;      /* its planned start */
+	sym_time ready;        /* when its plan and inputs are there (planned start, later with a long tail) */
+	sym_time dur;          /* its run time (l(b), with jitter) */
+	sym_time reject_after; /* the worker rejects it if it cannot start by then */
+	uint32_t dropped_before;
+	bool rejected;
+	struct sym_request **reqs; /* maxb entries */
+};
+
+/* A simulated GPU with its worker: it runs its batches in the order they
+ * came, each at its planned start or when the one before it ends, whichever
+ * is later (a plan sent ahead waits for its GPU); a batch that could only
+ * start after its reject_after is rejected instead (zero time, its requests
+ * dropped). q is a ring of qcap batches: the running one (when running),
+ * then those waiting; ends holds, in order, the ends the scheduler hears of
+ * done_ms later. */
 struct gpu {
-	int model;
-	int size;
-	sym_time start, finish;
-	uint64_t finish_seq; /* the event of the running batch's completion */
-	size_t last_iv;      /* 1 + the last timeline interval it was counted busy in, 0: none */
+	bool running;
 	bool used;
-	struct sym_request **reqs;
+	int qh, qn;
+	int eh, en;
+	sym_time start, finish; /* of the running batch */
+	uint64_t finish_seq;  /* the event of the running batch's completion */
+	size_t last_iv;       /* 1 + the last timeline interval it was counted busy in, 0: none */
+	struct batch *q;
+	struct sym_batch_end *ends;
 };
 
 struct pool_chunk {
@@ -99,6 +120,7 @@ struct pool_chunk {
 
 struct sim {
 	const struct sym_experiment *e;
+	int qcap;          /* batches a GPU can hold: the core's outstanding limit, plus one */
 	struct sym_run_result *res;
 	struct sym_core *core;
 	struct evheap ev;
@@ -205,10 +227,50 @@ static void account_busy(struct sim *s, int gi, sym_time a, sym_time b)
 	}
 }
 
+/* The batch at the head of GPU gi's queue starts, the GPU being free since
+ * `avail`: at its planned start, or when its inputs are there, or at avail,
+ * whichever is last; or it is rejected, if that is after its reject_after,
+ * at the moment the worker looks at it (avail, or its planned start if that
+ * is later). Its completion (or rejection) is an event. */
+static void start_next(struct sim *s, int gi, sym_time avail)
+{
+	struct gpu *g = &s->gpus[gi];
+	struct batch *b = &g->q[g->qh];
+	sym_time start = b->ready > avail ? b->ready : avail;
+	if (start > b->reject_after) {
+		b->rejected = true;
+		start = b->planned > avail ? b->planned : avail;
+		g->finish = start;
+	} else {
+		g->finish = start + b->dur;
+	}
+	g->start = start;
+	g->running = true;
+	for (int i = 0; i < b->size; i++)
+		b->reqs[i]->start = start; /* queueing lasts until the batch really starts */
+	if (s->trace)
+		fprintf(s->trace, "%d,%s,%s,%d,%.6f,%.6f,%u\n", gi, s->e->kinds[s->e->gpu_kind[gi]].name,
+			s->e->models[b->model].name, b->rejected ? 0 : b->size, sym_to_ms(g->start),
+			sym_to_ms(g->finish), b->dropped_before);
+	g->finish_seq = s->ev.seq;
+	if (ev_push(&s->ev, g->finish, EV_FINISH, gi))
+		s->err = -ENOMEM;
+}
+
 static void on_dispatch(void *ctx, const struct sym_dispatch *d)
 {
 	struct sim *s = ctx;
 	struct gpu *g = &s->gpus[d->gpu];
+	if (g->qn == s->qcap) {
+		s->err = -EPROTO; /* more outstanding than the core allows: a core bug */
+		return;
+	}
+	struct batch *b = &g->q[(g->qh + g->qn) % s->qcap];
+	if (!b->reqs && !(b->reqs = malloc((size_t)s->res->total.max_batch * sizeof(*b->reqs)))) {
+		s->err = -ENOMEM;
+		return;
+	}
+	g->qn++;
 	sym_time dur = d->finish - d->start;
 	if (s->e->jitter > 0) {
 		double f = 1 + s->e->jitter * (2 * gsl_rng_uniform(s->jitter_rng) - 1);
@@ -217,18 +279,15 @@ static void on_dispatch(void *ctx, const struct sym_dispatch *d)
 	/* A long-tailed network: the plan and its inputs take an exponential time
 	 * to arrive; the batch starts at its planned start, or when they are
 	 * there if that is later. */
-	sym_time late_inputs = 0;
+	sym_time ready = d->start;
 	if (s->e->tail_ms > 0) {
 		sym_time arrive = d->now + sym_ms(gsl_ran_exponential(s->jitter_rng, s->e->tail_ms));
-		late_inputs = arrive > d->start ? arrive - d->start : 0;
+		if (arrive > ready)
+			ready = arrive;
 	}
-	g->model = d->model;
-	g->size = d->size;
-	g->start = d->start + late_inputs;
-	g->finish = g->start + dur;
-	memcpy(g->reqs, d->reqs, (size_t)d->size * sizeof(*g->reqs));
-	for (int i = 0; late_inputs && i < d->size; i++)
-		g->reqs[i]->start += late_inputs; /* queueing lasts until the batch really starts */
+	*b = (struct batch){ .model = d->model, .size = d->size, .planned = d->start, .ready = ready, .dur = dur,
+			     .reject_after = d->reject_after, .dropped_before = d->dropped_before, .reqs = b->reqs };
+	memcpy(b->reqs, d->reqs, (size_t)d->size * sizeof(*b->reqs));
 	if (d->now >= s->warmup && d->now < s->end) {
 		struct sym_model_result *m = &s->res->models[d->model];
 		m->batches++;
@@ -236,21 +295,19 @@ static void on_dispatch(void *ctx, const struct sym_dispatch *d)
 		m->batch_counts[d->size]++;
 		g->used = true;
 	}
-	if (s->trace)
-		fprintf(s->trace, "%d,%s,%s,%d,%.6f,%.6f,%u\n", d->gpu, s->e->kinds[d->kind].name,
-			s->e->models[d->model].name, d->size, sym_to_ms(g->start), sym_to_ms(g->finish),
-			d->dropped_before);
-	g->finish_seq = s->ev.seq;
-	if (ev_push(&s->ev, g->finish, EV_FINISH, d->gpu))
-		s->err = -ENOMEM;
+	if (!g->running)
+		start_next(s, d->gpu, d->now);
 }
 
-/* Preemption: the batch on GPU gi stops at now. Its requests went back to the
- * core; the GPU time it used is lost. Its completion event goes stale. */
+/* Preemption: the batch running on GPU gi stops at now (preempting policies
+ * only dispatch to idle GPUs: nothing waits behind it). Its requests went
+ * back to the core; the GPU time it used is lost. Its completion event goes
+ * stale. */
 static void on_cancel(void *ctx, int gi, sym_time now)
 {
 	struct sim *s = ctx;
 	struct gpu *g = &s->gpus[gi];
+	const struct batch *b = &g->q[g->qh];
 	if (now > g->start) {
 		account_busy(s, gi, g->start, now);
 		sym_time lo = g->start > s->warmup ? g->start : s->warmup, hi = now < s->end ? now : s->end;
@@ -261,42 +318,61 @@ static void on_cancel(void *ctx, int gi, sym_time now)
 		s->res->preemptions++;
 	if (s->trace)
 		fprintf(s->trace, "%d,%s,%s,-%d,%.6f,%.6f,0\n", gi, s->e->kinds[s->e->gpu_kind[gi]].name,
-			s->e->models[g->model].name, g->size, sym_to_ms(g->start), sym_to_ms(now));
-	g->size = 0;
+			s->e->models[b->model].name, b->size, sym_to_ms(g->start), sym_to_ms(now));
+	g->qh = (g->qh + 1) % s->qcap;
+	g->qn--;
+	g->running = false;
 	g->finish_seq = UINT64_MAX;
+}
+
+static void report_end(struct sim *s, int gi, const struct sym_batch_end *e)
+{
+	sym_core_gpu_done(s->core, gi, e->end, e);
 }
 
 static void on_finish(struct sim *s, int gi, sym_time now)
 {
 	struct gpu *g = &s->gpus[gi];
-	account_busy(s, gi, g->start, g->finish);
-	sym_time resp = sym_ms(s->e->resp_ms);
-	sym_time done = now + resp;
-	for (int i = 0; i < g->size; i++) {
-		struct sym_request *r = g->reqs[i];
-		bool good = done <= r->deadline;
-		if (r->state & REQ_COUNTED) {
-			struct sym_model_result *m = &s->res->models[r->model];
-			if (good)
-				m->served++;
-			else
-				m->late++, s->bad++;
-			if (sym_hist_record(&m->latency, done - r->arrival) ||
-			    sym_hist_record(&m->queueing, r->start - r->arrival))
-				s->err = -ENOMEM;
+	struct batch *b = &g->q[g->qh];
+	struct sym_batch_end e = { g->start, now, b->rejected };
+	if (b->rejected) {
+		for (int i = 0; i < b->size; i++)
+			on_drop(s, b->reqs[i], SYM_DROP_REJECTED, now); /* by the worker, not the core */
+	} else {
+		account_busy(s, gi, g->start, g->finish);
+		sym_time done = now + sym_ms(s->e->resp_ms);
+		for (int i = 0; i < b->size; i++) {
+			struct sym_request *r = b->reqs[i];
+			bool good = done <= r->deadline;
+			if (r->state & REQ_COUNTED) {
+				struct sym_model_result *m = &s->res->models[r->model];
+				if (good)
+					m->served++;
+				else
+					m->late++, s->bad++;
+				if (sym_hist_record(&m->latency, done - r->arrival) ||
+				    sym_hist_record(&m->queueing, r->start - r->arrival))
+					s->err = -ENOMEM;
+			}
+			timeline_outcome(s, r, good);
+			s->ended++;
+			req_free(s, r);
 		}
-		timeline_outcome(s, r, good);
-		s->ended++;
-		req_free(s, r);
 	}
-	g->size = 0;
-	/* The scheduler hears of the completion done_ms later (its notice's
-	 * trip); only then can the GPU take another batch. */
+	g->qh = (g->qh + 1) % s->qcap;
+	g->qn--;
+	g->running = false;
+	/* the worker goes on with the next batch at once */
+	if (g->qn)
+		start_next(s, gi, now);
+	/* The scheduler hears of the end done_ms later (its notice's trip). */
 	if (s->e->done_ms > 0) {
+		g->ends[(g->eh + g->en) % s->qcap] = e;
+		g->en++;
 		if (ev_push(&s->ev, now + sym_ms(s->e->done_ms), EV_FREE, gi))
 			s->err = -ENOMEM;
 	} else {
-		sym_core_gpu_free(s->core, gi, now);
+		report_end(s, gi, &e);
 	}
 }
 
@@ -320,6 +396,7 @@ static void core_cfg(const struct sym_experiment *e, double rate, struct sym_mod
 		.policy = e->policy,
 		.gather = e->gather,
 		.net = { sym_ms(e->ctrl_ms), sym_ms(e->data_ms), sym_ms(e->resp_ms) },
+		.send_ahead = e->send_ahead,
 	};
 }
 
@@ -441,13 +518,6 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 		goto out;
 	}
 	gsl_rng_set(s.jitter_rng, (unsigned long)(sym_seed_stream(e->seed, 1u << 30) & 0xffffffffu) | 1);
-	for (int g = 0; g < e->gpus; g++) {
-		s.gpus[g].reqs = malloc((size_t)res->total.max_batch * sizeof(struct sym_request *));
-		if (!s.gpus[g].reqs) {
-			rc = -ENOMEM;
-			goto out;
-		}
-	}
 	for (size_t m = 0; m < e->nmodels; m++)
 		s.slo[m] = sym_ms(e->model_slo_ms[m]);
 	struct sym_core_cfg cc;
@@ -461,6 +531,15 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 		if (rc == -ENOMEM)
 			rc = -EINVAL; /* keep the message */
 		goto out;
+	}
+	s.qcap = s.core->max_outstanding;
+	for (int g = 0; g < e->gpus; g++) {
+		s.gpus[g].q = calloc((size_t)s.qcap, sizeof(*s.gpus[g].q));
+		s.gpus[g].ends = calloc((size_t)s.qcap, sizeof(*s.gpus[g].ends));
+		if (!s.gpus[g].q || !s.gpus[g].ends) {
+			rc = -ENOMEM;
+			goto out;
+		}
 	}
 	if (opts->model_timeline) {
 		res->model_timeline = calloc((res->nintervals ? res->nintervals : 1) * e->nmodels * 3, sizeof(uint64_t));
@@ -493,7 +572,11 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 				if (ev.seq == s.gpus[ev.idx].finish_seq) /* else cancelled */
 					on_finish(&s, ev.idx, ev.t);
 			} else if (ev.kind == EV_FREE) {
-				sym_core_gpu_free(s.core, ev.idx, ev.t);
+				struct gpu *g = &s.gpus[ev.idx];
+				struct sym_batch_end be = g->ends[g->eh];
+				g->eh = (g->eh + 1) % s.qcap;
+				g->en--;
+				sym_core_gpu_done(s.core, ev.idx, ev.t, &be);
 			} else {
 				int m = ev.idx;
 				struct sym_request *r = req_alloc(&s);
@@ -593,7 +676,13 @@ out:
 	free(s.arr);
 	if (s.gpus)
 		for (int g = 0; g < e->gpus; g++)
-			free(s.gpus[g].reqs);
+			for (int i = 0; s.gpus[g].q && i < s.qcap; i++)
+				free(s.gpus[g].q[i].reqs);
+	if (s.gpus)
+		for (int g = 0; g < e->gpus; g++) {
+			free(s.gpus[g].q);
+			free(s.gpus[g].ends);
+		}
 	free(s.gpus);
 	free(s.slo);
 	free(mc);

@@ -331,7 +331,7 @@ static void test_random_conservation_determinism(void **state)
 		sym_profile_finish(&p[i]);
 }
 
-/* A held GPU (offline) gets no batch until it is freed; then it is used
+/* An offline GPU gets no batch until it is back online; then it is used
  * again. Candidate (eager) and scheduler (fcfs) policies alike. */
 static void test_gpu_hold(void **state)
 {
@@ -349,9 +349,10 @@ static void test_gpu_hold(void **state)
 		struct sym_core *c;
 		assert_int_equal(sym_core_create(&c, &cfg, &sink), 0);
 		dr.core = c;
-		assert_int_equal(sym_core_gpu_hold(c, 0, 0), 0);
-		assert_int_equal(sym_core_gpu_hold(c, 0, 0), -EBUSY); /* already out */
-		assert_int_equal(sym_core_gpu_hold(c, 2, 0), -EINVAL);
+		assert_int_equal(sym_core_gpu_offline(c, 0, 1, 0), 0);
+		assert_int_equal(sym_core_gpu_offline(c, 0, 1, 0), 0); /* already out: nothing changes */
+		assert_int_equal(sym_core_gpu_offline(c, 2, 1, 0), -EINVAL);
+		assert_int_equal(sym_core_gpu_online(c, -1, 1, 0), -EINVAL);
 		assert_int_equal(c->nfree, 1);
 		/* two requests 1 ms apart, each alone for 6 ms: only GPU 1 serves,
 		 * so the second waits for it */
@@ -364,13 +365,15 @@ static void test_gpu_hold(void **state)
 		}
 		assert_int_equal(dr.nd, 1);
 		assert_int_equal(dr.d[0].gpu, 1);
-		assert_int_equal(sym_core_gpu_hold(c, 1, 2 * SYM_MS), -EBUSY); /* running */
 		dr.gpu_finish[1] = SYM_TIME_NEVER;
 		sym_core_gpu_free(c, 1, 6 * SYM_MS);
 		assert_int_equal(dr.nd, 2);
 		assert_int_equal(dr.d[1].gpu, 1);
+		/* an end reported for the offline GPU changes nothing */
+		sym_core_gpu_free(c, 0, 6 * SYM_MS);
+		assert_int_equal(c->nfree, 0);
 		/* GPU 0 back in service: the next request takes it (lowest id) */
-		sym_core_gpu_free(c, 0, 7 * SYM_MS);
+		assert_int_equal(sym_core_gpu_online(c, 0, 2, 7 * SYM_MS), 0);
 		assert_int_equal(c->nfree, 1);
 		struct sym_request *r = &dr.req[dr.nreq];
 		*r = (struct sym_request){ .id = (uint64_t)dr.nreq, .arrival = 8 * SYM_MS,

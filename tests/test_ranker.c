@@ -1,5 +1,6 @@
 /* Ranker and indexed-heap tests: lowest free GPU id, smallest latest among
- * ready candidates, ties, updates and removals. */
+ * ready candidates, ties, updates and removals; send-ahead timing, one plan
+ * ahead, late ends, ends before their TAKEN, offline and online. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,50 +12,193 @@
 
 #include "core/ranker.h"
 
-static void test_lowest_free_gpu(void **state)
+/* Grants recorded from a ranker. */
+struct rec {
+	int n;
+	struct sym_xmsg m[64];
+};
+
+static void rec_send(void *ctx, const struct sym_xmsg *m)
+{
+	struct rec *r = ctx;
+	assert_true(r->n < 64);
+	assert_int_equal(m->type, SYM_X_GRANT);
+	r->m[r->n++] = *m;
+}
+
+static void ready(struct sym_ranker *r, int m, sym_time latest, sym_time delay, uint32_t seq)
+{
+	struct sym_xmsg x = { .type = SYM_X_READY, .model = m, .seq = seq, .t1 = latest, .t2 = delay };
+	sym_ranker_recv(r, &x);
+}
+
+static void simple(struct sym_ranker *r, int type, int m, int g, sym_time t1, sym_time t2)
+{
+	struct sym_xmsg x = { .type = type, .model = m, .gpu = g, .t1 = t1, .t2 = t2 };
+	sym_ranker_recv(r, &x);
+}
+
+/* Ready candidates take idle GPUs lowest id first, most urgent (smallest
+ * latest, ties: lower model) first; a GPU given back is idle again. */
+static void test_lowest_idle_gpu(void **state)
 {
 	(void)state;
+	struct rec rc = { 0 };
 	struct sym_ranker r;
-	assert_int_equal(sym_ranker_init(&r, 5, 3), 0);
-	assert_int_equal(sym_ranker_free_count(&r), 5);
-	for (int g = 0; g < 5; g++)
-		assert_int_equal(sym_ranker_take_gpu(&r), g);
-	assert_int_equal(sym_ranker_take_gpu(&r), -1);
-	sym_ranker_put_gpu(&r, 3);
-	sym_ranker_put_gpu(&r, 1);
-	sym_ranker_put_gpu(&r, 4);
-	assert_int_equal(sym_ranker_take_gpu(&r), 1);
-	assert_int_equal(sym_ranker_take_gpu(&r), 3);
-	assert_int_equal(sym_ranker_take_gpu(&r), 4);
+	assert_int_equal(sym_ranker_init(&r, 0, 5, NULL, 4, true, rec_send, &rc), 0);
+	assert_int_equal(sym_ranker_idle_count(&r), 5);
+	ready(&r, 0, 50, 0, 1);
+	ready(&r, 1, 20, 0, 1);
+	ready(&r, 2, 20, 0, 7); /* tie with model 1: lower id first */
+	ready(&r, 3, 30, 0, 1);
+	ready(&r, 0, 10, 0, 2); /* update: model 0 now most urgent */
+	simple(&r, SYM_X_UNREADY, 3, 0, 0, 0);
+	simple(&r, SYM_X_UNREADY, 3, 0, 0, 0); /* idempotent */
+	sym_ranker_match(&r, 5);
+	assert_int_equal(rc.n, 3);
+	int want_m[3] = { 0, 1, 2 }, want_seq[3] = { 2, 1, 7 };
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(rc.m[i].model, want_m[i]);
+		assert_int_equal(rc.m[i].gpu, i);
+		assert_int_equal(rc.m[i].seq, want_seq[i]);
+		assert_int_equal(rc.m[i].t1, 5); /* idle: free now */
+	}
+	assert_int_equal(sym_ranker_idle_count(&r), 2);
+	/* GPU 1 given back, GPU 0 taken: the next candidate gets GPU 1 */
+	simple(&r, SYM_X_GIVEBACK, 1, 1, 0, 0);
+	simple(&r, SYM_X_TAKEN, 0, 0, 5, 25);
+	ready(&r, 3, 40, 0, 2);
+	sym_ranker_match(&r, 6);
+	assert_int_equal(rc.n, 4);
+	assert_int_equal(rc.m[3].gpu, 1);
+	assert_int_equal(sym_ranker_next_wakeup(&r), SYM_TIME_NEVER);
 	sym_ranker_finish(&r);
 }
 
-static void test_grant_order(void **state)
+/* Send-ahead: a GPU running a batch that ends at 100 takes the waiting
+ * candidate (delay 10) once its plan sent then arrives after 100: at
+ * 100 - 10 + 1; the grant says when the GPU frees. At most one plan ahead:
+ * with it taken, the GPU is not eligible again until its running batch
+ * ends, and a late end moves the plan (and the GPU's free time) later. */
+static void test_send_ahead(void **state)
 {
 	(void)state;
+	struct rec rc = { 0 };
 	struct sym_ranker r;
-	assert_int_equal(sym_ranker_init(&r, 1, 4), 0);
-	assert_int_equal(sym_ranker_grant(&r), -1);
-	sym_ranker_ready(&r, 0, 50);
-	sym_ranker_ready(&r, 1, 20);
-	sym_ranker_ready(&r, 2, 20); /* tie with model 1: lower id first */
-	sym_ranker_ready(&r, 3, 30);
-	sym_ranker_ready(&r, 0, 10); /* update: model 0 now most urgent */
-	sym_ranker_unready(&r, 3);
-	sym_ranker_unready(&r, 3); /* idempotent */
-	assert_int_equal(sym_ranker_grant(&r), 0);
-	assert_int_equal(sym_ranker_grant(&r), 1);
-	assert_int_equal(sym_ranker_grant(&r), 2);
-	assert_int_equal(sym_ranker_grant(&r), -1);
+	assert_int_equal(sym_ranker_init(&r, 0, 1, NULL, 2, true, rec_send, &rc), 0);
+	ready(&r, 0, 0, 10, 1);
+	sym_ranker_match(&r, 0);
+	assert_int_equal(rc.n, 1);
+	simple(&r, SYM_X_TAKEN, 0, 0, 10, 100); /* runs 10..100 */
+	ready(&r, 1, 500, 10, 1);
+	sym_ranker_match(&r, 50);
+	assert_int_equal(rc.n, 1);
+	assert_int_equal(sym_ranker_next_wakeup(&r), 91);
+	sym_ranker_match(&r, 90);
+	assert_int_equal(rc.n, 1);
+	sym_ranker_match(&r, 91);
+	assert_int_equal(rc.n, 2);
+	assert_int_equal(rc.m[1].model, 1);
+	assert_int_equal(rc.m[1].t1, 100);
+	simple(&r, SYM_X_TAKEN, 1, 0, 101, 151); /* planned 101..151 */
+	ready(&r, 0, 900, 10, 2);
+	sym_ranker_match(&r, 145);
+	assert_int_equal(rc.n, 2); /* one plan ahead already */
+	assert_int_equal(sym_ranker_next_wakeup(&r), SYM_TIME_NEVER);
+	/* the first batch ends late, at 120: the plan runs 120..170 */
+	sym_ranker_gpu_done(&r, 0, 120);
+	assert_int_equal(r.g[0].free_at, 170);
+	assert_int_equal(sym_ranker_next_wakeup(&r), 161);
+	sym_ranker_match(&r, 161);
+	assert_int_equal(rc.n, 3);
+	assert_int_equal(rc.m[2].t1, 170);
+	sym_ranker_finish(&r);
+}
+
+/* Without send-ahead a running GPU is eligible only once its end is
+ * reported; an end that overtakes its batch's TAKEN (threads) is counted. */
+static void test_no_send_ahead(void **state)
+{
+	(void)state;
+	struct rec rc = { 0 };
+	struct sym_ranker r;
+	assert_int_equal(sym_ranker_init(&r, 0, 1, NULL, 2, false, rec_send, &rc), 0);
+	ready(&r, 0, 0, 10, 1);
+	sym_ranker_match(&r, 0);
+	simple(&r, SYM_X_TAKEN, 0, 0, 10, 100);
+	ready(&r, 1, 500, 10, 1);
+	sym_ranker_match(&r, 99);
+	assert_int_equal(rc.n, 1);
+	assert_int_equal(sym_ranker_next_wakeup(&r), SYM_TIME_NEVER);
+	sym_ranker_gpu_done(&r, 0, 102);
+	sym_ranker_match(&r, 102);
+	assert_int_equal(rc.n, 2);
+	/* its end comes before its TAKEN: still one batch, then idle */
+	sym_ranker_gpu_done(&r, 0, 160);
+	assert_int_equal(r.g[0].nout, -1);
+	simple(&r, SYM_X_TAKEN, 1, 0, 112, 160);
+	assert_int_equal(r.g[0].nout, 0);
+	assert_int_equal(sym_ranker_idle_count(&r), 1);
+	sym_ranker_finish(&r);
+}
+
+/* The lowest id among the eligible: an idle GPU 3 against a pending GPU 1
+ * (eligible) goes to GPU 1; GPUs of another kind are never granted. */
+static void test_lowest_eligible_and_kinds(void **state)
+{
+	(void)state;
+	struct rec rc = { 0 };
+	struct sym_ranker r;
+	int kinds[4] = { 1, 0, 1, 0 };
+	assert_int_equal(sym_ranker_init(&r, 0, 4, kinds, 2, true, rec_send, &rc), 0);
+	assert_int_equal(sym_ranker_idle_count(&r), 2);
+	ready(&r, 0, 0, 5, 1);
+	sym_ranker_match(&r, 0);
+	assert_int_equal(rc.m[0].gpu, 1);
+	simple(&r, SYM_X_TAKEN, 0, 1, 5, 50);
+	ready(&r, 1, 100, 5, 1);
+	sym_ranker_match(&r, 46); /* 50 < 46 + 5: GPU 1 eligible, lower than idle GPU 3 */
+	assert_int_equal(rc.n, 2);
+	assert_int_equal(rc.m[1].gpu, 1);
+	assert_int_equal(rc.m[1].t1, 50);
+	sym_ranker_finish(&r);
+}
+
+/* Offline: no grant; a grant out when a GPU goes offline comes back lost
+ * (its TAKEN counts for nothing); online makes it idle. */
+static void test_offline_online(void **state)
+{
+	(void)state;
+	struct rec rc = { 0 };
+	struct sym_ranker r;
+	assert_int_equal(sym_ranker_init(&r, 0, 1, NULL, 1, true, rec_send, &rc), 0);
+	sym_ranker_gpu_offline(&r, 0, 1);
+	ready(&r, 0, 100, 0, 1);
+	sym_ranker_match(&r, 0);
+	assert_int_equal(rc.n, 0);
+	sym_ranker_gpu_online(&r, 0, 2, 5);
+	sym_ranker_match(&r, 5);
+	assert_int_equal(rc.n, 1);
+	assert_int_equal(rc.m[0].epoch, 2);
+	sym_ranker_gpu_offline(&r, 0, 3);
+	simple(&r, SYM_X_TAKEN, 0, 0, 5, 50);
+	assert_int_equal(r.g[0].nout, 0);
+	sym_ranker_gpu_online(&r, 0, 4, 60);
+	ready(&r, 0, 100, 0, 2);
+	sym_ranker_match(&r, 60);
+	assert_int_equal(rc.n, 2);
+	assert_int_equal(rc.m[1].epoch, 4);
 	sym_ranker_finish(&r);
 }
 
 static void test_init_rejects(void **state)
 {
 	(void)state;
+	struct rec rc = { 0 };
 	struct sym_ranker r;
-	assert_int_equal(sym_ranker_init(&r, 0, 1), -EINVAL);
-	assert_int_equal(sym_ranker_init(&r, 1, 0), -EINVAL);
+	assert_int_equal(sym_ranker_init(&r, 0, 0, NULL, 1, true, rec_send, &rc), -EINVAL);
+	assert_int_equal(sym_ranker_init(&r, 0, 1, NULL, 0, true, rec_send, &rc), -EINVAL);
+	assert_int_equal(sym_ranker_init(&r, 0, 1, NULL, 1, true, NULL, &rc), -EINVAL);
 	sym_ranker_finish(NULL);
 	struct sym_iheap h;
 	assert_int_equal(sym_iheap_init(&h, -1), -EINVAL);
@@ -104,8 +248,11 @@ static void test_iheap_random(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lowest_free_gpu),
-		cmocka_unit_test(test_grant_order),
+		cmocka_unit_test(test_lowest_idle_gpu),
+		cmocka_unit_test(test_send_ahead),
+		cmocka_unit_test(test_no_send_ahead),
+		cmocka_unit_test(test_lowest_eligible_and_kinds),
+		cmocka_unit_test(test_offline_online),
 		cmocka_unit_test(test_init_rejects),
 		cmocka_unit_test(test_iheap_random),
 	};

@@ -299,10 +299,13 @@ static void test_completion_delay(void **state)
 	/* one GPU busy all the time with 10 ms batches (eager, constant rate far
 	 * above what it serves): 4 measured seconds hold 400 batches when the GPU
 	 * is free at once, 4000 / (10 + 5) = 266.7 when the scheduler hears of
-	 * each completion 5 ms later */
-	uint64_t batches[2];
-	const char *done[2] = { "0", "5" };
-	for (int i = 0; i < 2; i++) {
+	 * each completion 5 ms later and only then plans the next batch; with
+	 * send-ahead the next batch is planned from the predicted free time and
+	 * the delay costs nothing: 400 again */
+	uint64_t batches[3];
+	const char *done[3] = { "0", "5", "5" };
+	const char *ahead[3] = { "false", "false", "true" };
+	for (int i = 0; i < 3; i++) {
 		struct sym_experiment e;
 		sym_experiment_init(&e);
 		flag(&e, "profile", "0,10");
@@ -311,6 +314,7 @@ static void test_completion_delay(void **state)
 		flag(&e, "policy", "eager");
 		flag(&e, "arrival", "uniform");
 		flag(&e, "done-ms", done[i]);
+		flag(&e, "send-ahead", ahead[i]);
 		flag(&e, "duration", "5");
 		flag(&e, "warmup", "1");
 		resolve(&e);
@@ -323,6 +327,7 @@ static void test_completion_delay(void **state)
 	}
 	assert_in_range(batches[0], 399, 401);
 	assert_in_range(batches[1], 265, 268);
+	assert_in_range(batches[2], 399, 401);
 	/* a batch that ended but whose GPU is not yet free cannot be preempted */
 	struct sym_experiment e;
 	sym_experiment_init(&e);

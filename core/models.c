@@ -1,0 +1,212 @@
+#include "core/models.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+
+int sym_models_init(struct sym_models *ms, struct sym_shard *shards, int n, int stride, int offset, int nkinds,
+		    const struct sym_policy *policy, struct sym_iheap *timers, const struct sym_models_out *out)
+{
+	memset(ms, 0, sizeof(*ms));
+	if (n < 0 || stride < 1 || offset < 0 || nkinds < 1 || nkinds > SYM_MAX_KINDS || !timers ||
+	    timers->capacity < n || !out || !out->send || !out->dispatch || !out->drop)
+		return -EINVAL;
+	ms->n = n;
+	ms->stride = stride;
+	ms->offset = offset;
+	ms->nkinds = nkinds;
+	ms->shards = shards;
+	ms->timers = timers;
+	ms->policy = *policy;
+	ms->out = *out;
+	int maxb = 1;
+	for (int li = 0; li < n; li++)
+		if (shards[li].max_batch > maxb)
+			maxb = shards[li].max_batch;
+	ms->stand = calloc((size_t)(n ? n : 1) * (size_t)nkinds, sizeof(*ms->stand));
+	ms->scratch = malloc((size_t)maxb * sizeof(*ms->scratch));
+	if (!ms->stand || !ms->scratch) {
+		sym_models_finish(ms);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void sym_models_finish(struct sym_models *ms)
+{
+	if (!ms)
+		return;
+	free(ms->stand);
+	free(ms->scratch);
+	ms->stand = NULL;
+	ms->scratch = NULL;
+}
+
+static inline int global_id(const struct sym_models *ms, int li) { return li * ms->stride + ms->offset; }
+
+static inline int local_id(const struct sym_models *ms, int m)
+{
+	return ms->stride == 1 ? m - ms->offset : (m - ms->offset) / ms->stride;
+}
+
+static inline sym_time delay_of(const struct sym_shard *s, int size) { return s->net.ctrl + s->net.data * size; }
+
+static void unready(struct sym_models *ms, int li, int k)
+{
+	struct sym_mstand *x = &ms->stand[li * ms->nkinds + k];
+	if (!x->ready)
+		return;
+	x->ready = false;
+	struct sym_xmsg m = { .type = SYM_X_UNREADY, .model = global_id(ms, li), .kind = k };
+	ms->out.send(ms->out.ctx, k, &m);
+}
+
+static void ready(struct sym_models *ms, int li, int k, const struct sym_cand *cd, sym_time delay)
+{
+	struct sym_mstand *x = &ms->stand[li * ms->nkinds + k];
+	if (x->ready && x->latest == cd->latest && x->delay == delay)
+		return;
+	x->seq++;
+	x->ready = true;
+	x->latest = cd->latest;
+	x->delay = delay;
+	struct sym_xmsg m = { .type = SYM_X_READY, .model = global_id(ms, li), .kind = k, .seq = x->seq,
+			      .t1 = cd->latest, .t2 = delay };
+	ms->out.send(ms->out.ctx, k, &m);
+}
+
+/* Preference between two due kinds: the larger batch, then the earlier
+ * finish (planned start plus l), then the lower kind. */
+static bool better(const struct sym_shard *s, const struct sym_cand *a, int ka, const struct sym_cand *b, int kb)
+{
+	if (a->size != b->size)
+		return a->size > b->size;
+	sym_time la = s->lek[ka][a->size], lb = s->lek[kb][b->size];
+	if (la != lb)
+		return la < lb;
+	return ka < kb;
+}
+
+/* One kind (the common case): the candidate, READY or UNREADY, the timer. */
+static void update1(struct sym_models *ms, int li, sym_time now)
+{
+	struct sym_shard *s = &ms->shards[li];
+	struct sym_cand cd;
+	sym_shard_candidate(s, now, &ms->policy, ms->out.drop, ms->out.ctx, &cd);
+	if (!cd.size) {
+		unready(ms, li, 0);
+		sym_iheap_remove(ms->timers, li);
+	} else if (cd.exec > now) {
+		unready(ms, li, 0);
+		sym_iheap_set(ms->timers, li, cd.exec);
+	} else {
+		ready(ms, li, 0, &cd, delay_of(s, cd.size));
+		sym_iheap_set(ms->timers, li, cd.latest + 1);
+	}
+}
+
+static void update(struct sym_models *ms, int li, sym_time now)
+{
+	if (ms->nkinds == 1) {
+		update1(ms, li, now);
+		return;
+	}
+	struct sym_shard *s = &ms->shards[li];
+	int nk = ms->nkinds;
+	struct sym_cand cd[SYM_MAX_KINDS];
+	bool any = sym_shard_gather(s, now, ms->out.drop, ms->out.ctx) > 0;
+	sym_time wake = SYM_TIME_NEVER;
+	int order[SYM_MAX_KINDS], ndue = 0;
+	for (int k = 0; k < nk; k++) {
+		cd[k] = (struct sym_cand){ 0, SYM_TIME_NEVER, SYM_TIME_NEVER, SYM_TIME_NEVER };
+		if (any)
+			sym_shard_cand_kind(s, now, &ms->policy, k, &cd[k]);
+		if (!cd[k].size || cd[k].exec > now) {
+			unready(ms, li, k);
+			if (cd[k].size && cd[k].exec < wake)
+				wake = cd[k].exec;
+			continue;
+		}
+		/* insertion sort by preference (at most SYM_MAX_KINDS) */
+		int i = ndue++;
+		while (i > 0 && better(s, &cd[k], k, &cd[order[i - 1]], order[i - 1])) {
+			order[i] = order[i - 1];
+			i--;
+		}
+		order[i] = k;
+		if (cd[k].latest + 1 < wake)
+			wake = cd[k].latest + 1;
+	}
+	for (int i = 0; i < ndue; i++)
+		ready(ms, li, order[i], &cd[order[i]], delay_of(s, cd[order[i]].size));
+	if (wake == SYM_TIME_NEVER)
+		sym_iheap_remove(ms->timers, li);
+	else
+		sym_iheap_set(ms->timers, li, wake);
+}
+
+int sym_models_arrive(struct sym_models *ms, struct sym_request *r, sym_time now)
+{
+	int li = local_id(ms, r->model);
+	int err = sym_shard_push(&ms->shards[li], r, now);
+	if (err)
+		return err;
+	update(ms, li, now);
+	return 0;
+}
+
+void sym_models_timer(struct sym_models *ms, int li, sym_time now)
+{
+	update(ms, li, now);
+}
+
+void sym_models_grant(struct sym_models *ms, const struct sym_xmsg *m, sym_time now)
+{
+	int li = local_id(ms, m->model);
+	int k = m->kind;
+	struct sym_mstand *x = &ms->stand[li * ms->nkinds + k];
+	/* The ranker took our READY out of its ready set; if it was the last one
+	 * we sent, we are no longer ready there. */
+	if (x->ready && m->seq == x->seq)
+		x->ready = false;
+	struct sym_shard *s = &ms->shards[li];
+	struct sym_cand cd = { 0, SYM_TIME_NEVER, SYM_TIME_NEVER, SYM_TIME_NEVER };
+	if (sym_shard_gather(s, now, ms->out.drop, ms->out.ctx))
+		sym_shard_cand_kind(s, now, &ms->policy, k, &cd);
+	sym_time start = now + delay_of(s, cd.size);
+	if (cd.size && cd.exec <= now && (m->t1 <= now || m->t1 < start)) {
+		struct sym_dispatch d = {
+			.model = m->model,
+			.gpu = m->gpu,
+			.kind = k,
+			.size = cd.size,
+			.now = now,
+			.start = start,
+			.finish = start + s->prof_k[k]->lat[cd.size],
+			.reject_after = SYM_TIME_NEVER,
+			.dropped_before = s->dropped_since_batch,
+			.epoch = m->epoch,
+			.reqs = ms->scratch,
+		};
+		sym_shard_take(s, cd.size, ms->scratch);
+		for (int i = 0; i < cd.size; i++)
+			ms->scratch[i]->start = start;
+		struct sym_xmsg t = { .type = SYM_X_TAKEN, .model = m->model, .gpu = m->gpu, .kind = k,
+				      .t1 = d.start, .t2 = d.finish };
+		ms->out.send(ms->out.ctx, k, &t);
+		ms->out.dispatch(ms->out.ctx, &d);
+	} else {
+		struct sym_xmsg b = { .type = SYM_X_GIVEBACK, .model = m->model, .gpu = m->gpu, .kind = k };
+		ms->out.send(ms->out.ctx, k, &b);
+	}
+	update(ms, li, now);
+}
+
+uint64_t sym_models_queued(const struct sym_models *ms)
+{
+	uint64_t n = 0;
+	for (int li = 0; li < ms->n; li++)
+		n += sym_queue_len(&ms->shards[li].queue);
+	return n;
+}

@@ -1,0 +1,106 @@
+/* core/models.h - the model side of the core's exchange (see core/ranker.h):
+ * the shards of a set of models, their timers and their standing with each
+ * kind's ranker.
+ *
+ * For each model and kind it computes the candidate (core/shard.h) whenever
+ * the model's queue changes, its timer fires or a GPU is granted, and tells
+ * that kind's ranker what changed:
+ *   - not due there (no batch fits, or exec is later): UNREADY if it was
+ *     ready, and a timer at exec;
+ *   - due: READY with its latest and its delay ctrl + data*size, sent again
+ *     only when either changed, and a timer at latest + 1 (a candidate still
+ *     waiting then shrinks to what can make its deadline, or its head is
+ *     dropped).
+ * Several kinds: the READYs go out in the order of preference (the largest
+ * batch, then the earliest finish, then the lower kind), and a model due on
+ * several kinds is ready with each.
+ *
+ * A GRANT of GPU g (kind k) recomputes the candidate on k at now. If it is
+ * due and g is free for it (idle, or predicted free before the plan and
+ * inputs sent now would arrive: free_at < now + delay), the batch is taken
+ * and dispatched with start now + ctrl + data*size, and TAKEN (with that
+ * start and the planned finish) goes back; otherwise GIVEBACK. A grant that
+ * answers an older READY is handled the same way: recomputing makes it
+ * harmless.
+ *
+ * Models are a stride of the global ids: local li is model li*stride +
+ * offset (the single-threaded core: stride 1, offset 0; a worker thread w of
+ * T: stride T, offset w). Not thread-safe: one thread runs a model side.
+ */
+#ifndef SYM_MODELS_H
+#define SYM_MODELS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/iheap.h"
+#include "core/policy.h"
+#include "core/ranker.h"
+#include "core/request.h"
+#include "core/shard.h"
+
+/* A dispatch as the model side makes it (also the core's sink's). */
+struct sym_dispatch {
+	int model;
+	int gpu;
+	int kind;        /* the GPU's kind */
+	int size;
+	sym_time now;    /* the dispatch decision */
+	sym_time start;  /* planned execution start: now + ctrl + data*size, after the GPU's earlier batches */
+	sym_time finish; /* planned finish: start + l_kind(size) */
+	sym_time reject_after; /* the driver must not start it later than this (it rejects the batch
+				* instead); SYM_TIME_NEVER: no limit */
+	uint32_t dropped_before; /* this model's drops since its previous dispatch */
+	uint32_t epoch;  /* the GPU's epoch at the grant (the runtime's offline/online count) */
+	struct sym_request *const *reqs; /* size requests, valid during the callback */
+};
+
+struct sym_models_out {
+	void *ctx;
+	/* to the ranker of kind k */
+	void (*send)(void *ctx, int k, const struct sym_xmsg *m);
+	void (*dispatch)(void *ctx, const struct sym_dispatch *d);
+	void (*drop)(void *ctx, struct sym_request *r, enum sym_drop_reason why, sym_time now);
+};
+
+/* Per local model and kind: what the ranker of that kind holds of it. */
+struct sym_mstand {
+	uint32_t seq;      /* READYs sent */
+	bool ready;        /* the ranker holds (or will hold) a READY of ours */
+	sym_time latest;   /* of that READY */
+	sym_time delay;    /* of that READY */
+};
+
+struct sym_models {
+	int n;                      /* local models */
+	int stride, offset;
+	int nkinds;
+	struct sym_shard *shards;   /* n, not owned */
+	struct sym_mstand *stand;   /* n * nkinds */
+	struct sym_iheap *timers;   /* by local index, not owned */
+	struct sym_policy policy;
+	struct sym_request **scratch; /* the largest batch */
+	struct sym_models_out out;
+};
+
+/* shards: n initialised shards (local li = model li*stride + offset);
+ * timers: a heap of capacity >= n that the model side uses with ids 0..n-1.
+ * Returns 0, -EINVAL or -ENOMEM. */
+int sym_models_init(struct sym_models *ms, struct sym_shard *shards, int n, int stride, int offset, int nkinds,
+		    const struct sym_policy *policy, struct sym_iheap *timers, const struct sym_models_out *out);
+void sym_models_finish(struct sym_models *ms);
+
+/* Queues r (its model must be one of ours) and updates its candidate.
+ * Returns 0 or -ENOMEM (r is then not queued). */
+int sym_models_arrive(struct sym_models *ms, struct sym_request *r, sym_time now);
+
+/* Local model li's timer fired (the caller popped it from the heap). */
+void sym_models_timer(struct sym_models *ms, int li, sym_time now);
+
+/* A GRANT from a ranker. */
+void sym_models_grant(struct sym_models *ms, const struct sym_xmsg *m, sym_time now);
+
+/* Requests queued over the local models. */
+uint64_t sym_models_queued(const struct sym_models *ms);
+
+#endif
