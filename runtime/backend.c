@@ -2,11 +2,16 @@
  *
  * The main thread owns the fabric: the connection to schedd and one to each
  * frontend. For a plan it posts one RMA read per input, from the input's
- * frontend into a registered staging area; when every read has finished it
- * hands the batch to the executor thread, which runs it no earlier than the
- * planned start and hands it back; the main thread then sends each output
- * to its frontend and the completion to schedd. Schedd plans one batch per
- * GPU at a time, so there is one batch in hand at most.
+ * frontend into a registered staging area; when every read has finished and
+ * the batch before it is done, it hands the batch to the executor thread,
+ * which runs it no earlier than the planned start and hands it back; the
+ * main thread then sends the completion to schedd and each output to its
+ * frontend. Schedd plans at most one batch ahead of the running one (its
+ * send-ahead: the plan arrives, and its inputs are read, while the batch
+ * before it runs), so there are at most two batches in hand, run in the
+ * order they came. A batch that could only start after its latest start
+ * (the plan's latest_in_ns) is rejected instead: schedd hears it as a
+ * rejected completion, each frontend as a rejected result.
  *
  * An input whose read failed (its frontend went away) gets no output; the
  * rest of the batch runs. The handoff to and from the executor thread is an
@@ -38,13 +43,18 @@ struct input {
 	int status; /* 1 pending, 0 read, < 0 failed */
 };
 
+#define SLOTS 2 /* the running batch and the one planned after it */
+
 struct batch {
 	uint64_t id;
 	int model;
 	int n;      /* inputs planned */
 	int nrun;   /* inputs read, which the executor runs */
 	sym_time start;
+	sym_time latest; /* reject it if it cannot start by then (SYM_TIME_NEVER: never) */
 	int pending;
+	uint8_t *staging; /* its inputs: maxb * input_max bytes of the registered area */
+	uint8_t *outbuf;  /* its outputs: maxb * out_cap bytes */
 	struct input *in;
 	/* executor io */
 	const void **inputs;
@@ -76,16 +86,17 @@ struct backend {
 	struct sym_executor *x;
 	struct sym_model_desc *descs; /* per model, with this backend's kind's profile */
 	uint32_t out_cap;             /* output bytes per input: the largest model output */
-	/* the batch in hand */
-	bool busy;
-	struct batch b;
+	/* the batches in hand, in order: b[head] is the running one (or the next) */
+	struct batch b[SLOTS];
+	int head, nb;
+	bool running; /* b[head] is with the executor */
 	/* executor thread */
 	pthread_t thr;
 	bool thr_started;
 	int to_exec, from_exec; /* eventfds */
 	atomic_int exec_state;  /* 0 idle, 1 batch given, 2 batch done, 3 stop */
 	/* counters */
-	uint64_t batches, reqs, read_failures;
+	uint64_t batches, reqs, read_failures, rejected;
 	struct sym_hist late; /* how far batches began after their planned start */
 	struct sym_hist run;  /* how long batches ran */
 	struct sym_http *http;
@@ -103,7 +114,7 @@ static void *exec_thread(void *arg)
 			break;
 		if (st != 1)
 			continue;
-		struct batch *b = &be->b;
+		struct batch *b = &be->b[be->head];
 		struct sym_batch_io io = { .n = b->nrun, .inputs = (const void *const *)b->inputs, .lens = b->lens,
 					   .outputs = (void *const *)b->outputs, .out_cap = be->out_cap,
 					   .out_lens = b->out_lens };
@@ -164,50 +175,28 @@ static void schedd_lost(struct backend *be, const char *why)
 	be->next_connect = sym_monotonic_ns() + 100 * SYM_MS;
 }
 
-static void give_to_executor(struct backend *be)
+/* Tells schedd how the batch at the head ended, and each input's frontend
+ * its output (or why there is none); then the next batch is the head. */
+static void batch_done(struct backend *be, int status)
 {
-	struct batch *b = &be->b;
-	int k = 0;
-	for (int i = 0; i < b->n; i++) {
-		if (b->in[i].status)
-			continue;
-		b->inputs[k] = be->staging + (size_t)i * be->c->input_max;
-		b->lens[k] = b->in[i].w.len;
-		b->outputs[k] = be->outbuf + (size_t)i * be->out_cap;
-		k++;
-	}
-	if (k == 0) { /* every read failed: nothing to run */
-		b->nrun = 0;
-		b->rc = 0;
-		b->began = b->ended = sym_monotonic_ns();
-		atomic_store_explicit(&be->exec_state, 2, memory_order_release);
-		uint64_t v = 1;
-		if (write(be->from_exec, &v, sizeof(v)) < 0)
-			sym_rt_log(be->who, "eventfd: %s", strerror(errno));
-		return;
-	}
-	b->nrun = k;
-	atomic_store_explicit(&be->exec_state, 1, memory_order_release);
-	uint64_t v = 1;
-	if (write(be->to_exec, &v, sizeof(v)) < 0)
-		sym_rt_log(be->who, "eventfd: %s", strerror(errno));
-}
-
-static void batch_done(struct backend *be)
-{
-	struct batch *b = &be->b;
-	if (b->rc)
+	struct batch *b = &be->b[be->head];
+	sym_time now = sym_monotonic_ns();
+	if (status == SYM_WIRE_BACKEND_FAILED)
 		sym_rt_log(be->who, "batch %" PRIu64 " failed: %s", b->id, b->err);
-	sym_hist_record(&be->late, b->began - b->start);
-	if (!b->rc)
-		sym_hist_record(&be->run, b->ended - b->began);
+	if (status != SYM_WIRE_REJECTED) {
+		sym_hist_record(&be->late, b->began - b->start);
+		if (status == SYM_WIRE_OK)
+			sym_hist_record(&be->run, b->ended - b->began);
+	}
 	/* The completion first: schedd can plan this GPU's next batch while the
 	 * outputs travel. */
 	if (be->schedd_up) {
 		struct sym_msg d = { .type = SYM_MSG_DONE };
 		d.u.done.batch_id = b->id;
 		d.u.done.gpu = (uint32_t)be->id;
-		d.u.done.status = b->rc ? SYM_WIRE_BACKEND_FAILED : SYM_WIRE_OK;
+		d.u.done.status = (uint8_t)status;
+		d.u.done.ran_ns = status == SYM_WIRE_REJECTED || b->ended < b->began ? 0 : b->ended - b->began;
+		d.u.done.ago_ns = now > b->ended ? now - b->ended : 0;
 		sym_rt_send(be->who, be->schedd, &d, NULL, NULL);
 	}
 	int k = 0;
@@ -217,29 +206,89 @@ static void batch_done(struct backend *be)
 			continue;
 		struct sym_msg r = { .type = SYM_MSG_RESULT };
 		r.u.result.req_id = in->w.req_id;
-		r.u.result.status = b->rc ? SYM_WIRE_BACKEND_FAILED : SYM_WIRE_OK;
+		r.u.result.status = (uint8_t)status;
 		r.u.result.batch = (uint16_t)b->n;
-		r.u.result.len = b->rc ? 0 : b->out_lens[k];
+		r.u.result.len = status == SYM_WIRE_OK ? b->out_lens[k] : 0;
 		r.u.result.data = b->outputs[k];
 		k++;
 		if (be->fe_up[in->w.frontend])
 			sym_rt_send(be->who, be->fe[in->w.frontend], &r, NULL, NULL);
 	}
-	be->batches++;
-	be->reqs += (uint64_t)b->n;
-	be->busy = false;
+	if (status == SYM_WIRE_REJECTED) {
+		be->rejected++;
+	} else {
+		be->batches++;
+		be->reqs += (uint64_t)b->n;
+	}
+	be->head = (be->head + 1) % SLOTS;
+	be->nb--;
+	be->running = false;
 	atomic_store_explicit(&be->exec_state, 0, memory_order_relaxed);
+}
+
+/* Hands the head batch to the executor once its reads are done and nothing
+ * runs; rejects it if it is past its latest start. */
+static void maybe_run(struct backend *be)
+{
+	while (be->nb && !be->running && be->b[be->head].pending == 0) {
+		struct batch *b = &be->b[be->head];
+		sym_time now = sym_monotonic_ns();
+		if (now > b->latest) {
+			b->began = b->ended = now;
+			b->nrun = 0;
+			batch_done(be, SYM_WIRE_REJECTED);
+			continue;
+		}
+		int k = 0;
+		for (int i = 0; i < b->n; i++) {
+			if (b->in[i].status)
+				continue;
+			b->inputs[k] = b->staging + (size_t)i * be->c->input_max;
+			b->lens[k] = b->in[i].w.len;
+			b->outputs[k] = b->outbuf + (size_t)i * be->out_cap;
+			k++;
+		}
+		be->running = true;
+		if (k == 0) { /* every read failed: nothing to run */
+			b->nrun = 0;
+			b->rc = 0;
+			b->began = b->ended = now;
+			atomic_store_explicit(&be->exec_state, 2, memory_order_release);
+			uint64_t v = 1;
+			if (write(be->from_exec, &v, sizeof(v)) < 0)
+				sym_rt_log(be->who, "eventfd: %s", strerror(errno));
+			return;
+		}
+		b->nrun = k;
+		atomic_store_explicit(&be->exec_state, 1, memory_order_release);
+		uint64_t v = 1;
+		if (write(be->to_exec, &v, sizeof(v)) < 0)
+			sym_rt_log(be->who, "eventfd: %s", strerror(errno));
+		return;
+	}
+}
+
+/* The batch in hand whose input `in` is, or NULL. */
+static struct batch *batch_of(struct backend *be, const struct input *in)
+{
+	for (int j = 0; j < be->nb; j++) {
+		struct batch *b = &be->b[(be->head + j) % SLOTS];
+		if (in >= b->in && in < b->in + b->n)
+			return b;
+	}
+	return NULL;
 }
 
 static void read_finished(struct backend *be, struct input *in, int status)
 {
-	if (!be->busy || in < be->b.in || in >= be->b.in + be->b.n || in->status != 1)
+	struct batch *b = batch_of(be, in);
+	if (!b || in->status != 1)
 		return;
 	in->status = status ? status : 0;
 	if (status)
 		be->read_failures++;
-	if (--be->b.pending == 0)
-		give_to_executor(be);
+	if (--b->pending == 0)
+		maybe_run(be);
 }
 
 /* Frontend fi's connection is gone: close it; the reads still pending from it fail. */
@@ -248,9 +297,12 @@ static void frontend_lost(struct backend *be, int fi)
 	sym_rt_close(&be->closed, be->fe[fi]);
 	be->fe[fi] = NULL;
 	be->fe_up[fi] = false;
-	for (int k = 0; be->busy && k < be->b.n; k++)
-		if (be->b.in[k].status == 1 && (int)be->b.in[k].w.frontend == fi)
-			read_finished(be, &be->b.in[k], -ECONNRESET);
+	for (int j = 0; j < be->nb; j++) {
+		struct batch *b = &be->b[(be->head + j) % SLOTS];
+		for (int k = 0; k < b->n; k++)
+			if (b->in[k].status == 1 && (int)b->in[k].w.frontend == fi)
+				read_finished(be, &b->in[k], -ECONNRESET);
+	}
 }
 
 static void on_plan(struct backend *be, const struct sym_msg *m, sym_time now)
@@ -258,8 +310,9 @@ static void on_plan(struct backend *be, const struct sym_msg *m, sym_time now)
 	const struct sym_experiment *e = &be->c->exp;
 	char why[200] = "";
 	int model = m->u.plan.model;
-	if (be->busy)
-		snprintf(why, sizeof(why), "a plan while batch %" PRIu64 " runs", be->b.id);
+	if (be->nb == SLOTS)
+		snprintf(why, sizeof(why), "a plan while batches %" PRIu64 " and %" PRIu64 " are in hand",
+			 be->b[be->head].id, be->b[(be->head + 1) % SLOTS].id);
 	else if ((int)m->u.plan.gpu != be->id)
 		snprintf(why, sizeof(why), "a plan for GPU %u", m->u.plan.gpu);
 	else if ((size_t)model >= e->nmodels)
@@ -277,23 +330,24 @@ static void on_plan(struct backend *be, const struct sym_msg *m, sym_time now)
 		schedd_lost(be, "bad plan");
 		return;
 	}
-	struct batch *b = &be->b;
+	struct batch *b = &be->b[(be->head + be->nb) % SLOTS];
 	b->id = m->u.plan.batch_id;
 	b->model = model;
 	b->n = m->u.plan.n;
 	b->start = now + m->u.plan.start_in_ns;
+	b->latest = m->u.plan.latest_in_ns < 0 ? SYM_TIME_NEVER : now + m->u.plan.latest_in_ns;
 	b->pending = b->n;
-	be->busy = true;
+	be->nb++;
 	for (int i = 0; i < b->n; i++) {
 		struct input *in = &b->in[i];
 		sym_wire_plan_input(m, (uint16_t)i, &in->w);
 		in->status = 1;
 	}
-	for (int i = 0; i < b->n && be->busy; i++) {
+	for (int i = 0; i < b->n && b->pending; i++) {
 		struct input *in = &b->in[i];
 		int rc = -ENOTCONN;
 		if (be->fe_up[in->w.frontend])
-			rc = sym_fab_read(be->fe[in->w.frontend], be->staging + (size_t)i * be->c->input_max, in->w.len,
+			rc = sym_fab_read(be->fe[in->w.frontend], b->staging + (size_t)i * be->c->input_max, in->w.len,
 					  be->mr, in->w.addr, in->w.key, in);
 		if (rc)
 			read_finished(be, in, rc);
@@ -401,6 +455,9 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	const char *l[] = { "backend", id, NULL };
 	sym_prom_family(b, "symphony_backend_batches_total", "counter", "Batches run");
 	sym_prom_sample(b, "symphony_backend_batches_total", l, (double)be->batches);
+	sym_prom_family(b, "symphony_backend_rejected_batches_total", "counter",
+			"Batches rejected: they could not start by their latest start");
+	sym_prom_sample(b, "symphony_backend_rejected_batches_total", l, (double)be->rejected);
 	sym_prom_family(b, "symphony_backend_requests_total", "counter", "Requests in the batches run");
 	sym_prom_sample(b, "symphony_backend_requests_total", l, (double)be->reqs);
 	sym_prom_family(b, "symphony_backend_read_failures_total", "counter", "Inputs whose RMA read failed");
@@ -438,20 +495,25 @@ static int setup(struct backend *be, char *err, size_t errlen)
 	if (be->maxb > SYM_WIRE_MAX_BATCH)
 		be->maxb = SYM_WIRE_MAX_BATCH;
 	size_t stage = (size_t)be->maxb * c->input_max;
-	be->staging = malloc(stage);
+	be->staging = malloc(SLOTS * stage);
 	be->out_cap = (uint32_t)(c->output_bytes_max ? c->output_bytes_max : SYM_EXEC_OUTPUT);
-	be->outbuf = malloc((size_t)be->maxb * be->out_cap);
+	be->outbuf = malloc(SLOTS * (size_t)be->maxb * be->out_cap);
 	be->fe = calloc((size_t)c->nfrontends, sizeof(*be->fe));
 	be->fe_up = calloc((size_t)c->nfrontends, sizeof(*be->fe_up));
-	struct batch *b = &be->b;
-	b->in = calloc((size_t)be->maxb, sizeof(*b->in));
-	b->inputs = calloc((size_t)be->maxb, sizeof(*b->inputs));
-	b->lens = calloc((size_t)be->maxb, sizeof(*b->lens));
-	b->outputs = calloc((size_t)be->maxb, sizeof(*b->outputs));
-	b->out_lens = calloc((size_t)be->maxb, sizeof(*b->out_lens));
-	if (!be->staging || !be->outbuf || !be->fe || !be->fe_up || !b->in || !b->inputs || !b->lens ||
-	    !b->outputs || !b->out_lens)
+	if (!be->staging || !be->outbuf || !be->fe || !be->fe_up)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	for (int j = 0; j < SLOTS; j++) {
+		struct batch *b = &be->b[j];
+		b->staging = be->staging + (size_t)j * stage;
+		b->outbuf = be->outbuf + (size_t)j * (size_t)be->maxb * be->out_cap;
+		b->in = calloc((size_t)be->maxb, sizeof(*b->in));
+		b->inputs = calloc((size_t)be->maxb, sizeof(*b->inputs));
+		b->lens = calloc((size_t)be->maxb, sizeof(*b->lens));
+		b->outputs = calloc((size_t)be->maxb, sizeof(*b->outputs));
+		b->out_lens = calloc((size_t)be->maxb, sizeof(*b->out_lens));
+		if (!b->in || !b->inputs || !b->lens || !b->outputs || !b->out_lens)
+			return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	}
 	/* sleeps are precise to ~1 us here (timer slack) */
 	struct sym_executor_opts xo = { .spin_ns = EXEC_SPIN, .device = c->device,
 					.model_lib = c->model_lib[0] ? c->model_lib : NULL };
@@ -471,7 +533,7 @@ static int setup(struct backend *be, char *err, size_t errlen)
 	struct sym_fab_cfg fc = { .provider = c->provider };
 	int rc = sym_fab_open(&be->fab, &fc, err, errlen);
 	if (!rc)
-		rc = sym_fab_mr_reg(be->fab, be->staging, stage, SYM_FAB_LOCAL_READ_TARGET, &be->mr, err, errlen);
+		rc = sym_fab_mr_reg(be->fab, be->staging, SLOTS * stage, SYM_FAB_LOCAL_READ_TARGET, &be->mr, err, errlen);
 	if (rc)
 		return rc;
 	be->to_exec = eventfd(0, EFD_CLOEXEC);
@@ -532,11 +594,12 @@ int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 			be.next_beat = now + beat;
 		}
 		fab_events(&be);
-		if (be.busy && atomic_load_explicit(&be.exec_state, memory_order_acquire) == 2) {
+		if (be.running && atomic_load_explicit(&be.exec_state, memory_order_acquire) == 2) {
 			uint64_t v;
 			if (read(be.from_exec, &v, sizeof(v)) < 0 && errno != EAGAIN)
 				sym_rt_log(be.who, "eventfd: %s", strerror(errno));
-			batch_done(&be);
+			batch_done(&be, be.b[be.head].rc ? SYM_WIRE_BACKEND_FAILED : SYM_WIRE_OK);
+			maybe_run(&be);
 			continue;
 		}
 		sym_time wake = be.hello_sent ? be.next_beat : be.next_connect;
@@ -561,8 +624,9 @@ int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	}
 	if (!o->quiet)
 		sym_rt_log(be.who, "stopping: %" PRIu64 " batches, %" PRIu64 " requests, %" PRIu64
-			   " failed reads; batches began after their planned start by %.3f ms (p50), %.3f (p99), %.3f (max)",
-			   be.batches, be.reqs, be.read_failures, (double)sym_hist_quantile(&be.late, 0.5) / 1e6,
+			   " failed reads, %" PRIu64 " batches rejected (past their latest start); batches began after "
+			   "their planned start by %.3f ms (p50), %.3f (p99), %.3f (max)",
+			   be.batches, be.reqs, be.read_failures, be.rejected, (double)sym_hist_quantile(&be.late, 0.5) / 1e6,
 			   (double)sym_hist_quantile(&be.late, 0.99) / 1e6, (double)be.late.max / 1e6);
 out:
 	if (be.thr_started) {
@@ -588,11 +652,13 @@ out:
 	free(be.descs);
 	free(be.fe);
 	free(be.fe_up);
-	free(be.b.in);
-	free(be.b.inputs);
-	free(be.b.lens);
-	free(be.b.outputs);
-	free(be.b.out_lens);
+	for (int j = 0; j < SLOTS; j++) {
+		free(be.b[j].in);
+		free(be.b[j].inputs);
+		free(be.b[j].lens);
+		free(be.b[j].outputs);
+		free(be.b[j].out_lens);
+	}
 	sym_hist_finish(&be.late);
 	sym_hist_finish(&be.run);
 	sym_http_stop(be.http);

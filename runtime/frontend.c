@@ -158,6 +158,7 @@ static const char *const outcome_names[NOUTCOMES] = {
 	[SYM_WIRE_BAD_REQUEST] = "bad_request",
 	[SYM_WIRE_OVERLOADED] = "overloaded",
 	[SYM_WIRE_UNAVAILABLE] = "unavailable",
+	[SYM_WIRE_REJECTED] = "rejected",
 	[OUTCOME_LATE] = "late",
 };
 
@@ -452,6 +453,7 @@ static const char *drop_words(int status)
 	case SYM_WIRE_DROPPED_EXPIRED: return "dropped to protect the SLO: its deadline could no longer be met";
 	case SYM_WIRE_DROPPED_EARLY: return "dropped to protect the SLO: shed by early drop to keep its batch on time";
 	case SYM_WIRE_BACKEND_FAILED: return "its backend failed";
+	case SYM_WIRE_REJECTED: return "dropped to protect the SLO: its batch could not start by its latest start";
 	case SYM_WIRE_OVERLOADED: return "the frontend is overloaded (its input pool is full)";
 	case SYM_WIRE_UNAVAILABLE: return "the scheduler is unreachable";
 	case SYM_WIRE_BAD_REQUEST: return "bad request";

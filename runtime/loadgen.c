@@ -181,6 +181,8 @@ static void on_answer(struct loadgen *g, const struct sym_msg *m, sym_time now)
 			mr->dropped_by[SYM_DROP_EXPIRED]++;
 		else if (st == SYM_WIRE_DROPPED_EARLY)
 			mr->dropped_by[SYM_DROP_EARLY]++;
+		else if (st == SYM_WIRE_REJECTED)
+			mr->dropped_by[SYM_DROP_REJECTED]++;
 		else
 			g->failed_by[st]++;
 	}

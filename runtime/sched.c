@@ -211,6 +211,7 @@ struct reader {
 
 struct sym_sched {
 	int threads;
+	bool manual;             /* no threads: the driver steps them (sym_sched_step) */
 	sym_time idle_poll, wake_early; /* see sym_sched_cfg */
 	int nmodels, ngpus, maxb;
 	atomic_bool stop;
@@ -634,30 +635,37 @@ static bool solo_has_work(void *arg)
 	return sym_spsc_size(so->in) > 0 || !outq_idle(&so->em.out);
 }
 
+/* One pass of the solo thread's loop at now: timers, then the driver's
+ * messages. Returns how much it did (0: idle). */
+static int solo_step(struct solo *so, sym_time now, bool clock)
+{
+	struct sym_sched *s = so->t.s;
+	outq_flush(&so->em.out);
+	sym_time due = sym_core_next_wakeup(so->core);
+	int n = due <= now;
+	solo_timers(so, now);
+	struct in_msg m;
+	for (int k = 0; k < BATCH && sym_spsc_pop(so->in, &m); k++, n++) {
+		if (clock && k % CLOCK_EVERY == CLOCK_EVERY - 1) {
+			now = sym_monotonic_ns();
+			solo_timers(so, now);
+		}
+		solo_msg(so, &m, now);
+	}
+	if (so->em.out.pushed) {
+		so->em.out.pushed = false;
+		wake_driver(s);
+	}
+	return n;
+}
+
 static void *solo_main(void *arg)
 {
 	struct solo *so = arg;
 	struct sym_sched *s = so->t.s;
 	thr_setup(&so->t);
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
-		sym_time now = sym_monotonic_ns();
-		outq_flush(&so->em.out);
-		sym_time due = sym_core_next_wakeup(so->core);
-		int n = due <= now;
-		solo_timers(so, now);
-		struct in_msg m;
-		for (int k = 0; k < BATCH && sym_spsc_pop(so->in, &m); k++, n++) {
-			if (k % CLOCK_EVERY == CLOCK_EVERY - 1) {
-				now = sym_monotonic_ns();
-				solo_timers(so, now);
-			}
-			solo_msg(so, &m, now);
-		}
-		if (so->em.out.pushed) {
-			so->em.out.pushed = false;
-			wake_driver(s);
-		}
-		if (n)
+		if (solo_step(so, sym_monotonic_ns(), true))
 			continue;
 		thr_wait(&so->t, sym_core_next_wakeup(so->core), !outq_idle(&so->em.out), solo_has_work, so);
 	}
@@ -733,43 +741,54 @@ static bool wk_up_idle(const struct worker *wk)
 	return true;
 }
 
+/* One pass of a worker's loop at now: timers, grants, then requests.
+ * Returns how much it did (0: idle). */
+static int worker_step(struct worker *wk, sym_time now, bool clock)
+{
+	struct sym_sched *s = wk->t.s;
+	outq_flush(&wk->em.out);
+	for (int k = 0; k < wk->nkinds; k++)
+		outq_flush(&wk->up[k]);
+	int n = wk_timers(wk, now);
+	struct sym_xmsg g;
+	for (int k = 0; k < wk->nkinds; k++)
+		for (int j = 0; j < BATCH && sym_spsc_pop(wk->down[k], &g); j++, n++)
+			sym_models_grant(&wk->ms, &g, now);
+	struct in_msg m;
+	for (int k = 0; k < BATCH && sym_spsc_pop(wk->in, &m); k++, n++) {
+		if (clock && k % CLOCK_EVERY == CLOCK_EVERY - 1) {
+			now = sym_monotonic_ns();
+			wk_timers(wk, now);
+		}
+		wk_arrive(wk, &m, now);
+	}
+	for (int k = 0; k < wk->nkinds; k++) {
+		if (wk->up[k].pushed) {
+			wk->up[k].pushed = false;
+			wake(&s->rankers[k]->t);
+		}
+	}
+	if (wk->em.out.pushed) {
+		wk->em.out.pushed = false;
+		wake_driver(s);
+	}
+	return n;
+}
+
+static sym_time wk_next_wakeup(const struct worker *wk)
+{
+	return sym_iheap_empty(&wk->timers) ? SYM_TIME_NEVER : sym_iheap_top_key(&wk->timers);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *wk = arg;
 	struct sym_sched *s = wk->t.s;
 	thr_setup(&wk->t);
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
-		sym_time now = sym_monotonic_ns();
-		outq_flush(&wk->em.out);
-		for (int k = 0; k < wk->nkinds; k++)
-			outq_flush(&wk->up[k]);
-		int n = wk_timers(wk, now);
-		struct sym_xmsg g;
-		for (int k = 0; k < wk->nkinds; k++)
-			for (int j = 0; j < BATCH && sym_spsc_pop(wk->down[k], &g); j++, n++)
-				sym_models_grant(&wk->ms, &g, now);
-		struct in_msg m;
-		for (int k = 0; k < BATCH && sym_spsc_pop(wk->in, &m); k++, n++) {
-			if (k % CLOCK_EVERY == CLOCK_EVERY - 1) {
-				now = sym_monotonic_ns();
-				wk_timers(wk, now);
-			}
-			wk_arrive(wk, &m, now);
-		}
-		for (int k = 0; k < wk->nkinds; k++) {
-			if (wk->up[k].pushed) {
-				wk->up[k].pushed = false;
-				wake(&s->rankers[k]->t);
-			}
-		}
-		if (wk->em.out.pushed) {
-			wk->em.out.pushed = false;
-			wake_driver(s);
-		}
-		if (n)
+		if (worker_step(wk, sym_monotonic_ns(), true))
 			continue;
-		sym_time next = sym_iheap_empty(&wk->timers) ? SYM_TIME_NEVER : sym_iheap_top_key(&wk->timers);
-		thr_wait(&wk->t, next, !outq_idle(&wk->em.out) || !wk_up_idle(wk), wk_has_work, wk);
+		thr_wait(&wk->t, wk_next_wakeup(wk), !outq_idle(&wk->em.out) || !wk_up_idle(wk), wk_has_work, wk);
 	}
 	return NULL;
 }
@@ -814,41 +833,53 @@ static bool rk_has_work(void *arg)
 	return false;
 }
 
+/* One pass of a ranker's loop: the workers' messages, then the driver's,
+ * then matching at now (the clock is read after the workers' messages when
+ * `clock`). Returns how much it did (0: idle); *backlog says whether a
+ * queue to a worker was full. */
+static int ranker_step(struct ranker *r, sym_time now, bool clock, bool *backlog)
+{
+	struct sym_sched *s = r->t.s;
+	int n = 0;
+	*backlog = false;
+	for (int w = 0; w < s->threads; w++)
+		*backlog |= !outq_flush(&r->down[w]);
+	/* Workers first, then the driver: whatever the driver sent before
+	 * the requests behind a READY (an OFFLINE, say) is visible by then,
+	 * so it is applied before that READY can be granted a GPU. */
+	for (int w = 0; w < s->threads; w++) {
+		struct sym_xmsg m;
+		for (int k = 0; k < BATCH && sym_spsc_pop(s->workers[w]->up[r->kind].q, &m); k++, n++)
+			sym_ranker_recv(&r->rk, &m);
+	}
+	if (clock)
+		now = sym_monotonic_ns();
+	struct in_msg g;
+	while (sym_spsc_pop(r->gpu, &g)) {
+		rk_driver_msg(r, &g, now);
+		n++;
+	}
+	sym_time due = sym_ranker_next_wakeup(&r->rk);
+	if (due <= now)
+		n++;
+	sym_ranker_match(&r->rk, now);
+	for (int w = 0; w < s->threads; w++) {
+		if (r->down[w].pushed) {
+			r->down[w].pushed = false;
+			wake(&s->workers[w]->t);
+		}
+	}
+	return n;
+}
+
 static void *ranker_main(void *arg)
 {
 	struct ranker *r = arg;
 	struct sym_sched *s = r->t.s;
 	thr_setup(&r->t);
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
-		int n = 0;
-		bool backlog = false;
-		for (int w = 0; w < s->threads; w++)
-			backlog |= !outq_flush(&r->down[w]);
-		/* Workers first, then the driver: whatever the driver sent before
-		 * the requests behind a READY (an OFFLINE, say) is visible by then,
-		 * so it is applied before that READY can be granted a GPU. */
-		for (int w = 0; w < s->threads; w++) {
-			struct sym_xmsg m;
-			for (int k = 0; k < BATCH && sym_spsc_pop(s->workers[w]->up[r->kind].q, &m); k++, n++)
-				sym_ranker_recv(&r->rk, &m);
-		}
-		sym_time now = sym_monotonic_ns();
-		struct in_msg g;
-		while (sym_spsc_pop(r->gpu, &g)) {
-			rk_driver_msg(r, &g, now);
-			n++;
-		}
-		sym_time due = sym_ranker_next_wakeup(&r->rk);
-		if (due <= now)
-			n++;
-		sym_ranker_match(&r->rk, now);
-		for (int w = 0; w < s->threads; w++) {
-			if (r->down[w].pushed) {
-				r->down[w].pushed = false;
-				wake(&s->workers[w]->t);
-			}
-		}
-		if (n)
+		bool backlog;
+		if (ranker_step(r, 0, true, &backlog))
 			continue;
 		thr_wait(&r->t, sym_ranker_next_wakeup(&r->rk), backlog, rk_has_work, r);
 	}
@@ -1079,6 +1110,11 @@ int sym_sched_create(struct sym_sched **out, const struct sym_sched_cfg *cfg, ch
 			rc = fail(err, errlen, -ENOMEM, "%s", "out of memory");
 			goto fail;
 		}
+	}
+	s->manual = cfg->manual;
+	if (s->manual) {
+		*out = s;
+		return 0;
 	}
 	/* Start the threads last: everything they touch exists. */
 	struct thr *ts[MAX_THREADS + SYM_MAX_KINDS];
@@ -1312,6 +1348,40 @@ size_t sym_sched_poll(struct sym_sched *s, const struct sym_sched_out *out, size
 }
 
 int sym_sched_fd(const struct sym_sched *s) { return s->drv_efd; }
+
+void sym_sched_step(struct sym_sched *s, sym_time now)
+{
+	if (!s->manual)
+		return;
+	int n;
+	do {
+		n = 0;
+		if (s->solo)
+			n += solo_step(s->solo, now, false);
+		for (int w = 0; s->workers && w < s->threads; w++)
+			n += worker_step(s->workers[w], now, false);
+		for (int k = 0; s->rankers && k < s->nkinds; k++) {
+			bool backlog;
+			n += ranker_step(s->rankers[k], now, false, &backlog);
+		}
+	} while (n);
+}
+
+sym_time sym_sched_next_wakeup(const struct sym_sched *s)
+{
+	sym_time t = SYM_TIME_NEVER;
+	if (s->solo)
+		t = sym_core_next_wakeup(s->solo->core);
+	for (int w = 0; s->workers && w < s->threads; w++) {
+		sym_time x = wk_next_wakeup(s->workers[w]);
+		t = x < t ? x : t;
+	}
+	for (int k = 0; s->rankers && k < s->nkinds; k++) {
+		sym_time x = sym_ranker_next_wakeup(&s->rankers[k]->rk);
+		t = x < t ? x : t;
+	}
+	return t;
+}
 
 static uint64_t sum(const struct sym_sched *s, size_t off)
 {

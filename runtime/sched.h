@@ -83,6 +83,10 @@ struct sym_sched_cfg {
 	 * tightest timing on a dedicated core; < 0: none (sleep at once, wake at
 	 * the timer), for a machine shared with many processes. */
 	sym_time idle_poll_ns, wake_early_ns;
+	/* No threads: the driver runs them itself, in virtual time, with
+	 * sym_sched_step (tests: the same event sequence through the split
+	 * and through the single-threaded core). */
+	bool manual;
 };
 
 /* A request as the driver submits it. id is the driver's (returned unchanged
@@ -163,6 +167,13 @@ int sym_sched_fd(const struct sym_sched *s);
 /* Requests submitted and not yet decided by the scheduler threads (a
  * snapshot; decided = dispatched or dropped, polled or not). */
 uint64_t sym_sched_pending(const struct sym_sched *s);
+
+/* Manual mode only: runs every thread's work at virtual time now until
+ * none has anything left to do (their messages delivered with no delay). */
+void sym_sched_step(struct sym_sched *s, sym_time now);
+
+/* Manual mode: the earliest timer of any thread, or SYM_TIME_NEVER. */
+sym_time sym_sched_next_wakeup(const struct sym_sched *s);
 
 /* Counters so far (a snapshot; exact once the threads are idle). */
 void sym_sched_stats(const struct sym_sched *s, struct sym_sched_stats *out);

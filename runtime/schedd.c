@@ -59,12 +59,22 @@ struct sd_model {
 	struct sym_hist queueing; /* planned start of its batch - arrival at schedd */
 };
 
-struct gpu {
-	bool busy;       /* a plan was sent and its completion is awaited */
-	uint64_t batch;
+/* A batch planned on a GPU whose completion is awaited. An empty one (every
+ * request gone by the time it was decided) is not sent: it ends with the
+ * batch before it. */
+struct gbatch {
+	uint64_t batch;  /* 0: empty */
 	int n;
-	uint32_t *reqs;  /* slab indices of the running batch */
+	uint32_t *reqs;  /* slab indices of its requests */
 	sym_time finish; /* its planned finish */
+};
+
+/* Each GPU's batches in order: the running one, then at most one planned
+ * ahead (the core's send-ahead). */
+#define GPU_Q 2
+struct gpu {
+	struct gbatch q[GPU_Q];
+	int qh, qn;
 };
 
 struct peer {
@@ -98,6 +108,7 @@ struct schedd {
 	sym_time failure_ns;
 	/* counters */
 	uint64_t metas, plans, planned_reqs, drops_sent, dones, be_failures, fe_failures, bad_peers;
+	uint64_t planned_ahead; /* plans sent to a GPU while it ran a batch (send-ahead) */
 	uint64_t failed_reqs, orphans;
 	uint64_t drops_by[SYM_DROP_NREASONS];
 	struct sym_hist done_lag; /* a completion's arrival after the batch's planned finish */
@@ -162,11 +173,28 @@ static void send_drop(struct schedd *s, const struct sreq *r, uint8_t reason)
 
 /* ---- the core's decisions ---- */
 
+/* Reports the ends of the empty batches now at the head of GPU g's queue:
+ * they end as soon as the batch before them did. */
+static void pop_empty(struct schedd *s, int g, sym_time now);
+
 static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
 {
 	struct schedd *s = ctx;
 	struct gpu *g = &s->gpus[d->gpu];
 	struct peer *be = &s->be[d->gpu];
+	if (g->qn == GPU_Q) {
+		/* the core plans at most one batch ahead: a bug if it happens */
+		sym_rt_log(WHO, "internal error: a third batch for GPU %d; its requests fail", d->gpu);
+		for (int i = 0; i < d->size; i++) {
+			struct sreq *r = req_get(s, d->ids[i]);
+			if (r) {
+				send_drop(s, r, SYM_WIRE_BACKEND_FAILED);
+				req_free(s, (uint32_t)d->ids[i]);
+			}
+		}
+		return;
+	}
+	struct gbatch *gb = &g->q[(g->qh + g->qn) % GPU_Q];
 	struct sym_wire_input in[SYM_WIRE_MAX_BATCH];
 	int n = 0;
 	for (int i = 0; i < d->size; i++) {
@@ -188,32 +216,38 @@ static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
 		}
 		in[n] = (struct sym_wire_input){ .frontend = r->frontend, .req_id = r->fe_req, .addr = r->addr,
 						 .len = r->len, .key = r->key };
-		g->reqs[n++] = idx;
+		gb->reqs[n++] = idx;
 	}
 	if (!be->conn)
 		return; /* the GPU is offline; the core never hears of it again until it is back */
+	sym_time now = sym_monotonic_ns();
+	g->qn++;
+	gb->n = n;
+	gb->finish = d->finish;
 	if (n == 0) {
-		sym_sched_gpu_free(s->sched, d->gpu);
+		gb->batch = 0;
+		pop_empty(s, d->gpu, now);
 		return;
 	}
-	sym_time now = sym_monotonic_ns();
 	struct sym_msg m = { .type = SYM_MSG_PLAN };
 	m.u.plan.batch_id = ++s->next_batch;
 	m.u.plan.gpu = (uint32_t)d->gpu;
 	m.u.plan.model = (uint16_t)d->model;
 	m.u.plan.start_in_ns = d->start > now ? d->start - now : 0;
+	m.u.plan.latest_in_ns = d->reject_after == SYM_TIME_NEVER ? -1
+				: d->reject_after - now > m.u.plan.start_in_ns ? d->reject_after - now
+									: m.u.plan.start_in_ns;
 	m.u.plan.n = (uint16_t)n;
-	g->busy = true;
-	g->finish = d->finish;
-	g->batch = m.u.plan.batch_id;
-	g->n = n;
+	gb->batch = m.u.plan.batch_id;
+	if (g->qn > 1)
+		s->planned_ahead++;
 	s->plans++;
 	s->planned_reqs += (uint64_t)n;
 	struct sd_model *sm = &s->ms[d->model];
 	sm->batches++;
 	sm->batched += (uint64_t)n;
 	for (int i = 0; i < n; i++)
-		sym_hist_record(&sm->queueing, d->start - s->reqs[g->reqs[i]].arrival);
+		sym_hist_record(&sm->queueing, d->start - s->reqs[gb->reqs[i]].arrival);
 	double busy = (double)(d->finish - d->start) / 1e9;
 	s->gpu_busy_s[d->gpu] += busy;
 	s->iv_busy_s += busy;
@@ -263,6 +297,22 @@ static void gpu_call(struct schedd *s, int (*fn)(struct sym_sched *, int), int g
 		poll_sched(s);
 }
 
+static void gpu_done(struct schedd *s, int g, sym_time start, sym_time end, bool rejected)
+{
+	while (sym_sched_gpu_done(s->sched, g, start, end, rejected) == -EAGAIN)
+		poll_sched(s);
+}
+
+static void pop_empty(struct schedd *s, int g, sym_time now)
+{
+	struct gpu *gp = &s->gpus[g];
+	while (gp->qn && gp->q[gp->qh].batch == 0) {
+		gp->qh = (gp->qh + 1) % GPU_Q;
+		gp->qn--;
+		gpu_done(s, g, now, now, false);
+	}
+}
+
 /* ---- peers ---- */
 
 static struct link *link_new(struct schedd *s)
@@ -298,16 +348,16 @@ static void backend_down(struct schedd *s, int b, const char *why)
 	link_free(l);
 	p->conn = NULL;
 	struct gpu *g = &s->gpus[b];
-	if (g->busy) {
-		for (int i = 0; i < g->n; i++) {
-			struct sreq *r = &s->reqs[g->reqs[i]];
+	for (; g->qn; g->qh = (g->qh + 1) % GPU_Q, g->qn--) {
+		struct gbatch *gb = &g->q[g->qh];
+		for (int i = 0; i < gb->n; i++) {
+			struct sreq *r = &s->reqs[gb->reqs[i]];
 			send_drop(s, r, SYM_WIRE_BACKEND_FAILED);
 			s->failed_reqs++;
 			s->iv_bad++;
-			req_free(s, g->reqs[i]);
+			req_free(s, gb->reqs[i]);
 		}
-		g->busy = false;
-		g->n = 0;
+		gb->n = 0;
 	}
 	gpu_call(s, sym_sched_gpu_offline, b);
 }
@@ -468,20 +518,35 @@ static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *d
 		if (l->role != SYM_ROLE_BACKEND || g != l->id)
 			break;
 		struct gpu *gp = &s->gpus[g];
-		if (!gp->busy || gp->batch != m.u.done.batch_id) {
-			snprintf(why, sizeof(why), "completion of batch %" PRIu64 ", which it is not running",
+		struct gbatch *gb = &gp->q[gp->qh];
+		if (!gp->qn || gb->batch != m.u.done.batch_id) {
+			snprintf(why, sizeof(why), "completion of batch %" PRIu64 ", which is not the next it runs",
 				 m.u.done.batch_id);
 			s->bad_peers++;
 			drop_conn(s, conn, why);
 			return;
 		}
-		sym_hist_record(&s->done_lag, now > gp->finish ? now - gp->finish : 0);
-		for (int i = 0; i < gp->n; i++)
-			req_free(s, gp->reqs[i]);
-		gp->busy = false;
-		gp->n = 0;
+		bool rejected = m.u.done.status == SYM_WIRE_REJECTED;
+		sym_time end = now - m.u.done.ago_ns, start = end - m.u.done.ran_ns;
+		if (!rejected)
+			sym_hist_record(&s->done_lag, now > gb->finish ? now - gb->finish : 0);
+		if (rejected) {
+			/* the backend answered its requests' frontends */
+			s->drops_by[SYM_DROP_REJECTED] += (uint64_t)gb->n;
+			s->iv_good -= (uint64_t)gb->n;
+			s->iv_bad += (uint64_t)gb->n;
+		}
+		for (int i = 0; i < gb->n; i++) {
+			if (rejected)
+				s->ms[s->reqs[gb->reqs[i]].model].drops[SYM_DROP_REJECTED]++;
+			req_free(s, gb->reqs[i]);
+		}
+		gb->n = 0;
+		gp->qh = (gp->qh + 1) % GPU_Q;
+		gp->qn--;
 		s->dones++;
-		gpu_call(s, sym_sched_gpu_free, g);
+		gpu_done(s, g, start, end, rejected);
+		pop_empty(s, g, now);
 		return;
 	}
 	default:
@@ -585,7 +650,8 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	} evs[] = { { "arrival", s->metas },
 		    { "dispatch", s->plans },
 		    { "completion", s->dones },
-		    { "drop", s->drops_by[0] + s->drops_by[1] },
+		    { "drop", s->drops_by[SYM_DROP_EXPIRED] + s->drops_by[SYM_DROP_EARLY] + s->drops_by[SYM_DROP_REJECTED] },
+		    { "dispatch_ahead", s->planned_ahead },
 		    { "failed_request", s->failed_reqs },
 		    { "backend_failure", s->be_failures },
 		    { "frontend_failure", s->fe_failures },
@@ -656,6 +722,7 @@ static int write_stats(struct schedd *s, const char *path)
 	cJSON_AddNumberToObject(o, "requests", (double)s->metas);
 	cJSON_AddNumberToObject(o, "batches", (double)s->plans);
 	cJSON_AddNumberToObject(o, "batched_requests", (double)s->planned_reqs);
+	cJSON_AddNumberToObject(o, "batches_planned_ahead", (double)s->planned_ahead);
 	cJSON_AddNumberToObject(o, "completions", (double)s->dones);
 	cJSON *by = cJSON_AddObjectToObject(o, "dropped_by_reason");
 	for (int k = 0; k < SYM_DROP_NREASONS; k++)
@@ -716,16 +783,18 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	s->ms = calloc(e->nmodels, sizeof(*s->ms));
 	s->gpu_busy_s = calloc((size_t)ng, sizeof(double));
 	for (int g = 0; g < ng; g++)
-		s->gpus[g].reqs = malloc((size_t)s->maxb * sizeof(uint32_t));
-	for (int g = 0; g < ng; g++)
-		if (!s->gpus[g].reqs || !s->batch_counts || !s->ms || !s->gpu_busy_s)
-			return snprintf(err, errlen, "out of memory"), -ENOMEM;
+		for (int j = 0; j < GPU_Q; j++)
+			if (!(s->gpus[g].q[j].reqs = malloc((size_t)s->maxb * sizeof(uint32_t))))
+				return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	if (!s->batch_counts || !s->ms || !s->gpu_busy_s)
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	s->iv_len = (sym_time)(e->interval_s * 1e9);
 	s->iv_start = sym_monotonic_ns();
 	struct sym_sched_cfg sc = {
 		.core = { .nmodels = (int)e->nmodels, .models = mc, .ngpus = ng, .nkinds = e->nkinds,
 			  .kinds = e->kinds, .gpu_kind = e->gpu_kind, .policy = e->policy, .gather = e->gather,
-			  .net = { .ctrl = sym_ms(e->ctrl_ms), .data = sym_ms(e->data_ms), .resp = sym_ms(e->resp_ms) } },
+			  .net = { .ctrl = sym_ms(e->ctrl_ms), .data = sym_ms(e->data_ms), .resp = sym_ms(e->resp_ms) },
+			  .send_ahead = e->send_ahead, .max_ahead = 1 },
 		.threads = c->threads,
 		.gpus_offline = true,
 		/* No polling by default: the processes of a cluster share the cores here,
@@ -865,7 +934,8 @@ out:
 		link_free(s.links.next);
 	free(s.mc);
 	for (int g = 0; s.gpus && g < c->nbackends; g++)
-		free(s.gpus[g].reqs);
+		for (int j = 0; j < GPU_Q; j++)
+			free(s.gpus[g].q[j].reqs);
 	free(s.gpus);
 	free(s.be);
 	free(s.fe);

@@ -70,8 +70,8 @@ static uint64_t get64(struct rd *r)
 #define HEARTBEAT_SIZE 12
 #define REQUEST_FIXED 22
 #define META_SIZE 42
-#define PLAN_FIXED 24
-#define DONE_SIZE 13
+#define PLAN_FIXED 32
+#define DONE_SIZE 29
 #define DATA_FIXED 15 /* result, answer: id 8, status 1, batch 2, length 4 */
 #define DROP_SIZE 9
 
@@ -79,6 +79,16 @@ static bool drop_reason_ok(int r)
 {
 	return r == SYM_WIRE_DROPPED_EXPIRED || r == SYM_WIRE_DROPPED_EARLY || r == SYM_WIRE_BACKEND_FAILED ||
 	       r == SYM_WIRE_FRONTEND_GONE;
+}
+
+static bool done_status_ok(int st)
+{
+	return st == SYM_WIRE_OK || st == SYM_WIRE_BACKEND_FAILED || st == SYM_WIRE_REJECTED;
+}
+
+static bool latest_ok(int64_t latest, int64_t start)
+{
+	return latest == -1 || (latest >= start && latest <= HOUR_NS);
 }
 
 static size_t payload_size(const struct sym_msg *m)
@@ -104,11 +114,12 @@ static size_t payload_size(const struct sym_msg *m)
 		return META_SIZE;
 	case SYM_MSG_PLAN:
 		if (m->u.plan.n < 1 || m->u.plan.n > SYM_WIRE_MAX_BATCH || m->u.plan.start_in_ns < 0 ||
-		    m->u.plan.start_in_ns > HOUR_NS)
+		    m->u.plan.start_in_ns > HOUR_NS || !latest_ok(m->u.plan.latest_in_ns, m->u.plan.start_in_ns))
 			return 0;
 		return PLAN_FIXED + (size_t)m->u.plan.n * SYM_WIRE_INPUT_SIZE;
 	case SYM_MSG_DONE:
-		if (m->u.done.status != SYM_WIRE_OK && m->u.done.status != SYM_WIRE_BACKEND_FAILED)
+		if (!done_status_ok(m->u.done.status) || m->u.done.ran_ns < 0 || m->u.done.ran_ns > HOUR_NS ||
+		    m->u.done.ago_ns < 0 || m->u.done.ago_ns > HOUR_NS)
 			return 0;
 		return DONE_SIZE;
 	case SYM_MSG_RESULT:
@@ -192,6 +203,7 @@ size_t sym_wire_encode(const struct sym_msg *m, const struct sym_wire_input *inp
 		put32(&w, m->u.plan.gpu);
 		put16(&w, m->u.plan.model);
 		put64(&w, (uint64_t)m->u.plan.start_in_ns);
+		put64(&w, (uint64_t)m->u.plan.latest_in_ns);
 		put16(&w, m->u.plan.n);
 		for (uint16_t i = 0; i < m->u.plan.n; i++) {
 			put32(&w, inputs[i].frontend);
@@ -205,6 +217,8 @@ size_t sym_wire_encode(const struct sym_msg *m, const struct sym_wire_input *inp
 		put64(&w, m->u.done.batch_id);
 		put32(&w, m->u.done.gpu);
 		put8(&w, m->u.done.status);
+		put64(&w, (uint64_t)m->u.done.ran_ns);
+		put64(&w, (uint64_t)m->u.done.ago_ns);
 		break;
 	case SYM_MSG_RESULT:
 		put64(&w, m->u.result.req_id);
@@ -328,12 +342,16 @@ long sym_wire_decode(const uint8_t *buf, size_t len, struct sym_msg *m, char *er
 		m->u.plan.gpu = get32(&r);
 		m->u.plan.model = get16(&r);
 		m->u.plan.start_in_ns = (int64_t)get64(&r);
+		m->u.plan.latest_in_ns = (int64_t)get64(&r);
 		m->u.plan.n = get16(&r);
 		m->u.plan.inputs = r.p;
 		if (m->u.plan.n < 1 || m->u.plan.n > SYM_WIRE_MAX_BATCH)
 			return BAD("%s: %u inputs, want 1 to %d", tn, m->u.plan.n, SYM_WIRE_MAX_BATCH);
 		if (m->u.plan.start_in_ns < 0 || m->u.plan.start_in_ns > HOUR_NS)
 			return BAD("%s: start delay %lld ns is not within [0, 1 h]", tn, (long long)m->u.plan.start_in_ns);
+		if (!latest_ok(m->u.plan.latest_in_ns, m->u.plan.start_in_ns))
+			return BAD("%s: latest start %lld ns is neither -1 nor within [start delay, 1 h]", tn,
+				   (long long)m->u.plan.latest_in_ns);
 		want = PLAN_FIXED + (size_t)m->u.plan.n * SYM_WIRE_INPUT_SIZE;
 		if (want == plen) {
 			for (uint16_t i = 0; i < m->u.plan.n; i++) {
@@ -350,8 +368,14 @@ long sym_wire_decode(const uint8_t *buf, size_t len, struct sym_msg *m, char *er
 		m->u.done.batch_id = get64(&r);
 		m->u.done.gpu = get32(&r);
 		m->u.done.status = get8(&r);
-		if (m->u.done.status != SYM_WIRE_OK && m->u.done.status != SYM_WIRE_BACKEND_FAILED)
-			return BAD("%s: status %u is neither ok nor failed", tn, m->u.done.status);
+		m->u.done.ran_ns = (int64_t)get64(&r);
+		m->u.done.ago_ns = (int64_t)get64(&r);
+		if (!done_status_ok(m->u.done.status))
+			return BAD("%s: status %u is not ok, failed or rejected", tn, m->u.done.status);
+		if (m->u.done.ran_ns < 0 || m->u.done.ran_ns > HOUR_NS)
+			return BAD("%s: run time %lld ns is not within [0, 1 h]", tn, (long long)m->u.done.ran_ns);
+		if (m->u.done.ago_ns < 0 || m->u.done.ago_ns > HOUR_NS)
+			return BAD("%s: end age %lld ns is not within [0, 1 h]", tn, (long long)m->u.done.ago_ns);
 		want = DONE_SIZE;
 		break;
 	case SYM_MSG_RESULT:
@@ -421,6 +445,6 @@ const char *sym_wire_status_name(int status)
 {
 	static const char *const names[] = { "ok", "dropped (deadline)", "dropped (early)", "backend failed",
 					     "frontend gone", "bad request", "overloaded",
-					     "scheduler unreachable" };
+					     "scheduler unreachable", "rejected (late start)" };
 	return status >= 0 && status < SYM_WIRE_NSTATUS ? names[status] : "?";
 }

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #define SYM_WIRE_MAGIC 0x314d5953u
-#define SYM_WIRE_VERSION 1
+#define SYM_WIRE_VERSION 2
 #define SYM_WIRE_HEADER 16
 #define SYM_WIRE_MAX_PAYLOAD (1u << 20) /* 1 MiB: inputs and outputs travel inline for clients */
 #define SYM_WIRE_MAX_BATCH 1024         /* inputs in one plan */
@@ -61,6 +61,7 @@ enum sym_wire_status {
 	SYM_WIRE_BAD_REQUEST,      /* unknown model, input too large */
 	SYM_WIRE_OVERLOADED,       /* the frontend's input pool is full */
 	SYM_WIRE_UNAVAILABLE,      /* the frontend cannot reach the scheduler */
+	SYM_WIRE_REJECTED,         /* its batch could not start by the latest start its scheduler gave */
 	SYM_WIRE_NSTATUS
 };
 
@@ -109,13 +110,17 @@ struct sym_msg {
 			uint32_t gpu;
 			uint16_t model;
 			int64_t start_in_ns;    /* start this long after receipt (>= 0) */
+			int64_t latest_in_ns;   /* reject it if it cannot start within this long after receipt
+						 * (>= start_in_ns), or -1: never */
 			uint16_t n;             /* 1..SYM_WIRE_MAX_BATCH */
 			const uint8_t *inputs;  /* n encoded inputs; read with sym_wire_plan_input */
 		} plan;
 		struct {
 			uint64_t batch_id;
 			uint32_t gpu;
-			uint8_t status;         /* SYM_WIRE_OK or SYM_WIRE_BACKEND_FAILED */
+			uint8_t status;         /* SYM_WIRE_OK, SYM_WIRE_BACKEND_FAILED or SYM_WIRE_REJECTED */
+			int64_t ran_ns;         /* how long it ran on the GPU (0 when it did not run) */
+			int64_t ago_ns;         /* how long before this message it ended (or was rejected) */
 		} done;
 		struct {
 			uint64_t req_id;

@@ -316,6 +316,10 @@ static void test_low_load(void **state)
 		assert_int_equal((int)num(s, "requests"), (int)req);
 		assert_int_equal((int)num(s, "backend_failures"), 0);
 		assert_int_equal((int)num(s, "rejected_messages"), 0);
+		/* send-ahead: load packs onto the low GPU ids, so a due batch often goes to a GPU
+		 * that is about to free (within the 2 ms control delay): its plan and inputs wait
+		 * at the backend while the batch before it runs (about 1 in 8 batches here) */
+		assert_true(num(s, "batches_planned_ahead") > 0);
 		double bad = num(j, "late") + num(j, "dropped");
 		char why[200];
 		bool stalled = machine_stalled(j, s, why, sizeof(why));
@@ -649,7 +653,8 @@ static void test_http_api(void **state)
 			assert_int_equal(count_in("metrics.txt", "symphony_requests_total{frontend=\"0\",model=\"m\","
 								 "outcome=\"ok\"} 2\n"), 1);
 			assert_int_equal(count_in("metrics.txt", "outcome=\"late\"} 1\n"), 1);
-			assert_int_equal(count_in("metrics.txt", "outcome=\"dropped_expired\"} 1\n"), 1);
+			if (count_in("metrics.txt", "outcome=\"dropped_expired\"} 1\n") != 1)
+				fail_msg("frontend 0's metrics: %s", slurp("metrics.txt"));
 		}
 		if (i == 0) {
 			assert_int_equal(count_in("metrics.txt", "symphony_gpus_online 4\n"), 1);

@@ -6,8 +6,9 @@
  * for threads = 1 and threads >= 2:
  *   - every submitted request ends dispatched or dropped exactly once;
  *   - dispatch sizes are 1..max batch, the ids belong to the model;
- *   - no dispatch goes to a busy GPU or to a GPU the driver took offline,
- *     and a GPU put back online is used again;
+ *   - no dispatch goes to a GPU the driver took offline, nor to a busy GPU
+ *     unless planned ahead (send-ahead: at most one batch ahead, starting
+ *     after the running one's end), and a GPU put back online is used again;
  *   - with symphony every dispatched batch's planned finish meets its
  *     earliest deadline, and at low load nothing is dropped;
  *   - overload through tiny queues (queue full, backlogs) loses nothing, and
@@ -62,8 +63,10 @@ struct td {
 	int nact, next_act;
 	/* what happened */
 	uint8_t *ended;
-	bool off[MAXG], busy[MAXG];
-	sym_time until[MAXG];
+	bool off[MAXG];
+	int nq[MAXG];            /* batches on the GPU: running, then at most one planned ahead */
+	sym_time until[MAXG][2]; /* when each ends */
+	uint64_t ahead;          /* dispatches to a GPU with a batch running (send-ahead) */
 	int gpu_batches[MAXG];
 	int batches_after_online[MAXG];
 	uint64_t ndisp, ndisp_reqs, ndrops;
@@ -81,7 +84,10 @@ static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
 		t->id_viol++;
 		return;
 	}
-	if (t->busy[d->gpu])
+	/* at most one batch planned ahead, never to start before the running
+	 * one's planned end */
+	int q = t->nq[d->gpu];
+	if (q >= 2 || (q == 1 && d->start <= t->until[d->gpu][0]))
 		t->busy_viol++;
 	if (t->off[d->gpu])
 		t->off_viol++;
@@ -108,8 +114,16 @@ static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
 	t->ndisp_reqs += (uint64_t)d->size;
 	if (d->size >= 0 && d->size <= MAXB)
 		t->sizes[d->size]++;
-	t->busy[d->gpu] = true;
-	t->until[d->gpu] = d->finish;
+	if (q < 2) {
+		sym_time end = d->finish;
+		if (q == 1) {
+			t->ahead++;
+			sym_time from = t->until[d->gpu][0] > d->start ? t->until[d->gpu][0] : d->start;
+			end = from + (d->finish - d->start);
+		}
+		t->until[d->gpu][q] = end;
+		t->nq[d->gpu]++;
+	}
 	t->gpu_batches[d->gpu]++;
 	t->batches_after_online[d->gpu]++;
 }
@@ -189,7 +203,7 @@ static void td_run(struct td *t, const sym_time *slo, sym_time limit)
 			if (a->online) {
 				assert_int_equal(sym_sched_gpu_online(t->s, a->gpu), 0);
 				t->off[a->gpu] = false;
-				t->busy[a->gpu] = false; /* a batch lost while offline */
+				t->nq[a->gpu] = 0; /* batches lost while offline */
 				t->batches_after_online[a->gpu] = 0;
 			} else {
 				assert_int_equal(sym_sched_gpu_offline(t->s, a->gpu), 0);
@@ -200,11 +214,13 @@ static void td_run(struct td *t, const sym_time *slo, sym_time limit)
 			t->next_act++;
 		}
 		for (int g = 0; g < t->ngpus; g++) {
-			if (t->busy[g] && !t->off[g] && t->until[g] <= now) {
+			if (t->nq[g] && !t->off[g] && t->until[g][0] <= now) {
 				int rc = sym_sched_gpu_free(t->s, g);
 				assert_true(rc == 0 || rc == -EAGAIN);
-				if (!rc)
-					t->busy[g] = false;
+				if (!rc) {
+					t->until[g][0] = t->until[g][1];
+					t->nq[g]--;
+				}
 			}
 		}
 		bool full = false;
@@ -225,7 +241,7 @@ static void td_run(struct td *t, const sym_time *slo, sym_time limit)
 			;
 		bool idle = true;
 		for (int g = 0; g < t->ngpus; g++)
-			if (t->busy[g] && !t->off[g])
+			if (t->nq[g] && !t->off[g])
 				idle = false;
 		if (t->next == t->nreq && t->next_act == t->nact && idle && t->ndisp_reqs + t->ndrops == (uint64_t)t->nreq) {
 			assert_int_equal(sym_sched_pending(t->s), 0);
@@ -239,8 +255,8 @@ static void td_run(struct td *t, const sym_time *slo, sym_time limit)
 		if (t->next_act < t->nact && t->t0 + t->act[t->next_act].at < wake)
 			wake = t->t0 + t->act[t->next_act].at;
 		for (int g = 0; g < t->ngpus; g++)
-			if (t->busy[g] && !t->off[g] && t->until[g] < wake)
-				wake = t->until[g];
+			if (t->nq[g] && !t->off[g] && t->until[g][0] < wake)
+				wake = t->until[g][0];
 		if (full) /* give the scheduler the CPU for a moment */
 			wake = sym_monotonic_ns() + 100 * SYM_US;
 		sym_time d = wake - sym_monotonic_ns();
@@ -415,6 +431,9 @@ static void overload(int threads, const char *policy)
 	struct sym_sched_cfg cfg;
 	make_cfg(&cfg, mc, 8, &fast, 5 * SYM_MS, 2, policy, threads);
 	cfg.queue_cap = 16;
+	/* send-ahead with a 0.2 ms control delay: busy GPUs get their next batch planned */
+	cfg.core.send_ahead = true;
+	cfg.core.net.ctrl = 200 * SYM_US;
 	start(&t, &cfg);
 	sym_time slo[8];
 	for (int m = 0; m < 8; m++)
@@ -422,6 +441,7 @@ static void overload(int threads, const char *policy)
 	td_run(&t, slo, 20 * SYM_S);
 	assert_true(t.ndrops > 0);
 	assert_true(t.ndisp > 0);
+	assert_true(t.ahead > 0);
 	if (!strcmp(policy, "symphony"))
 		assert_int_equal(t.late, 0);
 	td_finish(&t);
@@ -555,6 +575,266 @@ static void test_split_matches_core(void **state)
 	assert_near(mean, core_mean, 0.15 * core_mean, "mean batch, split vs core");
 	assert_true(core_mean > 2);
 	td_finish(&t);
+}
+
+/* ---- the same event sequence through the core and the split ----
+ *
+ * A virtual-time driver: arrivals at given nanoseconds; each GPU runs its
+ * batches in order, each from its planned start or the end of the one
+ * before, whichever is later, and its end is reported then (with its real
+ * start); at equal times ends first, then arrivals, then timers. It drives
+ * either a single-threaded core directly or the threaded scheduler in
+ * manual mode (its workers and rankers run by sym_sched_step, their
+ * messages delivered without delay), and records every dispatch and drop. */
+
+#define VMAXQ 4
+#define VMAXD 20000
+
+struct vrec {
+	sym_time now, start;
+	int gpu, model, size;
+	uint64_t first;
+};
+
+struct vgpu {
+	sym_time start[VMAXQ], len[VMAXQ];
+	int qh, qn;
+	sym_time run_start, run_end; /* of the running batch (qn > 0) */
+};
+
+struct vd {
+	struct sym_core *core;   /* or */
+	struct sym_sched *sched;
+	int ngpus;
+	struct vgpu g[MAXG];
+	struct vrec d[VMAXD];
+	int nd;
+	uint64_t drop_ids[VMAXD];
+	int ndrops;
+	int max_q;
+};
+
+static void vd_push(struct vd *v, int g, sym_time now, sym_time start, sym_time finish)
+{
+	struct vgpu *x = &v->g[g];
+	assert_true(x->qn < VMAXQ);
+	int i = (x->qh + x->qn) % VMAXQ;
+	x->start[i] = start;
+	x->len[i] = finish - start;
+	if (x->qn++ == 0) {
+		x->run_start = start > now ? start : now;
+		x->run_end = x->run_start + x->len[i];
+	}
+	if (x->qn > v->max_q)
+		v->max_q = x->qn;
+}
+
+static void vd_record(struct vd *v, sym_time now, sym_time start, sym_time finish, int g, int model, int size,
+		      uint64_t first)
+{
+	assert_true(v->nd < VMAXD);
+	v->d[v->nd++] = (struct vrec){ now, start, g, model, size, first };
+	vd_push(v, g, now, start, finish);
+}
+
+static void vd_core_dispatch(void *ctx, const struct sym_dispatch *d)
+{
+	vd_record(ctx, d->now, d->start, d->finish, d->gpu, d->model, d->size, d->reqs[0]->id);
+}
+
+static void vd_core_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, sym_time now)
+{
+	struct vd *v = ctx;
+	(void)why, (void)now;
+	v->drop_ids[v->ndrops++] = r->id;
+}
+
+static void vd_sched_dispatch(void *ctx, const struct sym_sched_dispatch *d)
+{
+	vd_record(ctx, d->now, d->start, d->finish, d->gpu, d->model, d->size, d->ids[0]);
+}
+
+static void vd_sched_drop(void *ctx, uint64_t id, int model, enum sym_drop_reason why, sym_time now)
+{
+	struct vd *v = ctx;
+	(void)model, (void)why, (void)now;
+	v->drop_ids[v->ndrops++] = id;
+}
+
+static void vd_poll(struct vd *v, sym_time now)
+{
+	if (!v->sched)
+		return;
+	sym_sched_step(v->sched, now);
+	const struct sym_sched_out out = { v, vd_sched_dispatch, vd_sched_drop };
+	while (sym_sched_poll(v->sched, &out, 1024) > 0)
+		;
+}
+
+/* Plays n arrivals (times ascending, ns) and everything after them. */
+static void vd_run(struct vd *v, const sym_time *at, const int *model, const sym_time *slo, int n)
+{
+	static struct sym_request reqs[VMAXD];
+	int next = 0;
+	for (;;) {
+		sym_time te = SYM_TIME_NEVER;
+		int ge = -1;
+		for (int g = 0; g < v->ngpus; g++)
+			if (v->g[g].qn && v->g[g].run_end < te) {
+				te = v->g[g].run_end;
+				ge = g;
+			}
+		sym_time ta = next < n ? at[next] : SYM_TIME_NEVER;
+		sym_time tt = v->core ? sym_core_next_wakeup(v->core) : sym_sched_next_wakeup(v->sched);
+		sym_time t = te < ta ? te : ta;
+		t = tt < t ? tt : t;
+		if (t == SYM_TIME_NEVER)
+			break;
+		if (te == t) {
+			struct vgpu *x = &v->g[ge];
+			sym_time start = x->run_start;
+			x->qh = (x->qh + 1) % VMAXQ;
+			if (--x->qn) {
+				sym_time s0 = x->start[x->qh];
+				x->run_start = s0 > t ? s0 : t;
+				x->run_end = x->run_start + x->len[x->qh];
+			}
+			if (v->core) {
+				struct sym_batch_end e = { start, t, false };
+				sym_core_gpu_done(v->core, ge, t, &e);
+			} else {
+				assert_int_equal(sym_sched_gpu_done(v->sched, ge, start, t, false), 0);
+				vd_poll(v, t);
+			}
+		} else if (ta == t) {
+			int i = next++;
+			if (v->core) {
+				reqs[i] = (struct sym_request){ .id = (uint64_t)i, .arrival = t, .deadline = t + slo[model[i]],
+								.model = model[i] };
+				assert_int_equal(sym_core_arrive(v->core, &reqs[i], t), 0);
+			} else {
+				struct sym_sched_req q = { .id = (uint64_t)i, .model = model[i], .arrival = t,
+							   .deadline = t + slo[model[i]] };
+				assert_int_equal(sym_sched_submit(v->sched, &q), 0);
+				vd_poll(v, t);
+			}
+		} else if (v->core) {
+			sym_core_advance(v->core, t);
+		} else {
+			vd_poll(v, t);
+		}
+	}
+}
+
+static int vrec_cmp(const void *a, const void *b)
+{
+	const struct vrec *x = a, *y = b;
+	if (x->now != y->now)
+		return x->now < y->now ? -1 : 1;
+	if (x->gpu != y->gpu)
+		return x->gpu - y->gpu;
+	return x->model - y->model;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The single-threaded core and the split path (3 workers, a ranker per
+ * kind, manual mode) see the same event sequence in virtual time: 12
+ * models, 6 GPUs (one kind, then two), network delays (so that send-ahead
+ * plans batches on running GPUs), and a workload of light load, overload
+ * and bursts at nanosecond-random times. Their dispatches (decision time,
+ * GPU, model, size, planned start, first request) and their drops are
+ * identical. */
+static void test_split_same_as_core(void **state)
+{
+	(void)state;
+	enum { NM = 12, NG = 6 };
+	static sym_time at[VMAXD];
+	static int model[VMAXD];
+	sym_time slo[NM];
+	int n = 0;
+	sym_time t = 0;
+	uint64_t x = 12345;
+	const struct {
+		sym_time until;
+		double rate;
+	} phase[] = { { 300 * SYM_MS, 800 }, { 600 * SYM_MS, 5000 }, { 700 * SYM_MS, 200 }, { 750 * SYM_MS, 20000 },
+		      { 1200 * SYM_MS, 1500 } };
+	for (size_t p = 0; p < sizeof(phase) / sizeof(phase[0]); p++) {
+		for (;;) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			t += (sym_time)((double)(x >> 11) / 9007199254740992.0 * 2e9 / phase[p].rate) + 1;
+			if (t >= phase[p].until || n >= 6000)
+				break;
+			at[n] = t;
+			model[n++] = (int)((x >> 40) % NM);
+		}
+	}
+	struct sym_profile pk[2];
+	assert_int_equal(sym_profile_init_linear(&pk[0], "a", 1, 5, 32), 0);
+	assert_int_equal(sym_profile_init_linear(&pk[1], "b", 0.6, 3.2, 32), 0);
+	struct sym_kind kinds[2] = { { "a", false, 0 }, { "b", false, 0 } };
+	int gpu_kind[NG] = { 0, 1, 0, 1, 0, 1 };
+	const char *pols[] = { "symphony", "eager", "timeout:30%" };
+	for (int nk = 1; nk <= 2; nk++) {
+		for (size_t pi = 0; pi < sizeof(pols) / sizeof(pols[0]); pi++) {
+			struct sym_model_cfg mc[NM];
+			for (int m = 0; m < NM; m++) {
+				slo[m] = (sym_time)(20 + 3 * m) * SYM_MS;
+				mc[m] = (struct sym_model_cfg){ .profile = &pk[0], .slo = slo[m], .name = "m",
+								.by_kind = { NULL, &pk[1] } };
+			}
+			struct sym_sched_cfg cfg = { .threads = 3, .manual = true };
+			cfg.core = (struct sym_core_cfg){ .nmodels = NM, .models = mc, .ngpus = NG, .nkinds = nk,
+							  .kinds = nk > 1 ? kinds : NULL, .gpu_kind = nk > 1 ? gpu_kind : NULL,
+							  .net = { 300 * SYM_US, 20 * SYM_US, 100 * SYM_US },
+							  .send_ahead = true };
+			char err[256];
+			assert_int_equal(sym_policy_parse(pols[pi], &cfg.core.policy, err, sizeof(err)), 0);
+			assert_int_equal(sym_gather_parse("early", &cfg.core.gather), 0);
+			static struct vd a, b;
+			memset(&a, 0, sizeof(a));
+			memset(&b, 0, sizeof(b));
+			a.ngpus = b.ngpus = NG;
+			struct sym_sink sink = { &a, vd_core_dispatch, vd_core_drop, NULL };
+			assert_int_equal(sym_core_create_err(&a.core, &cfg.core, &sink, err, sizeof(err)), 0);
+			assert_int_equal(sym_sched_create(&b.sched, &cfg, err, sizeof(err)), 0);
+			vd_run(&a, at, model, slo, n);
+			vd_run(&b, at, model, slo, n);
+			qsort(a.d, (size_t)a.nd, sizeof(a.d[0]), vrec_cmp);
+			qsort(b.d, (size_t)b.nd, sizeof(b.d[0]), vrec_cmp);
+			qsort(a.drop_ids, (size_t)a.ndrops, sizeof(uint64_t), u64_cmp);
+			qsort(b.drop_ids, (size_t)b.ndrops, sizeof(uint64_t), u64_cmp);
+			print_message("%d kind(s), %s: %d dispatches, %d drops, %d batches at most on a GPU at once\n", nk,
+				      pols[pi], a.nd, a.ndrops, a.max_q);
+			assert_int_equal(a.nd, b.nd);
+			for (int i = 0; i < a.nd; i++) {
+				const struct vrec *p = &a.d[i], *q = &b.d[i];
+				if (p->now != q->now || p->gpu != q->gpu || p->model != q->model || p->size != q->size ||
+				    p->start != q->start || p->first != q->first)
+					fail_msg("dispatch %d: core (%lld ns, gpu %d, model %d, %d from %llu) split (%lld ns, gpu %d, model %d, %d from %llu)",
+						 i, (long long)p->now, p->gpu, p->model, p->size, (unsigned long long)p->first,
+						 (long long)q->now, q->gpu, q->model, q->size, (unsigned long long)q->first);
+			}
+			assert_int_equal(a.ndrops, b.ndrops);
+			for (int i = 0; i < a.ndrops; i++)
+				assert_int_equal(a.drop_ids[i], b.drop_ids[i]);
+			int served = 0;
+			for (int i = 0; i < a.nd; i++)
+				served += a.d[i].size;
+			assert_int_equal(served + a.ndrops, n); /* every request ended once */
+			assert_true(a.max_q == 2);              /* send-ahead happened, one plan ahead at most */
+			assert_true(a.ndrops > 0 && a.nd > 100);
+			sym_core_destroy(a.core);
+			sym_sched_destroy(b.sched);
+		}
+	}
+	sym_profile_finish(&pk[0]);
+	sym_profile_finish(&pk[1]);
 }
 
 /* Two GPU kinds split over 2 workers and one ranker per kind: kind 0 (GPUs
@@ -711,6 +991,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_bad_args),
+		cmocka_unit_test(test_split_same_as_core),
 		cmocka_unit_test(test_split_kinds),
 		cmocka_unit_test(test_low_load_1),
 		cmocka_unit_test(test_low_load_2),

@@ -347,6 +347,81 @@ static void test_completion_delay(void **state)
 	sym_experiment_finish(&e);
 }
 
+/* Reads a whole stream (rewound) into a malloc'd string. */
+static char *slurp(FILE *f)
+{
+	long n = ftell(f);
+	rewind(f);
+	char *buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Eager differs from symphony only in when it may send a batch: now,
+ * instead of the frontrun moment d - le(B+1). Where every batch is already
+ * the model's largest (SLO 12 ms, l(1) = 9 and l(2) = 13: one request per
+ * batch), symphony sends at once too, and then everything else is the same
+ * code: gathering, the early-drop rule and its target estimate, send-ahead
+ * with network delays and a late-ending GPU (jitter, completion delay). The
+ * two runs are identical, batch by batch; with a batch that can grow (SLO
+ * 30 ms) they differ. */
+static void test_eager_is_symphony_sending_now(void **state)
+{
+	(void)state;
+	const char *slo[2] = { "12", "30" };
+	for (int v = 0; v < 2; v++) {
+		char *trace[2];
+		uint64_t bad[2], batches[2];
+		const char *pol[2] = { "symphony", "eager" };
+		for (int i = 0; i < 2; i++) {
+			struct sym_experiment e;
+			sym_experiment_init(&e);
+			flag(&e, "profile", "4,5");
+			flag(&e, "slo", slo[v]);
+			flag(&e, "gpus", "3");
+			flag(&e, "policy", pol[i]);
+			flag(&e, "arrival", "gamma:0.3");
+			flag(&e, "ctrl-ms", "0.5");
+			flag(&e, "data-ms", "0.1");
+			flag(&e, "resp-ms", "0.5");
+			flag(&e, "done-ms", "0.3");
+			flag(&e, "jitter", "0.05");
+			flag(&e, "duration", "4");
+			flag(&e, "warmup", "1");
+			resolve(&e);
+			if (!v)
+				assert_int_equal(e.profiles[0].max_batch, 1);
+			FILE *f = tmpfile();
+			assert_non_null(f);
+			char err[512];
+			struct sym_run_result r;
+			struct sym_run_opts o = { .rate = 300, .trace = f };
+			if (sym_sim_run(&e, &o, &r, err, sizeof(err)))
+				fail_msg("run: %s", err);
+			check_invariants(&e, &r);
+			trace[i] = slurp(f);
+			fclose(f);
+			bad[i] = r.total.late + r.total.dropped;
+			batches[i] = r.total.batches;
+			assert_true(r.total.batches > 100);
+			sym_run_result_finish(&r);
+			sym_experiment_finish(&e);
+		}
+		if (!v) {
+			assert_string_equal(trace[0], trace[1]);
+			assert_int_equal(bad[0], bad[1]);
+			assert_int_equal(batches[0], batches[1]);
+		} else {
+			assert_true(strcmp(trace[0], trace[1]) != 0);
+			assert_true(batches[0] < batches[1]); /* symphony defers: fewer, larger batches */
+		}
+		free(trace[0]);
+		free(trace[1]);
+	}
+}
+
 static void test_light_load_packs_low_ids(void **state)
 {
 	(void)state;
@@ -502,6 +577,7 @@ int main(void)
 		cmocka_unit_test(test_jitter_makes_late),
 		cmocka_unit_test(test_network_tail),
 		cmocka_unit_test(test_completion_delay),
+		cmocka_unit_test(test_eager_is_symphony_sending_now),
 		cmocka_unit_test(test_light_load_packs_low_ids),
 		cmocka_unit_test(test_segments_follow_schedule),
 		cmocka_unit_test(test_scale),

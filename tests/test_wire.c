@@ -71,12 +71,15 @@ static struct sym_msg sample(int type)
 		m.u.plan.gpu = 3;
 		m.u.plan.model = 1;
 		m.u.plan.start_in_ns = 1500000;
+		m.u.plan.latest_in_ns = 11500000;
 		m.u.plan.n = 3;
 		break;
 	case SYM_MSG_DONE:
 		m.u.done.batch_id = 5;
 		m.u.done.gpu = 3;
 		m.u.done.status = SYM_WIRE_BACKEND_FAILED;
+		m.u.done.ran_ns = 21900000;
+		m.u.done.ago_ns = 42000;
 		break;
 	case SYM_MSG_RESULT:
 		m.u.result.req_id = 100;
@@ -148,6 +151,7 @@ static void test_round_trip(void **state)
 			assert_int_equal(d.u.plan.gpu, 3);
 			assert_int_equal(d.u.plan.model, 1);
 			assert_true(d.u.plan.start_in_ns == 1500000);
+			assert_true(d.u.plan.latest_in_ns == 11500000);
 			assert_int_equal(d.u.plan.n, 3);
 			for (uint16_t i = 0; i < 3; i++) {
 				struct sym_wire_input in;
@@ -163,6 +167,8 @@ static void test_round_trip(void **state)
 			assert_int_equal(d.u.done.batch_id, 5);
 			assert_int_equal(d.u.done.gpu, 3);
 			assert_int_equal(d.u.done.status, SYM_WIRE_BACKEND_FAILED);
+			assert_true(d.u.done.ran_ns == 21900000);
+			assert_true(d.u.done.ago_ns == 42000);
 			break;
 		case SYM_MSG_RESULT:
 			assert_int_equal(d.u.result.req_id, 100);
@@ -184,7 +190,7 @@ static void test_round_trip(void **state)
 	/* the header bytes are exactly as documented */
 	struct sym_msg m = sample(SYM_MSG_DROP);
 	enc(&m);
-	const uint8_t head[16] = { 'S', 'Y', 'M', '1', 1, 0, SYM_MSG_DROP, 0, 9, 0, 0, 0, 0, 0, 0, 0 };
+	const uint8_t head[16] = { 'S', 'Y', 'M', '1', 2, 0, SYM_MSG_DROP, 0, 9, 0, 0, 0, 0, 0, 0, 0 };
 	assert_memory_equal(buf, head, 16);
 }
 
@@ -236,8 +242,10 @@ static void test_bounds(void **state)
 	expect_bad(n, "bad magic");
 	expect_bad(4, "bad magic"); /* refused as soon as the magic is there */
 	FRESH(SYM_MSG_DROP);
-	poke(4, 2, 2);
-	expect_bad(6, "wire version 2");
+	poke(4, 3, 2);
+	expect_bad(6, "wire version 3");
+	poke(4, 1, 2);
+	expect_bad(6, "wire version 1");
 	FRESH(SYM_MSG_DROP);
 	poke(6, 0, 2);
 	expect_bad(n, "unknown message type 0");
@@ -303,22 +311,38 @@ static void test_bounds(void **state)
 	expect_bad(n, "input of");
 	/* plan */
 	FRESH(SYM_MSG_PLAN);
-	poke(38, 0, 2);
+	poke(46, 0, 2);
 	expect_bad(n, "0 inputs");
-	poke(38, SYM_WIRE_MAX_BATCH + 1, 2);
+	poke(46, SYM_WIRE_MAX_BATCH + 1, 2);
 	expect_bad(n, "inputs, want 1 to");
-	poke(38, 4, 2);
+	poke(46, 4, 2);
 	expect_bad(n, "but its fields make");
 	FRESH(SYM_MSG_PLAN);
 	poke(30, (uint64_t)-5, 8);
 	expect_bad(n, "start delay");
 	FRESH(SYM_MSG_PLAN);
-	poke(40 + 32 + 20, SYM_WIRE_MAX_PAYLOAD + 1, 4); /* input 1's length */
+	poke(38, 1499999, 8); /* a latest start before the start */
+	expect_bad(n, "latest start");
+	poke(38, (uint64_t)-2, 8);
+	expect_bad(n, "latest start");
+	poke(38, (uint64_t)-1, 8); /* -1: never rejected */
+	assert_true(sym_wire_decode(buf, n, &m, NULL, 0) > 0);
+	assert_true(m.u.plan.latest_in_ns == -1);
+	FRESH(SYM_MSG_PLAN);
+	poke(48 + 32 + 20, SYM_WIRE_MAX_PAYLOAD + 1, 4); /* input 1's length */
 	expect_bad(n, "input 1 of");
 	/* done, result, drop, answer */
 	FRESH(SYM_MSG_DONE);
 	buf[28] = SYM_WIRE_DROPPED_EARLY;
-	expect_bad(n, "neither ok nor failed");
+	expect_bad(n, "is not ok, failed or rejected");
+	buf[28] = SYM_WIRE_REJECTED;
+	assert_true(sym_wire_decode(buf, n, &m, NULL, 0) > 0);
+	FRESH(SYM_MSG_DONE);
+	poke(29, (uint64_t)-1, 8);
+	expect_bad(n, "run time");
+	FRESH(SYM_MSG_DONE);
+	poke(37, 3600000000001ull, 8);
+	expect_bad(n, "end age");
 	FRESH(SYM_MSG_RESULT);
 	buf[24] = SYM_WIRE_NSTATUS;
 	expect_bad(n, "unknown status");
@@ -346,6 +370,11 @@ static void test_encode_refuses(void **state)
 	assert_int_equal(sym_wire_encode(&m, INPUTS, NULL, buf, sizeof(buf)), 0);
 	m = sample(SYM_MSG_PLAN);
 	assert_int_equal(sym_wire_encode(&m, NULL, NULL, buf, sizeof(buf)), 0); /* no inputs */
+	m.u.plan.latest_in_ns = 5; /* before its start */
+	assert_int_equal(sym_wire_size(&m), 0);
+	m = sample(SYM_MSG_DONE);
+	m.u.done.ago_ns = -1;
+	assert_int_equal(sym_wire_size(&m), 0);
 	m = sample(SYM_MSG_META);
 	m.u.meta.budget_ns = 0;
 	assert_int_equal(sym_wire_encode(&m, NULL, NULL, buf, sizeof(buf)), 0);
