@@ -452,7 +452,8 @@ static void test_grid_override(void **state)
 }
 
 /* Copies of one experiment resolved on several threads (plan's replications
- * run one search per seed, each on its own copy). */
+ * run one search per seed, each on its own copy); goodput's replications on
+ * threads, equal to one thread's. */
 struct copy_job {
 	const struct sym_experiment *e;
 	int nmodels[8];
@@ -513,6 +514,17 @@ static void test_copies_on_threads(void **state)
 		assert_int_equal(one.worst, 0);
 		sym_experiment_finish(&c);
 	}
+	/* goodput's replications: the searches share the experiment, read-only, on 3 threads */
+	struct sym_goodput_reps par, ser;
+	assert_int_equal(sym_goodput_replicate(&e, 3, false, &par, err, sizeof(err)), 0);
+	assert_int_equal(sym_goodput_replicate(&e, 1, false, &ser, err, sizeof(err)), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_true(par.by_seed[i].goodput_rps == ser.by_seed[i].goodput_rps);
+		assert_int_equal(par.by_seed[i].nsteps, ser.by_seed[i].nsteps);
+	}
+	assert_int_equal(par.by_seed[0].run.total.offered, ser.by_seed[0].run.total.offered);
+	sym_goodput_reps_finish(&par);
+	sym_goodput_reps_finish(&ser);
 	sym_experiment_finish(&e);
 }
 
