@@ -458,7 +458,8 @@ static int set_tolerance(struct sym_experiment *e, const cJSON *v, const char *w
 static int set_criterion(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
 	const char *s;
-	const char *what = "per-model (every model's bad rate within max_bad_rate) or aggregate (all requests together)";
+	const char *what = "per-model (every model's bad rate within max_bad_rate) or aggregate (all requests "
+			   "together)";
 	if (get_str(v, where, what, &s, err, errlen))
 		return -EINVAL;
 	if (!strcmp(s, "per-model"))

@@ -172,9 +172,10 @@ int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym
 		out->steps[out->nsteps++] = (struct sym_goodput_step){ mid * mean, bad, v.worst, v.worst_bad_rate, v.ok,
 								       r.stopped_early };
 		if (progress)
-			fprintf(stderr, "  goodput search: %10.1f req/s  bad rate %7.3f%%, worst %-16.16s %7.3f%%  %s  (%.2f s)\n",
-				mid * mean, 100 * bad, v.worst >= 0 ? e->models[v.worst].name : "-", 100 * v.worst_bad_rate,
-				v.ok ? "ok" : r.stopped_early ? "too bad (stopped early)" : "too bad", r.wall_seconds);
+			fprintf(stderr, "  goodput search: %10.1f req/s  bad rate %7.3f%%, worst %-16.16s %7.3f%%  %s  "
+				"(%.2f s)\n", mid * mean, 100 * bad, v.worst >= 0 ? e->models[v.worst].name : "-",
+				100 * v.worst_bad_rate, v.ok ? "ok" : r.stopped_early ? "too bad (stopped early)" : "too bad",
+				r.wall_seconds);
 		if (v.ok) {
 			lo = mid;
 			if (out->have_run)
@@ -262,8 +263,8 @@ int sym_goodput_replicate(const struct sym_experiment *e, int jobs, bool progres
 	if (progress && n > 1) {
 		for (size_t i = 0; i < n; i++) {
 			const struct sym_goodput *g = &out->by_seed[i];
-			fprintf(stderr, "  seed %llu: goodput %10.1f req/s (%zu steps)\n", (unsigned long long)(out->seed + i),
-				g->goodput_rps, g->nsteps);
+			fprintf(stderr, "  seed %llu: goodput %10.1f req/s (%zu steps)\n",
+				(unsigned long long)(out->seed + i), g->goodput_rps, g->nsteps);
 		}
 	}
 done:

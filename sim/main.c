@@ -722,7 +722,8 @@ static int cmd_plan(int argc, char **argv)
 		if (p0->gpus >= 0 && p0->worst >= 0)
 			snprintf(worst, sizeof(worst), "%.20s (%.2f%%)", e.models[p0->worst].name, 100 * p0->worst_bad_rate);
 		if (nrep > 1 && !over)
-			snprintf(seeds, sizeof(seeds), "%d..%d, mean %s", gmin, gmax, sym_format_pm(pm, sizeof(pm), "%.1f", x, nrep));
+			snprintf(seeds, sizeof(seeds), "%d..%d, mean %s", gmin, gmax,
+				 sym_format_pm(pm, sizeof(pm), "%.1f", x, nrep));
 		else if (nrep > 1)
 			snprintf(seeds, sizeof(seeds), gmin < 0 ? "> max for every seed" : "%d..> max", gmin);
 		if (nrep > 1)
@@ -1077,7 +1078,8 @@ static int cmd_loadcurve(int argc, char **argv)
 			cJSON_AddNullToObject(o, "worst_model");
 		cJSON_AddNumberToObject(o, "worst_model_bad_rate", pt->v.worst_bad_rate);
 		cJSON_AddNumberToObject(o, "few_request_models", (double)pt->few);
-		cJSON *gs = cJSON_AddArrayToObject(o, "goodput_by_seed"), *bs = cJSON_AddArrayToObject(o, "bad_rate_by_seed");
+		cJSON *gs = cJSON_AddArrayToObject(o, "goodput_by_seed");
+		cJSON *bs = cJSON_AddArrayToObject(o, "bad_rate_by_seed");
 		for (size_t s = 0; s < nrep; s++) {
 			cJSON_AddItemToArray(gs, cJSON_CreateNumber(gx[s]));
 			cJSON_AddItemToArray(bs, cJSON_CreateNumber(bx[s]));
