@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -472,6 +473,36 @@ static int set_tolerance(struct sym_experiment *e, const cJSON *v, const char *w
 	return get_num(v, where, 0, true, 0.5, &e->tolerance, err, errlen);
 }
 
+static int set_criterion(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	const char *s;
+	const char *what = "per-model (every model's bad rate within max_bad_rate) or aggregate (all requests "
+			   "together)";
+	if (get_str(v, where, what, &s, err, errlen))
+		return -EINVAL;
+	if (!strcmp(s, "per-model"))
+		e->criterion = SYM_CRITERION_PER_MODEL;
+	else if (!strcmp(s, "aggregate"))
+		e->criterion = SYM_CRITERION_AGGREGATE;
+	else
+		return ERR("%s: expected %s, got '%s'", where, what, s);
+	return 0;
+}
+
+static int set_replications(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	double d;
+	if (get_int(v, where, 1, 1000, &d, err, errlen))
+		return -EINVAL;
+	e->replications = (int)d;
+	return 0;
+}
+
+const char *sym_criterion_name(enum sym_criterion c)
+{
+	return c == SYM_CRITERION_AGGREGATE ? "aggregate" : "per-model";
+}
+
 struct key {
 	const char *key;  /* JSON key */
 	const char *flag; /* command-line flag */
@@ -511,6 +542,8 @@ static const struct key keys[] = {
 	{ "advice_threshold", "advice-threshold", "R", "bad rate above which the advice is to add GPUs (default 0.01)", set_advice_threshold, false },
 	{ "max_bad_rate", "max-bad-rate", "R", "goodput: highest acceptable bad rate (default 0.01)", set_max_bad, false },
 	{ "tolerance", "tolerance", "T", "goodput: relative search tolerance (default 0.005)", set_tolerance, false },
+	{ "criterion", "criterion", "per-model|aggregate", "how a rate is judged: every model's bad rate <= R (default), or all requests together", set_criterion, true },
+	{ "replications", "seeds", "N", "goodput, plan, loadcurve, sweep: run seeds seed..seed+N-1, report the mean and its 95% interval (default 1)", set_replications, false },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -542,6 +575,8 @@ int sym_experiment_init(struct sym_experiment *e)
 	e->seed = 1;
 	e->max_bad_rate = 0.01;
 	e->tolerance = 0.005;
+	e->criterion = SYM_CRITERION_PER_MODEL;
+	e->replications = 1;
 	e->interval_s = 1;
 	e->advice_threshold = 0.01;
 	return 0;
@@ -919,7 +954,7 @@ static int resolve_kinds(struct sym_experiment *e, double net1, char *err, size_
 	return 0;
 }
 
-int sym_experiment_resolve(struct sym_experiment *e, char *err, size_t errlen)
+static int resolve(struct sym_experiment *e, char *err, size_t errlen)
 {
 	unresolve(e);
 	struct sym_zoo zoo = { 0 };
@@ -1055,6 +1090,47 @@ fail:
 	return rc;
 }
 
+/* Resolving parses JSON (zoo files), and cJSON keeps its last parse error in
+ * a global: one experiment at a time resolves. */
+static pthread_mutex_t resolve_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int sym_experiment_resolve(struct sym_experiment *e, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&resolve_mu);
+	int rc = resolve(e, err, errlen);
+	pthread_mutex_unlock(&resolve_mu);
+	return rc;
+}
+
+int sym_experiment_copy(struct sym_experiment *dst, const struct sym_experiment *src, char *err, size_t errlen)
+{
+	*dst = *src; /* the values; then the owned parts of their own */
+	dst->models_json = NULL;
+	dst->groups = NULL;
+	dst->segments = NULL;
+	dst->resolved = false;
+	dst->nmodels = dst->nlisted = 0;
+	dst->models = NULL;
+	dst->nkinds = 0;
+	dst->gpu_kind = NULL;
+	dst->profiles = NULL;
+	dst->model_slo_ms = dst->shares = NULL;
+	memset(&dst->table, 0, sizeof(dst->table));
+	dst->table_col = NULL;
+	dst->models_json = cJSON_Duplicate(src->models_json, true);
+	if (src->ngroups)
+		dst->groups = malloc(src->ngroups * sizeof(*dst->groups));
+	if (src->nseg)
+		dst->segments = malloc(src->nseg * sizeof(*dst->segments));
+	if (!dst->models_json || (src->ngroups && !dst->groups) || (src->nseg && !dst->segments))
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	if (src->ngroups)
+		memcpy(dst->groups, src->groups, src->ngroups * sizeof(*dst->groups));
+	if (src->nseg)
+		memcpy(dst->segments, src->segments, src->nseg * sizeof(*dst->segments));
+	return src->resolved ? sym_experiment_resolve(dst, err, errlen) : 0;
+}
+
 cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 {
 	char buf[128];
@@ -1123,5 +1199,7 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 	cJSON_AddNumberToObject(o, "advice_threshold", e->advice_threshold);
 	cJSON_AddNumberToObject(o, "max_bad_rate", e->max_bad_rate);
 	cJSON_AddNumberToObject(o, "tolerance", e->tolerance);
+	cJSON_AddStringToObject(o, "criterion", sym_criterion_name(e->criterion));
+	cJSON_AddNumberToObject(o, "replications", e->replications);
 	return o;
 }

@@ -27,6 +27,12 @@
 #include "profiles/zoo.h"
 #include "workloads/workload.h"
 
+/* How a run is judged against max_bad_rate (sim/goodput.h, sym_judge). */
+enum sym_criterion {
+	SYM_CRITERION_PER_MODEL, /* every model's bad fraction within max_bad_rate (the papers' goodput; default) */
+	SYM_CRITERION_AGGREGATE, /* the bad fraction of all requests together (for comparison) */
+};
+
 /* One group of identical devices in a heterogeneous cluster. */
 struct sym_gpu_group {
 	char kind[32];     /* its name: a built-in zoo (a100, gtx1080ti), cpu, or any name */
@@ -69,6 +75,9 @@ struct sym_experiment {
 	double advice_threshold; /* bad rate above which the advice is to add GPUs (default 0.01) */
 	double max_bad_rate;    /* goodput threshold */
 	double tolerance;       /* goodput relative tolerance */
+	enum sym_criterion criterion; /* how a rate is judged (default per-model) */
+	int replications;       /* seeds seed, seed+1, ..., seed+replications-1 (goodput, plan, loadcurve, sweep;
+				 * default 1) */
 	/* resolved */
 	bool resolved;
 	size_t nmodels;
@@ -86,9 +95,19 @@ struct sym_experiment {
 
 /* Defaults: zoo a100, models "all", 8 GPUs, rate 1000, poisson, equal,
  * symphony, early drop (auto target), no network delays, no jitter, 30 s with 3 s warm-up,
- * seed 1, goodput at bad rate 1% with 0.5% tolerance. Returns 0 or -ENOMEM. */
+ * seed 1, goodput at bad rate 1% per model with 0.5% tolerance, one replication.
+ * Returns 0 or -ENOMEM. */
 int sym_experiment_init(struct sym_experiment *e);
 void sym_experiment_finish(struct sym_experiment *e);
+
+/* Makes dst an independent deep copy of src (resolved again when src is).
+ * dst needs no init; finish it whatever the result. Resolving is safe on
+ * several threads at once (it serialises the zoo and CSV loading). Returns 0
+ * or an error with a message. */
+int sym_experiment_copy(struct sym_experiment *dst, const struct sym_experiment *src, char *err, size_t errlen);
+
+/* "per-model" or "aggregate". */
+const char *sym_criterion_name(enum sym_criterion c);
 
 /* Applies a JSON config file (or a result file: its "config" object).
  * Returns 0, or -EINVAL/-ENOENT/-EIO with a message in err. */

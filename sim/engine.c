@@ -138,6 +138,8 @@ struct sim {
 	uint64_t next_id;
 	uint64_t ended; /* all requests that ended, warm-up included */
 	uint64_t bad;   /* measured requests that ended late or dropped */
+	const uint64_t *stop_model_bad; /* opts->stop_model_bad */
+	bool stop;      /* a model reached its stop_model_bad limit */
 	int err;
 };
 
@@ -186,6 +188,15 @@ static void timeline_outcome(struct sim *s, const struct sym_request *r, bool go
 	}
 }
 
+/* A measured request of model mr (index m) ended late or dropped (already
+ * counted in mr): the run's count, and the model's early-stop limit. */
+static inline void count_bad(struct sim *s, const struct sym_model_result *mr, int m)
+{
+	s->bad++;
+	if (s->stop_model_bad && s->stop_model_bad[m] && mr->late + mr->dropped >= s->stop_model_bad[m])
+		s->stop = true;
+}
+
 static void on_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, sym_time now)
 {
 	(void)now;
@@ -194,7 +205,7 @@ static void on_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, 
 		struct sym_model_result *m = &s->res->models[r->model];
 		m->dropped++;
 		m->dropped_by[why]++;
-		s->bad++;
+		count_bad(s, m, r->model);
 	}
 	timeline_outcome(s, r, false);
 	s->ended++;
@@ -346,10 +357,12 @@ static void on_finish(struct sim *s, int gi, sym_time now)
 			bool good = done <= r->deadline;
 			if (r->state & REQ_COUNTED) {
 				struct sym_model_result *m = &s->res->models[r->model];
-				if (good)
+				if (good) {
 					m->served++;
-				else
-					m->late++, s->bad++;
+				} else {
+					m->late++;
+					count_bad(s, m, r->model);
+				}
 				if (sym_hist_record(&m->latency, done - r->arrival) ||
 				    sym_hist_record(&m->queueing, r->start - r->arrival))
 					s->err = -ENOMEM;
@@ -499,7 +512,7 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 	if (!e->resolved)
 		return snprintf(err, errlen, "internal error: experiment not resolved"), -EINVAL;
 	double wall0 = wall_now();
-	struct sim s = { .e = e, .res = res, .trace = opts->trace };
+	struct sim s = { .e = e, .res = res, .trace = opts->trace, .stop_model_bad = opts->stop_model_bad };
 	s.warmup = sym_s(e->warmup_s);
 	s.end = sym_s(sym_experiment_duration(e));
 	s.interval = sym_s(e->interval_s);
@@ -606,7 +619,7 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 			rc = s.err;
 			goto out;
 		}
-		if (opts->stop_after_bad && s.bad >= opts->stop_after_bad) {
+		if ((opts->stop_after_bad && s.bad >= opts->stop_after_bad) || s.stop) {
 			res->stopped_early = true;
 			break;
 		}

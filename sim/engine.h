@@ -56,7 +56,8 @@ struct sym_run_result {
 	uint64_t simulated_requests;   /* all arrivals, warm-up included */
 	uint64_t events;
 	double wall_seconds;
-	bool stopped_early;            /* stop_after_bad reached: counts cover only part of the run */
+	bool stopped_early;            /* stop_after_bad or a stop_model_bad limit reached: counts cover only
+					* part of the run */
 	double interval_s;             /* timeline interval */
 	size_t nintervals;             /* covering [0, duration) */
 	struct sym_timeline_row *timeline;
@@ -72,6 +73,9 @@ struct sym_run_opts {
 	uint64_t stop_after_bad; /* > 0: stop once this many measured requests were late or dropped
 				  * (the goodput search's failing steps); the result is then partial,
 				  * stopped_early is set and conservation is not checked */
+	const uint64_t *stop_model_bad; /* NULL, or one limit per model: stop as stop_after_bad does once
+					 * model m's measured late and dropped requests reach
+					 * stop_model_bad[m] (> 0; 0: no limit for m) */
 };
 
 /* Runs one simulation of the resolved experiment e. Returns 0, -ENOMEM, or

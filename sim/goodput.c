@@ -1,11 +1,75 @@
 #include "sim/goodput.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_cdf.h>
+
 #include "core/error.h"
+#include "sim/sweep.h"
+
+bool sym_model_within(uint64_t offered, uint64_t bad, double max_bad_rate)
+{
+	if (!offered)
+		return true;
+	if (bad >= offered)
+		return false; /* starved: every measured request late or dropped, however few */
+	/* bad <= max(max_bad_rate * offered, 1), with the rate compared as the aggregate rule compares it */
+	return bad <= 1 || (double)bad / (double)offered <= max_bad_rate;
+}
+
+uint64_t sym_min_requests(double max_bad_rate)
+{
+	return (uint64_t)ceil(1 / max_bad_rate - 1e-9);
+}
+
+void sym_judge(const struct sym_experiment *e, const struct sym_run_result *r, struct sym_verdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->worst = -1;
+	uint64_t few = sym_min_requests(e->max_bad_rate);
+	bool worst_fails = false;
+	for (size_t m = 0; m < r->nmodels; m++) {
+		const struct sym_model_result *mr = &r->models[m];
+		v->few += mr->offered < few;
+		if (!mr->offered)
+			continue;
+		bool fails = !sym_model_within(mr->offered, mr->late + mr->dropped, e->max_bad_rate);
+		v->failing += fails;
+		double bad = sym_bad_rate(mr);
+		/* a failing model outranks any passing one; then the higher bad rate */
+		if (v->worst < 0 || (fails && !worst_fails) || (fails == worst_fails && bad > v->worst_bad_rate)) {
+			v->worst = (int)m;
+			v->worst_bad_rate = bad;
+			worst_fails = fails;
+		}
+	}
+	bool pass = e->criterion == SYM_CRITERION_AGGREGATE ? sym_bad_rate(&r->total) <= e->max_bad_rate
+							     : v->failing == 0;
+	v->ok = !r->stopped_early && r->total.offered > 0 && pass;
+}
+
+bool sym_mean_ci95(const double *x, size_t n, double *mean, double *lo, double *hi)
+{
+	double sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += x[i];
+	*mean = n ? sum / (double)n : 0;
+	*lo = *hi = *mean;
+	if (n < 2)
+		return false;
+	double ss = 0;
+	for (size_t i = 0; i < n; i++)
+		ss += (x[i] - *mean) * (x[i] - *mean);
+	double half = gsl_cdf_tdist_Pinv(0.975, (double)(n - 1)) * sqrt(ss / (double)(n - 1)) / sqrt((double)n);
+	*lo = *mean - half;
+	*hi = *mean + half;
+	return true;
+}
 
 double sym_schedule_mean_rate(const struct sym_experiment *e)
 {
@@ -34,6 +98,34 @@ static double schedule_peak_rate(const struct sym_experiment *e)
 	return e->nseg ? peak : 1;
 }
 
+/* Model m's highest rate at schedule scale 1 (for a constant rate, its share). */
+static double model_peak_rate(const struct sym_experiment *e, size_t m, double schedule_peak)
+{
+	if (!e->rate_csv[0])
+		return e->shares[m] * schedule_peak;
+	double peak = 0;
+	for (size_t r = 0; r < e->table.nrows; r++) {
+		double x = e->table.rates[r * e->table.ncols + (size_t)e->table_col[m]];
+		peak = x > peak ? x : peak;
+	}
+	return peak;
+}
+
+void sym_stop_limits(const struct sym_experiment *e, double scale, uint64_t *total, uint64_t *per_model)
+{
+	double window = sym_experiment_duration(e) - e->warmup_s;
+	double peak = schedule_peak_rate(e); /* at scale 1: bounds the measured arrivals' expectation */
+	double expected = scale * peak * window;
+	bool per = e->criterion == SYM_CRITERION_PER_MODEL;
+	/* Under the per-model criterion the models' allowances add up to at most the total's plus one
+	 * request per model, so the total's slack grows by that. */
+	*total = (uint64_t)(1.5 * e->max_bad_rate * expected) + 20 + (per ? e->nmodels : 0);
+	for (size_t m = 0; per && per_model && m < e->nmodels; m++) {
+		double allowed = e->max_bad_rate * scale * model_peak_rate(e, m, peak) * window;
+		per_model[m] = (uint64_t)(1.5 * (allowed > 1 ? allowed : 1)) + 20;
+	}
+}
+
 int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym_goodput *out, char *err,
 		       size_t errlen)
 {
@@ -60,26 +152,31 @@ int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym
 	}
 	out->upper_bound_rps = hi_rate;
 	double lo = 0, hi = hi_rate / mean; /* in scale units */
-	double window = sym_experiment_duration(e) - e->warmup_s;
-	double peak = schedule_peak_rate(e); /* at scale 1: bounds the measured arrivals' expectation */
+	uint64_t *limits = NULL;
+	if (e->criterion == SYM_CRITERION_PER_MODEL && !(limits = calloc(e->nmodels, sizeof(*limits))))
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	int rc = 0;
 	while (hi - lo > e->tolerance * hi && out->nsteps < sizeof(out->steps) / sizeof(out->steps[0])) {
 		double mid = lo == 0 && out->nsteps == 0 ? hi * 0.75 : (lo + hi) / 2;
-		double expected = mid * peak * window;
-		struct sym_run_opts o = { .rate = mid, .stop_after_bad = (uint64_t)(1.5 * e->max_bad_rate * expected) + 20 };
+		struct sym_run_opts o = { .rate = mid, .stop_model_bad = limits };
+		sym_stop_limits(e, mid, &o.stop_after_bad, limits);
 		struct sym_run_result r;
-		int rc = sym_sim_run(e, &o, &r, err, errlen);
+		rc = sym_sim_run(e, &o, &r, err, errlen);
 		if (rc) {
 			sym_run_result_finish(&r);
-			return rc;
+			break;
 		}
+		struct sym_verdict v;
+		sym_judge(e, &r, &v);
 		double bad = sym_bad_rate(&r.total);
-		bool ok = !r.stopped_early && bad <= e->max_bad_rate && r.total.offered > 0;
-		out->steps[out->nsteps++] = (struct sym_goodput_step){ mid * mean, bad, ok, r.stopped_early };
+		out->steps[out->nsteps++] = (struct sym_goodput_step){ mid * mean, bad, v.worst, v.worst_bad_rate, v.ok,
+								       r.stopped_early };
 		if (progress)
-			fprintf(stderr, "  goodput search: %10.1f req/s  bad rate %7.3f%%  %s  (%.2f s)\n", mid * mean,
-				100 * bad, ok ? "ok" : r.stopped_early ? "too bad (stopped early)" : "too bad",
+			fprintf(stderr, "  goodput search: %10.1f req/s  bad rate %7.3f%%, worst %-16.16s %7.3f%%  %s  "
+				"(%.2f s)\n", mid * mean, 100 * bad, v.worst >= 0 ? e->models[v.worst].name : "-",
+				100 * v.worst_bad_rate, v.ok ? "ok" : r.stopped_early ? "too bad (stopped early)" : "too bad",
 				r.wall_seconds);
-		if (ok) {
+		if (v.ok) {
 			lo = mid;
 			if (out->have_run)
 				sym_run_result_finish(&out->run);
@@ -90,9 +187,10 @@ int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym
 			sym_run_result_finish(&r);
 		}
 	}
+	free(limits);
 	out->scale = lo;
 	out->goodput_rps = lo * mean;
-	return 0;
+	return rc;
 }
 
 void sym_goodput_finish(struct sym_goodput *g)
@@ -101,4 +199,87 @@ void sym_goodput_finish(struct sym_goodput *g)
 		sym_run_result_finish(&g->run);
 		g->have_run = false;
 	}
+}
+
+struct reps_job {
+	const struct sym_experiment *e;
+	struct sym_goodput_reps *out;
+	bool progress; /* the steps of a single search */
+	int *rc;
+	char (*err)[1024];
+};
+
+static int reps_one(void *ctx, size_t i)
+{
+	struct reps_job *J = ctx;
+	struct sym_experiment e = *J->e; /* shares the resolved parts, read-only; only the seed differs */
+	e.seed = J->out->seed + i;
+	struct sym_goodput *g = &J->out->by_seed[i];
+	int rc = sym_goodput_search(&e, J->progress, g, J->err[i], sizeof(J->err[i]));
+	if (!rc && i == 0 && !g->have_run) {
+		/* goodput 0: the detailed metrics come from a complete run at the lowest rate tried */
+		double scale = g->nsteps ? g->steps[g->nsteps - 1].rate / sym_schedule_mean_rate(&e) : 1;
+		struct sym_run_opts o = { .rate = scale };
+		rc = sym_sim_run(&e, &o, &g->run, J->err[i], sizeof(J->err[i]));
+		g->have_run = true;
+	}
+	if (i > 0)
+		sym_goodput_finish(g); /* only the first seed's run is reported */
+	J->rc[i] = rc;
+	return 0; /* the other seeds run on: the first failure by seed is reported, whichever thread saw it */
+}
+
+int sym_goodput_replicate(const struct sym_experiment *e, int jobs, bool progress, struct sym_goodput_reps *out,
+			  char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	size_t n = e->replications > 1 ? (size_t)e->replications : 1;
+	out->n = n;
+	out->seed = e->seed;
+	out->by_seed = calloc(n, sizeof(*out->by_seed));
+	int *rcs = calloc(n, sizeof(*rcs));
+	char (*errs)[1024] = calloc(n, sizeof(*errs));
+	double *x = calloc(n, sizeof(*x));
+	int rc = 0;
+	if (!out->by_seed || !rcs || !errs || !x) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto done;
+	}
+	struct reps_job J = { e, out, progress && n == 1, rcs, errs };
+	sym_parallel_for(n, jobs, reps_one, &J);
+	for (size_t i = 0; i < n && !rc; i++) {
+		if ((rc = rcs[i]) && n > 1)
+			snprintf(err, errlen, "seed %llu: %s", (unsigned long long)(out->seed + i), errs[i]);
+		else if (rc)
+			snprintf(err, errlen, "%s", errs[i]);
+	}
+	if (rc)
+		goto done;
+	for (size_t i = 0; i < n; i++)
+		x[i] = out->by_seed[i].goodput_rps;
+	out->have_ci = sym_mean_ci95(x, n, &out->mean, &out->ci_lo, &out->ci_hi);
+	out->run_scale = out->by_seed[0].run.rate;
+	if (progress && n > 1) {
+		for (size_t i = 0; i < n; i++) {
+			const struct sym_goodput *g = &out->by_seed[i];
+			fprintf(stderr, "  seed %llu: goodput %10.1f req/s (%zu steps)\n",
+				(unsigned long long)(out->seed + i), g->goodput_rps, g->nsteps);
+		}
+	}
+done:
+	free(rcs);
+	free(errs);
+	free(x);
+	return rc;
+}
+
+void sym_goodput_reps_finish(struct sym_goodput_reps *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; r->by_seed && i < r->n; i++)
+		sym_goodput_finish(&r->by_seed[i]);
+	free(r->by_seed);
+	memset(r, 0, sizeof(*r));
 }

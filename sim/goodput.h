@@ -1,7 +1,23 @@
-/* sim/goodput.h - goodput search: the highest total offered rate whose bad
- * rate is at most max_bad_rate.
+/* sim/goodput.h - judging a run, and the goodput search: the highest total
+ * offered rate that passes.
  *
- * Bisection on the rate between 0 and an upper bound that no policy can
+ * A run passes (sym_judge) under the experiment's criterion:
+ *   - per-model (the default, the papers' goodput: every model's p99 within
+ *     its SLO): every model's bad count (late + dropped, of the requests
+ *     measured in the window) is within its allowance max(max_bad_rate *
+ *     offered, 1), and no model with measured requests has them all bad. The
+ *     allowance of one request keeps a model with few requests from failing a
+ *     rate on one unlucky request (1 bad of 50 passes, 2 do not); the second
+ *     rule keeps starvation from hiding behind a small count (3 of 3 dropped
+ *     fails). From 1/max_bad_rate requests up the rule is exactly bad rate <=
+ *     max_bad_rate. A model with no measured request passes.
+ *   - aggregate: the bad fraction of all measured requests together is
+ *     within max_bad_rate (the rule before per-model; kept for comparison).
+ * Either way a run with no measured request fails. Results name the worst
+ * model whatever the criterion, and count the models with fewer than
+ * sym_min_requests() measured requests, for which the threshold says little.
+ *
+ * The search bisects the rate between 0 and an upper bound that no policy can
  * serve (every GPU busy running maximum-size batches), stopping when the
  * bracket is narrower than `tolerance` times its upper end. Every step reuses
  * the experiment's seed (common random numbers: at a fixed seed a higher rate
@@ -11,23 +27,66 @@
  *
  * A step stops early once its late and dropped requests exceed 1.5 times the
  * acceptable count at the expected number of measured arrivals (plus 20;
- * with a rate schedule, at its peak rate over the whole window):
- * such a step fails whatever the rest of the run would do, and a step far
- * above capacity then costs a fraction of a full run. The complete run of
- * the best ok step is kept, so the caller need not run it again.
+ * with a rate schedule, at its peak rate over the whole window); under the
+ * per-model criterion also once one model's exceed 1.5 times that model's
+ * allowance at its expected arrivals (plus 20), and the total's slack grows
+ * by one request per model (the models' allowances of one). Such a step fails
+ * whatever the rest of the run would do, and a step far above capacity then
+ * costs a fraction of a full run. The complete run of the best ok step is
+ * kept, so the caller need not run it again.
+ *
+ * Replications (sym_goodput_replicate) run the search once per seed, seed,
+ * seed+1, ..., seed+N-1, on a thread pool, and report the mean goodput with a
+ * 95% interval; the first seed's run at its own goodput is kept for the
+ * detailed metrics.
  */
 #ifndef SYM_GOODPUT_H
 #define SYM_GOODPUT_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sim/config.h"
 #include "sim/engine.h"
 
+/* A run judged under its experiment's criterion. */
+struct sym_verdict {
+	bool ok;               /* the run passes */
+	int worst;             /* the worst model: the failing model with the highest bad rate, else the model
+				* with the highest bad rate (the first of equals); -1 when no model had a request */
+	double worst_bad_rate; /* its bad rate (0 when worst is -1) */
+	size_t failing;        /* models over their per-model allowance (counted under either criterion) */
+	size_t few;            /* models with fewer than sym_min_requests() measured requests */
+};
+
+/* Whether a model with `offered` measured requests of which `bad` were late
+ * or dropped is within its allowance (the per-model rule above). */
+bool sym_model_within(uint64_t offered, uint64_t bad, double max_bad_rate);
+
+/* The measured requests a model needs for max_bad_rate to be meaningful:
+ * ceil(1 / max_bad_rate) (100 at 1%). */
+uint64_t sym_min_requests(double max_bad_rate);
+
+/* Judges r (complete, or stopped early: then it fails) under e's criterion. */
+void sym_judge(const struct sym_experiment *e, const struct sym_run_result *r, struct sym_verdict *v);
+
+/* The early-stop limits of a step at rate option `scale` (see above): the
+ * total in *total, and per model in per_model[0..nmodels) under the per-model
+ * criterion (per_model may be NULL under the aggregate one). */
+void sym_stop_limits(const struct sym_experiment *e, double scale, uint64_t *total, uint64_t *per_model);
+
+/* The mean of x[0..n) in *mean and, for n >= 2, its 95% confidence interval
+ * by Student's t, mean -/+ t(0.975, n-1) s / sqrt(n) (s: the sample standard
+ * deviation), in *lo and *hi. Returns false for n < 2 (no interval; *lo = *hi
+ * = the mean). */
+bool sym_mean_ci95(const double *x, size_t n, double *mean, double *lo, double *hi);
+
 struct sym_goodput_step {
 	double rate;      /* mean total offered rate of the step */
 	double bad_rate;  /* of the part that ran when stopped early */
+	int worst;        /* the worst model (sym_verdict), -1 when none */
+	double worst_bad_rate;
 	bool ok;
 	bool stopped_early;
 };
@@ -42,6 +101,18 @@ struct sym_goodput {
 	struct sym_run_result run;
 };
 
+/* N searches, one per seed. */
+struct sym_goodput_reps {
+	size_t n;                 /* replications (>= 1) */
+	uint64_t seed;            /* the first seed; search i ran seed + i */
+	struct sym_goodput *by_seed; /* n searches; only by_seed[0] keeps its run */
+	double mean;              /* of the n goodputs */
+	bool have_ci;             /* n >= 2: ci_lo, ci_hi is the 95% interval of the mean */
+	double ci_lo, ci_hi;
+	double run_scale;         /* the rate option of by_seed[0].run: its goodput's scale, or the lowest rate
+				   * tried when that goodput is 0 */
+};
+
 /* The mean total rate of the experiment's schedule at scale 1 (for a
  * constant rate: 1, the scale *is* the rate). */
 double sym_schedule_mean_rate(const struct sym_experiment *e);
@@ -53,5 +124,16 @@ int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym
 
 /* Releases the kept run; call it whatever the search returned. */
 void sym_goodput_finish(struct sym_goodput *g);
+
+/* Runs e->replications searches (seeds e->seed, e->seed + 1, ...) on `jobs`
+ * threads (at most one per search), and makes sure by_seed[0] holds a
+ * complete run: at its goodput, or when that is 0 at the lowest rate tried.
+ * progress: with one search its steps, with several one line per seed when
+ * all are done (stderr). Returns 0 or the first failing seed's error (message
+ * in err). Release out with sym_goodput_reps_finish whatever the result. */
+int sym_goodput_replicate(const struct sym_experiment *e, int jobs, bool progress, struct sym_goodput_reps *out,
+			  char *err, size_t errlen);
+
+void sym_goodput_reps_finish(struct sym_goodput_reps *r);
 
 #endif

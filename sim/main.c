@@ -54,7 +54,7 @@ static void usage(FILE *f)
 		"usage: symphony COMMAND [CONFIG.json] [OPTIONS]\n\n"
 		"commands:\n"
 		"  sim       simulate one run at a given offered rate\n"
-		"  goodput   find the highest rate served with bad rate <= 1%% (bisection)\n"
+		"  goodput   find the highest rate at which every model has bad rate <= 1%% (bisection)\n"
 		"  plan      the fewest GPUs that serve a target rate, per policy, beside analytic estimates\n"
 		"  loadcurve goodput, bad rate and GPU use from light load to well past capacity, per policy\n"
 		"  sweep     run every point of a grid file (parallel, resumable, shardable) into results.jsonl\n"
@@ -112,10 +112,22 @@ static int help(const char *topic)
 		fprintf(f, "usage: symphony %s [CONFIG.json] [OPTIONS]\n\n", topic);
 		if (g)
 			fprintf(f,
-				"Finds the highest total offered rate whose bad rate ((late + dropped) / offered)\n"
-				"is at most --max-bad-rate, by bisection between 0 and the rate at which every GPU\n"
-				"would be busy with maximum-size batches, to within --tolerance (relative). Every\n"
-				"step reuses the seed. Prints the steps, then the run at the goodput.\n\n");
+				"Finds the highest total offered rate that passes the criterion, by bisection\n"
+				"between 0 and the rate at which every GPU would be busy with maximum-size batches,\n"
+				"to within --tolerance (relative). Every step reuses the seed. Prints the steps,\n"
+				"then the run at the goodput.\n\n"
+				"--criterion per-model (default; the papers' goodput): every model's bad count\n"
+				"(late + dropped, of its requests measured after the warm-up) is at most\n"
+				"max(--max-bad-rate x its offered, 1), and a model whose measured requests are all\n"
+				"bad fails however few they are. --criterion aggregate: (late + dropped) / offered\n"
+				"of all requests together <= --max-bad-rate. Results name the worst model\n"
+				"(worst_model, worst_model_bad_rate) and warn when a model had fewer than\n"
+				"1/--max-bad-rate measured requests.\n\n"
+				"--seeds N: N searches, seeds --seed, --seed + 1, ..., --seed + N - 1, in parallel;\n"
+				"goodput_rps is their mean, goodput_ci95 its 95%% interval (Student t; null for\n"
+				"N = 1), goodput_by_seed the N goodputs. The metrics and the config (its rate: that\n"
+				"goodput) are of the first seed's run at its own goodput, so `symphony sim\n"
+				"RESULT.json` repeats that run (metrics_from names it).\n\n");
 		else
 			fprintf(f,
 				"Simulates the experiment at the offered rate: arrivals for --duration seconds,\n"
@@ -133,12 +145,18 @@ static int help(const char *topic)
 			"usage: symphony plan [CONFIG.json] --target-rate R [--policies P1;P2;...] [--max-gpus N]\n"
 			"                     [OPTIONS] [--json FILE|-] [--quiet]\n\n"
 			"For each policy (default: the experiment's --policy), the smallest number of GPUs\n"
-			"whose simulation at R req/s in total has a bad rate <= --max-bad-rate: doubling from\n"
-			"1 GPU, then bisection, one simulation per step with the same seed. Beside them, two\n"
-			"analytic estimates: staggered execution (per model the smallest N with\n"
-			"(1 + 1/N) l(b) <= SLO and N b / l(b) >= its rate, summed over the models) and the\n"
-			"Nexus squishy-packing plan of the whole workload. Mixed-model workloads are\n"
-			"simulated as a whole, with their popularity split of R. One device kind only.\n\n"
+			"whose simulation at R req/s in total passes the criterion (--criterion per-model,\n"
+			"the default: every model's bad rate <= --max-bad-rate; see symphony help goodput):\n"
+			"doubling from 1 GPU, then bisection, one simulation per step with the same seed; a\n"
+			"failing step stops early. Beside them, two analytic estimates: staggered execution\n"
+			"(per model the smallest N with (1 + 1/N) l(b) <= SLO and N b / l(b) >= its rate,\n"
+			"summed over the models) and the Nexus squishy-packing plan of the whole workload.\n"
+			"Mixed-model workloads are simulated as a whole, with their popularity split of R.\n"
+			"One device kind only.\n\n"
+			"--seeds N: one search per seed (--seed, ..., --seed + N - 1, in parallel). The\n"
+			"answer (gpus) is the largest count, the one that served R under every seed; beside\n"
+			"it the count per seed (gpus_by_seed), their range and mean with its 95%% interval.\n"
+			"The bad rate and worst model are the first seed's at its count (metrics_from).\n\n"
 			"  %-30s %s\n  %-30s %s\n  %-30s %s\n\n",
 			"--target-rate R", "total offered requests per second to serve (required)",
 			"--policies P1;P2;...", "policies to plan for, ';'-separated (parameters use ',')",
@@ -161,8 +179,13 @@ static int help(const char *topic)
 			"Offered load from light to well past capacity, one simulation per (policy, load):\n"
 			"the rate served within the SLO (goodput), the bad rate, the GPU busy fraction and the\n"
 			"GPUs in use. Loads are fractions of a reference rate: --reference R req/s, else the\n"
-			"goodput of the first policy (found by search). A flat top (goodput holding near its\n"
-			"peak past capacity) and busy GPUs following the load are what a good policy shows.\n\n"
+			"goodput of the first policy (found by search, under --criterion). A flat top\n"
+			"(goodput holding near its peak past capacity) and busy GPUs following the load are\n"
+			"what a good policy shows. Each point names its worst model, over the models'\n"
+			"requests pooled across the seeds. --seeds N: every point runs seeds --seed ...\n"
+			"--seed + N - 1 (and the reference is the mean of N goodputs); points show the mean\n"
+			"and 95%% interval of goodput and bad rate (goodput_ci95, bad_rate_ci95), and the\n"
+			"other columns the mean.\n\n"
 			"  %-30s %s\n  %-30s %s\n  %-30s %s\n  %-30s %s\n  %-30s %s\n\n",
 			"--policies P1;P2;...", "policies, ';'-separated (default: the experiment's --policy)",
 			"--loads F1,F2,...", "fractions of the reference (default 0.1,0.2,...,2.0)",
@@ -200,7 +223,11 @@ static int help(const char *topic)
 			"  \"jitter\": 0,                    GPU time factor uniform in [1-J, 1+J]\n"
 			"  \"duration_s\": 30, \"warmup_s\": 3, \"seed\": 1,\n"
 			"  \"interval_s\": 1, \"advice_threshold\": 0.01,   timeline / autoscaling advice\n"
-			"  \"max_bad_rate\": 0.01, \"tolerance\": 0.005\n"
+			"  \"max_bad_rate\": 0.01, \"tolerance\": 0.005,\n"
+			"  \"criterion\": \"per-model\",        per-model: every model's bad rate <= max_bad_rate\n"
+			"                                   (default) | aggregate: all requests together\n"
+			"  \"replications\": 1                goodput, plan, loadcurve, sweep: seeds seed ..\n"
+			"                                   seed+N-1, reported as mean and 95%% interval (--seeds)\n"
 			"}\n\n"
 			"A model object takes name, alpha_ms and beta_ms (linear) or latency_ms (a table\n"
 			"l(1), l(2), ...), and optionally max_batch, slo_ms, static_mb, dynamic_mb, file_mb.\n"
@@ -387,10 +414,11 @@ static int parse_args(int argc, char **argv, struct cli *cli, struct sym_experim
 	return 0;
 }
 
-/* Runs one simulation with the requested outputs; with `done` (a complete
- * run at that rate) and no trace requested, reports it instead of running. */
+/* Runs one simulation with the requested outputs at rate option `rate`;
+ * with g (goodput searches) the run is g's kept run, which is reported as it
+ * is unless a trace or per-model timeline asks for it to run again. */
 static int run_outputs(const struct cli *cli, const struct sym_experiment *e, double rate, const char *command,
-		       cJSON *extra, const struct sym_run_result *done)
+		       const struct sym_goodput_reps *g)
 {
 	char err[1024];
 	struct sym_outfile trace = { 0 };
@@ -408,8 +436,8 @@ static int run_outputs(const struct cli *cli, const struct sym_experiment *e, do
 				  .model_timeline = cli->model_timeline != NULL };
 	struct sym_run_result own = { 0 };
 	const struct sym_run_result *rp = &own;
-	if (done && !cli->trace && !cli->model_timeline) {
-		rp = done;
+	if (g && !cli->trace && !cli->model_timeline) {
+		rp = &g->by_seed[0].run;
 	} else {
 		int rc = sym_sim_run(e, &o, &own, err, sizeof(err));
 		if (rc) {
@@ -437,18 +465,28 @@ static int run_outputs(const struct cli *cli, const struct sym_experiment *e, do
 	if (!cli->quiet) {
 		FILE *f = json_stdout ? stderr : stdout;
 		sym_result_print(f, command, e, &r);
-		if (extra) {
-			const cJSON *g = cJSON_GetObjectItem(extra, "goodput_rps");
-			fprintf(f, "goodput: %.1f req/s (bad rate <= %g%%, tolerance %g%%)\n", g ? g->valuedouble : 0,
+		if (g) {
+			double *x = malloc(g->n * sizeof(*x));
+			for (size_t i = 0; x && i < g->n; i++)
+				x[i] = g->by_seed[i].goodput_rps;
+			char pm[128];
+			fprintf(f, "goodput: %s req/s (%s criterion, bad rate <= %g%%, tolerance %g%%)\n",
+				x ? sym_format_pm(pm, sizeof(pm), "%.1f", x, g->n) : "?", sym_criterion_name(e->criterion),
 				100 * e->max_bad_rate, 100 * e->tolerance);
+			if (x && g->n > 1)
+				fprintf(f, "  the mean of %zu seeds (%llu to %llu) with its 95%% interval; the table is seed %llu's "
+					   "run at its goodput, %.1f req/s\n", g->n, (unsigned long long)g->seed,
+					(unsigned long long)(g->seed + g->n - 1), (unsigned long long)g->seed, x[0]);
+			free(x);
 		}
 	}
+	sym_warn_few_requests(stderr, g ? "at the goodput" : "", e, &r);
 	if (cli->json) {
-		cJSON *doc = sym_result_json(command, e, &r);
-		if (extra)
-			for (cJSON *it = extra->child; it; it = it->next)
-				cJSON_AddItemToObject(doc, it->string, cJSON_Duplicate(it, true));
-		if (sym_write_json(cli->json, doc, err, sizeof(err))) {
+		cJSON *doc = g ? sym_goodput_result_json(e, g, &r) : sym_result_json(command, e, &r);
+		if (!doc) {
+			fprintf(stderr, "symphony: out of memory\n");
+			status = 1;
+		} else if (sym_write_json(cli->json, doc, err, sizeof(err))) {
 			fprintf(stderr, "symphony: %s\n", err);
 			status = 1;
 		}
@@ -473,31 +511,31 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 	}
 	if (!strcmp(cmd, "sim")) {
 		double rate = (e.rate_csv[0] || e.nseg) ? 1 : e.rate;
-		rc = run_outputs(&cli, &e, rate, "sim", NULL, NULL);
+		if (e.replications > 1 && !cli.quiet)
+			fprintf(stderr, "symphony sim: one run, seed %llu (replications apply to goodput, plan, loadcurve and "
+					"sweep)\n", (unsigned long long)e.seed);
+		rc = run_outputs(&cli, &e, rate, "sim", NULL);
 	} else {
-		struct sym_goodput g;
+		struct sym_goodput_reps g;
 		char err[1024];
 		bool progress = !cli.quiet;
 		if (progress)
-			fprintf(stderr, "goodput search, upper bound from maximum batches on every GPU:\n");
-		rc = sym_goodput_search(&e, progress, &g, err, sizeof(err));
+			fprintf(stderr, "goodput search (%s criterion%s), upper bound from maximum batches on every GPU:\n",
+				sym_criterion_name(e.criterion), e.replications > 1 ? ", one search per seed" : "");
+		rc = sym_goodput_replicate(&e, sym_ncpus(), progress, &g, err, sizeof(err));
 		if (rc) {
 			fprintf(stderr, "symphony: %s\n", err);
 			rc = rc == -EPROTO ? EXIT_INTERNAL : rc == -EINVAL ? EXIT_USAGE : 1;
 		} else {
-			cJSON *extra = cJSON_CreateObject();
-			sym_goodput_add_json(extra, &g);
-			if (g.scale > 0) {
-				rc = run_outputs(&cli, &e, g.scale, "goodput", extra, g.have_run ? &g.run : NULL);
-			} else {
-				fprintf(stderr, "symphony: goodput is 0: even %.1f req/s has a bad rate above %g%%\n",
-					g.nsteps ? g.steps[g.nsteps - 1].rate : 0, 100 * e.max_bad_rate);
-				rc = run_outputs(&cli, &e, g.nsteps ? g.steps[g.nsteps - 1].rate / sym_schedule_mean_rate(&e) : 1,
-						 "goodput", extra, NULL);
-			}
-			cJSON_Delete(extra);
+			const struct sym_goodput *g0 = &g.by_seed[0];
+			if (!(g0->goodput_rps > 0))
+				fprintf(stderr, "symphony: goodput is 0%s: even %.1f req/s fails the %s criterion (bad rate <= "
+						"%g%%)\n", g.n > 1 ? " for the first seed" : "",
+					g0->nsteps ? g0->steps[g0->nsteps - 1].rate : 0, sym_criterion_name(e.criterion),
+					100 * e.max_bad_rate);
+			rc = run_outputs(&cli, &e, g.run_scale, "goodput", &g);
 		}
-		sym_goodput_finish(&g);
+		sym_goodput_reps_finish(&g);
 	}
 	sym_experiment_finish(&e);
 	return rc;
@@ -592,6 +630,8 @@ static int cmd_plan(int argc, char **argv)
 	cJSON_AddStringToObject(doc, "version", SYM_VERSION);
 	cJSON_AddStringToObject(doc, "command", "plan");
 	cJSON_AddNumberToObject(doc, "seed", (double)e.seed);
+	cJSON_AddNumberToObject(doc, "replications", e.replications);
+	cJSON_AddStringToObject(doc, "criterion", sym_criterion_name(e.criterion));
 	cJSON_AddNumberToObject(doc, "target_rate", rate);
 	cJSON_AddNumberToObject(doc, "max_gpus", max_gpus);
 	cJSON_AddItemToObject(doc, "config", sym_experiment_to_json(&e));
@@ -600,37 +640,109 @@ static int cmd_plan(int argc, char **argv)
 	cJSON_AddNumberToObject(ana, "nexus_gpus", an.nexus);
 	cJSON *arr = cJSON_AddArrayToObject(doc, "policies");
 	FILE *f = cli.json && !strcmp(cli.json, "-") ? stderr : stdout;
-	if (!cli.quiet)
-		fprintf(f, "symphony %s plan: %zu model(s), %.1f req/s, bad rate <= %g%%, seed %llu\n", SYM_VERSION,
-			e.nmodels, rate, 100 * e.max_bad_rate, (unsigned long long)e.seed);
+	if (!cli.quiet) {
+		char seeds[64];
+		snprintf(seeds, sizeof(seeds), e.replications > 1 ? "seeds %llu..%llu" : "seed %llu",
+			 (unsigned long long)e.seed, (unsigned long long)(e.seed + (uint64_t)e.replications - 1));
+		fprintf(f, "symphony %s plan: %zu model(s), %.1f req/s, bad rate <= %g%% (%s criterion), %s\n", SYM_VERSION,
+			e.nmodels, rate, 100 * e.max_bad_rate, sym_criterion_name(e.criterion), seeds);
+	}
+	size_t nrep = e.replications > 1 ? (size_t)e.replications : 1;
+	struct sym_plan_result *prs = calloc(nrep, sizeof(*prs));
+	double *x = calloc(nrep, sizeof(*x));
+	if (!prs || !x) {
+		fprintf(stderr, "symphony: out of memory\n");
+		rc = 1;
+	}
+	char lines[MAX_POLICIES][400];
 	for (int i = 0; i < npol && !rc; i++) {
 		e.policy = pols[i];
-		struct sym_plan_result pr;
 		if ((rc = sym_sim_check(&e, err, sizeof(err))) ||
-		    (rc = sym_plan_search(&e, rate, max_gpus, !cli.quiet, &pr, err, sizeof(err)))) {
+		    (rc = sym_plan_replicate(&e, rate, max_gpus, sym_ncpus(), !cli.quiet, prs, err, sizeof(err)))) {
 			fprintf(stderr, "symphony: %s\n", err);
 			rc = rc == -EPROTO ? EXIT_INTERNAL : rc == -EINVAL ? EXIT_USAGE : 1;
 			break;
 		}
+		/* the answer serves the rate under every seed: the largest count (-1 when one is above max) */
+		int gmax = 0, gmin = -1, steps = 0;
+		bool over = false;
+		for (size_t k = 0; k < nrep; k++) {
+			over |= prs[k].gpus < 0;
+			if (prs[k].gpus >= 0 && (gmin < 0 || prs[k].gpus < gmin))
+				gmin = prs[k].gpus;
+			if (prs[k].gpus > gmax)
+				gmax = prs[k].gpus;
+			x[k] = prs[k].gpus;
+			steps += prs[k].steps;
+		}
+		if (over)
+			gmax = -1;
+		const struct sym_plan_result *p0 = &prs[0];
 		char name[128];
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "policy", sym_policy_format(&pols[i], name, sizeof(name)));
-		cJSON_AddNumberToObject(o, "gpus", pr.gpus);
-		cJSON_AddNumberToObject(o, "bad_rate", pr.bad_rate);
-		cJSON_AddNumberToObject(o, "simulations", pr.steps);
+		cJSON_AddNumberToObject(o, "gpus", gmax);
+		cJSON_AddNumberToObject(o, "replications", (double)nrep);
+		cJSON *by = cJSON_AddArrayToObject(o, "gpus_by_seed");
+		for (size_t k = 0; k < nrep; k++)
+			cJSON_AddItemToArray(by, cJSON_CreateNumber(prs[k].gpus));
+		cJSON_AddNumberToObject(o, "gpus_min", gmin);
+		cJSON_AddNumberToObject(o, "gpus_max", gmax);
+		double mean = 0, lo, hi;
+		sym_mean_ci95(x, nrep, &mean, &lo, &hi);
+		if (over) {
+			cJSON_AddNullToObject(o, "gpus_mean");
+			cJSON_AddNullToObject(o, "gpus_ci95");
+		} else {
+			cJSON_AddNumberToObject(o, "gpus_mean", mean);
+			cJSON_AddItemToObject(o, "gpus_ci95", sym_ci95_json(x, nrep));
+		}
+		cJSON *from = cJSON_AddObjectToObject(o, "metrics_from");
+		cJSON_AddNumberToObject(from, "seed", (double)e.seed);
+		cJSON_AddNumberToObject(from, "gpus", p0->gpus);
+		cJSON_AddNumberToObject(o, "bad_rate", p0->bad_rate);
+		if (p0->worst >= 0)
+			cJSON_AddStringToObject(o, "worst_model", e.models[p0->worst].name);
+		else
+			cJSON_AddNullToObject(o, "worst_model");
+		cJSON_AddNumberToObject(o, "worst_model_bad_rate", p0->worst_bad_rate);
+		cJSON_AddNumberToObject(o, "few_request_models", (double)p0->few);
+		cJSON_AddNumberToObject(o, "simulations", steps);
 		cJSON_AddItemToArray(arr, o);
+		if (p0->few)
+			fprintf(stderr, "symphony: warning: %s at %d GPUs: %zu model%s had fewer than %llu measured requests, "
+					"too few for a bad rate of %g%% to mean much\n", name, p0->gpus, p0->few,
+				p0->few == 1 ? "" : "s", (unsigned long long)sym_min_requests(e.max_bad_rate),
+				100 * e.max_bad_rate);
+		if (cli.quiet)
+			continue;
+		char label[160], gp[32], worst[160] = "-", seeds[160] = "", pm[96];
+		snprintf(label, sizeof(label), "simulated: %s", name);
+		snprintf(gp, sizeof(gp), gmax < 0 ? "> max" : "%d", gmax);
+		if (p0->gpus >= 0 && p0->worst >= 0)
+			snprintf(worst, sizeof(worst), "%.20s (%.2f%%)", e.models[p0->worst].name, 100 * p0->worst_bad_rate);
+		if (nrep > 1 && !over)
+			snprintf(seeds, sizeof(seeds), "%d..%d, mean %s", gmin, gmax,
+				 sym_format_pm(pm, sizeof(pm), "%.1f", x, nrep));
+		else if (nrep > 1)
+			snprintf(seeds, sizeof(seeds), gmin < 0 ? "> max for every seed" : "%d..> max", gmin);
+		if (nrep > 1)
+			snprintf(lines[i], sizeof(lines[i]), "%-28.28s %10s  %-32s %s", label, gp, worst, seeds);
+		else
+			snprintf(lines[i], sizeof(lines[i]), "%-28.28s %10s  %s", label, gp, worst);
 	}
 	if (!rc && !cli.quiet) {
-		fprintf(f, "\n%-28s %10s\n", "method", "GPUs");
-		for (const cJSON *o = arr->child; o; o = o->next) {
-			char label[160];
-			snprintf(label, sizeof(label), "simulated: %s", cJSON_GetObjectItem(o, "policy")->valuestring);
-			int g = (int)cJSON_GetObjectItem(o, "gpus")->valuedouble;
-			if (g < 0)
-				fprintf(f, "%-28.28s %10s\n", label, "> max");
-			else
-				fprintf(f, "%-28.28s %10d\n", label, g);
-		}
+		if (nrep > 1)
+			fprintf(f, "\n%-28s %10s  %-32s %s\n", "method", "GPUs", "worst model there (bad rate)",
+				"GPUs over the seeds");
+		else
+			fprintf(f, "\n%-28s %10s  %s\n", "method", "GPUs", "worst model there (bad rate)");
+		for (int i = 0; i < npol; i++)
+			fprintf(f, "%s\n", lines[i]);
+	}
+	free(prs);
+	free(x);
+	if (!rc && !cli.quiet) {
 		const struct {
 			const char *label;
 			int gpus;
@@ -641,6 +753,10 @@ static int cmd_plan(int argc, char **argv)
 			else
 				fprintf(f, "%-28s %10d\n", rows[i].label, rows[i].gpus);
 		}
+		if (nrep > 1)
+			fprintf(f, "GPUs: the most any of the %zu seeds (%llu to %llu) needed; the worst model is seed %llu's, at "
+				   "its count\n", nrep, (unsigned long long)e.seed, (unsigned long long)(e.seed + nrep - 1),
+				(unsigned long long)e.seed);
 	}
 	if (!rc && cli.json && sym_write_json(cli.json, doc, err, sizeof(err))) {
 		fprintf(stderr, "symphony: %s\n", err);
@@ -652,10 +768,20 @@ static int cmd_plan(int argc, char **argv)
 }
 
 /* symphony loadcurve: goodput, bad rate and GPU use per policy from light
- * load to well past capacity. */
+ * load to well past capacity. One simulation per (policy, load, seed): run k
+ * is point k / nrep's seed k % nrep. */
+struct lc_run {
+	double offered_rps, good_rps, bad_rate, busy, gpus_used, batch_p50;
+	size_t few;
+};
+
+/* A point: the mean over its seeds (their values in x_*), the models pooled
+ * over the seeds for the worst model. */
 struct lc_point {
 	int policy;
 	double load, offered_rps, good_rps, bad_rate, busy, gpus_used, batch_p50;
+	size_t few;           /* the most models with few requests in one seed's run */
+	struct sym_verdict v; /* of the pooled counts */
 };
 
 struct lc {
@@ -663,44 +789,93 @@ struct lc {
 	const struct sym_policy *pols;
 	const double *loads;
 	size_t nloads;
+	size_t nrep;
 	double ref;
-	struct lc_point *pts;
+	struct lc_run *runs;   /* npol * nloads * nrep */
+	uint64_t *counts;      /* per run and model: offered, bad ([(k * nmodels + m) * 2 + 0..1]) */
 	pthread_mutex_t mu;
 	char err[1024];
+	size_t err_run;        /* the run whose error is reported: the first by index */
 	int status;
 };
 
 static int lc_one(void *ctx, size_t k)
 {
 	struct lc *L = ctx;
-	struct sym_experiment e = *L->e; /* shares the resolved parts, read-only; only the policy differs */
-	int p = (int)(k / L->nloads);
-	e.policy = L->pols[p];
-	double load = L->loads[k % L->nloads];
+	struct sym_experiment e = *L->e; /* shares the resolved parts, read-only; policy and seed differ */
+	size_t pt = k / L->nrep;
+	e.policy = L->pols[pt / L->nloads];
+	e.seed = L->e->seed + k % L->nrep;
+	double load = L->loads[pt % L->nloads];
 	struct sym_run_opts o = { .rate = load * L->ref };
 	struct sym_run_result r;
 	char err[1024];
 	int rc = sym_sim_run(&e, &o, &r, err, sizeof(err));
 	if (!rc) {
-		struct lc_point *pt = &L->pts[k];
-		pt->policy = p;
-		pt->load = load;
-		pt->offered_rps = r.total.offered / r.window_s;
-		pt->good_rps = r.total.served / r.window_s;
-		pt->bad_rate = sym_bad_rate(&r.total);
-		pt->busy = r.gpu_busy_fraction;
-		pt->gpus_used = r.gpus_used;
-		pt->batch_p50 = sym_batch_quantile(&r.total, 0.5);
+		struct lc_run *x = &L->runs[k];
+		x->offered_rps = r.total.offered / r.window_s;
+		x->good_rps = r.total.served / r.window_s;
+		x->bad_rate = sym_bad_rate(&r.total);
+		x->busy = r.gpu_busy_fraction;
+		x->gpus_used = r.gpus_used;
+		x->batch_p50 = sym_batch_quantile(&r.total, 0.5);
+		struct sym_verdict v;
+		sym_judge(&e, &r, &v);
+		x->few = v.few;
+		for (size_t m = 0; m < r.nmodels; m++) {
+			L->counts[(k * r.nmodels + m) * 2] = r.models[m].offered;
+			L->counts[(k * r.nmodels + m) * 2 + 1] = r.models[m].late + r.models[m].dropped;
+		}
 	} else {
 		pthread_mutex_lock(&L->mu);
-		if (!L->status) {
+		if (!L->status || k < L->err_run) {
 			snprintf(L->err, sizeof(L->err), "%s", err);
 			L->status = rc == -EPROTO ? EXIT_INTERNAL : rc == -EINVAL ? EXIT_USAGE : 1;
+			L->err_run = k;
 		}
 		pthread_mutex_unlock(&L->mu);
 	}
 	sym_run_result_finish(&r);
 	return rc ? 1 : 0;
+}
+
+/* Point pt from its runs: the means, and the verdict on the models' counts
+ * pooled over the seeds. Returns 0 or -ENOMEM. */
+static int lc_point_make(const struct lc *L, size_t pt, struct lc_point *out)
+{
+	const struct sym_experiment *e = L->e;
+	size_t n = L->nrep, nm = e->nmodels;
+	memset(out, 0, sizeof(*out));
+	out->policy = (int)(pt / L->nloads);
+	out->load = L->loads[pt % L->nloads];
+	for (size_t s = 0; s < n; s++) {
+		const struct lc_run *x = &L->runs[pt * n + s];
+		out->offered_rps += x->offered_rps / (double)n;
+		out->good_rps += x->good_rps / (double)n;
+		out->bad_rate += x->bad_rate / (double)n;
+		out->busy += x->busy / (double)n;
+		out->gpus_used += x->gpus_used / (double)n;
+		out->batch_p50 += x->batch_p50 / (double)n;
+		out->few = x->few > out->few ? x->few : out->few;
+	}
+	struct sym_run_result pooled = { .nmodels = nm };
+	pooled.models = calloc(nm, sizeof(*pooled.models));
+	if (!pooled.models)
+		return -ENOMEM;
+	for (size_t s = 0; s < n; s++) {
+		for (size_t m = 0; m < nm; m++) {
+			const uint64_t *c = &L->counts[((pt * n + s) * nm + m) * 2];
+			pooled.models[m].offered += c[0];
+			pooled.models[m].late += c[1];
+			pooled.total.offered += c[0];
+			pooled.total.late += c[1];
+		}
+	}
+	struct sym_experiment pe = *e;
+	pe.policy = L->pols[out->policy];
+	sym_judge(&pe, &pooled, &out->v);
+	free(pooled.models);
+	return 0;
 }
 
 static int cmd_loadcurve(int argc, char **argv)
@@ -791,93 +966,188 @@ static int cmd_loadcurve(int argc, char **argv)
 	char pname[128];
 	FILE *f = cli.json && !strcmp(cli.json, "-") ? stderr : stdout;
 	const char *ref_from = "--reference";
+	size_t nrep = e.replications > 1 ? (size_t)e.replications : 1;
+	cJSON *ref_by_seed = NULL, *ref_ci = NULL;
 	if (!(ref > 0)) {
 		e.policy = pols[0];
-		struct sym_goodput g;
+		struct sym_goodput_reps g;
 		if (!cli.quiet)
-			fprintf(stderr, "reference: the goodput of %s ...\n", sym_policy_format(&pols[0], pname, sizeof(pname)));
-		rc = sym_goodput_search(&e, false, &g, err, sizeof(err));
-		ref = g.goodput_rps > 0 ? g.goodput_rps : g.upper_bound_rps / 10;
-		ref_from = g.goodput_rps > 0 ? "goodput of the first policy"
-					     : "a tenth of the capacity bound: the first policy's goodput is 0";
-		sym_goodput_finish(&g);
+			fprintf(stderr, "reference: the goodput of %s (%s criterion%s) ...\n",
+				sym_policy_format(&pols[0], pname, sizeof(pname)), sym_criterion_name(e.criterion),
+				nrep > 1 ? ", the mean over the seeds" : "");
+		rc = sym_goodput_replicate(&e, jobs, false, &g, err, sizeof(err));
+		if (!rc) {
+			ref = g.mean > 0 ? g.mean : g.by_seed[0].upper_bound_rps / 10;
+			ref_from = g.mean > 0 ? "goodput of the first policy"
+					      : "a tenth of the capacity bound: the first policy's goodput is 0";
+			double *x = malloc(nrep * sizeof(*x));
+			ref_by_seed = cJSON_CreateArray();
+			for (size_t i = 0; x && i < nrep; i++) {
+				x[i] = g.by_seed[i].goodput_rps;
+				cJSON_AddItemToArray(ref_by_seed, cJSON_CreateNumber(x[i]));
+			}
+			ref_ci = x ? sym_ci95_json(x, nrep) : NULL;
+			free(x);
+		}
+		sym_goodput_reps_finish(&g);
 		if (rc) {
 			fprintf(stderr, "symphony: %s\n", err);
 			sym_experiment_finish(&e);
 			return rc == -EPROTO ? EXIT_INTERNAL : rc == -EINVAL ? EXIT_USAGE : 1;
 		}
 	}
-	struct lc L = { .e = &e, .pols = pols, .loads = loads, .nloads = nloads, .ref = ref };
-	L.pts = calloc((size_t)npol * nloads, sizeof(*L.pts));
-	if (!L.pts) {
+	size_t npts = (size_t)npol * nloads, nruns = npts * nrep;
+	struct lc L = { .e = &e, .pols = pols, .loads = loads, .nloads = nloads, .nrep = nrep, .ref = ref };
+	L.runs = calloc(nruns, sizeof(*L.runs));
+	L.counts = calloc(nruns * e.nmodels * 2, sizeof(*L.counts));
+	struct lc_point *pts = calloc(npts, sizeof(*pts));
+	if (!L.runs || !L.counts || !pts) {
 		fprintf(stderr, "symphony: out of memory\n");
+		free(L.runs);
+		free(L.counts);
+		free(pts);
+		cJSON_Delete(ref_by_seed);
+		cJSON_Delete(ref_ci);
 		sym_experiment_finish(&e);
 		return 1;
 	}
 	pthread_mutex_init(&L.mu, NULL);
 	if (!cli.quiet)
-		fprintf(stderr, "loadcurve: %d polic%s x %zu loads of %.1f req/s, %d at a time\n", npol,
-			npol == 1 ? "y" : "ies", nloads, ref, jobs);
-	sym_parallel_for((size_t)npol * nloads, jobs, lc_one, &L);
+		fprintf(stderr, "loadcurve: %d polic%s x %zu loads of %.1f req/s%s, %d at a time\n", npol,
+			npol == 1 ? "y" : "ies", nloads, ref, nrep > 1 ? " x seeds" : "", jobs);
+	sym_parallel_for(nruns, jobs, lc_one, &L);
 	pthread_mutex_destroy(&L.mu);
-	if (L.status) {
+	int status = L.status;
+	if (status)
 		fprintf(stderr, "symphony: %s\n", L.err);
-		free(L.pts);
-		sym_experiment_finish(&e);
-		return L.status;
+	for (size_t k = 0; k < npts && !status; k++) {
+		if (lc_point_make(&L, k, &pts[k])) {
+			fprintf(stderr, "symphony: out of memory\n");
+			status = 1;
+		}
 	}
-	size_t npts = (size_t)npol * nloads;
+	if (status) {
+		free(L.runs);
+		free(L.counts);
+		free(pts);
+		cJSON_Delete(ref_by_seed);
+		cJSON_Delete(ref_ci);
+		sym_experiment_finish(&e);
+		return status;
+	}
 	cJSON *doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "program", "symphony");
 	cJSON_AddStringToObject(doc, "version", SYM_VERSION);
 	cJSON_AddStringToObject(doc, "command", "loadcurve");
 	cJSON_AddNumberToObject(doc, "seed", (double)e.seed);
+	cJSON_AddNumberToObject(doc, "replications", (double)nrep);
+	cJSON_AddStringToObject(doc, "criterion", sym_criterion_name(e.criterion));
 	cJSON_AddNumberToObject(doc, "reference_rps", ref);
 	cJSON_AddStringToObject(doc, "reference", ref_from);
+	if (ref_by_seed) {
+		cJSON_AddItemToObject(doc, "reference_ci95", ref_ci ? ref_ci : cJSON_CreateNull());
+		cJSON_AddItemToObject(doc, "reference_by_seed", ref_by_seed);
+	}
 	e.policy = pols[0];
 	cJSON_AddItemToObject(doc, "config", sym_experiment_to_json(&e));
 	cJSON *arr = cJSON_AddArrayToObject(doc, "points");
-	for (size_t k = 0; k < npts; k++) {
-		const struct lc_point *pt = &L.pts[k];
+	double *gx = calloc(nrep, sizeof(*gx)), *bx = calloc(nrep, sizeof(*bx));
+	size_t nfew = 0;
+	for (size_t k = 0; gx && bx && k < npts; k++) {
+		const struct lc_point *pt = &pts[k];
+		for (size_t s = 0; s < nrep; s++) {
+			gx[s] = L.runs[k * nrep + s].good_rps;
+			bx[s] = L.runs[k * nrep + s].bad_rate;
+		}
+		nfew += pt->few > 0;
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "policy", sym_policy_format(&pols[pt->policy], pname, sizeof(pname)));
 		cJSON_AddNumberToObject(o, "load", pt->load);
 		cJSON_AddNumberToObject(o, "offered_rps", pt->offered_rps);
 		cJSON_AddNumberToObject(o, "goodput_rps", pt->good_rps);
+		cJSON_AddItemToObject(o, "goodput_ci95", sym_ci95_json(gx, nrep));
 		cJSON_AddNumberToObject(o, "bad_rate", pt->bad_rate);
+		cJSON_AddItemToObject(o, "bad_rate_ci95", sym_ci95_json(bx, nrep));
 		cJSON_AddNumberToObject(o, "gpu_busy_fraction", pt->busy);
 		cJSON_AddNumberToObject(o, "gpus_used", pt->gpus_used);
 		cJSON_AddNumberToObject(o, "batch_p50", pt->batch_p50);
+		cJSON_AddBoolToObject(o, "meets_criterion", pt->v.ok);
+		if (pt->v.worst >= 0)
+			cJSON_AddStringToObject(o, "worst_model", e.models[pt->v.worst].name);
+		else
+			cJSON_AddNullToObject(o, "worst_model");
+		cJSON_AddNumberToObject(o, "worst_model_bad_rate", pt->v.worst_bad_rate);
+		cJSON_AddNumberToObject(o, "few_request_models", (double)pt->few);
+		cJSON *gs = cJSON_AddArrayToObject(o, "goodput_by_seed");
+		cJSON *bs = cJSON_AddArrayToObject(o, "bad_rate_by_seed");
+		for (size_t s = 0; s < nrep; s++) {
+			cJSON_AddItemToArray(gs, cJSON_CreateNumber(gx[s]));
+			cJSON_AddItemToArray(bs, cJSON_CreateNumber(bx[s]));
+		}
 		cJSON_AddItemToArray(arr, o);
 	}
-	if (!cli.quiet) {
-		fprintf(f, "symphony %s loadcurve: %zu model(s), %d GPUs, seed %llu; load 1 = %.1f req/s (%s)\n",
-			SYM_VERSION, e.nmodels, e.gpus, (unsigned long long)e.seed, ref, ref_from);
+	if (nfew)
+		fprintf(stderr, "symphony: warning: at %zu of %zu points some model had fewer than %llu measured requests, "
+				"too few for a bad rate of %g%% to mean much (few_request_models)\n", nfew, npts,
+			(unsigned long long)sym_min_requests(e.max_bad_rate), 100 * e.max_bad_rate);
+	if (!cli.quiet && gx && bx) {
+		char seeds[96];
+		snprintf(seeds, sizeof(seeds), nrep > 1 ? "seeds %llu..%llu (mean \u00b1 95%% interval)" : "seed %llu",
+			 (unsigned long long)e.seed, (unsigned long long)(e.seed + nrep - 1));
+		fprintf(f, "symphony %s loadcurve: %zu model(s), %d GPUs, %s criterion, %s; load 1 = %.1f req/s (%s)\n",
+			SYM_VERSION, e.nmodels, e.gpus, sym_criterion_name(e.criterion), seeds, ref, ref_from);
 		for (int p = 0; p < npol; p++) {
-			fprintf(f, "\n%s\n%6s %12s %12s %9s %9s %9s %7s\n", sym_policy_format(&pols[p], pname, sizeof(pname)),
-				"load", "offered r/s", "goodput r/s", "bad rate", "GPU busy", "in use", "batch");
+			fprintf(f, "\n%s\n%6s %12s %16s %16s %9s %7s %6s  %s\n",
+				sym_policy_format(&pols[p], pname, sizeof(pname)), "load", "offered r/s", "goodput r/s",
+				"bad rate %", "GPU busy", "in use", "batch", "worst model (bad rate)");
 			for (size_t i = 0; i < nloads; i++) {
-				const struct lc_point *pt = &L.pts[(size_t)p * nloads + i];
-				fprintf(f, "%6.2f %12.1f %12.1f %8.2f%% %8.0f%% %9.0f %7.0f\n", pt->load, pt->offered_rps,
-					pt->good_rps, 100 * pt->bad_rate, 100 * pt->busy, pt->gpus_used, pt->batch_p50);
+				size_t k = (size_t)p * nloads + i;
+				const struct lc_point *pt = &pts[k];
+				for (size_t s = 0; s < nrep; s++) {
+					gx[s] = L.runs[k * nrep + s].good_rps;
+					bx[s] = 100 * L.runs[k * nrep + s].bad_rate;
+				}
+				char g[64], b[64], w[96] = "-";
+				if (pt->v.worst >= 0)
+					snprintf(w, sizeof(w), "%.24s (%.2f%%)", e.models[pt->v.worst].name, 100 * pt->v.worst_bad_rate);
+				sym_format_pm(g, sizeof(g), "%.0f", gx, nrep);
+				sym_format_pm(b, sizeof(b), "%.2f", bx, nrep);
+				/* the width counts bytes: one more for the two of a UTF-8 "±" */
+				fprintf(f, "%6.2f %12.1f %*s %*s %8.0f%% %7.0f %6.0f  %s\n", pt->load, pt->offered_rps,
+					16 + (nrep > 1), g, 16 + (nrep > 1), b, 100 * pt->busy, pt->gpus_used, pt->batch_p50, w);
 			}
 		}
 	}
-	int status = 0;
 	if (cli.csv) {
 		struct sym_outfile of = { 0 };
 		if (sym_outfile_open(&of, cli.csv, err, sizeof(err))) {
 			fprintf(stderr, "symphony: %s\n", err);
 			status = 1;
 		} else {
-			fprintf(of.f, "# symphony %s loadcurve, seed %llu, reference %.3f req/s\n", SYM_VERSION,
-				(unsigned long long)e.seed, ref);
-			fprintf(of.f, "policy,load,offered_rps,goodput_rps,bad_rate,gpu_busy_fraction,gpus_used,batch_p50\n");
-			for (size_t k = 0; k < npts; k++) {
-				const struct lc_point *pt = &L.pts[k];
-				fprintf(of.f, "\"%s\",%g,%.3f,%.3f,%.6f,%.6f,%.0f,%.0f\n",
+			fprintf(of.f, "# symphony %s loadcurve, seed %llu, %zu replication%s, %s criterion, reference %.3f req/s\n",
+				SYM_VERSION, (unsigned long long)e.seed, nrep, nrep == 1 ? "" : "s",
+				sym_criterion_name(e.criterion), ref);
+			fprintf(of.f, "policy,load,offered_rps,goodput_rps,bad_rate,gpu_busy_fraction,gpus_used,batch_p50,"
+				      "goodput_ci95_low,goodput_ci95_high,bad_rate_ci95_low,bad_rate_ci95_high,worst_model,"
+				      "worst_model_bad_rate\n");
+			for (size_t k = 0; gx && bx && k < npts; k++) {
+				const struct lc_point *pt = &pts[k];
+				for (size_t s = 0; s < nrep; s++) {
+					gx[s] = L.runs[k * nrep + s].good_rps;
+					bx[s] = L.runs[k * nrep + s].bad_rate;
+				}
+				double m, glo, ghi, blo, bhi;
+				bool ci = sym_mean_ci95(gx, nrep, &m, &glo, &ghi);
+				sym_mean_ci95(bx, nrep, &m, &blo, &bhi);
+				fprintf(of.f, "\"%s\",%g,%.3f,%.3f,%.6f,%.6f,%g,%g,",
 					sym_policy_format(&pols[pt->policy], pname, sizeof(pname)), pt->load, pt->offered_rps,
 					pt->good_rps, pt->bad_rate, pt->busy, pt->gpus_used, pt->batch_p50);
+				if (ci)
+					fprintf(of.f, "%.3f,%.3f,%.6f,%.6f,", glo, ghi, blo, bhi);
+				else
+					fprintf(of.f, ",,,,");
+				fprintf(of.f, "\"%s\",%.6f\n", pt->v.worst >= 0 ? e.models[pt->v.worst].name : "",
+					pt->v.worst_bad_rate);
 			}
 			if (sym_outfile_commit(&of, err, sizeof(err))) {
 				fprintf(stderr, "symphony: %s\n", err);
@@ -885,12 +1155,16 @@ static int cmd_loadcurve(int argc, char **argv)
 			}
 		}
 	}
+	free(gx);
+	free(bx);
 	if (cli.json && sym_write_json(cli.json, doc, err, sizeof(err))) {
 		fprintf(stderr, "symphony: %s\n", err);
 		status = 1;
 	}
 	cJSON_Delete(doc);
-	free(L.pts);
+	free(L.runs);
+	free(L.counts);
+	free(pts);
 	sym_experiment_finish(&e);
 	return status;
 }

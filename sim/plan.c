@@ -8,28 +8,40 @@
 #include "core/error.h"
 #include "core/nexus_plan.h"
 #include "sim/engine.h"
+#include "sim/goodput.h"
+#include "sim/sweep.h"
 
-/* One simulation at `gpus` GPUs: whether it serves the rate. */
+/* One simulation at `gpus` GPUs: whether it serves the rate (v). A failing
+ * step may stop early (sim/goodput.h). */
 static int try_gpus(struct sym_experiment *e, double rate, int gpus, bool progress, struct sym_plan_result *out,
-		    bool *ok, double *bad, char *err, size_t errlen)
+		    struct sym_verdict *v, double *bad, char *err, size_t errlen)
 {
 	e->gpus = gpus;
 	e->gpus_per_model = 0; /* the search sets the count */
 	int rc = sym_experiment_resolve(e, err, errlen);
-	struct sym_run_result r;
-	struct sym_run_opts o = { .rate = rate };
-	if (!rc)
-		rc = sym_sim_run(e, &o, &r, err, errlen);
 	if (rc)
 		return rc;
+	uint64_t *limits = calloc(e->nmodels, sizeof(*limits));
+	if (!limits)
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	struct sym_run_result r;
+	struct sym_run_opts o = { .rate = rate, .stop_model_bad = limits };
+	sym_stop_limits(e, rate, &o.stop_after_bad, limits);
+	rc = sym_sim_run(e, &o, &r, err, errlen);
+	free(limits);
+	if (rc) {
+		sym_run_result_finish(&r);
+		return rc;
+	}
+	sym_judge(e, &r, v);
 	*bad = sym_bad_rate(&r.total);
-	*ok = *bad <= e->max_bad_rate && r.total.offered > 0;
 	out->steps++;
 	if (progress) {
 		char pol[128];
-		fprintf(stderr, "  plan %-20s %6d GPUs: bad rate %7.3f%%  %s  (%.2f s)\n",
-			sym_policy_format(&e->policy, pol, sizeof(pol)), gpus, 100 * *bad, *ok ? "ok" : "too bad",
-			r.wall_seconds);
+		fprintf(stderr, "  plan %-20s %6d GPUs: bad rate %7.3f%%, worst %-16.16s %7.3f%%  %s  (%.2f s)\n",
+			sym_policy_format(&e->policy, pol, sizeof(pol)), gpus, 100 * *bad,
+			v->worst >= 0 ? e->models[v->worst].name : "-", 100 * v->worst_bad_rate,
+			v->ok ? "ok" : r.stopped_early ? "too bad (stopped early)" : "too bad", r.wall_seconds);
 	}
 	sym_run_result_finish(&r);
 	return 0;
@@ -40,21 +52,23 @@ int sym_plan_search(struct sym_experiment *e, double rate, int max_gpus, bool pr
 {
 	memset(out, 0, sizeof(*out));
 	out->gpus = -1;
+	out->worst = -1;
 	if (e->ngroups > 1)
 		return snprintf(err, errlen, "plan: a cluster of several device kinds cannot be searched by count; "
 			       "give one kind (--gpus)"), -EINVAL;
 	int saved = e->gpus;
 	size_t saved_groups = e->ngroups;
 	e->ngroups = 0; /* a one-group cluster is the same as --gpus */
-	bool ok = false;
+	struct sym_verdict v = { 0 }, good = { 0 };
 	double bad = 0, good_bad = 0;
 	int lo = 0, hi = 1, rc = 0;
 	/* double until a count serves the rate (lo never does, hi does) */
 	for (;;) {
-		if ((rc = try_gpus(e, rate, hi, progress, out, &ok, &bad, err, errlen)))
+		if ((rc = try_gpus(e, rate, hi, progress, out, &v, &bad, err, errlen)))
 			goto done;
-		if (ok) {
+		if (v.ok) {
 			good_bad = bad;
+			good = v;
 			break;
 		}
 		if (hi >= max_gpus)
@@ -64,22 +78,75 @@ int sym_plan_search(struct sym_experiment *e, double rate, int max_gpus, bool pr
 	}
 	while (hi - lo > 1) {
 		int mid = lo + (hi - lo) / 2;
-		if ((rc = try_gpus(e, rate, mid, progress, out, &ok, &bad, err, errlen)))
+		if ((rc = try_gpus(e, rate, mid, progress, out, &v, &bad, err, errlen)))
 			goto done;
-		if (ok) {
+		if (v.ok) {
 			hi = mid;
 			good_bad = bad;
+			good = v;
 		} else {
 			lo = mid;
 		}
 	}
 	out->gpus = hi;
 	out->bad_rate = good_bad;
+	out->worst = good.worst;
+	out->worst_bad_rate = good.worst_bad_rate;
+	out->few = good.few;
 done:
 	e->ngroups = saved_groups;
 	e->gpus = saved;
 	if (!rc)
 		rc = sym_experiment_resolve(e, err, errlen);
+	return rc;
+}
+
+struct plan_job {
+	const struct sym_experiment *e;
+	double rate;
+	int max_gpus;
+	bool progress;
+	struct sym_plan_result *by_seed;
+	int *rc;
+	char (*err)[1024];
+};
+
+static int plan_one(void *ctx, size_t i)
+{
+	struct plan_job *J = ctx;
+	struct sym_experiment e;
+	int rc = sym_experiment_copy(&e, J->e, J->err[i], sizeof(J->err[i]));
+	if (!rc) {
+		e.seed = J->e->seed + i;
+		rc = sym_plan_search(&e, J->rate, J->max_gpus, J->progress, &J->by_seed[i], J->err[i], sizeof(J->err[i]));
+	}
+	sym_experiment_finish(&e);
+	J->rc[i] = rc;
+	return 0; /* the first failure by seed is reported */
+}
+
+int sym_plan_replicate(const struct sym_experiment *e, double rate, int max_gpus, int jobs, bool progress,
+		       struct sym_plan_result *by_seed, char *err, size_t errlen)
+{
+	size_t n = e->replications > 1 ? (size_t)e->replications : 1;
+	int *rcs = calloc(n, sizeof(*rcs));
+	char (*errs)[1024] = calloc(n, sizeof(*errs));
+	if (!rcs || !errs) {
+		free(rcs);
+		free(errs);
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	}
+	struct plan_job J = { e, rate, max_gpus, progress && n == 1, by_seed, rcs, errs };
+	sym_parallel_for(n, jobs, plan_one, &J);
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		if ((rc = rcs[i]) && n > 1)
+			snprintf(err, errlen, "seed %llu: %s", (unsigned long long)(e->seed + i), errs[i]);
+		else if (rc)
+			snprintf(err, errlen, "%s", errs[i]);
+	}
+	free(rcs);
+	free(errs);
 	return rc;
 }
 

@@ -1,9 +1,12 @@
 /* sim/plan.h - capacity planning: how many GPUs a workload needs.
  *
  * For a resolved experiment and a target total rate R, per policy: the
- * smallest GPU count whose simulation at R has a bad rate within
- * max_bad_rate (each step one simulation, same seed; doubling, then
- * bisection over whole GPU counts). Beside it, two analytic estimates:
+ * smallest GPU count whose simulation at R passes the experiment's criterion
+ * (sim/goodput.h: by default every model's bad rate within max_bad_rate;
+ * each step one simulation, same seed; doubling, then bisection over whole
+ * GPU counts). A failing step stops early as the goodput search's do. With
+ * replications, one such search per seed (seed, seed+1, ...) on a thread
+ * pool. Beside it, two analytic estimates:
  *   - staggered execution (core/capacity.h), per model for its share of R,
  *     summed over the models;
  *   - the Nexus squishy-packing plan (core/nexus_plan.h) of the whole
@@ -19,7 +22,10 @@
 
 struct sym_plan_result {
 	int gpus;           /* the smallest count that serves R, or -1 above max_gpus */
-	double bad_rate;    /* at that count */
+	double bad_rate;    /* at that count (of all its requests) */
+	int worst;          /* the worst model at that count (struct sym_verdict), -1 when none */
+	double worst_bad_rate;
+	size_t few;         /* models with fewer than sym_min_requests() measured requests there */
 	int steps;          /* simulations run */
 };
 
@@ -32,6 +38,13 @@ struct sym_plan_analytic {
  * Returns 0 or an error with a message. */
 int sym_plan_search(struct sym_experiment *e, double rate, int max_gpus, bool progress, struct sym_plan_result *out,
 		    char *err, size_t errlen);
+
+/* One search per seed e->seed + i, i < e->replications, into by_seed[i], on
+ * `jobs` threads, each on its own copy of e (e is not changed). progress:
+ * the steps, with one seed only. Returns 0 or the first failing seed's error
+ * (message in err). */
+int sym_plan_replicate(const struct sym_experiment *e, double rate, int max_gpus, int jobs, bool progress,
+		       struct sym_plan_result *by_seed, char *err, size_t errlen);
 
 /* The analytic estimates for e's models at total rate `rate`. */
 void sym_plan_analytic(const struct sym_experiment *e, double rate, int max_gpus, struct sym_plan_analytic *out);

@@ -98,11 +98,23 @@ cJSON *sym_result_json(const char *command, const struct sym_experiment *e, cons
 	cJSON_AddStringToObject(o, "version", SYM_VERSION);
 	cJSON_AddStringToObject(o, "command", command);
 	cJSON_AddNumberToObject(o, "seed", (double)e->seed);
+	cJSON_AddNumberToObject(o, "replications", 1);
 	cJSON_AddStringToObject(o, "policy", sym_policy_format(&e->policy, buf, sizeof(buf)));
 	cJSON_AddStringToObject(o, "drop", sym_gather_format(&e->gather, buf, sizeof(buf)));
 	cJSON_AddItemToObject(o, "config", sym_experiment_to_json(e));
 	cJSON_AddNumberToObject(o, "measured_seconds", r->window_s);
 	add_metrics(o, &r->total, r->window_s);
+	struct sym_verdict v;
+	sym_judge(e, r, &v);
+	cJSON_AddStringToObject(o, "criterion", sym_criterion_name(e->criterion));
+	cJSON_AddBoolToObject(o, "meets_criterion", v.ok);
+	if (v.worst >= 0)
+		cJSON_AddStringToObject(o, "worst_model", e->models[v.worst].name);
+	else
+		cJSON_AddNullToObject(o, "worst_model");
+	cJSON_AddNumberToObject(o, "worst_model_bad_rate", v.worst_bad_rate);
+	cJSON_AddNumberToObject(o, "failing_models", (double)v.failing);
+	cJSON_AddNumberToObject(o, "few_request_models", (double)v.few);
 	cJSON_AddNumberToObject(o, "gpus", e->gpus);
 	cJSON_AddNumberToObject(o, "gpu_busy_fraction", r->gpu_busy_fraction);
 	cJSON_AddNumberToObject(o, "gpus_used", r->gpus_used);
@@ -147,6 +159,12 @@ void sym_result_print(FILE *f, const char *command, const struct sym_experiment 
 			ms(sym_hist_quantile(&m->latency, 0.99)), sym_batch_quantile(m, 0.5),
 			m->batches ? (double)m->batched / (double)m->batches : 0);
 	}
+	struct sym_verdict v;
+	sym_judge(e, r, &v);
+	if (v.worst >= 0)
+		fprintf(f, "\nworst model %s: %.2f%% bad; %zu of %zu models over %g%% (%s criterion: %s)\n",
+			e->models[v.worst].name, 100 * v.worst_bad_rate, v.failing, r->nmodels, 100 * e->max_bad_rate,
+			sym_criterion_name(e->criterion), v.ok ? "passes" : "fails");
 	if (!strcmp(command, "loadgen")) { /* measured at the client: no view of the GPUs */
 		fprintf(f, "\n%llu requests sent to %d GPUs in %.2f s\n", (unsigned long long)r->simulated_requests,
 			e->gpus, r->wall_seconds);
@@ -199,20 +217,113 @@ void sym_outfile_abort(struct sym_outfile *o)
 	}
 }
 
-void sym_goodput_add_json(cJSON *obj, const struct sym_goodput *g)
+cJSON *sym_ci95_json(const double *x, size_t n)
 {
-	cJSON_AddNumberToObject(obj, "goodput_rps", g->goodput_rps);
-	cJSON_AddNumberToObject(obj, "upper_bound_rps", g->upper_bound_rps);
-	cJSON *steps = cJSON_AddArrayToObject(obj, "search");
-	for (size_t i = 0; i < g->nsteps; i++) {
+	double mean, lo, hi;
+	if (!sym_mean_ci95(x, n, &mean, &lo, &hi))
+		return cJSON_CreateNull();
+	cJSON *a = cJSON_CreateArray();
+	cJSON_AddItemToArray(a, cJSON_CreateNumber(lo));
+	cJSON_AddItemToArray(a, cJSON_CreateNumber(hi));
+	return a;
+}
+
+const char *sym_format_pm(char *buf, size_t len, const char *fmt, const double *x, size_t n)
+{
+	double mean, lo, hi;
+	bool ci = sym_mean_ci95(x, n, &mean, &lo, &hi);
+	char a[64], b[64];
+	snprintf(a, sizeof(a), fmt, mean);
+	if (!ci)
+		snprintf(buf, len, "%s", a);
+	else
+		snprintf(b, sizeof(b), fmt, (hi - lo) / 2), snprintf(buf, len, "%s \u00b1 %s", a, b);
+	return buf;
+}
+
+static cJSON *numbers_json(const double *x, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; a && i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(x[i]));
+	return a;
+}
+
+cJSON *sym_goodput_result_json(const struct sym_experiment *e, const struct sym_goodput_reps *g,
+			       const struct sym_run_result *r)
+{
+	/* the config of the kept run: the first seed at its rate */
+	struct sym_experiment c = *e;
+	c.seed = g->seed;
+	struct sym_rate_segment *seg = NULL;
+	if (e->nseg) {
+		if (!(seg = malloc(e->nseg * sizeof(*seg))))
+			return NULL;
+		for (size_t i = 0; i < e->nseg; i++)
+			seg[i] = (struct sym_rate_segment){ e->segments[i].duration, e->segments[i].rate * g->run_scale };
+		c.segments = seg;
+	} else if (!e->rate_csv[0]) {
+		c.rate = g->run_scale;
+	}
+	cJSON *o = sym_result_json("goodput", &c, r);
+	free(seg);
+	double *x = malloc(g->n * sizeof(*x));
+	if (!o || !x) {
+		free(x);
+		cJSON_Delete(o);
+		return NULL;
+	}
+	for (size_t i = 0; i < g->n; i++)
+		x[i] = g->by_seed[i].goodput_rps;
+	cJSON_ReplaceItemInObjectCaseSensitive(o, "replications", cJSON_CreateNumber((double)g->n));
+	cJSON_AddNumberToObject(o, "goodput_rps", g->mean);
+	cJSON_AddItemToObject(o, "goodput_ci95", sym_ci95_json(x, g->n));
+	cJSON_AddItemToObject(o, "goodput_by_seed", numbers_json(x, g->n));
+	free(x);
+	cJSON *from = cJSON_AddObjectToObject(o, "metrics_from");
+	cJSON_AddNumberToObject(from, "seed", (double)g->seed);
+	cJSON_AddNumberToObject(from, "rate_rps", g->run_scale * sym_schedule_mean_rate(e));
+	cJSON_AddNumberToObject(o, "rate_scale", g->run_scale);
+	const struct sym_goodput *g0 = &g->by_seed[0];
+	cJSON_AddNumberToObject(o, "upper_bound_rps", g0->upper_bound_rps);
+	cJSON *steps = cJSON_AddArrayToObject(o, "search");
+	for (size_t i = 0; i < g0->nsteps; i++) {
+		const struct sym_goodput_step *st = &g0->steps[i];
 		cJSON *s = cJSON_CreateObject();
-		cJSON_AddNumberToObject(s, "rate", g->steps[i].rate);
-		cJSON_AddNumberToObject(s, "bad_rate", g->steps[i].bad_rate);
-		cJSON_AddBoolToObject(s, "ok", g->steps[i].ok);
-		if (g->steps[i].stopped_early)
+		cJSON_AddNumberToObject(s, "rate", st->rate);
+		cJSON_AddNumberToObject(s, "bad_rate", st->bad_rate);
+		if (st->worst >= 0)
+			cJSON_AddStringToObject(s, "worst_model", e->models[st->worst].name);
+		cJSON_AddNumberToObject(s, "worst_model_bad_rate", st->worst_bad_rate);
+		cJSON_AddBoolToObject(s, "ok", st->ok);
+		if (st->stopped_early)
 			cJSON_AddBoolToObject(s, "stopped_early", true);
 		cJSON_AddItemToArray(steps, s);
 	}
+	return o;
+}
+
+size_t sym_warn_few_requests(FILE *f, const char *what, const struct sym_experiment *e,
+			     const struct sym_run_result *r)
+{
+	uint64_t few = sym_min_requests(e->max_bad_rate);
+	size_t n = 0;
+	char names[300] = "";
+	for (size_t m = 0; m < r->nmodels; m++) {
+		if (r->models[m].offered >= few)
+			continue;
+		if (n < 5) {
+			size_t l = strlen(names);
+			snprintf(names + l, sizeof(names) - l, "%s%s %llu", n ? ", " : "", e->models[m].name,
+				 (unsigned long long)r->models[m].offered);
+		}
+		n++;
+	}
+	if (n)
+		fprintf(f, "symphony: warning%s%s: %zu model%s had fewer than %llu measured requests (%s%s), too few for a "
+			   "bad rate of %g%% to mean much; run longer or at a higher rate\n", what[0] ? " " : "", what, n,
+			n == 1 ? "" : "s", (unsigned long long)few, names, n > 5 ? ", ..." : "", 100 * e->max_bad_rate);
+	return n;
 }
 
 int sym_write_json(const char *path, const cJSON *doc, char *err, size_t errlen)

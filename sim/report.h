@@ -17,15 +17,39 @@
 #include "sim/engine.h"
 #include "sim/goodput.h"
 
-/* The result object of one run (command: "sim", "goodput", ...). */
+/* The result object of one run (command: "sim", "goodput", ...), with
+ * "replications": 1, the criterion and the run's verdict under it
+ * (meets_criterion, worst_model, worst_model_bad_rate, failing_models,
+ * few_request_models). */
 cJSON *sym_result_json(const char *command, const struct sym_experiment *e, const struct sym_run_result *r);
 
-/* Adds a goodput search's goodput_rps, upper_bound_rps and steps ("search") to obj. */
-void sym_goodput_add_json(cJSON *obj, const struct sym_goodput *g);
+/* The result object of replicated goodput searches: the result of run r (the
+ * first seed's run at its goodput, g->by_seed[0].run, or a rerun of it) with
+ * a config that reruns r (its rate, or its segments, scaled to g->run_scale;
+ * a rate_csv schedule is echoed unscaled), then goodput_rps (the mean over
+ * the seeds), goodput_ci95 ([low, high], null for one seed), replications,
+ * goodput_by_seed, metrics_from ({seed, rate_rps}: the run the metrics are
+ * from), rate_scale, upper_bound_rps and the first seed's bisection steps
+ * ("search"). NULL on ENOMEM. */
+cJSON *sym_goodput_result_json(const struct sym_experiment *e, const struct sym_goodput_reps *g,
+			       const struct sym_run_result *r);
 
-/* The human-readable table of one run. */
+/* [low, high], the 95% interval of the mean of x[0..n), or null for n < 2. */
+cJSON *sym_ci95_json(const double *x, size_t n);
+
+/* "MEAN" (n = 1) or "MEAN ± HALF" (the 95% interval's half-width), each
+ * printed with fmt (e.g. "%.1f"), into buf. Returns buf. */
+const char *sym_format_pm(char *buf, size_t len, const char *fmt, const double *x, size_t n);
+
+/* The human-readable table of one run, with its worst model and verdict. */
 void sym_result_print(FILE *f, const char *command, const struct sym_experiment *e,
 		      const struct sym_run_result *r);
+
+/* When some models of r had fewer than sym_min_requests() measured
+ * requests, a warning on f naming them (`what` says where: "", "at the
+ * goodput", ...). Returns their number. */
+size_t sym_warn_few_requests(FILE *f, const char *what, const struct sym_experiment *e,
+			     const struct sym_run_result *r);
 
 /* Writes doc to path ("-" = stdout) atomically. Returns 0 or -errno with a
  * message in err. */

@@ -23,12 +23,45 @@ void sym_grid_finish(struct sym_grid *g)
 	if (!g)
 		return;
 	cJSON_Delete(g->base);
+	cJSON_Delete(g->over);
 	for (size_t a = 0; a < g->naxes; a++) {
 		free(g->axes[a].key);
 		cJSON_Delete(g->axes[a].values);
 	}
 	free(g->axes);
 	memset(g, 0, sizeof(*g));
+}
+
+/* g->id: FNV-1a over the canonical text of base, compute, axes and (when
+ * set) the command line's keys. Returns 0 or -ENOMEM (g finished). */
+static int fingerprint(struct sym_grid *g)
+{
+	cJSON *canon = cJSON_CreateObject();
+	cJSON *axes = cJSON_CreateObject();
+	char *text = NULL;
+	for (size_t a = 0; axes && a < g->naxes; a++)
+		cJSON_AddItemToObject(axes, g->axes[a].key, cJSON_Duplicate(g->axes[a].values, true));
+	if (canon && axes) {
+		cJSON_AddItemToObject(canon, "base", cJSON_Duplicate(g->base, true));
+		cJSON_AddNumberToObject(canon, "compute", g->compute);
+		cJSON_AddItemToObject(canon, "axes", axes);
+		axes = NULL;
+		if (g->over && g->over->child)
+			cJSON_AddItemToObject(canon, "options", cJSON_Duplicate(g->over, true));
+		text = cJSON_PrintUnformatted(canon);
+	}
+	cJSON_Delete(canon);
+	cJSON_Delete(axes);
+	if (!text) {
+		sym_grid_finish(g);
+		return -ENOMEM;
+	}
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ull;
+	free(text);
+	snprintf(g->id, sizeof(g->id), "%016llx", (unsigned long long)h);
+	return 0;
 }
 
 int sym_grid_parse(const cJSON *root, const char *origin, const char *default_name, struct sym_grid *g,
@@ -112,26 +145,20 @@ int sym_grid_parse(const cJSON *root, const char *origin, const char *default_na
 		}
 		g->npoints *= ax->n;
 	}
-	/* the fingerprint: FNV-1a over the canonical text of base, compute and axes */
-	cJSON *canon = cJSON_CreateObject();
-	char *text = NULL;
-	if (canon) {
-		cJSON_AddItemToObject(canon, "base", cJSON_Duplicate(g->base, true));
-		cJSON_AddNumberToObject(canon, "compute", g->compute);
-		cJSON_AddItemToObject(canon, "axes", axes ? cJSON_Duplicate(axes, true) : cJSON_CreateObject());
-		text = cJSON_PrintUnformatted(canon);
-		cJSON_Delete(canon);
-	}
-	if (!text) {
-		sym_grid_finish(g);
+	return fingerprint(g);
+}
+
+int sym_grid_override(struct sym_grid *g, const char *key, cJSON *value)
+{
+	if (!value || (!g->over && !(g->over = cJSON_CreateObject()))) {
+		cJSON_Delete(value);
 		return -ENOMEM;
 	}
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
-		h = (h ^ *p) * 0x100000001b3ull;
-	free(text);
-	snprintf(g->id, sizeof(g->id), "%016llx", (unsigned long long)h);
-	return 0;
+	if (cJSON_GetObjectItemCaseSensitive(g->over, key))
+		cJSON_ReplaceItemInObjectCaseSensitive(g->over, key, value);
+	else
+		cJSON_AddItemToObject(g->over, key, value);
+	return fingerprint(g);
 }
 
 int sym_grid_load(const char *path, struct sym_grid *g, char *err, size_t errlen)
@@ -255,6 +282,11 @@ int sym_grid_point_experiment(const struct sym_grid *g, size_t i, struct sym_exp
 		if (rc)
 			goto fail;
 	}
+	if (g->over) {
+		snprintf(origin, sizeof(origin), "grid '%s': command-line options", g->name);
+		if ((rc = sym_experiment_apply_json(e, g->over, origin, msg, sizeof(msg))))
+			goto fail;
+	}
 	if ((rc = sym_experiment_resolve(e, msg, sizeof(msg))) || (rc = sym_sim_check(e, msg, sizeof(msg))))
 		goto fail;
 	return 0;
@@ -268,6 +300,60 @@ fail:;
 /* Building an experiment parses JSON (zoo files), and cJSON keeps its last
  * parse error in a global: one thread at a time. The simulation runs free. */
 static pthread_mutex_t build_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* A sim point: the first seed's run, with the mean, interval and per-seed
+ * values of its bad rate and served rate over the replications. */
+static int sim_point(const struct sym_experiment *e0, cJSON **doc, char *err, size_t errlen)
+{
+	size_t n = e0->replications > 1 ? (size_t)e0->replications : 1;
+	double *bad = calloc(n, sizeof(*bad)), *good = calloc(n, sizeof(*good));
+	int rc = bad && good ? 0 : -ENOMEM;
+	struct sym_experiment e = *e0; /* only the seed differs */
+	for (size_t s = 0; s < n && !rc; s++) {
+		e.seed = e0->seed + s;
+		struct sym_run_opts o = { .rate = (e.rate_csv[0] || e.nseg) ? 1 : e.rate };
+		struct sym_run_result r;
+		rc = sym_sim_run(&e, &o, &r, err, errlen);
+		if (!rc) {
+			bad[s] = sym_bad_rate(&r.total);
+			good[s] = r.window_s > 0 ? (double)r.total.served / r.window_s : 0;
+			if (s == 0 && !(*doc = sym_result_json("sim", e0, &r)))
+				rc = -ENOMEM;
+		}
+		sym_run_result_finish(&r);
+	}
+	if (!rc) {
+		const struct {
+			const char *key;
+			const double *x;
+		} series[] = { { "bad_rate", bad }, { "goodput_served_rps", good } };
+		cJSON_ReplaceItemInObjectCaseSensitive(*doc, "replications", cJSON_CreateNumber((double)n));
+		for (size_t k = 0; k < 2; k++) {
+			char key[64];
+			double mean, lo, hi;
+			sym_mean_ci95(series[k].x, n, &mean, &lo, &hi);
+			snprintf(key, sizeof(key), "%s_mean", series[k].key);
+			cJSON_AddNumberToObject(*doc, key, mean);
+			snprintf(key, sizeof(key), "%s_ci95", series[k].key);
+			cJSON_AddItemToObject(*doc, key, sym_ci95_json(series[k].x, n));
+			snprintf(key, sizeof(key), "%s_by_seed", series[k].key);
+			cJSON *a = cJSON_AddArrayToObject(*doc, key);
+			for (size_t s = 0; s < n; s++)
+				cJSON_AddItemToArray(a, cJSON_CreateNumber(series[k].x[s]));
+		}
+		cJSON *from = cJSON_AddObjectToObject(*doc, "metrics_from");
+		cJSON_AddNumberToObject(from, "seed", (double)e0->seed);
+	} else if (rc == -ENOMEM) {
+		snprintf(err, errlen, "out of memory");
+	}
+	if (rc) {
+		cJSON_Delete(*doc);
+		*doc = NULL;
+	}
+	free(bad);
+	free(good);
+	return rc;
+}
 
 int sym_grid_run_point(const struct sym_grid *g, size_t i, bool per_model, cJSON **line, char *err,
 		       size_t errlen)
@@ -284,29 +370,13 @@ int sym_grid_run_point(const struct sym_grid *g, size_t i, bool per_model, cJSON
 	char msg[1024] = "out of memory";
 	cJSON *doc = NULL;
 	if (g->compute == SYM_COMPUTE_SIM) {
-		struct sym_run_opts o = { .rate = (e.rate_csv[0] || e.nseg) ? 1 : e.rate };
-		struct sym_run_result r;
-		rc = sym_sim_run(&e, &o, &r, msg, sizeof(msg));
-		if (!rc)
-			doc = sym_result_json("sim", &e, &r);
-		sym_run_result_finish(&r);
+		rc = sim_point(&e, &doc, msg, sizeof(msg));
 	} else {
-		struct sym_goodput gp;
-		rc = sym_goodput_search(&e, false, &gp, msg, sizeof(msg));
-		if (!rc && !gp.have_run) {
-			/* goodput 0: report the run at the lowest rate tried */
-			struct sym_run_opts o = { .rate = gp.nsteps ? gp.steps[gp.nsteps - 1].rate /
-								  sym_schedule_mean_rate(&e)
-							: 1 };
-			rc = sym_sim_run(&e, &o, &gp.run, msg, sizeof(msg));
-			gp.have_run = true;
-		}
-		if (!rc) {
-			doc = sym_result_json("goodput", &e, &gp.run);
-			if (doc)
-				sym_goodput_add_json(doc, &gp);
-		}
-		sym_goodput_finish(&gp);
+		struct sym_goodput_reps gp;
+		rc = sym_goodput_replicate(&e, 1, false, &gp, msg, sizeof(msg));
+		if (!rc && !(doc = sym_goodput_result_json(&e, &gp, &gp.by_seed[0].run)))
+			rc = -ENOMEM;
+		sym_goodput_reps_finish(&gp);
 	}
 	if (rc) {
 		char *id = sym_grid_point_id(g, i);

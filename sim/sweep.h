@@ -46,7 +46,9 @@ struct sym_grid {
 	struct sym_axis *axes;
 	size_t naxes;
 	size_t npoints;   /* at most SYM_GRID_MAX_POINTS */
-	char id[17];      /* fingerprint of base, compute and axes (hex FNV-1a 64): lines of a
+	cJSON *over;      /* configuration keys set on the command line (sweep --seeds, --criterion), applied
+			   * after the axes, or NULL (owned) */
+	char id[17];      /* fingerprint of base, compute, axes and over (hex FNV-1a 64): lines of a
 			   * changed grid do not mix */
 };
 
@@ -63,6 +65,11 @@ int sym_grid_parse(const cJSON *root, const char *origin, const char *default_na
 
 void sym_grid_finish(struct sym_grid *g);
 
+/* Sets configuration key `key` to `value` (taken, even on failure) for every
+ * point, after the axes, and updates the fingerprint. The value is checked
+ * with the points. Returns 0 or -ENOMEM. */
+int sym_grid_override(struct sym_grid *g, const char *key, cJSON *value);
+
 /* Point i's key: an object {axis: value} in axis order. NULL on ENOMEM. */
 cJSON *sym_grid_point_key(const struct sym_grid *g, size_t i);
 
@@ -78,7 +85,12 @@ int sym_grid_point_experiment(const struct sym_grid *g, size_t i, struct sym_exp
 /* Runs point i and returns its result line (an object: grid, grid_id, point,
  * npoints, key, then the result of `symphony goodput` or `symphony sim`
  * without per-model detail or wall time). per_model keeps the per-model
- * results. Returns 0 or an error with a message. */
+ * results. With replications the point runs its seeds one after the other
+ * (the sweep runs points in parallel): goodput lines carry the fields of
+ * sym_goodput_result_json, sim lines the first seed's run with the mean, the
+ * 95% interval and the per-seed values of bad_rate and goodput_served_rps
+ * (bad_rate_mean, bad_rate_ci95, bad_rate_by_seed, ...) and metrics_from.
+ * Returns 0 or an error with a message. */
 int sym_grid_run_point(const struct sym_grid *g, size_t i, bool per_model, cJSON **line, char *err,
 		       size_t errlen);
 

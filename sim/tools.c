@@ -68,7 +68,7 @@ void sym_help_sweep(FILE *f)
 {
 	fprintf(f,
 		"usage: symphony sweep GRID.json [--out DIR] [-j N] [--resume] [--list] [--shard I/N]\n"
-		"                      [--per-model] [--quiet]\n\n"
+		"                      [--seeds N] [--criterion per-model|aggregate] [--per-model] [--quiet]\n\n"
 		"Runs every point of a grid: a base experiment and the axes to vary, e.g.\n\n"
 		"  {\"name\": \"slo-burst\", \"compute\": \"goodput\",\n"
 		"   \"base\": {\"zoo\": \"gtx1080ti\", \"models\": [\"ResNet50V2\"], \"gpus\": 8},\n"
@@ -81,7 +81,15 @@ void sym_help_sweep(FILE *f)
 		"configured rate). The points are the product of the axes, the last varying fastest.\n\n"
 		"Each point's result (grid, point index, key, version, seed, full resolved config and\n"
 		"metrics) is appended as one JSON line to DIR/results.jsonl as soon as it finishes.\n\n"
-		"  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n\n"
+		"With replications (key \"replications\", or --seeds N) a point runs seeds seed..seed+N-1\n"
+		"one after the other; its line has the mean (goodput_rps), the 95%% interval\n"
+		"(goodput_ci95, null for one seed) and the per-seed values (goodput_by_seed), and the\n"
+		"metrics of the first seed's run (metrics_from); \"sim\" lines have the mean, interval and\n"
+		"per-seed values of bad_rate and goodput_served_rps (bad_rate_mean, bad_rate_ci95,\n"
+		"bad_rate_by_seed, ...). Every line names the worst model\n"
+		"(worst_model, worst_model_bad_rate) under the criterion (\"criterion\", --criterion).\n\n"
+		"  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n"
+		"  %-22s %s\n\n"
 		"Every point is checked before any runs. A point's line is the same whichever shard,\n"
 		"thread or machine runs it. Exit status: 0 done, 2 bad grid or options, 1 an output\n"
 		"cannot be written, 70 internal error.\n",
@@ -91,6 +99,8 @@ void sym_help_sweep(FILE *f)
 		"--list", "print the manifest (index, key) of the shard, run nothing",
 		"--shard I/N", "run points with index % N == I (0 <= I < N); default from Slurm's "
 		"SLURM_ARRAY_TASK_ID/_COUNT/_MIN",
+		"--seeds N", "replications for every point (the key \"replications\"; after the axes)",
+		"--criterion C", "per-model (default) or aggregate for every point (after the axes)",
 		"--per-model", "keep per-model results in each line (larger files)",
 		"--quiet", "no progress lines");
 }
@@ -116,6 +126,7 @@ struct sweep {
 	const char *out_path;
 	pthread_mutex_t mu;
 	size_t done;
+	size_t few;  /* points whose line counts models with too few measured requests */
 	double t0, last_print;
 	char err[2048];
 	int status; /* exit status of the first failure */
@@ -145,6 +156,8 @@ static int sweep_one(void *ctx, size_t k)
 	char err[1024];
 	int rc = sym_grid_run_point(s->g, i, s->per_model, &line, err, sizeof(err));
 	char *text = line ? cJSON_PrintUnformatted(line) : NULL;
+	const cJSON *few = line ? cJSON_GetObjectItemCaseSensitive(line, "few_request_models") : NULL;
+	bool has_few = cJSON_IsNumber(few) && few->valuedouble > 0;
 	cJSON_Delete(line);
 	pthread_mutex_lock(&s->mu);
 	if (s->status) { /* after a failure: no more lines (one could be half-written) */
@@ -175,6 +188,7 @@ static int sweep_one(void *ctx, size_t k)
 	}
 	free(text);
 	s->done++;
+	s->few += has_few;
 	if (s->progress && (s->tty ? now_s() - s->last_print >= 0.5 : now_s() - s->last_print >= 30))
 		progress_line(s, false);
 	pthread_mutex_unlock(&s->mu);
@@ -267,7 +281,7 @@ static bool take(int argc, char **argv, int *i, const char *flag, const char **v
 
 int sym_cmd_sweep(int argc, char **argv)
 {
-	const char *grid_path = NULL, *out = NULL, *shard = NULL;
+	const char *grid_path = NULL, *out = NULL, *shard = NULL, *seeds = NULL, *criterion = NULL;
 	int jobs = 0;
 	bool resume = false, list = false, per_model = false, quiet = false;
 	for (int i = 0; i < argc; i++) {
@@ -287,6 +301,10 @@ int sym_cmd_sweep(int argc, char **argv)
 			jobs = (int)j;
 		} else if (TAKE("--shard")) {
 			shard = val;
+		} else if (TAKE("--seeds")) {
+			seeds = val;
+		} else if (TAKE("--criterion")) {
+			criterion = val;
 		} else if (!strcmp(a, "--resume")) {
 			resume = true;
 		} else if (!strcmp(a, "--list")) {
@@ -328,10 +346,40 @@ int sym_cmd_sweep(int argc, char **argv)
 		fprintf(stderr, "symphony sweep: %s\n", err);
 		return EXIT_USAGE;
 	}
+	/* --seeds and --criterion: configuration keys for every point, checked as options */
+	cJSON *over_seeds = NULL, *over_crit = NULL;
+	if (seeds || criterion) {
+		struct sym_experiment x;
+		int rc = sym_experiment_init(&x);
+		if (!rc && seeds && (rc = sym_experiment_apply_flag(&x, "seeds", seeds, err, sizeof(err))) == 0)
+			over_seeds = cJSON_CreateNumber(x.replications);
+		if (!rc && criterion && (rc = sym_experiment_apply_flag(&x, "criterion", criterion, err, sizeof(err))) == 0)
+			over_crit = cJSON_CreateString(sym_criterion_name(x.criterion));
+		sym_experiment_finish(&x);
+		if (rc) {
+			cJSON_Delete(over_seeds);
+			fprintf(stderr, "symphony sweep: %s\n", rc == -ENOMEM ? "out of memory" : err);
+			return rc == -ENOMEM ? 1 : EXIT_USAGE;
+		}
+	}
 	struct sym_grid g;
 	if (sym_grid_load(grid_path, &g, err, sizeof(err))) {
+		cJSON_Delete(over_seeds);
+		cJSON_Delete(over_crit);
 		fprintf(stderr, "symphony sweep: %s\n", err);
 		return EXIT_USAGE;
+	}
+	int orc = 0;
+	if (over_seeds)
+		orc = sym_grid_override(&g, "replications", over_seeds);
+	if (over_crit && !orc)
+		orc = sym_grid_override(&g, "criterion", over_crit);
+	else
+		cJSON_Delete(over_crit);
+	if (orc) {
+		fprintf(stderr, "symphony sweep: out of memory\n");
+		sym_grid_finish(&g);
+		return 1;
 	}
 	int status = 0;
 	size_t nshard = 0;
@@ -465,6 +513,10 @@ int sym_cmd_sweep(int argc, char **argv)
 		progress_line(&s, true);
 		fprintf(stderr, "sweep '%s': %zu points in %.1f s -> %s\n", g.name, s.done, now_s() - s.t0, path);
 	}
+	if (s.few)
+		fprintf(stderr, "symphony sweep: warning: at %zu of %zu points some model had fewer measured requests than "
+				"1/max_bad_rate, too few for the bad rate to mean much (few_request_models in their lines)\n",
+			s.few, s.done);
 out:
 	free(done);
 	free(todo);

@@ -8,6 +8,10 @@
  *   - a seeded run is reproducible, and its result file reruns it;
  *   - the JSON result has the documented keys and conserves requests;
  *   - the goodput acceptance floor of the spec's one-liner;
+ *   - the per-model criterion (every model within 1% at the goodput, the
+ *     worst model named, the aggregate rule on request), few-request
+ *     warnings, and replications (--seeds) in goodput, plan, loadcurve and
+ *     sweep: deterministic, with the mean, its interval and the per-seed values;
  *   - trace and timeline CSVs; help, models, policies, version;
  *   - --flag=value, and options overriding the keys of a config file.
  */
@@ -290,6 +294,8 @@ static int group_setup(void **state)
 		{ "rates_nocol.csv", "other\n100\n200\n300\n400\n" },
 		{ "rates_3rows.csv", "model\n1000\n2000\n1000\n" },
 		{ "gpus4.json", "{\"gpus\": 4, \"rate\": 3000, \"seed\": 5}\n" },
+		{ "bad_replications.json", "{\"replications\": -1}\n" },
+		{ "bad_criterion.json", "{\"criterion\": \"median\"}\n" },
 	};
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		FILE *f = fopen(tmp_path(files[i].name), "w");
@@ -445,6 +451,24 @@ static const struct bad_case bad_cases[] = {
 	{ "seed 1.5", { B_PROFILE, "--seed", "1.5" }, NULL, "seed", NULL },
 	{ "jitter 1", { B_PROFILE, "--jitter", "1" }, NULL, "jitter", NULL },
 	{ "zero duration", { B_PROFILE, "--duration", "0" }, NULL, "duration", NULL },
+	/* criterion and replications */
+	{ "seeds 0", { B_PROFILE, "--seeds", "0" }, "goodput", "--seeds", NULL },
+	{ "seeds x", { B_PROFILE, "--seeds", "x" }, "goodput", "--seeds", "'x'" },
+	{ "seeds 2.5", { B_PROFILE, "--seeds=2.5" }, "goodput", "--seeds", NULL },
+	{ "seeds 0 (sim)", { B_PROFILE, "--seeds", "0" }, NULL, "--seeds", NULL },
+	{ "seeds 0 (plan)", { B_PROFILE, "--target-rate", "1000", "--seeds", "0" }, "plan", "--seeds", NULL },
+	{ "seeds x (loadcurve)", { B_PROFILE, "--seeds", "x" }, "loadcurve", "--seeds", NULL },
+	{ "replications -1 (config)", { "@bad_replications.json", B_PROFILE }, "goodput", "replications",
+	  "bad_replications.json" },
+	{ "replications -1 (plan config)", { "@bad_replications.json", B_PROFILE, "--target-rate", "1000" }, "plan",
+	  "replications", NULL },
+	{ "criterion foo", { B_PROFILE, "--criterion", "foo" }, "goodput", "--criterion", "foo" },
+	{ "criterion foo (sim)", { B_PROFILE, "--criterion", "foo" }, NULL, "--criterion", NULL },
+	{ "criterion foo (plan)", { B_PROFILE, "--target-rate", "1000", "--criterion", "foo" }, "plan", "--criterion",
+	  NULL },
+	{ "criterion foo (loadcurve)", { B_PROFILE, "--criterion", "foo" }, "loadcurve", "--criterion", NULL },
+	{ "criterion median (config)", { "@bad_criterion.json", B_PROFILE }, "goodput", "criterion",
+	  "bad_criterion.json" },
 	{ "unknown command", { B_PROFILE }, "simulate", "simulate", NULL },
 	/* warm-up */
 	{ "warmup == duration", { "--profile", "1.053,5.072", "--slo", "25", "--duration", "3", "--warmup", "3" }, NULL,
@@ -698,6 +722,12 @@ static void check_result(const char *path, bool goodput)
 	assert_true(num(doc, "simulated_requests") >= num(doc, "offered"));
 	assert_true(num(doc, "preemptions") >= 0);
 	assert_true(num(doc, "preempted_gpu_seconds") >= 0);
+	assert_true(num(doc, "replications") >= 1);
+	assert_true(cJSON_IsString(get(doc, "criterion")));
+	assert_true(cJSON_IsBool(get(doc, "meets_criterion")));
+	assert_true(cJSON_IsString(get(doc, "worst_model")) || cJSON_IsNull(get(doc, "worst_model")));
+	assert_true(num(doc, "worst_model_bad_rate") >= 0 && num(doc, "worst_model_bad_rate") <= 1);
+	assert_true(num(doc, "failing_models") >= 0 && num(doc, "few_request_models") >= 0);
 	check_metrics(doc, path);
 
 	const cJSON *models = get(doc, "models");
@@ -725,8 +755,11 @@ static void check_result(const char *path, bool goodput)
 			fail();
 		}
 	}
-	if (goodput)
+	if (goodput) {
 		assert_true(num(doc, "goodput_rps") >= 0);
+		assert_int_equal(cJSON_GetArraySize(get(doc, "goodput_by_seed")), (int)num(doc, "replications"));
+		assert_true(cJSON_IsObject(get(doc, "metrics_from")));
+	}
 	cJSON_Delete(doc);
 }
 
@@ -995,7 +1028,6 @@ static void test_sweep(void **state)
 		assert_string_equal(again[i], full[i]);
 		free(again[i]);
 		free(merged[i]);
-		free(full[i]);
 	}
 	/* resuming a complete sweep runs nothing */
 	RUN(&r, "sweep", "@grid.json", "--out", "@out_full", "--resume");
@@ -1012,8 +1044,43 @@ static void test_sweep(void **state)
 	expect_contains(r.err, "another version of grid 'cli'", "stderr", &r);
 	run_free(&r);
 
+	/* --seeds 2 for every point: another fingerprint than the grid's own, so resuming into the
+	 * one-seed results is refused; its lines carry the mean, the interval and the seeds */
+	RUN(&r, "sweep", "@grid.json", "--out", "@out_full", "--resume", "--seeds", "2");
+	expect_status(&r, 2);
+	expect_contains(r.err, "another version of grid 'cli'", "stderr", &r);
+	run_free(&r);
+	RUN(&r, "sweep", "@grid.json", "--out", "@out_seeds", "--seeds", "2", "--criterion", "aggregate", "-j", "2",
+	    "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	{
+		char *two[6] = { 0 };
+		assert_int_equal(sorted_lines(tmp_path("out_seeds/results.jsonl"), two, 6), 6);
+		for (int i = 0; i < 6; i++) {
+			cJSON *a = cJSON_Parse(full[i]), *b = cJSON_Parse(two[i]);
+			assert_int_equal((int)num(b, "replications"), 2);
+			assert_string_equal(get(get(b, "config"), "criterion")->valuestring, "aggregate");
+			const cJSON *by = get(b, "goodput_by_seed");
+			assert_int_equal(cJSON_GetArraySize(by), 2);
+			assert_int_equal(cJSON_GetArraySize(get(b, "goodput_ci95")), 2);
+			assert_true(fabs(num(b, "goodput_rps") -
+					 (cJSON_GetArrayItem(by, 0)->valuedouble + cJSON_GetArrayItem(by, 1)->valuedouble) / 2) < 1e-9);
+			/* one model: the criteria agree, so seed 1's goodput is the one-seed point's */
+			assert_true(cJSON_GetArrayItem(by, 0)->valuedouble == num(a, "goodput_rps"));
+			assert_true(cJSON_IsNull(get(a, "goodput_ci95")));
+			assert_string_equal(get(a, "worst_model")->valuestring, "m");
+			assert_true(cJSON_IsNumber(get(a, "worst_model_bad_rate")));
+			cJSON_Delete(a);
+			cJSON_Delete(b);
+			free(two[i]);
+			free(full[i]);
+		}
+	}
+
 	/* bad grids and options: exit 2 with a message, nothing written */
 	write_text("bad_value.json", "{\"base\": {\"gpus\": 2}, \"axes\": {\"slo_ms\": [25, -3]}}");
+	write_text("bad_reps_grid.json", "{\"base\": {\"gpus\": 2}, \"axes\": {\"replications\": [2, -1]}}");
 	const char *const bad[][8] = {
 		{ "sweep", NULL },
 		{ "sweep", "@nonexistent.json", NULL },
@@ -1023,9 +1090,14 @@ static void test_sweep(void **state)
 		{ "sweep", "@grid.json", "-j", "0", "--out", "@out_b4", NULL },
 		{ "sweep", "@grid.json", "--frobnicate", NULL },
 		{ "merge", NULL },
+		{ "sweep", "@grid.json", "--seeds", "0", "--out", "@out_b5", NULL },
+		{ "sweep", "@grid.json", "--seeds", "x", "--out", "@out_b6", NULL },
+		{ "sweep", "@grid.json", "--criterion", "foo", "--out", "@out_b7", NULL },
+		{ "sweep", "@bad_reps_grid.json", "--out", "@out_b8", NULL },
 	};
 	const char *msgs[] = { "give a grid file", "no such file", "unknown key 'profile'", "point 1", "--shard",
-			       "-j", "unknown option", "give the shard directories" };
+			       "-j", "unknown option", "give the shard directories", "--seeds", "--seeds",
+			       "--criterion", "replications" };
 	/* a value that is another option is a missing value */
 	RUN(&r, "sweep", "@grid.json", "--out", "--resume");
 	expect_status(&r, 2);
@@ -1052,7 +1124,7 @@ static void test_sweep(void **state)
 		expect_contains(r.err, msgs[i], "stderr", &r);
 		run_free(&r);
 	}
-	for (int i = 1; i <= 4; i++) {
+	for (int i = 1; i <= 8; i++) {
 		char p[32];
 		snprintf(p, sizeof(p), "out_b%d/results.jsonl", i);
 		assert_int_equal(access(tmp_path(p), F_OK), -1);
@@ -1167,6 +1239,204 @@ static void test_goodput_floor(void **state)
 		fail();
 	}
 	cJSON_Delete(doc);
+	remove_outputs();
+}
+
+
+/* ---- 5b. the per-model criterion and replications ------------------------ */
+
+#define FOUR "--zoo", "a100", "--models", "ResNet50,DenseNet121,EfficientNetB0,VGG16", "--gpus", "8", \
+	     "--duration", "10", "--warmup", "1"
+
+/* Every model's bad rate within 1% at the goodput, the worst model named, and
+ * the result's config reruns the reported run; the aggregate rule gives a
+ * higher rate at which a model is above 1%. */
+static void test_per_model_criterion(void **state)
+{
+	(void)state;
+	struct run r;
+	RUN(&r, "goodput", FOUR, "--json", "@out_pm.json");
+	expect_status(&r, 0);
+	expect_contains(r.out, "worst model", "stdout", &r);
+	expect_contains(r.out, "per-model criterion", "stdout", &r);
+	run_free(&r);
+	RUN(&r, "sim", "@out_pm.json", "--json", "@out_pm_rerun.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	compare_rerun("out_pm.json", "out_pm_rerun.json");
+	cJSON *pm = load_json(tmp_path("out_pm.json")), *re = load_json(tmp_path("out_pm_rerun.json"));
+	double g = num(pm, "goodput_rps");
+	assert_true(num(get(pm, "config"), "rate") == g);
+	assert_true(fabs(num(re, "offered_rps") - g) < 0.03 * g);
+	assert_true(get(re, "meets_criterion")->type == cJSON_True);
+	assert_string_equal(get(re, "criterion")->valuestring, "per-model");
+	const cJSON *m;
+	double worst = 0;
+	cJSON_ArrayForEach(m, get(re, "models"))
+	{
+		assert_true(num(m, "bad_rate") <= 0.01);
+		worst = num(m, "bad_rate") > worst ? num(m, "bad_rate") : worst;
+	}
+	assert_true(cJSON_IsString(get(re, "worst_model")));
+	assert_true(num(re, "worst_model_bad_rate") == worst);
+	assert_int_equal((int)num(re, "failing_models"), 0);
+	assert_int_equal((int)num(re, "few_request_models"), 0);
+	cJSON_Delete(re);
+
+	RUN(&r, "goodput", FOUR, "--criterion", "aggregate", "--json", "@out_ag.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	cJSON *ag = load_json(tmp_path("out_ag.json"));
+	assert_string_equal(get(get(ag, "config"), "criterion")->valuestring, "aggregate");
+	assert_true(num(ag, "goodput_rps") > g);
+	assert_true(num(ag, "bad_rate") <= 0.01);
+	assert_true(get(ag, "meets_criterion")->type == cJSON_True);
+	assert_true(num(ag, "failing_models") >= 1);
+	assert_true(num(ag, "worst_model_bad_rate") > 0.01);
+	/* the same result judged per model: it fails */
+	RUN(&r, "sim", "@out_ag.json", "--criterion", "per-model", "--json", "@out_ag_pm.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	cJSON *agpm = load_json(tmp_path("out_ag_pm.json"));
+	assert_true(get(agpm, "meets_criterion")->type == cJSON_False);
+	assert_string_equal(get(agpm, "worst_model")->valuestring, get(ag, "worst_model")->valuestring);
+	cJSON_Delete(agpm);
+	cJSON_Delete(ag);
+	cJSON_Delete(pm);
+
+	/* too few measured requests for a model: a warning and a count */
+	RUN(&r, "sim", "--zoo", "a100", "--models", "ResNet50,VGG16", "--popularity", "zipf:4", "--rate", "300",
+	    "--duration", "3", "--warmup", "1", "--json", "@out_few.json", "--quiet");
+	expect_status(&r, 0);
+	expect_contains(r.err, "warning", "stderr", &r);
+	expect_contains(r.err, "fewer than 100 measured requests (VGG16", "stderr", &r);
+	run_free(&r);
+	cJSON *few = load_json(tmp_path("out_few.json"));
+	assert_int_equal((int)num(few, "few_request_models"), 1);
+	cJSON_Delete(few);
+	remove_outputs();
+}
+
+/* --seeds N: N searches on seeds seed..seed+N-1; the mean, its interval and
+ * the per-seed values; deterministic; the detailed run is the first seed's. */
+static void test_seeds(void **state)
+{
+	(void)state;
+	struct run r;
+	for (int i = 0; i < 2; i++) {
+		RUN(&r, "goodput", "--profile", "1.053,5.072", "--slo", "25", "--gpus", "8", "--duration", "5", "--warmup",
+		    "1", "--seed", "3", "--seeds", "4", "--json", i ? "@out_s4b.json" : "@out_s4a.json");
+		expect_status(&r, 0);
+		if (!i)
+			expect_contains(r.out, " \u00b1 ", "stdout", &r); /* goodput: 5455.0 ± 20.6 req/s */
+		run_free(&r);
+	}
+	char *a = canonical(tmp_path("out_s4a.json")), *b = canonical(tmp_path("out_s4b.json"));
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	cJSON *d = load_json(tmp_path("out_s4a.json"));
+	assert_int_equal((int)num(d, "replications"), 4);
+	assert_int_equal((int)num(d, "seed"), 3);
+	assert_int_equal((int)num(get(d, "config"), "replications"), 4);
+	const cJSON *by = get(d, "goodput_by_seed");
+	assert_int_equal(cJSON_GetArraySize(by), 4);
+	double x[4], sum = 0, ss = 0;
+	for (int i = 0; i < 4; i++)
+		sum += x[i] = cJSON_GetArrayItem(by, i)->valuedouble;
+	double mean = sum / 4;
+	for (int i = 0; i < 4; i++)
+		ss += (x[i] - mean) * (x[i] - mean);
+	assert_true(fabs(num(d, "goodput_rps") - mean) < 1e-9);
+	const cJSON *ci = get(d, "goodput_ci95");
+	double half = 3.182446305 * sqrt(ss / 3) / 2; /* t(0.975, 3) */
+	assert_true(fabs(cJSON_GetArrayItem(ci, 0)->valuedouble - (mean - half)) < 1e-6);
+	assert_true(fabs(cJSON_GetArrayItem(ci, 1)->valuedouble - (mean + half)) < 1e-6);
+	assert_int_equal((int)num(get(d, "metrics_from"), "seed"), 3);
+	assert_true(num(get(d, "metrics_from"), "rate_rps") == x[0]);
+	assert_true(num(get(d, "config"), "rate") == x[0]);
+	assert_int_equal((int)num(get(d, "config"), "seed"), 3);
+	cJSON_Delete(d);
+	/* seed 4 alone is the second value */
+	RUN(&r, "goodput", "--profile", "1.053,5.072", "--slo", "25", "--gpus", "8", "--duration", "5", "--warmup", "1",
+	    "--seed", "4", "--json", "@out_s1.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	d = load_json(tmp_path("out_s1.json"));
+	assert_true(num(d, "goodput_rps") == x[1]);
+	assert_true(cJSON_IsNull(get(d, "goodput_ci95")));
+	assert_int_equal((int)num(d, "replications"), 1);
+	cJSON_Delete(d);
+	/* the result reruns the first seed's run: sim runs one seed */
+	RUN(&r, "sim", "@out_s4a.json", "--json", "@out_s4_rerun.json");
+	expect_status(&r, 0);
+	expect_contains(r.err, "one run, seed 3", "stderr", &r);
+	run_free(&r);
+	compare_rerun("out_s4a.json", "out_s4_rerun.json");
+
+	/* plan: the count per seed, its range and mean; the answer is the largest */
+	RUN(&r, "plan", "--profile", "1.053,5.072", "--slo", "25", "--duration", "5", "--warmup", "1", "--target-rate",
+	    "10000", "--seeds", "3", "--json", "@out_plan3.json");
+	expect_status(&r, 0);
+	expect_contains(r.out, "GPUs over the seeds", "stdout", &r);
+	run_free(&r);
+	d = load_json(tmp_path("out_plan3.json"));
+	assert_int_equal((int)num(d, "replications"), 3);
+	const cJSON *p0 = cJSON_GetArrayItem(get(d, "policies"), 0);
+	const cJSON *gs = get(p0, "gpus_by_seed");
+	assert_int_equal(cJSON_GetArraySize(gs), 3);
+	int lo = 1 << 30, hi = 0;
+	double gsum = 0;
+	for (int i = 0; i < 3; i++) {
+		int v = (int)cJSON_GetArrayItem(gs, i)->valuedouble;
+		lo = v < lo ? v : lo;
+		hi = v > hi ? v : hi;
+		gsum += v;
+	}
+	assert_int_equal((int)num(p0, "gpus"), hi);
+	assert_int_equal((int)num(p0, "gpus_min"), lo);
+	assert_int_equal((int)num(p0, "gpus_max"), hi);
+	assert_true(fabs(num(p0, "gpus_mean") - gsum / 3) < 1e-9);
+	assert_true(hi >= 13 && hi <= 18);
+	assert_string_equal(get(p0, "worst_model")->valuestring, "model");
+	assert_true(num(p0, "bad_rate") <= 0.01);
+	assert_int_equal((int)num(get(p0, "metrics_from"), "gpus"), (int)cJSON_GetArrayItem(gs, 0)->valuedouble);
+	cJSON_Delete(d);
+
+	/* loadcurve: mean and interval of goodput and bad rate per point */
+	RUN(&r, "loadcurve", "--profile", "1.053,5.072", "--slo", "25", "--gpus", "8", "--duration", "5", "--warmup",
+	    "1", "--loads", "0.5,2", "--reference", "5000", "--seeds", "3", "-j", "2", "--json", "@out_lc3.json", "--csv",
+	    "@out_lc3.csv");
+	expect_status(&r, 0);
+	expect_contains(r.out, " \u00b1 ", "stdout", &r);
+	run_free(&r);
+	d = load_json(tmp_path("out_lc3.json"));
+	assert_int_equal((int)num(d, "replications"), 3);
+	const cJSON *pt;
+	cJSON_ArrayForEach(pt, get(d, "points"))
+	{
+		const cJSON *gb = get(pt, "goodput_by_seed"), *bb = get(pt, "bad_rate_by_seed");
+		assert_int_equal(cJSON_GetArraySize(gb), 3);
+		assert_int_equal(cJSON_GetArraySize(bb), 3);
+		double gm = 0, bm = 0;
+		for (int i = 0; i < 3; i++)
+			gm += cJSON_GetArrayItem(gb, i)->valuedouble / 3, bm += cJSON_GetArrayItem(bb, i)->valuedouble / 3;
+		assert_true(fabs(num(pt, "goodput_rps") - gm) < 1e-6);
+		assert_true(fabs(num(pt, "bad_rate") - bm) < 1e-9);
+		const cJSON *gci = get(pt, "goodput_ci95");
+		assert_true(cJSON_GetArrayItem(gci, 0)->valuedouble <= gm && gm <= cJSON_GetArrayItem(gci, 1)->valuedouble);
+		assert_int_equal(cJSON_GetArraySize(get(pt, "bad_rate_ci95")), 2);
+		assert_string_equal(get(pt, "worst_model")->valuestring, "model");
+	}
+	/* at twice the load the per-seed goodputs differ, and the interval is not empty */
+	const cJSON *over = cJSON_GetArrayItem(get(d, "points"), 1);
+	assert_true(cJSON_GetArrayItem(get(over, "goodput_ci95"), 0)->valuedouble <
+		    cJSON_GetArrayItem(get(over, "goodput_ci95"), 1)->valuedouble);
+	cJSON_Delete(d);
+	char *csv = slurp(tmp_path("out_lc3.csv"));
+	assert_non_null(csv);
+	assert_non_null(strstr(csv, ",goodput_ci95_low,goodput_ci95_high,bad_rate_ci95_low,bad_rate_ci95_high,worst_model,"));
+	free(csv);
 	remove_outputs();
 }
 
@@ -1381,11 +1651,23 @@ static void test_info_commands(void **state)
 	RUN(&r, "help", "goodput");
 	expect_status(&r, 0);
 	expect_contains(r.out, "--max-bad-rate", "help goodput", &r);
+	expect_contains(r.out, "--criterion per-model", "help goodput", &r);
+	expect_contains(r.out, "--seeds N", "help goodput", &r);
+	expect_contains(r.out, "goodput_ci95", "help goodput", &r);
 	run_free(&r);
+	const char *topics[] = { "plan", "loadcurve", "sweep" };
+	for (size_t i = 0; i < 3; i++) {
+		RUN(&r, "help", topics[i]);
+		expect_status(&r, 0);
+		expect_contains(r.out, "--seeds", topics[i], &r);
+		expect_contains(r.out, "criterion", topics[i], &r);
+		run_free(&r);
+	}
 
 	RUN(&r, "help", "config");
 	expect_status(&r, 0);
-	const char *keys[] = { "\"gpus\"", "\"rate\"", "\"slo_ms\"", "\"policy\"", "\"rate_csv\"", "\"warmup_s\"" };
+	const char *keys[] = { "\"gpus\"", "\"rate\"", "\"slo_ms\"", "\"policy\"", "\"rate_csv\"", "\"warmup_s\"",
+			       "\"criterion\"", "\"replications\"" };
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		expect_contains(r.out, keys[i], "help config", &r);
 	run_free(&r);
@@ -1537,6 +1819,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_result_as_config),
 		cmocka_unit_test(test_json_schema),
 		cmocka_unit_test(test_goodput_floor),
+		cmocka_unit_test(test_per_model_criterion),
+		cmocka_unit_test(test_seeds),
 		cmocka_unit_test(test_trace_timeline),
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_sweep),

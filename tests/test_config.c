@@ -160,6 +160,8 @@ static void test_init_defaults(void **state)
 	assert_int_equal(e.seed, 1);
 	assert_near(e.max_bad_rate, 0.01, 0, "max_bad_rate");
 	assert_near(e.tolerance, 0.005, 0, "tolerance");
+	assert_int_equal(e.criterion, SYM_CRITERION_PER_MODEL); /* the papers' goodput */
+	assert_int_equal(e.replications, 1);
 	assert_false(e.resolved);
 	assert_int_equal(e.nmodels, 0);
 	sym_experiment_finish(&e);
@@ -192,7 +194,9 @@ static void test_apply_json_sets_every_key(void **state)
 		     "\"warmup_s\": 2,"
 		     "\"seed\": 42,"
 		     "\"max_bad_rate\": 0.02,"
-		     "\"tolerance\": 0.01"
+		     "\"tolerance\": 0.01,"
+		     "\"criterion\": \"aggregate\","
+		     "\"replications\": 7"
 		     "}");
 	assert_string_equal(e.zoo, "gtx1080ti");
 	assert_true(cJSON_IsArray(e.models_json));
@@ -227,6 +231,8 @@ static void test_apply_json_sets_every_key(void **state)
 	assert_int_equal(e.seed, 42);
 	assert_near(e.max_bad_rate, 0.02, 0, "max_bad_rate");
 	assert_near(e.tolerance, 0.01, 0, "tolerance");
+	assert_int_equal(e.criterion, SYM_CRITERION_AGGREGATE);
+	assert_int_equal(e.replications, 7);
 
 	/* the other spellings: "all", no segments, no CSV, early = early:auto, a
 	 * partial network object */
@@ -247,7 +253,9 @@ static void test_apply_json_sets_every_key(void **state)
 	assert_near(e.data_ms, 0, 0, "data");
 	assert_near(e.resp_ms, 2, 0, "resp untouched");
 	assert_int_equal(e.seed, 0);
-	apply_ok(&e, "{\"drop\": \"lazy\", \"seed\": 9007199254740991}");
+	apply_ok(&e, "{\"drop\": \"lazy\", \"seed\": 9007199254740991, \"criterion\": \"per-model\", \"replications\": 1000}");
+	assert_int_equal(e.criterion, SYM_CRITERION_PER_MODEL);
+	assert_int_equal(e.replications, 1000);
 	assert_int_equal(e.gather.rule, SYM_GATHER_LAZY);
 	assert_int_equal(e.seed, 9007199254740991ULL);
 	apply_ok(&e, "{}");
@@ -372,6 +380,15 @@ static void test_apply_json_bad_values(void **state)
 		{ "{\"zoo\": 3}", "zoo" },
 		{ "{\"rate_csv\": 5}", "rate_csv" },
 		{ "{\"rate_csv\": null}", "rate_csv" },
+		{ "{\"criterion\": \"foo\"}", "criterion" },
+		{ "{\"criterion\": \"per_model\"}", "criterion" },
+		{ "{\"criterion\": 1}", "criterion" },
+		{ "{\"criterion\": \"\"}", "criterion" },
+		{ "{\"replications\": -1}", "replications" },
+		{ "{\"replications\": 0}", "replications" },
+		{ "{\"replications\": 2.5}", "replications" },
+		{ "{\"replications\": \"3\"}", "replications" },
+		{ "{\"replications\": 1001}", "replications" },
 	};
 	for (size_t i = 0; i < NELEMS(cases); i++) {
 		struct sym_experiment e;
@@ -541,6 +558,10 @@ static void test_apply_flag_scalars(void **state)
 	flag_ok(&e, "seed", "77");
 	flag_ok(&e, "max-bad-rate", "0.05");
 	flag_ok(&e, "tolerance", "0.02");
+	flag_ok(&e, "criterion", "aggregate");
+	flag_ok(&e, "seeds", "5");
+	assert_int_equal(e.criterion, SYM_CRITERION_AGGREGATE);
+	assert_int_equal(e.replications, 5);
 	assert_string_equal(e.zoo, "gtx1080ti");
 	assert_near(e.slo_ms, 30, 0, "slo");
 	assert_int_equal(e.gpus, 3);
@@ -575,6 +596,8 @@ static void test_apply_flag_scalars(void **state)
 		{ "data-ms", "x" }, { "resp-ms", "-0.1" }, { "tail-ms", "-2" }, { "num-models", "x" },
 		{ "gpus-per-model", "-0.5" }, { "duration", "0" }, { "warmup", "-1" },
 		{ "max-bad-rate", "0" }, { "tolerance", "0.9" }, { "zoo", "" },
+		{ "seeds", "0" }, { "seeds", "x" }, { "seeds", "-2" }, { "seeds", "1.5" }, { "seeds", "" },
+		{ "criterion", "foo" }, { "criterion", "Per-Model" }, { "criterion", "" },
 	};
 	for (size_t i = 0; i < NELEMS(bad); i++) {
 		init(&e);
@@ -1068,6 +1091,54 @@ static void test_resolve_again(void **state)
 	sym_experiment_finish(&e);
 }
 
+/* ---- copies ------------------------------------------------------------------- */
+
+static void assert_same_experiment(const struct sym_experiment *a, const struct sym_experiment *b, double rel);
+
+/* A copy is the same experiment and shares nothing with the original. */
+static void test_copy(void **state)
+{
+	(void)state;
+	struct sym_experiment a, b;
+	char err[1024] = "";
+	init(&a);
+	flag_ok(&a, "models", "ResNet50,VGG16,BERT");
+	flag_ok(&a, "cluster", "a100:3,gtx1080ti:2");
+	flag_ok(&a, "segments", "5:1000,5:2000");
+	flag_ok(&a, "criterion", "aggregate");
+	flag_ok(&a, "seeds", "3");
+	/* unresolved: an unresolved copy */
+	assert_int_equal(sym_experiment_copy(&b, &a, err, sizeof(err)), 0);
+	assert_false(b.resolved);
+	assert_int_equal(b.nmodels, 0);
+	assert_int_equal(b.ngroups, 2);
+	assert_ptr_not_equal(b.groups, a.groups);
+	assert_ptr_not_equal(b.segments, a.segments);
+	assert_ptr_not_equal(b.models_json, a.models_json);
+	resolve_ok(&b);
+	resolve_ok(&a);
+	assert_same_experiment(&a, &b, 0);
+	sym_experiment_finish(&b);
+	/* resolved: resolved again, equal, independent */
+	assert_int_equal(sym_experiment_copy(&b, &a, err, sizeof(err)), 0);
+	assert_true(b.resolved);
+	assert_same_experiment(&a, &b, 0);
+	assert_ptr_not_equal(b.profiles, a.profiles);
+	assert_ptr_not_equal(b.gpu_kind, a.gpu_kind);
+	assert_int_equal(b.criterion, SYM_CRITERION_AGGREGATE);
+	assert_int_equal(b.replications, 3);
+	sym_experiment_finish(&a);
+	/* the copy outlives its original */
+	assert_int_equal(b.nmodels, 3);
+	assert_string_equal(b.models[2].name, "BERT");
+	assert_int_equal(b.gpus, 5);
+	assert_int_equal(b.gpu_kind[4], 1);
+	assert_int_equal(b.segments[1].duration, 5 * SYM_S);
+	flag_ok(&b, "seeds", "2");
+	resolve_ok(&b);
+	sym_experiment_finish(&b);
+}
+
 /* ---- the echoed config -------------------------------------------------------- */
 
 static void assert_close(double a, double b, double rel, const char *what)
@@ -1132,6 +1203,8 @@ static void assert_same_experiment(const struct sym_experiment *a, const struct 
 	assert_int_equal(a->seed, b->seed);
 	assert_close(a->max_bad_rate, b->max_bad_rate, rel, "max_bad_rate");
 	assert_close(a->tolerance, b->tolerance, rel, "tolerance");
+	assert_int_equal(a->criterion, b->criterion);
+	assert_int_equal(a->replications, b->replications);
 }
 
 /* Echoes a (resolved) and applies the echo to a fresh experiment b, as an
@@ -1193,7 +1266,8 @@ static void test_echo_round_trip(void **state)
 		     "\"policy\": \"timeout:30%\", \"drop\": \"early:6\","
 		     "\"network\": {\"ctrl_ms\": 0.25, \"data_ms\": 0.01, \"resp_ms\": 0.5},"
 		     "\"jitter\": 0.05, \"duration_s\": 12, \"warmup_s\": 2, \"seed\": 987654321,"
-		     "\"max_bad_rate\": 0.02, \"tolerance\": 0.01}");
+		     "\"max_bad_rate\": 0.02, \"tolerance\": 0.01, \"criterion\": \"aggregate\","
+		     "\"replications\": 4}");
 	check_round_trip(&e);
 	sym_experiment_finish(&e);
 
@@ -1552,7 +1626,8 @@ static void test_print_flags(void **state)
 					     "--arrival", "--popularity", "--segments", "--rate-csv", "--policy",
 					     "--drop", "--ctrl-ms", "--data-ms", "--resp-ms", "--tail-ms", "--jitter",
 					     "--num-models", "--gpus-per-model",
-					     "--duration", "--warmup", "--seed", "--max-bad-rate", "--tolerance" };
+					     "--duration", "--warmup", "--seed", "--max-bad-rate", "--tolerance",
+					     "--criterion", "--seeds" };
 	for (size_t i = 0; i < NELEMS(flags); i++)
 		assert_contains(buf, flags[i]);
 	free(buf);
@@ -1588,6 +1663,7 @@ int main(void)
 		cmocka_unit_test(test_resolve_schedule_offers_requests),
 		cmocka_unit_test(test_resolve_custom_zoo),
 		cmocka_unit_test(test_resolve_again),
+		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_echo_round_trip),
 		cmocka_unit_test(test_cluster),
 		cmocka_unit_test(test_cluster_errors),

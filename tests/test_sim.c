@@ -1,6 +1,8 @@
 /* Simulator tests: conservation for every policy, gathering rule and arrival
  * process; determinism; warm-up accounting; timeline consistency; jitter;
- * scale (thousands of GPUs, hundreds of models); lowest-id packing. */
+ * scale (thousands of GPUs, hundreds of models); lowest-id packing; the
+ * goodput criterion (per-model and aggregate) with its few-request edges,
+ * the early stop per model, and replications. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -567,6 +569,297 @@ static void test_goodput_bracket(void **state)
 	sym_experiment_finish(&e);
 }
 
+
+/* ---- the criterion -------------------------------------------------------- */
+
+/* A result of three models with the given measured (offered, bad) counts. */
+static void fake_result(struct sym_run_result *r, struct sym_model_result *ms, const uint64_t c[3][2])
+{
+	memset(r, 0, sizeof(*r));
+	memset(ms, 0, 3 * sizeof(*ms));
+	r->nmodels = 3;
+	r->models = ms;
+	for (int m = 0; m < 3; m++) {
+		ms[m].offered = c[m][0];
+		ms[m].late = c[m][1] / 2;
+		ms[m].dropped = c[m][1] - c[m][1] / 2;
+		ms[m].served = c[m][0] - c[m][1];
+		r->total.offered += ms[m].offered;
+		r->total.late += ms[m].late;
+		r->total.dropped += ms[m].dropped;
+		r->total.served += ms[m].served;
+	}
+}
+
+static void judge3(const struct sym_experiment *e, const uint64_t c[3][2], struct sym_verdict *v)
+{
+	struct sym_run_result r;
+	struct sym_model_result ms[3];
+	fake_result(&r, ms, c);
+	sym_judge(e, &r, v);
+}
+
+static void test_criterion_rule(void **state)
+{
+	(void)state;
+	/* the per-model allowance: max(1% of offered, 1), all bad fails */
+	assert_true(sym_model_within(0, 0, 0.01));
+	assert_false(sym_model_within(1, 1, 0.01));  /* a model's only request, bad: starved */
+	assert_false(sym_model_within(3, 3, 0.01));  /* all 3 dropped: starved, however few */
+	assert_true(sym_model_within(3, 0, 0.01));
+	assert_true(sym_model_within(50, 1, 0.01));  /* one unlucky request of 50 */
+	assert_false(sym_model_within(50, 2, 0.01));
+	assert_true(sym_model_within(2, 1, 0.01));
+	assert_true(sym_model_within(100, 1, 0.01));
+	assert_false(sym_model_within(100, 2, 0.01));
+	assert_true(sym_model_within(300, 3, 0.01)); /* exactly 1% */
+	assert_false(sym_model_within(300, 4, 0.01));
+	assert_true(sym_model_within(1000000, 10000, 0.01));
+	assert_false(sym_model_within(1000000, 10001, 0.01));
+	assert_true(sym_model_within(100, 5, 0.05));
+	assert_false(sym_model_within(100, 6, 0.05));
+	assert_int_equal(sym_min_requests(0.01), 100);
+	assert_int_equal(sym_min_requests(0.03), 34);
+	assert_int_equal(sym_min_requests(0.5), 2);
+
+	struct sym_experiment e;
+	sym_experiment_init(&e);
+	flag(&e, "models", "ResNet50,VGG16,BERT");
+	resolve(&e);
+	struct sym_verdict v;
+	/* a starved model with 3 requests fails the rate; the aggregate hides it */
+	const uint64_t starved[3][2] = { { 10000, 50 }, { 3, 3 }, { 10000, 0 } };
+	judge3(&e, starved, &v);
+	assert_false(v.ok);
+	assert_int_equal(v.failing, 1);
+	assert_int_equal(v.worst, 1);
+	assert_true(v.worst_bad_rate == 1);
+	assert_int_equal(v.few, 1);
+	flag(&e, "criterion", "aggregate");
+	judge3(&e, starved, &v);
+	assert_true(v.ok); /* 53 of 20003 */
+	assert_int_equal(v.failing, 1);
+	assert_int_equal(v.worst, 1);
+	flag(&e, "criterion", "per-model");
+	/* one bad request of 50 passes; two do not */
+	const uint64_t one_of_50[3][2] = { { 10000, 50 }, { 50, 1 }, { 10000, 0 } };
+	judge3(&e, one_of_50, &v);
+	assert_true(v.ok);
+	assert_int_equal(v.failing, 0);
+	assert_int_equal(v.worst, 1); /* 2% is the highest bad rate */
+	assert_true(fabs(v.worst_bad_rate - 0.02) < 1e-12);
+	assert_int_equal(v.few, 1);
+	const uint64_t two_of_50[3][2] = { { 10000, 50 }, { 50, 2 }, { 10000, 0 } };
+	judge3(&e, two_of_50, &v);
+	assert_false(v.ok);
+	assert_int_equal(v.failing, 1);
+	/* a failing model is the worst even beside a passing one with a higher bad rate */
+	const uint64_t failing_first[3][2] = { { 10000, 150 }, { 50, 1 }, { 10000, 0 } };
+	judge3(&e, failing_first, &v);
+	assert_false(v.ok);
+	assert_int_equal(v.worst, 0);
+	assert_true(fabs(v.worst_bad_rate - 0.015) < 1e-12);
+	/* the aggregate rule passes 1% overall even when a model is at 2% */
+	const uint64_t one_hot[3][2] = { { 10000, 200 }, { 10000, 50 }, { 10000, 50 } };
+	judge3(&e, one_hot, &v);
+	assert_false(v.ok);
+	assert_int_equal(v.worst, 0);
+	flag(&e, "criterion", "aggregate");
+	judge3(&e, one_hot, &v);
+	assert_true(v.ok);
+	flag(&e, "criterion", "per-model");
+	/* a model with no measured request passes and is counted as few; none at all fails the run */
+	const uint64_t silent[3][2] = { { 10000, 10 }, { 0, 0 }, { 10000, 20 } };
+	judge3(&e, silent, &v);
+	assert_true(v.ok);
+	assert_int_equal(v.few, 1);
+	assert_int_equal(v.worst, 2);
+	const uint64_t none[3][2] = { { 0, 0 }, { 0, 0 }, { 0, 0 } };
+	judge3(&e, none, &v);
+	assert_false(v.ok);
+	assert_int_equal(v.worst, -1);
+	assert_int_equal(v.few, 3);
+	/* a run stopped early fails whatever its counts */
+	struct sym_run_result r;
+	struct sym_model_result ms[3];
+	const uint64_t clean[3][2] = { { 1000, 0 }, { 1000, 0 }, { 1000, 0 } };
+	fake_result(&r, ms, clean);
+	sym_judge(&e, &r, &v);
+	assert_true(v.ok);
+	r.stopped_early = true;
+	sym_judge(&e, &r, &v);
+	assert_false(v.ok);
+	sym_experiment_finish(&e);
+}
+
+static void test_mean_ci95(void **state)
+{
+	(void)state;
+	double mean, lo, hi;
+	const double x[] = { 1, 2, 3, 4, 5 };
+	assert_true(sym_mean_ci95(x, 5, &mean, &lo, &hi));
+	/* t(0.975, 4) = 2.7764451, s = sqrt(2.5): half-width 2.7764451 * sqrt(2.5) / sqrt(5) */
+	assert_true(fabs(mean - 3) < 1e-12);
+	assert_true(fabs((hi - lo) / 2 - 2.7764451052 * sqrt(0.5)) < 1e-8);
+	assert_true(fabs((hi + lo) / 2 - 3) < 1e-12);
+	const double y[] = { 10, 12 };
+	assert_true(sym_mean_ci95(y, 2, &mean, &lo, &hi)); /* t(0.975, 1) = 12.7062047 */
+	assert_true(fabs(hi - (11 + 12.7062047362)) < 1e-8 && fabs(lo - (11 - 12.7062047362)) < 1e-8);
+	assert_false(sym_mean_ci95(y, 1, &mean, &lo, &hi)); /* one seed: no interval */
+	assert_true(mean == 10 && lo == 10 && hi == 10);
+	const double z[] = { 7, 7, 7 };
+	assert_true(sym_mean_ci95(z, 3, &mean, &lo, &hi));
+	assert_true(lo == 7 && hi == 7);
+}
+
+/* Four A100 models on 8 GPUs: the aggregate goodput leaves DenseNet121 above
+ * 1% bad; the per-model goodput is lower and every model passes. */
+static void four_models(struct sym_experiment *e, const char *criterion)
+{
+	sym_experiment_init(e);
+	flag(e, "models", "ResNet50,DenseNet121,EfficientNetB0,VGG16");
+	flag(e, "gpus", "8");
+	flag(e, "duration", "10");
+	flag(e, "warmup", "1");
+	flag(e, "criterion", criterion);
+	resolve(e);
+}
+
+static void test_stop_limits(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	four_models(&e, "per-model");
+	uint64_t total = 0, per[4] = { 0 };
+	/* 4000 r/s over the 9 s window: 36000 expected, 9000 per model */
+	sym_stop_limits(&e, 4000, &total, per);
+	assert_int_equal(total, 540 + 20 + 4);
+	for (int m = 0; m < 4; m++)
+		assert_int_equal(per[m], 135 + 20);
+	/* a model expecting fewer than 100 requests: 1.5 times an allowance of one, plus 20 */
+	sym_stop_limits(&e, 20, &total, per);
+	assert_int_equal(per[0], 21);
+	flag(&e, "criterion", "aggregate");
+	resolve(&e);
+	per[0] = 7;
+	sym_stop_limits(&e, 4000, &total, per);
+	assert_int_equal(total, 540 + 20);
+	assert_int_equal(per[0], 7); /* untouched */
+	/* the engine stops once one model reaches its limit, whatever the others do */
+	uint64_t lim[4] = { 0, 40, 0, 0 };
+	struct sym_run_opts o = { .rate = 40000, .stop_model_bad = lim };
+	struct sym_run_result r;
+	char err[512];
+	assert_int_equal(sym_sim_run(&e, &o, &r, err, sizeof(err)), 0);
+	assert_true(r.stopped_early);
+	uint64_t bad1 = r.models[1].late + r.models[1].dropped;
+	assert_true(bad1 >= 40 && bad1 < 40 + 64);
+	assert_true(r.total.offered < 40000 * 9 / 2);
+	sym_run_result_finish(&r);
+	/* without limits the same run goes to the end */
+	o.stop_model_bad = NULL;
+	assert_int_equal(sym_sim_run(&e, &o, &r, err, sizeof(err)), 0);
+	assert_false(r.stopped_early);
+	sym_run_result_finish(&r);
+	sym_experiment_finish(&e);
+}
+
+static void test_goodput_per_model(void **state)
+{
+	(void)state;
+	struct sym_experiment pm, ag;
+	four_models(&pm, "per-model");
+	four_models(&ag, "aggregate");
+	struct sym_goodput gp, ga;
+	char err[512];
+	assert_int_equal(sym_goodput_search(&pm, false, &gp, err, sizeof(err)), 0);
+	assert_int_equal(sym_goodput_search(&ag, false, &ga, err, sizeof(err)), 0);
+	assert_true(gp.have_run && ga.have_run);
+	assert_true(gp.goodput_rps > 0.8 * ga.goodput_rps && gp.goodput_rps < ga.goodput_rps);
+	struct sym_verdict v;
+	/* at the per-model goodput every model passes */
+	sym_judge(&pm, &gp.run, &v);
+	assert_true(v.ok);
+	assert_int_equal(v.failing, 0);
+	for (size_t m = 0; m < 4; m++)
+		assert_true(sym_bad_rate(&gp.run.models[m]) <= 0.01);
+	/* at the aggregate one the total passes but a model does not */
+	assert_true(sym_bad_rate(&ga.run.total) <= 0.01);
+	sym_judge(&pm, &ga.run, &v);
+	assert_false(v.ok);
+	assert_true(v.failing >= 1);
+	assert_true(v.worst_bad_rate > 0.01);
+	/* every failing per-model step failed a model, every ok step passed them all */
+	for (size_t i = 0; i < gp.nsteps; i++) {
+		if (gp.steps[i].ok)
+			assert_true(gp.steps[i].rate <= gp.goodput_rps + 1e-6 && gp.steps[i].worst_bad_rate <= 0.01);
+		else
+			assert_true(gp.steps[i].rate > gp.goodput_rps);
+	}
+	sym_goodput_finish(&gp);
+	sym_goodput_finish(&ga);
+	sym_experiment_finish(&pm);
+	sym_experiment_finish(&ag);
+}
+
+static void test_replications(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	sym_experiment_init(&e);
+	flag(&e, "profile", "1.053,5.072");
+	flag(&e, "slo", "25");
+	flag(&e, "gpus", "8");
+	flag(&e, "duration", "5");
+	flag(&e, "warmup", "1");
+	flag(&e, "seed", "4");
+	flag(&e, "seeds", "3");
+	resolve(&e);
+	char err[512];
+	struct sym_goodput_reps par, ser;
+	assert_int_equal(sym_goodput_replicate(&e, 3, false, &par, err, sizeof(err)), 0);
+	assert_int_equal(sym_goodput_replicate(&e, 1, false, &ser, err, sizeof(err)), 0);
+	assert_int_equal(par.n, 3);
+	assert_int_equal(par.seed, 4);
+	/* search i is the search of seed 4 + i alone, on any number of threads */
+	for (size_t i = 0; i < 3; i++) {
+		struct sym_experiment one = e;
+		one.seed = 4 + i;
+		struct sym_goodput g;
+		assert_int_equal(sym_goodput_search(&one, false, &g, err, sizeof(err)), 0);
+		assert_true(g.goodput_rps == par.by_seed[i].goodput_rps);
+		assert_true(g.goodput_rps == ser.by_seed[i].goodput_rps);
+		assert_int_equal(g.nsteps, par.by_seed[i].nsteps);
+		assert_true(par.by_seed[i].have_run == (i == 0)); /* only the first seed's run is kept */
+		sym_goodput_finish(&g);
+	}
+	double x[3] = { par.by_seed[0].goodput_rps, par.by_seed[1].goodput_rps, par.by_seed[2].goodput_rps };
+	assert_true(fabs(par.mean - (x[0] + x[1] + x[2]) / 3) < 1e-9);
+	assert_true(par.have_ci && par.ci_lo <= par.mean && par.mean <= par.ci_hi);
+	assert_true(par.ci_lo < par.ci_hi || (x[0] == x[1] && x[1] == x[2]));
+	assert_true(par.run_scale == par.by_seed[0].scale);
+	assert_false(par.by_seed[0].run.stopped_early);
+	assert_true(par.by_seed[0].run.rate == par.run_scale);
+	sym_goodput_reps_finish(&par);
+	sym_goodput_reps_finish(&ser);
+	sym_goodput_reps_finish(NULL);
+	/* one replication: no interval */
+	flag(&e, "seeds", "1");
+	assert_int_equal(sym_goodput_replicate(&e, 2, false, &par, err, sizeof(err)), 0);
+	assert_false(par.have_ci);
+	assert_true(par.mean == par.by_seed[0].goodput_rps);
+	sym_goodput_reps_finish(&par);
+	/* goodput 0 (the only kind is too slow for the SLO): the run is at the lowest rate tried */
+	flag(&e, "cluster", "gpu:2:x20");
+	resolve(&e);
+	assert_int_equal(sym_goodput_replicate(&e, 1, false, &par, err, sizeof(err)), 0);
+	assert_true(par.mean == 0);
+	assert_true(par.by_seed[0].have_run);
+	assert_true(par.run_scale > 0 && par.by_seed[0].run.rate == par.run_scale);
+	sym_goodput_reps_finish(&par);
+	sym_experiment_finish(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -582,6 +875,11 @@ int main(void)
 		cmocka_unit_test(test_segments_follow_schedule),
 		cmocka_unit_test(test_scale),
 		cmocka_unit_test(test_goodput_bracket),
+		cmocka_unit_test(test_criterion_rule),
+		cmocka_unit_test(test_mean_ci95),
+		cmocka_unit_test(test_stop_limits),
+		cmocka_unit_test(test_goodput_per_model),
+		cmocka_unit_test(test_replications),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,7 +6,12 @@
  *   - every malformed grid is refused with a message naming what is wrong;
  *   - shards I/N partition the manifest exactly, for N = 1..9 and from Slurm's
  *     environment; bad shard strings and environments are refused;
- *   - a point's line is identical run twice and carries no wall time;
+ *   - a point's line is identical run twice and carries no wall time; with
+ *     replications it carries the mean, interval and per-seed values, and
+ *     command-line keys (--seeds, --criterion) override the axes and change
+ *     the fingerprint;
+ *   - experiments are copied and resolved on several threads at once (plan's
+ *     replications);
  *   - merge refuses mixed versions, mixed grids, duplicate points, a changed
  *     grid and an incomplete line, and sorts by point.
  */
@@ -17,9 +22,12 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/goodput.h"
+#include "sim/plan.h"
 #include "sim/sweep.h"
 #include "testutil.h"
 
@@ -330,6 +338,196 @@ static void test_point_lines_deterministic(void **state)
 	sym_grid_finish(&g);
 }
 
+
+static double num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	if (!cJSON_IsNumber(v))
+		fail_msg("key '%s' is not a number", key);
+	return v->valuedouble;
+}
+
+/* Replicated points: goodput and sim lines with the mean, the interval and
+ * the per-seed values; the seeds are seed, seed+1, ... */
+static void test_point_replications(void **state)
+{
+	(void)state;
+	struct sym_grid g;
+	char err[512];
+	assert_int_equal(grid_from("{" SMALL_BASE ", \"axes\": {\"replications\": [1, 3]}}", &g, err, sizeof(err)), 0);
+	cJSON *one, *three;
+	assert_int_equal(sym_grid_run_point(&g, 0, false, &one, err, sizeof(err)), 0);
+	assert_int_equal(sym_grid_run_point(&g, 1, false, &three, err, sizeof(err)), 0);
+	assert_int_equal(num(one, "replications"), 1);
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(one, "goodput_ci95")));
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(one, "goodput_by_seed")), 1);
+	assert_int_equal(num(three, "replications"), 3);
+	const cJSON *by = cJSON_GetObjectItem(three, "goodput_by_seed");
+	assert_int_equal(cJSON_GetArraySize(by), 3);
+	double x[3], sum = 0;
+	for (int i = 0; i < 3; i++)
+		sum += x[i] = cJSON_GetArrayItem(by, i)->valuedouble;
+	/* the first seed's goodput is the one-seed point's; the mean is the mean */
+	assert_true(x[0] == num(one, "goodput_rps"));
+	assert_true(fabs(num(three, "goodput_rps") - sum / 3) < 1e-9);
+	const cJSON *ci = cJSON_GetObjectItem(three, "goodput_ci95");
+	assert_int_equal(cJSON_GetArraySize(ci), 2);
+	double lo = cJSON_GetArrayItem(ci, 0)->valuedouble, hi = cJSON_GetArrayItem(ci, 1)->valuedouble;
+	assert_true(lo <= num(three, "goodput_rps") && num(three, "goodput_rps") <= hi);
+	/* the config reruns the first seed's run: its rate is that seed's goodput */
+	assert_true(num(cJSON_GetObjectItem(three, "config"), "rate") == x[0]);
+	assert_int_equal(num(cJSON_GetObjectItem(three, "metrics_from"), "seed"), 1);
+	assert_true(cJSON_IsString(cJSON_GetObjectItem(three, "worst_model")));
+	assert_int_equal(num(cJSON_GetObjectItem(three, "config"), "replications"), 3);
+	/* seed 2 alone gives the second value */
+	struct sym_experiment e;
+	assert_int_equal(sym_grid_point_experiment(&g, 0, &e, err, sizeof(err)), 0);
+	e.seed = 2;
+	struct sym_goodput gp;
+	assert_int_equal(sym_goodput_search(&e, false, &gp, err, sizeof(err)), 0);
+	assert_true(gp.goodput_rps == x[1]);
+	sym_goodput_finish(&gp);
+	sym_experiment_finish(&e);
+	cJSON_Delete(one);
+	cJSON_Delete(three);
+	sym_grid_finish(&g);
+
+	/* sim points: the first seed's run and the bad and served rates over the seeds */
+	assert_int_equal(grid_from("{\"compute\": \"sim\", " SMALL_BASE ", \"axes\": {\"replications\": [2]}}", &g, err,
+				   sizeof(err)), 0);
+	cJSON *s;
+	assert_int_equal(sym_grid_run_point(&g, 0, false, &s, err, sizeof(err)), 0);
+	assert_int_equal(num(s, "replications"), 2);
+	const cJSON *bs = cJSON_GetObjectItem(s, "bad_rate_by_seed");
+	const cJSON *gs = cJSON_GetObjectItem(s, "goodput_served_rps_by_seed");
+	assert_int_equal(cJSON_GetArraySize(bs), 2);
+	assert_int_equal(cJSON_GetArraySize(gs), 2);
+	assert_true(cJSON_GetArrayItem(bs, 0)->valuedouble == num(s, "bad_rate"));
+	assert_true(cJSON_GetArrayItem(gs, 0)->valuedouble == num(s, "goodput_served_rps"));
+	assert_true(cJSON_GetArrayItem(gs, 0)->valuedouble != cJSON_GetArrayItem(gs, 1)->valuedouble);
+	assert_true(fabs(num(s, "goodput_served_rps_mean") - (cJSON_GetArrayItem(gs, 0)->valuedouble +
+							     cJSON_GetArrayItem(gs, 1)->valuedouble) / 2) < 1e-9);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(s, "bad_rate_ci95")), 2);
+	cJSON_Delete(s);
+	sym_grid_finish(&g);
+}
+
+/* sweep --seeds / --criterion: after the axes, and part of the fingerprint */
+static void test_grid_override(void **state)
+{
+	(void)state;
+	struct sym_grid g, h;
+	char err[512];
+	const char *text = "{" SMALL_BASE ", \"axes\": {\"replications\": [1, 2], \"criterion\": [\"aggregate\"]}}";
+	assert_int_equal(grid_from(text, &g, err, sizeof(err)), 0);
+	assert_int_equal(grid_from(text, &h, err, sizeof(err)), 0);
+	assert_string_equal(g.id, h.id);
+	assert_int_equal(sym_grid_override(&h, "replications", cJSON_CreateNumber(4)), 0);
+	assert_string_not_equal(g.id, h.id);
+	char id1[17];
+	snprintf(id1, sizeof(id1), "%s", h.id);
+	assert_int_equal(sym_grid_override(&h, "criterion", cJSON_CreateString("per-model")), 0);
+	assert_string_not_equal(id1, h.id);
+	/* setting a key again replaces it */
+	assert_int_equal(sym_grid_override(&h, "replications", cJSON_CreateNumber(5)), 0);
+	assert_int_equal(cJSON_GetArraySize(h.over), 2);
+	for (size_t p = 0; p < 2; p++) {
+		struct sym_experiment e;
+		assert_int_equal(sym_grid_point_experiment(&g, p, &e, err, sizeof(err)), 0);
+		assert_int_equal(e.replications, (int)p + 1);
+		assert_int_equal(e.criterion, SYM_CRITERION_AGGREGATE);
+		sym_experiment_finish(&e);
+		assert_int_equal(sym_grid_point_experiment(&h, p, &e, err, sizeof(err)), 0);
+		assert_int_equal(e.replications, 5);
+		assert_int_equal(e.criterion, SYM_CRITERION_PER_MODEL);
+		sym_experiment_finish(&e);
+	}
+	/* the keys stay the axes' values */
+	char *a = sym_grid_point_id(&g, 1), *b = sym_grid_point_id(&h, 1);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	sym_grid_finish(&g);
+	sym_grid_finish(&h);
+}
+
+/* Copies of one experiment resolved on several threads (plan's replications
+ * run one search per seed, each on its own copy); goodput's replications on
+ * threads, equal to one thread's. */
+struct copy_job {
+	const struct sym_experiment *e;
+	int nmodels[8];
+	int gpus[8];
+};
+
+static int copy_one(void *ctx, size_t i)
+{
+	struct copy_job *J = ctx;
+	struct sym_experiment c;
+	char err[512];
+	int rc = sym_experiment_copy(&c, J->e, err, sizeof(err));
+	if (!rc) {
+		c.gpus = 2 + (int)i;
+		rc = sym_experiment_resolve(&c, err, sizeof(err));
+	}
+	J->nmodels[i] = rc ? -1 : (int)c.nmodels;
+	J->gpus[i] = rc ? -1 : c.gpus;
+	sym_experiment_finish(&c);
+	return 0;
+}
+
+static void test_copies_on_threads(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	char err[512];
+	assert_int_equal(sym_experiment_init(&e), 0);
+	assert_int_equal(sym_experiment_resolve(&e, err, sizeof(err)), 0); /* the whole a100 zoo */
+	struct copy_job J = { .e = &e };
+	assert_int_equal(sym_parallel_for(8, 4, copy_one, &J), 0);
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(J.nmodels[i], 37);
+		assert_int_equal(J.gpus[i], 2 + i);
+	}
+	assert_int_equal(e.gpus, 8);
+	/* plan's replications: one search per seed, in parallel, equal to each seed's own search */
+	sym_experiment_finish(&e);
+	assert_int_equal(sym_experiment_init(&e), 0);
+	assert_int_equal(sym_experiment_apply_flag(&e, "profile", "1.053,5.072", err, sizeof(err)), 0);
+	assert_int_equal(sym_experiment_apply_flag(&e, "slo", "25", err, sizeof(err)), 0);
+	assert_int_equal(sym_experiment_apply_flag(&e, "duration", "3", err, sizeof(err)), 0);
+	assert_int_equal(sym_experiment_apply_flag(&e, "warmup", "1", err, sizeof(err)), 0);
+	assert_int_equal(sym_experiment_apply_flag(&e, "seeds", "3", err, sizeof(err)), 0);
+	assert_int_equal(sym_experiment_resolve(&e, err, sizeof(err)), 0);
+	struct sym_plan_result by[3];
+	assert_int_equal(sym_plan_replicate(&e, 10000, 64, 3, false, by, err, sizeof(err)), 0);
+	assert_int_equal(e.gpus, 8);
+	for (int i = 0; i < 3; i++) {
+		struct sym_experiment c;
+		struct sym_plan_result one;
+		assert_int_equal(sym_experiment_copy(&c, &e, err, sizeof(err)), 0);
+		c.seed = 1 + (uint64_t)i;
+		assert_int_equal(sym_plan_search(&c, 10000, 64, false, &one, err, sizeof(err)), 0);
+		assert_int_equal(one.gpus, by[i].gpus);
+		assert_int_equal(one.steps, by[i].steps);
+		assert_true(one.gpus >= 13 && one.gpus <= 18); /* staggered bound: 14 */
+		assert_int_equal(one.worst, 0);
+		sym_experiment_finish(&c);
+	}
+	/* goodput's replications: the searches share the experiment, read-only, on 3 threads */
+	struct sym_goodput_reps par, ser;
+	assert_int_equal(sym_goodput_replicate(&e, 3, false, &par, err, sizeof(err)), 0);
+	assert_int_equal(sym_goodput_replicate(&e, 1, false, &ser, err, sizeof(err)), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_true(par.by_seed[i].goodput_rps == ser.by_seed[i].goodput_rps);
+		assert_int_equal(par.by_seed[i].nsteps, ser.by_seed[i].nsteps);
+	}
+	assert_int_equal(par.by_seed[0].run.total.offered, ser.by_seed[0].run.total.offered);
+	sym_goodput_reps_finish(&par);
+	sym_goodput_reps_finish(&ser);
+	sym_experiment_finish(&e);
+}
+
 /* ---- merge ---- */
 
 static char dir[256];
@@ -450,6 +648,9 @@ int main(void)
 		cmocka_unit_test(test_bad_grids),
 		cmocka_unit_test(test_shards_partition),
 		cmocka_unit_test(test_point_lines_deterministic),
+		cmocka_unit_test(test_point_replications),
+		cmocka_unit_test(test_grid_override),
+		cmocka_unit_test(test_copies_on_threads),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_parallel_for),
 	};
