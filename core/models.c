@@ -30,6 +30,8 @@ int sym_models_init(struct sym_models *ms, struct sym_shard *shards, int n, int 
 		sym_models_finish(ms);
 		return -ENOMEM;
 	}
+	for (int i = 0; i < (n ? n : 1) * nkinds; i++)
+		ms->stand[i].cand_now = -1; /* nothing remembered */
 	return 0;
 }
 
@@ -89,11 +91,20 @@ static bool better(const struct sym_shard *s, const struct sym_cand *a, int ka, 
 }
 
 /* One kind (the common case): the candidate, READY or UNREADY, the timer. */
+static void remember(struct sym_models *ms, int li, int k, const struct sym_cand *cd, sym_time now)
+{
+	struct sym_mstand *x = &ms->stand[li * ms->nkinds + k];
+	x->cand = *cd;
+	x->cand_now = now;
+	x->cand_version = ms->shards[li].version;
+}
+
 static void update1(struct sym_models *ms, int li, sym_time now)
 {
 	struct sym_shard *s = &ms->shards[li];
 	struct sym_cand cd;
 	sym_shard_candidate(s, now, &ms->policy, ms->out.drop, ms->out.ctx, &cd);
+	remember(ms, li, 0, &cd, now);
 	if (!cd.size) {
 		unready(ms, li, 0);
 		sym_iheap_remove(ms->timers, li);
@@ -122,6 +133,7 @@ static void update(struct sym_models *ms, int li, sym_time now)
 		cd[k] = (struct sym_cand){ 0, SYM_TIME_NEVER, SYM_TIME_NEVER, SYM_TIME_NEVER };
 		if (any)
 			sym_shard_cand_kind(s, now, &ms->policy, k, &cd[k]);
+		remember(ms, li, k, &cd[k], now);
 		if (!cd[k].size || cd[k].exec > now) {
 			unready(ms, li, k);
 			if (cd[k].size && cd[k].exec < wake)
@@ -172,7 +184,9 @@ void sym_models_grant(struct sym_models *ms, const struct sym_xmsg *m, sym_time 
 		x->ready = false;
 	struct sym_shard *s = &ms->shards[li];
 	struct sym_cand cd = { 0, SYM_TIME_NEVER, SYM_TIME_NEVER, SYM_TIME_NEVER };
-	if (sym_shard_gather(s, now, ms->out.drop, ms->out.ctx))
+	if (x->cand_now == now && x->cand_version == s->version)
+		cd = x->cand; /* computed at this moment, on this queue: the same */
+	else if (sym_shard_gather(s, now, ms->out.drop, ms->out.ctx))
 		sym_shard_cand_kind(s, now, &ms->policy, k, &cd);
 	sym_time start = now + delay_of(s, cd.size);
 	if (cd.size && cd.exec <= now && (m->t1 <= now || m->t1 < start)) {

@@ -69,6 +69,11 @@ struct sym_mstand {
 	bool ready;        /* the ranker holds (or will hold) a READY of ours */
 	sym_time latest;   /* of that READY */
 	sym_time delay;    /* of that READY */
+	/* the candidate last computed (a grant at the same moment, with the
+	 * shard unchanged, reuses it) */
+	struct sym_cand cand;
+	sym_time cand_now;
+	uint32_t cand_version;
 };
 
 struct sym_models {

@@ -5,6 +5,34 @@
 
 #include "core/error.h"
 
+static inline void idle_set(struct sym_ranker *r, int g)
+{
+	uint64_t bit = (uint64_t)1 << (g & 63);
+	if (!(r->idle[g >> 6] & bit)) {
+		r->idle[g >> 6] |= bit;
+		r->nidle++;
+	}
+}
+
+static inline void idle_clear(struct sym_ranker *r, int g)
+{
+	uint64_t bit = (uint64_t)1 << (g & 63);
+	if (r->idle[g >> 6] & bit) {
+		r->idle[g >> 6] &= ~bit;
+		r->nidle--;
+	}
+}
+
+/* The lowest idle GPU, or -1. */
+static inline int idle_lowest(const struct sym_ranker *r)
+{
+	if (!r->nidle)
+		return -1;
+	for (int w = 0;; w++)
+		if (r->idle[w])
+			return w * 64 + __builtin_ctzll(r->idle[w]);
+}
+
 int sym_ranker_init(struct sym_ranker *r, int kind, int ngpus, const int *gpu_kind, int nmodels, bool send_ahead,
 		    sym_xsend_fn send, void *ctx)
 {
@@ -17,9 +45,9 @@ int sym_ranker_init(struct sym_ranker *r, int kind, int ngpus, const int *gpu_ki
 	r->send_ahead = send_ahead;
 	r->send = send;
 	r->ctx = ctx;
-	int err = sym_iheap_init(&r->idle, ngpus);
-	if (!err)
-		err = sym_iheap_init(&r->pend, ngpus);
+	r->idle_words = (ngpus + 63) / 64;
+	r->idle = calloc((size_t)r->idle_words, sizeof(*r->idle));
+	int err = r->idle ? sym_iheap_init(&r->pend, ngpus) : -ENOMEM;
 	if (!err)
 		err = sym_iheap_init(&r->ready, nmodels);
 	r->delay = calloc((size_t)nmodels, sizeof(*r->delay));
@@ -36,7 +64,7 @@ int sym_ranker_init(struct sym_ranker *r, int kind, int ngpus, const int *gpu_ki
 			r->g[g].off = true; /* not ours: never placed */
 			continue;
 		}
-		sym_iheap_set(&r->idle, g, g);
+		idle_set(r, g);
 	}
 	return 0;
 }
@@ -45,7 +73,8 @@ void sym_ranker_finish(struct sym_ranker *r)
 {
 	if (!r)
 		return;
-	sym_iheap_finish(&r->idle);
+	free(r->idle);
+	r->idle = NULL;
 	sym_iheap_finish(&r->pend);
 	sym_iheap_finish(&r->ready);
 	free(r->delay);
@@ -67,9 +96,9 @@ static void place(struct sym_ranker *r, int g)
 		pend = x->nout == 1 && r->send_ahead;
 	}
 	if (idle)
-		sym_iheap_set(&r->idle, g, g);
+		idle_set(r, g);
 	else
-		sym_iheap_remove(&r->idle, g);
+		idle_clear(r, g);
 	if (pend)
 		sym_iheap_set(&r->pend, g, x->free_at);
 	else
@@ -167,7 +196,7 @@ static void grant(struct sym_ranker *r, int m, int g, sym_time now)
 {
 	struct sym_ranker_gpu *x = &r->g[g];
 	sym_iheap_remove(&r->ready, m);
-	sym_iheap_remove(&r->idle, g);
+	idle_clear(r, g);
 	sym_iheap_remove(&r->pend, g);
 	x->granted = true;
 	struct sym_xmsg msg = { .type = SYM_X_GRANT, .model = m, .gpu = g, .kind = r->kind, .seq = r->seq[m],
@@ -179,7 +208,7 @@ void sym_ranker_match(struct sym_ranker *r, sym_time now)
 {
 	while (!sym_iheap_empty(&r->ready)) {
 		int m = sym_iheap_top(&r->ready);
-		int gi = sym_iheap_top(&r->idle);
+		int gi = idle_lowest(r);
 		int gp = sym_iheap_top(&r->pend);
 		if (gp >= 0 && !(r->g[gp].free_at < now + r->delay[m]))
 			gp = -1;
@@ -193,7 +222,7 @@ void sym_ranker_match(struct sym_ranker *r, sym_time now)
 
 sym_time sym_ranker_next_wakeup(const struct sym_ranker *r)
 {
-	if (sym_iheap_empty(&r->ready) || !sym_iheap_empty(&r->idle) || sym_iheap_empty(&r->pend))
+	if (sym_iheap_empty(&r->ready) || r->nidle || sym_iheap_empty(&r->pend))
 		return SYM_TIME_NEVER;
 	int m = sym_iheap_top(&r->ready);
 	return sym_iheap_top_key(&r->pend) - r->delay[m] + 1;

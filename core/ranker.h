@@ -40,7 +40,8 @@
  * crossed an offline comes back "lost" (its batch, if any, is the driver's
  * to drop: the GRANT carried the GPU's epoch).
  *
- * All operations are O(log G + log M). Not thread-safe: one thread runs a
+ * All operations are O(log G + log M), but finding the lowest idle GPU,
+ * a scan of a bitmap (G/64 words at most, in practice the first few). Not thread-safe: one thread runs a
  * ranker.
  */
 #ifndef SYM_RANKER_H
@@ -91,7 +92,8 @@ struct sym_ranker {
 	int kind;
 	int ngpus, nmodels;
 	bool send_ahead;
-	struct sym_iheap idle;  /* key: GPU id */
+	uint64_t *idle;         /* bit g: GPU g is idle (the lowest set bit is the lowest idle id) */
+	int idle_words, nidle;
 	struct sym_iheap pend;  /* send-ahead: running one batch, none planned; key: free_at */
 	struct sym_iheap ready; /* id: model, key: latest */
 	sym_time *delay;        /* per model: ctrl + data*size of its ready candidate */
@@ -128,6 +130,6 @@ void sym_ranker_match(struct sym_ranker *r, sym_time now);
 sym_time sym_ranker_next_wakeup(const struct sym_ranker *r);
 
 /* GPUs of the kind that are idle and online. */
-static inline int sym_ranker_idle_count(const struct sym_ranker *r) { return r->idle.size; }
+static inline int sym_ranker_idle_count(const struct sym_ranker *r) { return r->nidle; }
 
 #endif

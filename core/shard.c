@@ -182,6 +182,7 @@ int sym_shard_push(struct sym_shard *s, struct sym_request *r, sym_time now)
 	int err = sym_queue_push(&s->queue, r);
 	if (err)
 		return err;
+	s->version++;
 	/* Gap variability (EWMA of the gap and its square). */
 	if (s->last_arrival >= 0) {
 		double g = (double)(now - s->last_arrival);
@@ -233,6 +234,7 @@ size_t sym_shard_gather(struct sym_shard *s, sym_time now, sym_drop_fn drop, voi
 		}
 		struct sym_request *r = sym_queue_pop(q);
 		s->dropped_since_batch++;
+		s->version++;
 		drop(ctx, r, why, now);
 	}
 }
@@ -298,4 +300,5 @@ void sym_shard_take(struct sym_shard *s, int n, struct sym_request **out)
 {
 	sym_queue_pop_n(&s->queue, (size_t)n, out);
 	s->dropped_since_batch = 0;
+	s->version++;
 }

@@ -127,6 +127,7 @@ struct sym_shard {
 	sym_time win_start;
 	uint32_t win_count;
 	uint32_t dropped_since_batch;
+	uint32_t version;        /* changes whenever the queue or the rate estimate does */
 };
 
 /* Rate-estimate window and smoothing (auto early-drop target). */
