@@ -41,6 +41,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "core/build.h"
 #include "core/core.h"
 #include "core/hist.h"
 #include "core/iheap.h"
@@ -666,6 +667,7 @@ static cJSON *result_json(const struct opts *o, const struct result *r)
 	cJSON_AddNumberToObject(j, "max_drop", o->max_drop);
 	cJSON_AddNumberToObject(j, "seed", (double)o->seed);
 	cJSON_AddStringToObject(j, "version", SYM_VERSION);
+	cJSON_AddStringToObject(j, "commit", sym_build_commit());
 	return j;
 }
 

@@ -27,6 +27,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "core/build.h"
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
 #include "runtime/http.h"
@@ -632,6 +633,7 @@ static void on_http(void *ctx, struct sym_http_req *r)
 		} else {
 			cJSON_AddStringToObject(o, "name", "symphony");
 			cJSON_AddStringToObject(o, "version", SYM_VERSION);
+			cJSON_AddStringToObject(o, "commit", sym_build_commit());
 			cJSON *ex = cJSON_AddArrayToObject(o, "extensions");
 			cJSON_AddItemToArray(ex, cJSON_CreateString("binary_tensor_data"));
 		}

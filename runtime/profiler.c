@@ -16,6 +16,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
+#include "core/build.h"
 #include "core/policy.h"
 #include "profiles/zoo.h"
 #include "runtime/cluster.h"
@@ -548,6 +549,7 @@ static cJSON *record_json(const struct record *r)
 		snprintf(dev, sizeof(dev), "%s (no device)", c->executor);
 	cJSON_AddStringToObject(j, "program", "symphony");
 	cJSON_AddStringToObject(j, "version", SYM_VERSION);
+	cJSON_AddStringToObject(j, "commit", sym_build_commit());
 	cJSON_AddStringToObject(j, "command", "profile");
 	cJSON_AddStringToObject(j, "date", r->date);
 	cJSON_AddStringToObject(j, "model", r->linear.name);

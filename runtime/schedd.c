@@ -28,6 +28,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "core/build.h"
 #include "core/autoscale.h"
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
@@ -713,6 +714,7 @@ static int write_stats(struct schedd *s, const char *path)
 	char buf[128];
 	cJSON_AddStringToObject(o, "program", "symphony");
 	cJSON_AddStringToObject(o, "version", SYM_VERSION);
+	cJSON_AddStringToObject(o, "commit", sym_build_commit());
 	cJSON_AddStringToObject(o, "command", "schedd");
 	cJSON_AddNumberToObject(o, "seed", (double)s->c->exp.seed);
 	cJSON_AddStringToObject(o, "policy", sym_policy_format(&s->c->exp.policy, buf, sizeof(buf)));

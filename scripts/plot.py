@@ -457,12 +457,25 @@ def plot_timeout(name, out):
                        "ratio_to_symphony", "batch_p50", "bad_rate", "point", "version", "seed"], rows, fig, table)
 
 
+def workload_of(k):
+    """(model set, number of models) of a grid key: a "@workload" label "NAME xN", or the
+    older "@model" and "num_models" axes."""
+    if "@workload" in k:
+        m = re.fullmatch(r"(.*) x(\d+)", label_of(k["@workload"]))
+        if not m:
+            die("a @workload label must read 'NAME xN', got %r" % label_of(k["@workload"]))
+        return m.group(1), int(m.group(2))
+    return label_of(k["@model"]), k["num_models"]
+
+
 def grid_record(d):
     """The slim record of a synthetic-grid line (the file is large)."""
     k = d["key"]
     return {"point": d["point"], "policy": d["policy"], "goodput_rps": d["goodput_rps"],
             "version": d.get("version"), "seed": d.get("seed"),
-            "pair": (label_of(k["@model"]), k["num_models"], k["gpus_per_model"], k["slo_ms"], k["arrival"])}
+            "ci95": d.get("goodput_ci95"), "by_seed": d.get("goodput_by_seed"),
+            "worst_model": d.get("worst_model"), "worst_bad": d.get("worst_model_bad_rate"),
+            "pair": workload_of(k) + (k["gpus_per_model"], k["slo_ms"], k["arrival"])}
 
 
 def gamma_shape(arrival):

@@ -116,6 +116,21 @@ static int set_slo(struct sym_experiment *e, const cJSON *v, const char *where, 
 	return get_num(v, where, 0, true, INFINITY, &e->slo_ms, err, errlen);
 }
 
+static int set_slo_mode(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	const char *s;
+	if (get_str(v, where, "all or at-least", &s, err, errlen))
+		return -EINVAL;
+	if (!strcmp(s, "all"))
+		e->slo_at_least = false;
+	else if (!strcmp(s, "at-least"))
+		e->slo_at_least = true;
+	else
+		return ERR("%s: expected all (slo_ms is every model's SLO) or at-least (each model's SLO is the larger of "
+			   "slo_ms and its own), got '%s'", where, s);
+	return 0;
+}
+
 static int set_gpus(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
 	double d;
@@ -517,6 +532,7 @@ static const struct key keys[] = {
 	{ "models", "models", "NAME,...|all", "models to serve (default all)", set_models, false },
 	{ NULL, "profile", "ALPHA_MS,BETA_MS", "one inline linear model l(b) = alpha*b + beta, named 'model'", NULL, false },
 	{ "slo_ms", "slo", "MS", "latency SLO for every model (default: each model's own)", set_slo, false },
+	{ "slo_mode", "slo-mode", "all|at-least", "how slo_ms applies: to every model (all, the default), or as a floor under each model's own SLO (at-least: a model whose own SLO is longer keeps it)", set_slo_mode, true },
 	{ "gpus", "gpus", "N", "number of GPUs (default 8)", set_gpus, false },
 	{ "num_models", "num-models", "N", "serve exactly N models: the first N of the list, or the list repeated (copies named NAME#2, NAME#3, ...)", set_num_models, false },
 	{ "gpus_per_model", "gpus-per-model", "G", "GPUs = round(G * number of models), replacing --gpus (0: unset)", set_gpus_per_model, false },
@@ -1028,6 +1044,8 @@ static int resolve(struct sym_experiment *e, char *err, size_t errlen)
 	for (size_t i = 0; i < n; i++) {
 		struct sym_model_spec *s = &e->models[i];
 		double slo = e->slo_ms > 0 ? e->slo_ms : s->slo_ms;
+		if (e->slo_ms > 0 && e->slo_at_least && s->slo_ms > slo)
+			slo = s->slo_ms;
 		if (slo <= 0) {
 			rc = ERR("model '%s' has no SLO: give one with --slo MS (or \"slo_ms\")", s->name);
 			goto fail;
@@ -1146,6 +1164,8 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 	}
 	if (e->slo_ms > 0)
 		cJSON_AddNumberToObject(o, "slo_ms", e->slo_ms);
+	if (e->slo_at_least)
+		cJSON_AddStringToObject(o, "slo_mode", "at-least");
 	cJSON_AddNumberToObject(o, "gpus", e->gpus);
 	if (e->num_models > 0)
 		cJSON_AddNumberToObject(o, "num_models", e->num_models);

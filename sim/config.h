@@ -48,6 +48,7 @@ struct sym_experiment {
 	char zoo[512];
 	cJSON *models_json;     /* "all", or an array of names and model objects */
 	double slo_ms;          /* 0: each model's own SLO */
+	bool slo_at_least;      /* slo_mode at-least: a model's SLO is max(slo_ms, its own) */
 	int gpus;               /* total devices (the sum of the groups when a cluster is given) */
 	int num_models;         /* > 0: cycle the model list to exactly this many models (copies NAME#2, ...) */
 	double gpus_per_model;  /* > 0: gpus = round(gpus_per_model * number of models) at resolve */

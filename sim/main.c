@@ -13,6 +13,7 @@
 
 #include <gsl/gsl_errno.h>
 
+#include "core/build.h"
 #include "core/error.h"
 #include "profiles/zoo.h"
 #include "runtime/profiler.h"
@@ -628,6 +629,7 @@ static int cmd_plan(int argc, char **argv)
 	cJSON *doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "program", "symphony");
 	cJSON_AddStringToObject(doc, "version", SYM_VERSION);
+	cJSON_AddStringToObject(doc, "commit", sym_build_commit());
 	cJSON_AddStringToObject(doc, "command", "plan");
 	cJSON_AddNumberToObject(doc, "seed", (double)e.seed);
 	cJSON_AddNumberToObject(doc, "replications", e.replications);
@@ -1038,6 +1040,7 @@ static int cmd_loadcurve(int argc, char **argv)
 	cJSON *doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "program", "symphony");
 	cJSON_AddStringToObject(doc, "version", SYM_VERSION);
+	cJSON_AddStringToObject(doc, "commit", sym_build_commit());
 	cJSON_AddStringToObject(doc, "command", "loadcurve");
 	cJSON_AddNumberToObject(doc, "seed", (double)e.seed);
 	cJSON_AddNumberToObject(doc, "replications", (double)nrep);

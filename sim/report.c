@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/build.h"
 #include "core/autoscale.h"
 #include "core/error.h"
 #include "sym_version.h"
@@ -96,6 +97,7 @@ cJSON *sym_result_json(const char *command, const struct sym_experiment *e, cons
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "program", "symphony");
 	cJSON_AddStringToObject(o, "version", SYM_VERSION);
+	cJSON_AddStringToObject(o, "commit", sym_build_commit());
 	cJSON_AddStringToObject(o, "command", command);
 	cJSON_AddNumberToObject(o, "seed", (double)e->seed);
 	cJSON_AddNumberToObject(o, "replications", 1);

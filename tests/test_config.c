@@ -811,6 +811,49 @@ static void test_resolve_needs_an_slo(void **state)
 	sym_experiment_finish(&e);
 }
 
+/* slo_mode at-least: the grid's SLO is a floor under each model's own; the
+ * echo reruns the same SLOs; a bad mode is refused naming it; send_ahead
+ * parses booleans and refuses anything else. */
+static void test_slo_mode_and_send_ahead(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	flag_ok(&e, "zoo", "gtx1080ti");
+	flag_ok(&e, "models", "NASNetMobile,MobileNetV3Small,BERT");
+	flag_ok(&e, "slo", "25");
+	resolve_ok(&e);
+	assert_near(e.model_slo_ms[model_index(&e, "NASNetMobile")], 25, 0, "all: the grid's SLO");
+	flag_ok(&e, "slo-mode", "at-least");
+	resolve_ok(&e);
+	assert_near(e.model_slo_ms[model_index(&e, "NASNetMobile")], 33, 0, "its own, longer");
+	assert_near(e.model_slo_ms[model_index(&e, "MobileNetV3Small")], 25, 0, "the floor");
+	assert_near(e.model_slo_ms[model_index(&e, "BERT")], 56, 0, "its own, longer");
+	cJSON *o = sym_experiment_to_json(&e);
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(o, "slo_mode")->valuestring, "at-least");
+	struct sym_experiment f;
+	init(&f);
+	char err[512] = "";
+	assert_int_equal(sym_experiment_apply_json(&f, o, "echo", err, sizeof(err)), 0);
+	resolve_ok(&f);
+	for (size_t m = 0; m < e.nmodels; m++)
+		assert_near(f.model_slo_ms[m], e.model_slo_ms[m], 0, "echo");
+	cJSON_Delete(o);
+	sym_experiment_finish(&f);
+	assert_int_not_equal(sym_experiment_apply_flag(&e, "slo-mode", "some", err, sizeof(err)), 0);
+	assert_contains(err, "--slo-mode");
+	assert_contains(err, "at-least");
+	flag_ok(&e, "send-ahead", "false");
+	assert_false(e.send_ahead);
+	flag_ok(&e, "send-ahead", "1");
+	assert_true(e.send_ahead);
+	apply_ok(&e, "{\"send_ahead\": false}");
+	assert_false(e.send_ahead);
+	assert_int_not_equal(apply_text(&e, "{\"send_ahead\": \"yes\"}", "t.json", err, sizeof(err)), 0);
+	assert_contains(err, "send_ahead");
+	sym_experiment_finish(&e);
+}
+
 static void test_resolve_network_delays(void **state)
 {
 	(void)state;
@@ -1656,6 +1699,7 @@ int main(void)
 		cmocka_unit_test(test_resolve_slo_too_short),
 		cmocka_unit_test(test_resolve_needs_an_slo),
 		cmocka_unit_test(test_resolve_network_delays),
+		cmocka_unit_test(test_slo_mode_and_send_ahead),
 		cmocka_unit_test(test_resolve_warmup_vs_duration),
 		cmocka_unit_test(test_resolve_zipf_shares),
 		cmocka_unit_test(test_resolve_rate_csv),
