@@ -1183,7 +1183,7 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h"))
 		return help(argc > 2 ? argv[2] : NULL);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-		printf("symphony %s\n", SYM_VERSION);
+		printf("symphony %s (commit %s)\n", SYM_VERSION, sym_build_commit());
 		return 0;
 	}
 	if (sym_rt_is_command(cmd))
