@@ -78,9 +78,34 @@ static struct event ev_pop(struct evheap *h)
 	return top;
 }
 
+/* Replaces the top event by a new one (the arrival that follows the one
+ * just handled): one sift down instead of a pop and a push. The new event
+ * takes its sequence number now, as a push would. */
+static void ev_replace_top(struct evheap *h, sym_time t, int kind, int idx)
+{
+	struct event e = { t, h->seq++, kind, idx };
+	size_t n = h->n, i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && ev_less(&h->a[c + 1], &h->a[c]))
+			c++;
+		if (!ev_less(&h->a[c], &e))
+			break;
+		h->a[i] = h->a[c];
+		i = c;
+	}
+	h->a[i] = e;
+}
+
 /* ---- simulation state ---- */
 
-enum { REQ_WARMUP = 1, REQ_COUNTED = 2 };
+/* A request's state: flags in the low bits, then the timeline interval of
+ * its arrival (kept at arrival, so that its outcome needs no division), or
+ * REQ_IV_FAR when it does not fit (a run with over 2^29 intervals). */
+enum { REQ_WARMUP = 1, REQ_COUNTED = 2, REQ_IV_SHIFT = 2 };
+#define REQ_IV_FAR ((1u << 29) - 1)
 
 /* A batch sent to a GPU: what the simulated worker knows of it. */
 struct batch {
@@ -131,6 +156,8 @@ struct sim {
 	FILE *trace;
 	sym_time warmup, end;
 	sym_time interval; /* timeline interval */
+	size_t arr_iv;     /* the interval of the latest arrival */
+	sym_time arr_iv_end; /* and its end */
 	/* request pool: chunks plus a free list threaded through `id` slots */
 	struct pool_chunk *chunks;
 	struct sym_request **free_list;
@@ -177,7 +204,9 @@ static inline size_t interval_of(const struct sim *s, sym_time t)
 
 static void timeline_outcome(struct sim *s, const struct sym_request *r, bool good)
 {
-	size_t sec = interval_of(s, r->arrival);
+	size_t sec = (uint32_t)r->state >> REQ_IV_SHIFT;
+	if (sec == REQ_IV_FAR)
+		sec = interval_of(s, r->arrival);
 	if (sec < s->res->nintervals) {
 		if (good)
 			s->res->timeline[sec].good++;
@@ -518,6 +547,7 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 	s.interval = sym_s(e->interval_s);
 	if (s.interval < 1)
 		s.interval = 1;
+	s.arr_iv_end = s.interval;
 	res->rate = opts->rate;
 	res->window_s = sym_to_s(s.end - s.warmup);
 	int rc = sym_run_result_alloc(res, e, s.end, s.interval);
@@ -580,7 +610,9 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 		if (t_core < t_ev) {
 			sym_core_advance(s.core, t_core);
 		} else {
-			struct event ev = ev_pop(&s.ev);
+			/* An arrival stays at the top while it is handled (whatever it
+			 * pushes comes after it) and is then replaced by the next. */
+			struct event ev = s.ev.a[0].kind == EV_ARRIVAL ? s.ev.a[0] : ev_pop(&s.ev);
 			if (ev.kind == EV_FINISH) {
 				if (ev.seq == s.gpus[ev.idx].finish_seq) /* else cancelled */
 					on_finish(&s, ev.idx, ev.t);
@@ -595,13 +627,19 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 				struct sym_request *r = req_alloc(&s);
 				if (!r)
 					break;
+				/* arrivals come in time order: the interval moves forward */
+				while (ev.t >= s.arr_iv_end) {
+					s.arr_iv++;
+					s.arr_iv_end += s.interval;
+				}
+				size_t iv = s.arr_iv;
 				*r = (struct sym_request){ .id = s.next_id++, .arrival = ev.t,
 							   .deadline = ev.t + s.slo[m], .model = m };
+				r->state = (int32_t)((iv < REQ_IV_FAR ? (uint32_t)iv : REQ_IV_FAR) << REQ_IV_SHIFT);
 				if (ev.t >= s.warmup) {
-					r->state = REQ_COUNTED;
+					r->state |= REQ_COUNTED;
 					res->models[m].offered++;
 				}
-				size_t iv = interval_of(&s, ev.t);
 				if (iv < res->nintervals) {
 					res->timeline[iv].offered++;
 					if (res->model_timeline)
@@ -611,8 +649,10 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 				if ((rc = sym_core_arrive(s.core, r, ev.t)))
 					goto out;
 				sym_time t = sym_arrivals_next(&s.arr[m]);
-				if (t < s.end && (rc = ev_push(&s.ev, t, EV_ARRIVAL, m)))
-					goto out;
+				if (t < s.end)
+					ev_replace_top(&s.ev, t, EV_ARRIVAL, m);
+				else
+					ev_pop(&s.ev);
 			}
 		}
 		if (s.err) {
