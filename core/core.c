@@ -43,7 +43,9 @@ static int xq_push(struct sym_core *c, int dest, const struct sym_xmsg *m)
 		c->xq_head = 0;
 		c->xq_cap = cap;
 	}
-	size_t j = (c->xq_head + c->xq_len) % c->xq_cap;
+	size_t j = c->xq_head + c->xq_len;
+	if (j >= c->xq_cap)
+		j -= c->xq_cap;
 	c->xq[j] = *m;
 	c->xq_dest[j] = dest;
 	c->xq_len++;

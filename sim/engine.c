@@ -197,6 +197,12 @@ static void req_free(struct sim *s, struct sym_request *r)
 	s->free_list[s->nfree++] = r;
 }
 
+/* i (< 2 * qcap) wrapped into a GPU's ring of qcap slots. */
+static inline int ring_at(const struct sim *s, int i)
+{
+	return i >= s->qcap ? i - s->qcap : i;
+}
+
 static inline size_t interval_of(const struct sim *s, sym_time t)
 {
 	return (size_t)(t / s->interval);
@@ -305,7 +311,7 @@ static void on_dispatch(void *ctx, const struct sym_dispatch *d)
 		s->err = -EPROTO; /* more outstanding than the core allows: a core bug */
 		return;
 	}
-	struct batch *b = &g->q[(g->qh + g->qn) % s->qcap];
+	struct batch *b = &g->q[ring_at(s, g->qh + g->qn)];
 	if (!b->reqs && !(b->reqs = malloc((size_t)s->res->total.max_batch * sizeof(*b->reqs)))) {
 		s->err = -ENOMEM;
 		return;
@@ -359,7 +365,7 @@ static void on_cancel(void *ctx, int gi, sym_time now)
 	if (s->trace)
 		fprintf(s->trace, "%d,%s,%s,-%d,%.6f,%.6f,0\n", gi, s->e->kinds[s->e->gpu_kind[gi]].name,
 			s->e->models[b->model].name, b->size, sym_to_ms(g->start), sym_to_ms(now));
-	g->qh = (g->qh + 1) % s->qcap;
+	g->qh = ring_at(s, g->qh + 1);
 	g->qn--;
 	g->running = false;
 	g->finish_seq = UINT64_MAX;
@@ -401,7 +407,7 @@ static void on_finish(struct sim *s, int gi, sym_time now)
 			req_free(s, r);
 		}
 	}
-	g->qh = (g->qh + 1) % s->qcap;
+	g->qh = ring_at(s, g->qh + 1);
 	g->qn--;
 	g->running = false;
 	/* the worker goes on with the next batch at once */
@@ -409,7 +415,7 @@ static void on_finish(struct sim *s, int gi, sym_time now)
 		start_next(s, gi, now);
 	/* The scheduler hears of the end done_ms later (its notice's trip). */
 	if (s->e->done_ms > 0) {
-		g->ends[(g->eh + g->en) % s->qcap] = e;
+		g->ends[ring_at(s, g->eh + g->en)] = e;
 		g->en++;
 		if (ev_push(&s->ev, now + sym_ms(s->e->done_ms), EV_FREE, gi))
 			s->err = -ENOMEM;
@@ -619,7 +625,7 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 			} else if (ev.kind == EV_FREE) {
 				struct gpu *g = &s.gpus[ev.idx];
 				struct sym_batch_end be = g->ends[g->eh];
-				g->eh = (g->eh + 1) % s.qcap;
+				g->eh = ring_at(&s, g->eh + 1);
 				g->en--;
 				sym_core_gpu_done(s.core, ev.idx, ev.t, &be);
 			} else {
