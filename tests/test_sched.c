@@ -441,7 +441,11 @@ static void overload(int threads, const char *policy)
 	td_run(&t, slo, 20 * SYM_S);
 	assert_true(t.ndrops > 0);
 	assert_true(t.ndisp > 0);
-	assert_true(t.ahead > 0);
+	/* how many were planned ahead depends on timing (a slow build's ranker may
+	 * hear of a GPU's end before its send-ahead moment); that they are right
+	 * is checked above, and test_split_same_as_core checks that they happen */
+	print_message("%s, %d thread(s): %llu dispatches, %llu planned ahead\n", policy, threads,
+		      (unsigned long long)t.ndisp, (unsigned long long)t.ahead);
 	if (!strcmp(policy, "symphony"))
 		assert_int_equal(t.late, 0);
 	td_finish(&t);
