@@ -83,7 +83,17 @@ struct sym_policy {
 	/* Parameters, by policy (a value type: policies are copied freely). */
 	union {
 		struct { double k; bool percent; } timeout;
-		struct { bool pow2; } clockwork;
+		struct {
+			int select;       /* SYM_CLOCKWORK_STRATEGY (published) or SYM_CLOCKWORK_LATEST */
+			bool pow2;        /* batch sizes: powers of two (published) or every size */
+			int max;          /* the largest batch size (published 16); 0: the model's largest */
+			double ahead_ms;  /* schedule ahead (published 10); 0: idle GPUs only */
+			double margin_ms; /* the internal deadline's buffer (published 5) */
+			double reject_ms; /* latest start after the planned one (published 10); < 0: none */
+			double future_ms; /* the earliest start assumed for a new action (published 1) */
+			int window;       /* measured latencies per estimate (published 10); 0: the profile */
+			double pct;       /* the estimate's percentile of them (published 99) */
+		} clockwork;
 		struct { double lambda; } shepherd;
 		struct { int frontends; double epoch_s; bool lazy; bool spare_idle; } nexus;
 		struct {
@@ -100,6 +110,7 @@ struct sym_policy {
 };
 
 enum { SYM_URGENCY_POWER, SYM_URGENCY_LINEAR, SYM_URGENCY_EXP };
+enum { SYM_CLOCKWORK_STRATEGY, SYM_CLOCKWORK_LATEST };
 
 /* parse and format for a policy that takes no parameters. */
 int sym_policy_parse_none(struct sym_policy *p, const char *params, char *err, size_t errlen);

@@ -10,6 +10,16 @@
  *   - a request ends exactly once (served on completion, or dropped), and a
  *     cancelled batch's requests come back and end later;
  *   - at the end nothing is queued.
+ *
+ * With dr->ahead set (before cd_start) a GPU also takes batches while busy,
+ * up to the core's max_outstanding, and runs them as sim/engine.c does: in
+ * the order they came, each at its planned start or when the one before it
+ * ends, whichever is later; a batch that could only start after its
+ * reject_after is rejected instead, at that moment (its requests are dropped
+ * by the driver, reason rejected, and the core hears of a rejected end).
+ * Batch ends are reported with their real start and end (sym_core_gpu_done).
+ * dr->dur, when set, gives a batch's real run time (jitter); by default it
+ * is its planned finish - start.
  * Usage:
  *   struct cd_driver *dr = cd_new();
  *   cd_start(dr, &cfg);                    (cfg.models, nmodels, ngpus, policy, ...)
@@ -34,8 +44,15 @@
 struct cd_dispatch {
 	int gpu, kind, model, size;
 	sym_time now, start, finish;
+	sym_time reject_after;
+	sym_time real_start, real_end; /* what the GPU did (0 until it started) */
+	bool rejected;
 	uint64_t ids[CD_MAXB];
 };
+
+struct cd_driver;
+/* The real run time of dispatch d (index i). */
+typedef sym_time (*cd_dur_fn)(struct cd_driver *dr, int i, const struct cd_dispatch *d);
 
 struct cd_drop {
 	uint64_t id;
@@ -64,8 +81,13 @@ struct cd_driver {
 	int ended[CD_MAXR];   /* times each request ended */
 	int late[CD_MAXR];    /* served after its deadline */
 	/* GPUs */
-	sym_time gpu_finish[CD_MAXG];
+	bool ahead;            /* GPUs queue batches (see above) */
+	cd_dur_fn dur;         /* real run times (NULL: as planned) */
+	void *dur_arg;
+	sym_time gpu_finish[CD_MAXG]; /* of the running batch, SYM_TIME_NEVER when idle */
 	int gpu_disp[CD_MAXG]; /* index into d of the running batch */
+	int gpu_q[CD_MAXG][SYM_GPU_MAX_OUTSTANDING]; /* indices into d: the running batch, then those waiting */
+	int gpu_qn[CD_MAXG];
 	/* records */
 	struct cd_dispatch d[CD_MAXD];
 	int nd;
@@ -76,23 +98,48 @@ struct cd_driver {
 	int nlate;
 };
 
+/* The batch at the head of GPU g's queue starts, the GPU being free since
+ * avail (sim/engine.c start_next): at its planned start or at avail,
+ * whichever is later, or it is rejected then if that is after its
+ * reject_after. */
+static void cd_start_next(struct cd_driver *dr, int g, sym_time avail)
+{
+	int i = dr->gpu_q[g][0];
+	struct cd_dispatch *x = &dr->d[i];
+	sym_time start = x->start > avail ? x->start : avail;
+	x->real_start = start;
+	if (start > x->reject_after) {
+		x->rejected = true;
+		x->real_end = start;
+	} else {
+		x->real_end = start + (dr->dur ? dr->dur(dr, i, x) : x->finish - x->start);
+	}
+	dr->gpu_disp[g] = i;
+	dr->gpu_finish[g] = x->real_end;
+}
+
 static void cd_on_dispatch(void *ctx, const struct sym_dispatch *d)
 {
 	struct cd_driver *dr = ctx;
 	assert_true(d->gpu >= 0 && d->gpu < dr->ngpus);
-	assert_true(dr->gpu_finish[d->gpu] == SYM_TIME_NEVER); /* the GPU was free */
+	if (dr->ahead)
+		assert_true(dr->gpu_qn[d->gpu] < dr->core->max_outstanding);
+	else
+		assert_true(dr->gpu_finish[d->gpu] == SYM_TIME_NEVER); /* the GPU was free */
 	assert_true(d->size >= 1 && d->size <= CD_MAXB);
 	assert_true(dr->nd < CD_MAXD);
 	assert_true(d->start >= d->now && d->finish >= d->start);
 	struct cd_dispatch *x = &dr->d[dr->nd];
-	*x = (struct cd_dispatch){ d->gpu, d->kind, d->model, d->size, d->now, d->start, d->finish, { 0 } };
+	*x = (struct cd_dispatch){ d->gpu, d->kind, d->model, d->size, d->now, d->start, d->finish,
+				   d->reject_after, 0, 0, false, { 0 } };
 	for (int i = 0; i < d->size; i++) {
 		assert_int_equal(d->reqs[i]->model, d->model);
 		assert_int_equal(dr->ended[d->reqs[i]->id], 0);
 		x->ids[i] = d->reqs[i]->id;
 	}
-	dr->gpu_finish[d->gpu] = d->finish;
-	dr->gpu_disp[d->gpu] = dr->nd++;
+	dr->gpu_q[d->gpu][dr->gpu_qn[d->gpu]++] = dr->nd++;
+	if (dr->gpu_qn[d->gpu] == 1)
+		cd_start_next(dr, d->gpu, d->now);
 }
 
 static void cd_on_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, sym_time now)
@@ -108,8 +155,10 @@ static void cd_on_cancel(void *ctx, int gpu, sym_time now)
 	struct cd_driver *dr = ctx;
 	assert_true(dr->gpu_finish[gpu] != SYM_TIME_NEVER); /* it was running */
 	assert_true(now < dr->gpu_finish[gpu]);
+	assert_int_equal(dr->gpu_qn[gpu], 1); /* nothing waits behind a preempted batch */
 	dr->cancels[dr->ncancels++] = (struct cd_cancel){ gpu, now, dr->d[dr->gpu_disp[gpu]].size };
 	dr->gpu_finish[gpu] = SYM_TIME_NEVER;
+	dr->gpu_qn[gpu] = 0;
 }
 
 static inline struct cd_driver *cd_new(void)
@@ -191,13 +240,19 @@ static inline void cd_run_until(struct cd_driver *dr, sym_time until)
 				struct sym_request *r = &dr->req[x->ids[i]];
 				assert_int_equal(dr->ended[r->id], 0);
 				dr->ended[r->id]++;
-				if (tg + dr->core->shards[r->model].net.resp > r->deadline) {
+				if (x->rejected) {
+					dr->drops[dr->ndrops++] = (struct cd_drop){ r->id, SYM_DROP_REJECTED, tg };
+				} else if (tg + dr->core->shards[r->model].net.resp > r->deadline) {
 					dr->late[r->id] = 1;
 					dr->nlate++;
 				}
 			}
+			struct sym_batch_end e = { x->real_start, tg, x->rejected };
 			dr->gpu_finish[g] = SYM_TIME_NEVER;
-			sym_core_gpu_free(dr->core, g, tg);
+			memmove(dr->gpu_q[g], dr->gpu_q[g] + 1, (size_t)(--dr->gpu_qn[g]) * sizeof(int));
+			if (dr->gpu_qn[g])
+				cd_start_next(dr, g, tg);
+			sym_core_gpu_done(dr->core, g, tg, &e);
 		} else if (ta == t) {
 			int i = dr->next++;
 			struct sym_request *r = &dr->req[dr->nreq];

@@ -372,6 +372,8 @@ static const struct bad_case bad_cases[] = {
 	{ "urgency override of an unknown model", { B_PROFILE, "--policy", "urgency:max.nosuch=2" }, NULL, "nosuch",
 	  "urgency" },
 	{ "clockwork bad pow2", { B_PROFILE, "--policy", "clockwork:pow2=2" }, NULL, "pow2", NULL },
+	{ "clockwork ahead not above future", { B_PROFILE, "--policy", "clockwork:ahead=1" }, NULL, "future", "clockwork" },
+	{ "clockwork bad select", { B_PROFILE, "--policy", "clockwork:select=eager" }, "goodput", "select", "clockwork" },
 	/* cluster */
 	{ "cluster kind without profiles", { B_PROFILE, "--cluster", "a100:2,tpu:2" }, NULL, "tpu", "cluster" },
 	{ "cluster bad item", { B_PROFILE, "--cluster", "a100" }, NULL, "--cluster", "KIND:N" },

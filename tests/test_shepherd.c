@@ -1,7 +1,8 @@
 /* Shepherd policy tests: worked examples with exact dispatches and cancels
  * (largest batch first, preemption at lambda times the running batch and not
- * below, the victim's tie-break, GPU kinds), parameters, the refusal to run
- * without cancel, and conservation on a long mixed workload. */
+ * below, the running batch joining the candidate that preempts it, the
+ * victim's tie-break, GPU kinds), parameters, the refusal to run without
+ * cancel, and conservation on a long mixed workload. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,23 +36,25 @@ static void expect_cancel(const struct cd_cancel *x, int gpu, sym_time now, int 
 
 /* The preemption ladder. One model, l(b) = b + 5 ms, max batch 32, SLO
  * 60 ms, one GPU, no network delays; request i arrives at 0.1*i ms (i = 0..35),
- * deadline 60 + 0.1*i. lambda = 3 (the default).
+ * deadline 60 + 0.1*i. lambda = 3 (the default). The candidate on the GPU
+ * gathers its running batch and the queue together (S = Q(m) + Bc(n)).
  *   0.0: request 0 finds the GPU idle and runs alone (until 6).
- *   0.1, 0.2: candidate 1, 2 (2x the running 1: no preemption).
- *   0.3: candidate {1,2,3} = 3 >= 3 * 1: the batch {0} is cancelled, {1,2,3}
- *        runs at once (until 8.3), request 0 goes back to the queue head.
- *   0.4 .. 1.0: the queue {0, 4..10} grows to 8 (2.67x the running 3: no).
- *   1.1: {0, 4..11} = 9 >= 3 * 3: {1,2,3} is cancelled, {0,4..11} runs (until
- *        15.1), 1, 2 and 3 go back to the queue head.
- *   1.2 .. 3.4: {1,2,3, 12..34} grows to 26: 2.89x the running 9: no.
- *   3.5: {1,2,3, 12..35} = 27 >= 3 * 9: {0,4..11} is cancelled, the 27 run
- *        until 3.5 + l(27) = 35.5; 0, 4..11 go back.
- *   35.5: the GPU frees: the 9 re-queued requests run until 49.5 <= 60.
- * Three cancels; every request is served exactly once (the re-queued ones in
- * later batches); nothing is late.
+ *   0.1: candidate {0,1}: 2 < 3 * 1.
+ *   0.2: candidate {0,1,2} = 3 >= 3 * 1: the batch {0} is cancelled and
+ *        {0,1,2} runs at once (until 8.2).
+ *   0.3 .. 0.7: {0,1,2, 3..7} grows to 8 < 9.
+ *   0.8: {0..8} = 9 >= 3 * 3: {0,1,2} is cancelled, {0..8} runs (until 14.8).
+ *   0.9 .. 2.5: up to 26 < 27.
+ *   2.6: {0..26} = 27 >= 3 * 9 (le(27) = 32 <= 60 - 2.6): {0..8} is cancelled
+ *        and the 27 run until 34.6. (81 is beyond the largest batch.)
+ *   34.6: the GPU frees: 27..35 run until 48.6 <= 62.7.
+ * Three cancels; every request is served exactly once; nothing is late.
  * With lambda = 2.5 the first preemption is the same, the second comes at
- * 1.0 (8 >= 2.5 * 3, {0,4..10}) and the third at 2.7 ({1,2,3,11..27} = 20 >=
- * 2.5 * 8); then 50 > the max batch: no more. */
+ * 0.7 ({0..7} = 8 >= 2.5 * 3) and the third at 1.9 ({0..19} = 20 >= 2.5 * 8);
+ * then 50 > the largest batch: 20..35 run when the GPU frees (1.9 + l(20) =
+ * 26.9). (Before the running batch joined the candidate, the queue alone had
+ * to reach 3x: the first preemption came at 0.3 with {1,2,3}, and request 0
+ * went back to wait behind it.) */
 static void test_worked_example_preemption(void **state)
 {
 	(void)state;
@@ -64,21 +67,21 @@ static void test_worked_example_preemption(void **state)
 	for (int i = 0; i < 36; i++)
 		cd_arrive(dr, i * 100 * SYM_US, 0);
 	cd_run(dr);
+	int ids[36];
+	for (int i = 0; i < 36; i++)
+		ids[i] = i;
 	assert_int_equal(dr->nd, 5);
 	assert_int_equal(dr->ncancels, 3);
-	expect(&dr->d[0], 0, 0, 1, 0, (int[]){ 0 });
-	expect_cancel(&dr->cancels[0], 0, 300 * SYM_US, 1);
-	expect(&dr->d[1], 0, 0, 3, 300 * SYM_US, (int[]){ 1, 2, 3 });
-	expect_cancel(&dr->cancels[1], 0, 1100 * SYM_US, 3);
-	expect(&dr->d[2], 0, 0, 9, 1100 * SYM_US, (int[]){ 0, 4, 5, 6, 7, 8, 9, 10, 11 });
-	expect_cancel(&dr->cancels[2], 0, 3500 * SYM_US, 9);
-	int big[27] = { 1, 2, 3 };
-	for (int i = 3; i < 27; i++)
-		big[i] = 12 + i - 3;
-	expect(&dr->d[3], 0, 0, 27, 3500 * SYM_US, big);
-	assert_int_equal(dr->d[3].finish, 35500 * SYM_US);
-	expect(&dr->d[4], 0, 0, 9, 35500 * SYM_US, (int[]){ 0, 4, 5, 6, 7, 8, 9, 10, 11 });
-	assert_int_equal(dr->d[4].finish, 49500 * SYM_US);
+	expect(&dr->d[0], 0, 0, 1, 0, ids);
+	expect_cancel(&dr->cancels[0], 0, 200 * SYM_US, 1);
+	expect(&dr->d[1], 0, 0, 3, 200 * SYM_US, ids);
+	expect_cancel(&dr->cancels[1], 0, 800 * SYM_US, 3);
+	expect(&dr->d[2], 0, 0, 9, 800 * SYM_US, ids);
+	expect_cancel(&dr->cancels[2], 0, 2600 * SYM_US, 9);
+	expect(&dr->d[3], 0, 0, 27, 2600 * SYM_US, ids);
+	assert_int_equal(dr->d[3].finish, 34600 * SYM_US);
+	expect(&dr->d[4], 0, 0, 9, 34600 * SYM_US, ids + 27);
+	assert_int_equal(dr->d[4].finish, 48600 * SYM_US);
 	assert_int_equal(dr->ndrops, 0);
 	assert_int_equal(dr->nlate, 0);
 	cd_free(dr);
@@ -88,17 +91,14 @@ static void test_worked_example_preemption(void **state)
 	for (int i = 0; i < 36; i++)
 		cd_arrive(dr, i * 100 * SYM_US, 0);
 	cd_run(dr);
-	assert_int_equal(dr->ncancels, 3);
-	expect_cancel(&dr->cancels[0], 0, 300 * SYM_US, 1);
-	expect_cancel(&dr->cancels[1], 0, 1000 * SYM_US, 3);
-	expect_cancel(&dr->cancels[2], 0, 2700 * SYM_US, 8);
-	expect(&dr->d[2], 0, 0, 8, 1000 * SYM_US, (int[]){ 0, 4, 5, 6, 7, 8, 9, 10 });
-	assert_int_equal(dr->d[3].size, 20);
-	assert_int_equal(dr->d[3].now, 2700 * SYM_US);
-	/* then 0, 4..10 (re-queued) and 28..35: 16 at 2.7 + l(20) = 27.7 */
 	assert_int_equal(dr->nd, 5);
-	expect(&dr->d[4], 0, 0, 16, 27700 * SYM_US,
-	       (int[]){ 0, 4, 5, 6, 7, 8, 9, 10, 28, 29, 30, 31, 32, 33, 34, 35 });
+	assert_int_equal(dr->ncancels, 3);
+	expect_cancel(&dr->cancels[0], 0, 200 * SYM_US, 1);
+	expect_cancel(&dr->cancels[1], 0, 700 * SYM_US, 3);
+	expect_cancel(&dr->cancels[2], 0, 1900 * SYM_US, 8);
+	expect(&dr->d[2], 0, 0, 8, 700 * SYM_US, ids);
+	expect(&dr->d[3], 0, 0, 20, 1900 * SYM_US, ids);
+	expect(&dr->d[4], 0, 0, 16, 26900 * SYM_US, ids + 20);
 	assert_int_equal(dr->ndrops, 0);
 	assert_int_equal(dr->nlate, 0);
 	cd_free(dr);
@@ -110,17 +110,19 @@ static void test_worked_example_preemption(void **state)
  * Arrivals (id: time, model, deadline):
  *   0: 0 A 20    1: 1 A 21    2: 1.5 B 13.5    3: 2 A 22
  *   4: 2.5 B 14.5    5: 3 A 23    6: 4 A 24
- * lambda = 5 (no preemption: A's candidate reaches 4 < 5 * 1):
+ * lambda = 6 (no preemption: A's candidate, its running request included,
+ * reaches 5 < 6 * 1):
  *   0: request 0 runs alone until 6.
  *   6: A's candidate is 4 (1,3,5,6), B's 2 (2,4): the larger, A, runs until 15
  *      (clockwork would run B first: it must start earlier).
  *   15: B's requests cannot finish even alone (15 + 4 > 14.5): dropped.
  * lambda = 3 (the default):
- *   3: A's candidate {1,3,5} = 3 >= 3 * 1: request 0's batch is cancelled and
- *      {1,3,5} runs until 11; request 0 goes back.
- *   4: A's candidate {0,6} = 2: no.
- *   11: B's head has expired (11 + 4 > 13.5), so has request 4 (> 14.5):
- *      dropped. A's {0,6} runs until 18 <= 20. */
+ *   2: A's candidate {0,1,3} (the running request 0 and the queue) = 3 >= 3 *
+ *      1: request 0's batch is cancelled and {0,1,3} runs until 10.
+ *   2.5, 3, 4: B's {2,4} = 2 and A's {0,1,3,5,6} = 5 stay below 9.
+ *   10: B's head has expired (10 + 4 > 13.5): dropped. A's {5,6} (2) is
+ *      larger than B's {4} (1): it runs until 17.
+ *   17: request 4 has expired too (17 + 4 > 14.5): dropped. */
 static void test_largest_first(void **state)
 {
 	(void)state;
@@ -136,7 +138,7 @@ static void test_largest_first(void **state)
 	for (int v = 0; v < 2; v++) {
 		struct sym_core_cfg cfg = { .nmodels = 2, .models = mc, .ngpus = 1 };
 		struct cd_driver *dr = cd_new();
-		cd_start_policy(dr, &cfg, v ? "shepherd" : "shepherd:lambda=5");
+		cd_start_policy(dr, &cfg, v ? "shepherd" : "shepherd:lambda=6");
 		for (int i = 0; i < 7; i++)
 			cd_arrive(dr, sym_ms(at[i]), model[i]);
 		cd_run(dr);
@@ -152,14 +154,17 @@ static void test_largest_first(void **state)
 			expect(&dr->d[1], 0, 0, 4, 6 * SYM_MS, (int[]){ 1, 3, 5, 6 });
 			assert_int_equal(dr->d[1].finish, 15 * SYM_MS);
 			assert_int_equal(dr->drops[0].now, 15 * SYM_MS);
+			assert_int_equal(dr->drops[1].now, 15 * SYM_MS);
 		} else {
 			assert_int_equal(dr->nd, 3);
 			assert_int_equal(dr->ncancels, 1);
-			expect_cancel(&dr->cancels[0], 0, 3 * SYM_MS, 1);
-			expect(&dr->d[1], 0, 0, 3, 3 * SYM_MS, (int[]){ 1, 3, 5 });
-			expect(&dr->d[2], 0, 0, 2, 11 * SYM_MS, (int[]){ 0, 6 });
-			assert_int_equal(dr->d[2].finish, 18 * SYM_MS);
-			assert_int_equal(dr->drops[0].now, 11 * SYM_MS);
+			expect_cancel(&dr->cancels[0], 0, 2 * SYM_MS, 1);
+			expect(&dr->d[1], 0, 0, 3, 2 * SYM_MS, (int[]){ 0, 1, 3 });
+			assert_int_equal(dr->d[1].finish, 10 * SYM_MS);
+			expect(&dr->d[2], 0, 0, 2, 10 * SYM_MS, (int[]){ 5, 6 });
+			assert_int_equal(dr->d[2].finish, 17 * SYM_MS);
+			assert_int_equal(dr->drops[0].now, 10 * SYM_MS);
+			assert_int_equal(dr->drops[1].now, 17 * SYM_MS);
 		}
 		assert_int_equal(dr->nlate, 0);
 		cd_free(dr);
@@ -213,10 +218,12 @@ static void test_ties(void **state)
 /* The victim among equal running batches: the one that started latest. Two
  * GPUs, l(b) = b + 5 ms, SLO 20 ms.
  *   0: request 0 on GPU 0 (0..6).   1: request 1 on GPU 1 (1..7).
- *   2: requests 2, 3, 4: at the third the candidate is 3 >= 3 * 1 on both
+ *   2: requests 2, 3, 4. At the first, each GPU's candidate (its running
+ *      request and the queue) is 2. At the second it is 3 >= 3 * 1 on both
  *      GPUs; GPU 1's batch started later (less work lost): it is cancelled
- *      and {2,3,4} runs there (2..10).
- *   6: GPU 0 frees: request 1 runs (6..12 <= 21). */
+ *      and {1,2,3} runs there (2..10). At the third GPU 0's candidate {0,4}
+ *      is 2, GPU 1's 4 < 9.
+ *   6: GPU 0 frees: request 4 runs (6..12 <= 22). */
 static void test_victim_latest_start(void **state)
 {
 	(void)state;
@@ -236,8 +243,8 @@ static void test_victim_latest_start(void **state)
 	expect(&dr->d[0], 0, 0, 1, 0, (int[]){ 0 });
 	expect(&dr->d[1], 1, 0, 1, SYM_MS, (int[]){ 1 });
 	expect_cancel(&dr->cancels[0], 1, 2 * SYM_MS, 1);
-	expect(&dr->d[2], 1, 0, 3, 2 * SYM_MS, (int[]){ 2, 3, 4 });
-	expect(&dr->d[3], 0, 0, 1, 6 * SYM_MS, (int[]){ 1 });
+	expect(&dr->d[2], 1, 0, 3, 2 * SYM_MS, (int[]){ 1, 2, 3 });
+	expect(&dr->d[3], 0, 0, 1, 6 * SYM_MS, (int[]){ 4 });
 	assert_int_equal(dr->d[3].finish, 12 * SYM_MS);
 	assert_int_equal(dr->ndrops, 0);
 	assert_int_equal(dr->nlate, 0);

@@ -1,5 +1,9 @@
-/* shepherd: Shepherd's online "Flex" scheduler (NSDI'23): largest batch
- * first, with preemption.
+/* shepherd: Shepherd's online "Flex" scheduler (Zhang et al., NSDI'23):
+ * largest batch first, with preemption. Followed: the Symphony paper's
+ * account (Section 2: one candidate per model, the biggest batch when a GPU
+ * frees, a running batch preempted by one at least 3x its size) and Flex's
+ * pseudocode as quoted, line by line, in the Symphony authors' own
+ * re-implementation (abcdabcd987/nexuslb, tools/shepherd/flex_scheduler.cpp).
  *
  * Each model has one outstanding candidate: the largest batch (a prefix of
  * its deadline-ordered queue) that still meets its earliest deadline d on the
@@ -12,12 +16,15 @@
  *     order. Shepherd never waits: an idle GPU takes whatever is feasible.
  *   - A request arrives and no GPU usable for its model is free (after the
  *     step above, no idle GPU can serve any candidate): if the model's new
- *     candidate on the kind of a busy GPU is at least lambda times the batch
- *     running there, that batch is preempted: cancelled, its requests put
- *     back in their own model's queue, and the new candidate runs on that GPU
- *     at once. Among the GPUs where the rule holds the victim is the one with
- *     the smallest running batch, then the one that started latest (the
- *     least work is lost), then the lower GPU id.
+ *     candidate on a busy GPU is at least lambda times the batch running
+ *     there, that batch is preempted: cancelled, its requests put back in
+ *     their own model's queue, and the new candidate runs on that GPU at
+ *     once. On a GPU that runs the arriving model the candidate is gathered
+ *     from the running batch and the queue together (the pseudocode's
+ *     S = Q(m) + Bc(n), lines 5-7): the preempted requests are the earliest
+ *     and run again in the larger batch. Among the GPUs where the rule holds
+ *     the victim is the one with the smallest running batch, then the one
+ *     that started latest (the least work is lost), then the lower GPU id.
  *
  * Termination. A preemption happens only on an arrival, for the arriving
  * model, and at most once per arrival; re-queued requests (and the GPU-free
@@ -30,15 +37,35 @@
  *
  * A cancelled batch's requests end exactly once: they go back to the queue
  * (the core's cancel takes them from the GPU) and are later dispatched or
- * dropped like any other. When the victim is the arriving model's own batch,
- * the new candidate is taken from the queue first and the cancelled requests
- * are put back after, so that the batch that justified the preemption is the
- * one that runs.
+ * dropped like any other.
  *
  * Drops. A head that cannot finish even alone on the fastest kind
  * (now + le(1) > d) is dropped as expired whenever a decision looks at its
- * model. While a GPU stays idle with requests queued one timer is held at the
- * earliest moment a head expires, so nothing is stranded.
+ * model (the pseudocode's line 4, "dequeue requests passing their
+ * deadlines"). While a GPU stays idle with requests queued one timer is held
+ * at the earliest moment a head expires, so nothing is stranded.
+ *
+ * Where the authors' re-implementation differs, and we do not follow it:
+ *   - Its expiry looks at the *latest* deadline in a model's queue and drops
+ *     from the tail only while that request cannot finish alone. A head that
+ *     has expired then stays while newer requests keep arriving; the
+ *     candidate, bounded by the head's deadline, is empty, and the model is
+ *     starved until the whole queue expires. We drop expired heads.
+ *   - It lets one arrival preempt every GPU where the rule holds, in the
+ *     order of its hash map, and re-checks the new batch's model (not the
+ *     preempted one) after a preemption. We preempt at most once per arrival,
+ *     the smallest running batch, and re-queued requests never preempt: this
+ *     bounds the work per arrival for any lambda >= 1.
+ *   - It also offers a busy GPU the running model's own candidate on another
+ *     model's arrival; that candidate only grows when that model's requests
+ *     arrive (which we check) or are re-queued (which never preempts here).
+ *   - Its default lambda is 3.03 (a batch of 1 needs 4), ours the paper's 3
+ *     (shepherd:lambda=3.03 gives theirs). It checks feasibility by the end
+ *     of execution; le(b) here includes the response delay (0 in the paper's
+ *     cases). Ties between equal candidates follow its hash map; ours go to
+ *     the earlier deadline, then the lower model id. An idle GPU is offered
+ *     every model here, only the arriving one there (the same but for its
+ *     starved queues). One latency profile there, one per kind here.
  *
  * Parameters: lambda=X (>= 1, default 3), also as a bare value (shepherd:2).
  * Needs a driver that can cancel batches.
@@ -124,53 +151,56 @@ static void schedule(struct sym_core *c, sym_time now)
 
 /* Model m's candidate changed (an arrival) and no idle GPU can serve it:
  * preempts the smallest running batch it is at least lambda times larger
- * than, if any. Returns whether it did. */
+ * than, if any. On a GPU running model m itself the candidate is gathered
+ * from that batch and the queue together (Shepherd's S = Q(m) + Bc(n)): its
+ * earliest deadline bounds the size. Returns whether it preempted. */
 static bool preempt(struct sym_core *c, int m, sym_time now)
 {
 	struct state *st = c->sched_state;
 	size_t n = sym_core_expire(c, m, now);
 	if (!n)
 		return false;
+	const struct sym_shard *s = &c->shards[m];
+	sym_time head = sym_queue_at(&s->queue, 0)->deadline;
 	double lambda = c->policy.u.shepherd.lambda;
 	int size_k[SYM_MAX_KINDS];
 	for (int k = 0; k < c->nkinds; k++)
 		size_k[k] = -1; /* not computed yet */
-	int victim = -1;
+	int victim = -1, victim_b = 0;
 	for (int g = 0; g < c->ngpus; g++) {
 		const struct sym_gpu_state *gs = &c->gpus[g];
-		if (!gs->busy)
+		if (!gs->busy || gs->off || gs->nout != 1)
 			continue;
-		if (size_k[gs->kind] < 0)
-			size_k[gs->kind] = cand(c, m, gs->kind, n, now);
-		int b = size_k[gs->kind];
+		int k = gs->kind, b;
+		if (gs->model == m) {
+			/* the running batch joins the queue */
+			sym_time d = head;
+			for (int i = 0; i < gs->size; i++)
+				if (gs->reqs[i]->deadline < d)
+					d = gs->reqs[i]->deadline;
+			b = sym_le_fit(s->lek[k], s->maxb_k[k], n + (size_t)gs->size, d - now);
+		} else {
+			if (size_k[k] < 0)
+				size_k[k] = cand(c, m, k, n, now);
+			b = size_k[k];
+		}
 		if (!b || (double)b < lambda * gs->size)
 			continue;
 		const struct sym_gpu_state *v = victim >= 0 ? &c->gpus[victim] : NULL;
-		if (!v || gs->size < v->size || (gs->size == v->size && gs->start > v->start))
+		if (!v || gs->size < v->size || (gs->size == v->size && gs->start > v->start)) {
 			victim = g;
+			victim_b = b;
+		}
 	}
 	if (victim < 0)
 		return false;
 	struct sym_gpu_state *gs = &c->gpus[victim];
-	int b = size_k[gs->kind];
-	int vm = gs->model;
-	struct sym_queue *vq = &c->shards[vm].queue;
-	if (vm != m) {
-		/* Put the victims back first (nothing has changed if that fails). */
-		if (sym_queue_requeue(vq, gs->reqs, (size_t)gs->size))
-			return false;
-		sym_core_cancel(c, victim, now, st->buf);
-		sym_core_dispatch_queue(c, m, victim, b, now);
-	} else {
-		/* The model's own batch: take the new candidate first. Taking b >=
-		 * lambda * size >= size requests leaves room, so the requeue cannot
-		 * fail; should it, the requests still end (dropped). */
-		int vn = sym_core_cancel(c, victim, now, st->buf);
-		sym_core_dispatch_queue(c, m, victim, b, now);
-		if (sym_queue_requeue(vq, st->buf, (size_t)vn))
-			for (int i = 0; i < vn; i++)
-				sym_core_drop(c, st->buf[i], SYM_DROP_EXPIRED, now);
-	}
+	/* Put the victims back first (nothing has changed if that fails). For
+	 * model m's own batch the candidate is then the queue's first victim_b. */
+	if (sym_queue_requeue(&c->shards[gs->model].queue, gs->reqs, (size_t)gs->size))
+		return false;
+	sym_core_cancel(c, victim, now, st->buf);
+	sym_core_dispatch_queue(c, m, victim, victim_b, now);
 	return true;
 }
 
