@@ -240,6 +240,19 @@ def paper_value(vid):
     return v.get("value") if v else None
 
 
+def paper_text(*ids, pct=False):
+    """'1.35 to 2.02, later Figure 7a; ...': the papers' values (experiments/paper-values.json) for a table."""
+    out = []
+    for vid, where in ids:
+        v, e = paper_value(vid), paper(vid) or {}
+        if v is None:
+            continue
+        f = (lambda x: "%g%%" % (100 * x)) if pct else (lambda x: "%g" % x)
+        pre = "more than " if e.get("relation") == ">" else ""
+        out.append("%s%s, %s" % (pre, "%s to %s" % (f(v[0]), f(v[1])) if isinstance(v, list) else f(v), where))
+    return "; ".join(out) or "-"
+
+
 def paper_mark(ax, x, y, text=None, marker="D", size=8, **kw):
     """A hollow black marker at the paper's value; the first on an axis is labelled 'paper'
     (or text) in its legend."""
@@ -318,13 +331,15 @@ def prov_row(r):
     return [r["point"], r["version"], r.get("commit"), r["seed"]]
 
 
-def policy_block(title, rows):
-    """Text block: a case's goodput (mean +- 95%), ratio to symphony, batch p50 (per batch and per
-    request), queueing p99, GPU busy per policy (the last four: the first seed's run at its goodput)."""
-    sym = next((r for p, r in rows if p == SYMPHONY), None)
+def policy_block(title, rows, ref=None):
+    """Text block: a case's goodput (mean +- 95%), ratio to symphony (or to the policy ref), batch p50
+    (per batch and per request), queueing p99, GPU busy per policy (the last four: the first seed's run
+    at its goodput)."""
+    ref = ref if ref and any(p == ref for p, _ in rows) else SYMPHONY
+    sym = next((r for p, r in rows if p == ref), None)
     w = max([20] + [len(p) for p, _ in rows])
     lines = [title, "  %-*s %16s %15s %6s %11s %13s %9s" % (
-        w, "policy", "goodput r/s", "vs symphony", "seeds", "batch p50", "queue p99 ms", "GPU busy")]
+        w, "policy", "goodput r/s", "vs " + ref[:12], "seeds", "batch p50", "queue p99 ms", "GPU busy")]
     for p, r in rows:
         rt, rci = rel_to(r, sym)
         lines.append("  %-*s %16s %15s %6d %11s %13s %9s" % (
@@ -713,9 +728,9 @@ def plot_synthetic_grid(name, out):
     stats = [("count", "%d" % st["count"]), ("median", "%.3f" % st["median"]), ("mean", "%.3f" % st["mean"]),
              ("p10", "%.3f" % st["p10"]), ("p90", "%.3f" % st["p90"]), ("min", "%.3f" % st["min"]),
              ("max", "%.3f" % st["max"]), ("ratio >= 1", "%.1f%%" % (100 * st["share_ge_1"])),
-             ("ratio >= 0.95", "%.1f%%  (paper: almost all)" % (100 * st["share_ge_0.95"])),
-             ("ratio >= 1.5", "%.1f%%  (paper: 16%%, later paper Figure 7d; more than 10%%, earlier Figure 4d)"
-              % (100 * st["share_ge_1.5"])),
+             ("ratio >= 0.95", "%.1f%%  (paper: almost all, Figure 7d)" % (100 * st["share_ge_0.95"])),
+             ("ratio >= 1.5", "%.1f%%  (paper: %s)" % (100 * st["share_ge_1.5"], paper_text(
+                 ("dbs-f7d-share-1.5", "later Figure 7d"), ("co-f4d-share-1.5", "earlier Figure 4d"), pct=True))),
              ("ratio >= 2", "%.1f%%" % (100 * st["share_ge_2"]))]
     table += "".join("  %-14s %s\n" % s for s in stats)
 
@@ -739,11 +754,11 @@ def plot_synthetic_grid(name, out):
     dn30 = [rt for key, rt in ratios if key[0] == "DenseNet121" and float(key[3]) == 30]
     mixed = [rt for key, rt in ratios if key[0].startswith("mixed")]
     if dn30:
-        table += "  DenseNet121 at SLO 30 ms: %.2f to %.2f (paper: 1.34 to 3.34, Figure 7b; 1.14 to 2.52, " \
-                 "earlier Figure 4b)\n" % (min(dn30), max(dn30))
+        table += "  DenseNet121 at SLO 30 ms: %.2f to %.2f (paper: %s)\n" % (min(dn30), max(dn30), paper_text(
+            ("dbs-f7b-densenet-slo30", "later Figure 7b"), ("co-f4b-densenet-slo30", "earlier Figure 4b")))
     if mixed:
-        table += "  mixed set: %.2f to %.2f (paper: 1.35 to 2.02, Figure 7a; 1.34 to 1.89, earlier Figure 4a)\n" % (
-            min(mixed), max(mixed))
+        table += "  mixed set: %.2f to %.2f (paper: %s)\n" % (min(mixed), max(mixed), paper_text(
+            ("dbs-f7a-mixed", "later Figure 7a"), ("co-f4a-mixed", "earlier Figure 4a")))
     panels = [("model", groups_by(0, model_order), str),
               ("gamma shape", groups_by(4, sorted({k[4] for k, _ in ratios}, key=gamma_shape)),
                lambda a: "%g" % gamma_shape(a)),
@@ -1438,7 +1453,7 @@ def plot_generic_sweep(name, out):
     for k, (case, prs) in enumerate(groups):
         ax = axes[k // ncol][k % ncol]
         sym = next((r for p, r in prs if p == SYMPHONY), None) or prs[0][1]
-        table += "\n" + policy_block(case, prs)
+        table += "\n" + policy_block(case, prs, ref=SYMPHONY if sym is not prs[0][1] else prs[0][0])
         for p, r in prs:
             rows.append([case, p, r["policy"]] + metric_row(r, sym) + prov_row(r))
         policy_bars(ax, [p for p, _ in prs], [r for _, r in prs], sym, cols)
