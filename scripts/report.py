@@ -327,6 +327,16 @@ class Spec:
         return self.compute(self.resolve(R))
 
 
+class Probe:
+    """A related case shown beside a gap: its own value (spec over recs, or resolved from the spec),
+    and what each ablation of it changes. to_paper: the probe measures the same quantity as the
+    paper's value (the zoo's subsets), so it is set against the paper; otherwise (one grid point
+    against a whole set's range) only its change under each ablation is shown."""
+
+    def __init__(self, label, spec, recs=None, to_paper=False, key=None):
+        self.label, self.spec, self.recs, self.to_paper, self.key = label, spec, recs, to_paper, key
+
+
 class Cmp:
     """One paper value and ours."""
 
@@ -404,8 +414,10 @@ ABLATIONS = [
 ]
 
 
-def ablation_rows(R, spec, main_recs):
-    """[(ablation study, variant, value)] for every ablation that ran a record of the spec's case."""
+def ablation_rows(R, spec, main_recs, own=False):
+    """[(ablation study, what it varies, variant, value)] for every ablation that ran a record of the
+    spec's case; with own, also the variant that is the main result's own setting (then each row
+    ends with whether it is that one)."""
     rows = []
     for study, what, variant, stands in ABLATIONS:
         if not R.has(study):
@@ -422,14 +434,15 @@ def ablation_rows(R, spec, main_recs):
                         a["_study"] = study
                         subs.setdefault(variant(a), {})[(role, i)] = a
         for v in sorted(subs):
-            own = [variant(main_recs[role][i]) == v for role, i in subs[v]]
-            if all(own):  # the main result's own setting: nothing changed
+            same = all(variant(main_recs[role][i]) == v for role, i in subs[v])
+            if same and not own:  # the main result's own setting: nothing changed
                 continue
             new = {role: [subs[v].get((role, i), r) for i, r in enumerate(recs)] for role, recs in main_recs.items()}
             try:
-                rows.append((study, what, v, spec.compute(new)))
+                val = spec.compute(new)
             except (ZeroDivisionError, TypeError, ValueError):
                 continue
+            rows.append((study, what, v, val, same) if own else (study, what, v, val))
     return rows
 
 
@@ -539,9 +552,10 @@ def zoo_items(R, out):
                      "base": [sel("zoo-goodput", at_case=c, policy=b) for c, b in pairs]}, over(bases))
         probes = []
         for k in ("strong-a100", "weak-a100", "strong-1080ti", "weak-1080ti"):
-            probes.append(("model mix: %s only" % ZOO_CASES[k], Spec(
+            probes.append(Probe("model mix: %s only" % ZOO_CASES[k], Spec(
                 {"sym": [sel("zoo-goodput", at_case=ZOO_CASES[k], policy=SYMPHONY) for _ in bases],
-                 "base": [sel("zoo-goodput", at_case=ZOO_CASES[k], policy=b) for b in bases]}, over(bases))))
+                 "base": [sel("zoo-goodput", at_case=ZOO_CASES[k], policy=b) for b in bases]}, over(bases)),
+                to_paper=True))
         out["%s-all" % paper_] = Cmp(None, spec=spec, probes=probes)
         for k in ("strong-1080ti", "strong-a100", "weak-1080ti", "weak-a100"):
             out["%s-%s" % (paper_, k)] = Cmp(None, spec=Spec(
@@ -813,9 +827,11 @@ def grid_items(R, out):
                               len(pairs))
     probes = grid_probes(R, pairs)
     for vid in ("dbs-f7a-mixed", "co-f4a-mixed"):
-        out[vid] = Cmp(None, rng(mixed, "symphony/eager over the mixed set's pairs"), probes=probes)
+        out[vid] = Cmp(None, rng(mixed, "symphony/eager over the mixed set's pairs"),
+                       probes=[p for p in probes if p.key[0].startswith("mixed")])
     for vid in ("dbs-f7b-densenet-slo30", "co-f4b-densenet-slo30"):
-        out[vid] = Cmp(None, rng(dn30, "symphony/eager over DenseNet121's pairs at SLO 30 ms"), probes=probes)
+        out[vid] = Cmp(None, rng(dn30, "symphony/eager over DenseNet121's pairs at SLO 30 ms"),
+                       probes=[p for p in probes if p.key[0] == "DenseNet121" and p.key[3] == 30])
     bv = [rat[k] for k in bert]
     out["dbs-f7c-bert"] = Cmp(None, Stmt([("Bert pairs, median", Num(pct(bv, 50), None, src)),
                                           ("p10", Num(pct(bv, 10), None, src)), ("p90", Num(pct(bv, 90), None, src))])
@@ -845,9 +861,8 @@ def grid_probes(R, pairs):
             sigs |= {r["sig"] for r in R.sweep(study)}
     for k, (s, e) in sorted(pairs.items()):
         if s["sig"] in sigs:
-            probes.append(("at %s x%d, %g GPUs/model, SLO %g, %s" % k,
-                           Spec({"s": [("synthetic-grid", {})], "e": [("synthetic-grid", {})]},
-                                lambda rr: ratio(rr["s"][0], rr["e"][0])), {"s": [s], "e": [e]}))
+            probes.append(Probe("symphony/eager at the grid point %s x%d, %g GPUs/model, SLO %g ms, %s" % k,
+                                Spec({}, lambda rr: ratio(rr["s"][0], rr["e"][0])), {"s": [s], "e": [e]}, key=k))
     return probes
 
 
@@ -1059,21 +1074,41 @@ def gap_block(R, pv, c):
     L = ["- ablations of this case:"]
     _, _, r_main = compare(pv, c.ours)
     spec = unit_spec(pv)
-    rows = []
+    rows, extra = [], []
     if c.spec is not None and getattr(c, "recs", None):
         for study, what, variant, val in ablation_rows(R, c.spec, c.recs):
             rows.append(("%s (`%s`)" % (what, study), variant, val))
-    for probe in c.probes or ():
-        label, pspec = probe[0], probe[1]
-        recs = probe[2] if len(probe) > 2 else None
+    for pr in c.probes or ():
         try:
-            recs = recs or pspec.resolve(R)
-            rows.append(("%s" % label, "as run", pspec.compute(recs)))
-            for study, what, variant, val in ablation_rows(R, pspec, recs):
-                rows.append(("%s, %s (`%s`)" % (label, what, study), variant, val))
+            recs = pr.recs or pr.spec.resolve(R)
+            base = pr.spec.compute(recs)
         except Missing:
             continue
-    if not rows:
+        if pr.to_paper:
+            rows.append((pr.label, "as run", base))
+            for study, what, variant, val in ablation_rows(R, pr.spec, recs):
+                rows.append(("%s, %s (`%s`)" % (pr.label, what, study), variant, val))
+            continue
+        # a point of a larger set: its value as run, and how much each ablation moves it (against the
+        # ablation's own run of the main setting, which has the ablation's seeds)
+        parts = []
+        arows = ablation_rows(R, pr.spec, recs, own=True)
+        for study, what, variant, val, same in arows:
+            ref = next((v for st, _, _, v, sm in arows if st == study and sm), None)
+            if val is None or val.mean is None:
+                continue
+            if same:
+                parts.append("%s %s (the same setting): %s (%s)" % (what, variant, val.text(spec), short_src(val.src)))
+            elif ref is not None and ref.mean:
+                parts.append("%s %s: %s (%+.1f%% against %s; %s)" % (
+                    what, variant, val.text(spec), 100 * (val.mean / ref.mean - 1), "the same setting",
+                    short_src(val.src)))
+            else:
+                parts.append("%s %s: %s (%s)" % (what, variant, val.text(spec), short_src(val.src)))
+        extra.append("  - %s: %s as run (%s)%s" % (pr.label, base.text(spec) if base else "-",
+                                                   short_src(base.src) if base else "",
+                                                   "; " + "; ".join(parts) if parts else "; no ablation ran it"))
+    if not rows and not extra:
         L.append("  - none: no ablation study ran this case with one thing changed (the ablations: %s)" % ", ".join(
             "`%s` (%s)" % (s, w) for s, w, _, _ in ABLATIONS))
         if not R.has(ABLATION_CLOCKWORK) and "clockwork" in pv["id"]:
@@ -1091,6 +1126,7 @@ def gap_block(R, pv, c):
                 else ", leaves it" if f > -0.005 else ", widens it"
         L.append("  - %s, %s: %s%s%s (%s)" % (what, variant, val.text(spec), "; ours/paper %s" % rt if rt else "",
                                              closes, short_src(val.src)))
+    L += extra
     if not R.has(ABLATION_CLOCKWORK) and "clockwork" in pv["id"]:
         L.append("  - `%s` has no results yet: when its study file exists, `scripts/reproduce %s`" % (
             ABLATION_CLOCKWORK, ABLATION_CLOCKWORK))
@@ -1117,7 +1153,8 @@ def grid_section(R, w):
         if k[0] not in sets:
             sets.append(k[0])
     def says(*vids):
-        return "; ".join("%s: %s (`%s`)" % (PV[v]["what"], fmt_paper(PV[v]), v) for v in vids if v in PV)
+        return "; ".join("%s%s (`%s`)" % (PV[v]["what"], "" if PV[v].get("value") is None else ": " +
+                                          fmt_paper(PV[v]), v) for v in vids if v in PV)
 
     paper_says = {"mixed": says("dbs-f7a-mixed", "co-f4a-mixed"),
                   "DenseNet121": says("dbs-f7b-densenet-slo30", "co-f4b-densenet-slo30"),
@@ -1145,8 +1182,8 @@ def grid_section(R, w):
         w("DenseNet121 at SLO 30 ms alone: %d pairs, %.2f to %.2f, median %.3f." % (len(dn), min(dn), max(dn),
                                                                                    pct(dn, 50)))
     w("")
-    w("The grid runs %s per point. Its spread is estimated by `synthetic-grid-spread` (several seeds on a sample "
-      "of its points):" % seeds_text(anyrec["seed"], anyrec["replications"]))
+    w("The grid runs one search per point (%s). Its spread is estimated by `synthetic-grid-spread` (several seeds "
+      "on a sample of its points):" % seeds_text(anyrec["seed"], anyrec["replications"]))
     w("")
     try:
         sp = grid_pairs(R, "synthetic-grid-spread")
