@@ -923,6 +923,11 @@ def render(R, papers, items, cmps, args):
       "with `scripts/reproduce report` (after `scripts/reproduce all`, or after running the studies one by one; "
       "see the README's \"Reproduced studies\")." % rel(args.results))
     w("")
+    gone = sorted(n for n in R.missing if n != ABLATION_CLOCKWORK)
+    if gone:
+        w("**Incomplete:** %d of the studies this report reads have no results (%s), so their values read "
+          "*not run*; `scripts/reproduce all` computes everything." % (len(gone), ", ".join(gone)))
+        w("")
     w("The papers: %s." % "; ".join("`%s` (%s: *%s*)" % (p["file"], p["short"], p["title"]) for p in papers.values()))
     w("Their numbers, each with its place in the text, are in `experiments/paper-values.json`; the text "
       "extraction lost most figures, so a figure whose text states no number is marked *figure only* and "
