@@ -600,7 +600,8 @@ def min_gpus_items(R, out):
         items = []
         for b in ("shepherd", "nexus"):
             p = pol(d, b)
-            if p and s and p.get("gpus_by_seed") and s.get("gpus_by_seed"):
+            if p and s and p.get("gpus_by_seed") and s.get("gpus_by_seed") and \
+                    min(p["gpus_by_seed"] + s["gpus_by_seed"]) > 0:  # a seed over max_gpus reads -1
                 diff = [x - y for x, y in zip(p["gpus_by_seed"], s["gpus_by_seed"])]
                 m, ci = mean_ci(diff)
                 items.append(("%s - symphony" % b, Num(m, ci, src(d, ", paired by seed"))))
@@ -610,8 +611,9 @@ def min_gpus_items(R, out):
         others = [pol(d, b) for b in (SYMPHONY, "nexus", "shepherd")]
         if cw and all(others):
             items = [("clockwork / %s" % o["policy"], Num(cw["gpus_mean"] / o["gpus_mean"], None, src(d)))
-                     for o in others]
-            out["dbs-f10-r50-clockwork"] = Cmp(None, min(items, key=lambda t: t[1].mean)[1], note="; ".join(
+                     for o in others if cw.get("gpus_mean") and o.get("gpus_mean")]
+            out["dbs-f10-r50-clockwork"] = Cmp(None, min(items, key=lambda t: t[1].mean)[1] if items else None,
+                                               note="; ".join(
                 "%s %.2fx" % (lab, n.mean) for lab, n in items))
     if mixed:
         c, d = mixed[0]
@@ -623,7 +625,8 @@ def min_gpus_items(R, out):
                     out["dbs-f10-mixed-" + b] = Cmp(None, Num(None, None, src(d)), note="more than %s GPUs" %
                                                     d.get("max_gpus"))
                     continue
-                pr = paired_ratio(p["gpus_by_seed"], s["gpus_by_seed"])
+                pr = paired_ratio(p["gpus_by_seed"], s["gpus_by_seed"]) \
+                    if min(p["gpus_by_seed"] + s["gpus_by_seed"]) > 0 else None
                 out["dbs-f10-mixed-" + b] = Cmp(None, Num(pr[0], pr[1], src(d, ", paired by seed")) if pr else
                                                 Num(p["gpus_mean"] / s["gpus_mean"], None, src(d)))
         cw = pol(d, "clockwork")
