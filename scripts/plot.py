@@ -13,10 +13,19 @@ raw results into results/NAME/ and then runs this script. It reads
 
 and writes, beside them (each file atomically: a temporary file, then a rename)
 
-  NAME.csv    one row per point or plotted value, with the symphony version and seed
+  NAME.csv    one row per point or plotted value, with the symphony version, commit and seeds
   NAME.png    the figure
   table.txt   the key numbers as a text table (also printed); its first line names
-              the study, the symphony version and the seed.
+              the study, the symphony version, the commit and the seeds.
+
+Every goodput (and GPU count) is the mean over the point's seeds with its 95% interval
+(Student t, as symphony computes goodput_ci95): "5455 +- 30" in the tables, mean,
+ci_low and ci_high columns and the number of seeds in the CSV files, error bars in the
+figures. A ratio of two policies is the mean of their per-seed ratios (the same seed
+gives both the same arrivals) with its interval. Where a paper states a value for
+the same quantity (experiments/paper-values.json), the figure draws it as a hollow
+black marker labelled "paper". A sweep study without a plot of its own (say
+ablation-clockwork) gets a generic one: every point's goodput, grouped by its axes.
 
 --dir DIR reads the raw results from DIR and writes the outputs there instead of
 results/NAME/ (to try a study's plot on a stand-in). Run it with Debian's
@@ -41,6 +50,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from studylib import (PM, SweepError, interp, label_of, paired_ratio, paper, pm,  # noqa: E402
+                      read_sweep, request_median_batch, seeds_text, sweep_record)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DPI = 150
 PALETTE = list(plt.get_cmap("tab10").colors) + ["#000000", "#aec7e8", "#ffbb78", "#98df8a"]
@@ -48,10 +61,13 @@ SYMPHONY = "symphony"
 # one colour per policy in every figure (others get the colours left)
 POLICY_ORDER = [SYMPHONY, "eager", "timeout:30%", "betalambda", "clockwork", "shepherd", "nexus", "urgency", "fcfs",
                 "edf", "nexus:frontends=8"]
+PAPER_BASELINES = ["clockwork", "nexus", "shepherd"]  # the systems the later paper measured
 
-# the columns of every sweep point in the CSV files, after the study's own ones
-METRICS = ["goodput_rps", "ratio_to_symphony", "upper_bound_rps", "bad_rate", "batch_p50",
-           "batch_mean", "queueing_p99_ms", "latency_p99_ms", "gpu_busy_fraction"]
+# the goodput columns of every sweep point in the CSV files, after the study's own ones
+METRICS = ["goodput_rps", "goodput_ci_low", "goodput_ci_high", "seeds", "ratio_to_symphony", "ratio_ci_low",
+           "ratio_ci_high", "upper_bound_rps", "bad_rate", "batch_p50", "batch_request_p50", "batch_mean",
+           "queueing_p99_ms", "latency_p99_ms", "gpu_busy_fraction", "worst_model", "worst_model_bad_rate"]
+PROV = ["point", "version", "commit", "seed"]  # the provenance columns that end every row
 
 
 # ---------------------------------------------------------------- helpers
@@ -103,23 +119,17 @@ def finish(out, name, header, rows, fig, table):
 
 
 def provenance(recs):
-    """'symphony 0.1.0, seed 1' from the records' version and seed fields."""
+    """'symphony 0.1.0 @87af1ed9cdcc, seeds 1-5' from the records' version, commit, seed and
+    replications (every distinct value, so that a mix shows)."""
     versions = sorted({str(r.get("version")) for r in recs})
-    seeds = sorted({str(r.get("seed")) for r in recs})
-    return "symphony %s, seed%s %s" % (", ".join(versions), "s" if len(seeds) > 1 else "", ", ".join(seeds))
+    commits = sorted({str(r.get("commit")) for r in recs if r.get("commit")})
+    seeds = sorted({seeds_text(r.get("seed"), r.get("replications")) for r in recs})
+    return "symphony %s%s, %s" % (", ".join(versions), " @" + ", @".join(commits) if commits else "", "; ".join(seeds))
 
 
 def heading(name, recs, extra=""):
-    return "%s (%s)%s\n" % (name, provenance(recs), extra)
-
-
-def label_of(v):
-    """The label of an axis value: an @axis object's "label", else its text."""
-    if isinstance(v, dict):
-        return str(v["label"]) if "label" in v else json.dumps(v, sort_keys=True)
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
+    return "%s (%s)%s\nvalues: mean over the seeds %s its 95%% interval (Student t)\n" % (
+        name, provenance(recs), extra, PM)
 
 
 def get(d, *path):
@@ -191,20 +201,86 @@ def case_files(name, out, pattern):
     return [(names[i], load_json(name, os.path.join(out, pattern % i))) for i in range(n)]
 
 
+# ---------------------------------------------------------------- intervals and the papers' values
+
+def ci_of(r):
+    """[lo, hi] of a record's goodput (None with one seed)."""
+    return r.get("ci95")
+
+
+def gp(r):
+    """A record's goodput as the tables print it: '5455 +- 30'."""
+    return pm(r["goodput_rps"], ci_of(r))
+
+
+def yerr(recs, field="goodput_rps", ci="ci95"):
+    """matplotlib's [[below], [above]] error bars of the records' intervals (0 where none)."""
+    lo, hi = [], []
+    for r in recs:
+        c, m = (r.get(ci) if r else None), (r.get(field) if r else None)
+        lo.append(m - c[0] if c and m is not None else 0)
+        hi.append(c[1] - m if c and m is not None else 0)
+    return [lo, hi]
+
+
+def rel_to(r, ref):
+    """(ratio, [lo, hi] or None) of record r's goodput to record ref's: the mean of the per-seed
+    ratios where both ran the same seeds, else the ratio of the means (no interval)."""
+    if r is None or ref is None or r.get("goodput_rps") is None:
+        return None, None
+    pr = paired_ratio(r["by_seed"], ref["by_seed"]) if r.get("seed") == ref.get("seed") else None
+    if pr:
+        return pr[0], pr[1]
+    return ratio(r["goodput_rps"], ref.get("goodput_rps")), None
+
+
+def paper_value(vid):
+    """The paper's number for value id vid (None where the paper states none)."""
+    v = paper(vid)
+    return v.get("value") if v else None
+
+
+def paper_text(*ids, pct=False):
+    """'1.35 to 2.02, later Figure 7a; ...': the papers' values (experiments/paper-values.json) for a table."""
+    out = []
+    for vid, where in ids:
+        v, e = paper_value(vid), paper(vid) or {}
+        if v is None:
+            continue
+        f = (lambda x: "%g%%" % (100 * x)) if pct else (lambda x: "%g" % x)
+        pre = "more than " if e.get("relation") == ">" else ""
+        out.append("%s%s, %s" % (pre, "%s to %s" % (f(v[0]), f(v[1])) if isinstance(v, list) else f(v), where))
+    return "; ".join(out) or "-"
+
+
+def paper_mark(ax, x, y, text=None, marker="D", size=8, **kw):
+    """A hollow black marker at the paper's value; the first on an axis is labelled 'paper'
+    (or text) in its legend."""
+    if y is None:
+        return
+    first = not getattr(ax, "_paper_marked", False)
+    ax._paper_marked = True
+    ax.plot([x], [y], linestyle="none", marker=marker, markersize=size, markerfacecolor="none",
+            markeredgecolor="black", markeredgewidth=1.5, zorder=6, label=(text or "paper") if first else None, **kw)
+
+
+def paper_range(ax, x, lo, hi, text=None, width=0.35):
+    """The paper's [lo, hi] at x: a hollow bracket (two ticks joined by a dashed line)."""
+    first = not getattr(ax, "_paper_marked", False)
+    ax._paper_marked = True
+    ax.plot([x - width / 2, x + width / 2], [lo, lo], color="black", linewidth=1.5, zorder=6,
+            label=(text or "paper") if first else None)
+    ax.plot([x - width / 2, x + width / 2], [hi, hi], color="black", linewidth=1.5, zorder=6)
+    ax.plot([x, x], [lo, hi], color="black", linewidth=1, linestyle="--", zorder=6)
+
+
 # ---------------------------------------------------------------- sweeps
 
 def point_record(d):
-    """The fields of a sweep line the plots use (the full config stays out)."""
-    return {
-        "point": d["point"], "key": d["key"], "policy": d.get("policy"),
-        "version": d.get("version"), "seed": d.get("seed"),
-        "goodput_rps": d.get("goodput_rps"), "upper_bound_rps": d.get("upper_bound_rps"),
-        "bad_rate": d.get("bad_rate"), "batch_p50": get(d, "batch_size", "p50"),
-        "batch_mean": get(d, "batch_size", "mean"), "queueing_p99_ms": get(d, "queueing_ms", "p99"),
-        "latency_p99_ms": get(d, "latency_ms", "p99"), "gpu_busy_fraction": d.get("gpu_busy_fraction"),
-        "slo_ms": get(d, "config", "slo_ms"), "gpus": get(d, "config", "gpus"),
-        "models": get(d, "config", "models"),
-    }
+    """The slim record of a sweep line (studylib.sweep_record) plus its request-weighted median batch."""
+    r = sweep_record(d)
+    r["batch_request_p50"] = request_median_batch(r.get("batch_hist"))
+    return r
 
 
 def load_sweep(name, out, record=point_record, partial=False):
@@ -213,31 +289,17 @@ def load_sweep(name, out, record=point_record, partial=False):
     path = os.path.join(out, "results.jsonl")
     if not os.path.exists(path):
         missing(name, path)
-    points, npoints, bad = {}, None, None
-    with open(path) as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            if bad:
-                die("%s:%d: not a JSON line (%s): run scripts/reproduce %s" % (rel(path), bad[0], bad[1], name))
-            try:
-                d = json.loads(line)
-                n = d["npoints"]
-                rec = record(d)
-            except (ValueError, KeyError, TypeError) as e:
-                bad = (lineno, e)
-                continue
-            if npoints not in (None, n):
-                die("%s: lines of grids of %d and %d points: run scripts/reproduce %s" % (rel(path), npoints, n, name))
-            npoints = n
-            points[rec["point"]] = rec
-    if bad:
-        print("plot.py: %s:%d: skipped a line cut short (still being written?)" % (rel(path), bad[0]), file=sys.stderr)
-    if not points:
+    try:
+        recs, npoints, skipped = read_sweep(path, record)
+    except SweepError as e:
+        die("%s: run scripts/reproduce %s" % (e, name))
+    if skipped:
+        print("plot.py: %s: skipped a line cut short (still being written?)" % rel(path), file=sys.stderr)
+    if not recs:
         die("%s has no results yet: run scripts/reproduce %s" % (rel(path), name))
-    if len(points) < npoints and not partial:
-        die("%s has %d of %d points: run scripts/reproduce %s (it resumes)" % (rel(path), len(points), npoints, name))
-    return [points[k] for k in sorted(points)], npoints
+    if len(recs) < npoints and not partial:
+        die("%s has %d of %d points: run scripts/reproduce %s (it resumes)" % (rel(path), len(recs), npoints, name))
+    return recs, npoints
 
 
 def axis_values(recs, axis):
@@ -256,46 +318,109 @@ def by_key(recs, *axes):
 
 
 def metric_row(r, sym):
-    """The METRICS columns of a record, sym: symphony's goodput at the same point."""
-    g = r["goodput_rps"]
-    return [g, ratio(g, sym), r["upper_bound_rps"], r["bad_rate"], r["batch_p50"], r["batch_mean"],
-            r["queueing_p99_ms"], r["latency_p99_ms"], r["gpu_busy_fraction"]]
+    """The METRICS columns of a record, sym: symphony's record at the same point (or None)."""
+    c = ci_of(r)
+    rt, rci = rel_to(r, sym)
+    return [r["goodput_rps"], c[0] if c else None, c[1] if c else None, len(r["by_seed"]), rt,
+            rci[0] if rci else None, rci[1] if rci else None, r["upper_bound_rps"], r["bad_rate"], r["batch_p50"],
+            r.get("batch_request_p50"), r["batch_mean"], r["queueing_p99_ms"], r["latency_p99_ms"],
+            r["gpu_busy_fraction"], r.get("worst_model"), r.get("worst_model_bad_rate")]
 
 
-def policy_block(title, rows):
-    """Text block: a case's goodput, ratio to symphony, batch p50, queueing p99, GPU busy per policy."""
-    sym = next((r["goodput_rps"] for p, r in rows if p == SYMPHONY), None)
-    lines = [title, "  %-20s %12s %9s %10s %13s %9s" % ("policy", "goodput r/s", "vs symph", "batch p50",
-                                                     "queue p99 ms", "GPU busy")]
+def prov_row(r):
+    return [r["point"], r["version"], r.get("commit"), r["seed"]]
+
+
+def policy_block(title, rows, ref=None):
+    """Text block: a case's goodput (mean +- 95%), ratio to symphony (or to the policy ref), batch p50
+    (per batch and per request), queueing p99, GPU busy per policy (the last four: the first seed's run
+    at its goodput)."""
+    ref = ref if ref and any(p == ref for p, _ in rows) else SYMPHONY
+    sym = next((r for p, r in rows if p == ref), None)
+    w = max([20] + [len(p) for p, _ in rows])
+    lines = [title, "  %-*s %16s %15s %6s %11s %13s %9s" % (
+        w, "policy", "goodput r/s", "vs " + ref[:12], "seeds", "batch p50", "queue p99 ms", "GPU busy")]
     for p, r in rows:
-        lines.append("  %-20s %12s %9s %10s %13s %9s" % (
-            p, fmt(r["goodput_rps"]), fmt(ratio(r["goodput_rps"], sym), "%.2fx"), fmt(r["batch_p50"], "%g"),
+        rt, rci = rel_to(r, sym)
+        lines.append("  %-*s %16s %15s %6d %11s %13s %9s" % (
+            w, p, gp(r), pm(rt, rci, "%.2f") + "x" if rt is not None else "-", len(r["by_seed"]),
+            "%s/%s" % (fmt(r["batch_p50"], "%g"), fmt(r.get("batch_request_p50"), "%g")),
             fmt(r["queueing_p99_ms"], "%.2f"),
             fmt(r["gpu_busy_fraction"] * 100 if r["gpu_busy_fraction"] is not None else None, "%.0f%%")))
     return "\n".join(lines) + "\n"
 
 
-def policy_bars(ax, policies, values, ref=None, cols=None):
-    """Bars of values per policy, each labelled with its ratio to ref (symphony)."""
+BLOCK_NOTE = ("(batch p50: per batch / per request; batch, queueing and GPU busy are of the first seed's run at "
+              "its own goodput)\n")
+
+
+def policy_bars(ax, policies, recs, sym=None, cols=None):
+    """Bars of the records' goodputs per policy with their 95% intervals, each labelled with its
+    ratio to sym (symphony's record)."""
     x = np.arange(len(policies))
-    vals = [v if v is not None else 0 for v in values]
-    ax.bar(x, vals, color=[cols[p] for p in policies] if cols else None, edgecolor="black", linewidth=0.4)
+    vals = [r["goodput_rps"] if r and r["goodput_rps"] is not None else 0 for r in recs]
+    ax.bar(x, vals, color=[cols[p] for p in policies] if cols else None, edgecolor="black", linewidth=0.4,
+           yerr=yerr(recs), capsize=3, error_kw=dict(linewidth=0.9))
     ax.set_xticks(x)
     ax.set_xticklabels(policies, rotation=45, ha="right", fontsize=8)
     top = max(vals) if vals and max(vals) > 0 else 1
-    if ref:
-        for xi, v in zip(x, vals):
-            ax.text(xi, v + top * 0.01, "%.2f" % (v / ref), ha="center", va="bottom", fontsize=7)
+    if sym:
+        for xi, r, v in zip(x, recs, vals):
+            rt, _ = rel_to(r, sym)
+            if rt is not None:
+                ax.text(xi, v + top * 0.03, "%.2f" % rt, ha="center", va="bottom", fontsize=7)
     ax.set_ylim(0, top * 1.15)
     ax.grid(axis="y", alpha=0.3)
+    return x
 
 
-def sweep_table_rows(recs, case_axis):
+def sweep_table_rows(recs, case_axis, series="series"):
     """(case, [(policy, record)]) in grid order."""
     cases = axis_values(recs, case_axis)
-    pols = axis_values(recs, "policy")
-    idx = by_key(recs, case_axis, "policy")
+    pols = []
+    for r in recs:
+        if r[series] not in pols:
+            pols.append(r[series])
+    idx = {(label_of(r["key"].get(case_axis)), r[series]): r for r in recs}
     return [(c, [(p, idx[(c, p)]) for p in pols if (c, p) in idx]) for c in cases], pols
+
+
+# Table 2 / Table 4 / Figure 1 of the papers: {model label: {policy: value id}}
+TABLE2_GOODPUT = {
+    "ResNet50": {SYMPHONY: ["dbs-t2-r50-symphony", "co-t4-r50-symphony"],
+                 "clockwork": ["dbs-t2-r50-clockwork", "co-t4-r50-clockwork"],
+                 "nexus": ["dbs-t2-r50-nexus", "co-t4-r50-nexus"], "shepherd": ["dbs-t2-r50-shepherd"]},
+    "InceptionResNetV2": {SYMPHONY: ["dbs-t2-irv2-symphony", "co-t4-irv2-symphony"],
+                          "clockwork": ["dbs-t2-irv2-clockwork", "co-t4-irv2-clockwork"],
+                          "nexus": ["dbs-t2-irv2-nexus", "co-t4-irv2-nexus"], "shepherd": ["dbs-t2-irv2-shepherd"]},
+}
+FIG1_BATCH = {"ResNet50": {SYMPHONY: "dbs-f1-r50-symphony", "clockwork": "dbs-f1-r50-clockwork",
+                           "nexus": "dbs-f1-r50-nexus", "shepherd": "dbs-f1-r50-shepherd"},
+              "InceptionResNetV2": {SYMPHONY: "dbs-f1-irv2-symphony", "clockwork": "dbs-f1-irv2-clockwork",
+                                    "nexus": "dbs-f1-irv2-nexus", "shepherd": "dbs-f1-irv2-shepherd"}}
+
+
+def table2_model(case_label):
+    """'ResNet50' or 'InceptionResNetV2' where a case label names one of the Table 2 models."""
+    for m in TABLE2_GOODPUT:
+        if m in case_label:
+            return m
+    return None
+
+
+def mark_table2(ax, model, policies, x):
+    """Table 2 (later paper, diamond) and Table 4 (earlier paper, square) goodputs over the bars."""
+    for xi, p in zip(x, policies):
+        ids = TABLE2_GOODPUT.get(model, {}).get(p, [])
+        for vid, mk, lab in zip(ids, ("D", "s"), ("paper: Table 2 (later)", "paper: Table 4 (earlier)")):
+            v = paper_value(vid)
+            if v is None:
+                continue
+            first = not getattr(ax, "_mk_" + mk, False)
+            setattr(ax, "_mk_" + mk, True)
+            ax.plot([xi], [v], linestyle="none", marker=mk, markersize=8 if mk == "D" else 7,
+                    markerfacecolor="none", markeredgecolor="black", markeredgewidth=1.5, zorder=6,
+                    label=lab if first else None)
 
 
 # ---------------------------------------------------------------- studies
@@ -304,22 +429,29 @@ def plot_compare_policies(name, out):
     recs, _ = load_sweep(name, out)
     groups, pols = sweep_table_rows(recs, "@case")
     cols = colors(pols)
-    rows, table = [], heading(name, recs)
+    rows, table = [], heading(name, recs) + BLOCK_NOTE
     fig, axes = plt.subplots(1, len(groups), figsize=(5.2 * len(groups), 5.2), constrained_layout=True, squeeze=False)
     for ax, (case, prs) in zip(axes[0], groups):
-        sym = next((r["goodput_rps"] for p, r in prs if p == SYMPHONY), None)
+        sym = next((r for p, r in prs if p == SYMPHONY), None)
         for p, r in prs:
-            rows.append([case, p] + metric_row(r, sym) + [r["point"], r["version"], r["seed"]])
+            rows.append([case, p] + metric_row(r, sym) + prov_row(r))
         table += "\n" + policy_block(case, prs)
-        policy_bars(ax, [p for p, _ in prs], [r["goodput_rps"] for _, r in prs], sym, cols)
+        ps = [p for p, _ in prs]
+        x = policy_bars(ax, ps, [r for _, r in prs], sym, cols)
+        model = table2_model(case)
+        if model:  # the Table 2 cases: the papers' measured goodputs
+            mark_table2(ax, model, ps, x)
+            ax.legend(loc="upper right", fontsize=7)
         ax.set_title(wrap(case, 40), fontsize=10)
-        ax.set_ylabel("goodput (r/s, <= 1% late or dropped)")
-    fig.suptitle("Goodput per policy (numbers: ratio to symphony) - %s" % provenance(recs), fontsize=11)
-    finish(out, name, ["case", "policy"] + METRICS + ["point", "version", "seed"], rows, fig, table)
+        ax.set_ylabel("goodput (r/s, every model <= 1% late or dropped)")
+    fig.suptitle("Goodput per policy (numbers: ratio to symphony; bars: 95%% intervals) - %s" % provenance(recs),
+                 fontsize=11)
+    finish(out, name, ["case", "policy"] + METRICS + PROV, rows, fig, table)
 
 
 def analytic_batches(alpha, beta, slo, n):
-    """Table 2's uncoordinated and staggered batches and their throughputs (r/s)."""
+    """Table 2's uncoordinated and staggered batches and their throughputs (r/s)
+    (symphony-deferred-batch-scheduling.md, Section 5.3, Batch Size)."""
     res = []
     for kind, budget in (("uncoordinated", slo / 2.0), ("staggered", slo / (1 + 1.0 / n))):
         b = math.floor((budget - beta) / alpha)
@@ -333,37 +465,74 @@ def plot_table2(name, out):
     groups, pols = sweep_table_rows(recs, "@model")
     cols = colors(pols)
     rows, table = [], heading(name, recs)
-    hdr = ["model", "alpha_ms", "beta_ms", "slo_ms", "gpus", "kind", "policy", "batch", "goodput_rps",
-           "ratio_to_symphony", "bad_rate", "point", "version", "seed"]
-    fig, axes = plt.subplots(1, len(groups), figsize=(6.2 * len(groups), 5.2), constrained_layout=True, squeeze=False)
-    for ax, (model, prs) in zip(axes[0], groups):
+    hdr = ["model", "alpha_ms", "beta_ms", "slo_ms", "gpus", "kind", "policy", "batch", "batch_request_p50",
+           "goodput_rps", "goodput_ci_low", "goodput_ci_high", "seeds", "ratio_to_symphony", "ratio_ci_low",
+           "ratio_ci_high", "bad_rate", "queueing_p99_ms", "paper_goodput_table2", "paper_goodput_table4",
+           "paper_median_batch_fig1"] + PROV
+    fig, axes = plt.subplots(2, len(groups), figsize=(6.2 * len(groups), 9.5), constrained_layout=True,
+                             squeeze=False)
+    for k, (model, prs) in enumerate(groups):
+        ax, axb = axes[0][k], axes[1][k]
         r0 = prs[0][1]
         m = r0["models"][0]
         alpha, beta, slo, n = m["alpha_ms"], m["beta_ms"], r0["slo_ms"], r0["gpus"]
-        sym = next((r["goodput_rps"] for p, r in prs if p == SYMPHONY), None)
+        sym = next((r for p, r in prs if p == SYMPHONY), None)
         table += "\n%s: alpha %g ms, beta %g ms, SLO %g ms, N = %d GPUs\n" % (model, alpha, beta, slo, n)
-        table += "  %-24s %6s %12s %9s\n" % ("", "batch", "r/s", "vs symph")
+        table += "  %-22s %9s %16s %15s %13s %13s\n" % ("", "batch", "goodput r/s", "vs symphony", "paper T2/T4",
+                                                       "paper F1 b")
         an = analytic_batches(alpha, beta, slo, n)
         for kind, b, thr in an:
-            table += "  %-24s %6d %12.0f %9s\n" % ("analytic " + kind, b, thr, fmt(ratio(thr, sym), "%.2fx"))
-            rows.append([model, alpha, beta, slo, n, "analytic", kind, b, thr, ratio(thr, sym), None, None,
-                         r0["version"], r0["seed"]])
+            table += "  %-22s %9d %16.0f %15s\n" % ("analytic " + kind, b, thr,
+                                                    fmt(ratio(thr, sym["goodput_rps"] if sym else None), "%.2fx"))
+            rows.append([model, alpha, beta, slo, n, "analytic", kind, b, None, thr, None, None, None,
+                         ratio(thr, sym["goodput_rps"] if sym else None), None, None, None, None, None, None, None,
+                         None, r0["version"], r0.get("commit"), r0["seed"]])
         for p, r in prs:
-            table += "  %-24s %6s %12s %9s\n" % (p, fmt(r["batch_p50"], "%g"), fmt(r["goodput_rps"]),
-                                               fmt(ratio(r["goodput_rps"], sym), "%.2fx"))
-            rows.append([model, alpha, beta, slo, n, "simulated", p, r["batch_p50"], r["goodput_rps"],
-                         ratio(r["goodput_rps"], sym), r["bad_rate"], r["point"], r["version"], r["seed"]])
+            rt, rci = rel_to(r, sym)
+            ids = TABLE2_GOODPUT.get(model, {}).get(p, [])
+            t2 = paper_value(ids[0]) if ids else None
+            t4 = paper_value(ids[1]) if len(ids) > 1 else None
+            f1 = paper_value(FIG1_BATCH.get(model, {}).get(p, ""))
+            table += "  %-22s %9s %16s %15s %13s %13s\n" % (
+                p, "%s/%s" % (fmt(r["batch_p50"], "%g"), fmt(r["batch_request_p50"], "%g")), gp(r),
+                pm(rt, rci, "%.2f") + "x" if rt is not None else "-",
+                "%s/%s" % (fmt(t2), fmt(t4)) if t2 or t4 else "", fmt(f1, "%g", ""))
+            c = ci_of(r)
+            rows.append([model, alpha, beta, slo, n, "simulated", p, r["batch_p50"], r["batch_request_p50"],
+                         r["goodput_rps"], c[0] if c else None, c[1] if c else None, len(r["by_seed"]), rt,
+                         rci[0] if rci else None, rci[1] if rci else None, r["bad_rate"], r["queueing_p99_ms"],
+                         t2, t4, f1] + prov_row(r))
         ps = [p for p, _ in prs]
-        policy_bars(ax, ps, [r["goodput_rps"] for _, r in prs], sym, cols)
+        x = policy_bars(ax, ps, [r for _, r in prs], sym, cols)
+        mark_table2(ax, model, ps, x)
         for (kind, b, thr), style in zip(an, ("--", "-.")):
-            ax.axhline(thr, color="black", linestyle=style, linewidth=1.2,
+            ax.axhline(thr, color="gray", linestyle=style, linewidth=1.2,
                        label="analytic %s: b = %d, %.0f r/s" % (kind, b, thr))
         top = max([thr for _, _, thr in an] + [r["goodput_rps"] or 0 for _, r in prs])
-        ax.set_ylim(0, top * 1.3)
-        ax.legend(loc="upper left", fontsize=8)
+        ax.set_ylim(0, top * 1.35)
+        ax.legend(loc="upper right", fontsize=7)
         ax.set_title("%s (alpha %g, beta %g ms), SLO %g ms, %d GPUs" % (model, alpha, beta, slo, n), fontsize=10)
         ax.set_ylabel("goodput (r/s)")
-    fig.suptitle("Table 2: simulated goodput per policy (numbers: ratio to symphony) vs analytic throughput - %s"
+        # Figure 1: the median batch, per batch and per request, beside the paper's medians
+        w = 0.38
+        axb.bar(x - w / 2, [r["batch_p50"] or 0 for _, r in prs], w, color=[cols[p] for p in ps], edgecolor="black",
+                linewidth=0.4, label="median over batches")
+        axb.bar(x + w / 2, [r["batch_request_p50"] or 0 for _, r in prs], w, color=[cols[p] for p in ps],
+                edgecolor="black", linewidth=0.4, hatch="//", alpha=0.7, label="median over requests")
+        for xi, p in zip(x, ps):
+            paper_mark(axb, xi, paper_value(FIG1_BATCH.get(model, {}).get(p, "")), "paper: Figure 1 median")
+        for kind, b, _ in an:
+            axb.axhline(b, color="gray", linestyle="--" if kind == "uncoordinated" else "-.", linewidth=1,
+                        label="analytic %s batch %d" % (kind, b))
+        axb.set_xticks(x)
+        axb.set_xticklabels(ps, rotation=45, ha="right", fontsize=8)
+        axb.set_ylabel("median batch size (first seed's run at its goodput)")
+        axb.set_title("%s: median batch (Figure 1)" % model, fontsize=10)
+        axb.grid(axis="y", alpha=0.3)
+        axb.legend(loc="upper right", fontsize=7)
+    table += "\n(batch: median per batch / per request, of the first seed's run at its goodput; paper T2/T4: " \
+             "the later paper's Table 2 / the earlier paper's Table 4; paper F1 b: Figure 1's median batch)\n"
+    fig.suptitle("Table 2 and Figure 1: goodput per policy (numbers: ratio to symphony) vs analytic throughput - %s"
                  % provenance(recs), fontsize=11)
     finish(out, name, hdr, rows, fig, table)
 
@@ -381,23 +550,28 @@ def beta_of(r):
 def plot_batching_effect(name, out):
     recs, _ = load_sweep(name, out)
     idx = by_key(recs, "@beta", "policy")
-    rows, xs, ys = [], [], []
-    table = heading(name, recs) + "\n  %7s %7s %13s %11s %7s %10s %9s\n" % (
-        "beta ms", "SLO ms", "symphony r/s", "eager r/s", "ratio", "sym batch", "eager b.")
+    rows, xs, ys, errs = [], [], [], [[], []]
+    table = heading(name, recs) + "\n  %7s %7s %16s %16s %16s %10s %9s\n" % (
+        "beta ms", "SLO ms", "symphony r/s", "eager r/s", "eager/symphony", "sym batch", "eager b.")
     for lab in axis_values(recs, "@beta"):
         s, e = idx.get((lab, SYMPHONY)), idx.get((lab, "eager"))
         if not s or not e:
             die("%s: point %s lacks symphony or eager" % (name, lab))
-        beta, rt = beta_of(s), ratio(e["goodput_rps"], s["goodput_rps"])
+        beta = beta_of(s)
+        rt, rci = rel_to(e, s)
         xs.append(beta)
         ys.append(rt)
-        rows.append([beta, s["slo_ms"], s["goodput_rps"], e["goodput_rps"], rt, s["batch_p50"], e["batch_p50"],
-                     s["version"], s["seed"]])
-        table += "  %7g %7g %13.0f %11.0f %7s %10s %9s\n" % (beta, s["slo_ms"], s["goodput_rps"], e["goodput_rps"],
-                                                         fmt(rt, "%.3f"), fmt(s["batch_p50"], "%g"),
-                                                         fmt(e["batch_p50"], "%g"))
+        errs[0].append(rt - rci[0] if rci else 0)
+        errs[1].append(rci[1] - rt if rci else 0)
+        sc, ec = ci_of(s), ci_of(e)
+        rows.append([beta, s["slo_ms"], s["goodput_rps"], sc[0] if sc else None, sc[1] if sc else None,
+                     e["goodput_rps"], ec[0] if ec else None, ec[1] if ec else None, len(s["by_seed"]), rt,
+                     rci[0] if rci else None, rci[1] if rci else None, s["batch_p50"], e["batch_p50"],
+                     s["version"], s.get("commit"), s["seed"]])
+        table += "  %7g %7g %16s %16s %16s %10s %9s\n" % (beta, s["slo_ms"], gp(s), gp(e), pm(rt, rci, "%.3f"),
+                                                          fmt(s["batch_p50"], "%g"), fmt(e["batch_p50"], "%g"))
     fig, ax = plt.subplots(figsize=(7, 4.5), constrained_layout=True)
-    ax.plot(xs, ys, marker="o", color=PALETTE[1], label="eager / symphony")
+    ax.errorbar(xs, ys, yerr=errs, marker="o", color=PALETTE[1], capsize=3, label="eager / symphony (95% interval)")
     ax.axhline(1.0, color="gray", linestyle=":", linewidth=1)
     ax.set_xlabel("beta (ms): batch latency l(b) = 1 ms x b + beta, SLO = 2 l(8)")
     ax.set_ylabel("eager goodput / symphony goodput")
@@ -405,9 +579,11 @@ def plot_batching_effect(name, out):
     ax.set_ylim(min(0.5, min(y for y in ys if y is not None) - 0.05), 1.05)
     ax.grid(alpha=0.3)
     ax.legend()
-    ax.set_title("Batching effect: 10 models on 32 GPUs, Poisson - %s" % provenance(recs), fontsize=10)
-    finish(out, name, ["beta_ms", "slo_ms", "symphony_goodput_rps", "eager_goodput_rps", "ratio_eager_to_symphony",
-                       "symphony_batch_p50", "eager_batch_p50", "version", "seed"], rows, fig, table)
+    ax.set_title("Batching effect (Figure 6a): 10 models on 32 GPUs, Poisson - %s" % provenance(recs), fontsize=9)
+    finish(out, name, ["beta_ms", "slo_ms", "symphony_goodput_rps", "symphony_ci_low", "symphony_ci_high",
+                       "eager_goodput_rps", "eager_ci_low", "eager_ci_high", "seeds", "ratio_eager_to_symphony",
+                       "ratio_ci_low", "ratio_ci_high", "symphony_batch_p50", "eager_batch_p50", "version", "commit",
+                       "seed"], rows, fig, table)
 
 
 def timeout_pct(policy):
@@ -426,35 +602,43 @@ def plot_timeout(name, out):
     ratios = {}
     for i, (case, prs) in enumerate(groups):
         d = dict(prs)
-        sym = d[SYMPHONY]["goodput_rps"] if SYMPHONY in d else None
+        sym = d.get(SYMPHONY)
         if sym is None:
             die("%s: case %s has no symphony point" % (name, case))
-        xs, ys = [], []
+        xs, ys, errs = [], [], [[], []]
         for p in tpols:
             r = d.get(p)
             if r:
+                rt, rci = rel_to(r, sym)
                 xs.append(timeout_pct(p))
-                ys.append(ratio(r["goodput_rps"], sym))
-                ratios[(i, p)] = ys[-1]
-                rows.append([case, p, xs[-1], r["goodput_rps"], sym, ys[-1], r["batch_p50"], r["bad_rate"],
-                             r["point"], r["version"], r["seed"]])
-        ax.plot(xs, ys, marker="o", color=PALETTE[i], label="%s (symphony %.0f r/s)" % (case, sym))
+                ys.append(rt)
+                errs[0].append(rt - rci[0] if rci else 0)
+                errs[1].append(rci[1] - rt if rci else 0)
+                ratios[(i, p)] = (rt, rci)
+                c = ci_of(r)
+                rows.append([case, p, xs[-1], r["goodput_rps"], c[0] if c else None, c[1] if c else None,
+                             len(r["by_seed"]), sym["goodput_rps"], rt, rci[0] if rci else None,
+                             rci[1] if rci else None, r["batch_p50"], r["bad_rate"]] + prov_row(r))
+        ax.errorbar(xs, ys, yerr=errs, marker="o", color=PALETTE[i], capsize=3,
+                    label="%s (symphony %s r/s)" % (case, gp(sym)))
     for p in tpols:
         table += "  %-9s" % ("%g%%" % timeout_pct(p)) + "".join(
-            " %16s" % fmt(ratios.get((i, p)), "%.3f") for i in range(len(groups))) + "\n"
-    table += "\n" + "".join("case %d: %s, symphony %.0f r/s\n" % (i + 1, c, dict(prs)[SYMPHONY]["goodput_rps"])
+            " %16s" % (pm(*ratios[(i, p)], spec="%.3f") if (i, p) in ratios else "-")
+            for i in range(len(groups))) + "\n"
+    table += "\n" + "".join("case %d: %s, symphony %s r/s\n" % (i + 1, c, gp(dict(prs)[SYMPHONY]))
                             for i, (c, prs) in enumerate(groups))
     ax.axhline(1.0, color="gray", linestyle=":", linewidth=1)
     ax.set_xlabel("timeout (% of the SLO)")
     ax.set_ylabel("timeout goodput / symphony goodput")
     ax.set_xticks(sorted({timeout_pct(p) for p in tpols}))
-    rs = [r[5] for r in rows if r[5] is not None] + [1.0]
+    rs = [r[8] for r in rows if r[8] is not None] + [1.0]
     ax.set_ylim(min(0.8, math.floor((min(rs) - 0.05) * 10) / 10), max(1.1, max(rs) + 0.05))
     ax.grid(alpha=0.3)
     ax.legend(loc="lower center", fontsize=8)
-    ax.set_title("Timeout policy (TF-Serving) relative to symphony - %s" % provenance(recs), fontsize=10)
-    finish(out, name, ["case", "policy", "timeout_pct_of_slo", "goodput_rps", "symphony_goodput_rps",
-                       "ratio_to_symphony", "batch_p50", "bad_rate", "point", "version", "seed"], rows, fig, table)
+    ax.set_title("Timeout policy (TF-Serving, Figure 6b) relative to symphony - %s" % provenance(recs), fontsize=9)
+    finish(out, name, ["case", "policy", "timeout_pct_of_slo", "goodput_rps", "goodput_ci_low", "goodput_ci_high",
+                       "seeds", "symphony_goodput_rps", "ratio_to_symphony", "ratio_ci_low", "ratio_ci_high",
+                       "batch_p50", "bad_rate"] + PROV, rows, fig, table)
 
 
 def workload_of(k):
@@ -471,9 +655,11 @@ def workload_of(k):
 def grid_record(d):
     """The slim record of a synthetic-grid line (the file is large)."""
     k = d["key"]
+    ci = d.get("goodput_ci95")
     return {"point": d["point"], "policy": d["policy"], "goodput_rps": d["goodput_rps"],
-            "version": d.get("version"), "seed": d.get("seed"),
-            "ci95": d.get("goodput_ci95"), "by_seed": d.get("goodput_by_seed"),
+            "version": d.get("version"), "commit": d.get("commit"), "seed": d.get("seed"),
+            "replications": d.get("replications") or 1, "ci95": list(ci) if ci else None,
+            "by_seed": [float(x) for x in d.get("goodput_by_seed") or [d["goodput_rps"]]],
             "worst_model": d.get("worst_model"), "worst_bad": d.get("worst_model_bad_rate"),
             "pair": workload_of(k) + (k["gpus_per_model"], k["slo_ms"], k["arrival"])}
 
@@ -500,6 +686,15 @@ def median_panel(ax, labels, groups, xlabel):
     ax.grid(axis="y", alpha=0.3)
 
 
+def ratio_stats(v):
+    """The distribution's summary the report and the table share."""
+    v = np.asarray(v, dtype=float)
+    return {"count": len(v), "median": float(np.median(v)), "mean": float(v.mean()),
+            "p10": float(np.percentile(v, 10)), "p90": float(np.percentile(v, 90)), "min": float(v.min()),
+            "max": float(v.max()), "share_ge_1": float((v >= 1).mean()), "share_ge_0.95": float((v >= 0.95).mean()),
+            "share_ge_1.5": float((v >= 1.5).mean()), "share_ge_2": float((v >= 2).mean())}
+
+
 def plot_synthetic_grid(name, out):
     recs, npoints = load_sweep(name, out, record=grid_record, partial=True)
     pairs = {}
@@ -511,27 +706,33 @@ def plot_synthetic_grid(name, out):
         if not s or not e:
             lone += 1
             continue
-        rt = s["goodput_rps"] / e["goodput_rps"] if e["goodput_rps"] > 0 else None
+        rt, rci = rel_to(s, e) if e["goodput_rps"] > 0 else (None, None)
         if rt is None:
             undefined += 1
         else:
             ratios.append((key, rt))
-        rows.append(list(key[:4]) + [gamma_shape(key[4]), s["goodput_rps"], e["goodput_rps"], rt,
-                                     s["point"], e["point"], s["version"], s["seed"]])
+        rows.append(list(key[:4]) + [gamma_shape(key[4]), s["goodput_rps"], e["goodput_rps"], len(s["by_seed"]), rt,
+                                     rci[0] if rci else None, rci[1] if rci else None, s["worst_model"],
+                                     e["worst_model"], s["point"], e["point"], s["version"], s.get("commit"),
+                                     s["seed"]])
     if not ratios:
-        die("results/%s/results.jsonl has no complete symphony/eager pair yet (%d of %d points)"
-            % (name, len(recs), npoints))
+        die("%s/results.jsonl has no complete symphony/eager pair yet (%d of %d points)"
+            % (rel(out), len(recs), npoints))
     v = np.array([rt for _, rt in ratios])
     done = "%d of %d points%s" % (len(recs), npoints, "" if len(recs) == npoints else " (partial: sweep not finished)")
     table = heading(name, recs, " - " + done)
     table += "symphony / eager goodput over %d pairs%s%s\n\n" % (
         len(v), ", %d pairs with eager goodput 0 left out" % undefined if undefined else "",
         ", %d points without their pair yet" % lone if lone else "")
-    stats = [("count", "%d" % len(v)), ("median", "%.3f" % np.median(v)), ("mean", "%.3f" % v.mean()),
-             ("p10", "%.3f" % np.percentile(v, 10)), ("p90", "%.3f" % np.percentile(v, 90)),
-             ("min", "%.3f" % v.min()), ("max", "%.3f" % v.max()),
-             ("ratio >= 1", "%.1f%%" % (100.0 * (v >= 1).mean()))]
-    table += "".join("  %-12s %s\n" % s for s in stats)
+    st = ratio_stats(v)
+    stats = [("count", "%d" % st["count"]), ("median", "%.3f" % st["median"]), ("mean", "%.3f" % st["mean"]),
+             ("p10", "%.3f" % st["p10"]), ("p90", "%.3f" % st["p90"]), ("min", "%.3f" % st["min"]),
+             ("max", "%.3f" % st["max"]), ("ratio >= 1", "%.1f%%" % (100 * st["share_ge_1"])),
+             ("ratio >= 0.95", "%.1f%%  (paper: almost all, Figure 7d)" % (100 * st["share_ge_0.95"])),
+             ("ratio >= 1.5", "%.1f%%  (paper: %s)" % (100 * st["share_ge_1.5"], paper_text(
+                 ("dbs-f7d-share-1.5", "later Figure 7d"), ("co-f4d-share-1.5", "earlier Figure 4d"), pct=True))),
+             ("ratio >= 2", "%.1f%%" % (100 * st["share_ge_2"]))]
+    table += "".join("  %-14s %s\n" % s for s in stats)
 
     def groups_by(i, order=None):
         g = {}
@@ -544,19 +745,33 @@ def plot_synthetic_grid(name, out):
     for key, _ in ratios:
         if key[0] not in model_order:
             model_order.append(key[0])
+    table += "\nby model set: %-13s %6s %7s %7s %7s %7s %7s %8s\n" % ("", "pairs", "median", "p10", "p90", "min", "max",
+                                                                     ">= 1.5x")
+    for m, g in zip(*groups_by(0, model_order)):
+        s2 = ratio_stats(g)
+        table += "  %-25s %6d %7.3f %7.3f %7.3f %7.3f %7.3f %7.1f%%\n" % (
+            m, s2["count"], s2["median"], s2["p10"], s2["p90"], s2["min"], s2["max"], 100 * s2["share_ge_1.5"])
+    dn30 = [rt for key, rt in ratios if key[0] == "DenseNet121" and float(key[3]) == 30]
+    mixed = [rt for key, rt in ratios if key[0].startswith("mixed")]
+    if dn30:
+        table += "  DenseNet121 at SLO 30 ms: %.2f to %.2f (paper: %s)\n" % (min(dn30), max(dn30), paper_text(
+            ("dbs-f7b-densenet-slo30", "later Figure 7b"), ("co-f4b-densenet-slo30", "earlier Figure 4b")))
+    if mixed:
+        table += "  mixed set: %.2f to %.2f (paper: %s)\n" % (min(mixed), max(mixed), paper_text(
+            ("dbs-f7a-mixed", "later Figure 7a"), ("co-f4a-mixed", "earlier Figure 4a")))
     panels = [("model", groups_by(0, model_order), str),
               ("gamma shape", groups_by(4, sorted({k[4] for k, _ in ratios}, key=gamma_shape)),
                lambda a: "%g" % gamma_shape(a)),
               ("SLO (ms)", groups_by(3), lambda a: "%g" % a),
               ("GPUs per model", groups_by(2), lambda a: "%g" % a),
               ("number of models", groups_by(1), lambda a: "%g" % a)]
-    for title, (ks, gs), lab in panels:
+    for title, (ks, gs), lab in panels[1:]:
         table += "\nmedian ratio by %s\n" % title
         table += "".join("  %-16s %6.3f  (%d pairs)\n" % (lab(k), np.median(g), len(g)) for k, g in zip(ks, gs))
 
     fig, axes = plt.subplots(2, 4, figsize=(18, 8.5), constrained_layout=True)
     # the x range of the distribution: the bulk of it (a few outliers far out would squash it)
-    lo, hi = v.min(), min(v.max(), max(1.5, np.percentile(v, 99) * 1.1))
+    lo, hi = v.min(), min(v.max(), max(1.6, np.percentile(v, 99) * 1.1))
     beyond = int((v > hi).sum())
     note = "; %d pair%s beyond %.2f (max %.2f) not shown" % (beyond, "s" if beyond > 1 else "", hi, v.max()) \
         if beyond else ""
@@ -570,19 +785,25 @@ def plot_synthetic_grid(name, out):
     ax.legend(fontsize=8, title=note[2:] if note else None, title_fontsize=7)
     ax = axes[0][1]
     sv = np.sort(v)
-    ax.step(sv, np.arange(1, len(sv) + 1) / len(sv), where="post", color=PALETTE[0])
-    ax.set_xlim(lo, hi)
+    ax.step(sv, np.arange(1, len(sv) + 1) / len(sv), where="post", color=PALETTE[0], label="ours")
+    ax.set_xlim(lo, max(hi, 1.6))
     ax.axvline(1.0, color="red", linestyle="--", linewidth=1)
+    ax.axvline(0.95, color="gray", linestyle=":", linewidth=1)
+    share = paper_value("dbs-f7d-share-1.5")
+    if share is not None:  # Figure 7(d): a share of the cases at 1.5x or more
+        paper_mark(ax, 1.5, 1 - share, "paper: %.0f%% of cases >= 1.5x (Fig. 7d)" % (100 * share))
     ax.set_xlabel("goodput ratio symphony / eager")
     ax.set_ylabel("fraction of pairs <= x")
-    ax.set_title("CDF: %.1f%% of pairs have ratio >= 1" % (100.0 * (v >= 1).mean()), fontsize=10)
+    ax.set_title("CDF: %.1f%% of pairs >= 1, %.1f%% >= 1.5" % (100 * st["share_ge_1"], 100 * st["share_ge_1.5"]),
+                 fontsize=10)
+    ax.legend(fontsize=7, loc="lower right")
     ax.grid(alpha=0.3)
     for ax, (title, (ks, gs), lab) in zip([axes[0][2], axes[0][3], axes[1][0], axes[1][1], axes[1][2]], panels):
         median_panel(ax, [lab(k) for k in ks], gs, title)
         ax.set_title("Median ratio by %s" % title, fontsize=10)
     # the ratio against the load class: GPUs per model x SLO, as a heat map of medians
     ax = axes[1][3]
-    gk, gs_ = groups_by(2)
+    gk, _ = groups_by(2)
     sk, _ = groups_by(3)
     cell = {}
     for key, rt in ratios:
@@ -607,11 +828,91 @@ def plot_synthetic_grid(name, out):
     ax.set_ylabel("SLO (ms)")
     ax.set_title("Median ratio by SLO and GPUs per model", fontsize=10)
     fig.colorbar(im, ax=ax, label="median symphony / eager (blue: symphony better)")
-    fig.suptitle("Synthetic grid: goodput of symphony relative to eager - %s - %s" % (provenance(recs), done),
-                 fontsize=12)
+    fig.suptitle("Synthetic grid (Table 1, Figure 7): goodput of symphony relative to eager - %s - %s"
+                 % (provenance(recs), done), fontsize=12)
     finish(out, name, ["model", "num_models", "gpus_per_model", "slo_ms", "gamma_shape", "symphony_goodput_rps",
-                       "eager_goodput_rps", "ratio_symphony_to_eager", "symphony_point", "eager_point", "version",
-                       "seed"], rows, fig, table)
+                       "eager_goodput_rps", "seeds", "ratio_symphony_to_eager", "ratio_ci_low", "ratio_ci_high",
+                       "symphony_worst_model", "eager_worst_model", "symphony_point", "eager_point", "version",
+                       "commit", "seed"], rows, fig, table)
+
+
+def plot_synthetic_grid_spread(name, out):
+    """The seed-to-seed spread on a sample of the synthetic grid: the relative half-width of each
+    goodput's 95% interval, and each symphony/eager ratio's interval."""
+    recs, npoints = load_sweep(name, out, record=grid_record)
+    pairs = {}
+    for r in recs:
+        pairs.setdefault(r["pair"], {})[r["policy"]] = r
+    rows, relw, pts = [], {SYMPHONY: [], "eager": []}, []
+    for key in sorted(pairs, key=lambda k: min(r["point"] for r in pairs[k].values())):
+        d = pairs[key]
+        for p, r in sorted(d.items()):
+            c = ci_of(r)
+            w = (c[1] - c[0]) / 2 / r["goodput_rps"] if c and r["goodput_rps"] else None
+            if w is not None and p in relw:
+                relw[p].append(w)
+        s, e = d.get(SYMPHONY), d.get("eager")
+        if not s or not e:
+            continue
+        rt, rci = rel_to(s, e) if e["goodput_rps"] > 0 and all(e["by_seed"]) else (None, None)
+        one = s["by_seed"][0] / e["by_seed"][0] if e["by_seed"] and e["by_seed"][0] else None
+        if rt is not None:
+            pts.append((key, rt, rci, one))
+        sc, ec = ci_of(s), ci_of(e)
+        rows.append(list(key[:4]) + [gamma_shape(key[4]), s["goodput_rps"], sc[0] if sc else None,
+                                     sc[1] if sc else None, e["goodput_rps"], ec[0] if ec else None,
+                                     ec[1] if ec else None, len(s["by_seed"]), rt, rci[0] if rci else None,
+                                     rci[1] if rci else None, one, s["point"], e["point"], s["version"],
+                                     s.get("commit"), s["seed"]])
+    if not pts:
+        die("%s/results.jsonl has no symphony/eager pair with an interval" % rel(out))
+    table = heading(name, recs, " - %d of %d points" % (len(recs), npoints))
+    table += "\nrelative half-width of the goodput's 95%% interval (%s/mean)\n" % PM
+    table += "  %-10s %6s %8s %8s %8s\n" % ("policy", "points", "median", "p90", "max")
+    for p, ws in relw.items():
+        if ws:
+            table += "  %-10s %6d %7.2f%% %7.2f%% %7.2f%%\n" % (p, len(ws), 100 * np.median(ws),
+                                                              100 * np.percentile(ws, 90), 100 * max(ws))
+    straddle = sum(1 for _, rt, c, _ in pts if c and c[0] <= 1 <= c[1])
+    outside = sum(1 for _, rt, c, one in pts if c and one is not None and not (c[0] <= one <= c[1]))
+    hw = [(c[1] - c[0]) / 2 for _, _, c, _ in pts if c]
+    table += "\nsymphony / eager per pair (mean of the per-seed ratios %s 95%%; seed 1 alone: what a one-seed " \
+             "grid point shows)\n" % PM
+    table += "  pairs %d; interval half-width median %.3f, max %.3f; intervals containing 1: %d; " \
+             "seed-1 ratio outside its interval: %d\n\n" % (len(pts), np.median(hw) if hw else float("nan"),
+                                                            max(hw) if hw else float("nan"), straddle, outside)
+    table += "  %-42s %16s %10s\n" % ("pair (set, models, GPUs/model, SLO, arrival)", "ratio", "seed 1")
+    for key, rt, c, one in pts:
+        table += "  %-42s %16s %10s\n" % ("%s x%d, %g, %g ms, %s" % key, pm(rt, c, "%.3f"), fmt(one, "%.3f"))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(15, 5.5), constrained_layout=True,
+                                   gridspec_kw={"width_ratios": [1, 2]})
+    data = [100 * np.array(relw[p]) for p in relw if relw[p]]
+    ax1.boxplot(data, labels=[p for p in relw if relw[p]], showfliers=True)
+    for i, dd in enumerate(data):
+        ax1.scatter(np.full(len(dd), i + 1) + np.random.RandomState(i).uniform(-0.12, 0.12, len(dd)), dd, s=10,
+                    color=PALETTE[i], alpha=0.7, zorder=3)
+    ax1.set_ylabel("95% interval half-width, % of the mean goodput")
+    ax1.set_title("Goodput spread over %d seeds" % max(len(r["by_seed"]) for r in recs), fontsize=10)
+    ax1.grid(axis="y", alpha=0.3)
+    x = np.arange(len(pts))
+    ys = [rt for _, rt, _, _ in pts]
+    ax2.errorbar(x, ys, yerr=[[rt - c[0] if c else 0 for _, rt, c, _ in pts], [c[1] - rt if c else 0 for _, rt, c, _ in pts]],
+                 fmt="o", color=PALETTE[0], capsize=3, markersize=4, label="mean of per-seed ratios, 95% interval")
+    ax2.plot(x, [one for _, _, _, one in pts], linestyle="none", marker="x", color=PALETTE[3], markersize=5,
+             label="seed 1 alone (as in synthetic-grid)")
+    ax2.axhline(1.0, color="gray", linestyle=":", linewidth=1)
+    ax2.set_xticks(x)
+    ax2.set_xticklabels(["%s x%d\n%g/model, %g ms\n%s" % (k[0][:12], k[1], k[2], k[3], k[4]) for k, _, _, _ in pts],
+                        fontsize=6, rotation=90)
+    ax2.set_ylabel("symphony / eager goodput")
+    ax2.set_title("The ratio of each sampled pair with its interval", fontsize=10)
+    ax2.grid(axis="y", alpha=0.3)
+    ax2.legend(fontsize=8)
+    fig.suptitle("Synthetic grid, seed-to-seed spread - %s" % provenance(recs), fontsize=11)
+    finish(out, name, ["model", "num_models", "gpus_per_model", "slo_ms", "gamma_shape", "symphony_goodput_rps",
+                       "symphony_ci_low", "symphony_ci_high", "eager_goodput_rps", "eager_ci_low", "eager_ci_high",
+                       "seeds", "ratio_symphony_to_eager", "ratio_ci_low", "ratio_ci_high", "ratio_seed1",
+                       "symphony_point", "eager_point", "version", "commit", "seed"], rows, fig, table)
 
 
 def short_case(label):
@@ -619,95 +920,188 @@ def short_case(label):
     return label.split(" (")[0]
 
 
+# Figure 9 (later paper): the case a zoo-goodput label names -> the value id of Symphony's
+# advantage over the baselines there
+FIG9 = [("A100 all", "dbs-f9-all"), ("1080Ti all", "dbs-f9-all"), ("A100 strong", "dbs-f9-strong-a100"),
+        ("1080Ti strong", "dbs-f9-strong-1080ti"), ("A100 weak", "dbs-f9-weak-a100"),
+        ("1080Ti weak", "dbs-f9-weak-1080ti")]
+
+
+def fig9_id(case):
+    return next((vid for prefix, vid in FIG9 if case.startswith(prefix)), None)
+
+
 def plot_zoo_goodput(name, out):
     recs, _ = load_sweep(name, out)
     groups, pols = sweep_table_rows(recs, "@case")
     cols = colors(pols)
-    rows, table = [], heading(name, recs)
-    fig, ax = plt.subplots(figsize=(15, 6), constrained_layout=True)
+    rows, table = [], heading(name, recs) + BLOCK_NOTE
+    fig, ax = plt.subplots(figsize=(16, 6.5), constrained_layout=True)
     width = 0.8 / len(pols)
     x = np.arange(len(groups))
     for case, prs in groups:
-        sym = next((r["goodput_rps"] for p, r in prs if p == SYMPHONY), None)
+        d = dict(prs)
+        sym = d.get(SYMPHONY)
         for p, r in prs:
-            rows.append([case, p] + metric_row(r, sym) + [r["point"], r["version"], r["seed"]])
+            rows.append([case, p] + metric_row(r, sym) + prov_row(r))
         table += "\n" + policy_block(case, prs)
+        base = [(p, rel_to(d[p], sym)[0]) for p in PAPER_BASELINES if p in d and sym]
+        base = [(p, rt) for p, rt in base if rt]
+        vid = fig9_id(case)
+        if base:
+            best = max(base, key=lambda t: t[1])
+            table += "  symphony / the papers' baselines: %s; over the best (%s) %.2fx" % (
+                ", ".join("%s %.2fx" % (p, 1 / rt) for p, rt in base), best[0], 1 / best[1])
+            pv = paper_value(vid) if vid else None
+            table += "; paper (Figure 9): %s\n" % ("%g-%gx" % tuple(pv) if isinstance(pv, list) else
+                                                   "%gx" % pv if pv else "-")
+        if "nexus" in d and "nexus:frontends=8" in d:
+            rt, rci = rel_to(d["nexus:frontends=8"], d["nexus"])
+            lost = paper_value("dbs-f9-nexus-8fe")
+            if rt is not None:
+                table += "  nexus 8 frontends / 1 frontend: %s%s\n" % (
+                    pm(rt, rci, "%.2f"), " (paper, Figure 9: %.2f-%.2f)" % (1 - lost[1], 1 - lost[0]) if lost else "")
     for j, p in enumerate(pols):
-        ys = []
+        ys, lo, hi = [], [], []
         for case, prs in groups:
             d = dict(prs)
-            ys.append(ratio(d[p]["goodput_rps"], d[SYMPHONY]["goodput_rps"]) if p in d and SYMPHONY in d else 0)
-        ax.bar(x - 0.4 + width * (j + 0.5), [y or 0 for y in ys], width, color=cols[p], label=p,
-               edgecolor="black", linewidth=0.3)
+            rt, rci = rel_to(d.get(p), d.get(SYMPHONY)) if p in d and SYMPHONY in d else (None, None)
+            ys.append(rt or 0)
+            lo.append(rt - rci[0] if rci else 0)
+            hi.append(rci[1] - rt if rci else 0)
+        ax.bar(x - 0.4 + width * (j + 0.5), ys, width, color=cols[p], label=p, edgecolor="black", linewidth=0.3,
+               yerr=[lo, hi], capsize=1.5, error_kw=dict(linewidth=0.7))
+    # the paper's statement as the baselines' goodput relative to symphony's: 1 / (its advantage)
+    for i, (case, _) in enumerate(groups):
+        vid = fig9_id(case)
+        pv = paper_value(vid) if vid else None
+        if isinstance(pv, list):
+            paper_range(ax, x[i], 1 / pv[1], 1 / pv[0], "paper (Figure 9): baselines at 1/(symphony's advantage)",
+                        width=0.8)
+        elif pv:
+            first = not getattr(ax, "_paper_marked", False)
+            ax._paper_marked = True
+            ax.plot([x[i] - 0.4, x[i] + 0.4], [1 / pv, 1 / pv], color="black", linewidth=1.5, zorder=6,
+                    label="paper (Figure 9): baselines at 1/(symphony's advantage)" if first else None)
     ax.axhline(1.0, color="gray", linestyle=":", linewidth=1)
     ax.set_xticks(x)
-    ax.set_xticklabels(["%s\n(symphony %.0f r/s)" % (wrap(c, 30), dict(prs)[SYMPHONY]["goodput_rps"])
+    ax.set_xticklabels(["%s\n(symphony %s r/s)" % (wrap(c, 30), gp(dict(prs)[SYMPHONY]))
                         for c, prs in groups], fontsize=8)
-    ax.set_ylabel("goodput / symphony goodput")
+    ax.set_ylabel("goodput / symphony goodput (95% intervals)")
     ax.set_ylim(0, None)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(ncol=1, fontsize=8, loc="upper left", bbox_to_anchor=(1.005, 1.0), title="policy")
-    ax.set_title("Goodput on the model zoos, 64 GPUs, own SLOs, relative to symphony - %s" % provenance(recs),
-                 fontsize=11)
-    finish(out, name, ["case", "policy"] + METRICS + ["point", "version", "seed"], rows, fig, table)
+    ax.set_title("Goodput on the model zoos (Figure 9), 64 GPUs, own SLOs, relative to symphony - %s"
+                 % provenance(recs), fontsize=11)
+    finish(out, name, ["case", "policy"] + METRICS + PROV, rows, fig, table)
+
+
+def plan_gpus(p):
+    """(mean, [lo, hi] or None, min, max, answer or None when some seed needed more than max)."""
+    g = p.get("gpus")
+    return (p.get("gpus_mean", g if g is not None and g >= 0 else None), p.get("gpus_ci95"),
+            p.get("gpus_min"), p.get("gpus_max"), g if g is not None and g >= 0 else None)
 
 
 def plot_min_gpus(name, out):
     cases = case_files(name, out, "plan-%d.json")
     allp = [d for _, d in cases]
     rows, table = [], heading(name, allp)
-    hdr = ["case", "kind", "policy", "gpus", "more_than_max", "bad_rate", "simulations", "target_rate", "max_gpus",
-           "version", "seed"]
-    fig, axes = plt.subplots(1, len(cases), figsize=(6.2 * len(cases), 5.4), constrained_layout=True, squeeze=False)
-    for ax, (case, d) in zip(axes[0], cases):
+    hdr = ["case", "kind", "policy", "gpus", "gpus_mean", "gpus_ci_low", "gpus_ci_high", "gpus_min", "gpus_max",
+           "seeds", "more_than_max", "bad_rate", "simulations", "target_rate", "max_gpus", "version", "commit",
+           "seed"]
+    fig, axes = plt.subplots(1, len(cases), figsize=(6.6 * len(cases), 5.6), constrained_layout=True, squeeze=False)
+    for k, (ax, (case, d)) in enumerate(zip(axes[0], cases)):
         try:
             an, pls, mx = d["analytic"], d["policies"], d.get("max_gpus")
         except KeyError as e:
             die("%s plan file lacks %s: run scripts/reproduce %s" % (case, e, name))
-        table += "\n%s: %g r/s, at most %s GPUs\n  %-24s %6s %9s %6s\n" % (
-            case, d.get("target_rate"), mx, "", "GPUs", "bad rate", "sims")
+        prov = [d.get("version"), d.get("commit"), d.get("seed")]
+        table += "\n%s: %g r/s, at most %s GPUs, %s\n  %-24s %14s %9s %6s %9s %6s\n" % (
+            case, d.get("target_rate"), mx, seeds_text(d.get("seed"), d.get("replications")), "", "GPUs (mean)",
+            "range", "all", "bad rate", "sims")
         for kind in ("staggered", "nexus"):
             g = an.get(kind + "_gpus")
-            table += "  %-24s %6s\n" % ("analytic " + kind, fmt(g, "%d"))
-            rows.append([case, "analytic", kind, g, None, None, None, d.get("target_rate"), mx, d.get("version"),
-                         d.get("seed")])
+            table += "  %-24s %14s\n" % ("analytic " + kind, fmt(g, "%d"))
+            rows.append([case, "analytic", kind, g, None, None, None, None, None, None, None, None, None,
+                         d.get("target_rate"), mx] + prov)
+        sym = None
         for p in pls:
-            over = p["gpus"] < 0
-            table += "  %-24s %6s %9s %6s\n" % (p["policy"], "> %s" % mx if over else p["gpus"],
-                                              fmt(p.get("bad_rate"), "%.4f"), fmt(p.get("simulations"), "%d"))
-            rows.append([case, "simulated", p["policy"], None if over else p["gpus"], int(over), p.get("bad_rate"),
-                         p.get("simulations"), d.get("target_rate"), mx, d.get("version"), d.get("seed")])
+            mean, ci, gmin, gmax, ans = plan_gpus(p)
+            over = ans is None
+            if p["policy"] == SYMPHONY:
+                sym = mean
+            table += "  %-24s %14s %9s %6s %9s %6s\n" % (
+                p["policy"], pm(mean, ci, "%.1f") if mean is not None else "> %s" % mx,
+                "%s-%s" % (fmt(gmin, "%d"), fmt(gmax, "%d")) if gmin is not None else "",
+                "> %s" % mx if over else ans, fmt(p.get("bad_rate"), "%.4f"), fmt(p.get("simulations"), "%d"))
+            rows.append([case, "simulated", p["policy"], ans, mean, ci[0] if ci else None, ci[1] if ci else None,
+                         gmin, gmax, p.get("replications", 1), int(over), p.get("bad_rate"), p.get("simulations"),
+                         d.get("target_rate"), mx] + prov)
         names = [p["policy"] for p in pls]
-        vals = [p["gpus"] if p["gpus"] >= 0 else 0 for p in pls]
+        vals = [plan_gpus(p)[0] for p in pls]
+        vals = [v if v is not None and v > 0 else 0 for v in vals]
         top = max(vals + [an.get("staggered_gpus", 0) or 0, an.get("nexus_gpus", 0) or 0, 1])
         x = np.arange(len(names))
         cols = colors(names)
+        recs = [{"v": v, "ci": plan_gpus(p)[1]} for p, v in zip(pls, vals)]
         bars = ax.bar(x, [v if v > 0 else top * 1.1 for v in vals], color=[cols[n] for n in names],
-                      edgecolor="black", linewidth=0.4)
+                      edgecolor="black", linewidth=0.4, yerr=yerr(recs, "v", "ci"), capsize=3)
+        # one count far above the others (nexus on the zoo) would flatten the rest: it runs off the scale
+        ranked = sorted(vals + [an.get("staggered_gpus") or 0, an.get("nexus_gpus") or 0], reverse=True)
+        cap = ranked[1] * 2.2 if len(ranked) > 1 and ranked[0] > 4 * ranked[1] > 0 else None
+        offscale = []
         for b, v in zip(bars, vals):
             if v <= 0:
                 b.set_hatch("//")
                 b.set_facecolor("white")
-            ax.text(b.get_x() + b.get_width() / 2, b.get_height(), "%d" % v if v > 0 else "> %s" % mx,
+            if cap is not None and v > cap:
+                offscale.append((b, v))
+                continue
+            ax.text(b.get_x() + b.get_width() / 2, b.get_height(), "%.3g" % v if v > 0 else "> %s" % mx,
                     ha="center", va="bottom", fontsize=7)
         for kind, style, col in (("staggered", (0, (6, 4)), "black"), ("nexus", (5, (6, 4)), "red")):
             g = an.get(kind + "_gpus")
             if g is not None and g > 0:
                 ax.axhline(g, color=col, linestyle=style, linewidth=1.4, label="analytic %s: %d GPUs" % (kind, g))
+        # Figure 10: the paper states the others relative to Symphony, so its marks sit on our symphony count
+        if sym:
+            single = len(d.get("config", {}).get("models", [])) == 1
+            for xi, n in zip(x, names):
+                if single and n in ("nexus", "shepherd"):
+                    lo, hi = paper_value("dbs-f10-r50-saves") or [None, None]
+                    if lo is not None:
+                        paper_range(ax, xi, sym + lo, sym + hi, "paper (Fig. 10), relative to our symphony")
+                elif single and n == "clockwork":
+                    f = paper_value("dbs-f10-r50-clockwork")
+                    if f:
+                        paper_mark(ax, xi, f * sym, "paper (Fig. 10), relative to our symphony", marker="^")
+                elif not single and n in ("nexus", "shepherd"):
+                    f = paper_value("dbs-f10-mixed-" + n)
+                    if f:
+                        paper_mark(ax, xi, f * sym, "paper (Fig. 10), relative to our symphony")
+            top = max(top, sym * 2.8)
+        if cap:
+            top = max(cap, sym * 2.8 if sym else 0) / 1.35 * 1.1
         ax.set_xticks(x)
         ax.set_xticklabels(names, rotation=45, ha="right", fontsize=8)
         ax.set_ylim(0, top * 1.35)
-        ax.set_ylabel("GPUs needed (<= 1% bad)")
+        for b, v in offscale:
+            ax.text(b.get_x() + b.get_width() / 2, top * 1.3, "%.4g\n(off the\nscale)" % v, ha="center", va="top",
+                    fontsize=7, bbox=dict(facecolor="white", edgecolor="none", pad=1))
+        ax.set_ylabel("GPUs needed (every model <= 1% bad; mean over seeds)")
         ax.set_title("%s: %g r/s" % (case, d.get("target_rate")), fontsize=10)
         ax.grid(axis="y", alpha=0.3)
-        ax.legend(loc="upper left", fontsize=8)
-    fig.suptitle("Fewest GPUs to serve the target rate, per policy - %s" % provenance(allp), fontsize=11)
+        ax.legend(loc="upper left", fontsize=7)
+    fig.suptitle("Fewest GPUs to serve the target rate (Figure 10), per policy - %s" % provenance(allp), fontsize=11)
     finish(out, name, hdr, rows, fig, table)
 
 
-def lines_by_policy(ax, xs_by_pol, cols, xlabel, ylabel, title, categorical=None):
-    for p, (xs, ys) in xs_by_pol.items():
-        ax.plot(xs, ys, marker="o", markersize=4, color=cols[p], label=p, **line_style(p))
+def lines_by_policy(ax, series, cols, xlabel, ylabel, title, categorical=None):
+    """series: {policy: (xs, records)}: goodput lines with 95% error bars."""
+    for p, (xs, rs) in series.items():
+        ax.errorbar(xs, [r["goodput_rps"] for r in rs], yerr=yerr(rs), marker="o", markersize=4, color=cols[p],
+                    label=p, capsize=2.5, **line_style(p))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
@@ -725,13 +1119,15 @@ def tick_label(label, width=24):
 
 
 def matrix_table(title, rowname, rowlabels, pols, cell, shown=None):
-    """A text matrix: one row per rowlabel (written as shown[rowlabel]), one goodput column per policy."""
+    """A text matrix: one row per rowlabel (written as shown[rowlabel]), one goodput column
+    (mean +- 95%) per policy; cell(row, policy) is a record or None."""
     shown = shown or {r: str(r) for r in rowlabels}
-    w = max(9, max(len(p) for p in pols) + 1)
+    w = max(15, max(len(p) for p in pols) + 1)
     lw = max(len(rowname), max(len(shown[r]) for r in rowlabels))
     t = "\n%s\n  %-*s" % (title, lw, rowname) + "".join(" %*s" % (w, p) for p in pols) + "\n"
     for rl in rowlabels:
-        t += "  %-*s" % (lw, shown[rl]) + "".join(" %*s" % (w, fmt(cell(rl, p))) for p in pols) + "\n"
+        t += "  %-*s" % (lw, shown[rl]) + "".join(
+            " %*s" % (w, gp(cell(rl, p)) if cell(rl, p) else "-") for p in pols) + "\n"
     return t
 
 
@@ -748,32 +1144,32 @@ def plot_workload_shape(name, out):
             series = {}
             for p in pols:
                 pts = [(float(s), idx[(pop, arr, s, p)]) for s in slos if (pop, arr, s, p) in idx]
-                series[p] = ([x for x, _ in pts], [r["goodput_rps"] for _, r in pts])
+                series[p] = ([x for x, _ in pts], [r for _, r in pts])
                 for s, r in pts:
                     sym = idx.get((pop, arr, label_of(r["key"]["slo_ms"]), SYMPHONY))
-                    rows.append([pop, arr, s, p] + metric_row(r, sym["goodput_rps"] if sym else None) +
-                                [r["point"], r["version"], r["seed"]])
+                    rows.append([pop, arr, s, p] + metric_row(r, sym) + prov_row(r))
             ax = axes[i][j]
             lines_by_policy(ax, series, cols, "SLO (ms)", "goodput (r/s)", "popularity %s, arrival %s" % (pop, arr))
             ax.set_ylim(0, None)
             table += matrix_table("popularity %s, arrival %s" % (pop, arr), "SLO ms", slos, pols,
-                                  lambda s, p: idx[(pop, arr, s, p)]["goodput_rps"] if (pop, arr, s, p) in idx
-                                  else None)
+                                  lambda s, p: idx.get((pop, arr, s, p)))
     axes[0][0].legend(fontsize=8)
-    fig.suptitle("Workload shape: 20 ResNet50-like models on 32 GPUs - %s" % provenance(recs), fontsize=11)
-    finish(out, name, ["popularity", "arrival", "slo_ms", "policy"] + METRICS + ["point", "version", "seed"],
-           rows, fig, table)
+    fig.suptitle("Workload shape (Figure 11): 20 ResNet50-like models on 32 GPUs - %s" % provenance(recs),
+                 fontsize=11)
+    finish(out, name, ["popularity", "arrival", "slo_ms", "policy"] + METRICS + PROV, rows, fig, table)
 
 
 def plot_flat_top(name, out):
     cases = case_files(name, out, "loadcurve-%d.json")
     allc = [d for _, d in cases]
     rows, table = [], heading(name, allc)
-    hdr = ["case", "policy", "load", "offered_rps", "goodput_rps", "bad_rate", "gpu_busy_fraction", "gpus_used",
-           "batch_p50", "reference_rps", "version", "seed"]
+    hdr = ["case", "policy", "load", "offered_rps", "goodput_rps", "goodput_ci_low", "goodput_ci_high", "seeds",
+           "bad_rate", "bad_rate_ci_low", "bad_rate_ci_high", "gpu_busy_fraction", "gpus_used", "batch_p50",
+           "worst_model", "reference_rps", "reference_ci_low", "reference_ci_high", "version", "commit", "seed"]
     fig, axes = plt.subplots(len(cases), 2, figsize=(13, 4.8 * len(cases)), constrained_layout=True, squeeze=False)
     for (case, d), (ax1, ax2) in zip(cases, axes):
-        ref = d.get("reference_rps")
+        ref, rci = d.get("reference_rps"), d.get("reference_ci95")
+        nseeds = d.get("replications") or 1
         pols = []
         for p in d.get("points", []):
             if p["policy"] not in pols:
@@ -781,26 +1177,43 @@ def plot_flat_top(name, out):
         if not pols:
             die("%s: the loadcurve of %s has no points: run scripts/reproduce %s" % (name, case, name))
         cols = colors(pols)
-        table += "\n%s (reference: symphony goodput %.0f r/s)\n  %-14s %12s %12s %12s %9s %10s %10s\n" % (
-            case, ref, "policy", "peak r/s", "at load 1", "at load 2", "2 / peak", "busy at 1", "busy at 2")
+        table += "\n%s (reference: symphony goodput %s r/s, %s)\n  %-14s %16s %16s %16s %9s %10s %10s %10s\n" % (
+            case, pm(ref, rci), seeds_text(d.get("seed"), nseeds), "policy", "peak r/s", "at load 1", "at load 2",
+            "2 / peak", "busy at 1", "busy at 2", "busy@3K")
         for pol in pols:
             pts = sorted((p for p in d["points"] if p["policy"] == pol), key=lambda p: p["load"])
             for p in pts:
-                rows.append([case, pol, p["load"], p["offered_rps"], p["goodput_rps"], p.get("bad_rate"),
-                             p.get("gpu_busy_fraction"), p.get("gpus_used"), p.get("batch_p50"), ref,
-                             d.get("version"), d.get("seed")])
+                c, bc = p.get("goodput_ci95"), p.get("bad_rate_ci95")
+                rows.append([case, pol, p["load"], p["offered_rps"], p["goodput_rps"], c[0] if c else None,
+                             c[1] if c else None, nseeds, p.get("bad_rate"), bc[0] if bc else None,
+                             bc[1] if bc else None, p.get("gpu_busy_fraction"), p.get("gpus_used"),
+                             p.get("batch_p50"), p.get("worst_model"), ref, rci[0] if rci else None,
+                             rci[1] if rci else None, d.get("version"), d.get("commit"), d.get("seed")])
             xs = [p["offered_rps"] for p in pts]
-            ax1.plot(xs, [p["goodput_rps"] for p in pts], marker="o", markersize=3, color=cols[pol], label=pol,
-                     **line_style(pol))
+            recs = [{"goodput_rps": p["goodput_rps"], "ci95": p.get("goodput_ci95")} for p in pts]
+            ax1.errorbar(xs, [p["goodput_rps"] for p in pts], yerr=yerr(recs), marker="o", markersize=3,
+                         color=cols[pol], label=pol, capsize=2, **line_style(pol))
             ax2.plot(xs, [100 * p["gpu_busy_fraction"] for p in pts], marker="o", markersize=3, color=cols[pol],
                      label=pol, **line_style(pol))
             at = {round(p["load"], 6): p for p in pts}
-            peak = max(p["goodput_rps"] for p in pts)
-            g1, g2 = get(at, 1.0, "goodput_rps"), get(at, 2.0, "goodput_rps")
+            peak = max(pts, key=lambda p: p["goodput_rps"])
+            g1, g2 = at.get(1.0), at.get(2.0)
             b1, b2 = get(at, 1.0, "gpu_busy_fraction"), get(at, 2.0, "gpu_busy_fraction")
-            table += "  %-14s %12.0f %12s %12s %9s %10s %10s\n" % (
-                pol, peak, fmt(g1), fmt(g2), fmt(ratio(g2, peak), "%.2f"),
-                fmt(b1 * 100 if b1 is not None else None, "%.0f%%"), fmt(b2 * 100 if b2 is not None else None, "%.0f%%"))
+            b3k = interp(xs, [p["gpu_busy_fraction"] for p in pts], 3000.0)
+            table += "  %-14s %16s %16s %16s %9s %10s %10s %10s\n" % (
+                pol, pm(peak["goodput_rps"], peak.get("goodput_ci95")),
+                pm(g1["goodput_rps"], g1.get("goodput_ci95")) if g1 else "-",
+                pm(g2["goodput_rps"], g2.get("goodput_ci95")) if g2 else "-",
+                fmt(ratio(g2["goodput_rps"] if g2 else None, peak["goodput_rps"]), "%.2f"),
+                fmt(b1 * 100 if b1 is not None else None, "%.0f%%"), fmt(b2 * 100 if b2 is not None else None, "%.0f%%"),
+                fmt(b3k * 100 if b3k is not None else None, "%.0f%%"))
+        # Figure 2 (Right): at 3K r/s offered Symphony keeps 20% of the GPUs busy, the others all of them
+        for pol in pols:
+            vid = "dbs-f2-symphony-busy-3k" if pol == SYMPHONY else \
+                "dbs-f2-others-busy-3k" if pol in PAPER_BASELINES else None
+            v = paper_value(vid) if vid else None
+            if v is not None:
+                paper_mark(ax2, 3000, 100 * v, "paper (Figure 2): busy at 3K r/s")
         for ax in (ax1, ax2):
             if ref:
                 ax.axvline(ref, color="gray", linestyle=":", linewidth=1)
@@ -810,59 +1223,247 @@ def plot_flat_top(name, out):
             ax.grid(alpha=0.3)
             ax.set_xlim(0, None)
             ax.set_ylim(0, None)
-        ax1.plot([0, max(r[3] for r in rows)], [0, max(r[3] for r in rows)], color="lightgray", linewidth=0.8,
-                 linestyle="--", label="goodput = offered")
-        ax1.set_ylabel("goodput (r/s served within the SLO)")
-        ax1.set_title("Goodput vs offered load: %s" % case, fontsize=10)
+        top = max(r[3] for r in rows)
+        ax1.plot([0, top], [0, top], color="lightgray", linewidth=0.8, linestyle="--", label="goodput = offered")
+        ax1.set_ylabel("goodput (r/s served within the SLO; 95% intervals)")
+        ax1.set_title("Goodput vs offered load (Figure 2 left): %s" % case, fontsize=10)
         ax2.set_ylabel("GPU busy (%)")
         ax2.set_ylim(0, 105)
-        ax2.set_title("GPU busy fraction vs offered load", fontsize=10)
+        ax2.set_title("GPU busy fraction vs offered load (Figure 2 right)", fontsize=10)
         ax1.legend(fontsize=8)
         ax2.legend(fontsize=8, loc="lower right")
+    table += "\n(busy@3K: GPU busy fraction at 3000 r/s offered, interpolated between load points; paper, Figure 2: " \
+             "symphony 20%, clockwork, nexus and shepherd all GPUs)\n"
     fig.suptitle("Flat-top behaviour - %s" % provenance(allc), fontsize=11)
     finish(out, name, hdr, rows, fig, table)
 
 
 NETWORK_KEYS = ["ctrl_ms", "data_ms", "resp_ms", "tail_ms"]  # the network delays in the CSV
+OFF = ", send-ahead off"  # the suffix of the network study's send-ahead ablation series
 
 
 def plot_network(name, out):
     recs, _ = load_sweep(name, out)
-    nets, slos, pols = (axis_values(recs, a) for a in ("@network", "slo_ms", "policy"))
-    idx = by_key(recs, "@network", "slo_ms", "policy")
-    cols = colors(pols)
-    rows, table = [], heading(name, recs) + "goodput (r/s)\n"
+    nets, slos = (axis_values(recs, a) for a in ("@network", "slo_ms"))
+    series = []
+    for r in recs:
+        if r["series"] not in series:
+            series.append(r["series"])
+    idx = {(label_of(r["key"]["@network"]), label_of(r["key"]["slo_ms"]), r["series"]): r for r in recs}
+    main = [s for s in series if not s.endswith(OFF)]
+    ablated = [s for s in main if s + OFF in series]
+    cols = colors(main)
+    rows, table = [], heading(name, recs) + "goodput (r/s), send-ahead on (the default)\n"
     short = {n: n.split(":")[0] for n in nets}  # "RDMA-like: plan ..." -> "RDMA-like"
     if len(set(short.values())) < len(nets):
         short = {n: n for n in nets}
     ncol = 2 if len(slos) > 1 else 1
     nrow = (len(slos) + ncol - 1) // ncol
-    fig, axes = plt.subplots(nrow, ncol, figsize=(7 * ncol, 4.6 * nrow), constrained_layout=True, squeeze=False)
+    fig = plt.figure(figsize=(7 * max(ncol, 2), 4.6 * nrow + (4.4 if ablated else 0)), constrained_layout=True)
+    sfs = fig.subfigures(2, 1, height_ratios=[4.6 * nrow, 4.4]) if ablated else [fig]
+    axes = sfs[0].subplots(nrow, ncol, squeeze=False)
+    tightest = min(slos, key=float)
     for k, slo in enumerate(slos):
         ax = axes[k // ncol][k % ncol]
-        series = {}
-        for p in pols:
-            pts = [(i, idx[(n, slo, p)]) for i, n in enumerate(nets) if (n, slo, p) in idx]
-            series[p] = ([i for i, _ in pts], [r["goodput_rps"] for _, r in pts])
-            for i, r in pts:
-                sym = idx.get((nets[i], slo, SYMPHONY))
+        ser = {}
+        for s in main:
+            pts = [(i, idx[(n, slo, s)]) for i, n in enumerate(nets) if (n, slo, s) in idx]
+            ser[s] = ([i for i, _ in pts], [r for _, r in pts])
+        for s in series:
+            for i, n in enumerate(nets):
+                r = idx.get((n, slo, s))
+                if not r:
+                    continue
+                sym = idx.get((n, slo, SYMPHONY))
                 net = r["key"]["@network"].get("network", {})
-                rows.append([nets[i]] + [net.get(nk) for nk in NETWORK_KEYS] + [float(slo), p] +
-                            metric_row(r, sym["goodput_rps"] if sym else None) + [r["point"], r["version"], r["seed"]])
-        lines_by_policy(ax, series, cols, "network setting", "goodput (r/s)",
-                        "SLO %s ms" % slo, categorical=nets)
+                rows.append([n] + [net.get(nk) for nk in NETWORK_KEYS] + [float(slo), s, r["policy"],
+                                                                          r.get("send_ahead")] +
+                            metric_row(r, sym) + prov_row(r))
+        lines_by_policy(ax, ser, cols, "network setting", "goodput (r/s)", "SLO %s ms" % slo, categorical=nets)
         ax.set_ylim(0, None)
-        table += matrix_table("SLO %s ms" % slo, "network", nets, pols,
-                              lambda n, p: idx[(n, slo, p)]["goodput_rps"] if (n, slo, p) in idx else None,
+        # Figure 14: within the TCP range goodput falls by up to 70% (the paper's reference: low latency)
+        drop = paper_value("dbs-f14-tcp")
+        ref = idx.get((nets[0], slo, SYMPHONY))
+        if drop and ref and slo == tightest:
+            paper_mark(ax, len(nets) - 1, (1 - drop) * ref["goodput_rps"],
+                       "paper (Fig. 14): up to %.0f%% below low latency" % (100 * drop), marker="v")
+            ax.legend(fontsize=7)
+        table += matrix_table("SLO %s ms" % slo, "network", nets, main, lambda n, p: idx.get((n, slo, p)),
                               shown=short)
     for k in range(len(slos), nrow * ncol):
         axes[k // ncol][k % ncol].set_visible(False)
     axes[0][0].legend(fontsize=8)
+    if ablated:
+        table += "\nsend-ahead ablation: goodput with send-ahead off / on (mean of per-seed ratios %s 95%%)\n" % PM
+        axs = sfs[1].subplots(1, len(ablated), squeeze=False)[0]
+        for ax, s in zip(axs, ablated):
+            table += "\n%s\n  %-12s" % (s, "network") + "".join(" %16s" % ("SLO %s" % slo) for slo in slos) + "\n"
+            for j, slo in enumerate(slos):
+                xs, ys, lo, hi = [], [], [], []
+                for i, n in enumerate(nets):
+                    on, off = idx.get((n, slo, s)), idx.get((n, slo, s + OFF))
+                    rt, rci = rel_to(off, on)
+                    if rt is not None:
+                        xs.append(i)
+                        ys.append(rt)
+                        lo.append(rt - rci[0] if rci else 0)
+                        hi.append(rci[1] - rt if rci else 0)
+                ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", markersize=4, capsize=2.5, color=PALETTE[j],
+                            label="SLO %s ms" % slo)
+            for n in nets:
+                table += "  %-12s" % short[n] + "".join(
+                    " %16s" % (pm(*rel_to(idx.get((n, slo, s + OFF)), idx.get((n, slo, s))), spec="%.3f")
+                               if idx.get((n, slo, s + OFF)) and idx.get((n, slo, s)) else "-") for slo in slos) + "\n"
+            ax.axhline(1.0, color="gray", linestyle=":", linewidth=1)
+            ax.set_xticks(range(len(nets)))
+            ax.set_xticklabels([short[n] for n in nets], fontsize=7, rotation=20)
+            ax.set_ylabel("goodput, send-ahead off / on")
+            ax.set_title("%s: send-ahead ablation" % s, fontsize=10)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
     if any(short[n] != n for n in nets):
         table += "\nnetworks:\n" + "".join("  %s\n" % n for n in nets)
-    fig.suptitle("Network delays: 20 ResNet50-like models on 32 GPUs - %s" % provenance(recs), fontsize=11)
-    finish(out, name, ["network"] + NETWORK_KEYS + ["slo_ms", "policy"] + METRICS +
-           ["point", "version", "seed"], rows, fig, table)
+    fig.suptitle("Network delays (Figure 14): 20 ResNet50-like models on 32 GPUs - %s" % provenance(recs), fontsize=11)
+    finish(out, name, ["network"] + NETWORK_KEYS + ["slo_ms", "series", "policy", "send_ahead"] + METRICS + PROV,
+           rows, fig, table)
+
+
+def plot_gpu_scaling(name, out):
+    recs, _ = load_sweep(name, out)
+    gpus = sorted({int(r["gpus"]) for r in recs})
+    pols = axis_values(recs, "policy")
+    idx = {(int(r["gpus"]), r["series"]): r for r in recs}
+    cols = colors(pols)
+    rows, table = [], heading(name, recs) + "goodput (r/s) and goodput per GPU\n"
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.8), constrained_layout=True)
+    ser = {}
+    for p in pols:
+        pts = [(g, idx[(g, p)]) for g in gpus if (g, p) in idx]
+        ser[p] = ([g for g, _ in pts], [r for _, r in pts])
+        for g, r in pts:
+            rows.append([g, p] + metric_row(r, idx.get((g, SYMPHONY))) + prov_row(r))
+        per = [{"goodput_rps": r["goodput_rps"] / g, "ci95": [c / g for c in r["ci95"]] if r["ci95"] else None}
+               for g, r in pts]
+        ax2.errorbar([g for g, _ in pts], [q["goodput_rps"] for q in per], yerr=yerr(per), marker="o", markersize=4,
+                     color=cols[p], label=p, capsize=2.5, **line_style(p))
+    lines_by_policy(ax1, ser, cols, "GPUs", "goodput (r/s)", "Goodput against the number of GPUs (Figure 13 right)")
+    ax1.set_xscale("log", base=2)
+    ax1.set_yscale("log", base=2)
+    ax1.legend(fontsize=8)
+    ax2.set_xscale("log", base=2)
+    ax2.set_xlabel("GPUs")
+    ax2.set_ylabel("goodput per GPU (r/s)")
+    ax2.set_ylim(0, None)
+    ax2.grid(alpha=0.3)
+    ax2.set_title("Goodput per GPU (flat = linear scaling)", fontsize=10)
+    table += matrix_table("goodput", "GPUs", [str(g) for g in gpus], pols, lambda g, p: idx.get((int(g), p)))
+    table += "\ngoodput per GPU, relative to the smallest cluster\n  %-6s" % "GPUs" + "".join(
+        " %14s" % p for p in pols) + "\n"
+    for g in gpus:
+        table += "  %-6d" % g
+        for p in pols:
+            r, r0 = idx.get((g, p)), idx.get((gpus[0], p))
+            table += " %14s" % (fmt(ratio(r["goodput_rps"] / g, r0["goodput_rps"] / gpus[0]), "%.3f")
+                                if r and r0 else "-")
+        table += "\n"
+    fig.suptitle("GPU scaling: 20 ResNet50-like models, SLO 100 ms - %s" % provenance(recs), fontsize=11)
+    finish(out, name, ["gpus", "policy"] + METRICS + PROV, rows, fig, table)
+
+
+def plot_variants(name, out, variant_axis, what):
+    """An ablation: every case (@case) x variant (variant_axis) x policy: the goodputs under each
+    variant, each variant's goodput over the first's, and symphony over each policy per variant."""
+    recs, _ = load_sweep(name, out)
+    cases, variants, pols = (axis_values(recs, a) for a in ("@case", variant_axis, "policy"))
+    idx = by_key(recs, "@case", variant_axis, "policy")
+    cols = colors(pols)
+    rows, table = [], heading(name, recs) + "%s: %s\n" % (what, " / ".join(variants))
+    ncol = min(4, len(cases))
+    nrow = (len(cases) + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.6 * ncol, 4.4 * nrow), constrained_layout=True, squeeze=False)
+    hatches = ["", "//", "..", "xx"]
+    for k, case in enumerate(cases):
+        ax = axes[k // ncol][k % ncol]
+        table += "\n%s\n  %-12s" % (case, "policy") + "".join(" %16s" % v for v in variants) + "".join(
+            " %16s" % ("%s/%s" % (v, variants[0])) for v in variants[1:]) + "".join(
+            " %18s" % ("sym/pol, %s" % v) for v in variants) + "\n"
+        w = 0.8 / len(variants)
+        x = np.arange(len(pols))
+        for j, v in enumerate(variants):
+            rs = [idx.get((case, v, p)) for p in pols]
+            ax.bar(x - 0.4 + w * (j + 0.5), [r["goodput_rps"] if r else 0 for r in rs], w,
+                   color=[cols[p] for p in pols], hatch=hatches[j % len(hatches)], edgecolor="black", linewidth=0.4,
+                   yerr=yerr(rs), capsize=2, label=v)
+        for p in pols:
+            rs = [idx.get((case, v, p)) for v in variants]
+            base = rs[0]
+            table += "  %-12s" % p + "".join(" %16s" % (gp(r) if r else "-") for r in rs)
+            table += "".join(" %16s" % (pm(*rel_to(r, base), spec="%.3f") if r and base else "-") for r in rs[1:])
+            table += "".join(" %18s" % (pm(*rel_to(idx.get((case, v, SYMPHONY)), idx.get((case, v, p))), spec="%.3f")
+                                        if idx.get((case, v, SYMPHONY)) and idx.get((case, v, p)) else "-")
+                             for v in variants) + "\n"
+            for v, r in zip(variants, rs):
+                if r:
+                    rows.append([case, v, p] + metric_row(r, idx.get((case, v, SYMPHONY))) +
+                                [rel_to(r, base)[0] if base else None] + prov_row(r))
+        ax.set_xticks(x)
+        ax.set_xticklabels(pols, rotation=45, ha="right", fontsize=8)
+        ax.set_title(wrap(case, 48), fontsize=8)
+        ax.set_ylabel("goodput (r/s)")
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=7, title=variant_axis, title_fontsize=7)
+    for k in range(len(cases), nrow * ncol):
+        axes[k // ncol][k % ncol].set_visible(False)
+    fig.suptitle("%s - %s" % (what, provenance(recs)), fontsize=11)
+    finish(out, name, ["case", variant_axis, "policy"] + METRICS + ["ratio_to_%s" % variants[0]] + PROV, rows, fig,
+           table)
+
+
+def plot_ablation_criterion(name, out):
+    plot_variants(name, out, "criterion", "Ablation: goodput judged per model or on all requests together")
+
+
+def plot_ablation_drop(name, out):
+    plot_variants(name, out, "drop", "Ablation: early drop (early:auto) against lazy drop")
+
+
+def plot_generic_sweep(name, out):
+    """Any sweep (say ablation-clockwork, whose axes this script does not know): every point's
+    goodput with its interval, grouped by the values of its axes other than the policy."""
+    recs, _ = load_sweep(name, out)
+    axes_ = [a for a in recs[0]["key"] if a not in ("policy", "@policy")]
+
+    def case_of(r):
+        return ", ".join(label_of(r["key"].get(a)) for a in axes_) or name
+
+    cases = []
+    for r in recs:
+        if case_of(r) not in cases:
+            cases.append(case_of(r))
+    groups = [(c, [(r["series"], r) for r in recs if case_of(r) == c]) for c in cases]
+    pols = []
+    for r in recs:
+        if r["series"] not in pols:
+            pols.append(r["series"])
+    cols = colors(pols)
+    rows, table = [], heading(name, recs) + BLOCK_NOTE
+    ncol = min(3, len(groups))
+    nrow = (len(groups) + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(5.4 * ncol, 5 * nrow), constrained_layout=True, squeeze=False)
+    for k, (case, prs) in enumerate(groups):
+        ax = axes[k // ncol][k % ncol]
+        sym = next((r for p, r in prs if p == SYMPHONY), None) or prs[0][1]
+        table += "\n" + policy_block(case, prs, ref=SYMPHONY if sym is not prs[0][1] else prs[0][0])
+        for p, r in prs:
+            rows.append([case, p, r["policy"]] + metric_row(r, sym) + prov_row(r))
+        policy_bars(ax, [p for p, _ in prs], [r for _, r in prs], sym, cols)
+        ax.set_title(wrap(case, 48), fontsize=9)
+        ax.set_ylabel("goodput (r/s)")
+    for k in range(len(groups), nrow * ncol):
+        axes[k // ncol][k % ncol].set_visible(False)
+    fig.suptitle("%s (numbers: ratio to symphony, or to the first policy) - %s" % (name, provenance(recs)),
+                 fontsize=11)
+    finish(out, name, ["case", "series", "policy"] + METRICS + PROV, rows, fig, table)
 
 
 def read_timeline(name, path):
@@ -1006,11 +1607,15 @@ STUDIES = {
     "batching-effect": plot_batching_effect,
     "timeout": plot_timeout,
     "synthetic-grid": plot_synthetic_grid,
+    "synthetic-grid-spread": plot_synthetic_grid_spread,
     "zoo-goodput": plot_zoo_goodput,
     "min-gpus": plot_min_gpus,
     "workload-shape": plot_workload_shape,
     "flat-top": plot_flat_top,
     "network": plot_network,
+    "gpu-scaling": plot_gpu_scaling,
+    "ablation-criterion": plot_ablation_criterion,
+    "ablation-drop": plot_ablation_drop,
     "large-changing": plot_large_changing,
 }
 
@@ -1024,9 +1629,16 @@ def main(argv):
     if len(args) != 1 or args[0].startswith("-"):
         sys.exit(__doc__.strip().split("\n\n")[1] + "\n(studies: %s)" % ", ".join(sorted(STUDIES)))
     name = args[0]
-    if name not in STUDIES:
-        die("unknown study '%s' (known: %s)" % (name, ", ".join(sorted(STUDIES))))
-    STUDIES[name](name, out or os.path.join(ROOT, "results", name))
+    out = out or os.path.join(ROOT, "results", name)
+    if name in STUDIES:
+        STUDIES[name](name, out)
+        return
+    # a sweep study this script has no plot of its own for (ablation-clockwork, say): the generic one
+    study = study_file(name)
+    if (study and study.get("run") == "sweep") or (not study and os.path.exists(os.path.join(out, "results.jsonl"))):
+        plot_generic_sweep(name, out)
+        return
+    die("unknown study '%s' (known: %s, and any sweep study)" % (name, ", ".join(sorted(STUDIES))))
 
 
 if __name__ == "__main__":

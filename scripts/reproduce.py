@@ -13,9 +13,18 @@ A study file says how its raw results are computed ("run"):
   sim        "cases": one symphony sim per case with its timelines ->
              results/NAME/sim-I.json, timeline-I.csv and model-timeline-I.csv.
 
-Every raw file carries the program version, seed and full configuration.
-scripts/plot.py NAME then writes results/NAME/NAME.csv and NAME.png (and a
-table.txt) from the raw files.
+Every raw file carries the program version, commit, seed, replications and
+full configuration. scripts/plot.py NAME then writes results/NAME/NAME.csv and
+NAME.png (and a table.txt) from the raw files.
+
+  reproduce.py NAME [-j N] [--plot-only] [--file STUDY.json] [--out DIR]
+  reproduce.py all [-j N]     every study the report uses, then the report
+  reproduce.py report [...]   scripts/report.py: docs/reproduction.md
+
+--file runs a copy of a study file from elsewhere (say with fewer seeds or a
+shorter duration, to try the plumbing) under the study name NAME, and --out
+writes its results to DIR instead of results/NAME/ (so that a trial never
+mixes with the real results).
 """
 import argparse
 import json
@@ -105,27 +114,63 @@ def run_cases(study, kind, outdir, jobs, path):
                  "--model-timeline", os.path.join(outdir, "model-timeline-%d.csv" % i)], c["name"])
 
 
+def study_names():
+    """The study files in experiments/ (every NAME.json with a "run" key)."""
+    names = []
+    for n in sorted(os.listdir(os.path.join(ROOT, "experiments"))):
+        if not n.endswith(".json"):
+            continue
+        try:
+            with open(os.path.join(ROOT, "experiments", n)) as f:
+                if "run" in json.load(f):
+                    names.append(n[:-5])
+        except (OSError, ValueError):
+            pass
+    return names
+
+
+def run_all(jobs):
+    """Every study the report uses (those whose results exist are resumed or redrawn
+    by their own rules), then the report."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import report  # noqa: E402 (scripts/report.py: the list of studies it reads)
+    for name in report.studies_for_all():
+        print("reproduce all: %s" % name, file=sys.stderr)
+        p = subprocess.run([sys.executable, os.path.abspath(__file__), name, "-j", str(jobs)])
+        if p.returncode != 0:
+            die("all: study %s failed" % name)
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "report.py")])
+    sys.exit(p.returncode)
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "report":
+        os.execv(sys.executable, [sys.executable, os.path.join(ROOT, "scripts", "report.py")] + sys.argv[2:])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("name", help="study name: experiments/NAME.json")
+    ap.add_argument("name", help="study name: experiments/NAME.json; 'all'; or 'report'")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 1, help="parallel jobs (default: all cores)")
     ap.add_argument("--plot-only", action="store_true", help="only redraw from the raw results already there")
+    ap.add_argument("--file", help="the study file to run (default: experiments/NAME.json)")
+    ap.add_argument("--out", help="the results directory (default: results/NAME)")
     a = ap.parse_args()
-    path = os.path.join(ROOT, "experiments", a.name + ".json")
+    if a.j < 1:
+        die("-j must be at least 1")
+    if a.name == "all":
+        if a.file or a.out or a.plot_only:
+            die("all takes only -j")
+        run_all(a.j)
+    path = os.path.abspath(a.file) if a.file else os.path.join(ROOT, "experiments", a.name + ".json")
     try:
         with open(path) as f:
             study = json.load(f)
     except FileNotFoundError:
-        names = sorted(n[:-5] for n in os.listdir(os.path.join(ROOT, "experiments")) if n.endswith(".json"))
-        die("no study file %s (studies: %s)" % (os.path.relpath(path, ROOT), ", ".join(names)))
+        die("no study file %s (studies: %s)" % (os.path.relpath(path, ROOT), ", ".join(study_names())))
     except json.JSONDecodeError as e:
         die("%s: not valid JSON: %s" % (path, e))
     kind = study.get("run")
     if kind not in ("sweep", "plan", "loadcurve", "sim"):
         die("%s: key 'run' must be sweep, plan, loadcurve or sim" % path)
-    if a.j < 1:
-        die("-j must be at least 1")
-    outdir = os.path.join(ROOT, "results", a.name)
+    outdir = os.path.abspath(a.out) if a.out else os.path.join(ROOT, "results", a.name)
     os.makedirs(outdir, exist_ok=True)
     t0 = time.time()
     if not a.plot_only:
@@ -135,7 +180,8 @@ def main():
         else:
             run_cases(study, kind, outdir, a.j, path)
         print("%s: computed in %.0f s" % (a.name, time.time() - t0), file=sys.stderr)
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "plot.py"), a.name])
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "plot.py"), a.name] +
+                       (["--dir", outdir] if a.out else []))
     if p.returncode != 0:
         die("plot.py %s failed" % a.name)
 
