@@ -703,6 +703,44 @@ static void test_signatures(void **state)
 	passed = true;
 }
 
+/* Clockwork as published on the runtime: schedd plans at most one batch
+ * ahead of the running one, so Clockwork's schedule-ahead reaches the
+ * backends, which hold two batches. With reject=0 a batch must start by its
+ * planned start: one planned behind a batch that ends even a little late is
+ * rejected by its backend, and its requests are answered "rejected". Every
+ * request is answered exactly once, and loadgen and schedd count the same
+ * rejections. */
+static void test_clockwork_rejects(void **state)
+{
+	(void)state;
+	config_replace("\"seed\": 7", "\"seed\": 7, \"policy\": \"clockwork:reject=0\"");
+	struct cluster c;
+	cluster_start(&c);
+	pid_t lg = loadgen_start("cw.json", "400", "2");
+	assert_int_equal(wait_for(lg, 30), 0);
+	assert_int_equal(cluster_stop(&c), 0);
+	cJSON *j = load_json("cw.json");
+	cJSON *s = load_json("schedd.json");
+	double req = num(j, "checks.requests");
+	assert_true(req > 400);
+	assert_int_equal((int)num(j, "checks.answered"), (int)req);
+	assert_int_equal((int)num(j, "checks.duplicate_answers"), 0);
+	assert_int_equal((int)num(j, "checks.wrong_outputs"), 0);
+	assert_true(num(s, "batches_planned_ahead") > 0);
+	double rej_lg = num(j, "dropped_by_reason.rejected"), rej_sd = num(s, "dropped_by_reason.rejected");
+	fprintf(stderr, "clockwork:reject=0: %.0f requests, %.0f batches (%.0f planned ahead), %.0f rejected\n", req,
+		num(s, "batches"), num(s, "batches_planned_ahead"), rej_sd);
+	/* loadgen counts the measured window (after its 0.5 s warm-up), schedd all; a
+	 * batch planned ahead starts when the one before ends, always some us after that
+	 * one's planned end, so with reject=0 most of them are rejected */
+	assert_true(rej_sd > 0);
+	assert_true(rej_lg <= rej_sd);
+	assert_true(num(j, "served") > 0);
+	cJSON_Delete(j);
+	cJSON_Delete(s);
+	passed = true;
+}
+
 /* wrk (closed loop, 4 connections) against the infer endpoint: no errors. */
 static void test_http_load(void **state)
 {
@@ -782,6 +820,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_http_api, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_load, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_signatures, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_clockwork_rejects, setup, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -87,7 +87,7 @@ static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
 	/* at most one batch planned ahead, never to start before the running
 	 * one's planned end */
 	int q = t->nq[d->gpu];
-	if (q >= 2 || (q == 1 && d->start <= t->until[d->gpu][0]))
+	if (q >= 2 || (q == 1 && d->start < t->until[d->gpu][0]))
 		t->busy_viol++;
 	if (t->off[d->gpu])
 		t->off_viol++;
@@ -525,20 +525,21 @@ static void test_backlog_2(void **state)
 	backlog(2);
 }
 
-/* Scheduler policies run on one thread. (Clockwork with ahead=0: published
- * Clockwork sends batches to busy GPUs 10 ms ahead, and this driver, like
- * schedd and the backends, runs one batch per GPU.) */
+/* Scheduler policies run on one thread: published Clockwork (which sends
+ * batches to busy GPUs, at most one ahead here, as in schedd), Clockwork
+ * with only idle GPUs taking work, and fcfs. */
 static void test_scheduler_policies_1(void **state)
 {
 	(void)state;
-	const char *pols[] = { "clockwork:ahead=0", "fcfs" };
-	for (int i = 0; i < 2; i++) {
+	const char *pols[] = { "clockwork", "clockwork:ahead=0", "fcfs" };
+	for (int i = 0; i < 3; i++) {
 		struct td t;
 		td_init(&t, 400);
 		t.nreq = plan(&t, 0, 0, 300 * SYM_MS, 1000, 4, true);
 		struct sym_model_cfg mc[4];
 		struct sym_sched_cfg cfg;
 		make_cfg(&cfg, mc, 4, &fast, 20 * SYM_MS, 2, pols[i], 1);
+		cfg.core.max_ahead = 1; /* as schedd */
 		start(&t, &cfg);
 		sym_time slo[4] = { 20 * SYM_MS, 20 * SYM_MS, 20 * SYM_MS, 20 * SYM_MS };
 		td_run(&t, slo, 20 * SYM_S);

@@ -82,10 +82,11 @@
  *  - Network. INFER4 plans with `future` only. We also delay a batch's start
  *    by the core's ctrl + data*b and add resp to its completion (zero in the
  *    paper's cases).
- *  - A GPU holds at most c->max_outstanding batches (8 unless the driver
- *    sets max_ahead); Clockwork has no such bound. The runtime's schedd and
- *    backends hold one batch per GPU and cannot say so to the core: run
- *    clockwork there with ahead=0 (only idle GPUs take work).
+ *  - A GPU holds at most c->max_outstanding batches (8 in the simulator;
+ *    2 in the runtime, whose schedd sets max_ahead 1: a backend holds the
+ *    running batch and one planned after it, and rejects a batch that cannot
+ *    start by its latest start, as Clockwork's worker does); Clockwork has
+ *    no such bound.
  *  - The core plans a batch sent to a busy GPU to start at that GPU's
  *    predicted free time (the profile's l(b)), and the driver does not start
  *    it earlier. Clockwork's worker starts an action as soon as the one
@@ -1002,8 +1003,8 @@ static void gpu_free(struct sym_core *c, int g, sym_time now)
 		const struct sym_batch_end *e = &gs->last_end;
 		cg->total -= b->est;
 		cg->begin = e->rejected ? now : e->end;
-		/* A batch end with no real start (start == end: the runtime's schedd
-		 * reports ends when it hears of them, sym_sched_gpu_free) is not a
+		/* A batch end with no real start (start == end: a driver that only
+		 * reports when it hears of an end, sym_sched_gpu_free) is not a
 		 * measurement: it would teach the estimator 0 ms. */
 		if (!e->rejected && e->end > e->start)
 			measure(st, b->model, gs->kind, b->size, e->end - e->start);
