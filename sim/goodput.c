@@ -223,6 +223,15 @@ static int reps_one(void *ctx, size_t i)
 		rc = sym_sim_run(&e, &o, &g->run, J->err[i], sizeof(J->err[i]));
 		g->have_run = true;
 	}
+	if (!rc && g->have_run) {
+		const struct sym_model_result *t = &g->run.total;
+		g->at_batch_p50 = sym_batch_quantile(t, 0.5);
+		g->at_batch_mean = t->batches ? (double)t->batched / (double)t->batches : 0;
+		g->at_queue_p50_ms = (double)sym_hist_quantile(&t->queueing, 0.5) / 1e6;
+		g->at_queue_p99_ms = (double)sym_hist_quantile(&t->queueing, 0.99) / 1e6;
+		g->at_queue_max_ms = (double)t->queueing.max / 1e6;
+		g->at_busy = g->run.gpu_busy_fraction;
+	}
 	if (i > 0)
 		sym_goodput_finish(g); /* only the first seed's run is reported */
 	J->rc[i] = rc;

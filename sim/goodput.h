@@ -98,6 +98,10 @@ struct sym_goodput {
 	size_t nsteps;
 	struct sym_goodput_step steps[64];
 	bool have_run;            /* run: the complete run at the goodput (the best ok step) */
+	/* the run's summary (kept when the run itself is not: replications past
+	 * the first): median and mean batch, queueing p50/p99/max (ms), GPU busy
+	 * fraction */
+	double at_batch_p50, at_batch_mean, at_queue_p50_ms, at_queue_p99_ms, at_queue_max_ms, at_busy;
 	struct sym_run_result run;
 };
 

@@ -128,7 +128,10 @@ static int help(const char *topic)
 				"goodput_rps is their mean, goodput_ci95 its 95%% interval (Student t; null for\n"
 				"N = 1), goodput_by_seed the N goodputs. The metrics and the config (its rate: that\n"
 				"goodput) are of the first seed's run at its own goodput, so `symphony sim\n"
-				"RESULT.json` repeats that run (metrics_from names it).\n\n");
+				"RESULT.json` repeats that run (metrics_from names it); at_goodput has, per seed\n"
+				"and as mean and interval, each seed's run at its goodput: median and mean batch,\n"
+				"queueing p50/p99/max (ms), GPU busy fraction. -j N (--jobs N): searches in\n"
+				"parallel (default: every core).\n\n");
 		else
 			fprintf(f,
 				"Simulates the experiment at the offered rate: arrivals for --duration seconds,\n"
@@ -157,7 +160,8 @@ static int help(const char *topic)
 			"--seeds N: one search per seed (--seed, ..., --seed + N - 1, in parallel). The\n"
 			"answer (gpus) is the largest count, the one that served R under every seed; beside\n"
 			"it the count per seed (gpus_by_seed), their range and mean with its 95%% interval.\n"
-			"The bad rate and worst model are the first seed's at its count (metrics_from).\n\n"
+			"The bad rate and worst model are the first seed's at its count (metrics_from).\n"
+			"-j N (--jobs N): searches in parallel (default: every core).\n\n"
 			"  %-30s %s\n  %-30s %s\n  %-30s %s\n\n",
 			"--target-rate R", "total offered requests per second to serve (required)",
 			"--policies P1;P2;...", "policies to plan for, ';'-separated (parameters use ',')",
@@ -292,9 +296,28 @@ static int cmd_policies(void)
 }
 
 /* Parses argv into cli and e. Returns 0 or EXIT_USAGE after printing why. */
+/* --jobs N (-j N) of goodput and plan: N > 0, default every core; -1 (with a
+ * message) when malformed. */
+static int cli_jobs(const struct cli *cli)
+{
+	if (!cli->jobs)
+		return sym_ncpus();
+	char *end;
+	long j = strtol(cli->jobs, &end, 10);
+	if (!*cli->jobs || *end || j < 1 || j > 4096) {
+		fprintf(stderr, "symphony %s: --jobs: expected 1 to 4096, got '%s'\n", cli->cmd, cli->jobs);
+		return -1;
+	}
+	return (int)j;
+}
+
 static int parse_args(int argc, char **argv, struct cli *cli, struct sym_experiment *e)
 {
 	char err[1024];
+	/* -j N is --jobs N (goodput, plan, loadcurve) */
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "-j"))
+			argv[i] = (char *)"--jobs";
 	/* First pass: the config file, so that options override it. */
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--config") && i + 1 < argc) {
@@ -378,6 +401,10 @@ static int parse_args(int argc, char **argv, struct cli *cli, struct sym_experim
 				*slot = val;
 				continue;
 			}
+		}
+		if ((!strcmp(cli->cmd, "goodput") || !strcmp(cli->cmd, "plan")) && !strcmp(name, "jobs")) {
+			cli->jobs = val;
+			continue;
 		}
 		if (!strcmp(cli->cmd, "plan")) {
 			const char **slot = !strcmp(name, "target-rate") ? &cli->target_rate
@@ -518,13 +545,22 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 		rc = run_outputs(&cli, &e, rate, "sim", NULL);
 	} else {
 		struct sym_goodput_reps g;
+		memset(&g, 0, sizeof(g));
 		char err[1024];
 		bool progress = !cli.quiet;
-		if (progress)
-			fprintf(stderr, "goodput search (%s criterion%s), upper bound from maximum batches on every GPU:\n",
-				sym_criterion_name(e.criterion), e.replications > 1 ? ", one search per seed" : "");
-		rc = sym_goodput_replicate(&e, sym_ncpus(), progress, &g, err, sizeof(err));
-		if (rc) {
+		int jobs = cli_jobs(&cli);
+		if (jobs < 0) {
+			rc = EXIT_USAGE; /* the message is out */
+		} else {
+			if (progress)
+				fprintf(stderr, "goodput search (%s criterion%s), upper bound from maximum batches on every "
+						"GPU:\n", sym_criterion_name(e.criterion),
+					e.replications > 1 ? ", one search per seed" : "");
+			rc = sym_goodput_replicate(&e, jobs, progress, &g, err, sizeof(err));
+		}
+		if (jobs < 0) {
+			/* nothing ran */
+		} else if (rc) {
 			fprintf(stderr, "symphony: %s\n", err);
 			rc = rc == -EPROTO ? EXIT_INTERNAL : rc == -EINVAL ? EXIT_USAGE : 1;
 		} else {
@@ -615,6 +651,9 @@ static int cmd_plan(int argc, char **argv)
 				"%zu kinds\n", e.ngroups);
 		rc = EXIT_USAGE;
 	}
+	int jobs = rc ? 1 : cli_jobs(&cli);
+	if (jobs < 0)
+		rc = EXIT_USAGE;
 	struct sym_policy pols[MAX_POLICIES];
 	int npol = 0;
 	if (!rc)
@@ -660,7 +699,7 @@ static int cmd_plan(int argc, char **argv)
 	for (int i = 0; i < npol && !rc; i++) {
 		e.policy = pols[i];
 		if ((rc = sym_sim_check(&e, err, sizeof(err))) ||
-		    (rc = sym_plan_replicate(&e, rate, max_gpus, sym_ncpus(), !cli.quiet, prs, err, sizeof(err)))) {
+		    (rc = sym_plan_replicate(&e, rate, max_gpus, jobs, !cli.quiet, prs, err, sizeof(err)))) {
 			fprintf(stderr, "symphony: %s\n", err);
 			rc = rc == -EPROTO ? EXIT_INTERNAL : rc == -EINVAL ? EXIT_USAGE : 1;
 			break;
@@ -1055,12 +1094,15 @@ static int cmd_loadcurve(int argc, char **argv)
 	cJSON_AddItemToObject(doc, "config", sym_experiment_to_json(&e));
 	cJSON *arr = cJSON_AddArrayToObject(doc, "points");
 	double *gx = calloc(nrep, sizeof(*gx)), *bx = calloc(nrep, sizeof(*bx));
+	double *ux = calloc(nrep, sizeof(*ux)), *px = calloc(nrep, sizeof(*px));
 	size_t nfew = 0;
-	for (size_t k = 0; gx && bx && k < npts; k++) {
+	for (size_t k = 0; gx && bx && ux && px && k < npts; k++) {
 		const struct lc_point *pt = &pts[k];
 		for (size_t s = 0; s < nrep; s++) {
 			gx[s] = L.runs[k * nrep + s].good_rps;
 			bx[s] = L.runs[k * nrep + s].bad_rate;
+			ux[s] = L.runs[k * nrep + s].busy;
+			px[s] = L.runs[k * nrep + s].batch_p50;
 		}
 		nfew += pt->few > 0;
 		cJSON *o = cJSON_CreateObject();
@@ -1072,8 +1114,10 @@ static int cmd_loadcurve(int argc, char **argv)
 		cJSON_AddNumberToObject(o, "bad_rate", pt->bad_rate);
 		cJSON_AddItemToObject(o, "bad_rate_ci95", sym_ci95_json(bx, nrep));
 		cJSON_AddNumberToObject(o, "gpu_busy_fraction", pt->busy);
+		cJSON_AddItemToObject(o, "gpu_busy_fraction_ci95", sym_ci95_json(ux, nrep));
 		cJSON_AddNumberToObject(o, "gpus_used", pt->gpus_used);
 		cJSON_AddNumberToObject(o, "batch_p50", pt->batch_p50);
+		cJSON_AddItemToObject(o, "batch_p50_ci95", sym_ci95_json(px, nrep));
 		cJSON_AddBoolToObject(o, "meets_criterion", pt->v.ok);
 		if (pt->v.worst >= 0)
 			cJSON_AddStringToObject(o, "worst_model", e.models[pt->v.worst].name);
@@ -1083,9 +1127,13 @@ static int cmd_loadcurve(int argc, char **argv)
 		cJSON_AddNumberToObject(o, "few_request_models", (double)pt->few);
 		cJSON *gs = cJSON_AddArrayToObject(o, "goodput_by_seed");
 		cJSON *bs = cJSON_AddArrayToObject(o, "bad_rate_by_seed");
+		cJSON *us = cJSON_AddArrayToObject(o, "gpu_busy_fraction_by_seed");
+		cJSON *ps = cJSON_AddArrayToObject(o, "batch_p50_by_seed");
 		for (size_t s = 0; s < nrep; s++) {
 			cJSON_AddItemToArray(gs, cJSON_CreateNumber(gx[s]));
 			cJSON_AddItemToArray(bs, cJSON_CreateNumber(bx[s]));
+			cJSON_AddItemToArray(us, cJSON_CreateNumber(ux[s]));
+			cJSON_AddItemToArray(ps, cJSON_CreateNumber(px[s]));
 		}
 		cJSON_AddItemToArray(arr, o);
 	}
@@ -1160,6 +1208,8 @@ static int cmd_loadcurve(int argc, char **argv)
 	}
 	free(gx);
 	free(bx);
+	free(ux);
+	free(px);
 	if (cli.json && sym_write_json(cli.json, doc, err, sizeof(err))) {
 		fprintf(stderr, "symphony: %s\n", err);
 		status = 1;

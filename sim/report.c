@@ -33,6 +33,7 @@ static void add_metrics(cJSON *o, const struct sym_model_result *m, double windo
 	cJSON *q = cJSON_AddObjectToObject(o, "queueing_ms");
 	cJSON_AddNumberToObject(q, "p50", ms(sym_hist_quantile(&m->queueing, 0.5)));
 	cJSON_AddNumberToObject(q, "p99", ms(sym_hist_quantile(&m->queueing, 0.99)));
+	cJSON_AddNumberToObject(q, "max", ms(m->queueing.max));
 	cJSON *b = cJSON_AddObjectToObject(o, "batch_size");
 	cJSON_AddNumberToObject(b, "batches", (double)m->batches);
 	cJSON_AddNumberToObject(b, "mean", m->batches ? (double)m->batched / (double)m->batches : 0);
@@ -281,6 +282,26 @@ cJSON *sym_goodput_result_json(const struct sym_experiment *e, const struct sym_
 	cJSON_AddNumberToObject(o, "goodput_rps", g->mean);
 	cJSON_AddItemToObject(o, "goodput_ci95", sym_ci95_json(x, g->n));
 	cJSON_AddItemToObject(o, "goodput_by_seed", numbers_json(x, g->n));
+	/* each seed's run at its own goodput: the metrics beside a goodput (the
+	 * median batch, the queueing delay, the GPU busy fraction), with their
+	 * intervals; the detailed metrics above are the first seed's */
+	static const char *const keys[] = { "batch_p50", "batch_mean", "queueing_p50_ms", "queueing_p99_ms",
+					     "queueing_max_ms", "gpu_busy_fraction" };
+	cJSON *at = cJSON_AddObjectToObject(o, "at_goodput");
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		for (size_t i = 0; i < g->n; i++) {
+			const struct sym_goodput *gi = &g->by_seed[i];
+			const double v[] = { gi->at_batch_p50, gi->at_batch_mean, gi->at_queue_p50_ms, gi->at_queue_p99_ms,
+					     gi->at_queue_max_ms, gi->at_busy };
+			x[i] = v[k];
+		}
+		double mean = 0, lo, hi;
+		sym_mean_ci95(x, g->n, &mean, &lo, &hi);
+		cJSON *kv = cJSON_AddObjectToObject(at, keys[k]);
+		cJSON_AddNumberToObject(kv, "mean", mean);
+		cJSON_AddItemToObject(kv, "ci95", sym_ci95_json(x, g->n));
+		cJSON_AddItemToObject(kv, "by_seed", numbers_json(x, g->n));
+	}
 	free(x);
 	cJSON *from = cJSON_AddObjectToObject(o, "metrics_from");
 	cJSON_AddNumberToObject(from, "seed", (double)g->seed);

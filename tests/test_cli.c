@@ -498,6 +498,10 @@ static const struct bad_case bad_cases[] = {
 	  "rates_nocol.csv", "model" },
 	{ "rate_csv without a model's column (goodput)", { "--profile", "1.053,5.072", "--slo", "25", "--rate-csv",
 	  "@rates_nocol.csv", "--warmup", "1" }, "goodput", "rates_nocol.csv", NULL },
+	/* jobs, send-ahead, slo mode */
+	{ "goodput -j 0", { B_PROFILE, "-j", "0" }, "goodput", "--jobs", "1 to 4096" },
+	{ "send-ahead not a boolean", { B_PROFILE, "--send-ahead", "maybe" }, NULL, "--send-ahead", "true or false" },
+	{ "slo-mode unknown", { B_PROFILE, "--slo-mode", "most" }, NULL, "--slo-mode", "at-least" },
 };
 
 static void check_bad_case(const struct bad_case *c, int *failures)
@@ -884,6 +888,7 @@ static void test_plan(void **state)
 		{ "plan", "--profile", "1,5", "--slo", "20", "--target-rate", "10", "--policies", "lifo", NULL },
 		{ "plan", "--profile", "1,5", "--slo", "20", "--target-rate", "10", "--segments", "10:10", NULL },
 		{ "plan", "--profile", "1,5", "--slo", "20", "--target-rate", "10", "--trace", "@t.csv", NULL },
+		{ "plan", "--profile", "1,5", "--slo", "20", "--target-rate", "1000", "--jobs", "x", NULL },
 		{ "plan", "--zoo", "a100", "--models", "ResNet50", "--target-rate", "10", "--cluster",
 		  "a100:1,gtx1080ti:1", NULL },
 	};
