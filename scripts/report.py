@@ -41,19 +41,15 @@ BASELINES_EARLIER = ["clockwork", "nexus"]  # the earlier paper measured no Shep
 
 # The studies the report reads, cheapest first (the order scripts/reproduce all runs them in).
 STUDIES = ["table2", "timeout", "compare-policies", "batching-effect", "flat-top", "ablation-drop", "gpu-scaling",
-           "large-changing", "zoo-goodput", "ablation-criterion", "min-gpus", "workload-shape", "network",
-           "synthetic-grid-spread", "synthetic-grid"]
-# The hook for the Clockwork ablation (its study file is being written elsewhere): its points vary the
-# policy string (clockwork and its variants); it is optional, and rendered once its results exist.
+           "large-changing", "ablation-clockwork", "zoo-goodput", "ablation-criterion", "min-gpus", "workload-shape",
+           "network", "synthetic-grid-spread", "synthetic-grid"]
+# The Clockwork ablation: its points vary the policy string (clockwork and its variants).
 ABLATION_CLOCKWORK = "ablation-clockwork"
 
 
 def studies_for_all():
-    """The studies scripts/reproduce all runs: the ones above, and ablation-clockwork once its study
-    file exists."""
-    extra = [ABLATION_CLOCKWORK] if os.path.exists(os.path.join(ROOT, "experiments", ABLATION_CLOCKWORK + ".json")) \
-        else []
-    return STUDIES[:-1] + extra + STUDIES[-1:]
+    """The studies scripts/reproduce all runs, cheapest first."""
+    return list(STUDIES)
 
 
 # ---------------------------------------------------------------- results
