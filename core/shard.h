@@ -136,7 +136,7 @@ struct sym_shard {
 /* Weight of one gap in the gap-variability estimate. */
 #define SYM_GAP_SMOOTH (1.0 / 512)
 /* Default margin of the auto target, in standard deviations of the
- * gathering time (measured best; see README). */
+ * gathering time (measured best; see docs/policies.md). */
 #define SYM_TARGET_SIGMAS 3.0
 
 /* Returns 0, -EINVAL (bad slo, profile or gather) or -ENOMEM. One kind. */

@@ -800,7 +800,7 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 		.threads = c->threads,
 		.gpus_offline = true,
 		/* No polling by default: the processes of a cluster share the cores here,
-		 * and measured with scripts/fidelity it was better so (see README). */
+		 * and measured with scripts/fidelity it was better so (see docs/runtime.md, "Measurements"). */
 		.idle_poll_ns = c->poll_us > 0 ? sym_ms(c->poll_us / 1000) : -1,
 		.wake_early_ns = c->poll_us > 0 ? 2 * sym_ms(c->poll_us / 1000) : -1,
 	};

@@ -586,7 +586,7 @@ int sym_experiment_init(struct sym_experiment *e)
 	e->popularity = (struct sym_popularity){ SYM_POP_EQUAL, 0 };
 	char msg[64];
 	sym_policy_parse("symphony", &e->policy, msg, sizeof(msg));
-	e->gather = (struct sym_gather){ SYM_GATHER_EARLY, 0, SYM_TARGET_SIGMAS }; /* measured best: see README */
+	e->gather = (struct sym_gather){ SYM_GATHER_EARLY, 0, SYM_TARGET_SIGMAS }; /* measured best: see docs/policies.md */
 	e->warmup_s = 3;
 	e->seed = 1;
 	e->max_bad_rate = 0.01;

@@ -13,7 +13,7 @@
  *   N = 1 (uncoordinated): floor((12.5 - 5.072) / 1.053) = 7, l(7) = 12.443,
  *     562.6 r/s;
  *   N = 8: floor((25 / 1.125 - 5.072) / 1.053) = 16, l(16) = 21.92 ms,
- *     8 * 16 / 21.92 ms = 5839.4 r/s (the bound quoted in the README);
+ *     8 * 16 / 21.92 ms = 5839.4 r/s (the bound quoted in docs/policies.md);
  *   15000 r/s: N = 20 gives b = 17 and 14800 r/s, N = 21 gives b = 17 and
  *     15540 r/s: 21 GPUs.
  * InceptionResNetV2, 5.090 b + 18.368 ms, SLO 70 ms: N = 1 gives 3

@@ -4,7 +4,7 @@
  *   - bad sizes refused;
  *   - two threads: a producer pushes 2 million sequence-numbered elements through a small queue
  *     and the consumer sees every one exactly once, in order, with its payload intact (this test
- *     also runs under ThreadSanitizer, see README).
+ *     also runs under ThreadSanitizer, see docs/testing.md).
  */
 #include <stdarg.h>
 #include <stddef.h>
