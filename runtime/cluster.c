@@ -1,9 +1,9 @@
 #include "runtime/cluster.h"
 
 #include "core/policy.h"
+#include "profiles/zoo.h"
 #include "runtime/cuda/models.h"
 #include "runtime/wire.h"
-#include "profiles/zoo.h"
 
 #include <errno.h>
 #include <math.h>

@@ -61,8 +61,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "experiment/config.h"
 #include "runtime/executor.h"
-#include "sim/config.h"
 
 struct sym_hostport {
 	char host[256];

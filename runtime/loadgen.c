@@ -28,10 +28,11 @@
 #include <unistd.h>
 
 #include "core/iheap.h"
+#include "experiment/output.h"
+#include "experiment/result.h"
 #include "runtime/executor.h"
 #include "runtime/net.h"
 #include "runtime/rt.h"
-#include "sim/report.h"
 
 #define WHO "loadgen"
 #define NBUF 16                /* inputs per model, at most */

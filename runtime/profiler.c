@@ -18,10 +18,11 @@
 
 #include "core/build.h"
 #include "core/policy.h"
+#include "experiment/output.h"
+#include "experiment/result.h"
 #include "profiles/zoo.h"
 #include "runtime/cluster.h"
 #include "runtime/rt.h"
-#include "sim/report.h"
 #include "sym_version.h"
 
 #define WHO "symphony profile"

@@ -28,15 +28,16 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "core/build.h"
 #include "core/autoscale.h"
+#include "core/build.h"
+#include "experiment/output.h"
+#include "experiment/result.h"
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
 #include "runtime/http.h"
 #include "runtime/prom.h"
 #include "runtime/rt.h"
 #include "runtime/sched.h"
-#include "sim/report.h"
 #include "sym_version.h"
 
 #define WHO "schedd"

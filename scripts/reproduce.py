@@ -34,7 +34,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SYM = os.path.join(ROOT, "build", "sim", "symphony")
+SYM = os.path.join(ROOT, "build", "symphony")
 
 
 def die(msg):

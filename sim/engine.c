@@ -480,66 +480,6 @@ static double wall_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int sym_run_result_alloc(struct sym_run_result *r, const struct sym_experiment *e, sym_time end, sym_time interval)
-{
-	size_t nmodels = e->nmodels;
-	r->nmodels = nmodels;
-	r->models = calloc(nmodels, sizeof(*r->models));
-	if (!r->models)
-		return -ENOMEM;
-	int maxb = 1;
-	for (size_t m = 0; m < nmodels; m++) {
-		struct sym_model_result *mr = &r->models[m];
-		sym_hist_init(&mr->latency);
-		sym_hist_init(&mr->queueing);
-		mr->max_batch = 1;
-		for (int k = 0; k < e->nkinds; k++) {
-			int b = e->profiles[(size_t)k * nmodels + m].max_batch;
-			if (b > mr->max_batch)
-				mr->max_batch = b;
-		}
-		if (mr->max_batch > maxb)
-			maxb = mr->max_batch;
-		mr->batch_counts = calloc((size_t)mr->max_batch + 1, sizeof(uint64_t));
-		if (!mr->batch_counts)
-			return -ENOMEM;
-	}
-	sym_hist_init(&r->total.latency);
-	sym_hist_init(&r->total.queueing);
-	r->total.max_batch = maxb;
-	r->total.batch_counts = calloc((size_t)maxb + 1, sizeof(uint64_t));
-	r->interval_s = sym_to_s(interval);
-	r->nintervals = (size_t)((end + interval - 1) / interval);
-	r->timeline = calloc(r->nintervals ? r->nintervals : 1, sizeof(*r->timeline));
-	if (!r->total.batch_counts || !r->timeline)
-		return -ENOMEM;
-	return 0;
-}
-
-int sym_experiment_arrivals(const struct sym_experiment *e, double rate, struct sym_arrivals *arr)
-{
-	for (size_t m = 0; m < e->nmodels; m++) {
-		int rc;
-		uint64_t stream = m;
-		if (e->rate_csv[0]) {
-			struct sym_rate_segment *seg = NULL;
-			size_t nseg = 0;
-			rc = sym_rate_table_segments(&e->table, (size_t)e->table_col[m], &seg, &nseg);
-			if (!rc)
-				rc = sym_arrivals_init(&arr[m], &e->arrival, rate, seg, nseg, e->seed, stream);
-			free(seg);
-		} else if (e->nseg) {
-			rc = sym_arrivals_init(&arr[m], &e->arrival, rate * e->shares[m], e->segments, e->nseg,
-					       e->seed, stream);
-		} else {
-			rc = sym_arrivals_init(&arr[m], &e->arrival, rate * e->shares[m], NULL, 0, e->seed, stream);
-		}
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
 int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts, struct sym_run_result *res,
 		char *err, size_t errlen)
 {
@@ -755,48 +695,4 @@ out:
 	free(s.free_list);
 	free(s.ev.a);
 	return rc;
-}
-
-static void model_result_finish(struct sym_model_result *m)
-{
-	sym_hist_finish(&m->latency);
-	sym_hist_finish(&m->queueing);
-	free(m->batch_counts);
-	m->batch_counts = NULL;
-}
-
-void sym_run_result_finish(struct sym_run_result *r)
-{
-	if (!r)
-		return;
-	for (size_t m = 0; m < r->nmodels && r->models; m++)
-		model_result_finish(&r->models[m]);
-	free(r->models);
-	model_result_finish(&r->total);
-	free(r->timeline);
-	free(r->model_timeline);
-	memset(r, 0, sizeof(*r));
-}
-
-double sym_timeline_interval_len(const struct sym_run_result *r, double duration_s, size_t i)
-{
-	double start = (double)i * r->interval_s;
-	double len = duration_s - start;
-	return len < r->interval_s ? len : r->interval_s;
-}
-
-int sym_batch_quantile(const struct sym_model_result *m, double q)
-{
-	if (!m->batches)
-		return 0;
-	uint64_t rank = (uint64_t)ceil(q * (double)m->batches);
-	if (rank < 1)
-		rank = 1;
-	uint64_t seen = 0;
-	for (int b = 1; b <= m->max_batch; b++) {
-		seen += m->batch_counts[b];
-		if (seen >= rank)
-			return b;
-	}
-	return m->max_batch;
 }

@@ -12,65 +12,6 @@
 #include "core/error.h"
 #include "sim/sweep.h"
 
-bool sym_model_within(uint64_t offered, uint64_t bad, double max_bad_rate)
-{
-	if (!offered)
-		return true;
-	if (bad >= offered)
-		return false; /* starved: every measured request late or dropped, however few */
-	/* bad <= max(max_bad_rate * offered, 1), with the rate compared as the aggregate rule compares it */
-	return bad <= 1 || (double)bad / (double)offered <= max_bad_rate;
-}
-
-uint64_t sym_min_requests(double max_bad_rate)
-{
-	return (uint64_t)ceil(1 / max_bad_rate - 1e-9);
-}
-
-void sym_judge(const struct sym_experiment *e, const struct sym_run_result *r, struct sym_verdict *v)
-{
-	memset(v, 0, sizeof(*v));
-	v->worst = -1;
-	uint64_t few = sym_min_requests(e->max_bad_rate);
-	bool worst_fails = false;
-	for (size_t m = 0; m < r->nmodels; m++) {
-		const struct sym_model_result *mr = &r->models[m];
-		v->few += mr->offered < few;
-		if (!mr->offered)
-			continue;
-		bool fails = !sym_model_within(mr->offered, mr->late + mr->dropped, e->max_bad_rate);
-		v->failing += fails;
-		double bad = sym_bad_rate(mr);
-		/* a failing model outranks any passing one; then the higher bad rate */
-		if (v->worst < 0 || (fails && !worst_fails) || (fails == worst_fails && bad > v->worst_bad_rate)) {
-			v->worst = (int)m;
-			v->worst_bad_rate = bad;
-			worst_fails = fails;
-		}
-	}
-	bool pass = e->criterion == SYM_CRITERION_AGGREGATE ? sym_bad_rate(&r->total) <= e->max_bad_rate
-							     : v->failing == 0;
-	v->ok = !r->stopped_early && r->total.offered > 0 && pass;
-}
-
-bool sym_mean_ci95(const double *x, size_t n, double *mean, double *lo, double *hi)
-{
-	double sum = 0;
-	for (size_t i = 0; i < n; i++)
-		sum += x[i];
-	*mean = n ? sum / (double)n : 0;
-	*lo = *hi = *mean;
-	if (n < 2)
-		return false;
-	double ss = 0;
-	for (size_t i = 0; i < n; i++)
-		ss += (x[i] - *mean) * (x[i] - *mean);
-	double half = gsl_cdf_tdist_Pinv(0.975, (double)(n - 1)) * sqrt(ss / (double)(n - 1)) / sqrt((double)n);
-	*lo = *mean - half;
-	*hi = *mean + half;
-	return true;
-}
-
 double sym_schedule_mean_rate(const struct sym_experiment *e)
 {
 	double sum = 0;
@@ -291,4 +232,86 @@ void sym_goodput_reps_finish(struct sym_goodput_reps *r)
 		sym_goodput_finish(&r->by_seed[i]);
 	free(r->by_seed);
 	memset(r, 0, sizeof(*r));
+}
+
+static cJSON *numbers_json(const double *x, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; a && i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(x[i]));
+	return a;
+}
+
+cJSON *sym_goodput_result_json(const struct sym_experiment *e, const struct sym_goodput_reps *g,
+			       const struct sym_run_result *r)
+{
+	/* the config of the kept run: the first seed at its rate */
+	struct sym_experiment c = *e;
+	c.seed = g->seed;
+	struct sym_rate_segment *seg = NULL;
+	if (e->nseg) {
+		if (!(seg = malloc(e->nseg * sizeof(*seg))))
+			return NULL;
+		for (size_t i = 0; i < e->nseg; i++)
+			seg[i] = (struct sym_rate_segment){ e->segments[i].duration, e->segments[i].rate * g->run_scale };
+		c.segments = seg;
+	} else if (!e->rate_csv[0]) {
+		c.rate = g->run_scale;
+	}
+	cJSON *o = sym_result_json("goodput", &c, r);
+	free(seg);
+	double *x = malloc(g->n * sizeof(*x));
+	if (!o || !x) {
+		free(x);
+		cJSON_Delete(o);
+		return NULL;
+	}
+	for (size_t i = 0; i < g->n; i++)
+		x[i] = g->by_seed[i].goodput_rps;
+	cJSON_ReplaceItemInObjectCaseSensitive(o, "replications", cJSON_CreateNumber((double)g->n));
+	cJSON_AddNumberToObject(o, "goodput_rps", g->mean);
+	cJSON_AddItemToObject(o, "goodput_ci95", sym_ci95_json(x, g->n));
+	cJSON_AddItemToObject(o, "goodput_by_seed", numbers_json(x, g->n));
+	/* each seed's run at its own goodput: the metrics beside a goodput (the
+	 * median batch, the queueing delay, the GPU busy fraction), with their
+	 * intervals; the detailed metrics above are the first seed's */
+	static const char *const keys[] = { "batch_p50", "batch_mean", "queueing_p50_ms", "queueing_p99_ms",
+					     "queueing_max_ms", "gpu_busy_fraction" };
+	cJSON *at = cJSON_AddObjectToObject(o, "at_goodput");
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		for (size_t i = 0; i < g->n; i++) {
+			const struct sym_goodput *gi = &g->by_seed[i];
+			const double v[] = { gi->at_batch_p50, gi->at_batch_mean, gi->at_queue_p50_ms, gi->at_queue_p99_ms,
+					     gi->at_queue_max_ms, gi->at_busy };
+			x[i] = v[k];
+		}
+		double mean = 0, lo, hi;
+		sym_mean_ci95(x, g->n, &mean, &lo, &hi);
+		cJSON *kv = cJSON_AddObjectToObject(at, keys[k]);
+		cJSON_AddNumberToObject(kv, "mean", mean);
+		cJSON_AddItemToObject(kv, "ci95", sym_ci95_json(x, g->n));
+		cJSON_AddItemToObject(kv, "by_seed", numbers_json(x, g->n));
+	}
+	free(x);
+	cJSON *from = cJSON_AddObjectToObject(o, "metrics_from");
+	cJSON_AddNumberToObject(from, "seed", (double)g->seed);
+	cJSON_AddNumberToObject(from, "rate_rps", g->run_scale * sym_schedule_mean_rate(e));
+	cJSON_AddNumberToObject(o, "rate_scale", g->run_scale);
+	const struct sym_goodput *g0 = &g->by_seed[0];
+	cJSON_AddNumberToObject(o, "upper_bound_rps", g0->upper_bound_rps);
+	cJSON *steps = cJSON_AddArrayToObject(o, "search");
+	for (size_t i = 0; i < g0->nsteps; i++) {
+		const struct sym_goodput_step *st = &g0->steps[i];
+		cJSON *s = cJSON_CreateObject();
+		cJSON_AddNumberToObject(s, "rate", st->rate);
+		cJSON_AddNumberToObject(s, "bad_rate", st->bad_rate);
+		if (st->worst >= 0)
+			cJSON_AddStringToObject(s, "worst_model", e->models[st->worst].name);
+		cJSON_AddNumberToObject(s, "worst_model_bad_rate", st->worst_bad_rate);
+		cJSON_AddBoolToObject(s, "ok", st->ok);
+		if (st->stopped_early)
+			cJSON_AddBoolToObject(s, "stopped_early", true);
+		cJSON_AddItemToArray(steps, s);
+	}
+	return o;
 }

@@ -47,40 +47,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/config.h"
+#include <cjson/cJSON.h>
+
+#include "experiment/config.h"
 #include "sim/engine.h"
-
-/* A run judged under its experiment's criterion. */
-struct sym_verdict {
-	bool ok;               /* the run passes */
-	int worst;             /* the worst model: the failing model with the highest bad rate, else the model
-				* with the highest bad rate (the first of equals); -1 when no model had a request */
-	double worst_bad_rate; /* its bad rate (0 when worst is -1) */
-	size_t failing;        /* models over their per-model allowance (counted under either criterion) */
-	size_t few;            /* models with fewer than sym_min_requests() measured requests */
-};
-
-/* Whether a model with `offered` measured requests of which `bad` were late
- * or dropped is within its allowance (the per-model rule above). */
-bool sym_model_within(uint64_t offered, uint64_t bad, double max_bad_rate);
-
-/* The measured requests a model needs for max_bad_rate to be meaningful:
- * ceil(1 / max_bad_rate) (100 at 1%). */
-uint64_t sym_min_requests(double max_bad_rate);
-
-/* Judges r (complete, or stopped early: then it fails) under e's criterion. */
-void sym_judge(const struct sym_experiment *e, const struct sym_run_result *r, struct sym_verdict *v);
 
 /* The early-stop limits of a step at rate option `scale` (see above): the
  * total in *total, and per model in per_model[0..nmodels) under the per-model
  * criterion (per_model may be NULL under the aggregate one). */
 void sym_stop_limits(const struct sym_experiment *e, double scale, uint64_t *total, uint64_t *per_model);
-
-/* The mean of x[0..n) in *mean and, for n >= 2, its 95% confidence interval
- * by Student's t, mean -/+ t(0.975, n-1) s / sqrt(n) (s: the sample standard
- * deviation), in *lo and *hi. Returns false for n < 2 (no interval; *lo = *hi
- * = the mean). */
-bool sym_mean_ci95(const double *x, size_t n, double *mean, double *lo, double *hi);
 
 struct sym_goodput_step {
 	double rate;      /* mean total offered rate of the step */
@@ -139,5 +114,16 @@ int sym_goodput_replicate(const struct sym_experiment *e, int jobs, bool progres
 			  char *err, size_t errlen);
 
 void sym_goodput_reps_finish(struct sym_goodput_reps *r);
+
+/* The result object of replicated goodput searches: the result of run r (the
+ * first seed's run at its goodput, g->by_seed[0].run, or a rerun of it) with
+ * a config that reruns r (its rate, or its segments, scaled to g->run_scale;
+ * a rate_csv schedule is echoed unscaled), then goodput_rps (the mean over
+ * the seeds), goodput_ci95 ([low, high], null for one seed), replications,
+ * goodput_by_seed, metrics_from ({seed, rate_rps}: the run the metrics are
+ * from), rate_scale, upper_bound_rps and the first seed's bisection steps
+ * ("search"). NULL on ENOMEM. */
+cJSON *sym_goodput_result_json(const struct sym_experiment *e, const struct sym_goodput_reps *g,
+			       const struct sym_run_result *r);
 
 #endif

@@ -18,7 +18,7 @@
 
 #include <stdbool.h>
 
-#include "sim/config.h"
+#include "experiment/config.h"
 
 struct sym_plan_result {
 	int gpus;           /* the smallest count that serves R, or -1 above max_gpus */

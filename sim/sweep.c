@@ -11,9 +11,10 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "experiment/output.h"
+#include "experiment/result.h"
 #include "sim/engine.h"
 #include "sim/goodput.h"
-#include "sim/report.h"
 #include "sym_version.h"
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)

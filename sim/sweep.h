@@ -29,7 +29,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/config.h"
+#include "experiment/config.h"
 
 enum sym_compute { SYM_COMPUTE_GOODPUT, SYM_COMPUTE_SIM };
 
@@ -140,7 +140,7 @@ int sym_parallel_for(size_t n, int jobs, int (*fn)(void *ctx, size_t i), void *c
 /* The number of online processors (at least 1). */
 int sym_ncpus(void);
 
-/* The sweep and merge commands (sim/tools.c); argv after the command name. */
+/* The sweep and merge commands (cli/sweep.c); argv after the command name. */
 int sym_cmd_sweep(int argc, char **argv);
 int sym_cmd_merge(int argc, char **argv);
 void sym_help_sweep(FILE *f);

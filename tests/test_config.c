@@ -1,4 +1,4 @@
-/* tests/test_config.c - experiments (sim/config.h): defaults, JSON keys,
+/* tests/test_config.c - experiments (experiment/config.h): defaults, JSON keys,
  * command-line flags, resolution against the zoos and the echoed config. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,7 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/error.h"
-#include "sim/config.h"
+#include "experiment/config.h"
 
 #define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -143,7 +143,7 @@ static void test_init_defaults(void **state)
 	assert_ptr_equal(e.policy.ops, &sym_policy_symphony);
 	char buf[64];
 	assert_string_equal(sym_policy_format(&e.policy, buf, sizeof(buf)), "symphony");
-	/* early drop with an automatic target (sim/config.h) */
+	/* early drop with an automatic target (experiment/config.h) */
 	assert_int_equal(e.gather.rule, SYM_GATHER_EARLY);
 	assert_int_equal(e.gather.target, 0);
 	assert_string_equal(sym_gather_format(&e.gather, buf, sizeof(buf)), "early:auto");

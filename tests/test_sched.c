@@ -35,9 +35,9 @@
 #include <time.h>
 
 #include "core/core.h"
+#include "coredriver.h"
 #include "runtime/executor.h"
 #include "runtime/sched.h"
-#include "coredriver.h"
 #include "testutil.h"
 
 #define MAXG 16

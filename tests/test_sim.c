@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/config.h"
+#include "experiment/config.h"
 #include "sim/engine.h"
 #include "sim/goodput.h"
 

@@ -1,5 +1,5 @@
 /* tests/test_sweep.c - grid files, the manifest, shards, point results and
- * merging (sim/sweep.h); num_models and gpus_per_model (sim/config.h).
+ * merging (sim/sweep.h); num_models and gpus_per_model (experiment/config.h).
  *
  *   - the manifest is the product of the axes, last axis fastest, with the
  *     keys in axis order; '@' axes apply objects (their "label" is not a key);

@@ -1,4 +1,4 @@
-/* sim/config.h - an experiment: cluster, models, workload, policy, network,
+/* experiment/config.h - an experiment: cluster, models, workload, policy, network,
  * duration, warm-up and seed.
  *
  * An experiment comes from defaults, then a JSON file, then command-line
@@ -27,7 +27,7 @@
 #include "profiles/zoo.h"
 #include "workloads/workload.h"
 
-/* How a run is judged against max_bad_rate (sim/goodput.h, sym_judge). */
+/* How a run is judged against max_bad_rate (experiment/result.h, sym_judge). */
 enum sym_criterion {
 	SYM_CRITERION_PER_MODEL, /* every model's bad fraction within max_bad_rate (the papers' goodput; default) */
 	SYM_CRITERION_AGGREGATE, /* the bad fraction of all requests together (for comparison) */
@@ -141,5 +141,11 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e);
 
 /* One line per configuration flag, for help. */
 void sym_experiment_print_flags(FILE *f);
+
+/* Initialises e->nmodels arrival generators, model m's as the simulator
+ * draws them at total rate (or schedule scale) `rate`: the same seed gives
+ * the same arrival times in `symphony sim` and in `symphony loadgen`.
+ * Returns 0, -EINVAL or -ENOMEM. */
+int sym_experiment_arrivals(const struct sym_experiment *e, double rate, struct sym_arrivals *arr);
 
 #endif

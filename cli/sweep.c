@@ -1,4 +1,4 @@
-/* sim/tools.c - the sweep and merge commands. */
+/* cli/sweep.c - the sweep and merge commands. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -14,8 +14,9 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "experiment/output.h"
+#include "experiment/result.h"
 #include "profiles/zoo.h"
-#include "sim/report.h"
 #include "sim/sweep.h"
 #include "sym_version.h"
 

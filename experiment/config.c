@@ -1,4 +1,4 @@
-#include "sim/config.h"
+#include "experiment/config.h"
 
 #include <errno.h>
 #include <math.h>
@@ -315,7 +315,7 @@ static int set_segments(struct sym_experiment *e, const cJSON *v, const char *wh
 		snprintf(w, sizeof(w), "%s[%zu]", where, i);
 		const cJSON *d = cJSON_GetObjectItemCaseSensitive(it, "duration_s");
 		const cJSON *r = cJSON_GetObjectItemCaseSensitive(it, "rate");
-		double dd, rr;
+		double dd = 0, rr = 0;
 		if (!cJSON_IsObject(it) || cJSON_GetArraySize(it) != 2 || !d || !r) {
 			free(seg);
 			return ERR("%s: expected {\"duration_s\": S, \"rate\": R}, got %s", w, got(it, g, sizeof(g)));
@@ -722,7 +722,7 @@ int sym_experiment_apply_flag(struct sym_experiment *e, const char *flag, const 
 	if (!k)
 		return 1;
 	cJSON *v = NULL;
-	double a, b;
+	double a = 0, b = 0;
 	int rc;
 	if (!value)
 		return ERR("%s: missing value", where);
@@ -1222,4 +1222,28 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 	cJSON_AddStringToObject(o, "criterion", sym_criterion_name(e->criterion));
 	cJSON_AddNumberToObject(o, "replications", e->replications);
 	return o;
+}
+
+int sym_experiment_arrivals(const struct sym_experiment *e, double rate, struct sym_arrivals *arr)
+{
+	for (size_t m = 0; m < e->nmodels; m++) {
+		int rc;
+		uint64_t stream = m;
+		if (e->rate_csv[0]) {
+			struct sym_rate_segment *seg = NULL;
+			size_t nseg = 0;
+			rc = sym_rate_table_segments(&e->table, (size_t)e->table_col[m], &seg, &nseg);
+			if (!rc)
+				rc = sym_arrivals_init(&arr[m], &e->arrival, rate, seg, nseg, e->seed, stream);
+			free(seg);
+		} else if (e->nseg) {
+			rc = sym_arrivals_init(&arr[m], &e->arrival, rate * e->shares[m], e->segments, e->nseg,
+					       e->seed, stream);
+		} else {
+			rc = sym_arrivals_init(&arr[m], &e->arrival, rate * e->shares[m], NULL, 0, e->seed, stream);
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
 }

@@ -15,16 +15,43 @@
 
 #include "core/build.h"
 #include "core/error.h"
+#include "experiment/config.h"
+#include "experiment/output.h"
+#include "experiment/result.h"
 #include "profiles/zoo.h"
-#include "runtime/profiler.h"
-#include "runtime/rt.h"
-#include "sim/config.h"
 #include "sim/engine.h"
 #include "sim/goodput.h"
 #include "sim/plan.h"
-#include "sim/report.h"
 #include "sim/sweep.h"
 #include "sym_version.h"
+#if SYM_HAVE_RUNTIME
+#include "runtime/profiler.h"
+#include "runtime/rt.h"
+#else
+/* A simulator-only build: the runtime commands exist, and say what is missing. */
+static const char *const rt_names[] = { "schedd", "frontend", "backend", "loadgen", "bench-sched", "fabbench", "profile" };
+static bool sym_rt_is_command(const char *cmd)
+{
+	for (size_t i = 0; i < sizeof(rt_names) / sizeof(rt_names[0]); i++)
+		if (!strcmp(cmd, rt_names[i]))
+			return true;
+	return false;
+}
+static void sym_rt_usage(FILE *f, const char *cmd)
+{
+	fprintf(f, "  %s\n", cmd ? cmd : "(none: this symphony was built without the runtime, which needs " SYM_RUNTIME_MISSING ")");
+}
+static int sym_rt_main(int argc, char **argv)
+{
+	(void)argc;
+	fprintf(stderr, "symphony %s: this symphony was built without the runtime, which needs %s; install it and "
+			"rebuild (scripts/setup), or configure with meson -Dfabric=enabled -Dhttp=enabled to be told "
+			"what is missing\n", argv[0], SYM_RUNTIME_MISSING);
+	return 2;
+}
+#define sym_profiler_usage(f) sym_rt_usage(f, NULL)
+#define sym_profiler_main sym_rt_main
+#endif
 
 #define EXIT_USAGE 2
 #define EXIT_INTERNAL 70

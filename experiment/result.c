@@ -1,14 +1,156 @@
-#include "sim/report.h"
+#include "experiment/result.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "core/build.h"
+#include <gsl/gsl_cdf.h>
+
 #include "core/autoscale.h"
+#include "core/build.h"
 #include "core/error.h"
+#include "experiment/output.h"
 #include "sym_version.h"
+
+int sym_run_result_alloc(struct sym_run_result *r, const struct sym_experiment *e, sym_time end, sym_time interval)
+{
+	size_t nmodels = e->nmodels;
+	r->nmodels = nmodels;
+	r->models = calloc(nmodels, sizeof(*r->models));
+	if (!r->models)
+		return -ENOMEM;
+	int maxb = 1;
+	for (size_t m = 0; m < nmodels; m++) {
+		struct sym_model_result *mr = &r->models[m];
+		sym_hist_init(&mr->latency);
+		sym_hist_init(&mr->queueing);
+		mr->max_batch = 1;
+		for (int k = 0; k < e->nkinds; k++) {
+			int b = e->profiles[(size_t)k * nmodels + m].max_batch;
+			if (b > mr->max_batch)
+				mr->max_batch = b;
+		}
+		if (mr->max_batch > maxb)
+			maxb = mr->max_batch;
+		mr->batch_counts = calloc((size_t)mr->max_batch + 1, sizeof(uint64_t));
+		if (!mr->batch_counts)
+			return -ENOMEM;
+	}
+	sym_hist_init(&r->total.latency);
+	sym_hist_init(&r->total.queueing);
+	r->total.max_batch = maxb;
+	r->total.batch_counts = calloc((size_t)maxb + 1, sizeof(uint64_t));
+	r->interval_s = sym_to_s(interval);
+	r->nintervals = (size_t)((end + interval - 1) / interval);
+	r->timeline = calloc(r->nintervals ? r->nintervals : 1, sizeof(*r->timeline));
+	if (!r->total.batch_counts || !r->timeline)
+		return -ENOMEM;
+	return 0;
+}
+
+static void model_result_finish(struct sym_model_result *m)
+{
+	sym_hist_finish(&m->latency);
+	sym_hist_finish(&m->queueing);
+	free(m->batch_counts);
+	m->batch_counts = NULL;
+}
+
+void sym_run_result_finish(struct sym_run_result *r)
+{
+	if (!r)
+		return;
+	for (size_t m = 0; m < r->nmodels && r->models; m++)
+		model_result_finish(&r->models[m]);
+	free(r->models);
+	model_result_finish(&r->total);
+	free(r->timeline);
+	free(r->model_timeline);
+	memset(r, 0, sizeof(*r));
+}
+
+double sym_timeline_interval_len(const struct sym_run_result *r, double duration_s, size_t i)
+{
+	double start = (double)i * r->interval_s;
+	double len = duration_s - start;
+	return len < r->interval_s ? len : r->interval_s;
+}
+
+int sym_batch_quantile(const struct sym_model_result *m, double q)
+{
+	if (!m->batches)
+		return 0;
+	uint64_t rank = (uint64_t)ceil(q * (double)m->batches);
+	if (rank < 1)
+		rank = 1;
+	uint64_t seen = 0;
+	for (int b = 1; b <= m->max_batch; b++) {
+		seen += m->batch_counts[b];
+		if (seen >= rank)
+			return b;
+	}
+	return m->max_batch;
+}
+
+bool sym_model_within(uint64_t offered, uint64_t bad, double max_bad_rate)
+{
+	if (!offered)
+		return true;
+	if (bad >= offered)
+		return false; /* starved: every measured request late or dropped, however few */
+	/* bad <= max(max_bad_rate * offered, 1), with the rate compared as the aggregate rule compares it */
+	return bad <= 1 || (double)bad / (double)offered <= max_bad_rate;
+}
+
+uint64_t sym_min_requests(double max_bad_rate)
+{
+	return (uint64_t)ceil(1 / max_bad_rate - 1e-9);
+}
+
+void sym_judge(const struct sym_experiment *e, const struct sym_run_result *r, struct sym_verdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->worst = -1;
+	uint64_t few = sym_min_requests(e->max_bad_rate);
+	bool worst_fails = false;
+	for (size_t m = 0; m < r->nmodels; m++) {
+		const struct sym_model_result *mr = &r->models[m];
+		v->few += mr->offered < few;
+		if (!mr->offered)
+			continue;
+		bool fails = !sym_model_within(mr->offered, mr->late + mr->dropped, e->max_bad_rate);
+		v->failing += fails;
+		double bad = sym_bad_rate(mr);
+		/* a failing model outranks any passing one; then the higher bad rate */
+		if (v->worst < 0 || (fails && !worst_fails) || (fails == worst_fails && bad > v->worst_bad_rate)) {
+			v->worst = (int)m;
+			v->worst_bad_rate = bad;
+			worst_fails = fails;
+		}
+	}
+	bool pass = e->criterion == SYM_CRITERION_AGGREGATE ? sym_bad_rate(&r->total) <= e->max_bad_rate
+							     : v->failing == 0;
+	v->ok = !r->stopped_early && r->total.offered > 0 && pass;
+}
+
+bool sym_mean_ci95(const double *x, size_t n, double *mean, double *lo, double *hi)
+{
+	double sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += x[i];
+	*mean = n ? sum / (double)n : 0;
+	*lo = *hi = *mean;
+	if (n < 2)
+		return false;
+	double ss = 0;
+	for (size_t i = 0; i < n; i++)
+		ss += (x[i] - *mean) * (x[i] - *mean);
+	double half = gsl_cdf_tdist_Pinv(0.975, (double)(n - 1)) * sqrt(ss / (double)(n - 1)) / sqrt((double)n);
+	*lo = *mean - half;
+	*hi = *mean + half;
+	return true;
+}
 
 static double ms(int64_t ns) { return (double)ns / 1e6; }
 
@@ -181,45 +323,6 @@ void sym_result_print(FILE *f, const char *command, const struct sym_experiment 
 			r->preempted_gpu_seconds);
 }
 
-int sym_outfile_open(struct sym_outfile *o, const char *path, char *err, size_t errlen)
-{
-	memset(o, 0, sizeof(*o));
-	if (strlen(path) >= sizeof(o->path))
-		return snprintf(err, errlen, "%s: path too long", path), -EINVAL;
-	snprintf(o->path, sizeof(o->path), "%s", path);
-	snprintf(o->tmp, sizeof(o->tmp), "%s.tmp.%ld", path, (long)getpid());
-	o->f = fopen(o->tmp, "w");
-	if (!o->f) {
-		int e = errno;
-		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(e));
-		return -e;
-	}
-	return 0;
-}
-
-int sym_outfile_commit(struct sym_outfile *o, char *err, size_t errlen)
-{
-	int bad = ferror(o->f);
-	bad |= fclose(o->f) != 0;
-	o->f = NULL;
-	if (bad || rename(o->tmp, o->path)) {
-		int e = errno ? errno : EIO;
-		unlink(o->tmp);
-		snprintf(err, errlen, "%s: cannot write: %s", o->path, strerror(e));
-		return -e;
-	}
-	return 0;
-}
-
-void sym_outfile_abort(struct sym_outfile *o)
-{
-	if (o->f) {
-		fclose(o->f);
-		o->f = NULL;
-		unlink(o->tmp);
-	}
-}
-
 cJSON *sym_ci95_json(const double *x, size_t n)
 {
 	double mean, lo, hi;
@@ -244,88 +347,6 @@ const char *sym_format_pm(char *buf, size_t len, const char *fmt, const double *
 	return buf;
 }
 
-static cJSON *numbers_json(const double *x, size_t n)
-{
-	cJSON *a = cJSON_CreateArray();
-	for (size_t i = 0; a && i < n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateNumber(x[i]));
-	return a;
-}
-
-cJSON *sym_goodput_result_json(const struct sym_experiment *e, const struct sym_goodput_reps *g,
-			       const struct sym_run_result *r)
-{
-	/* the config of the kept run: the first seed at its rate */
-	struct sym_experiment c = *e;
-	c.seed = g->seed;
-	struct sym_rate_segment *seg = NULL;
-	if (e->nseg) {
-		if (!(seg = malloc(e->nseg * sizeof(*seg))))
-			return NULL;
-		for (size_t i = 0; i < e->nseg; i++)
-			seg[i] = (struct sym_rate_segment){ e->segments[i].duration, e->segments[i].rate * g->run_scale };
-		c.segments = seg;
-	} else if (!e->rate_csv[0]) {
-		c.rate = g->run_scale;
-	}
-	cJSON *o = sym_result_json("goodput", &c, r);
-	free(seg);
-	double *x = malloc(g->n * sizeof(*x));
-	if (!o || !x) {
-		free(x);
-		cJSON_Delete(o);
-		return NULL;
-	}
-	for (size_t i = 0; i < g->n; i++)
-		x[i] = g->by_seed[i].goodput_rps;
-	cJSON_ReplaceItemInObjectCaseSensitive(o, "replications", cJSON_CreateNumber((double)g->n));
-	cJSON_AddNumberToObject(o, "goodput_rps", g->mean);
-	cJSON_AddItemToObject(o, "goodput_ci95", sym_ci95_json(x, g->n));
-	cJSON_AddItemToObject(o, "goodput_by_seed", numbers_json(x, g->n));
-	/* each seed's run at its own goodput: the metrics beside a goodput (the
-	 * median batch, the queueing delay, the GPU busy fraction), with their
-	 * intervals; the detailed metrics above are the first seed's */
-	static const char *const keys[] = { "batch_p50", "batch_mean", "queueing_p50_ms", "queueing_p99_ms",
-					     "queueing_max_ms", "gpu_busy_fraction" };
-	cJSON *at = cJSON_AddObjectToObject(o, "at_goodput");
-	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-		for (size_t i = 0; i < g->n; i++) {
-			const struct sym_goodput *gi = &g->by_seed[i];
-			const double v[] = { gi->at_batch_p50, gi->at_batch_mean, gi->at_queue_p50_ms, gi->at_queue_p99_ms,
-					     gi->at_queue_max_ms, gi->at_busy };
-			x[i] = v[k];
-		}
-		double mean = 0, lo, hi;
-		sym_mean_ci95(x, g->n, &mean, &lo, &hi);
-		cJSON *kv = cJSON_AddObjectToObject(at, keys[k]);
-		cJSON_AddNumberToObject(kv, "mean", mean);
-		cJSON_AddItemToObject(kv, "ci95", sym_ci95_json(x, g->n));
-		cJSON_AddItemToObject(kv, "by_seed", numbers_json(x, g->n));
-	}
-	free(x);
-	cJSON *from = cJSON_AddObjectToObject(o, "metrics_from");
-	cJSON_AddNumberToObject(from, "seed", (double)g->seed);
-	cJSON_AddNumberToObject(from, "rate_rps", g->run_scale * sym_schedule_mean_rate(e));
-	cJSON_AddNumberToObject(o, "rate_scale", g->run_scale);
-	const struct sym_goodput *g0 = &g->by_seed[0];
-	cJSON_AddNumberToObject(o, "upper_bound_rps", g0->upper_bound_rps);
-	cJSON *steps = cJSON_AddArrayToObject(o, "search");
-	for (size_t i = 0; i < g0->nsteps; i++) {
-		const struct sym_goodput_step *st = &g0->steps[i];
-		cJSON *s = cJSON_CreateObject();
-		cJSON_AddNumberToObject(s, "rate", st->rate);
-		cJSON_AddNumberToObject(s, "bad_rate", st->bad_rate);
-		if (st->worst >= 0)
-			cJSON_AddStringToObject(s, "worst_model", e->models[st->worst].name);
-		cJSON_AddNumberToObject(s, "worst_model_bad_rate", st->worst_bad_rate);
-		cJSON_AddBoolToObject(s, "ok", st->ok);
-		if (st->stopped_early)
-			cJSON_AddBoolToObject(s, "stopped_early", true);
-		cJSON_AddItemToArray(steps, s);
-	}
-	return o;
-}
-
 size_t sym_warn_few_requests(FILE *f, const char *what, const struct sym_experiment *e,
 			     const struct sym_run_result *r)
 {
@@ -347,29 +368,6 @@ size_t sym_warn_few_requests(FILE *f, const char *what, const struct sym_experim
 			   "bad rate of %g%% to mean much; run longer or at a higher rate\n", what[0] ? " " : "", what, n,
 			n == 1 ? "" : "s", (unsigned long long)few, names, n > 5 ? ", ..." : "", 100 * e->max_bad_rate);
 	return n;
-}
-
-int sym_write_json(const char *path, const cJSON *doc, char *err, size_t errlen)
-{
-	char *text = cJSON_Print(doc);
-	if (!text)
-		return snprintf(err, errlen, "out of memory"), -ENOMEM;
-	int rc = 0;
-	if (!strcmp(path, "-")) {
-		fputs(text, stdout);
-		fputc('\n', stdout);
-		fflush(stdout);
-	} else {
-		struct sym_outfile o;
-		rc = sym_outfile_open(&o, path, err, errlen);
-		if (!rc) {
-			fputs(text, o.f);
-			fputc('\n', o.f);
-			rc = sym_outfile_commit(&o, err, errlen);
-		}
-	}
-	free(text);
-	return rc;
 }
 
 int sym_write_model_timeline(const char *path, const struct sym_experiment *e, const struct sym_run_result *r,

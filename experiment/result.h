@@ -1,0 +1,146 @@
+/* experiment/result.h - what one run of an experiment measured, judged and
+ * written out: per-model counts and histograms, the timeline, the verdict
+ * under the experiment's criterion, the result object (JSON), its table and
+ * the timeline CSVs.
+ *
+ * Both drivers fill a sym_run_result: the simulator (sim/engine.h) from
+ * virtual time, loadgen (runtime/) from the answers it received. Every JSON
+ * result carries the program version, commit, the seed and the full resolved
+ * configuration, so the run can be repeated from the file alone
+ * (`symphony sim --config RESULT.json`).
+ */
+#ifndef SYM_RESULT_H
+#define SYM_RESULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/hist.h"
+#include "core/shard.h"
+#include "experiment/config.h"
+
+struct sym_model_result {
+	uint64_t offered, served, late, dropped;
+	uint64_t dropped_by[SYM_DROP_NREASONS];
+	struct sym_hist latency;  /* arrival to response, served and late */
+	struct sym_hist queueing; /* arrival to execution start */
+	uint64_t batches;
+	uint64_t batched;         /* requests in those batches */
+	int max_batch;
+	uint64_t *batch_counts;   /* [0..max_batch] */
+};
+
+/* One interval of the timeline (interval_s long; the last may be cut short
+ * by the end of arrivals). Requests count in the interval they arrived in. */
+struct sym_timeline_row {
+	uint64_t offered, good, bad;
+	double busy_gpu_s;  /* GPU-seconds busy during this interval */
+	uint32_t gpus_used; /* distinct GPUs busy at some moment of it */
+};
+
+struct sym_run_result {
+	double rate;                   /* the configured total rate scale of the run */
+	size_t nmodels;
+	struct sym_model_result *models;
+	struct sym_model_result total;
+	double window_s;               /* measured window: duration - warmup */
+	double gpu_busy_fraction;      /* busy GPU-time / (gpus * window) */
+	int gpus_used;                 /* distinct GPUs that ran a batch in the window */
+	uint64_t preemptions;          /* batches cancelled in the window (shepherd) */
+	double preempted_gpu_seconds;  /* GPU time those batches had used, lost */
+	uint64_t simulated_requests;   /* all arrivals, warm-up included */
+	uint64_t events;
+	double wall_seconds;
+	bool stopped_early;            /* stop_after_bad or a stop_model_bad limit reached: counts cover only
+					* part of the run */
+	double interval_s;             /* timeline interval */
+	size_t nintervals;             /* covering [0, duration) */
+	struct sym_timeline_row *timeline;
+	uint64_t *model_timeline;      /* with opts.model_timeline: per interval and model, offered,
+					* good, bad: [(i * nmodels + m) * 3 + 0..2]; else NULL */
+};
+
+void sym_run_result_finish(struct sym_run_result *r);
+
+/* Allocates r's per-model results and a timeline covering [0, end) in steps
+ * of interval (for drivers that count their own runs: loadgen). Returns 0
+ * or -ENOMEM (release with sym_run_result_finish either way). */
+int sym_run_result_alloc(struct sym_run_result *r, const struct sym_experiment *e, sym_time end, sym_time interval);
+
+static inline double sym_bad_rate(const struct sym_model_result *m)
+{
+	return m->offered ? (double)(m->late + m->dropped) / (double)m->offered : 0;
+}
+
+/* The length (s) of timeline interval i: interval_s, except a last one cut
+ * short by the end of arrivals. */
+double sym_timeline_interval_len(const struct sym_run_result *r, double duration_s, size_t i);
+
+/* The q-quantile of the batch-size distribution (0 when no batch). */
+int sym_batch_quantile(const struct sym_model_result *m, double q);
+
+/* A run judged under its experiment's criterion. */
+struct sym_verdict {
+	bool ok;               /* the run passes */
+	int worst;             /* the worst model: the failing model with the highest bad rate, else the model
+				* with the highest bad rate (the first of equals); -1 when no model had a request */
+	double worst_bad_rate; /* its bad rate (0 when worst is -1) */
+	size_t failing;        /* models over their per-model allowance (counted under either criterion) */
+	size_t few;            /* models with fewer than sym_min_requests() measured requests */
+};
+
+/* Whether a model with `offered` measured requests of which `bad` were late
+ * or dropped is within its allowance (the per-model rule above). */
+bool sym_model_within(uint64_t offered, uint64_t bad, double max_bad_rate);
+
+/* The measured requests a model needs for max_bad_rate to be meaningful:
+ * ceil(1 / max_bad_rate) (100 at 1%). */
+uint64_t sym_min_requests(double max_bad_rate);
+
+/* Judges r (complete, or stopped early: then it fails) under e's criterion. */
+void sym_judge(const struct sym_experiment *e, const struct sym_run_result *r, struct sym_verdict *v);
+
+/* The mean of x[0..n) in *mean and, for n >= 2, its 95% confidence interval
+ * by Student's t, mean -/+ t(0.975, n-1) s / sqrt(n) (s: the sample standard
+ * deviation), in *lo and *hi. Returns false for n < 2 (no interval; *lo = *hi
+ * = the mean). */
+bool sym_mean_ci95(const double *x, size_t n, double *mean, double *lo, double *hi);
+
+/* The result object of one run (command: "sim", "goodput", ...), with
+ * "replications": 1, the criterion and the run's verdict under it
+ * (meets_criterion, worst_model, worst_model_bad_rate, failing_models,
+ * few_request_models). */
+cJSON *sym_result_json(const char *command, const struct sym_experiment *e, const struct sym_run_result *r);
+
+/* [low, high], the 95% interval of the mean of x[0..n), or null for n < 2. */
+cJSON *sym_ci95_json(const double *x, size_t n);
+
+/* "MEAN" (n = 1) or "MEAN ± HALF" (the 95% interval's half-width), each
+ * printed with fmt (e.g. "%.1f"), into buf. Returns buf. */
+const char *sym_format_pm(char *buf, size_t len, const char *fmt, const double *x, size_t n);
+
+/* The human-readable table of one run, with its worst model and verdict. */
+void sym_result_print(FILE *f, const char *command, const struct sym_experiment *e,
+		      const struct sym_run_result *r);
+
+/* When some models of r had fewer than sym_min_requests() measured
+ * requests, a warning on f naming them (`what` says where: "", "at the
+ * goodput", ...). Returns their number. */
+size_t sym_warn_few_requests(FILE *f, const char *what, const struct sym_experiment *e,
+			     const struct sym_run_result *r);
+
+/* Writes the timeline CSV: per interval, offered, good, bad, busy GPUs, GPUs in
+ * use and the autoscaling advice. */
+int sym_write_timeline(const char *path, const struct sym_experiment *e, const struct sym_run_result *r,
+		       char *err, size_t errlen);
+
+/* Writes the per-model timeline CSV (the run must have counted it): per
+ * interval and model, offered, good and bad. */
+int sym_write_model_timeline(const char *path, const struct sym_experiment *e, const struct sym_run_result *r,
+			     char *err, size_t errlen);
+
+#endif

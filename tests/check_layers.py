@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""tests/check_layers.py - the layers' include rules (docs/design.md, Layers).
+
+Each folder may include only the folders below it:
+
+    core/            nothing of ours
+    workloads/       core/
+    profiles/        core/
+    experiment/      core/, workloads/, profiles/
+    sim/             experiment/ and what it may include
+    runtime/         experiment/ and what it may include (never sim/)
+    cli/             everything
+
+Exits 1 naming every include that breaks a rule."""
+import os
+import re
+import sys
+
+ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
+BASE = {"core", "workloads", "profiles"}
+ALLOWED = {
+    "core": {"core"},
+    "workloads": {"core", "workloads"},
+    "profiles": {"core", "profiles"},
+    "experiment": BASE | {"experiment"},
+    "sim": BASE | {"experiment", "sim"},
+    "runtime": BASE | {"experiment", "runtime"},
+    "cli": BASE | {"experiment", "sim", "runtime", "cli"},
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
+
+bad = []
+for layer, allowed in ALLOWED.items():
+    for dirpath, _, files in os.walk(os.path.join(ROOT, layer)):
+        for f in files:
+            if not f.endswith((".c", ".h", ".cu")):
+                continue
+            path = os.path.join(dirpath, f)
+            with open(path, encoding="utf-8") as fh:
+                for n, line in enumerate(fh, 1):
+                    m = INCLUDE.match(line)
+                    if m and m.group(1) in ALLOWED and m.group(1) not in allowed:
+                        bad.append("%s:%d: %s/ may not include %s/ (%s)"
+                                   % (os.path.relpath(path, ROOT), n, layer, m.group(1), line.strip()))
+for b in bad:
+    print(b)
+if bad:
+    print("check_layers: %d include(s) break the layers of docs/design.md" % len(bad))
+    sys.exit(1)
+print("check_layers: every include follows the layers")
