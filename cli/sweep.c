@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
+#include "cli/progress.h"
 #include "core/error.h"
 #include "experiment/output.h"
 #include "experiment/result.h"
@@ -20,27 +22,6 @@
 #include "sim/sweep.h"
 #include "sym_version.h"
 
-#define EXIT_USAGE 2
-#define EXIT_INTERNAL 70
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void fmt_dur(double s, char *buf, size_t len)
-{
-	if (s < 0 || s > 1e8)
-		snprintf(buf, len, "?");
-	else if (s < 60)
-		snprintf(buf, len, "%.0fs", s);
-	else if (s < 3600)
-		snprintf(buf, len, "%dm%02ds", (int)s / 60, (int)s % 60);
-	else
-		snprintf(buf, len, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
-}
 
 /* mkdir -p */
 static int make_dirs(const char *path, char *err, size_t errlen)
@@ -65,58 +46,6 @@ static int make_dirs(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-void sym_help_sweep(FILE *f)
-{
-	fprintf(f,
-		"usage: symphony sweep GRID.json [--out DIR] [-j N] [--resume] [--list] [--shard I/N]\n"
-		"                      [--seeds N] [--criterion per-model|aggregate] [--per-model] [--quiet]\n\n"
-		"Runs every point of a grid: a base experiment and the axes to vary, e.g.\n\n"
-		"  {\"name\": \"slo-burst\", \"compute\": \"goodput\",\n"
-		"   \"base\": {\"zoo\": \"gtx1080ti\", \"models\": [\"ResNet50V2\"], \"gpus\": 8},\n"
-		"   \"axes\": {\"slo_ms\": [20, 50], \"arrival\": [\"poisson\", \"gamma:0.1\"],\n"
-		"            \"policy\": [\"symphony\", \"eager\"],\n"
-		"            \"@load\": [{\"num_models\": 8, \"gpus_per_model\": 2}, {\"rate\": 900}]}}\n\n"
-		"Any configuration key can be an axis (symphony help config); an axis named @LABEL takes\n"
-		"objects of keys set together (and an optional \"label\"). \"base\" may also be a config file path (relative to the\n"
-		"grid file). compute: \"goodput\" (the goodput search, default) or \"sim\" (one run at the\n"
-		"configured rate). The points are the product of the axes, the last varying fastest.\n\n"
-		"Each point's result (grid, point index, key, version, seed, full resolved config and\n"
-		"metrics) is appended as one JSON line to DIR/results.jsonl as soon as it finishes.\n\n"
-		"With replications (key \"replications\", or --seeds N) a point runs seeds seed..seed+N-1\n"
-		"one after the other; its line has the mean (goodput_rps), the 95%% interval\n"
-		"(goodput_ci95, null for one seed) and the per-seed values (goodput_by_seed), and the\n"
-		"metrics of the first seed's run (metrics_from); \"sim\" lines have the mean, interval and\n"
-		"per-seed values of bad_rate and goodput_served_rps (bad_rate_mean, bad_rate_ci95,\n"
-		"bad_rate_by_seed, ...). Every line names the worst model\n"
-		"(worst_model, worst_model_bad_rate) under the criterion (\"criterion\", --criterion).\n\n"
-		"  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n"
-		"  %-22s %s\n\n"
-		"Every point is checked before any runs. A point's line is the same whichever shard,\n"
-		"thread or machine runs it. Exit status: 0 done, 2 bad grid or options, 1 an output\n"
-		"cannot be written, 70 internal error.\n",
-		"--out DIR", "output directory (default sweep-NAME, or sweep-NAME/shard-I-of-N)",
-		"-j N, --jobs N", "points run in parallel (default: every core)",
-		"--resume", "skip points already in DIR/results.jsonl (else an existing file is refused)",
-		"--list", "print the manifest (index, key) of the shard, run nothing",
-		"--shard I/N", "run points with index % N == I (0 <= I < N); default from Slurm's "
-		"SLURM_ARRAY_TASK_ID/_COUNT/_MIN",
-		"--seeds N", "replications for every point (the key \"replications\"; after the axes)",
-		"--criterion C", "per-model (default) or aggregate for every point (after the axes)",
-		"--per-model", "keep per-model results in each line (larger files)",
-		"--quiet", "no progress lines");
-}
-
-void sym_help_merge(FILE *f)
-{
-	fprintf(f,
-		"usage: symphony merge DIR|FILE... [--out DIR]\n\n"
-		"Combines the results.jsonl of shard directories (or results files) into one,\n"
-		"sorted by point index, written to DIR/results.jsonl (default: stdout). Refuses,\n"
-		"naming the file and line: lines of different symphony versions or grids, a point\n"
-		"present twice, an incomplete last line. Reports how many of the grid's points\n"
-		"are present.\n");
-}
-
 struct sweep {
 	const struct sym_grid *g;
 	size_t *todo;
@@ -135,11 +64,11 @@ struct sweep {
 
 static void progress_line(struct sweep *s, bool final)
 {
-	double t = now_s(), el = t - s->t0;
+	double t = cli_now(), el = t - s->t0;
 	double rate = el > 0 ? (double)s->done / el : 0;
 	char eta[32], ela[32];
-	fmt_dur(rate > 0 ? (double)(s->ntodo - s->done) / rate : -1, eta, sizeof(eta));
-	fmt_dur(el, ela, sizeof(ela));
+	cli_fmt_duration(rate > 0 ? (double)(s->ntodo - s->done) / rate : -1, eta, sizeof(eta));
+	cli_fmt_duration(el, ela, sizeof(ela));
 	if (s->tty)
 		fprintf(stderr, "\r  %zu/%zu points  %.2f points/s  elapsed %s  ETA %s   %s", s->done, s->ntodo,
 			rate, ela, final ? "0s" : eta, final ? "\n" : "");
@@ -190,7 +119,7 @@ static int sweep_one(void *ctx, size_t k)
 	free(text);
 	s->done++;
 	s->few += has_few;
-	if (s->progress && (s->tty ? now_s() - s->last_print >= 0.5 : now_s() - s->last_print >= 30))
+	if (s->progress && (s->tty ? cli_now() - s->last_print >= 0.5 : cli_now() - s->last_print >= 30))
 		progress_line(s, false);
 	pthread_mutex_unlock(&s->mu);
 	return 0;
@@ -264,78 +193,13 @@ static int resume_read(const char *path, const struct sym_grid *g, bool *done, s
 	return status;
 }
 
-/* Option `flag` as "flag VALUE" or "flag=VALUE": true with *val set; false
- * when argv[*i] is another option, or (setting *missing) has no value. */
-static bool take(int argc, char **argv, int *i, const char *flag, const char **val, bool *missing)
+int cli_cmd_sweep(struct cli *c)
 {
-	const char *a = argv[*i];
-	size_t n = strlen(flag);
-	if (!strncmp(a, flag, n) && a[n] == '=')
-		return *val = a + n + 1, true;
-	if (strcmp(a, flag))
-		return false;
-	if (*i + 1 >= argc || !strncmp(argv[*i + 1], "--", 2))
-		return *missing = true, false;
-	*val = argv[++*i];
-	return true;
-}
-
-int sym_cmd_sweep(int argc, char **argv)
-{
-	const char *grid_path = NULL, *out = NULL, *shard = NULL, *seeds = NULL, *criterion = NULL;
-	int jobs = 0;
-	bool resume = false, list = false, per_model = false, quiet = false;
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i];
-		const char *val = NULL;
-		bool missing = false;
-#define TAKE(flag) take(argc, argv, &i, flag, &val, &missing)
-		if (TAKE("--out")) {
-			out = val;
-		} else if (TAKE("--jobs") || TAKE("-j")) {
-			char *end;
-			long j = strtol(val, &end, 10);
-			if (!*val || *end || j < 1 || j > 4096) {
-				fprintf(stderr, "symphony sweep: -j: expected a number of jobs from 1 to 4096, got '%s'\n", val);
-				return EXIT_USAGE;
-			}
-			jobs = (int)j;
-		} else if (TAKE("--shard")) {
-			shard = val;
-		} else if (TAKE("--seeds")) {
-			seeds = val;
-		} else if (TAKE("--criterion")) {
-			criterion = val;
-		} else if (!strcmp(a, "--resume")) {
-			resume = true;
-		} else if (!strcmp(a, "--list")) {
-			list = true;
-		} else if (!strcmp(a, "--per-model")) {
-			per_model = true;
-		} else if (!strcmp(a, "--quiet")) {
-			quiet = true;
-		} else if (missing) {
-			fprintf(stderr, "symphony sweep: option %s needs a value (see symphony help sweep)\n", a);
-			return EXIT_USAGE;
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "symphony sweep: unknown option '%s' (see symphony help sweep)\n", a);
-			return EXIT_USAGE;
-		} else if (grid_path) {
-			fprintf(stderr, "symphony sweep: unexpected argument '%s' (one grid file only)\n", a);
-			return EXIT_USAGE;
-		} else {
-			grid_path = a;
-		}
-#undef TAKE
-	}
-	if (!grid_path) {
-		fprintf(stderr, "symphony sweep: give a grid file (see symphony help sweep)\n");
-		return EXIT_USAGE;
-	}
-	if (out && !out[0]) {
-		fprintf(stderr, "symphony sweep: --out: the directory name is empty\n");
-		return EXIT_USAGE;
-	}
+	const char *grid_path = c->args[0], *out = cli_str(c, "out"), *shard = cli_str(c, "shard");
+	const char *seeds = cli_str(c, "seeds"), *criterion = cli_str(c, "criterion");
+	int jobs = cli_jobs(c);
+	bool resume = cli_flag(c, "resume"), list = cli_flag(c, "list"), per_model = cli_flag(c, "per-model");
+	bool quiet = cli_flag(c, "quiet");
 	char err[1024];
 	int sidx = 0, scount = 1;
 	if (shard) {
@@ -481,10 +345,8 @@ int sym_cmd_sweep(int argc, char **argv)
 		todo[k - 1] = todo[j];
 		todo[j] = t;
 	}
-	if (jobs < 1)
-		jobs = sym_ncpus();
 	struct sweep s = { .g = &g, .todo = todo, .ntodo = ntodo, .per_model = per_model, .progress = !quiet,
-			   .tty = isatty(2), .out = f, .out_path = path, .t0 = now_s() };
+			   .tty = isatty(2), .out = f, .out_path = path, .t0 = cli_now() };
 	s.last_print = s.t0;
 	pthread_mutex_init(&s.mu, NULL);
 	if (!quiet) {
@@ -512,7 +374,7 @@ int sym_cmd_sweep(int argc, char **argv)
 	}
 	if (!quiet) {
 		progress_line(&s, true);
-		fprintf(stderr, "sweep '%s': %zu points in %.1f s -> %s\n", g.name, s.done, now_s() - s.t0, path);
+		fprintf(stderr, "sweep '%s': %zu points in %.1f s -> %s\n", g.name, s.done, cli_now() - s.t0, path);
 	}
 	if (s.few)
 		fprintf(stderr, "symphony sweep: warning: at %zu of %zu points some model had fewer measured requests than "
@@ -525,11 +387,11 @@ out:
 	return status;
 }
 
-int sym_cmd_merge(int argc, char **argv)
+int cli_cmd_merge(struct cli *c)
 {
-	const char *out = NULL;
-	const char **paths = calloc((size_t)argc + 1, sizeof(char *));
-	char (*bufs)[1100] = calloc((size_t)argc + 1, sizeof(*bufs));
+	const char *out = cli_str(c, "out");
+	const char **paths = calloc(c->nargs + 1, sizeof(char *));
+	char (*bufs)[1100] = calloc(c->nargs + 1, sizeof(*bufs));
 	size_t n = 0;
 	int status = 0;
 	if (!paths || !bufs) {
@@ -537,34 +399,18 @@ int sym_cmd_merge(int argc, char **argv)
 		status = 1;
 		goto done;
 	}
-	for (int i = 0; i < argc && !status; i++) {
-		const char *a = argv[i];
-		bool missing = false;
-		const char *val = NULL;
-		if (take(argc, argv, &i, "--out", &val, &missing)) {
-			out = val;
-			if (!*out) {
-				fprintf(stderr, "symphony merge: --out: the directory name is empty\n");
-				status = EXIT_USAGE;
-			}
-		} else if (missing) {
-			fprintf(stderr, "symphony merge: --out needs a directory\n");
+	for (size_t i = 0; i < c->nargs && !status; i++) {
+		const char *a = c->args[i];
+		struct stat st;
+		if (stat(a, &st)) {
+			fprintf(stderr, "symphony merge: %s: %s\n", a, strerror(errno));
 			status = EXIT_USAGE;
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "symphony merge: unknown option '%s' (see symphony help merge)\n", a);
-			status = EXIT_USAGE;
+		} else if (S_ISDIR(st.st_mode)) {
+			snprintf(bufs[n], sizeof(bufs[n]), "%s/results.jsonl", a);
+			paths[n] = bufs[n];
+			n++;
 		} else {
-			struct stat st;
-			if (stat(a, &st)) {
-				fprintf(stderr, "symphony merge: %s: %s\n", a, strerror(errno));
-				status = EXIT_USAGE;
-			} else if (S_ISDIR(st.st_mode)) {
-				snprintf(bufs[n], sizeof(bufs[n]), "%s/results.jsonl", a);
-				paths[n] = bufs[n];
-				n++;
-			} else {
-				paths[n++] = a;
-			}
+			paths[n++] = a;
 		}
 	}
 	if (!status && !n) {

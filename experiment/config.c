@@ -563,13 +563,13 @@ static const struct key keys[] = {
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
-void sym_experiment_print_flags(FILE *f)
+bool sym_experiment_flag_at(size_t i, struct sym_flag_info *out)
 {
-	for (size_t i = 0; i < NKEYS; i++) {
-		char left[64];
-		snprintf(left, sizeof(left), "--%s %s", keys[i].flag, keys[i].arg);
-		fprintf(f, "  %-30s %s\n", left, keys[i].help);
-	}
+	/* the inline --profile has no key of its own (it sets "models") */
+	if (i >= NKEYS)
+		return false;
+	*out = (struct sym_flag_info){ keys[i].key, keys[i].flag, keys[i].arg, keys[i].help };
+	return true;
 }
 
 int sym_experiment_init(struct sym_experiment *e)
@@ -657,27 +657,51 @@ int sym_experiment_apply_json(struct sym_experiment *e, const cJSON *obj, const 
 	return 0;
 }
 
-int sym_experiment_load_file(struct sym_experiment *e, const char *path, char *err, size_t errlen)
+const cJSON *sym_experiment_config_of(const cJSON *root)
+{
+	const cJSON *inner = cJSON_GetObjectItemCaseSensitive(root, "config");
+	if (cJSON_IsObject(inner) && (cJSON_GetObjectItemCaseSensitive(root, "program") ||
+				      cJSON_GetObjectItemCaseSensitive(root, "version")))
+		return inner;
+	return root;
+}
+
+int sym_experiment_load_json(struct sym_experiment *e, const cJSON *root, const char *path, char *err, size_t errlen)
+{
+	const cJSON *cfg = sym_experiment_config_of(root);
+	char origin[600];
+	snprintf(origin, sizeof(origin), cfg == root ? "%s" : "%s: config", path);
+	return sym_experiment_apply_json(e, cfg, origin, err, errlen);
+}
+
+cJSON *sym_experiment_read_json(const char *path, int *rcp, char *err, size_t errlen)
 {
 	char *text = NULL;
 	int rc = sym_read_file(path, &text);
-	if (rc)
-		return snprintf(err, errlen, "%s: cannot read config file: %s", path,
-				rc == -ENOENT ? "no such file" : sym_strerror(rc)), rc;
-	cJSON *root = sym_json_parse(text, path, err, errlen);
-	free(text);
-	if (!root)
-		return -EINVAL;
-	/* A result file carries its configuration under "config": rerun it. */
-	const cJSON *cfg = root;
-	const cJSON *inner = cJSON_GetObjectItemCaseSensitive(root, "config");
-	char origin[600];
-	snprintf(origin, sizeof(origin), "%s", path);
-	if (cJSON_IsObject(inner) && cJSON_GetObjectItemCaseSensitive(root, "version")) {
-		cfg = inner;
-		snprintf(origin, sizeof(origin), "%s: config", path);
+	*rcp = rc ? rc : -EINVAL; /* the code when NULL is returned */
+	if (rc) {
+		snprintf(err, errlen, "%s: cannot read the configuration: %s", !strcmp(path, "-") ? "standard input" : path,
+			 rc == -ENOENT ? "no such file" : rc == -EISDIR ? "a directory" : sym_strerror(rc));
+		return NULL;
 	}
-	rc = sym_experiment_apply_json(e, cfg, origin, err, errlen);
+	cJSON *root = sym_json_parse(text, !strcmp(path, "-") ? "standard input" : path, err, errlen);
+	free(text);
+	if (root && !cJSON_IsObject(root)) {
+		snprintf(err, errlen, "%s: expected a JSON object, got %s", !strcmp(path, "-") ? "standard input" : path,
+			 sym_json_type(root));
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+int sym_experiment_load_file(struct sym_experiment *e, const char *path, char *err, size_t errlen)
+{
+	int rc;
+	cJSON *root = sym_experiment_read_json(path, &rc, err, errlen);
+	if (!root)
+		return rc;
+	rc = sym_experiment_load_json(e, root, !strcmp(path, "-") ? "standard input" : path, err, errlen);
 	cJSON_Delete(root);
 	return rc;
 }
@@ -937,8 +961,16 @@ static int resolve_kinds(struct sym_experiment *e, double net1, char *err, size_
 		k->cpu = gr->cpu >= 0 ? gr->cpu : !strcmp(gr->kind, "cpu");
 		for (int c = 0; c < gr->count; c++)
 			e->gpu_kind[g++] = (int)ki;
-		if (ki == 0 && !gr->zoo[0] && !(gr->scale > 0))
-			continue; /* the base profiles */
+		if (ki == 0 && !gr->zoo[0] && !(gr->scale > 0)) {
+			/* the base profiles, when the kind is their device (or a generic "gpu") */
+			bool base = !strcmp(gr->kind, e->zoo) || !strcmp(gr->kind, "gpu") || !builtin_kind(e->zoo, &known);
+			if (base && !(builtin && strcmp(gr->kind, e->zoo)))
+				continue;
+			if (!builtin)
+				return ERR("cluster[0]: kind '%s' is not the device of the profiles (zoo %s): name the kind "
+					   "%s, or give it \"zoo\" (its profiles) or \"scale\" (its speed relative to %s)",
+					   gr->kind, e->zoo, e->zoo, e->zoo);
+		}
 		const char *zname = gr->zoo[0] ? gr->zoo : (builtin ? gr->kind : NULL);
 		if (!zname && !(gr->scale > 0))
 			return ERR("cluster[%zu]: kind '%s' needs \"zoo\" (its profiles) or \"scale\" (its speed "

@@ -110,9 +110,20 @@ int sym_experiment_copy(struct sym_experiment *dst, const struct sym_experiment 
 /* "per-model" or "aggregate". */
 const char *sym_criterion_name(enum sym_criterion c);
 
-/* Applies a JSON config file (or a result file: its "config" object).
- * Returns 0, or -EINVAL/-ENOENT/-EIO with a message in err. */
+/* Applies a JSON config file ("-": standard input), or a result file: its
+ * "config" object. Returns 0, or -EINVAL/-ENOENT/-EIO with a message in err. */
 int sym_experiment_load_file(struct sym_experiment *e, const char *path, char *err, size_t errlen);
+
+/* Reads and parses a JSON object from path ("-": standard input); NULL with
+ * a message naming the file, and the error code in *rc (-ENOENT, -EISDIR,
+ * -EINVAL for malformed JSON, ...), on error. */
+cJSON *sym_experiment_read_json(const char *path, int *rc, char *err, size_t errlen);
+
+/* The configuration in a parsed file: root, or a result file's "config". */
+const cJSON *sym_experiment_config_of(const cJSON *root);
+
+/* Applies sym_experiment_config_of(root); path names it in messages. */
+int sym_experiment_load_json(struct sym_experiment *e, const cJSON *root, const char *path, char *err, size_t errlen);
 
 /* Applies a JSON object's keys; origin names its source in messages. */
 int sym_experiment_apply_json(struct sym_experiment *e, const cJSON *obj, const char *origin,
@@ -139,8 +150,16 @@ double sym_experiment_duration(const struct sym_experiment *e);
 /* The resolved experiment as a config object (models expanded). */
 cJSON *sym_experiment_to_json(const struct sym_experiment *e);
 
-/* One line per configuration flag, for help. */
-void sym_experiment_print_flags(FILE *f);
+/* A configuration key: its JSON key (dotted for nested objects:
+ * "network.ctrl_ms"; NULL for --profile, which sets "models"), its
+ * command-line flag (without "--"), the value's placeholder and its help. */
+struct sym_flag_info {
+	const char *key, *flag, *arg, *help;
+};
+
+/* The i-th configuration key, for help and the command line's parser; false
+ * past the last. */
+bool sym_experiment_flag_at(size_t i, struct sym_flag_info *out);
 
 /* Initialises e->nmodels arrival generators, model m's as the simulator
  * draws them at total rate (or schedule scale) `rate`: the same seed gives

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/error.h"
 
@@ -44,34 +45,37 @@ cJSON *sym_json_parse(const char *text, const char *origin, char *err, size_t er
 int sym_read_file(const char *path, char **out)
 {
 	*out = NULL;
-	FILE *f = fopen(path, "rb");
+	bool in = !strcmp(path, "-");
+	FILE *f = in ? stdin : fopen(path, "rb");
 	if (!f)
-		return errno == ENOENT ? -ENOENT : -EIO;
+		return errno == ENOENT ? -ENOENT : errno == EACCES ? -EACCES : -EIO;
+	struct stat st;
+	if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+		if (!in)
+			fclose(f);
+		return -EISDIR;
+	}
 	size_t cap = 4096, len = 0;
 	char *buf = malloc(cap);
-	if (!buf) {
-		fclose(f);
-		return -ENOMEM;
-	}
+	int rc = buf ? 0 : -ENOMEM;
 	size_t got;
-	while ((got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+	while (!rc && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
 		len += got;
-		if (cap - len - 1 == 0) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
-		}
+		if (cap - len - 1 > 0)
+			continue;
+		char *nb = cap >= SYM_READ_FILE_MAX ? NULL : realloc(buf, cap * 2);
+		if (!nb)
+			rc = cap >= SYM_READ_FILE_MAX ? -EFBIG : -ENOMEM;
+		else
+			buf = nb, cap *= 2;
 	}
-	int bad = ferror(f);
-	fclose(f);
-	if (bad) {
+	if (!rc && ferror(f))
+		rc = -EIO;
+	if (!in)
+		fclose(f);
+	if (rc) {
 		free(buf);
-		return -EIO;
+		return rc;
 	}
 	buf[len] = '\0';
 	*out = buf;

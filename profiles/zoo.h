@@ -79,8 +79,11 @@ const struct sym_model_spec *sym_zoo_find(const struct sym_zoo *z, const char *n
 
 void sym_zoo_finish(struct sym_zoo *z);
 
-/* Reads a whole file into a NUL-terminated malloc'ed buffer. Returns 0,
- * -ENOENT, -EIO or -ENOMEM. */
+/* Reads a whole file ("-": standard input) into a NUL-terminated malloc'ed
+ * buffer. Returns 0, -ENOENT, -EACCES, -EISDIR, -EFBIG (over
+ * SYM_READ_FILE_MAX bytes: /dev/zero is not a configuration), -EIO or
+ * -ENOMEM. */
+#define SYM_READ_FILE_MAX ((size_t)1 << 30)
 int sym_read_file(const char *path, char **out);
 
 /* Parses JSON text (nothing may follow it). On error returns NULL with

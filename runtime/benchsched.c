@@ -50,256 +50,11 @@
 #include "runtime/sched.h"
 #include "sym_version.h"
 
-#define MAX_THREAD_COUNTS 16
 #define MAX_REQUESTS_PER_TRIAL 200000000.0
 
-struct opts {
-	int models;
-	int gpus;
-	int threads[MAX_THREAD_COUNTS];
-	int nthreads;
-	double alpha_ms, beta_ms, slo_ms, ctrl_us;
-	int max_batch;
-	double duration_s;
-	char policy[128];
-	bool poisson;
-	double start_rate, max_rate, precision;
-	double late_limit_us, lag_limit_us, max_drop;
-	int retries;
-	uint64_t seed;
-	const char *json;
-	bool quiet;
-};
-
-static void usage(FILE *f)
+/* The checks across options (each option's own range is the command line's). */
+static int check_opts(const struct sym_benchsched_opts *o)
 {
-	fprintf(f,
-		"usage: symphony bench-sched [options]\n"
-		"\n"
-		"The scheduler scalability benchmark: the largest request rate the threaded\n"
-		"scheduler sustains in real time, for each scheduler thread count. One process,\n"
-		"no network: the calling thread generates requests in real time (spread over\n"
-		"the models with equal popularity), polls the decisions and emulates the GPUs\n"
-		"(busy until the planned finish). It needs a core of its own: with T scheduler\n"
-		"threads (plus a ranker thread when T >= 2) the process wants T + 1 (T + 2)\n"
-		"cores; fewer are oversubscribed and the numbers say so.\n"
-		"\n"
-		"A trial passes when no submission was refused (queue full), the generator's\n"
-		"submission lateness p99 < --late-limit, the scheduler's timer lateness p99 <\n"
-		"--lag-limit, the requests not decided at the end are at most rate * (SLO + 5 ms)\n"
-		"and all are decided within SLO + 100 ms, and at most --max-drop of them were\n"
-		"dropped. The rate doubles from --start-rate until a trial fails, then bisects.\n"
-		"\n"
-		"options:\n"
-		"  --models M          models (default 64)\n"
-		"  --gpus G            emulated GPUs (default 1024)\n"
-		"  --threads LIST      scheduler thread counts, comma-separated (default 1,2)\n"
-		"  --alpha MS          linear profile slope, ms per request (default 0.05)\n"
-		"  --beta MS           linear profile intercept, ms (default 1.0)\n"
-		"  --slo MS            every model's SLO, ms (default 25)\n"
-		"  --ctrl US           control delay the core plans with (its d_ctrl, us;\n"
-		"                      default 0): a margin for the scheduler's own latency\n"
-		"  --max-batch B       largest batch (default 32)\n"
-		"  --duration S        seconds per trial (default 1)\n"
-		"  --policy SPEC       scheduling policy (default symphony; scheduler policies\n"
-		"                      such as clockwork run with one thread only)\n"
-		"  --arrivals KIND     poisson or uniform (default poisson)\n"
-		"  --start-rate R      first rate tried, requests/s (default 100000)\n"
-		"  --max-rate R        stop doubling here (default 64000000)\n"
-		"  --precision P       bisect until (fail - pass) / pass < P (default 0.05)\n"
-		"  --late-limit US     generator lateness p99 limit, us (default 1000)\n"
-		"  --lag-limit US      scheduler timer lateness p99 limit, us (default 1000)\n"
-		"  --max-drop F        largest dropped fraction of a passing trial (default 0.01)\n"
-		"  --retries N         run a failing rate again up to N times; it passes if any\n"
-		"                      run passes (default 1: a shared machine has hiccups)\n"
-		"  --seed N            arrival seed (default 1)\n"
-		"  --json FILE         write {\"results\": [...]} to FILE (\"-\": stdout)\n"
-		"  --quiet             no progress lines on stderr\n"
-		"  --help              this text\n");
-}
-
-/* ---- options ---- */
-
-static int bad(const char *opt, const char *what, const char *val)
-{
-	fprintf(stderr, "bench-sched: %s: %s (got '%s')\n", opt, what, val);
-	return -1;
-}
-
-static int num(const char *opt, const char *val, double lo, double hi, double *out)
-{
-	char *end = NULL;
-	errno = 0;
-	double v = strtod(val, &end);
-	if (!val[0] || *end || errno || !isfinite(v))
-		return bad(opt, "expected a number", val);
-	if (v < lo || v > hi) {
-		fprintf(stderr, "bench-sched: %s: %s is out of range [%g, %g]\n", opt, val, lo, hi);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-static int integer(const char *opt, const char *val, long lo, long hi, long *out)
-{
-	char *end = NULL;
-	errno = 0;
-	long v = strtol(val, &end, 10);
-	if (!val[0] || *end || errno)
-		return bad(opt, "expected an integer", val);
-	if (v < lo || v > hi) {
-		fprintf(stderr, "bench-sched: %s: %s is out of range [%ld, %ld]\n", opt, val, lo, hi);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-static int parse_threads(const char *val, struct opts *o)
-{
-	o->nthreads = 0;
-	const char *p = val;
-	for (;;) {
-		char item[32];
-		size_t n = strcspn(p, ",");
-		if (n == 0 || n >= sizeof(item))
-			return bad("--threads", "expected a comma-separated list of thread counts", val);
-		memcpy(item, p, n);
-		item[n] = '\0';
-		long t;
-		if (integer("--threads", item, 1, 64, &t))
-			return -1;
-		if (o->nthreads == MAX_THREAD_COUNTS)
-			return bad("--threads", "too many thread counts (at most 16)", val);
-		o->threads[o->nthreads++] = (int)t;
-		if (!p[n])
-			return 0;
-		p += n + 1;
-	}
-}
-
-/* Returns 0 to run, 1 for --help (done), -1 for a bad option. */
-static int parse(int argc, char **argv, struct opts *o)
-{
-	*o = (struct opts){ .models = 64, .gpus = 1024, .threads = { 1, 2 }, .nthreads = 2, .alpha_ms = 0.05,
-			    .beta_ms = 1.0, .slo_ms = 25, .max_batch = 32, .duration_s = 1, .policy = "symphony",
-			    .poisson = true, .start_rate = 100000, .max_rate = 64e6, .precision = 0.05,
-			    .late_limit_us = 1000, .lag_limit_us = 1000, .max_drop = 0.01, .retries = 1, .seed = 1 };
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return 1;
-		}
-		if (!strcmp(a, "--quiet")) {
-			o->quiet = true;
-			continue;
-		}
-		if (strncmp(a, "--", 2)) {
-			fprintf(stderr, "bench-sched: unexpected argument '%s' (see --help)\n", a);
-			return -1;
-		}
-		/* --name VALUE or --name=VALUE */
-		char name[64];
-		const char *val;
-		const char *eq = strchr(a, '=');
-		if (eq) {
-			size_t n = (size_t)(eq - a);
-			if (n >= sizeof(name)) {
-				fprintf(stderr, "bench-sched: unknown option '%s' (see --help)\n", a);
-				return -1;
-			}
-			memcpy(name, a, n);
-			name[n] = '\0';
-			val = eq + 1;
-		} else {
-			snprintf(name, sizeof(name), "%s", a);
-			val = NULL;
-		}
-		static const char *const known[] = { "--models", "--gpus", "--threads", "--alpha", "--beta",
-						     "--slo", "--ctrl", "--max-batch", "--duration", "--policy", "--arrivals",
-						     "--start-rate", "--max-rate", "--precision", "--late-limit",
-						     "--lag-limit", "--max-drop", "--retries", "--seed", "--json" };
-		bool ok = false;
-		for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
-			ok |= !strcmp(name, known[k]);
-		if (!ok) {
-			fprintf(stderr, "bench-sched: unknown option '%s' (see --help)\n", a);
-			return -1;
-		}
-		if (!val) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "bench-sched: %s needs a value\n", name);
-				return -1;
-			}
-			val = argv[++i];
-		}
-		long l;
-		int rc = 0;
-		if (!strcmp(name, "--models")) {
-			rc = integer(name, val, 1, 65535, &l);
-			o->models = (int)l;
-		} else if (!strcmp(name, "--gpus")) {
-			rc = integer(name, val, 1, 1 << 20, &l);
-			o->gpus = (int)l;
-		} else if (!strcmp(name, "--threads")) {
-			rc = parse_threads(val, o);
-		} else if (!strcmp(name, "--alpha")) {
-			rc = num(name, val, 0, 1e4, &o->alpha_ms);
-		} else if (!strcmp(name, "--beta")) {
-			rc = num(name, val, 0, 1e4, &o->beta_ms);
-		} else if (!strcmp(name, "--slo")) {
-			rc = num(name, val, 0.001, 1e6, &o->slo_ms);
-		} else if (!strcmp(name, "--ctrl")) {
-			rc = num(name, val, 0, 1e6, &o->ctrl_us);
-		} else if (!strcmp(name, "--max-batch")) {
-			rc = integer(name, val, 1, SYM_PROFILE_BATCH_LIMIT, &l);
-			o->max_batch = (int)l;
-		} else if (!strcmp(name, "--duration")) {
-			rc = num(name, val, 0.01, 3600, &o->duration_s);
-		} else if (!strcmp(name, "--policy")) {
-			if (strlen(val) >= sizeof(o->policy))
-				rc = bad(name, "too long", val);
-			else
-				snprintf(o->policy, sizeof(o->policy), "%s", val);
-		} else if (!strcmp(name, "--arrivals")) {
-			if (!strcmp(val, "poisson"))
-				o->poisson = true;
-			else if (!strcmp(val, "uniform"))
-				o->poisson = false;
-			else
-				rc = bad(name, "expected poisson or uniform", val);
-		} else if (!strcmp(name, "--start-rate")) {
-			rc = num(name, val, 1, 1e9, &o->start_rate);
-		} else if (!strcmp(name, "--max-rate")) {
-			rc = num(name, val, 1, 1e9, &o->max_rate);
-		} else if (!strcmp(name, "--precision")) {
-			rc = num(name, val, 0.001, 1, &o->precision);
-		} else if (!strcmp(name, "--late-limit")) {
-			rc = num(name, val, 1, 1e7, &o->late_limit_us);
-		} else if (!strcmp(name, "--lag-limit")) {
-			rc = num(name, val, 1, 1e7, &o->lag_limit_us);
-		} else if (!strcmp(name, "--max-drop")) {
-			rc = num(name, val, 0, 1, &o->max_drop);
-		} else if (!strcmp(name, "--retries")) {
-			rc = integer(name, val, 0, 10, &l);
-			o->retries = (int)l;
-		} else if (!strcmp(name, "--seed")) {
-			char *end = NULL;
-			errno = 0;
-			unsigned long long v = strtoull(val, &end, 10);
-			if (!val[0] || *end || errno || val[0] == '-')
-				rc = bad(name, "expected a non-negative integer", val);
-			o->seed = v;
-		} else if (!strcmp(name, "--json")) {
-			if (!val[0])
-				rc = bad(name, "expected a file name or -", val);
-			o->json = val;
-		}
-		if (rc)
-			return -1;
-	}
 	if (o->alpha_ms + o->beta_ms <= 0) {
 		fprintf(stderr, "bench-sched: --alpha + --beta must be > 0\n");
 		return -1;
@@ -339,7 +94,7 @@ static double unit(uint64_t *s) { return (double)(splitmix(s) >> 11) / 900719925
 
 /* Precomputes the arrivals of one trial, so that the driver's real-time
  * loop only reads them. */
-static int make_arrivals(struct arrivals *a, const struct opts *o, double rate, uint64_t seed)
+static int make_arrivals(struct arrivals *a, const struct sym_benchsched_opts *o, double rate, uint64_t seed)
 {
 	double end = o->duration_s * 1e9;
 	size_t want = (size_t)(rate * o->duration_s * 1.1) + 1024;
@@ -434,7 +189,7 @@ static void wait_until(sym_time until)
 		;
 }
 
-static int run_trial(const struct opts *o, int threads, const struct sym_sched_cfg *base, const struct arrivals *a,
+static int run_trial(const struct sym_benchsched_opts *o, int threads, const struct sym_sched_cfg *base, const struct arrivals *a,
 		     double rate, struct trial *tr, char *err, size_t errlen)
 {
 	memset(tr, 0, sizeof(*tr));
@@ -543,12 +298,12 @@ struct result {
 	bool capped;
 };
 
-static int trial1(const struct opts *o, int threads, const struct sym_sched_cfg *cfg, struct arrivals *a,
+static int trial1(const struct sym_benchsched_opts *o, int threads, const struct sym_sched_cfg *cfg, struct arrivals *a,
 		  double rate, struct result *res, struct trial *tr);
 
 /* One rate, tried up to 1 + retries times until a trial passes; a nonzero
  * return is fatal (message printed). */
-static int trial(const struct opts *o, int threads, const struct sym_sched_cfg *cfg, struct arrivals *a,
+static int trial(const struct sym_benchsched_opts *o, int threads, const struct sym_sched_cfg *cfg, struct arrivals *a,
 		 double rate, struct result *res, struct trial *tr)
 {
 	for (int k = 0; k <= o->retries; k++) {
@@ -559,7 +314,7 @@ static int trial(const struct opts *o, int threads, const struct sym_sched_cfg *
 	return 0;
 }
 
-static int trial1(const struct opts *o, int threads, const struct sym_sched_cfg *cfg, struct arrivals *a,
+static int trial1(const struct sym_benchsched_opts *o, int threads, const struct sym_sched_cfg *cfg, struct arrivals *a,
 		  double rate, struct result *res, struct trial *tr)
 {
 	char err[256] = "";
@@ -594,7 +349,7 @@ static int trial1(const struct opts *o, int threads, const struct sym_sched_cfg 
 
 /* Doubling from the start rate to the first failure (or halving down to
  * the first pass), then bisection. */
-static int search(const struct opts *o, int threads, const struct sym_sched_cfg *cfg, struct arrivals *a,
+static int search(const struct sym_benchsched_opts *o, int threads, const struct sym_sched_cfg *cfg, struct arrivals *a,
 		  struct result *res)
 {
 	memset(res, 0, sizeof(*res));
@@ -638,7 +393,7 @@ static int search(const struct opts *o, int threads, const struct sym_sched_cfg 
 	return 0;
 }
 
-static cJSON *result_json(const struct opts *o, const struct result *r)
+static cJSON *result_json(const struct sym_benchsched_opts *o, const struct result *r)
 {
 	cJSON *j = cJSON_CreateObject();
 	if (!j)
@@ -671,7 +426,7 @@ static cJSON *result_json(const struct opts *o, const struct result *r)
 	return j;
 }
 
-static int write_json(const struct opts *o, const struct result *res, int n)
+static int write_json(const struct sym_benchsched_opts *o, const struct result *res, int n)
 {
 	cJSON *root = cJSON_CreateObject();
 	cJSON *arr = cJSON_AddArrayToObject(root, "results");
@@ -703,12 +458,12 @@ static int write_json(const struct opts *o, const struct result *res, int n)
 	return rc;
 }
 
-int sym_benchsched_main(int argc, char **argv)
+int sym_benchsched_run(const struct sym_benchsched_opts *op)
 {
-	struct opts o;
-	int rc = parse(argc, argv, &o);
+	const struct sym_benchsched_opts o = *op;
+	int rc = check_opts(&o);
 	if (rc)
-		return rc > 0 ? 0 : 2;
+		return 2;
 	struct sym_policy pol;
 	char err[256] = "";
 	if (sym_policy_parse(o.policy, &pol, err, sizeof(err))) {

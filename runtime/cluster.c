@@ -259,21 +259,18 @@ int sym_cluster_apply_flag(struct sym_cluster *c, const char *flag, const char *
 
 int sym_cluster_load_file(struct sym_cluster *c, const char *path, char *err, size_t errlen)
 {
-	int rc = sym_experiment_load_file(&c->exp, path, err, errlen);
-	if (rc)
+	int rc;
+	cJSON *root = sym_experiment_read_json(path, &rc, err, errlen);
+	if (!root)
 		return rc;
-	char *text = NULL;
-	rc = sym_read_file(path, &text);
-	if (rc)
-		return snprintf(err, errlen, "%s: %s", path, strerror(-rc)), rc;
-	cJSON *root = cJSON_Parse(text);
-	free(text);
-	if (!root) /* sym_experiment_load_file parsed it; this cannot fail but for memory */
-		return ERR("%s: cannot parse", path);
-	const cJSON *cfg = root;
-	const cJSON *inner = cJSON_GetObjectItemCaseSensitive(root, "config");
-	if (cJSON_IsObject(inner) && cJSON_GetObjectItemCaseSensitive(root, "program"))
-		cfg = inner; /* a result file */
+	if (!strcmp(path, "-"))
+		path = "standard input";
+	rc = sym_experiment_load_json(&c->exp, root, path, err, errlen);
+	if (rc) {
+		cJSON_Delete(root);
+		return rc;
+	}
+	const cJSON *cfg = sym_experiment_config_of(root);
 	if (cJSON_GetObjectItemCaseSensitive(cfg, "network"))
 		c->net_set = true;
 	const cJSON *rt = cJSON_GetObjectItemCaseSensitive(cfg, "runtime");
@@ -513,11 +510,10 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 	return o;
 }
 
-void sym_cluster_print_flags(FILE *f)
+bool sym_cluster_flag_at(size_t i, struct sym_flag_info *out)
 {
-	for (size_t i = 0; i < NRT; i++) {
-		char lhs[64];
-		snprintf(lhs, sizeof(lhs), "--%s %s", rt_keys[i].flag, rt_keys[i].arg);
-		fprintf(f, "  %-24s %s  [runtime.%s]\n", lhs, rt_keys[i].help, rt_keys[i].key);
-	}
+	if (i >= NRT)
+		return false;
+	*out = (struct sym_flag_info){ rt_keys[i].key, rt_keys[i].flag, rt_keys[i].arg, rt_keys[i].help };
+	return true;
 }

@@ -148,8 +148,9 @@ const char *sym_cluster_http_port(const struct sym_cluster *c, int role, int id,
 /* The "runtime" object as resolved (for result files). */
 cJSON *sym_cluster_runtime_json(const struct sym_cluster *c);
 
-/* One line per runtime flag, for help. */
-void sym_cluster_print_flags(FILE *f);
+/* The i-th runtime key (its key in the file's "runtime" object, its flag,
+ * placeholder and help); false past the last. */
+bool sym_cluster_flag_at(size_t i, struct sym_flag_info *out);
 
 /* Parses "HOST:PORT" (the last colon splits; "[v6]:PORT" allowed). */
 int sym_hostport_parse(const char *text, struct sym_hostport *out);

@@ -249,32 +249,6 @@ static int reads(struct side *s, long n, uint64_t raddr, uint64_t rkey, size_t s
 
 /* ---- options and output ---- */
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: symphony fabbench [--provider NAME] [--iters N] [--size BYTES] [--json FILE|-]\n\n"
-		   "fabbench - the transport's control round trip and RMA read latency on loopback\n\n"
-		   "Two threads, each with its own libfabric endpoint, over 127.0.0.1: the 64-byte message\n"
-		   "round trip (N times) and an RMA read of BYTES (N/4 times), polling without blocking.\n"
-		   "  --provider NAME   libfabric provider (default tcp)\n"
-		   "  --iters N         round trips, 1..10000000 (default 20000); reads: N/4, at least 1\n"
-		   "  --size BYTES      bytes per read, 1..1073741824 (default 153600)\n"
-		   "  --json FILE       also write the results as JSON; \"-\": stdout (and no text)\n");
-}
-
-static int parse_long(const char *opt, const char *v, long lo, long hi, long *out)
-{
-	char *end;
-	errno = 0;
-	long x = v ? strtol(v, &end, 10) : 0;
-	if (!v || errno || end == v || *end || x < lo || x > hi) {
-		fprintf(stderr, "fabbench: %s wants an integer in %ld..%ld, got '%s'\n", opt, lo, hi,
-			v ? v : "(nothing)");
-		return -1;
-	}
-	*out = x;
-	return 0;
-}
-
 static void json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
@@ -320,44 +294,11 @@ static int write_json(const char *path, const struct bench *b, const char *descr
 	return 0;
 }
 
-static int parse(int argc, char **argv, struct bench *b, const char **json)
+int sym_fabbench_run(const char *provider, long iters, size_t size, const char *json)
 {
-	for (int i = 1; i < argc; i += 2) { /* every option takes a value */
-		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		long x;
-		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-			usage(stdout);
-			return 1;
-		} else if (!strcmp(o, "--provider") && v && v[0]) {
-			b->provider = v;
-		} else if (!strcmp(o, "--iters")) {
-			if (parse_long(o, v, 1, 10000000, &b->iters))
-				return -1;
-		} else if (!strcmp(o, "--size")) {
-			if (parse_long(o, v, 1, 1L << 30, &x))
-				return -1;
-			b->size = (size_t)x;
-		} else if (!strcmp(o, "--json") && v && v[0]) {
-			*json = v;
-		} else {
-			if (!strcmp(o, "--provider") || !strcmp(o, "--json"))
-				fprintf(stderr, "fabbench: %s needs a value\n", o);
-			else
-				fprintf(stderr, "fabbench: unknown option '%s' (see symphony fabbench --help)\n", o);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-int sym_fabbench_main(int argc, char **argv)
-{
-	struct bench b = { .provider = "tcp", .iters = 20000, .size = 150 * 1024 };
-	const char *json = NULL;
+	struct bench b = { .provider = provider, .iters = iters, .size = size };
 	atomic_init(&b.stop, false);
-	int rc = parse(argc, argv, &b, &json);
-	if (rc)
-		return rc > 0 ? 0 : 2;
+	int rc;
 	b.reads = b.iters / 4 ? b.iters / 4 : 1;
 
 	char err[256], port[16];

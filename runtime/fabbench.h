@@ -4,18 +4,17 @@
  * "frontend" thread that registers a region and echoes messages, and the
  * calling thread, which measures the round trip of a 64-byte message and the
  * latency of an RMA read of the region (150 KB unless --size), polling
- * without blocking. Prints median, p99 and maximum in microseconds.
- *
- *   --provider NAME  libfabric provider (default tcp)
- *   --iters N        round trips (default 20000); reads are N/4 (at least 1)
- *   --size BYTES     bytes per read (default 153600)
- *   --json FILE|-    also write the results as JSON ("-": stdout, text off)
- *
- * Returns 0, 1 on a failure (with a message on stderr), 2 on bad options.
+ * without blocking. Prints median, p99 and maximum in microseconds. The
+ * options are in `symphony help fabbench` (cli/commands.c).
  */
 #ifndef SYM_FABBENCH_H
 #define SYM_FABBENCH_H
 
-int sym_fabbench_main(int argc, char **argv);
+#include <stddef.h>
+
+/* Measures on provider: iters round trips and iters/4 (at least 1) RMA reads
+ * of size bytes; prints the results, and writes them as JSON to json ("-":
+ * stdout, and no text) when not NULL. Returns the exit status: 0 or 1. */
+int sym_fabbench_run(const char *provider, long iters, size_t size, const char *json);
 
 #endif

@@ -28,58 +28,6 @@
 #define WHO "symphony profile"
 #define DEFAULT_MAX_SIZE 64 /* the default --batches is 1..min(max_batch, this) */
 
-void sym_profiler_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: symphony profile [CLUSTER.json] [--model NAME] [--executor emulated|cuda] [--batches SPEC]\n"
-		"                        [--repeats N] [--warmup N] [--out FILE] [--table-out FILE] [--json FILE|-]\n"
-		"                        [--quiet] [FLAGS]\n"
-		"\n"
-		"Measures a model's batch latency on an executor: for each batch size, --warmup untimed runs,\n"
-		"then --repeats timed runs (each started at once; latency = end - begin as the executor reports\n"
-		"it), in rounds of one run of every size so that a burst of interference on a busy machine\n"
-		"does not shift one size's median. Keeps the median, mean, min, p10, p90, max and MAD, and the\n"
-		"executor's memory for each size. Fits l(b) = alpha*b + beta to the medians by least squares\n"
-		"(GSL), with standard errors, r2 and the largest relative residual, and warns when the model is\n"
-		"not linear (r2 < %.2f or a residual above %.0f%%). Writes two profile files of the zoo form\n"
-		"(profiles/zoo.h), which `symphony sim --zoo FILE --models NAME` and the runtime read directly:\n"
-		"  --out FILE        the linear profile: alpha_ms, beta_ms, max_batch (the largest batch\n"
-		"                    measured), slo_ms, static_mb and dynamic_mb (per request) where known\n"
-		"                    (default profile-NAME.json)\n"
-		"  --table-out FILE  the table profile: latency_ms = the medians for b = 1 .. the largest batch\n"
-		"                    measured, gaps interpolated, made non-decreasing (default: --out with\n"
-		"                    .table.json for .json)\n"
-		"Both carry the whole measurement record as their \"source\" object: program, version, model,\n"
-		"executor, device, batches, repeats, fit, per-size statistics, and the configuration.\n"
-		"\n"
-		"options:\n"
-		"  --model NAME      the model of the experiment to profile (may be left out when the\n"
-		"                    experiment has one model)\n"
-		"  --executor NAME   emulated (default: holds l(b) of the model's configured profile) or cuda\n"
-		"                    (--device N, --model-lib PATH; see symphony help backend)\n"
-		"  --batches SPEC    batch sizes: N, A..B, A..B:S (A, A+S, ..., and B), comma-separated, e.g.\n"
-		"                    1..64, 1,2,4,8 or 1..64:8 (default 1..max_batch, at most 1..%d). A size\n"
-		"                    above the model's max_batch is refused: a zoo model's max_batch is the\n"
-		"                    largest b with l(b) <= its SLO; raise it with --slo MS, or \"max_batch\" in\n"
-		"                    the model's object of the configuration\n"
-		"  --repeats N       timed runs per batch size (default 20, at most 10000)\n"
-		"  --warmup N        untimed runs per batch size before them (default 3; not the experiment's\n"
-		"                    warmup_s)\n"
-		"  --json FILE|-     the result object (the record plus both profiles); - for stdout\n"
-		"  --quiet           no progress on stderr (a line a second) and no table (on stdout, or on\n"
-		"                    stderr with --json -)\n"
-		"  --help            this text\n"
-		"\n"
-		"The model, its SLO and its signatures come from the configuration (CLUSTER.json and the flags\n"
-		"of `symphony help config` and `symphony help backend`: --zoo, --models, --profile A,B, --slo,\n"
-		"--model-lib, --device, ...); without one, the a100 zoo. Network delays play no part here.\n"
-		"Exit status: 0; 1 a run or a write failed; 2 bad input (nothing written).\n"
-		"\n"
-		"example:\n"
-		"  symphony profile --model ResNet50 --batches 1..32\n",
-		SYM_PROFILER_MIN_R2, 100 * SYM_PROFILER_MAX_RESIDUAL, DEFAULT_MAX_SIZE);
-}
-
 /* ---- batch sizes ---- */
 
 /* Reads the digits at *p (at least one) into v, capped at LONG_MAX / 10. */
@@ -346,109 +294,6 @@ void sym_profiler_table(const struct sym_profiler_point *pts, int n, double *tab
 
 /* ---- the command ---- */
 
-struct cmd {
-	const char *config, *model, *batches, *out, *table_out, *json;
-	int repeats, warmup;
-	bool quiet;
-	char out_buf[600], table_buf[700];
-};
-
-static bool is_own(const char *name)
-{
-	static const char *const own[] = { "model", "batches", "repeats", "warmup", "out", "table-out", "json" };
-	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
-		if (!strcmp(name, own[i]))
-			return true;
-	return false;
-}
-
-/* Splits "--name=value" or "--name VALUE" at argv[*i]; false when a value is missing. */
-static bool option(int argc, char **argv, int *i, char *name, size_t namelen, const char **val)
-{
-	const char *a = argv[*i] + 2, *eq = strchr(a, '=');
-	if (eq) {
-		snprintf(name, namelen, "%.*s", (int)(eq - a), a);
-		*val = eq + 1;
-		return true;
-	}
-	snprintf(name, namelen, "%s", a);
-	if (*i + 1 >= argc)
-		return false;
-	*val = argv[++*i];
-	return true;
-}
-
-/* Returns 0 to go on, -1 after --help, 2 after a message. */
-static int parse(int argc, char **argv, struct cmd *o, struct sym_cluster *c)
-{
-	char err[1024], name[64];
-	for (int i = 1; i < argc; i++) { /* the file first, then the flags over it */
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			sym_profiler_usage(stdout);
-			return -1;
-		}
-		if (!strncmp(argv[i], "--", 2)) {
-			if (strcmp(argv[i], "--quiet") && !strchr(argv[i], '='))
-				i++;
-			continue;
-		}
-		if (o->config) {
-			fprintf(stderr, "%s: more than one configuration file ('%s' and '%s')\n", WHO, o->config, argv[i]);
-			return 2;
-		}
-		o->config = argv[i];
-	}
-	if (o->config && sym_cluster_load_file(c, o->config, err, sizeof(err))) {
-		fprintf(stderr, "%s: %s\n", WHO, err);
-		return 2;
-	}
-	for (int i = 1; i < argc; i++) {
-		if (strncmp(argv[i], "--", 2))
-			continue;
-		if (!strcmp(argv[i], "--quiet")) {
-			o->quiet = true;
-			continue;
-		}
-		const char *val = NULL;
-		if (!option(argc, argv, &i, name, sizeof(name), &val)) {
-			fprintf(stderr, "%s: option --%s needs a value\n", WHO, name);
-			return 2;
-		}
-		if (!is_own(name)) {
-			int r = sym_cluster_apply_flag(c, name, val, err, sizeof(err));
-			if (r == 1)
-				fprintf(stderr, "%s: unknown option --%s (see symphony help profile)\n", WHO, name);
-			else if (r)
-				fprintf(stderr, "%s: %s\n", WHO, err);
-			if (r)
-				return 2;
-			continue;
-		}
-		if (!strcmp(name, "repeats") || !strcmp(name, "warmup")) {
-			bool rep = name[0] == 'r';
-			if (sym_policy_int(val, rep ? 1 : 0, 10000, rep ? &o->repeats : &o->warmup)) {
-				fprintf(stderr, "%s: option --%s: expected an integer from %d to 10000, got '%s'\n", WHO,
-					name, rep ? 1 : 0, val);
-				return 2;
-			}
-			continue;
-		}
-		bool file = !strcmp(name, "out") || !strcmp(name, "table-out");
-		if (!val[0] || (file && !strcmp(val, "-"))) {
-			fprintf(stderr, "%s: option --%s: expected %s, got '%s'\n", WHO, name,
-				!strcmp(name, "json") ? "a file name or -" : file ? "a file name" : "a value", val);
-			return 2;
-		}
-		const char **dst = !strcmp(name, "model") ? &o->model
-				   : !strcmp(name, "batches") ? &o->batches
-				   : !strcmp(name, "out") ? &o->out
-				   : !strcmp(name, "table-out") ? &o->table_out
-				   : &o->json;
-		*dst = val;
-	}
-	return 0;
-}
-
 /* "NAME, NAME, ... and N more": a few of the experiment's models. */
 static void some_models(const struct sym_cluster *c, char *buf, size_t len)
 {
@@ -460,7 +305,7 @@ static void some_models(const struct sym_cluster *c, char *buf, size_t len)
 		snprintf(buf + strlen(buf), len - strlen(buf), " and %zu more", n - shown);
 }
 
-static int find_model(const struct cmd *o, const struct sym_cluster *c)
+static int find_model(const struct sym_profiler_cmd *o, const struct sym_cluster *c)
 {
 	char list[600];
 	some_models(c, list, sizeof(list));
@@ -480,7 +325,7 @@ static int find_model(const struct cmd *o, const struct sym_cluster *c)
 }
 
 /* The output names: the model's name made safe for a file name. */
-static void default_paths(struct cmd *o, const char *model)
+static void default_paths(struct sym_profiler_cmd *o, const char *model)
 {
 	if (!o->out) {
 		char safe[80];
@@ -527,7 +372,7 @@ static cJSON *point_json(const struct sym_profiler_point *p, double fit_ms)
 struct record {
 	const struct sym_cluster *c;
 	size_t m;
-	const struct cmd *o;
+	const struct sym_profiler_cmd *o;
 	const char *spec;
 	const int *batches;
 	int nb;
@@ -726,7 +571,7 @@ static void warn_fit(const struct record *r)
 }
 
 /* Checks the sizes against the model's largest batch. */
-static int check_batches(const struct cmd *o, const struct sym_cluster *c, size_t m, const int *b, int nb)
+static int check_batches(const struct sym_profiler_cmd *o, const struct sym_cluster *c, size_t m, const int *b, int nb)
 {
 	const struct sym_profile *p = c->models[m].profile;
 	const struct sym_model_spec *s = &c->exp.models[m];
@@ -758,7 +603,7 @@ static void abort_all(struct sym_outfile *f, int n)
 }
 
 /* Opens the outputs (temporary files, renamed at the end); 0 or 1 after a message. */
-static int open_outputs(const struct cmd *o, struct sym_outfile *f, int *nf)
+static int open_outputs(const struct sym_profiler_cmd *o, struct sym_outfile *f, int *nf)
 {
 	const char *paths[3] = { o->out, o->table_out, o->json && strcmp(o->json, "-") ? o->json : NULL };
 	char err[1200];
@@ -774,7 +619,7 @@ static int open_outputs(const struct cmd *o, struct sym_outfile *f, int *nf)
 	return 0;
 }
 
-static int run(struct cmd *o, struct sym_cluster *c, size_t m, const int *batches, int nb)
+static int run(struct sym_profiler_cmd *o, struct sym_cluster *c, size_t m, const int *batches, int nb)
 {
 	char err[1024];
 	const struct sym_model_desc *d = &c->models[m];
@@ -859,28 +704,21 @@ out:
 	return rc;
 }
 
-int sym_profiler_main(int argc, char **argv)
+int sym_profiler_run(struct sym_cluster *c, struct sym_profiler_cmd *op)
 {
-	struct cmd o = { .repeats = 20, .warmup = 3 };
-	struct sym_cluster c;
-	if (sym_cluster_init(&c)) {
-		fprintf(stderr, "%s: out of memory\n", WHO);
-		return 1;
-	}
+	struct sym_profiler_cmd o = *op;
 	char err[1024], spec[32];
-	int *batches = NULL, rc = parse(argc, argv, &o, &c);
-	if (rc)
-		goto out;
+	int *batches = NULL, rc;
 	rc = 2;
-	c.net_set = true; /* no network here: a model's max_batch comes from its SLO alone */
-	if (sym_cluster_resolve(&c, err, sizeof(err))) {
+	c->net_set = true; /* no network here: a model's max_batch comes from its SLO alone */
+	if (sym_cluster_resolve(c, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", WHO, err);
 		goto out;
 	}
-	int m = find_model(&o, &c);
+	int m = find_model(&o, c);
 	if (m < 0)
 		goto out;
-	const struct sym_profile *p = c.models[m].profile;
+	const struct sym_profile *p = c->models[m].profile;
 	if (!o.batches) {
 		snprintf(spec, sizeof(spec), "1..%d", p->max_batch < DEFAULT_MAX_SIZE ? p->max_batch : DEFAULT_MAX_SIZE);
 		o.batches = spec;
@@ -892,17 +730,16 @@ int sym_profiler_main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", WHO, batches ? err : "out of memory");
 		goto out;
 	}
-	if (check_batches(&o, &c, (size_t)m, batches, nb))
+	if (check_batches(&o, c, (size_t)m, batches, nb))
 		goto out;
-	default_paths(&o, c.models[m].name);
+	default_paths(&o, c->models[m].name);
 	if (!strcmp(o.out, o.table_out) || (o.json && (!strcmp(o.json, o.out) || !strcmp(o.json, o.table_out)))) {
 		fprintf(stderr, "%s: --out, --table-out and --json must name different files (got '%s', '%s', '%s')\n",
 			WHO, o.out, o.table_out, o.json ? o.json : "");
 		goto out;
 	}
-	rc = run(&o, &c, (size_t)m, batches, nb);
+	rc = run(&o, c, (size_t)m, batches, nb);
 out:
 	free(batches);
-	sym_cluster_finish(&c);
 	return rc < 0 ? 0 : rc;
 }

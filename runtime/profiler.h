@@ -95,11 +95,20 @@ int sym_profiler_fit(const struct sym_profiler_point *pts, int n, struct sym_pro
  * size. Entries are rounded to the nanosecond and are at least 1 ns. */
 void sym_profiler_table(const struct sym_profiler_point *pts, int n, double *table_ms);
 
-/* `symphony profile` (argv[0] is "profile"). Returns the exit status: 0, 1
- * (a run or a write failed), 2 (bad input; nothing written). */
-int sym_profiler_main(int argc, char **argv);
+/* `symphony profile`'s options (cli/commands.c describes them). */
+struct sym_profiler_cmd {
+	const char *model;     /* NULL: the experiment's only model */
+	const char *batches;   /* NULL: 1..max_batch, at most 1..64 */
+	const char *out, *table_out, *json; /* NULL: the defaults */
+	int repeats, warmup;
+	bool quiet;
+	char out_buf[600], table_buf[700];
+};
 
-/* Its help text. */
-void sym_profiler_usage(FILE *f);
+/* `symphony profile` on cluster c (loaded, flags applied, not resolved; the
+ * caller finishes it). Returns the exit status: 0, 1 (a run or a write
+ * failed), 2 (bad input; nothing written). */
+struct sym_cluster;
+int sym_profiler_run(struct sym_cluster *c, struct sym_profiler_cmd *o);
 
 #endif

@@ -19,7 +19,6 @@
 
 struct sym_rt_opts {
 	const char *cmd;    /* schedd, frontend, backend, loadgen */
-	const char *config; /* the cluster file, or NULL */
 	int id;             /* frontend/backend identity, -1 when not given */
 	const char *json;   /* schedd, loadgen: write the result object here ("-": stdout) */
 	bool quiet;         /* no progress or informational log lines */
@@ -34,11 +33,10 @@ void sym_rt_signals(void);
 /* "[   1.234567] schedd: ..." on stderr (seconds since the process began). */
 void sym_rt_log(const char *who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Entry point of `symphony schedd|frontend|backend|loadgen|fabbench|bench-sched`
- * (argv[0] is the command). Returns the exit status. */
-int sym_rt_main(int argc, char **argv);
-bool sym_rt_is_command(const char *cmd);
-void sym_rt_usage(FILE *f, const char *cmd);
+/* Runs process o->cmd (schedd, frontend, backend, loadgen) of the resolved
+ * cluster c until SIGINT or SIGTERM: installs the signal handlers and the
+ * timer slack, then calls the process's entry below. Returns its status. */
+int sym_rt_run(struct sym_cluster *c, const struct sym_rt_opts *o);
 
 /* The processes (cluster resolved). Exit status: 0, 1 (run-time failure),
  * 2 (bad configuration). */

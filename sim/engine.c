@@ -1,6 +1,7 @@
 #include "sim/engine.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -473,6 +474,8 @@ int sym_sim_check(const struct sym_experiment *e, char *err, size_t errlen)
 	return rc;
 }
 
+_Atomic uint64_t sym_sim_work_ns;
+
 static double wall_now(void)
 {
 	struct timespec ts;
@@ -546,7 +549,7 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 		if (t < s.end && (rc = ev_push(&s.ev, t, EV_ARRIVAL, (int)m)))
 			goto out;
 	}
-	double next_progress = wall0 + 2;
+	sym_time counted = 0; /* simulated time added to sym_sim_work_ns */
 	for (;;) {
 		sym_time t_core = sym_core_next_wakeup(s.core);
 		sym_time t_ev = s.ev.n ? s.ev.a[0].t : SYM_TIME_NEVER;
@@ -609,17 +612,18 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 			res->stopped_early = true;
 			break;
 		}
-		if (opts->progress && !(res->events & 0xfffff)) {
-			double now = wall_now();
-			if (now >= next_progress) {
-				double simt = sym_to_s(t_ev < t_core ? t_ev : t_core);
-				fprintf(stderr, "  ... simulated %.1f of %.1f s, %llu requests, %.1f s wall\n",
-					simt < sym_to_s(s.end) ? simt : sym_to_s(s.end), sym_to_s(s.end),
-					(unsigned long long)res->simulated_requests, now - wall0);
-				next_progress = now + 2;
+		if (!(res->events & 0xffff)) {
+			sym_time now = t_ev < t_core ? t_ev : t_core;
+			if (now > s.end)
+				now = s.end;
+			if (now > counted) {
+				atomic_fetch_add_explicit(&sym_sim_work_ns, (uint64_t)(now - counted), memory_order_relaxed);
+				counted = now;
 			}
 		}
 	}
+	if (s.end > counted && !res->stopped_early)
+		atomic_fetch_add_explicit(&sym_sim_work_ns, (uint64_t)(s.end - counted), memory_order_relaxed);
 	if (s.err) {
 		rc = s.err;
 		goto out;

@@ -16,6 +16,7 @@
 #ifndef SYM_ENGINE_H
 #define SYM_ENGINE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,7 +28,6 @@
 struct sym_run_opts {
 	double rate;      /* total rate (constant rate), or the scale of a schedule (1 = as given) */
 	FILE *trace;      /* per-batch CSV rows, or NULL */
-	bool progress;    /* progress lines on stderr */
 	bool model_timeline; /* also count the timeline per model (res->model_timeline) */
 	uint64_t stop_after_bad; /* > 0: stop once this many measured requests were late or dropped
 				  * (the goodput search's failing steps); the result is then partial,
@@ -36,6 +36,10 @@ struct sym_run_opts {
 					 * model m's measured late and dropped requests reach
 					 * stop_model_bad[m] (> 0; 0: no limit for m) */
 };
+
+/* Simulated nanoseconds of arrivals run so far by every simulation of the
+ * process (all threads): a progress meter's measure of work done. */
+extern _Atomic uint64_t sym_sim_work_ns;
 
 /* Runs one simulation of the resolved experiment e. Returns 0, -ENOMEM, or
  * -EPROTO when conservation failed (message in err). res is filled on

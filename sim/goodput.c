@@ -97,8 +97,23 @@ int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym
 	if (e->criterion == SYM_CRITERION_PER_MODEL && !(limits = calloc(e->nmodels, sizeof(*limits))))
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	int rc = 0;
+	/* Below `floor` some model would get fewer measured requests than a bad
+	 * rate of max_bad_rate can be judged on (sym_min_requests): a run there
+	 * would pass on a handful of requests, so the search does not go there. */
+	double window = sym_experiment_duration(e) - e->warmup_s, least = INFINITY;
+	for (size_t m = 0; m < e->nmodels; m++) {
+		double r = sym_experiment_model_rate(e, m);
+		if (r > 0 && r < least)
+			least = r;
+	}
+	double floor = (double)sym_min_requests(e->max_bad_rate) / (least * window);
+	out->floor_rps = floor * mean;
 	while (hi - lo > e->tolerance * hi && out->nsteps < sizeof(out->steps) / sizeof(out->steps[0])) {
 		double mid = lo == 0 && out->nsteps == 0 ? hi * 0.75 : (lo + hi) / 2;
+		if (mid < floor) {
+			out->hit_floor = true;
+			break;
+		}
 		struct sym_run_opts o = { .rate = mid, .stop_model_bad = limits };
 		sym_stop_limits(e, mid, &o.stop_after_bad, limits);
 		struct sym_run_result r;
@@ -159,7 +174,7 @@ static int reps_one(void *ctx, size_t i)
 	int rc = sym_goodput_search(&e, J->progress, g, J->err[i], sizeof(J->err[i]));
 	if (!rc && i == 0 && !g->have_run) {
 		/* goodput 0: the detailed metrics come from a complete run at the lowest rate tried */
-		double scale = g->nsteps ? g->steps[g->nsteps - 1].rate / sym_schedule_mean_rate(&e) : 1;
+		double scale = (g->nsteps ? g->steps[g->nsteps - 1].rate : g->floor_rps) / sym_schedule_mean_rate(&e);
 		struct sym_run_opts o = { .rate = scale };
 		rc = sym_sim_run(&e, &o, &g->run, J->err[i], sizeof(J->err[i]));
 		g->have_run = true;
@@ -299,6 +314,10 @@ cJSON *sym_goodput_result_json(const struct sym_experiment *e, const struct sym_
 	cJSON_AddNumberToObject(o, "rate_scale", g->run_scale);
 	const struct sym_goodput *g0 = &g->by_seed[0];
 	cJSON_AddNumberToObject(o, "upper_bound_rps", g0->upper_bound_rps);
+	/* the lowest rate judged: below it too few requests are measured; a goodput of 0 with
+	 * search_floor_reached means every rate from the bound down to it failed */
+	cJSON_AddNumberToObject(o, "search_floor_rps", g0->floor_rps);
+	cJSON_AddBoolToObject(o, "search_floor_reached", g0->hit_floor);
 	cJSON *steps = cJSON_AddArrayToObject(o, "search");
 	for (size_t i = 0; i < g0->nsteps; i++) {
 		const struct sym_goodput_step *st = &g0->steps[i];

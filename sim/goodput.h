@@ -67,7 +67,10 @@ struct sym_goodput_step {
 };
 
 struct sym_goodput {
-	double goodput_rps;    /* 0 when even the lowest rate fails */
+	double goodput_rps;    /* 0 when even the lowest rate tried fails */
+	double floor_rps;      /* the lowest rate the search tries: below it some model would get fewer than
+				* sym_min_requests() measured requests, too few to judge its bad rate */
+	bool hit_floor;        /* the search stopped at floor_rps, every rate above it failing */
 	double scale;          /* the run option `rate` that achieves it */
 	double upper_bound_rps;
 	size_t nsteps;

@@ -47,6 +47,32 @@ static int try_gpus(struct sym_experiment *e, double rate, int gpus, bool progre
 	return 0;
 }
 
+/* A complete run (not stopped early) at `gpus`: its bad rate and worst
+ * model into out (at_gpus), for an answer that no count serves the rate. */
+static int measure_at(struct sym_experiment *e, double rate, int gpus, struct sym_plan_result *out, char *err,
+		      size_t errlen)
+{
+	e->gpus = gpus;
+	int rc = sym_experiment_resolve(e, err, errlen);
+	if (rc)
+		return rc;
+	struct sym_run_result r;
+	struct sym_run_opts o = { .rate = rate };
+	rc = sym_sim_run(e, &o, &r, err, errlen);
+	if (!rc) {
+		struct sym_verdict v;
+		sym_judge(e, &r, &v);
+		out->at_gpus = gpus;
+		out->bad_rate = sym_bad_rate(&r.total);
+		out->worst = v.worst;
+		out->worst_bad_rate = v.worst_bad_rate;
+		out->few = v.few;
+		out->steps++;
+	}
+	sym_run_result_finish(&r);
+	return rc;
+}
+
 int sym_plan_search(struct sym_experiment *e, double rate, int max_gpus, bool progress, struct sym_plan_result *out,
 		    char *err, size_t errlen)
 {
@@ -71,8 +97,11 @@ int sym_plan_search(struct sym_experiment *e, double rate, int max_gpus, bool pr
 			good = v;
 			break;
 		}
-		if (hi >= max_gpus)
-			goto done; /* out->gpus stays -1 */
+		if (hi >= max_gpus) {
+			/* none serves the rate: report what a complete run at max_gpus measured */
+			rc = measure_at(e, rate, max_gpus, out, err, errlen);
+			goto done;
+		}
 		lo = hi;
 		hi = hi > max_gpus / 2 ? max_gpus : hi * 2;
 	}
@@ -89,6 +118,7 @@ int sym_plan_search(struct sym_experiment *e, double rate, int max_gpus, bool pr
 		}
 	}
 	out->gpus = hi;
+	out->at_gpus = hi;
 	out->bad_rate = good_bad;
 	out->worst = good.worst;
 	out->worst_bad_rate = good.worst_bad_rate;

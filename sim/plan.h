@@ -21,9 +21,11 @@
 #include "experiment/config.h"
 
 struct sym_plan_result {
-	int gpus;           /* the smallest count that serves R, or -1 above max_gpus */
-	double bad_rate;    /* at that count (of all its requests) */
-	int worst;          /* the worst model at that count (struct sym_verdict), -1 when none */
+	int gpus;           /* the smallest count that serves R, or -1 when none up to max_gpus does */
+	int at_gpus;        /* the count the metrics below are from: gpus, or max_gpus when none serves R
+			     * (then from a complete run there, not one stopped early) */
+	double bad_rate;    /* at at_gpus (of all its requests) */
+	int worst;          /* the worst model there (struct sym_verdict), -1 when none */
 	double worst_bad_rate;
 	size_t few;         /* models with fewer than sym_min_requests() measured requests there */
 	int steps;          /* simulations run */

@@ -140,10 +140,4 @@ int sym_parallel_for(size_t n, int jobs, int (*fn)(void *ctx, size_t i), void *c
 /* The number of online processors (at least 1). */
 int sym_ncpus(void);
 
-/* The sweep and merge commands (cli/sweep.c); argv after the command name. */
-int sym_cmd_sweep(int argc, char **argv);
-int sym_cmd_merge(int argc, char **argv);
-void sym_help_sweep(FILE *f);
-void sym_help_merge(FILE *f);
-
 #endif

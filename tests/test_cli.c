@@ -103,6 +103,10 @@ static void run_free(struct run *r)
 	r->out = r->err = NULL;
 }
 
+/* The file the next run reads as its standard input (tmpdir/NAME), or NULL:
+ * /dev/null. Reset by each run. */
+static const char *child_stdin;
+
 /* Runs symphony with args (NULL-terminated; an argument "@NAME" stands for
  * tmpdir/NAME), capturing stdout and stderr. */
 static void run_argv(struct run *r, const char *const *args)
@@ -120,7 +124,9 @@ static void run_argv(struct run *r, const char *const *args)
 		snprintf(r->cmd + l, sizeof(r->cmd) - l, " %s", a);
 	}
 	argv[n] = NULL;
-	char outp[512], errp[512];
+	char outp[512], errp[512], inp[512];
+	snprintf(inp, sizeof(inp), "%s", child_stdin ? tmp_path(child_stdin) : "/dev/null");
+	child_stdin = NULL;
 	snprintf(outp, sizeof(outp), "%s/cap_stdout.txt", tmpdir);
 	snprintf(errp, sizeof(errp), "%s/cap_stderr.txt", tmpdir);
 	fflush(stdout);
@@ -130,8 +136,10 @@ static void run_argv(struct run *r, const char *const *args)
 	if (pid == 0) {
 		int fo = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		int fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
+		int fi = open(inp, O_RDONLY);
+		if (fo < 0 || fe < 0 || fi < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0 || dup2(fi, 0) < 0)
 			_exit(126);
+		close(fi);
 		close(fo);
 		close(fe);
 		if (chdir(tmpdir))
@@ -315,22 +323,33 @@ static int group_setup(void **state)
 	return 0;
 }
 
-static int group_teardown(void **state)
+/* Removes the temporary directory and everything under it (sweep outputs are directories). */
+static void remove_tree(const char *path)
 {
-	(void)state;
-	if (!tmpdir[0])
-		return 0;
-	DIR *d = opendir(tmpdir);
+	DIR *d = opendir(path);
 	if (d) {
 		for (struct dirent *de; (de = readdir(d));) {
 			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 				continue;
-			unlink(tmp_path(de->d_name));
+			char sub[1024];
+			snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+			struct stat st;
+			if (!lstat(sub, &st) && S_ISDIR(st.st_mode))
+				remove_tree(sub);
+			else
+				unlink(sub);
 		}
 		closedir(d);
 	}
-	if (rmdir(tmpdir))
-		perror(tmpdir);
+	if (rmdir(path))
+		perror(path);
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	if (tmpdir[0])
+		remove_tree(tmpdir);
 	return 0;
 }
 
@@ -502,6 +521,15 @@ static const struct bad_case bad_cases[] = {
 	{ "goodput -j 0", { B_PROFILE, "-j", "0" }, "goodput", "--jobs", "1 to 4096" },
 	{ "send-ahead not a boolean", { B_PROFILE, "--send-ahead", "maybe" }, NULL, "--send-ahead", "true or false" },
 	{ "slo-mode unknown", { B_PROFILE, "--slo-mode", "most" }, NULL, "--slo-mode", "at-least" },
+	/* unknown input is refused, named, and a near miss suggested */
+	{ "misspelt option", { B_PROFILE, "--sed", "3" }, NULL, "unknown option '--sed'", "did you mean --seed?" },
+	{ "an option of another command", { B_PROFILE, "--target-rate", "10" }, NULL, "'--target-rate'", NULL },
+	{ "two config files", { "@malformed.json", "--config", "@not_object.json", B_PROFILE }, NULL,
+	  "two configuration files", NULL },
+	{ "a cluster kind without profiles", { B_PROFILE, "--cluster", "h100:8" }, NULL, "kind 'h100'", "\"zoo\"" },
+	{ "a flag given a value", { B_PROFILE, "--quiet=yes" }, NULL, "--quiet takes no value", NULL },
+	{ "plan given a trace", { B_PROFILE, "--target-rate", "10", "--trace", "@t.csv" }, "plan",
+	  "unknown option '--trace'", NULL },
 };
 
 static void check_bad_case(const struct bad_case *c, int *failures)
@@ -512,7 +540,8 @@ static void check_bad_case(const struct bad_case *c, int *failures)
 	/* The output options come first so that a case can end with an option
 	 * missing its value. */
 	const char *outs[] = { "--json", "@out.json", "--trace", "@out_trace.csv", "--timeline", "@out_timeline.csv" };
-	for (size_t i = 0; i < 6; i++)
+	bool run = !c->cmd || !strcmp(c->cmd, "sim") || !strcmp(c->cmd, "goodput"); /* these take the CSVs */
+	for (size_t i = 0; i < (run ? 6u : 2u); i++)
 		args[n++] = outs[i];
 	for (size_t i = 0; c->args[i]; i++)
 		args[n++] = c->args[i];
@@ -873,12 +902,21 @@ static void test_plan(void **state)
 	assert_true(eag > sym);
 	assert_true(num(cJSON_GetArrayItem(pols, 0), "bad_rate") <= 0.01);
 	cJSON_Delete(doc);
-	/* above --max-gpus: -1 and "> max" */
+	/* above --max-gpus: said plainly, with the bad rate measured at --max-gpus (not 0) */
 	RUN(&r, "plan", "--profile", "1.053,5.072", "--slo", "25", "--duration", "3", "--warmup", "1",
-	    "--target-rate", "15000", "--max-gpus", "4");
+	    "--target-rate", "15000", "--max-gpus", "4", "--json", "@out_pmax.json");
 	expect_status(&r, 0);
-	expect_contains(r.out, "> max", "stdout", &r);
+	expect_contains(r.out, "none <= 4", "stdout", &r);
+	expect_contains(r.err, "no count up to --max-gpus 4 serves", "stderr", &r);
 	run_free(&r);
+	doc = load_json(tmp_path("out_pmax.json"));
+	const cJSON *p0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "policies"), 0);
+	assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(p0, "gpus")));
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p0, "meets_criterion")));
+	assert_int_equal((int)num(get(p0, "metrics_from"), "gpus"), 4);
+	/* 4 GPUs serve ~4 * 16 / 21.9 ms = 2900 of 15000 req/s: most requests are bad */
+	assert_true(num(p0, "bad_rate") > 0.5);
+	cJSON_Delete(doc);
 	/* bad input: exit 2, no output */
 	const char *const bad[][12] = {
 		{ "plan", "--profile", "1,5", "--slo", "20", "--json", "@out_bad.json", NULL },
@@ -1102,8 +1140,8 @@ static void test_sweep(void **state)
 		{ "sweep", "@grid.json", "--criterion", "foo", "--out", "@out_b7", NULL },
 		{ "sweep", "@bad_reps_grid.json", "--out", "@out_b8", NULL },
 	};
-	const char *msgs[] = { "give a grid file", "no such file", "unknown key 'profile'", "point 1", "--shard",
-			       "-j", "unknown option", "give the shard directories", "--seeds", "--seeds",
+	const char *msgs[] = { "give GRID.json", "no such file", "unknown key 'profile'", "point 1", "--shard",
+			       "-j", "unknown option", "give DIR|FILE...", "--seeds", "--seeds",
 			       "--criterion", "replications" };
 	/* a value that is another option is a missing value */
 	RUN(&r, "sweep", "@grid.json", "--out", "--resume");
@@ -1112,7 +1150,7 @@ static void test_sweep(void **state)
 	run_free(&r);
 	RUN(&r, "merge", "@out_s0", "--out");
 	expect_status(&r, 2);
-	expect_contains(r.err, "--out needs a directory", "stderr", &r);
+	expect_contains(r.err, "--out needs a value", "stderr", &r);
 	run_free(&r);
 	/* one writer per results file: a sweep into a file another holds is refused */
 	{
@@ -1249,6 +1287,108 @@ static void test_goodput_floor(void **state)
 	remove_outputs();
 }
 
+
+/* ---- 5c. conventions: no goodput said plainly, info as JSON, stdin ------- */
+
+/* An impossible set-up (GPU time varies +-50% around l(1), the SLO is 1.7%
+ * above it): no rate passes, and the search stops where too few requests
+ * would be measured instead of passing on a handful of them. */
+static void test_no_goodput(void **state)
+{
+	(void)state;
+	struct run r;
+	RUN(&r, "goodput", "--profile", "1,5", "--slo", "6.1", "--jitter", "0.5", "--gpus", "2", "--duration", "4",
+	    "--warmup", "1", "--json", "@out_ng.json", "--quiet");
+	expect_status(&r, 0);
+	expect_contains(r.err, "no rate meets the per-model criterion", "stderr", &r);
+	expect_contains(r.err, "too few to judge", "stderr", &r);
+	run_free(&r);
+	cJSON *doc = load_json(tmp_path("out_ng.json"));
+	assert_true(num(doc, "goodput_rps") == 0);
+	assert_true(cJSON_IsTrue(get(doc, "search_floor_reached")));
+	assert_false(cJSON_IsTrue(get(doc, "meets_criterion")));
+	/* the floor: 100 measured requests (1/max_bad_rate) in the 3 s measured */
+	assert_near(num(doc, "search_floor_rps"), 100.0 / 3, 1e-6, "search_floor_rps");
+	/* what was measured is reported: the run at the lowest rate tried, most of it late */
+	assert_true(num(doc, "bad_rate") > 0.2);
+	cJSON_Delete(doc);
+	remove_outputs();
+}
+
+static void test_info_json(void **state)
+{
+	(void)state;
+	struct run r;
+	/* a custom profile's declared max_batch wins over the SLO's limit (24, not 19) */
+	write_text("zoo24.json", "{\"gpu\": \"x\", \"models\": [{\"name\": \"m24\", \"alpha_ms\": 1, "
+				 "\"beta_ms\": 5, \"max_batch\": 24, \"slo_ms\": 25}, {\"name\": \"free\", "
+				 "\"alpha_ms\": 1, \"beta_ms\": 5, \"slo_ms\": 25}]}");
+	RUN(&r, "models", "--zoo", "@zoo24.json");
+	expect_status(&r, 0);
+	expect_contains(r.out, "24 (declared)", "stdout", &r);
+	expect_contains(r.out, "       20\n", "stdout", &r); /* free: (25 - 5) / 1 */
+	run_free(&r);
+	RUN(&r, "models", "--zoo", "@zoo24.json", "--json");
+	expect_status(&r, 0);
+	cJSON *doc = cJSON_Parse(r.out);
+	assert_non_null(doc);
+	const cJSON *m0 = cJSON_GetArrayItem(get(doc, "models"), 0);
+	assert_int_equal((int)num(m0, "largest_batch"), 24);
+	assert_string_equal(get(m0, "largest_batch_from")->valuestring, "profile");
+	cJSON_Delete(doc);
+	run_free(&r);
+	RUN(&r, "policies", "--json");
+	expect_status(&r, 0);
+	doc = cJSON_Parse(r.out);
+	assert_non_null(doc);
+	assert_int_equal(cJSON_GetArraySize(get(doc, "policies")), 10);
+	assert_string_equal(get(cJSON_GetArrayItem(get(doc, "policies"), 0), "name")->valuestring, "symphony");
+	cJSON_Delete(doc);
+	run_free(&r);
+	/* unknown input to the information commands is refused too */
+	RUN(&r, "policies", "--bogus");
+	expect_status(&r, 2);
+	expect_contains(r.err, "unknown option '--bogus'", "stderr", &r);
+	run_free(&r);
+	RUN(&r, "models", "extra");
+	expect_status(&r, 2);
+	expect_contains(r.err, "unexpected argument 'extra'", "stderr", &r);
+	run_free(&r);
+	RUN(&r, "help", "--markdown");
+	expect_status(&r, 0);
+	expect_contains(r.out, "## symphony sim", "stdout", &r);
+	expect_contains(r.out, "## Configuration keys", "stdout", &r);
+	run_free(&r);
+}
+
+/* A configuration on standard input ("-"), as a file would be. */
+static void test_config_stdin(void **state)
+{
+	(void)state;
+	write_text("stdin.json", "{\"models\": [{\"name\": \"m\", \"alpha_ms\": 1.053, \"beta_ms\": 5.072}], "
+				 "\"slo_ms\": 25, \"gpus\": 8, \"rate\": 3000, \"duration_s\": 3, \"warmup_s\": 1, "
+				 "\"seed\": 7}");
+	struct run r;
+	child_stdin = "stdin.json";
+	RUN(&r, "sim", "-", "--json", "@out_stdin.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	RUN(&r, "sim", "@stdin.json", "--json", "@out_file.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	cJSON *a = load_json(tmp_path("out_stdin.json")), *b = load_json(tmp_path("out_file.json"));
+	assert_int_equal((int)num(a, "seed"), 7);
+	assert_true(num(a, "offered") == num(b, "offered"));
+	assert_true(num(a, "served") == num(b, "served"));
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	/* an empty standard input is a malformed configuration, named */
+	RUN(&r, "sim", "-", "--quiet");
+	expect_status(&r, 2);
+	expect_contains(r.err, "standard input", "stderr", &r);
+	run_free(&r);
+	remove_outputs();
+}
 
 /* ---- 5b. the per-model criterion and replications ------------------------ */
 
@@ -1826,6 +1966,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_result_as_config),
 		cmocka_unit_test(test_json_schema),
 		cmocka_unit_test(test_goodput_floor),
+		cmocka_unit_test(test_no_goodput),
+		cmocka_unit_test(test_info_json),
+		cmocka_unit_test(test_config_stdin),
 		cmocka_unit_test(test_per_model_criterion),
 		cmocka_unit_test(test_seeds),
 		cmocka_unit_test(test_trace_timeline),

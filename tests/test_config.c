@@ -1656,24 +1656,35 @@ static void test_cluster_errors(void **state)
 	sym_experiment_finish(&e);
 }
 
-static void test_print_flags(void **state)
+static void test_flag_table(void **state)
 {
 	(void)state;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	assert_non_null(f);
-	sym_experiment_print_flags(f);
-	fclose(f);
-	static const char *const flags[] = { "--zoo", "--models", "--profile", "--slo", "--gpus", "--rate",
-					     "--arrival", "--popularity", "--segments", "--rate-csv", "--policy",
-					     "--drop", "--ctrl-ms", "--data-ms", "--resp-ms", "--tail-ms", "--jitter",
-					     "--num-models", "--gpus-per-model",
-					     "--duration", "--warmup", "--seed", "--max-bad-rate", "--tolerance",
-					     "--criterion", "--seeds" };
-	for (size_t i = 0; i < NELEMS(flags); i++)
-		assert_contains(buf, flags[i]);
-	free(buf);
+	static const char *const flags[] = { "zoo", "models", "profile", "slo", "gpus", "rate",
+					     "arrival", "popularity", "segments", "rate-csv", "policy",
+					     "drop", "ctrl-ms", "data-ms", "resp-ms", "tail-ms", "jitter",
+					     "num-models", "gpus-per-model",
+					     "duration", "warmup", "seed", "max-bad-rate", "tolerance",
+					     "criterion", "seeds" };
+	bool seen[NELEMS(flags)] = { false };
+	struct sym_flag_info fi;
+	size_t n = 0;
+	for (size_t i = 0; sym_experiment_flag_at(i, &fi); i++, n++) {
+		assert_non_null(fi.flag);
+		assert_non_null(fi.arg);
+		assert_true(fi.help && strlen(fi.help) > 10);
+		for (size_t k = 0; k < NELEMS(flags); k++)
+			seen[k] |= !strcmp(fi.flag, flags[k]);
+		/* every flag of the table is one the experiment takes (1 = unknown flag) */
+		struct sym_experiment e;
+		char err[512];
+		assert_int_equal(sym_experiment_init(&e), 0);
+		assert_int_not_equal(sym_experiment_apply_flag(&e, fi.flag, "", err, sizeof(err)), 1);
+		sym_experiment_finish(&e);
+	}
+	assert_true(n >= NELEMS(flags));
+	for (size_t k = 0; k < NELEMS(flags); k++)
+		assert_true(seen[k]);
+	assert_false(sym_experiment_flag_at(n, &fi));
 }
 
 int main(void)
@@ -1715,7 +1726,7 @@ int main(void)
 		cmocka_unit_test(test_echo_frees_everything),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_load_file_echo),
-		cmocka_unit_test(test_print_flags),
+		cmocka_unit_test(test_flag_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

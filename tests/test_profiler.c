@@ -507,10 +507,10 @@ static void test_refusals(void **state)
 	REFUSED("at least 2 batch sizes are needed", "--model", "ResNet50", "--batches", "4");
 	REFUSED("option --executor: expected emulated or cuda, got 'tpu'", "--model", "ResNet50", "--executor",
 		       "tpu");
-	REFUSED("option --repeats: expected an integer from 1", "--model", "ResNet50", "--repeats", "0");
-	REFUSED("option --out: expected a file name, got '-'", "--model", "ResNet50", "--out", "-");
+	REFUSED("--repeats: expected an integer from 1", "--model", "ResNet50", "--repeats", "0");
+	REFUSED("--out and --table-out are profile files: give file names", "--model", "ResNet50", "--out", "-");
 	REFUSED("must name different files", "--model", "ResNet50", "--json", "profile-ResNet50.json");
-	REFUSED("unknown option --bogus", "--model", "ResNet50", "--bogus", "1");
+	REFUSED("unknown option '--bogus'", "--model", "ResNet50", "--bogus", "1");
 	REFUSED("option --model needs a value", "--model");
 	REFUSED("cannot read", "nonexistent.json", "--model", "x");
 	/* cuda: where it cannot open (no GPU, or no CUDA in this build), its message and status 2 */
@@ -539,7 +539,7 @@ static void test_help_and_output_errors(void **state)
 	assert_contains(r.o, "--batches SPEC");
 	out_free(&r);
 	r = SYMPHONY("help");
-	assert_contains(r.o, "profile   measure a model's batch latency");
+	assert_contains(r.o, "profile     measure a model's batch latency");
 	out_free(&r);
 	/* an output that cannot be created: status 1 before measuring, nothing left behind */
 	r = SYMPHONY("profile", "--profile", "0.5,2", "--slo", "20", "--batches", "1,2", "--out", "no/such/dir.json");

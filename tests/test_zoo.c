@@ -882,9 +882,10 @@ static void test_bad_file_directory(void **state)
 	poison_zoo(&z);
 	char err[1024] = "";
 	int rc = sym_zoo_load("/", &z, err, sizeof(err));
-	assert_true(rc == -EIO || rc == -EINVAL);
+	assert_int_equal(rc, -EISDIR);
 	assert_zoo_zeroed(&z);
 	assert_contains(err, "/");
+	assert_contains(err, "directory");
 }
 
 /* ---- profile files: good ones -------------------------------------------- */

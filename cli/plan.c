@@ -1,0 +1,275 @@
+/* cli/plan.c - symphony plan: the smallest GPU count per policy for a target
+ * rate, beside the analytic estimates. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/progress.h"
+#include "core/build.h"
+#include "experiment/output.h"
+#include "experiment/result.h"
+#include "sim/engine.h"
+#include "sim/plan.h"
+#include "sym_version.h"
+
+int cli_policy_list(const struct cli *c, const struct sym_experiment *e, struct sym_policy *pols, int *npol)
+{
+	*npol = 0;
+	const char *spec = cli_str(c, "policies");
+	if (!spec) {
+		pols[(*npol)++] = e->policy;
+		return 0;
+	}
+	char err[512];
+	char *list = strdup(spec), *save = NULL;
+	if (!list)
+		return cli_fail(c, 1, "out of memory");
+	int rc = 0;
+	for (char *t = strtok_r(list, ";", &save); t && !rc; t = strtok_r(NULL, ";", &save)) {
+		if (*npol == MAX_POLICIES)
+			rc = cli_usage_error(c, "--policies: at most %d policies", MAX_POLICIES);
+		else if (sym_policy_parse(t, &pols[*npol], err, sizeof(err)))
+			rc = cli_usage_error(c, "--policies: %s", err);
+		else
+			++*npol;
+	}
+	if (!rc && !*npol)
+		rc = cli_usage_error(c, "--policies: no policy given");
+	free(list);
+	return rc;
+}
+
+struct plan_row {
+	char name[128];
+	int gmax, gmin;   /* the answer (the most any seed needed), the least; -1: none up to max */
+	bool over;        /* some seed found no count up to max */
+	double mean;
+	char pm[96];      /* the mean with its interval, as text */
+	struct sym_plan_result p0;
+};
+
+static int plan_checks(const struct cli *c, const struct sym_experiment *e)
+{
+	if (e->rate_csv[0] || e->nseg)
+		return cli_usage_error(c, "plans for a constant --target-rate; remove the rate schedule (segments / rate_csv)");
+	if (e->ngroups > 1)
+		return cli_usage_error(c, "plans a cluster of one device kind; give --gpus, not a cluster of %zu kinds",
+				       e->ngroups);
+	if (!cli_given(c, "target-rate"))
+		return cli_usage_error(c, "--target-rate R is required (total requests per second)");
+	return 0;
+}
+
+/* The JSON object of one policy's row. */
+static cJSON *row_json(const struct sym_experiment *e, const struct plan_row *r, const struct sym_plan_result *prs,
+		       const double *x, size_t nrep, int max_gpus)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "policy", r->name);
+	bool met = !r->over;
+	if (met)
+		cJSON_AddNumberToObject(o, "gpus", r->gmax);
+	else
+		cJSON_AddNullToObject(o, "gpus");
+	cJSON_AddBoolToObject(o, "meets_criterion", met);
+	cJSON_AddNumberToObject(o, "max_gpus", max_gpus);
+	cJSON_AddNumberToObject(o, "replications", (double)nrep);
+	cJSON *by = cJSON_AddArrayToObject(o, "gpus_by_seed");
+	for (size_t k = 0; k < nrep; k++)
+		cJSON_AddItemToArray(by, prs[k].gpus >= 0 ? cJSON_CreateNumber(prs[k].gpus) : cJSON_CreateNull());
+	if (r->gmin >= 0)
+		cJSON_AddNumberToObject(o, "gpus_min", r->gmin);
+	else
+		cJSON_AddNullToObject(o, "gpus_min");
+	if (met) {
+		cJSON_AddNumberToObject(o, "gpus_max", r->gmax);
+		cJSON_AddNumberToObject(o, "gpus_mean", r->mean);
+		cJSON_AddItemToObject(o, "gpus_ci95", sym_ci95_json(x, nrep));
+	} else {
+		cJSON_AddNullToObject(o, "gpus_max");
+		cJSON_AddNullToObject(o, "gpus_mean");
+		cJSON_AddNullToObject(o, "gpus_ci95");
+	}
+	cJSON *from = cJSON_AddObjectToObject(o, "metrics_from");
+	cJSON_AddNumberToObject(from, "seed", (double)e->seed);
+	cJSON_AddNumberToObject(from, "gpus", r->p0.at_gpus);
+	cJSON_AddNumberToObject(o, "bad_rate", r->p0.bad_rate);
+	if (r->p0.worst >= 0)
+		cJSON_AddStringToObject(o, "worst_model", e->models[r->p0.worst].name);
+	else
+		cJSON_AddNullToObject(o, "worst_model");
+	cJSON_AddNumberToObject(o, "worst_model_bad_rate", r->p0.worst_bad_rate);
+	cJSON_AddNumberToObject(o, "few_request_models", (double)r->p0.few);
+	int steps = 0;
+	for (size_t k = 0; k < nrep; k++)
+		steps += prs[k].steps;
+	cJSON_AddNumberToObject(o, "simulations", steps);
+	return o;
+}
+
+/* Folds the seeds' searches into r (x: the counts, for the interval). */
+static void fold(struct plan_row *r, const struct sym_plan_result *prs, double *x, size_t nrep)
+{
+	r->gmax = 0, r->gmin = -1, r->over = false;
+	for (size_t k = 0; k < nrep; k++) {
+		r->over |= prs[k].gpus < 0;
+		if (prs[k].gpus >= 0 && (r->gmin < 0 || prs[k].gpus < r->gmin))
+			r->gmin = prs[k].gpus;
+		if (prs[k].gpus > r->gmax)
+			r->gmax = prs[k].gpus;
+		x[k] = prs[k].gpus;
+	}
+	if (r->over)
+		r->gmax = -1;
+	double lo, hi;
+	r->mean = 0;
+	sym_mean_ci95(x, nrep, &r->mean, &lo, &hi);
+	sym_format_pm(r->pm, sizeof(r->pm), "%.1f", x, nrep);
+	r->p0 = prs[0];
+}
+
+static void print_row(FILE *f, const struct sym_experiment *e, const struct plan_row *r, size_t nrep, int max_gpus)
+{
+	char label[160], gp[48], worst[160] = "-", seeds[160] = "";
+	snprintf(label, sizeof(label), "simulated: %s", r->name);
+	snprintf(gp, sizeof(gp), r->over ? "none <= %d" : "%d", r->over ? max_gpus : r->gmax);
+	if (r->p0.worst >= 0)
+		snprintf(worst, sizeof(worst), "%.20s (%.2f%%)%s", e->models[r->p0.worst].name, 100 * r->p0.worst_bad_rate,
+			 r->p0.gpus < 0 ? " at max" : "");
+	if (nrep > 1 && !r->over)
+		snprintf(seeds, sizeof(seeds), "%d..%d, mean %s", r->gmin, r->gmax, r->pm);
+	else if (nrep > 1)
+		snprintf(seeds, sizeof(seeds), r->gmin < 0 ? "none for every seed" : "%d..none", r->gmin);
+	fprintf(f, nrep > 1 ? "%-28.28s %12s  %-36s %s\n" : "%-28.28s %12s  %s%s\n", label, gp, worst, seeds);
+}
+
+static void print_analytic(FILE *f, const struct sym_plan_analytic *an, size_t nrep, const struct sym_experiment *e)
+{
+	const struct {
+		const char *label;
+		int gpus;
+	} rows[2] = { { "analytic: staggered", an->staggered }, { "analytic: nexus packing", an->nexus } };
+	for (int i = 0; i < 2; i++) {
+		if (rows[i].gpus < 0)
+			fprintf(f, "%-28s %12s\n", rows[i].label, "none <= max");
+		else
+			fprintf(f, "%-28s %12d\n", rows[i].label, rows[i].gpus);
+	}
+	if (nrep > 1)
+		fprintf(f, "GPUs: the most any of the %zu seeds (%llu to %llu) needed; the worst model is seed %llu's, at its "
+			   "count\n", nrep, (unsigned long long)e->seed, (unsigned long long)(e->seed + nrep - 1),
+			(unsigned long long)e->seed);
+}
+
+static cJSON *plan_doc(const struct sym_experiment *e, double rate, int max_gpus, const struct sym_plan_analytic *an)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "program", "symphony");
+	cJSON_AddStringToObject(doc, "version", SYM_VERSION);
+	cJSON_AddStringToObject(doc, "commit", sym_build_commit());
+	cJSON_AddStringToObject(doc, "command", "plan");
+	cJSON_AddNumberToObject(doc, "seed", (double)e->seed);
+	cJSON_AddNumberToObject(doc, "replications", e->replications);
+	cJSON_AddStringToObject(doc, "criterion", sym_criterion_name(e->criterion));
+	cJSON_AddNumberToObject(doc, "target_rate", rate);
+	cJSON_AddNumberToObject(doc, "max_gpus", max_gpus);
+	cJSON_AddItemToObject(doc, "config", sym_experiment_to_json(e));
+	cJSON *ana = cJSON_AddObjectToObject(doc, "analytic");
+	cJSON_AddNumberToObject(ana, "staggered_gpus", an->staggered);
+	cJSON_AddNumberToObject(ana, "nexus_gpus", an->nexus);
+	cJSON_AddArrayToObject(doc, "policies");
+	return doc;
+}
+
+/* The simulated seconds the searches are expected to run: per policy and
+ * seed, doubling to about the analytic count and bisecting back. */
+static double plan_seconds(const struct sym_experiment *e, const struct sym_plan_analytic *an, int npol, size_t nrep)
+{
+	double guess = an->staggered > 0 ? an->staggered : 64;
+	return npol * (double)nrep * (2 * ceil(log2(guess + 1)) + 1) * sym_experiment_duration(e);
+}
+
+static int plan_policy(const struct cli *c, struct sym_experiment *e, double rate, int max_gpus,
+		       struct sym_plan_result *prs, double *x, size_t nrep, struct plan_row *r)
+{
+	char err[1024];
+	bool progress = !cli_flag(c, "quiet") && !isatty(2);
+	int rc = sym_sim_check(e, err, sizeof(err));
+	if (rc)
+		return cli_usage_error(c, "%s", err);
+	if ((rc = sym_plan_replicate(e, rate, max_gpus, cli_jobs(c), progress, prs, err, sizeof(err))))
+		return cli_fail(c, cli_status(rc), "%s", err);
+	sym_policy_format(&e->policy, r->name, sizeof(r->name));
+	fold(r, prs, x, nrep);
+	if (r->p0.few)
+		fprintf(stderr, "symphony: warning: %s at %d GPUs: %zu model%s had fewer than %llu measured requests, too "
+				"few for a bad rate of %g%% to mean much\n", r->name, r->p0.at_gpus, r->p0.few,
+			r->p0.few == 1 ? "" : "s", (unsigned long long)sym_min_requests(e->max_bad_rate),
+			100 * e->max_bad_rate);
+	if (r->over)
+		fprintf(stderr, "%s: %s: no count up to --max-gpus %d serves %.1f req/s%s: at %d GPUs the bad rate is %.2f%%\n",
+			c->who, r->name, max_gpus, rate, nrep > 1 ? " under every seed" : "", r->p0.at_gpus,
+			100 * r->p0.bad_rate);
+	return 0;
+}
+
+int cli_cmd_plan(struct cli *c)
+{
+	struct sym_experiment e;
+	int rc = cli_experiment(c, &e, true);
+	if (!rc)
+		rc = plan_checks(c, &e);
+	struct sym_policy pols[MAX_POLICIES];
+	int npol = 0;
+	if (!rc)
+		rc = cli_policy_list(c, &e, pols, &npol);
+	if (rc) {
+		sym_experiment_finish(&e);
+		return rc;
+	}
+	double rate = cli_num(c, "target-rate");
+	int max_gpus = (int)cli_int(c, "max-gpus");
+	bool quiet = cli_flag(c, "quiet");
+	e.rate = rate;
+	struct sym_plan_analytic an;
+	sym_plan_analytic(&e, rate, max_gpus, &an);
+	cJSON *doc = plan_doc(&e, rate, max_gpus, &an), *arr = cJSON_GetObjectItemCaseSensitive(doc, "policies");
+	FILE *f = cli_table_stream(c);
+	size_t nrep = e.replications > 1 ? (size_t)e.replications : 1;
+	if (!quiet)
+		fprintf(f, "symphony %s plan: %zu model(s), %.1f req/s, bad rate <= %g%% (%s criterion), seeds %llu..%llu\n",
+			SYM_VERSION, e.nmodels, rate, 100 * e.max_bad_rate, sym_criterion_name(e.criterion),
+			(unsigned long long)e.seed, (unsigned long long)(e.seed + nrep - 1));
+	struct sym_plan_result *prs = calloc(nrep, sizeof(*prs));
+	double *x = calloc(nrep, sizeof(*x));
+	struct plan_row *rows = calloc((size_t)npol, sizeof(*rows));
+	if (!prs || !x || !rows)
+		rc = cli_fail(c, 1, "out of memory");
+	struct cli_progress *p = cli_progress_start("plan", plan_seconds(&e, &an, npol, nrep), !quiet);
+	for (int i = 0; i < npol && !rc; i++) {
+		e.policy = pols[i];
+		if (!(rc = plan_policy(c, &e, rate, max_gpus, prs, x, nrep, &rows[i])))
+			cJSON_AddItemToArray(arr, row_json(&e, &rows[i], prs, x, nrep, max_gpus));
+	}
+	cli_progress_stop(p);
+	if (!rc && !quiet) {
+		fprintf(f, nrep > 1 ? "\n%-28s %12s  %-36s %s\n" : "\n%-28s %12s  %s\n", "method", "GPUs",
+			"worst model there (bad rate)", "GPUs over the seeds");
+		for (int i = 0; i < npol; i++)
+			print_row(f, &e, &rows[i], nrep, max_gpus);
+		print_analytic(f, &an, nrep, &e);
+	}
+	char err[1024];
+	if (!rc && cli_str(c, "json") && sym_write_json(cli_str(c, "json"), doc, err, sizeof(err)))
+		rc = cli_fail(c, 1, "%s", err);
+	free(prs);
+	free(x);
+	free(rows);
+	cJSON_Delete(doc);
+	sym_experiment_finish(&e);
+	return rc;
+}
