@@ -2,8 +2,8 @@
  * log, the stop signal, and their entry points.
  *
  * Each process is a `symphony` subcommand that takes the cluster file plus
- * its identity and flags (runtime/cluster.h), and runs an event loop on
- * epoll until SIGINT or SIGTERM.
+ * its identity and flags (runtime/cluster.h), and runs everything on one
+ * event loop (runtime/loop.h) until SIGINT or SIGTERM.
  */
 #ifndef SYM_RT_H
 #define SYM_RT_H
@@ -27,9 +27,14 @@ struct sym_rt_opts {
 	bool check;         /* only check the configuration */
 };
 
-/* Set by SIGINT/SIGTERM. */
+/* Set by SIGINT/SIGTERM (once sym_rt_signals has installed the handler). */
 extern volatile sig_atomic_t sym_rt_stop;
 void sym_rt_signals(void);
+
+/* A process's event loop: it stops when sym_rt_stop is set, and SIGINT and
+ * SIGTERM wake it at once. Returns 0, or -errno logged as `who`. */
+struct sym_loop;
+int sym_rt_loop(struct sym_loop **out, const char *who);
 
 /* "[   1.234567] schedd: ..." on stderr (seconds since the process began). */
 void sym_rt_log(const char *who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -52,18 +57,6 @@ int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o);
 int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o);
 int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o);
 int sym_loadgen_run(struct sym_cluster *c, const struct sym_rt_opts *o);
-
-/* Connections closed while a batch of fabric events is handled: a later
- * event of the same batch that names one must be skipped (sym_fab_close
- * frees it). Reset before each batch. */
-struct sym_fab_conn;
-struct sym_rt_closed {
-	struct sym_fab_conn *c[64];
-	int n;
-	bool overflow; /* more than 64: skip the rest of the batch */
-};
-void sym_rt_close(struct sym_rt_closed *cl, struct sym_fab_conn *c);
-bool sym_rt_was_closed(const struct sym_rt_closed *cl, const struct sym_fab_conn *c);
 
 /* Encodes m (plan inputs / hello models as sym_wire_encode takes them) and
  * sends it on a fabric connection; logs and returns the error. */

@@ -795,6 +795,10 @@ static void test_http_large_post(void **state)
 	enum { N = 60000 };
 	config_replace("\"input_max\": 4096, \"input_bytes\": 1000,", "\"input_max\": 65536, \"input_bytes\": 60000,");
 	config_replace("\"http_body_max\": 65536", "\"http_body_max\": 1048576");
+	/* decoding 60,000 JSON numbers takes the frontend a few ms of the request's deadline, which
+	 * schedd does not see: a late output is still the answer this test wants (and the deadline
+	 * is 300 ms, so that a stall of a busy machine does not drop it) */
+	config_replace("\"late_status\": 504", "\"late_status\": 200");
 	struct cluster c;
 	cluster_start(&c);
 	double end = now_s() + 5;
@@ -810,7 +814,7 @@ static void test_http_large_post(void **state)
 	assert_int_equal(stat(path, &sb), 0);
 	assert_true(sb.st_size > 200000);
 	char args[500];
-	snprintf(args, sizeof(args), "--data-binary @%s/big.json", dir);
+	snprintf(args, sizeof(args), "-H 'Symphony-Deadline-Ms: 300' --data-binary @%s/big.json", dir);
 	for (int fe = 0; fe < NFE; fe++) {
 		double t0 = now_s();
 		int code = curl("b", "POST", 1 + fe, "/v2/models/m/infer", args);
