@@ -453,10 +453,7 @@ static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
 {
 	(void)t;
 	struct backend *be = ctx;
-	struct sym_msg h = { .type = SYM_MSG_HEARTBEAT };
-	h.u.heartbeat.id = (uint32_t)be->id;
-	h.u.heartbeat.seq = ++be->seq;
-	if (sym_rt_send(be->who, be->schedd, &h, NULL, NULL))
+	if (sym_rt_heartbeat(be->who, be->schedd, be->id, &be->seq))
 		schedd_lost(be, "heartbeat not sent");
 }
 
@@ -584,10 +581,8 @@ static int setup_loop(struct backend *be)
 			return sym_rt_log(be->who, "%s", err), -EINVAL;
 	}
 	struct sym_loop_io *io;
-	int rc = sym_rt_loop(&be->loop, be->who);
-	if (!rc && ((rc = sym_loop_fab(be->loop, be->fab, on_fab, be)) ||
-		    (rc = sym_loop_io_start(be->loop, be->from_exec, EPOLLIN, on_exec_done, be, &io)) ||
-		    (be->http && (rc = sym_loop_http(be->loop, be->http))) ||
+	int rc = sym_rt_loop(&be->loop, be->who, be->fab, on_fab, be->http, be);
+	if (!rc && ((rc = sym_loop_io_start(be->loop, be->from_exec, EPOLLIN, on_exec_done, be, &io)) ||
 		    (rc = sym_loop_timer_new(be->loop, on_connect_timer, be, &be->connect_t)) ||
 		    (rc = sym_loop_timer_new(be->loop, on_beat_timer, be, &be->beat_t))))
 		sym_rt_log(be->who, "event loop: %s", strerror(-rc));

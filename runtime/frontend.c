@@ -479,10 +479,7 @@ static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
 {
 	(void)t;
 	struct frontend *f = ctx;
-	struct sym_msg h = { .type = SYM_MSG_HEARTBEAT };
-	h.u.heartbeat.id = (uint32_t)f->id;
-	h.u.heartbeat.seq = ++f->beat_seq;
-	if (sym_rt_send(f->who, f->schedd, &h, NULL, NULL))
+	if (sym_rt_heartbeat(f->who, f->schedd, f->id, &f->beat_seq))
 		schedd_lost(f, "heartbeat not sent");
 }
 
@@ -773,10 +770,8 @@ static int setup(struct frontend *f)
 	if (me->http.port[0] && sym_http_start(&f->http, &hc, err, sizeof(err)))
 		return sym_rt_log(f->who, "%s", err), -EINVAL;
 	struct sym_loop_io *lio;
-	int rc = sym_rt_loop(&f->loop, f->who);
-	if (!rc && ((rc = sym_loop_fab(f->loop, f->fab, on_fab, f)) ||
-		    (rc = sym_loop_io_start(f->loop, f->lfd, EPOLLIN, on_accept, f, &lio)) ||
-		    (f->http && (rc = sym_loop_http(f->loop, f->http))) ||
+	int rc = sym_rt_loop(&f->loop, f->who, f->fab, on_fab, f->http, f);
+	if (!rc && ((rc = sym_loop_io_start(f->loop, f->lfd, EPOLLIN, on_accept, f, &lio)) ||
 		    (rc = sym_loop_timer_new(f->loop, on_connect_timer, f, &f->connect_t)) ||
 		    (rc = sym_loop_timer_new(f->loop, on_beat_timer, f, &f->beat_t))))
 		sym_rt_log(f->who, "event loop: %s", strerror(-rc));

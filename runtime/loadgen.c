@@ -482,7 +482,7 @@ static int start(struct loadgen *g)
 		if (g->slo[m] > g->max_slo)
 			g->max_slo = g->slo[m];
 	}
-	if ((rc = sym_rt_loop(&g->loop, WHO)))
+	if ((rc = sym_rt_loop(&g->loop, WHO, NULL, NULL, NULL, g)))
 		return rc;
 	if ((rc = sym_loop_timer_new(g->loop, on_send, g, &g->send_t)) ||
 	    (rc = sym_loop_timer_new(g->loop, on_give_up, g, &g->give_up_t)) ||

@@ -32,9 +32,14 @@ extern volatile sig_atomic_t sym_rt_stop;
 void sym_rt_signals(void);
 
 /* A process's event loop: it stops when sym_rt_stop is set, and SIGINT and
- * SIGTERM wake it at once. Returns 0, or -errno logged as `who`. */
+ * SIGTERM wake it at once; the process's fabric (events to on_fab(ctx, ...))
+ * and its HTTP server run on it (each NULL: none). Returns 0, or -errno logged as `who`. */
 struct sym_loop;
-int sym_rt_loop(struct sym_loop **out, const char *who);
+struct sym_fab;
+struct sym_fab_event;
+struct sym_http;
+int sym_rt_loop(struct sym_loop **out, const char *who, struct sym_fab *fab,
+		void (*on_fab)(void *ctx, const struct sym_fab_event *ev), struct sym_http *http, void *ctx);
 
 /* "[   1.234567] schedd: ..." on stderr (seconds since the process began). */
 void sym_rt_log(const char *who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -63,5 +68,8 @@ int sym_loadgen_run(struct sym_cluster *c, const struct sym_rt_opts *o);
 struct sym_fab_conn;
 int sym_rt_send(const char *who, struct sym_fab_conn *conn, const struct sym_msg *m,
 		const struct sym_wire_input *inputs, const uint16_t *models);
+
+/* Sends the heartbeat of frontend or backend `id` (++*seq) to schedd on conn. */
+int sym_rt_heartbeat(const char *who, struct sym_fab_conn *conn, int id, uint64_t *seq);
 
 #endif

@@ -867,12 +867,11 @@ static int setup_loop(struct schedd *s)
 	sym_time check_every = s->failure_ns / 4 > SYM_MS ? s->failure_ns / 4 : SYM_MS;
 	struct sym_loop_io *io;
 	struct sym_loop_timer *t;
-	int rc = sym_rt_loop(&s->loop, WHO);
+	int rc = sym_rt_loop(&s->loop, WHO, s->fab, on_fab, s->http, s);
 	if (rc)
 		return rc;
-	if ((rc = sym_loop_fab(s->loop, s->fab, on_fab, s)) ||
-	    (rc = sym_loop_io_start(s->loop, sym_sched_fd(s->sched), EPOLLIN, on_sched, s, &io)) ||
-	    (s->http && (rc = sym_loop_http(s->loop, s->http))) || (rc = sym_loop_timer_new(s->loop, on_check, s, &t))) {
+	if ((rc = sym_loop_io_start(s->loop, sym_sched_fd(s->sched), EPOLLIN, on_sched, s, &io)) ||
+	    (rc = sym_loop_timer_new(s->loop, on_check, s, &t))) {
 		sym_rt_log(WHO, "event loop: %s", strerror(-rc));
 		return rc;
 	}

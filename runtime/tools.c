@@ -85,7 +85,8 @@ static void on_stop_fd(struct sym_loop_io *io, uint32_t events, void *ctx)
 		v = 0; /* drained already */
 }
 
-int sym_rt_loop(struct sym_loop **out, const char *who)
+int sym_rt_loop(struct sym_loop **out, const char *who, struct sym_fab *fab,
+		void (*on_fab)(void *ctx, const struct sym_fab_event *ev), struct sym_http *http, void *ctx)
 {
 	char err[256];
 	int rc = sym_loop_create(out, err, sizeof(err));
@@ -95,12 +96,21 @@ int sym_rt_loop(struct sym_loop **out, const char *who)
 	}
 	sym_loop_stop_on(*out, &sym_rt_stop);
 	struct sym_loop_io *io;
-	if (stop_fd >= 0 && (rc = sym_loop_io_start(*out, stop_fd, EPOLLIN, on_stop_fd, NULL, &io))) {
+	if ((stop_fd >= 0 && (rc = sym_loop_io_start(*out, stop_fd, EPOLLIN, on_stop_fd, NULL, &io))) ||
+	    (fab && (rc = sym_loop_fab(*out, fab, on_fab, ctx))) || (http && (rc = sym_loop_http(*out, http)))) {
 		sym_rt_log(who, "event loop: %s", strerror(-rc));
 		sym_loop_destroy(*out);
 		*out = NULL;
 	}
 	return rc;
+}
+
+int sym_rt_heartbeat(const char *who, struct sym_fab_conn *conn, int id, uint64_t *seq)
+{
+	struct sym_msg h = { .type = SYM_MSG_HEARTBEAT };
+	h.u.heartbeat.id = (uint32_t)id;
+	h.u.heartbeat.seq = ++*seq;
+	return sym_rt_send(who, conn, &h, NULL, NULL);
 }
 
 static const struct {
