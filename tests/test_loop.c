@@ -41,8 +41,9 @@
 #include "tests/testutil.h"
 
 #define DEADLINE (5 * SYM_S)
-/* how late a timer may fire on a busy shared machine (they fire within microseconds when idle) */
-#define LATE_MAX (40 * SYM_MS)
+/* how late a timer may fire on a busy shared machine, which stalls processes for tens of ms
+ * (idle, they fire within microseconds) */
+#define LATE_MAX (100 * SYM_MS)
 
 static struct sym_loop *new_loop(void)
 {
@@ -135,7 +136,7 @@ static void test_timers_in_order(void **state)
 
 struct rep {
 	struct sym_loop *l;
-	struct sym_loop_timer *other; /* stopped by the 3rd firing */
+	struct sym_loop_timer *other; /* stopped by the 1st firing */
 	int n;
 	sym_time t0;
 	sym_time early; /* the earliest a firing came before its time (0: none) */
@@ -151,7 +152,7 @@ static void on_repeat(struct sym_loop_timer *t, void *ctx)
 		r->early = r->t0 + r->n * 5 * SYM_MS - now;
 	r->last = now;
 	assert_true(sym_loop_timer_armed(t)); /* set again before its callback */
-	if (r->n == 3)
+	if (r->n == 1)
 		sym_loop_timer_stop(r->other);
 	if (r->n == 20) {
 		sym_loop_timer_stop(t);
@@ -176,7 +177,9 @@ static void test_repeating(void **state)
 	r.other = new_timer(l, must_not_fire, NULL);
 	sym_time t0 = r.t0 = sym_monotonic_ns();
 	sym_loop_timer_set(t, t0 + 5 * SYM_MS, 5 * SYM_MS);
-	sym_loop_timer_set(r.other, t0 + 17 * SYM_MS, 0); /* after the 3rd firing at 15 ms */
+	/* after the 1st firing at 5 ms: it does not fire even when the machine stalls the loop
+	 * past both times (they fire in one turn, in order of their times) */
+	sym_loop_timer_set(r.other, t0 + 7 * SYM_MS, 0);
 	deadline(l);
 	assert_int_equal(sym_loop_run(l), 0);
 	assert_int_equal(r.n, 20);

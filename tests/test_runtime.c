@@ -166,6 +166,19 @@ static void cluster_start(struct cluster *c)
 	assert_int_equal(count_in("schedd.log", "registered: GPU"), NBE);
 }
 
+/* Fails if a process's log holds a report of AddressSanitizer, LeakSanitizer or
+ * UndefinedBehaviorSanitizer (in a sanitizer build, the processes are instrumented too). */
+static void assert_no_sanitizer_reports(void)
+{
+	const char *logs[] = { "schedd.log", "frontend0.log", "frontend1.log", "backend0.log", "backend1.log",
+			       "backend2.log", "backend3.log", "loadgen.log" };
+	const char *pats[] = { "ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:" };
+	for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++)
+		for (size_t k = 0; k < sizeof(pats) / sizeof(pats[0]); k++)
+			if (count_in(logs[i], pats[k]))
+				fail_msg("%s/%s reports '%s'", dir, logs[i], pats[k]);
+}
+
 /* Stops everything (SIGTERM, then SIGKILL), schedd first so that its
  * counters do not include the others leaving; returns schedd's exit status. */
 static int cluster_stop(struct cluster *c)
@@ -183,6 +196,7 @@ static int cluster_stop(struct cluster *c)
 			wait_for(c->be[i], 10);
 	for (int i = 0; i < NFE; i++)
 		wait_for(c->fe[i], 10);
+	assert_no_sanitizer_reports();
 	return st;
 }
 
