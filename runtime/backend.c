@@ -16,6 +16,7 @@
  * An input whose read failed (its frontend went away) gets no output; the
  * rest of the batch runs. The handoff to and from the executor thread is an
  * atomic flag (release/acquire) plus an eventfd to wake the other side.
+ * Everything else runs on the main thread's event loop (runtime/loop.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -33,10 +33,12 @@
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
 #include "runtime/http.h"
+#include "runtime/loop.h"
 #include "runtime/prom.h"
 #include "runtime/rt.h"
 
 #define EXEC_SPIN (50 * SYM_US) /* the emulated executor's spin before a start and an end */
+#define RECONNECT (100 * SYM_MS) /* between attempts to reach schedd and the frontends */
 
 struct input {
 	struct sym_wire_input w;
@@ -72,7 +74,8 @@ struct backend {
 	int id, kind;
 	char who[32];
 	struct sym_fab *fab;
-	struct sym_rt_closed closed; /* during one batch of fabric events */
+	struct sym_loop *loop;
+	struct sym_loop_timer *connect_t, *beat_t;
 	struct sym_fab_mr *mr;
 	uint8_t *staging;
 	uint8_t *outbuf;
@@ -81,7 +84,6 @@ struct backend {
 	bool schedd_up, hello_sent;
 	struct sym_fab_conn **fe;
 	bool *fe_up;
-	sym_time next_connect, next_beat;
 	uint64_t seq;
 	struct sym_executor *x;
 	struct sym_model_desc *descs; /* per model, with this backend's kind's profile */
@@ -142,6 +144,7 @@ static void send_hello(struct backend *be)
 	h.u.hello.nmodels = (uint16_t)e->nmodels;
 	if (sym_rt_send(be->who, be->schedd, &h, NULL, models) == 0) {
 		be->hello_sent = true;
+		sym_loop_timer_set(be->beat_t, sym_monotonic_ns(), sym_ms(be->c->heartbeat_ms));
 		if (!be->o->quiet)
 			sym_rt_log(be->who, "registered with schedd (%s, %zu models)", h.u.hello.kind, e->nmodels);
 	}
@@ -165,14 +168,15 @@ static void maybe_hello(struct backend *be)
 static void schedd_lost(struct backend *be, const char *why)
 {
 	if (be->schedd) {
-		sym_rt_close(&be->closed, be->schedd);
+		sym_loop_fab_close(be->loop, be->schedd, NULL, NULL);
 		be->schedd = NULL;
 	}
 	if (be->schedd_up)
 		sym_rt_log(be->who, "scheduler lost: %s", why);
 	be->schedd_up = false;
 	be->hello_sent = false;
-	be->next_connect = sym_monotonic_ns() + 100 * SYM_MS;
+	sym_loop_timer_stop(be->beat_t);
+	sym_loop_timer_set(be->connect_t, sym_monotonic_ns() + RECONNECT, RECONNECT);
 }
 
 /* Tells schedd how the batch at the head ended, and each input's frontend
@@ -294,7 +298,7 @@ static void read_finished(struct backend *be, struct input *in, int status)
 /* Frontend fi's connection is gone: close it; the reads still pending from it fail. */
 static void frontend_lost(struct backend *be, int fi)
 {
-	sym_rt_close(&be->closed, be->fe[fi]);
+	sym_loop_fab_close(be->loop, be->fe[fi], NULL, NULL);
 	be->fe[fi] = NULL;
 	be->fe_up[fi] = false;
 	for (int j = 0; j < be->nb; j++) {
@@ -379,62 +383,61 @@ static void on_msg(struct backend *be, struct sym_fab_conn *conn, const uint8_t 
 			frontend_lost(be, i);
 }
 
-static void fab_events(struct backend *be)
+static void on_connected(struct backend *be, struct sym_fab_conn *conn, int fi)
 {
-	struct sym_fab_event ev[64];
-	int n;
-	while ((n = sym_fab_poll(be->fab, ev, 64)) > 0) {
-		be->closed.n = 0;
-		be->closed.overflow = false;
-		for (int i = 0; i < n; i++) {
-			struct sym_fab_event *e = &ev[i];
-			if (sym_rt_was_closed(&be->closed, e->conn))
-				continue;
-			int fi = -1;
-			for (int j = 0; j < be->c->nfrontends; j++)
-				if (be->fe[j] == e->conn)
-					fi = j;
-			switch (e->type) {
-			case SYM_FAB_CONNECTED:
-				if (e->conn == be->schedd) {
-					be->schedd_up = true;
-				} else if (fi >= 0) {
-					be->fe_up[fi] = true;
-					if (be->o->verbose)
-						sym_rt_log(be->who, "connected to frontend %d", fi);
-				}
-				maybe_hello(be);
-				break;
-			case SYM_FAB_MSG:
-				on_msg(be, e->conn, e->data, e->len);
-				break;
-			case SYM_FAB_READ:
-				read_finished(be, e->ctx, e->status);
-				break;
-			case SYM_FAB_CLOSED:
-				if (e->conn == be->schedd) {
-					schedd_lost(be, e->reason);
-				} else if (fi >= 0) {
-					if (be->fe_up[fi] && !be->o->quiet)
-						sym_rt_log(be->who, "frontend %d lost: %s", fi, e->reason);
-					frontend_lost(be, fi);
-				} else {
-					sym_rt_close(&be->closed, e->conn);
-				}
-				break;
-			default:
-				break;
-			}
-		}
-		if (n < 64)
-			break;
+	if (conn == be->schedd) {
+		be->schedd_up = true;
+	} else if (fi >= 0) {
+		be->fe_up[fi] = true;
+		if (be->o->verbose)
+			sym_rt_log(be->who, "connected to frontend %d", fi);
+	}
+	maybe_hello(be);
+}
+
+static void on_closed(struct backend *be, struct sym_fab_conn *conn, int fi, const char *reason)
+{
+	if (conn == be->schedd) {
+		schedd_lost(be, reason);
+	} else if (fi >= 0) {
+		if (be->fe_up[fi] && !be->o->quiet)
+			sym_rt_log(be->who, "frontend %d lost: %s", fi, reason);
+		frontend_lost(be, fi);
+	} else {
+		sym_loop_fab_close(be->loop, conn, NULL, NULL);
 	}
 }
 
-static void connect_missing(struct backend *be, sym_time now)
+static void on_fab(void *ctx, const struct sym_fab_event *e)
 {
-	if (now < be->next_connect)
-		return;
+	struct backend *be = ctx;
+	int fi = -1;
+	for (int j = 0; j < be->c->nfrontends; j++)
+		if (be->fe[j] == e->conn)
+			fi = j;
+	switch (e->type) {
+	case SYM_FAB_CONNECTED:
+		on_connected(be, e->conn, fi);
+		break;
+	case SYM_FAB_MSG:
+		on_msg(be, e->conn, e->data, e->len);
+		break;
+	case SYM_FAB_READ:
+		read_finished(be, e->ctx, e->status);
+		break;
+	case SYM_FAB_CLOSED:
+		on_closed(be, e->conn, fi, e->reason);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Every 100 ms: connects to schedd and the frontends it is not connected to. */
+static void on_connect_timer(struct sym_loop_timer *t, void *ctx)
+{
+	(void)t;
+	struct backend *be = ctx;
 	char err[512];
 	struct sym_cluster *c = be->c;
 	for (int i = 0; i < c->nfrontends; i++)
@@ -444,7 +447,28 @@ static void connect_missing(struct backend *be, sym_time now)
 			sym_rt_log(be->who, "frontend %d: %s", i, err);
 	if (!be->schedd && sym_fab_connect(be->fab, c->schedd.host, c->schedd.port, &be->schedd, err, sizeof(err)))
 		sym_rt_log(be->who, "schedd: %s", err);
-	be->next_connect = now + 100 * SYM_MS;
+}
+
+static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
+{
+	(void)t;
+	struct backend *be = ctx;
+	if (sym_rt_heartbeat(be->who, be->schedd, be->id, &be->seq))
+		schedd_lost(be, "heartbeat not sent");
+}
+
+/* The executor thread handed a batch back. */
+static void on_exec_done(struct sym_loop_io *io, uint32_t events, void *ctx)
+{
+	(void)events;
+	struct backend *be = ctx;
+	uint64_t v;
+	if (read(sym_loop_io_fd(io), &v, sizeof(v)) < 0 && errno != EAGAIN)
+		sym_rt_log(be->who, "eventfd: %s", strerror(errno));
+	if (!be->running || atomic_load_explicit(&be->exec_state, memory_order_acquire) != 2)
+		return;
+	batch_done(be, be->b[be->head].rc ? SYM_WIRE_BACKEND_FAILED : SYM_WIRE_OK);
+	maybe_run(be);
 }
 
 static void write_metrics(void *ctx, struct sym_buf *b)
@@ -546,6 +570,63 @@ static int setup(struct backend *be, char *err, size_t errlen)
 	return 0;
 }
 
+/* HTTP, and everything on the loop. */
+static int setup_loop(struct backend *be)
+{
+	struct sym_cluster *c = be->c;
+	char hport[16], err[512];
+	if (sym_cluster_http_port(c, SYM_ROLE_BACKEND, be->id, hport, sizeof(hport))) {
+		struct sym_http_cfg hc = { c->host, hport, 4096, on_http, be };
+		if (sym_http_start(&be->http, &hc, err, sizeof(err)))
+			return sym_rt_log(be->who, "%s", err), -EINVAL;
+	}
+	struct sym_loop_io *io;
+	int rc = sym_rt_loop(&be->loop, be->who, be->fab, on_fab, be->http, be);
+	if (!rc && ((rc = sym_loop_io_start(be->loop, be->from_exec, EPOLLIN, on_exec_done, be, &io)) ||
+		    (rc = sym_loop_timer_new(be->loop, on_connect_timer, be, &be->connect_t)) ||
+		    (rc = sym_loop_timer_new(be->loop, on_beat_timer, be, &be->beat_t))))
+		sym_rt_log(be->who, "event loop: %s", strerror(-rc));
+	if (!rc)
+		sym_loop_timer_set(be->connect_t, sym_monotonic_ns(), RECONNECT);
+	return rc;
+}
+
+static void teardown(struct backend *be)
+{
+	if (be->thr_started) {
+		atomic_store_explicit(&be->exec_state, 3, memory_order_release);
+		uint64_t v = 1;
+		if (write(be->to_exec, &v, sizeof(v)) >= 0)
+			pthread_join(be->thr, NULL);
+	}
+	sym_loop_destroy(be->loop); /* connections closing now */
+	if (be->to_exec >= 0)
+		close(be->to_exec);
+	if (be->from_exec >= 0)
+		close(be->from_exec);
+	if (be->mr)
+		sym_fab_mr_close(be->mr);
+	if (be->fab)
+		sym_fab_destroy(be->fab);
+	if (be->x)
+		be->x->ops->destroy(be->x);
+	free(be->staging);
+	free(be->outbuf);
+	free(be->descs);
+	free(be->fe);
+	free(be->fe_up);
+	for (int j = 0; j < SLOTS; j++) {
+		free(be->b[j].in);
+		free(be->b[j].inputs);
+		free(be->b[j].lens);
+		free(be->b[j].outputs);
+		free(be->b[j].out_lens);
+	}
+	sym_hist_finish(&be->late);
+	sym_hist_finish(&be->run);
+	sym_http_stop(be->http);
+}
+
 int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 {
 	struct backend be = { .c = c, .o = o, .id = o->id, .to_exec = -1, .from_exec = -1 };
@@ -554,74 +635,20 @@ int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	sym_hist_init(&be.run);
 	char err[1024] = "";
 	int rc = setup(&be, err, sizeof(err));
-	int ep = -1;
 	if (rc) {
 		sym_rt_log(be.who, "%s", err);
 		rc = rc == -EINVAL ? 2 : 1;
 		goto out;
 	}
-	char hport[16];
-	if (sym_cluster_http_port(c, SYM_ROLE_BACKEND, be.id, hport, sizeof(hport))) {
-		struct sym_http_cfg hc = { c->host, hport, 4096, on_http, &be };
-		if (sym_http_start(&be.http, &hc, err, sizeof(err))) {
-			sym_rt_log(be.who, "%s", err);
-			rc = 1;
-			goto out;
-		}
-	}
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	struct epoll_event ev = { .events = EPOLLIN }, hev = { .events = EPOLLIN, .data.u64 = 1 };
-	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, sym_fab_fd(be.fab), &ev) ||
-	    epoll_ctl(ep, EPOLL_CTL_ADD, be.from_exec, &ev) ||
-	    (be.http && epoll_ctl(ep, EPOLL_CTL_ADD, sym_http_fd(be.http), &hev))) {
-		sym_rt_log(be.who, "epoll: %s", strerror(errno));
-		rc = 1;
+	rc = 1;
+	if (setup_loop(&be))
 		goto out;
-	}
 	if (!o->quiet)
 		sym_rt_log(be.who, "%s executor, GPU kind %s, %zu models; fabric %s", be.x->ops->name,
 			   c->exp.kinds[be.kind].name, c->exp.nmodels, sym_fab_provider(be.fab));
-	sym_time beat = sym_ms(c->heartbeat_ms);
-	while (!sym_rt_stop) {
-		sym_time now = sym_monotonic_ns();
-		connect_missing(&be, now);
-		if (be.hello_sent && now >= be.next_beat) {
-			struct sym_msg h = { .type = SYM_MSG_HEARTBEAT };
-			h.u.heartbeat.id = (uint32_t)be.id;
-			h.u.heartbeat.seq = ++be.seq;
-			if (sym_rt_send(be.who, be.schedd, &h, NULL, NULL))
-				schedd_lost(&be, "heartbeat not sent");
-			be.next_beat = now + beat;
-		}
-		fab_events(&be);
-		if (be.running && atomic_load_explicit(&be.exec_state, memory_order_acquire) == 2) {
-			uint64_t v;
-			if (read(be.from_exec, &v, sizeof(v)) < 0 && errno != EAGAIN)
-				sym_rt_log(be.who, "eventfd: %s", strerror(errno));
-			batch_done(&be, be.b[be.head].rc ? SYM_WIRE_BACKEND_FAILED : SYM_WIRE_OK);
-			maybe_run(&be);
-			continue;
-		}
-		sym_time wake = be.hello_sent ? be.next_beat : be.next_connect;
-		int timeout = 0;
-		if (sym_fab_trywait(be.fab))
-			timeout = wake > now ? (int)((wake - now + SYM_MS - 1) / SYM_MS) : 0;
-		int ht = be.http ? sym_http_timeout_ms(be.http) : -1;
-		if (ht >= 0 && ht < timeout)
-			timeout = ht;
-		struct epoll_event evs[4];
-		int nev = epoll_wait(ep, evs, 4, timeout);
-		if (nev < 0 && errno != EINTR) {
-			sym_rt_log(be.who, "epoll_wait: %s", strerror(errno));
-			rc = 1;
-			break;
-		}
-		for (int i = 0; i < nev; i++)
-			if (evs[i].data.u64 == 1)
-				sym_http_run(be.http);
-		if (nev == 0 && be.http)
-			sym_http_run(be.http);
-	}
+	if ((rc = sym_loop_run(be.loop)))
+		sym_rt_log(be.who, "%s", sym_loop_error(be.loop));
+	rc = rc ? 1 : 0;
 	if (!o->quiet)
 		sym_rt_log(be.who, "stopping: %" PRIu64 " batches, %" PRIu64 " requests, %" PRIu64
 			   " failed reads, %" PRIu64 " batches rejected (past their latest start); batches began after "
@@ -629,38 +656,6 @@ int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 			   be.batches, be.reqs, be.read_failures, be.rejected, (double)sym_hist_quantile(&be.late, 0.5) / 1e6,
 			   (double)sym_hist_quantile(&be.late, 0.99) / 1e6, (double)be.late.max / 1e6);
 out:
-	if (be.thr_started) {
-		atomic_store_explicit(&be.exec_state, 3, memory_order_release);
-		uint64_t v = 1;
-		if (write(be.to_exec, &v, sizeof(v)) >= 0)
-			pthread_join(be.thr, NULL);
-	}
-	if (ep >= 0)
-		close(ep);
-	if (be.to_exec >= 0)
-		close(be.to_exec);
-	if (be.from_exec >= 0)
-		close(be.from_exec);
-	if (be.mr)
-		sym_fab_mr_close(be.mr);
-	if (be.fab)
-		sym_fab_destroy(be.fab);
-	if (be.x)
-		be.x->ops->destroy(be.x);
-	free(be.staging);
-	free(be.outbuf);
-	free(be.descs);
-	free(be.fe);
-	free(be.fe_up);
-	for (int j = 0; j < SLOTS; j++) {
-		free(be.b[j].in);
-		free(be.b[j].inputs);
-		free(be.b[j].lens);
-		free(be.b[j].outputs);
-		free(be.b[j].out_lens);
-	}
-	sym_hist_finish(&be.late);
-	sym_hist_finish(&be.run);
-	sym_http_stop(be.http);
+	teardown(&be);
 	return rc;
 }

@@ -13,10 +13,11 @@
  * (runtime/http.h, runtime/kserve.h). An HTTP inference is decoded straight
  * into its pool slot, and its connection waits, suspended, for the answer.
  *
- * One thread runs everything on epoll: the client sockets, the HTTP server,
- * the fabric (whose progress also serves backends' reads of the pool) and a
- * heartbeat timer. If schedd is unreachable, waiting requests are answered
- * "unavailable" and new ones are refused the same way until it is back.
+ * One thread runs everything on the event loop (runtime/loop.h): the client
+ * sockets, the HTTP server, the fabric (whose progress also serves
+ * backends' reads of the pool), and the heartbeat and reconnection timers.
+ * If schedd is unreachable, waiting requests are answered "unavailable" and
+ * new ones are refused the same way until it is back.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <unistd.h>
 
 #include "core/build.h"
@@ -32,15 +32,14 @@
 #include "runtime/fabric.h"
 #include "runtime/http.h"
 #include "runtime/kserve.h"
+#include "runtime/loop.h"
 #include "runtime/net.h"
 #include "runtime/prom.h"
 #include "runtime/rt.h"
 #include "sym_version.h"
 
 #define CLIENT_MAX_QUEUED (64u << 20) /* unsent answer bytes before a client is cut off */
-#define LISTEN_TAG UINT64_MAX
-#define FAB_TAG (UINT64_MAX - 1)
-#define HTTP_TAG (UINT64_MAX - 2)
+#define RECONNECT (100 * SYM_MS)      /* between attempts to reach schedd */
 #define OUTCOME_LATE SYM_WIRE_NSTATUS /* answered with its output, after its deadline */
 #define NOUTCOMES (SYM_WIRE_NSTATUS + 1)
 
@@ -63,11 +62,15 @@ struct fe_model {
 	struct sym_hist latency; /* in to answer, of requests answered with their output */
 };
 
+/* A native client. Its index (slot->client) stays its own until its
+ * handle's close callback has run. */
 struct client {
+	struct frontend *f;
+	uint32_t idx;
 	struct sym_stream st;
+	struct sym_loop_io *io; /* NULL: the index is free */
 	uint32_t gen;
-	bool open;
-	bool want_out;
+	bool open;              /* false from client_close on */
 };
 
 struct frontend {
@@ -76,18 +79,18 @@ struct frontend {
 	int id;
 	char who[32];
 	struct sym_fab *fab;
-	struct sym_rt_closed closed; /* during one batch of fabric events */
+	struct sym_loop *loop;
+	struct sym_loop_timer *connect_t, *beat_t;
 	struct sym_fab_mr *mr;
 	uint8_t *pool;
 	struct slot *slots;
 	uint32_t *freeslots;
 	uint32_t nfree;
-	struct client *clients;
+	struct client **clients;
 	uint32_t nclients, capclients;
-	int ep, lfd;
+	int lfd;
 	struct sym_fab_conn *schedd;
 	bool schedd_up;
-	sym_time next_connect, next_beat;
 	uint64_t beat_seq;
 	sym_time *slo;
 	struct sym_http *http;
@@ -106,32 +109,35 @@ static struct slot *slot_get(struct frontend *f, uint64_t id)
 	return &f->slots[i];
 }
 
+static void client_freed(void *ctx)
+{
+	struct client *cl = ctx;
+	sym_stream_close(&cl->st);
+	cl->io = NULL;
+}
+
+/* Answers for it are dropped from now on; its socket closes at the end of the turn. */
 static void client_close(struct frontend *f, uint32_t ci)
 {
-	struct client *cl = &f->clients[ci];
+	struct client *cl = f->clients[ci];
 	if (!cl->open)
 		return;
-	epoll_ctl(f->ep, EPOLL_CTL_DEL, cl->st.fd, NULL);
-	sym_stream_close(&cl->st);
 	cl->open = false;
 	cl->gen++;
+	sym_loop_io_close(cl->io, client_freed, cl);
 }
 
 static void client_watch_out(struct frontend *f, uint32_t ci, bool on)
 {
-	struct client *cl = &f->clients[ci];
-	if (cl->want_out == on)
-		return;
-	struct epoll_event ev = { .events = EPOLLIN | (on ? EPOLLOUT : 0), .data.u64 = ci };
-	epoll_ctl(f->ep, EPOLL_CTL_MOD, cl->st.fd, &ev);
-	cl->want_out = on;
+	struct client *cl = f->clients[ci];
+	sym_loop_io_modify(cl->io, EPOLLIN | (on ? EPOLLOUT : 0));
 }
 
 /* Sends an answer to a client (if it is still there). */
 static void answer_client(struct frontend *f, uint32_t ci, uint32_t cgen, uint64_t creq, uint8_t status,
 			  uint16_t batch, const uint8_t *data, uint32_t len)
 {
-	struct client *cl = &f->clients[ci];
+	struct client *cl = f->clients[ci];
 	f->answered++;
 	if (!cl->open || cl->gen != cgen)
 		return;
@@ -200,9 +206,10 @@ static void answer_slot(struct frontend *f, uint32_t i, uint8_t status, uint16_t
 static void schedd_lost(struct frontend *f, const char *why)
 {
 	if (f->schedd) {
-		sym_rt_close(&f->closed, f->schedd);
+		sym_loop_fab_close(f->loop, f->schedd, NULL, NULL);
 		f->schedd = NULL;
 	}
+	sym_loop_timer_stop(f->beat_t);
 	if (f->schedd_up)
 		sym_rt_log(f->who, "scheduler lost (%s): answering waiting requests 'unavailable'", why);
 	else if (f->o->verbose)
@@ -211,7 +218,7 @@ static void schedd_lost(struct frontend *f, const char *why)
 	for (uint32_t i = 0; i < (uint32_t)f->c->pool_slots; i++)
 		if (f->slots[i].busy)
 			answer_slot(f, i, SYM_WIRE_UNAVAILABLE, 0, NULL, 0);
-	f->next_connect = sym_monotonic_ns() + 100 * SYM_MS;
+	sym_loop_timer_set(f->connect_t, sym_monotonic_ns() + RECONNECT, 0);
 }
 
 /* Takes a free slot (there must be one) for a request of model m. */
@@ -247,7 +254,7 @@ static void submit(struct frontend *f, uint32_t i, int64_t budget_ns, uint32_t l
 static void on_request(struct frontend *f, uint32_t ci, const struct sym_msg *m)
 {
 	const struct sym_experiment *e = &f->c->exp;
-	struct client *cl = &f->clients[ci];
+	struct client *cl = f->clients[ci];
 	uint64_t creq = m->u.request.req_id;
 	uint8_t refuse = SYM_WIRE_OK;
 	if (m->u.request.model >= e->nmodels ||
@@ -273,9 +280,12 @@ static void on_request(struct frontend *f, uint32_t ci, const struct sym_msg *m)
 	submit(f, i, m->u.request.budget_ns > 0 ? m->u.request.budget_ns : f->slo[s->model], m->u.request.len);
 }
 
-static void on_client(struct frontend *f, uint32_t ci, uint32_t events)
+static void on_client(struct sym_loop_io *io, uint32_t events, void *ctx)
 {
-	struct client *cl = &f->clients[ci];
+	(void)io;
+	struct client *cl = ctx;
+	struct frontend *f = cl->f;
+	uint32_t ci = cl->idx;
 	if (events & EPOLLOUT) {
 		int rc = sym_stream_flush(&cl->st);
 		if (rc < 0) {
@@ -316,37 +326,51 @@ static void on_client(struct frontend *f, uint32_t ci, uint32_t events)
 	}
 }
 
-static void on_accept(struct frontend *f)
+/* A free client index (one whose last socket has closed), or UINT32_MAX. */
+static uint32_t client_new(struct frontend *f)
 {
+	uint32_t ci = 0;
+	while (ci < f->nclients && f->clients[ci]->io)
+		ci++;
+	if (ci < f->nclients)
+		return ci;
+	if (f->nclients == f->capclients) {
+		uint32_t cap = f->capclients ? f->capclients * 2 : 16;
+		struct client **cls = realloc(f->clients, cap * sizeof(*cls));
+		if (!cls)
+			return UINT32_MAX;
+		f->clients = cls;
+		f->capclients = cap;
+	}
+	struct client *cl = calloc(1, sizeof(*cl));
+	if (!cl)
+		return UINT32_MAX;
+	cl->f = f;
+	cl->idx = ci;
+	cl->st.fd = -1;
+	f->clients[f->nclients++] = cl;
+	return ci;
+}
+
+static void on_accept(struct sym_loop_io *io, uint32_t events, void *ctx)
+{
+	(void)io, (void)events;
+	struct frontend *f = ctx;
 	for (;;) {
 		int fd = sym_tcp_accept(f->lfd);
 		if (fd < 0)
 			return;
-		uint32_t ci = 0;
-		while (ci < f->nclients && f->clients[ci].open)
-			ci++;
-		if (ci == f->nclients) {
-			if (f->nclients == f->capclients) {
-				uint32_t cap = f->capclients ? f->capclients * 2 : 16;
-				struct client *cls = realloc(f->clients, cap * sizeof(*cls));
-				if (!cls) {
-					close(fd);
-					return;
-				}
-				memset(cls + f->capclients, 0, (cap - f->capclients) * sizeof(*cls));
-				f->clients = cls;
-				f->capclients = cap;
-			}
-			f->nclients++;
+		uint32_t ci = client_new(f);
+		struct client *cl = ci == UINT32_MAX ? NULL : f->clients[ci];
+		if (!cl || sym_loop_io_start(f->loop, fd, EPOLLIN, on_client, cl, &cl->io)) {
+			sym_rt_log(f->who, "no room for a client (out of memory); refusing it");
+			close(fd);
+			return;
 		}
-		struct client *cl = &f->clients[ci];
 		uint32_t gen = cl->gen;
 		sym_stream_init(&cl->st, fd);
 		cl->gen = gen;
 		cl->open = true;
-		cl->want_out = false;
-		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ci };
-		epoll_ctl(f->ep, EPOLL_CTL_ADD, fd, &ev);
 		if (f->o->verbose)
 			sym_rt_log(f->who, "client %u connected", ci);
 	}
@@ -363,7 +387,7 @@ static void on_fab_msg(struct frontend *f, struct sym_fab_conn *conn, const uint
 		if (conn == f->schedd)
 			schedd_lost(f, "malformed message");
 		else
-			sym_rt_close(&f->closed, conn);
+			sym_loop_fab_close(f->loop, conn, NULL, NULL);
 		return;
 	}
 	if (m.type == SYM_MSG_DROP && conn == f->schedd) {
@@ -394,56 +418,69 @@ static void on_fab_msg(struct frontend *f, struct sym_fab_conn *conn, const uint
 	if (conn == f->schedd)
 		schedd_lost(f, "unexpected message");
 	else
-		sym_rt_close(&f->closed, conn);
+		sym_loop_fab_close(f->loop, conn, NULL, NULL);
 }
 
-static void fab_events(struct frontend *f)
+static void schedd_connected(struct frontend *f)
 {
-	struct sym_fab_event ev[64];
-	int n;
-	while ((n = sym_fab_poll(f->fab, ev, 64)) > 0) {
-		f->closed.n = 0;
-		f->closed.overflow = false;
-		for (int i = 0; i < n; i++) {
-			struct sym_fab_event *e = &ev[i];
-			if (sym_rt_was_closed(&f->closed, e->conn))
-				continue;
-			switch (e->type) {
-			case SYM_FAB_CONNECTED:
-				if (e->conn == f->schedd) {
-					struct sym_msg h = { .type = SYM_MSG_HELLO };
-					h.u.hello.role = SYM_ROLE_FRONTEND;
-					h.u.hello.id = (uint32_t)f->id;
-					if (sym_rt_send(f->who, f->schedd, &h, NULL, NULL) == 0) {
-						f->schedd_up = true;
-						if (!f->o->quiet)
-							sym_rt_log(f->who, "connected to schedd");
-					}
-				}
-				break;
-			case SYM_FAB_ACCEPTED:
-				if (f->o->verbose)
-					sym_rt_log(f->who, "a backend connected");
-				break;
-			case SYM_FAB_MSG:
-				on_fab_msg(f, e->conn, e->data, e->len);
-				break;
-			case SYM_FAB_CLOSED:
-				if (e->conn == f->schedd)
-					schedd_lost(f, e->reason);
-				else {
-					if (f->o->verbose)
-						sym_rt_log(f->who, "a backend connection closed: %s", e->reason);
-					sym_rt_close(&f->closed, e->conn);
-				}
-				break;
-			default:
-				break;
-			}
-		}
-		if (n < 64)
+	struct sym_msg h = { .type = SYM_MSG_HELLO };
+	h.u.hello.role = SYM_ROLE_FRONTEND;
+	h.u.hello.id = (uint32_t)f->id;
+	if (sym_rt_send(f->who, f->schedd, &h, NULL, NULL))
+		return;
+	f->schedd_up = true;
+	sym_loop_timer_set(f->beat_t, sym_monotonic_ns(), sym_ms(f->c->heartbeat_ms));
+	if (!f->o->quiet)
+		sym_rt_log(f->who, "connected to schedd");
+}
+
+static void on_fab(void *ctx, const struct sym_fab_event *e)
+{
+	struct frontend *f = ctx;
+	switch (e->type) {
+	case SYM_FAB_CONNECTED:
+		if (e->conn == f->schedd)
+			schedd_connected(f);
+		break;
+	case SYM_FAB_ACCEPTED:
+		if (f->o->verbose)
+			sym_rt_log(f->who, "a backend connected");
+		break;
+	case SYM_FAB_MSG:
+		on_fab_msg(f, e->conn, e->data, e->len);
+		break;
+	case SYM_FAB_CLOSED:
+		if (e->conn == f->schedd) {
+			schedd_lost(f, e->reason);
 			break;
+		}
+		if (f->o->verbose)
+			sym_rt_log(f->who, "a backend connection closed: %s", e->reason);
+		sym_loop_fab_close(f->loop, e->conn, NULL, NULL);
+		break;
+	default:
+		break;
 	}
+}
+
+static void on_connect_timer(struct sym_loop_timer *t, void *ctx)
+{
+	struct frontend *f = ctx;
+	char err[512];
+	if (f->schedd)
+		return;
+	if (sym_fab_connect(f->fab, f->c->schedd.host, f->c->schedd.port, &f->schedd, err, sizeof(err))) {
+		sym_rt_log(f->who, "%s", err);
+		sym_loop_timer_set(t, sym_monotonic_ns() + RECONNECT, 0);
+	}
+}
+
+static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
+{
+	(void)t;
+	struct frontend *f = ctx;
+	if (sym_rt_heartbeat(f->who, f->schedd, f->id, &f->beat_seq))
+		schedd_lost(f, "heartbeat not sent");
 }
 
 /* ---- HTTP: the KServe v2 API and /metrics ---- */
@@ -693,145 +730,123 @@ not_get:
 	sym_http_reply_method(r, "GET, HEAD");
 }
 
-int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
+/* The pool and the tables. */
+static int alloc_tables(struct frontend *f)
 {
-	struct frontend f = { .c = c, .o = o, .id = o->id, .ep = -1, .lfd = -1 };
-	snprintf(f.who, sizeof(f.who), "frontend %d", o->id);
-	const struct sym_cluster_fe *me = &c->frontends[o->id];
-	char err[1024] = "";
-	int rc = 1;
+	struct sym_cluster *c = f->c;
 	size_t pool_bytes = (size_t)c->pool_slots * c->input_max;
-	f.pool = malloc(pool_bytes);
-	f.slots = calloc((size_t)c->pool_slots, sizeof(*f.slots));
-	f.freeslots = malloc((size_t)c->pool_slots * sizeof(*f.freeslots));
-	f.slo = malloc(c->exp.nmodels * sizeof(*f.slo));
-	f.ms = calloc(c->exp.nmodels, sizeof(*f.ms));
-	if (!f.pool || !f.slots || !f.freeslots || !f.slo || !f.ms) {
-		sym_rt_log(f.who, "out of memory for a pool of %zu bytes", pool_bytes);
-		goto out;
+	f->pool = malloc(pool_bytes);
+	f->slots = calloc((size_t)c->pool_slots, sizeof(*f->slots));
+	f->freeslots = malloc((size_t)c->pool_slots * sizeof(*f->freeslots));
+	f->slo = malloc(c->exp.nmodels * sizeof(*f->slo));
+	f->ms = calloc(c->exp.nmodels, sizeof(*f->ms));
+	if (!f->pool || !f->slots || !f->freeslots || !f->slo || !f->ms) {
+		sym_rt_log(f->who, "out of memory for a pool of %zu bytes", pool_bytes);
+		return -ENOMEM;
 	}
 	for (size_t m = 0; m < c->exp.nmodels; m++)
-		f.slo[m] = sym_ms(c->exp.model_slo_ms[m]);
+		f->slo[m] = sym_ms(c->exp.model_slo_ms[m]);
 	for (int i = c->pool_slots - 1; i >= 0; i--)
-		f.freeslots[f.nfree++] = (uint32_t)i;
+		f->freeslots[f->nfree++] = (uint32_t)i;
+	return 0;
+}
+
+/* The fabric, the client listener, HTTP, and everything on the loop. */
+static int setup(struct frontend *f)
+{
+	struct sym_cluster *c = f->c;
+	const struct sym_cluster_fe *me = &c->frontends[f->id];
+	char err[1024] = "";
 	struct sym_fab_cfg fc = { .provider = c->provider };
-	if (sym_fab_open(&f.fab, &fc, err, sizeof(err)) ||
-	    sym_fab_mr_reg(f.fab, f.pool, pool_bytes, SYM_FAB_REMOTE_READ, &f.mr, err, sizeof(err)) ||
-	    sym_fab_listen(f.fab, me->fabric.host, me->fabric.port, err, sizeof(err))) {
-		sym_rt_log(f.who, "%s", err);
+	if (sym_fab_open(&f->fab, &fc, err, sizeof(err)) ||
+	    sym_fab_mr_reg(f->fab, f->pool, (size_t)c->pool_slots * c->input_max, SYM_FAB_REMOTE_READ, &f->mr, err,
+			   sizeof(err)) ||
+	    sym_fab_listen(f->fab, me->fabric.host, me->fabric.port, err, sizeof(err)))
+		return sym_rt_log(f->who, "%s", err), -EINVAL;
+	f->lfd = sym_tcp_listen(me->clients.host, me->clients.port, err, sizeof(err));
+	if (f->lfd < 0)
+		return sym_rt_log(f->who, "clients: %s", err), f->lfd;
+	struct sym_http_cfg hc = { me->http.host, me->http.port, c->http_body_max, on_http, f };
+	if (me->http.port[0] && sym_http_start(&f->http, &hc, err, sizeof(err)))
+		return sym_rt_log(f->who, "%s", err), -EINVAL;
+	struct sym_loop_io *lio;
+	int rc = sym_rt_loop(&f->loop, f->who, f->fab, on_fab, f->http, f);
+	if (!rc && ((rc = sym_loop_io_start(f->loop, f->lfd, EPOLLIN, on_accept, f, &lio)) ||
+		    (rc = sym_loop_timer_new(f->loop, on_connect_timer, f, &f->connect_t)) ||
+		    (rc = sym_loop_timer_new(f->loop, on_beat_timer, f, &f->beat_t))))
+		sym_rt_log(f->who, "event loop: %s", strerror(-rc));
+	return rc;
+}
+
+/* Stopping: exactly one answer each, even now. */
+static void finish(struct frontend *f)
+{
+	for (uint32_t i = 0; i < (uint32_t)f->c->pool_slots; i++)
+		if (f->slots[i].busy)
+			answer_slot(f, i, SYM_WIRE_UNAVAILABLE, 0, NULL, 0);
+	for (uint32_t i = 0; i < f->nclients; i++)
+		if (f->clients[i]->open)
+			sym_stream_flush(&f->clients[i]->st);
+	if (f->o->quiet)
+		return;
+	uint64_t late = 0;
+	int64_t p99 = 0;
+	for (size_t m = 0; m < f->c->exp.nmodels; m++) {
+		late += f->ms[m].outcome[OUTCOME_LATE];
+		int64_t q = sym_hist_quantile(&f->ms[m].latency, 0.99);
+		p99 = q > p99 ? q : p99;
+	}
+	sym_rt_log(f->who, "stopping: %" PRIu64 " requests accepted, %" PRIu64 " refused, %" PRIu64
+		   " answers, %" PRIu64 " results (%" PRIu64 " after their deadline here; latency here p99 %.3f ms), %" PRIu64
+		   " drop notices, %" PRIu64 " stale",
+		   f->accepted, f->refused, f->answered, f->results, late, (double)p99 / 1e6, f->drops, f->stale);
+}
+
+static void teardown(struct frontend *f)
+{
+	sym_loop_destroy(f->loop); /* the clients closing now close their sockets */
+	sym_http_stop(f->http);
+	for (uint32_t i = 0; i < f->nclients; i++) {
+		if (f->clients[i]->open)
+			sym_stream_close(&f->clients[i]->st);
+		free(f->clients[i]);
+	}
+	for (size_t m = 0; f->ms && m < f->c->exp.nmodels; m++)
+		sym_hist_finish(&f->ms[m].latency);
+	free(f->ms);
+	free(f->clients);
+	if (f->lfd >= 0)
+		close(f->lfd);
+	if (f->mr)
+		sym_fab_mr_close(f->mr);
+	if (f->fab)
+		sym_fab_destroy(f->fab);
+	free(f->pool);
+	free(f->slots);
+	free(f->freeslots);
+	free(f->slo);
+}
+
+int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
+{
+	struct frontend f = { .c = c, .o = o, .id = o->id, .lfd = -1 };
+	snprintf(f.who, sizeof(f.who), "frontend %d", o->id);
+	const struct sym_cluster_fe *me = &c->frontends[o->id];
+	int rc = 1;
+	if (alloc_tables(&f) || setup(&f))
 		goto out;
-	}
-	f.lfd = sym_tcp_listen(me->clients.host, me->clients.port, err, sizeof(err));
-	if (f.lfd < 0) {
-		sym_rt_log(f.who, "clients: %s", err);
-		goto out;
-	}
-	if (me->http.port[0]) {
-		struct sym_http_cfg hc = { me->http.host, me->http.port, c->http_body_max, on_http, &f };
-		if (sym_http_start(&f.http, &hc, err, sizeof(err))) {
-			sym_rt_log(f.who, "%s", err);
-			goto out;
-		}
-	}
-	f.ep = epoll_create1(EPOLL_CLOEXEC);
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = LISTEN_TAG };
-	struct epoll_event fev = { .events = EPOLLIN, .data.u64 = FAB_TAG };
-	struct epoll_event hev = { .events = EPOLLIN, .data.u64 = HTTP_TAG };
-	if (f.ep < 0 || epoll_ctl(f.ep, EPOLL_CTL_ADD, f.lfd, &ev) ||
-	    epoll_ctl(f.ep, EPOLL_CTL_ADD, sym_fab_fd(f.fab), &fev) ||
-	    (f.http && epoll_ctl(f.ep, EPOLL_CTL_ADD, sym_http_fd(f.http), &hev))) {
-		sym_rt_log(f.who, "epoll: %s", strerror(errno));
-		goto out;
-	}
 	if (!o->quiet)
 		sym_rt_log(f.who, "clients on %s:%s, HTTP on %s%s%s, fabric (%s) on %s:%s, pool of %d inputs of %zu bytes",
 			   me->clients.host, me->clients.port, f.http ? me->http.host : "(off)", f.http ? ":" : "",
 			   f.http ? me->http.port : "", sym_fab_provider(f.fab), me->fabric.host, me->fabric.port,
 			   c->pool_slots, c->input_max);
-	sym_time beat = sym_ms(c->heartbeat_ms);
-	rc = 0;
-	while (!sym_rt_stop) {
-		sym_time now = sym_monotonic_ns();
-		if (!f.schedd && now >= f.next_connect) {
-			if (sym_fab_connect(f.fab, c->schedd.host, c->schedd.port, &f.schedd, err, sizeof(err))) {
-				sym_rt_log(f.who, "%s", err);
-				f.next_connect = now + 100 * SYM_MS;
-			}
-		}
-		if (f.schedd_up && now >= f.next_beat) {
-			struct sym_msg h = { .type = SYM_MSG_HEARTBEAT };
-			h.u.heartbeat.id = (uint32_t)f.id;
-			h.u.heartbeat.seq = ++f.beat_seq;
-			if (sym_rt_send(f.who, f.schedd, &h, NULL, NULL))
-				schedd_lost(&f, "heartbeat not sent");
-			f.next_beat = now + beat;
-		}
-		fab_events(&f);
-		if (sym_http_pending(f.http))
-			sym_http_run(f.http);
-		sym_time wake = f.schedd_up ? f.next_beat : f.next_connect;
-		int timeout = 0;
-		if (sym_fab_trywait(f.fab))
-			timeout = wake > now ? (int)((wake - now + SYM_MS - 1) / SYM_MS) : 0;
-		int ht = f.http ? sym_http_timeout_ms(f.http) : -1;
-		if (ht >= 0 && ht < timeout)
-			timeout = ht;
-		struct epoll_event evs[64];
-		int n = epoll_wait(f.ep, evs, 64, timeout);
-		if (n < 0 && errno != EINTR) {
-			sym_rt_log(f.who, "epoll_wait: %s", strerror(errno));
-			rc = 1;
-			break;
-		}
-		for (int i = 0; i < n; i++) {
-			if (evs[i].data.u64 == LISTEN_TAG)
-				on_accept(&f);
-			else if (evs[i].data.u64 == HTTP_TAG)
-				sym_http_run(f.http);
-			else if (evs[i].data.u64 != FAB_TAG)
-				on_client(&f, (uint32_t)evs[i].data.u64, evs[i].events);
-		}
-	}
-	/* Exactly one answer each, even now. */
-	for (uint32_t i = 0; i < (uint32_t)c->pool_slots; i++)
-		if (f.slots[i].busy)
-			answer_slot(&f, i, SYM_WIRE_UNAVAILABLE, 0, NULL, 0);
-	for (uint32_t i = 0; i < f.nclients; i++)
-		if (f.clients[i].open)
-			sym_stream_flush(&f.clients[i].st);
-	if (!o->quiet) {
-		uint64_t late = 0;
-		int64_t p99 = 0;
-		for (size_t m = 0; m < c->exp.nmodels; m++) {
-			late += f.ms[m].outcome[OUTCOME_LATE];
-			int64_t q = sym_hist_quantile(&f.ms[m].latency, 0.99);
-			p99 = q > p99 ? q : p99;
-		}
-		sym_rt_log(f.who, "stopping: %" PRIu64 " requests accepted, %" PRIu64 " refused, %" PRIu64
-			   " answers, %" PRIu64 " results (%" PRIu64 " after their deadline here; latency here p99 %.3f ms), %" PRIu64
-			   " drop notices, %" PRIu64 " stale",
-			   f.accepted, f.refused, f.answered, f.results, late, (double)p99 / 1e6, f.drops, f.stale);
-	}
+	sym_loop_timer_set(f.connect_t, sym_monotonic_ns(), 0);
+	rc = sym_loop_run(f.loop);
+	if (rc)
+		sym_rt_log(f.who, "%s", sym_loop_error(f.loop));
+	rc = rc ? 1 : 0;
+	finish(&f);
 out:
-	sym_http_stop(f.http);
-	for (uint32_t i = 0; i < f.nclients; i++)
-		if (f.clients[i].open)
-			sym_stream_close(&f.clients[i].st);
-	for (size_t m = 0; f.ms && m < c->exp.nmodels; m++)
-		sym_hist_finish(&f.ms[m].latency);
-	free(f.ms);
-	free(f.clients);
-	if (f.lfd >= 0)
-		close(f.lfd);
-	if (f.ep >= 0)
-		close(f.ep);
-	if (f.mr)
-		sym_fab_mr_close(f.mr);
-	if (f.fab)
-		sym_fab_destroy(f.fab);
-	free(f.pool);
-	free(f.slots);
-	free(f.freeslots);
-	free(f.slo);
+	teardown(&f);
 	return rc;
 }

@@ -23,21 +23,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/iheap.h"
 #include "experiment/output.h"
 #include "experiment/result.h"
 #include "runtime/executor.h"
+#include "runtime/loop.h"
 #include "runtime/net.h"
 #include "runtime/rt.h"
 
 #define WHO "loadgen"
 #define NBUF 16                /* inputs per model, at most */
 #define BUF_BYTES (64u << 20) /* all models' inputs, at most (but one per model) */
-#define TIMER_TAG UINT64_MAX
 #define MAX_QUEUED (256u << 20)
 
 struct lreq {
@@ -48,9 +47,14 @@ struct lreq {
 	bool answered;
 };
 
+struct loadgen;
+
 struct conn {
+	struct loadgen *g;
+	int idx;
 	struct sym_stream st;
-	bool open, want_out;
+	struct sym_loop_io *io;
+	bool open;
 };
 
 struct loadgen {
@@ -58,7 +62,13 @@ struct loadgen {
 	const struct sym_rt_opts *o;
 	struct sym_experiment *e;
 	struct conn *fe;
-	int ep;
+	struct sym_loop *loop;
+	struct sym_loop_timer *send_t, *give_up_t, *progress_t;
+	struct sym_arrivals *arr;
+	struct sym_iheap next; /* each model's next arrival, relative to t0 */
+	bool all_sent;
+	sym_time max_slo;
+	int rc;
 	struct lreq *reqs;
 	size_t nreqs, capreqs;
 	size_t answered;
@@ -78,12 +88,7 @@ struct loadgen {
 
 static void watch_out(struct loadgen *g, int i, bool on)
 {
-	struct conn *c = &g->fe[i];
-	if (c->want_out == on)
-		return;
-	struct epoll_event ev = { .events = EPOLLIN | (on ? EPOLLOUT : 0), .data.u64 = (uint64_t)i };
-	epoll_ctl(g->ep, EPOLL_CTL_MOD, c->st.fd, &ev);
-	c->want_out = on;
+	sym_loop_io_modify(g->fe[i].io, EPOLLIN | (on ? EPOLLOUT : 0));
 }
 
 static int send_one(struct loadgen *g, int m, sym_time planned, sym_time now)
@@ -195,7 +200,7 @@ static void on_answer(struct loadgen *g, const struct sym_msg *m, sym_time now)
 	}
 }
 
-static int on_conn(struct loadgen *g, int i, uint32_t events)
+static int conn_events(struct loadgen *g, int i, uint32_t events)
 {
 	struct conn *c = &g->fe[i];
 	if (events & EPOLLOUT) {
@@ -227,6 +232,76 @@ static int on_conn(struct loadgen *g, int i, uint32_t events)
 		}
 	}
 	return 0;
+}
+
+static void fail_stop(struct loadgen *g)
+{
+	g->rc = 1;
+	sym_loop_stop(g->loop);
+}
+
+/* Stops once everything is sent and answered. */
+static void maybe_done(struct loadgen *g)
+{
+	if (g->all_sent && g->answered == g->nreqs)
+		sym_loop_stop(g->loop);
+}
+
+static void on_conn(struct sym_loop_io *io, uint32_t events, void *ctx)
+{
+	(void)io;
+	struct conn *c = ctx;
+	struct loadgen *g = c->g;
+	int s = conn_events(g, c->idx, events);
+	if (s) {
+		sym_rt_log(WHO, "frontend %d: %s", c->idx, s == -ECONNRESET ? "connection closed" : strerror(-s));
+		fail_stop(g);
+		return;
+	}
+	maybe_done(g);
+}
+
+/* Sends every request due by now; then waits for the next, or, once all
+ * are sent, for the answers (at most the longest SLO and 2 s more). */
+static void on_send(struct sym_loop_timer *t, void *ctx)
+{
+	struct loadgen *g = ctx;
+	sym_time now = sym_monotonic_ns();
+	while (!sym_iheap_empty(&g->next) && g->t0 + sym_iheap_top_key(&g->next) <= now) {
+		int m = sym_iheap_top(&g->next);
+		int s = send_one(g, m, sym_iheap_top_key(&g->next), now);
+		if (s) {
+			sym_rt_log(WHO, "sending failed: %s", strerror(-s));
+			fail_stop(g);
+			return;
+		}
+		sym_time next = sym_arrivals_next(&g->arr[m]);
+		if (next < g->end)
+			sym_iheap_set(&g->next, m, next);
+		else
+			sym_iheap_remove(&g->next, m);
+	}
+	if (!sym_iheap_empty(&g->next)) {
+		sym_loop_timer_set(t, g->t0 + sym_iheap_top_key(&g->next), 0);
+		return;
+	}
+	g->all_sent = true;
+	sym_loop_timer_set(g->give_up_t, now + g->max_slo + 2 * SYM_S, 0);
+	maybe_done(g);
+}
+
+static void on_give_up(struct sym_loop_timer *t, void *ctx)
+{
+	(void)t;
+	sym_loop_stop(((struct loadgen *)ctx)->loop);
+}
+
+static void progress(struct loadgen *g, sym_time now);
+
+static void on_progress(struct sym_loop_timer *t, void *ctx)
+{
+	(void)t;
+	progress(ctx, sym_monotonic_ns());
 }
 
 /* Fills the result's totals and batch counts from what was counted. */
@@ -296,9 +371,12 @@ static int setup(struct loadgen *g, char *err, size_t errlen)
 			sym_tensor_fill_random(&g->c->models[m].input, g->bufs[k], &x);
 			g->digest[k] = sym_exec_digest(g->bufs[k], len);
 		}
-	g->ep = epoll_create1(EPOLL_CLOEXEC);
-	if (g->ep < 0)
-		return snprintf(err, errlen, "epoll: %s", strerror(errno)), -errno;
+	return 0;
+}
+
+/* Connects to every frontend (retrying while the cluster starts) and watches the connections. */
+static int connect_frontends(struct loadgen *g, char *err, size_t errlen)
+{
 	for (int i = 0; i < g->c->nfrontends; i++) {
 		const struct sym_hostport *hp = &g->c->frontends[i].clients;
 		int fd = -1;
@@ -312,11 +390,14 @@ static int setup(struct loadgen *g, char *err, size_t errlen)
 		}
 		if (fd < 0)
 			return snprintf(err + strlen(err), errlen - strlen(err), " (frontend %d)", i), -ECONNREFUSED;
-		sym_stream_init(&g->fe[i].st, fd);
-		g->fe[i].open = true;
-		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)i };
-		if (epoll_ctl(g->ep, EPOLL_CTL_ADD, fd, &ev))
-			return snprintf(err, errlen, "epoll: %s", strerror(errno)), -errno;
+		struct conn *c = &g->fe[i];
+		sym_stream_init(&c->st, fd);
+		c->g = g;
+		c->idx = i;
+		c->open = true;
+		int rc = sym_loop_io_start(g->loop, fd, EPOLLIN, on_conn, c, &c->io);
+		if (rc)
+			return snprintf(err, errlen, "event loop: %s", strerror(-rc)), rc;
 	}
 	return 0;
 }
@@ -332,147 +413,46 @@ static void progress(struct loadgen *g, sym_time now)
 		sym_to_s(g->end), g->nreqs, g->answered, good + bad ? 100.0 * (double)bad / (double)(good + bad) : 0);
 }
 
-int sym_loadgen_run(struct sym_cluster *c, const struct sym_rt_opts *o)
+/* Counts what was never answered, prints and writes the result. Returns 1 on a breach of the checks. */
+static int report(struct loadgen *g)
 {
-	struct loadgen g = { .c = c, .o = o, .e = &c->exp, .ep = -1 };
-	struct sym_experiment *e = &c->exp;
-	char err[1024] = "";
-	struct sym_arrivals *arr = calloc(e->nmodels, sizeof(*arr));
-	struct sym_iheap next = { 0 };
-	int tfd = -1;
-	int rc = 1;
-	if (!arr || sym_iheap_init(&next, (int)e->nmodels)) {
-		sym_rt_log(WHO, "out of memory");
-		goto out;
-	}
-	int src = setup(&g, err, sizeof(err));
-	if (src) {
-		sym_rt_log(WHO, "%s", err);
-		goto out;
-	}
-	if ((src = sym_experiment_arrivals(e, g.r.rate, arr))) {
-		sym_rt_log(WHO, "cannot set up the arrivals: %s", strerror(-src));
-		goto out;
-	}
-	for (size_t m = 0; m < e->nmodels; m++) {
-		sym_time t = sym_arrivals_next(&arr[m]);
-		if (t < g.end)
-			sym_iheap_set(&next, (int)m, t);
-	}
-	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	struct epoll_event tev = { .events = EPOLLIN, .data.u64 = TIMER_TAG };
-	if (tfd < 0 || epoll_ctl(g.ep, EPOLL_CTL_ADD, tfd, &tev)) {
-		sym_rt_log(WHO, "timerfd: %s", strerror(errno));
-		goto out;
-	}
-	bool tty = isatty(2) && !o->quiet;
-	if (!o->quiet)
-		sym_rt_log(WHO, "%.0f s at %g req/s over %zu models to %d frontends (inputs of up to %zu bytes)",
-			   sym_to_s(g.end), e->nseg || e->rate_csv[0] ? 0 : e->rate, e->nmodels, c->nfrontends,
-			   c->input_bytes_max);
-	g.t0 = sym_monotonic_ns() + 50 * SYM_MS;
-	sym_time max_slo = 0;
-	for (size_t m = 0; m < e->nmodels; m++)
-		if (g.slo[m] > max_slo)
-			max_slo = g.slo[m];
-	sym_time give_up = SYM_TIME_NEVER; /* set once everything is sent */
-	sym_time next_progress = g.t0 + SYM_S;
-	sym_time armed = -1; /* the timerfd's expiry */
-	rc = 0;
-	while (!sym_rt_stop) {
-		sym_time now = sym_monotonic_ns();
-		while (!sym_iheap_empty(&next) && g.t0 + sym_iheap_top_key(&next) <= now) {
-			int m = sym_iheap_top(&next);
-			sym_time planned = sym_iheap_top_key(&next);
-			int s = send_one(&g, m, planned, now);
-			if (s) {
-				sym_rt_log(WHO, "sending failed: %s", strerror(-s));
-				rc = 1;
-				goto done;
-			}
-			sym_time t = sym_arrivals_next(&arr[m]);
-			if (t < g.end)
-				sym_iheap_set(&next, m, t);
-			else
-				sym_iheap_remove(&next, m);
-		}
-		if (sym_iheap_empty(&next) && give_up == SYM_TIME_NEVER)
-			give_up = now + max_slo + 2 * SYM_S;
-		if (give_up != SYM_TIME_NEVER && (g.answered == g.nreqs || now >= give_up))
-			break;
-		if (now >= next_progress) {
-			if (tty)
-				progress(&g, now);
-			next_progress = now + SYM_S;
-		}
-		sym_time wake = sym_iheap_empty(&next) ? give_up : g.t0 + sym_iheap_top_key(&next);
-		if (wake != armed) { /* answers wake the loop far more often than arrivals move */
-			struct itimerspec its = { 0 };
-			its.it_value.tv_sec = wake / SYM_S;
-			its.it_value.tv_nsec = wake % SYM_S;
-			timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
-			armed = wake;
-		}
-		struct epoll_event evs[16];
-		int n = epoll_wait(g.ep, evs, 16, 1000);
-		if (n < 0 && errno != EINTR) {
-			sym_rt_log(WHO, "epoll_wait: %s", strerror(errno));
-			rc = 1;
-			break;
-		}
-		for (int i = 0; i < n; i++) {
-			if (evs[i].data.u64 == TIMER_TAG) {
-				uint64_t v;
-				if (read(tfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-					sym_rt_log(WHO, "timerfd: %s", strerror(errno));
-				armed = -1; /* expired: a timerfd does not fire again for the same time */
-				continue;
-			}
-			int fi = (int)evs[i].data.u64;
-			int s = on_conn(&g, fi, evs[i].events);
-			if (s) {
-				sym_rt_log(WHO, "frontend %d: %s", fi, s == -ECONNRESET ? "connection closed" : strerror(-s));
-				rc = 1;
-				goto done;
-			}
-		}
-	}
-done:
-	if (tty)
-		fprintf(stderr, "\n");
-	for (size_t i = 0; i < g.nreqs; i++)
-		if (!g.reqs[i].answered)
-			g.lost++;
+	const struct sym_experiment *e = g->e;
+	const struct sym_rt_opts *o = g->o;
+	char err[1024];
+	int rc = 0;
+	for (size_t i = 0; i < g->nreqs; i++)
+		if (!g->reqs[i].answered)
+			g->lost++;
 	if (sym_rt_stop)
 		sym_rt_log(WHO, "interrupted: the counts cover what was sent so far");
-	finish_result(&g);
-	cJSON *doc = sym_result_json("loadgen", e, &g.r);
+	finish_result(g);
+	cJSON *doc = sym_result_json("loadgen", e, &g->r);
 	cJSON *cfg = cJSON_GetObjectItemCaseSensitive(doc, "config");
 	if (cfg)
-		cJSON_AddItemToObject(cfg, "runtime", sym_cluster_runtime_json(c));
+		cJSON_AddItemToObject(cfg, "runtime", sym_cluster_runtime_json(g->c));
 	cJSON *chk = cJSON_AddObjectToObject(doc, "checks");
-	cJSON_AddNumberToObject(chk, "requests", (double)g.nreqs);
-	cJSON_AddNumberToObject(chk, "answered", (double)g.answered);
-	cJSON_AddNumberToObject(chk, "unanswered", (double)g.lost);
-	cJSON_AddNumberToObject(chk, "duplicate_answers", (double)g.duplicates);
-	cJSON_AddNumberToObject(chk, "wrong_outputs", (double)g.wrong);
-	cJSON_AddNumberToObject(chk, "unknown_answers", (double)g.unknown);
+	cJSON_AddNumberToObject(chk, "requests", (double)g->nreqs);
+	cJSON_AddNumberToObject(chk, "answered", (double)g->answered);
+	cJSON_AddNumberToObject(chk, "unanswered", (double)g->lost);
+	cJSON_AddNumberToObject(chk, "duplicate_answers", (double)g->duplicates);
+	cJSON_AddNumberToObject(chk, "wrong_outputs", (double)g->wrong);
+	cJSON_AddNumberToObject(chk, "unknown_answers", (double)g->unknown);
 	cJSON *fb = cJSON_AddObjectToObject(chk, "failed_by_status");
 	for (int s = SYM_WIRE_BACKEND_FAILED; s < SYM_WIRE_NSTATUS; s++)
-		cJSON_AddNumberToObject(fb, sym_wire_status_name(s), (double)g.failed_by[s]);
-	cJSON_AddNumberToObject(chk, "send_lag_p99_ms", (double)sym_hist_quantile(&g.lag, 0.99) / 1e6);
-	cJSON_AddNumberToObject(chk, "send_lag_max_ms", (double)g.lag.max / 1e6);
+		cJSON_AddNumberToObject(fb, sym_wire_status_name(s), (double)g->failed_by[s]);
+	cJSON_AddNumberToObject(chk, "send_lag_p99_ms", (double)sym_hist_quantile(&g->lag, 0.99) / 1e6);
+	cJSON_AddNumberToObject(chk, "send_lag_max_ms", (double)g->lag.max / 1e6);
 	if (!o->quiet || !o->json)
-		sym_result_print(stdout, "loadgen", e, &g.r);
-	if (g.lost || g.duplicates || g.wrong || g.unknown) {
+		sym_result_print(stdout, "loadgen", e, &g->r);
+	if (g->lost || g->duplicates || g->wrong || g->unknown) {
 		sym_rt_log(WHO, "%" PRIu64 " unanswered, %" PRIu64 " answered twice, %" PRIu64 " wrong outputs, %" PRIu64
 			   " unknown answers",
-			   g.lost, g.duplicates, g.wrong, g.unknown);
+			   g->lost, g->duplicates, g->wrong, g->unknown);
 		rc = 1;
 	}
 	uint64_t failed = 0;
 	for (int s = 0; s < SYM_WIRE_NSTATUS; s++)
-		failed += g.failed_by[s];
+		failed += g->failed_by[s];
 	if (failed && !o->quiet)
 		sym_rt_log(WHO, "%" PRIu64 " requests failed (backend failed, overloaded, scheduler unreachable)", failed);
 	if (o->json && sym_write_json(o->json, doc, err, sizeof(err))) {
@@ -480,18 +460,73 @@ done:
 		rc = 1;
 	}
 	cJSON_Delete(doc);
+	return rc;
+}
+
+/* The arrivals, the loop, its timers, the connections. */
+static int start(struct loadgen *g)
+{
+	struct sym_experiment *e = g->e;
+	char err[1024] = "";
+	int rc;
+	if (!(g->arr = calloc(e->nmodels, sizeof(*g->arr))) || sym_iheap_init(&g->next, (int)e->nmodels))
+		return sym_rt_log(WHO, "out of memory"), -ENOMEM;
+	if ((rc = setup(g, err, sizeof(err))))
+		return sym_rt_log(WHO, "%s", err), rc;
+	if ((rc = sym_experiment_arrivals(e, g->r.rate, g->arr)))
+		return sym_rt_log(WHO, "cannot set up the arrivals: %s", strerror(-rc)), rc;
+	for (size_t m = 0; m < e->nmodels; m++) {
+		sym_time t = sym_arrivals_next(&g->arr[m]);
+		if (t < g->end)
+			sym_iheap_set(&g->next, (int)m, t);
+		if (g->slo[m] > g->max_slo)
+			g->max_slo = g->slo[m];
+	}
+	if ((rc = sym_rt_loop(&g->loop, WHO, NULL, NULL, NULL, g)))
+		return rc;
+	if ((rc = sym_loop_timer_new(g->loop, on_send, g, &g->send_t)) ||
+	    (rc = sym_loop_timer_new(g->loop, on_give_up, g, &g->give_up_t)) ||
+	    (rc = sym_loop_timer_new(g->loop, on_progress, g, &g->progress_t)))
+		return sym_rt_log(WHO, "event loop: %s", strerror(-rc)), rc;
+	if ((rc = connect_frontends(g, err, sizeof(err))))
+		return sym_rt_log(WHO, "%s", err), rc;
+	return 0;
+}
+
+int sym_loadgen_run(struct sym_cluster *c, const struct sym_rt_opts *o)
+{
+	struct loadgen g = { .c = c, .o = o, .e = &c->exp };
+	struct sym_experiment *e = &c->exp;
+	int rc = 1;
+	if (start(&g))
+		goto out;
+	bool tty = isatty(2) && !o->quiet;
+	if (!o->quiet)
+		sym_rt_log(WHO, "%.0f s at %g req/s over %zu models to %d frontends (inputs of up to %zu bytes)",
+			   sym_to_s(g.end), e->nseg || e->rate_csv[0] ? 0 : e->rate, e->nmodels, c->nfrontends,
+			   c->input_bytes_max);
+	g.t0 = sym_monotonic_ns() + 50 * SYM_MS;
+	sym_loop_timer_set(g.send_t, g.t0 + (sym_iheap_empty(&g.next) ? 0 : sym_iheap_top_key(&g.next)), 0);
+	if (tty)
+		sym_loop_timer_set(g.progress_t, g.t0 + SYM_S, SYM_S);
+	if (sym_loop_run(g.loop)) {
+		sym_rt_log(WHO, "%s", sym_loop_error(g.loop));
+		g.rc = 1;
+	}
+	rc = g.rc;
+	if (tty)
+		fprintf(stderr, "\n");
+	if (report(&g))
+		rc = 1;
 out:
-	if (tfd >= 0)
-		close(tfd);
-	if (g.ep >= 0)
-		close(g.ep);
+	sym_loop_destroy(g.loop);
 	for (int i = 0; g.fe && i < c->nfrontends; i++)
 		if (g.fe[i].open)
 			sym_stream_close(&g.fe[i].st);
-	for (size_t m = 0; arr && m < e->nmodels; m++)
-		sym_arrivals_finish(&arr[m]);
-	free(arr);
-	sym_iheap_finish(&next);
+	for (size_t m = 0; g.arr && m < e->nmodels; m++)
+		sym_arrivals_finish(&g.arr[m]);
+	free(g.arr);
+	sym_iheap_finish(&g.next);
 	for (size_t k = 0; g.bufs && k < e->nmodels * (size_t)g.nbuf; k++)
 		free(g.bufs[k]);
 	free(g.bufs);

@@ -2,8 +2,8 @@
  * log, the stop signal, and their entry points.
  *
  * Each process is a `symphony` subcommand that takes the cluster file plus
- * its identity and flags (runtime/cluster.h), and runs an event loop on
- * epoll until SIGINT or SIGTERM.
+ * its identity and flags (runtime/cluster.h), and runs everything on one
+ * event loop (runtime/loop.h) until SIGINT or SIGTERM.
  */
 #ifndef SYM_RT_H
 #define SYM_RT_H
@@ -26,9 +26,19 @@ struct sym_rt_opts {
 	bool check;         /* only check the configuration */
 };
 
-/* Set by SIGINT/SIGTERM. */
+/* Set by SIGINT/SIGTERM (once sym_rt_signals has installed the handler). */
 extern volatile sig_atomic_t sym_rt_stop;
 void sym_rt_signals(void);
+
+/* A process's event loop: it stops when sym_rt_stop is set, and SIGINT and
+ * SIGTERM wake it at once; the process's fabric (events to on_fab(ctx, ...))
+ * and its HTTP server run on it (each NULL: none). Returns 0, or -errno logged as `who`. */
+struct sym_loop;
+struct sym_fab;
+struct sym_fab_event;
+struct sym_http;
+int sym_rt_loop(struct sym_loop **out, const char *who, struct sym_fab *fab,
+		void (*on_fab)(void *ctx, const struct sym_fab_event *ev), struct sym_http *http, void *ctx);
 
 /* "[   1.234567] schedd: ..." on stderr (seconds since the process began). */
 void sym_rt_log(const char *who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -51,22 +61,13 @@ int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o);
 int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o);
 int sym_loadgen_run(struct sym_cluster *c, const struct sym_rt_opts *o);
 
-/* Connections closed while a batch of fabric events is handled: a later
- * event of the same batch that names one must be skipped (sym_fab_close
- * frees it). Reset before each batch. */
-struct sym_fab_conn;
-struct sym_rt_closed {
-	struct sym_fab_conn *c[64];
-	int n;
-	bool overflow; /* more than 64: skip the rest of the batch */
-};
-void sym_rt_close(struct sym_rt_closed *cl, struct sym_fab_conn *c);
-bool sym_rt_was_closed(const struct sym_rt_closed *cl, const struct sym_fab_conn *c);
-
 /* Encodes m (plan inputs / hello models as sym_wire_encode takes them) and
  * sends it on a fabric connection; logs and returns the error. */
 struct sym_fab_conn;
 int sym_rt_send(const char *who, struct sym_fab_conn *conn, const struct sym_msg *m,
 		const struct sym_wire_input *inputs, const uint16_t *models);
+
+/* Sends the heartbeat of frontend or backend `id` (++*seq) to schedd on conn. */
+int sym_rt_heartbeat(const char *who, struct sym_fab_conn *conn, int id, uint64_t *seq);
 
 #endif

@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <unistd.h>
 
 #include "core/autoscale.h"
@@ -35,14 +34,13 @@
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
 #include "runtime/http.h"
+#include "runtime/loop.h"
 #include "runtime/prom.h"
 #include "runtime/rt.h"
 #include "runtime/sched.h"
 #include "sym_version.h"
 
 #define WHO "schedd"
-
-#define HTTP_TAG 1 /* the HTTP server's descriptor in the epoll set (the others carry 0) */
 
 struct sreq {
 	uint32_t gen;
@@ -96,7 +94,7 @@ struct schedd {
 	struct sym_cluster *c;
 	const struct sym_rt_opts *o;
 	struct sym_fab *fab;
-	struct sym_rt_closed closed; /* during one batch of fabric events */
+	struct sym_loop *loop;
 	struct sym_sched *sched;
 	struct sym_model_cfg *mc;
 	struct link links;        /* list head */
@@ -329,8 +327,9 @@ static struct link *link_new(struct schedd *s)
 	return l;
 }
 
-static void link_free(struct link *l)
+static void link_free(void *ctx)
 {
+	struct link *l = ctx;
 	if (!l)
 		return;
 	l->prev->next = l->next;
@@ -345,9 +344,7 @@ static void backend_down(struct schedd *s, int b, const char *why)
 		return;
 	sym_rt_log(WHO, "backend %d removed: %s", b, why);
 	s->be_failures++;
-	struct link *l = sym_fab_conn_user(p->conn);
-	sym_rt_close(&s->closed, p->conn);
-	link_free(l);
+	sym_loop_fab_close(s->loop, p->conn, link_free, sym_fab_conn_user(p->conn));
 	p->conn = NULL;
 	struct gpu *g = &s->gpus[b];
 	for (; g->qn; g->qh = (g->qh + 1) % GPU_Q, g->qn--) {
@@ -371,9 +368,7 @@ static void frontend_down(struct schedd *s, int f, const char *why)
 		return;
 	sym_rt_log(WHO, "frontend %d removed: %s; its queued requests will be dropped", f, why);
 	s->fe_failures++;
-	struct link *l = sym_fab_conn_user(p->conn);
-	sym_rt_close(&s->closed, p->conn);
-	link_free(l);
+	sym_loop_fab_close(s->loop, p->conn, link_free, sym_fab_conn_user(p->conn));
 	p->conn = NULL;
 }
 
@@ -391,8 +386,7 @@ static void drop_conn(struct schedd *s, struct sym_fab_conn *conn, const char *w
 	}
 	if (s->o->verbose)
 		sym_rt_log(WHO, "connection closed: %s", why);
-	sym_rt_close(&s->closed, conn);
-	link_free(l);
+	sym_loop_fab_close(s->loop, conn, link_free, l);
 }
 
 static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l, const struct sym_msg *m)
@@ -454,6 +448,75 @@ static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l
 		sym_rt_log(WHO, "backend %d (%s) registered: GPU %d online", id, kind, id);
 }
 
+/* A frontend's request metadata: into the request table and the core. */
+static void on_meta(struct schedd *s, struct sym_fab_conn *conn, const struct sym_msg *m, sym_time now)
+{
+	char why[256];
+	if (m->u.meta.model >= s->c->exp.nmodels) {
+		s->bad_peers++;
+		snprintf(why, sizeof(why), "metadata for model %u, the cluster has %zu", m->u.meta.model,
+			 s->c->exp.nmodels);
+		sym_rt_log(WHO, "%s", why);
+		drop_conn(s, conn, why);
+		return;
+	}
+	uint32_t i = req_alloc(s);
+	if (i == UINT32_MAX) {
+		sym_rt_log(WHO, "out of memory for a request; dropping it");
+		return;
+	}
+	struct sreq *r = &s->reqs[i];
+	r->used = true;
+	r->model = m->u.meta.model;
+	r->frontend = m->u.meta.frontend;
+	r->fe_req = m->u.meta.req_id;
+	r->addr = m->u.meta.addr;
+	r->key = m->u.meta.key;
+	r->len = m->u.meta.len;
+	r->arrival = now;
+	s->metas++;
+	s->ms[r->model].requests++;
+	struct sym_sched_req q = { .id = (uint64_t)r->gen << 32 | i, .model = r->model, .arrival = now,
+				   .deadline = now + m->u.meta.budget_ns };
+	submit(s, &q);
+}
+
+/* Backend g's completion: the end of its oldest batch. */
+static void on_done(struct schedd *s, struct sym_fab_conn *conn, int g, const struct sym_msg *m, sym_time now)
+{
+	char why[256];
+	struct gpu *gp = &s->gpus[g];
+	struct gbatch *gb = &gp->q[gp->qh];
+	if (!gp->qn || gb->batch != m->u.done.batch_id) {
+		snprintf(why, sizeof(why), "completion of batch %" PRIu64 ", which is not the next it runs",
+			 m->u.done.batch_id);
+		s->bad_peers++;
+		drop_conn(s, conn, why);
+		return;
+	}
+	bool rejected = m->u.done.status == SYM_WIRE_REJECTED;
+	sym_time end = now - m->u.done.ago_ns, start = end - m->u.done.ran_ns;
+	if (!rejected)
+		sym_hist_record(&s->done_lag, now > gb->finish ? now - gb->finish : 0);
+	if (rejected) {
+		/* the backend answered its requests' frontends */
+		s->drops_by[SYM_DROP_REJECTED] += (uint64_t)gb->n;
+		s->iv_good -= (uint64_t)gb->n;
+		s->iv_bad += (uint64_t)gb->n;
+	}
+	for (int i = 0; i < gb->n; i++) {
+		if (rejected)
+			s->ms[s->reqs[gb->reqs[i]].model].drops[SYM_DROP_REJECTED]++;
+		req_free(s, gb->reqs[i]);
+	}
+	gb->n = 0;
+	gp->qh = (gp->qh + 1) % GPU_Q;
+	gp->qn--;
+	s->dones++;
+	gpu_done(s, g, start, end, rejected);
+	pop_empty(s, g, now);
+}
+
 static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *data, size_t len)
 {
 	struct link *l = sym_fab_conn_user(conn);
@@ -478,81 +541,15 @@ static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *d
 		s->fe[l->id].last_seen = now;
 	else if (l->role == SYM_ROLE_BACKEND)
 		s->be[l->id].last_seen = now;
-	switch (m.type) {
-	case SYM_MSG_HEARTBEAT:
-		if (!l->role)
-			break;
+	if (m.type == SYM_MSG_HEARTBEAT && l->role)
 		return;
-	case SYM_MSG_META: {
-		if (l->role != SYM_ROLE_FRONTEND || (int)m.u.meta.frontend != l->id)
-			break;
-		if (m.u.meta.model >= s->c->exp.nmodels) {
-			s->bad_peers++;
-			snprintf(why, sizeof(why), "metadata for model %u, the cluster has %zu", m.u.meta.model,
-				 s->c->exp.nmodels);
-			sym_rt_log(WHO, "%s", why);
-			drop_conn(s, conn, why);
-			return;
-		}
-		uint32_t i = req_alloc(s);
-		if (i == UINT32_MAX) {
-			sym_rt_log(WHO, "out of memory for a request; dropping it");
-			return;
-		}
-		struct sreq *r = &s->reqs[i];
-		r->used = true;
-		r->model = m.u.meta.model;
-		r->frontend = m.u.meta.frontend;
-		r->fe_req = m.u.meta.req_id;
-		r->addr = m.u.meta.addr;
-		r->key = m.u.meta.key;
-		r->len = m.u.meta.len;
-		r->arrival = now;
-		s->metas++;
-		s->ms[r->model].requests++;
-		struct sym_sched_req q = { .id = (uint64_t)r->gen << 32 | i, .model = r->model, .arrival = now,
-					   .deadline = now + m.u.meta.budget_ns };
-		submit(s, &q);
+	if (m.type == SYM_MSG_META && l->role == SYM_ROLE_FRONTEND && (int)m.u.meta.frontend == l->id) {
+		on_meta(s, conn, &m, now);
 		return;
 	}
-	case SYM_MSG_DONE: {
-		int g = (int)m.u.done.gpu;
-		if (l->role != SYM_ROLE_BACKEND || g != l->id)
-			break;
-		struct gpu *gp = &s->gpus[g];
-		struct gbatch *gb = &gp->q[gp->qh];
-		if (!gp->qn || gb->batch != m.u.done.batch_id) {
-			snprintf(why, sizeof(why), "completion of batch %" PRIu64 ", which is not the next it runs",
-				 m.u.done.batch_id);
-			s->bad_peers++;
-			drop_conn(s, conn, why);
-			return;
-		}
-		bool rejected = m.u.done.status == SYM_WIRE_REJECTED;
-		sym_time end = now - m.u.done.ago_ns, start = end - m.u.done.ran_ns;
-		if (!rejected)
-			sym_hist_record(&s->done_lag, now > gb->finish ? now - gb->finish : 0);
-		if (rejected) {
-			/* the backend answered its requests' frontends */
-			s->drops_by[SYM_DROP_REJECTED] += (uint64_t)gb->n;
-			s->iv_good -= (uint64_t)gb->n;
-			s->iv_bad += (uint64_t)gb->n;
-		}
-		for (int i = 0; i < gb->n; i++) {
-			if (rejected)
-				s->ms[s->reqs[gb->reqs[i]].model].drops[SYM_DROP_REJECTED]++;
-			req_free(s, gb->reqs[i]);
-		}
-		gb->n = 0;
-		gp->qh = (gp->qh + 1) % GPU_Q;
-		gp->qn--;
-		s->dones++;
-		gpu_done(s, g, start, end, rejected);
-		pop_empty(s, g, now);
+	if (m.type == SYM_MSG_DONE && l->role == SYM_ROLE_BACKEND && (int)m.u.done.gpu == l->id) {
+		on_done(s, conn, l->id, &m, now);
 		return;
-	}
-	default:
-		break;
 	}
 	s->bad_peers++;
 	snprintf(why, sizeof(why), "unexpected %s message from %s", sym_wire_type_name(m.type),
@@ -822,6 +819,93 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	return 0;
 }
 
+static void on_fab(void *ctx, const struct sym_fab_event *e)
+{
+	struct schedd *s = ctx;
+	switch (e->type) {
+	case SYM_FAB_ACCEPTED: {
+		struct link *l = link_new(s);
+		if (!l) {
+			sym_loop_fab_close(s->loop, e->conn, NULL, NULL);
+			break;
+		}
+		sym_fab_conn_set_user(e->conn, l);
+		if (s->o->verbose)
+			sym_rt_log(WHO, "a peer connected");
+		break;
+	}
+	case SYM_FAB_MSG:
+		on_msg(s, e->conn, e->data, e->len);
+		break;
+	case SYM_FAB_CLOSED:
+		drop_conn(s, e->conn, e->reason[0] ? e->reason : "connection closed");
+		break;
+	default:
+		break;
+	}
+}
+
+/* The core's decisions are waiting. */
+static void on_sched(struct sym_loop_io *io, uint32_t events, void *ctx)
+{
+	(void)io, (void)events;
+	poll_sched(ctx);
+}
+
+static void on_check(struct sym_loop_timer *t, void *ctx)
+{
+	(void)t;
+	struct schedd *s = ctx;
+	sym_time now = sym_monotonic_ns();
+	check_silence(s, now);
+	interval_roll(s, now);
+}
+
+/* Everything on the loop: the fabric, the core's decisions, HTTP, the failure checks. */
+static int setup_loop(struct schedd *s)
+{
+	sym_time check_every = s->failure_ns / 4 > SYM_MS ? s->failure_ns / 4 : SYM_MS;
+	struct sym_loop_io *io;
+	struct sym_loop_timer *t;
+	int rc = sym_rt_loop(&s->loop, WHO, s->fab, on_fab, s->http, s);
+	if (rc)
+		return rc;
+	if ((rc = sym_loop_io_start(s->loop, sym_sched_fd(s->sched), EPOLLIN, on_sched, s, &io)) ||
+	    (rc = sym_loop_timer_new(s->loop, on_check, s, &t))) {
+		sym_rt_log(WHO, "event loop: %s", strerror(-rc));
+		return rc;
+	}
+	sym_loop_timer_set(t, sym_monotonic_ns() + check_every, check_every);
+	return 0;
+}
+
+static void teardown(struct schedd *s)
+{
+	sym_loop_destroy(s->loop); /* connections closing now, and their links */
+	sym_http_stop(s->http);
+	if (s->sched)
+		sym_sched_destroy(s->sched);
+	if (s->fab)
+		sym_fab_destroy(s->fab);
+	while (s->links.next != &s->links)
+		link_free(s->links.next);
+	free(s->mc);
+	for (int g = 0; s->gpus && g < s->c->nbackends; g++)
+		for (int j = 0; j < GPU_Q; j++)
+			free(s->gpus[g].q[j].reqs);
+	free(s->gpus);
+	free(s->be);
+	free(s->fe);
+	free(s->reqs);
+	free(s->freelist);
+	free(s->batch_counts);
+	for (size_t m = 0; s->ms && m < s->c->exp.nmodels; m++)
+		sym_hist_finish(&s->ms[m].queueing);
+	free(s->ms);
+	free(s->gpu_busy_s);
+	sym_hist_finish(&s->done_lag);
+}
+
 int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 {
 	struct schedd s = { .c = c, .o = o, .failure_ns = sym_ms(c->failure_ms) };
@@ -829,7 +913,6 @@ int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	sym_hist_init(&s.done_lag);
 	char err[1024] = "";
 	int rc = setup(&s, err, sizeof(err));
-	int ep = -1;
 	if (rc) {
 		sym_rt_log(WHO, "%s", err);
 		rc = rc == -EINVAL ? 2 : 1;
@@ -842,83 +925,13 @@ int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 			   c->schedd.host, c->schedd.port, sym_fab_provider(s.fab), c->exp.nmodels, c->nbackends,
 			   sym_policy_format(&c->exp.policy, pol, sizeof(pol)), c->threads, c->threads > 1 ? "s" : "",
 			   c->exp.ctrl_ms, c->exp.data_ms, c->exp.resp_ms);
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	struct epoll_event ev = { .events = EPOLLIN }, hev = { .events = EPOLLIN, .data.u64 = HTTP_TAG };
-	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, sym_fab_fd(s.fab), &ev) ||
-	    epoll_ctl(ep, EPOLL_CTL_ADD, sym_sched_fd(s.sched), &ev) ||
-	    (s.http && epoll_ctl(ep, EPOLL_CTL_ADD, sym_http_fd(s.http), &hev))) {
-		sym_rt_log(WHO, "epoll: %s", strerror(errno));
+	if (setup_loop(&s)) {
 		rc = 1;
 		goto out;
 	}
-	sym_time check_every = s.failure_ns / 4 > SYM_MS ? s.failure_ns / 4 : SYM_MS;
-	sym_time next_check = sym_monotonic_ns() + check_every;
-	struct sym_fab_event fev[64];
-	while (!sym_rt_stop) {
-		int n;
-		while ((n = sym_fab_poll(s.fab, fev, 64)) > 0) {
-			s.closed.n = 0;
-			s.closed.overflow = false;
-			for (int i = 0; i < n; i++) {
-				struct sym_fab_event *fe = &fev[i];
-				if (sym_rt_was_closed(&s.closed, fe->conn))
-					continue;
-				switch (fe->type) {
-				case SYM_FAB_ACCEPTED: {
-					struct link *l = link_new(&s);
-					if (!l) {
-						sym_rt_close(&s.closed, fe->conn);
-						break;
-					}
-					sym_fab_conn_set_user(fe->conn, l);
-					if (o->verbose)
-						sym_rt_log(WHO, "a peer connected");
-					break;
-				}
-				case SYM_FAB_MSG:
-					on_msg(&s, fe->conn, fe->data, fe->len);
-					break;
-				case SYM_FAB_CLOSED:
-					drop_conn(&s, fe->conn, fe->reason[0] ? fe->reason : "connection closed");
-					break;
-				default:
-					break;
-				}
-			}
-			if (n < 64)
-				break;
-		}
-		if (n < 0) {
-			sym_rt_log(WHO, "fabric failure: %s", strerror(-n));
-			rc = 1;
-			break;
-		}
-		poll_sched(&s);
-		sym_time now = sym_monotonic_ns();
-		if (now >= next_check) {
-			check_silence(&s, now);
-			interval_roll(&s, now);
-			next_check = now + check_every;
-		}
-		if (!sym_fab_trywait(s.fab))
-			continue;
-		int timeout = (int)((next_check - now) / SYM_MS) + 1;
-		int ht = s.http ? sym_http_timeout_ms(s.http) : -1;
-		if (ht >= 0 && ht < timeout)
-			timeout = ht;
-		struct epoll_event evs[4];
-		int nev = epoll_wait(ep, evs, 4, timeout);
-		if (nev < 0 && errno != EINTR) {
-			sym_rt_log(WHO, "epoll_wait: %s", strerror(errno));
-			rc = 1;
-			break;
-		}
-		if (s.http && nev == 0) /* a timeout: libmicrohttpd's connection timeouts */
-			sym_http_run(s.http);
-		for (int i = 0; i < nev; i++)
-			if (evs[i].data.u64 == HTTP_TAG)
-				sym_http_run(s.http);
-	}
+	if ((rc = sym_loop_run(s.loop)))
+		sym_rt_log(WHO, "%s", sym_loop_error(s.loop));
+	rc = rc ? 1 : 0;
 	if (!o->quiet)
 		sym_rt_log(WHO, "stopping: %" PRIu64 " requests, %" PRIu64 " batches, %" PRIu64
 			   " drops, %" PRIu64 " backend and %" PRIu64 " frontend failures, %" PRIu64 " rejected messages",
@@ -926,29 +939,6 @@ int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	if (o->json && write_stats(&s, o->json))
 		rc = 1;
 out:
-	sym_http_stop(s.http);
-	if (ep >= 0)
-		close(ep);
-	if (s.sched)
-		sym_sched_destroy(s.sched);
-	if (s.fab)
-		sym_fab_destroy(s.fab);
-	while (s.links.next != &s.links)
-		link_free(s.links.next);
-	free(s.mc);
-	for (int g = 0; s.gpus && g < c->nbackends; g++)
-		for (int j = 0; j < GPU_Q; j++)
-			free(s.gpus[g].q[j].reqs);
-	free(s.gpus);
-	free(s.be);
-	free(s.fe);
-	free(s.reqs);
-	free(s.freelist);
-	free(s.batch_counts);
-	for (size_t m = 0; s.ms && m < c->exp.nmodels; m++)
-		sym_hist_finish(&s.ms[m].queueing);
-	free(s.ms);
-	free(s.gpu_busy_s);
-	sym_hist_finish(&s.done_lag);
+	teardown(&s);
 	return rc;
 }

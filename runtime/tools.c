@@ -5,24 +5,35 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
 #include "runtime/http.h"
+#include "runtime/loop.h"
 #include "runtime/prom.h"
 #include "sym_version.h"
 
 volatile sig_atomic_t sym_rt_stop;
+static int stop_fd = -1; /* an eventfd the handler writes: it wakes the process's loop */
 
 static void on_signal(int sig)
 {
 	(void)sig;
+	int saved = errno;
 	sym_rt_stop = 1;
+	uint64_t one = 1;
+	if (stop_fd >= 0 && write(stop_fd, &one, sizeof(one)) < 0)
+		one = 0; /* full: the loop is woken already */
+	errno = saved;
 }
 
 void sym_rt_signals(void)
 {
+	if (stop_fd < 0) /* lives as long as the process: a handler may run on any thread */
+		stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -64,23 +75,40 @@ int sym_rt_send(const char *who, struct sym_fab_conn *conn, const struct sym_msg
 	return rc;
 }
 
-void sym_rt_close(struct sym_rt_closed *cl, struct sym_fab_conn *c)
+static void on_stop_fd(struct sym_loop_io *io, uint32_t events, void *ctx)
 {
-	if (cl->n < (int)(sizeof(cl->c) / sizeof(cl->c[0])))
-		cl->c[cl->n++] = c;
-	else
-		cl->overflow = true;
-	sym_fab_close(c);
+	(void)events, (void)ctx;
+	uint64_t v;
+	if (read(sym_loop_io_fd(io), &v, sizeof(v)) < 0)
+		v = 0; /* drained already */
 }
 
-bool sym_rt_was_closed(const struct sym_rt_closed *cl, const struct sym_fab_conn *c)
+int sym_rt_loop(struct sym_loop **out, const char *who, struct sym_fab *fab,
+		void (*on_fab)(void *ctx, const struct sym_fab_event *ev), struct sym_http *http, void *ctx)
 {
-	if (cl->overflow)
-		return true;
-	for (int i = 0; i < cl->n; i++)
-		if (cl->c[i] == c)
-			return true;
-	return false;
+	char err[256];
+	int rc = sym_loop_create(out, err, sizeof(err));
+	if (rc) {
+		sym_rt_log(who, "%s", err);
+		return rc;
+	}
+	sym_loop_stop_on(*out, &sym_rt_stop);
+	struct sym_loop_io *io;
+	if ((stop_fd >= 0 && (rc = sym_loop_io_start(*out, stop_fd, EPOLLIN, on_stop_fd, NULL, &io))) ||
+	    (fab && (rc = sym_loop_fab(*out, fab, on_fab, ctx))) || (http && (rc = sym_loop_http(*out, http)))) {
+		sym_rt_log(who, "event loop: %s", strerror(-rc));
+		sym_loop_destroy(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+int sym_rt_heartbeat(const char *who, struct sym_fab_conn *conn, int id, uint64_t *seq)
+{
+	struct sym_msg h = { .type = SYM_MSG_HEARTBEAT };
+	h.u.heartbeat.id = (uint32_t)id;
+	h.u.heartbeat.seq = ++*seq;
+	return sym_rt_send(who, conn, &h, NULL, NULL);
 }
 
 int sym_rt_run(struct sym_cluster *c, const struct sym_rt_opts *o)
