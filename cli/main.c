@@ -104,10 +104,11 @@ static void print_policies(FILE *f, const char *indent)
 {
 	size_t n;
 	const struct sym_policy_ops *const *list = sym_policy_list(&n);
+	char line[512];
 	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%s%-11s %s\n", indent, list[i]->name, list[i]->summary);
-		if (list[i]->params_help)
-			fprintf(f, "%s%-11s   %s\n", indent, "", list[i]->params_help);
+		fprintf(f, "%s%-11s %s\n", indent, sym_policy_ops_name(list[i]), sym_policy_ops_summary(list[i]));
+		for (size_t j = 0; sym_policy_help_line(list[i], j, line, sizeof(line)); j++)
+			fprintf(f, "%s%-11s   %s\n", indent, "", line);
 	}
 }
 

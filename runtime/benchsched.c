@@ -716,11 +716,11 @@ int sym_benchsched_main(int argc, char **argv)
 		return 2;
 	}
 	for (int i = 0; i < o.nthreads; i++) {
-		if (o.threads[i] >= 2 && pol.ops->sched) {
+		if (o.threads[i] >= 2 && sym_policy_is_scheduler(&pol)) {
 			fprintf(stderr,
 				"bench-sched: --threads %d: policy '%s' is a scheduler policy and runs on one thread "
 				"only\n",
-				o.threads[i], pol.ops->name);
+				o.threads[i], sym_policy_name(&pol));
 			return 2;
 		}
 	}

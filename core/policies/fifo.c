@@ -21,8 +21,7 @@
 #include <errno.h>
 #include <stdbool.h>
 
-#include "core/core.h"
-#include "core/policy.h"
+#include "core/policy_api.h"
 
 /* The lowest free GPU, else the lowest free CPU, else -1. */
 static int pick_device(const struct sym_core *c)
@@ -127,10 +126,6 @@ const struct sym_policy_ops sym_policy_fcfs = {
 	.name = "fcfs",
 	.summary = "first come first served: the model whose queue head arrived first issues all it has queued "
 		   "(up to the largest batch) to a free device, GPUs before CPUs",
-	.params_help = NULL,
-	.parse = sym_policy_parse_none,
-	.format = sym_policy_format_name,
-	.exec = NULL,
 	.sched = &fcfs_ops,
 };
 
@@ -138,9 +133,5 @@ const struct sym_policy_ops sym_policy_edf = {
 	.name = "edf",
 	.summary = "earliest deadline first: the model whose queue head is due first issues all it has queued "
 		   "(up to the largest batch) to a free device, GPUs before CPUs",
-	.params_help = NULL,
-	.parse = sym_policy_parse_none,
-	.format = sym_policy_format_name,
-	.exec = NULL,
 	.sched = &edf_ops,
 };
