@@ -532,7 +532,7 @@ void sym_core_advance(struct sym_core *c, sym_time now)
 		int id = sym_iheap_pop(&k->timers);
 		k->stats.wakeups++;
 		if (k->sched) {
-			k->sched->timer(c, id, now);
+			k->sched->react(c, SYM_SCHED_TIMER, id, now);
 		} else {
 			if (id < c->nmodels)
 				sym_models_timer(&k->models, id, now);
@@ -570,7 +570,7 @@ int sym_core_arrive(struct sym_core *c, struct sym_request *r, sym_time now)
 	if (err)
 		return err;
 	k->stats.arrivals++;
-	k->sched->poke(c, r->model, now);
+	k->sched->react(c, SYM_SCHED_ARRIVED, r->model, now);
 	return 0;
 }
 
@@ -592,7 +592,7 @@ void sym_core_gpu_done(struct sym_core *c, int gpu, sym_time now, const struct s
 		gs->free_at = start + (gs->finish - gs->start);
 	}
 	if (k->sched) {
-		k->sched->gpu_free(c, gpu, now);
+		k->sched->react(c, SYM_SCHED_GPU_FREE, gpu, now);
 		return;
 	}
 	sym_ranker_gpu_done(&k->rankers[gs->kind], gpu, e->end);
@@ -651,7 +651,7 @@ int sym_core_gpu_online(struct sym_core *c, int gpu, uint32_t epoch, sym_time no
 	gs->free_at = now;
 	gs->last_end = (struct sym_batch_end){ now, now, false };
 	if (k->sched) {
-		k->sched->gpu_free(c, gpu, now);
+		k->sched->react(c, SYM_SCHED_GPU_FREE, gpu, now);
 		return 0;
 	}
 	sym_ranker_gpu_online(&k->rankers[gs->kind], gpu, epoch, now);

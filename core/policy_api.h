@@ -198,7 +198,7 @@ struct sym_gpu_state {
 	int size;
 	sym_time start;     /* its planned start */
 	sym_time finish;    /* its planned finish */
-	struct sym_batch_end last_end; /* the last batch end reported (read it in gpu_free hooks) */
+	struct sym_batch_end last_end; /* the last batch end reported (read it when reacting to SYM_SCHED_GPU_FREE) */
 	struct sym_request **reqs; /* the running batch, only with sym_core_track_running */
 };
 
@@ -219,6 +219,14 @@ struct sym_core {
 	struct sym_policy policy;
 };
 
+/* What a scheduler policy reacts to (with the id of the model, GPU or timer). */
+enum sym_sched_event {
+	SYM_SCHED_ARRIVED,  /* model id's shard queue grew (the core's default arrive) */
+	SYM_SCHED_GPU_FREE, /* GPU id's oldest outstanding batch ended (c->gpus[id].last_end says how;
+			     * c->gpus[id].nout batches are still outstanding), or it came back online idle */
+	SYM_SCHED_TIMER,    /* timer id fired (set with sym_core_timer_set) */
+};
+
 /* A scheduler policy's handlers run inside the core's entry points. Handlers
  * must leave no GPU idle that their policy would use (there is no later
  * chance unless they set a timer). */
@@ -229,17 +237,13 @@ struct sym_sched_ops {
 	int (*init)(struct sym_core *c, char *err, size_t errlen);
 	void (*finish)(struct sym_core *c); /* NULL when init keeps no state */
 	/* A request arrived. NULL: the core queues it in its model's shard and
-	 * calls `poke` (below) for that model. Returns 0 or -ENOMEM (the request
-	 * is then not held). */
+	 * reacts with SYM_SCHED_ARRIVED. Returns 0 or -ENOMEM (the request is
+	 * then not held). */
 	int (*arrive)(struct sym_core *c, struct sym_request *r, sym_time now);
-	/* Model m's shard queue changed (after the default arrive). */
-	void (*poke)(struct sym_core *c, int m, sym_time now);
-	/* GPU g's oldest outstanding batch ended (c->gpus[g].last_end says how;
-	 * c->gpus[g].nout batches are still outstanding), or g came back online
-	 * idle. */
-	void (*gpu_free)(struct sym_core *c, int g, sym_time now);
-	/* Timer id fired (set with sym_core_timer_set). */
-	void (*timer)(struct sym_core *c, int id, sym_time now);
+	/* Something happened at now (ev, to model, GPU or timer id). Most
+	 * policies do the same whatever it was (use the free devices now) and
+	 * look at ev only where they must. */
+	void (*react)(struct sym_core *c, enum sym_sched_event ev, int id, sym_time now);
 	/* Requests the policy holds outside the shard queues (NULL: none). */
 	uint64_t (*held)(const struct sym_core *c);
 };

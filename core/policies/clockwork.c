@@ -869,9 +869,9 @@ static int arrive(struct sym_core *c, struct sym_request *r, sym_time now)
 	return 0;
 }
 
-static void gpu_free(struct sym_core *c, int g, sym_time now)
+/* GPU g's oldest batch ended, or g came back online: its tracker. */
+static void track_end(struct sym_core *c, struct state *st, int g, sym_time now)
 {
-	struct state *st = c->sched_state;
 	struct sym_gpu_state *gs = &c->gpus[g];
 	struct cgpu *cg = &st->gpus[g];
 	if (gs->epoch != cg->epoch || cg->on != gs->nout + 1) {
@@ -894,23 +894,26 @@ static void gpu_free(struct sym_core *c, int g, sym_time now)
 		cg->oh = (cg->oh + 1) % SYM_GPU_MAX_OUTSTANDING;
 		cg->on--;
 	}
-	if (st->strategy) {
-		poll(c, st, g, now);
-		timeouts(c, st, now);
-	} else {
-		fill_latest(c, st, now, false);
-	}
 }
 
-static void timer(struct sym_core *c, int id, sym_time now)
+/* A batch end or a timer (arrivals come through arrive). The latest rule
+ * fills every free GPU whatever happened; strategies poll the GPU that freed
+ * (then expire timeouts), or the GPU or timeouts whose timer fired. */
+static void react(struct sym_core *c, enum sym_sched_event ev, int id, sym_time now)
 {
 	struct state *st = c->sched_state;
-	if (!st->strategy)
+	if (ev == SYM_SCHED_GPU_FREE)
+		track_end(c, st, id, now);
+	if (!st->strategy) {
 		fill_latest(c, st, now, false);
-	else if (id == TIMER_DROP)
+	} else if (ev == SYM_SCHED_GPU_FREE) {
+		poll(c, st, id, now);
 		timeouts(c, st, now);
-	else
+	} else if (id == TIMER_DROP) {
+		timeouts(c, st, now);
+	} else {
 		poll(c, st, id - 1, now);
+	}
 }
 
 static uint64_t held(const struct sym_core *c)
@@ -1030,9 +1033,7 @@ static const struct sym_sched_ops sched = {
 	.init = init,
 	.finish = finish,
 	.arrive = arrive,
-	.poke = NULL,
-	.gpu_free = gpu_free,
-	.timer = timer,
+	.react = react,
 	.held = held,
 };
 

@@ -66,39 +66,17 @@ static void schedule(struct sym_core *c, sym_time now, bool edf)
 	}
 }
 
-static void fcfs_poke(struct sym_core *c, int m, sym_time now)
+/* Whatever happened (an arrival, a free device; no timers are set), the
+ * free devices take work now. */
+static void fcfs_react(struct sym_core *c, enum sym_sched_event ev, int id, sym_time now)
 {
-	(void)m;
+	(void)ev, (void)id;
 	schedule(c, now, false);
 }
 
-static void fcfs_gpu_free(struct sym_core *c, int g, sym_time now)
+static void edf_react(struct sym_core *c, enum sym_sched_event ev, int id, sym_time now)
 {
-	(void)g;
-	schedule(c, now, false);
-}
-
-static void fcfs_timer(struct sym_core *c, int id, sym_time now)
-{
-	(void)id; /* no timers are set */
-	schedule(c, now, false);
-}
-
-static void edf_poke(struct sym_core *c, int m, sym_time now)
-{
-	(void)m;
-	schedule(c, now, true);
-}
-
-static void edf_gpu_free(struct sym_core *c, int g, sym_time now)
-{
-	(void)g;
-	schedule(c, now, true);
-}
-
-static void edf_timer(struct sym_core *c, int id, sym_time now)
-{
-	(void)id; /* no timers are set */
+	(void)ev, (void)id;
 	schedule(c, now, true);
 }
 
@@ -106,9 +84,7 @@ static const struct sym_sched_ops fcfs_ops = {
 	.init = NULL, /* no state of its own */
 	.finish = NULL,
 	.arrive = NULL,
-	.poke = fcfs_poke,
-	.gpu_free = fcfs_gpu_free,
-	.timer = fcfs_timer,
+	.react = fcfs_react,
 	.held = NULL,
 };
 
@@ -116,9 +92,7 @@ static const struct sym_sched_ops edf_ops = {
 	.init = NULL, /* no state of its own */
 	.finish = NULL,
 	.arrive = NULL,
-	.poke = edf_poke,
-	.gpu_free = edf_gpu_free,
-	.timer = edf_timer,
+	.react = edf_react,
 	.held = NULL,
 };
 

@@ -807,10 +807,6 @@ static int nx_arrive(struct sym_core *c, struct sym_request *r, sym_time now)
 	return rc;
 }
 
-static void nx_gpu_free(struct sym_core *c, int g, sym_time now)
-{
-	step(c, c->sched_state, g, now);
-}
 
 static void nx_epoch(struct sym_core *c, struct nx *st, sym_time now)
 {
@@ -832,12 +828,14 @@ static void nx_epoch(struct sym_core *c, struct nx *st, sym_time now)
 	replan(c, st, st->rates, now); /* on failure the old plan stays */
 }
 
-static void nx_timer(struct sym_core *c, int id, sym_time now)
+/* A GPU freed or its slot came: its cycle steps on; or the epoch ended
+ * (arrivals come through nx_arrive). */
+static void nx_react(struct sym_core *c, enum sym_sched_event ev, int id, sym_time now)
 {
 	struct nx *st = c->sched_state;
-	if (id == st->ng)
+	if (ev == SYM_SCHED_TIMER && id == st->ng)
 		nx_epoch(c, st, now);
-	else if (!st->gpu[id].idle)
+	else if (ev == SYM_SCHED_GPU_FREE || !st->gpu[id].idle)
 		step(c, st, id, now);
 }
 
@@ -851,9 +849,7 @@ static const struct sym_sched_ops nexus_sched = {
 	.init = nx_init,
 	.finish = nx_finish,
 	.arrive = nx_arrive,
-	.poke = NULL,
-	.gpu_free = nx_gpu_free,
-	.timer = nx_timer,
+	.react = nx_react,
 	.held = nx_held,
 };
 

@@ -217,33 +217,20 @@ static void finish(struct sym_core *c)
 	c->sched_state = NULL;
 }
 
-static void poke(struct sym_core *c, int m, sym_time now)
+/* Every event fills the free GPUs; an arrival may then preempt. */
+static void react(struct sym_core *c, enum sym_sched_event ev, int id, sym_time now)
 {
 	schedule(c, now);
 	/* Re-queued requests may fit an idle GPU of another kind. */
-	if (preempt(c, m, now))
+	if (ev == SYM_SCHED_ARRIVED && preempt(c, id, now))
 		schedule(c, now);
-}
-
-static void gpu_free(struct sym_core *c, int g, sym_time now)
-{
-	(void)g;
-	schedule(c, now);
-}
-
-static void timer(struct sym_core *c, int id, sym_time now)
-{
-	(void)id;
-	schedule(c, now);
 }
 
 static const struct sym_sched_ops sched = {
 	.init = init,
 	.finish = finish,
 	.arrive = NULL,
-	.poke = poke,
-	.gpu_free = gpu_free,
-	.timer = timer,
+	.react = react,
 	.held = NULL,
 };
 

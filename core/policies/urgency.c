@@ -313,27 +313,17 @@ static void schedule(struct sym_core *c, sym_time now)
 	}
 }
 
-static void poke(struct sym_core *c, int m, sym_time now)
-{
-	(void)m;
-	if (c->nfree > 0)
-		schedule(c, now);
-}
-
-static void gpu_free(struct sym_core *c, int g, sym_time now)
+/* A batch that ended goes into the history; then, whatever happened (no
+ * timers are set), the free resources take work. */
+static void react(struct sym_core *c, enum sym_sched_event ev, int id, sym_time now)
 {
 	struct ustate *st = c->sched_state;
-	struct running *r = &st->run[g];
-	int k = c->gpus[g].kind;
-	if (r->size > 0 && now >= r->start)
-		observe(st, c, r->model, k, r->size, now - r->start);
-	r->size = 0;
-	schedule(c, now);
-}
-
-static void timer(struct sym_core *c, int id, sym_time now)
-{
-	(void)id; /* no timers are set; acting is harmless */
+	if (ev == SYM_SCHED_GPU_FREE) {
+		struct running *r = &st->run[id];
+		if (r->size > 0 && now >= r->start)
+			observe(st, c, r->model, c->gpus[id].kind, r->size, now - r->start);
+		r->size = 0;
+	}
 	schedule(c, now);
 }
 
@@ -341,9 +331,7 @@ static const struct sym_sched_ops ops = {
 	.init = init,
 	.finish = finish,
 	.arrive = NULL,
-	.poke = poke,
-	.gpu_free = gpu_free,
-	.timer = timer,
+	.react = react,
 	.held = NULL,
 };
 
