@@ -697,51 +697,48 @@ static const struct sym_param *lookup(const struct sym_policy *p, const char *ke
 	return NULL;
 }
 
-/* Model's override of prm in p: its index in *o, or -1. */
-static int find_override(const struct sym_policy *p, const struct sym_param *prm, const char *model,
-			 struct sym_policy_overrides *o)
+/* Finds key in p: its entry in *prm and, for "KEY.MODEL", that model's
+ * override in *over (*per_model says which). Returns 0 or -ENOENT. */
+static int resolve(const struct sym_policy *p, const char *key, const struct sym_param **prm, bool *per_model,
+		   int *over)
 {
-	over_get(p, prm, o);
-	for (int i = 0; i < o->n; i++)
-		if (!strcmp(o->v[i].model, model))
-			return i;
-	return -1;
+	const char *model;
+	*prm = lookup(p, key, &model);
+	*per_model = model != NULL;
+	if (!*prm)
+		return -ENOENT;
+	if (!model)
+		return 0;
+	struct sym_policy_overrides o;
+	over_get(p, *prm, &o);
+	for (int i = 0; i < o.n; i++)
+		if (!strcmp(o.v[i].model, model)) {
+			*over = o.v[i].value;
+			return 0;
+		}
+	return -ENOENT;
 }
 
 int sym_policy_param_num(const struct sym_policy *p, const char *key, double *out)
 {
-	const char *model;
-	const struct sym_param *prm = lookup(p, key, &model);
-	if (!prm)
-		return -ENOENT;
-	if (model) {
-		struct sym_policy_overrides o;
-		int i = find_override(p, prm, model, &o);
-		if (i < 0)
-			return -ENOENT;
-		*out = o.v[i].value;
-		return 0;
-	}
-	*out = field_get(p, prm);
-	return 0;
+	const struct sym_param *prm;
+	bool per_model;
+	int over, rc = resolve(p, key, &prm, &per_model, &over);
+	if (!rc)
+		*out = per_model ? over : field_get(p, prm);
+	return rc;
 }
 
 int sym_policy_param_text(const struct sym_policy *p, const char *key, char *buf, size_t len)
 {
-	const char *model;
-	const struct sym_param *prm = lookup(p, key, &model);
-	if (!prm)
-		return -ENOENT;
-	if (model) {
-		struct sym_policy_overrides o;
-		int i = find_override(p, prm, model, &o);
-		if (i < 0)
-			return -ENOENT;
-		snprintf(buf, len, "%d", o.v[i].value);
-		return 0;
-	}
-	value_text(p, prm, buf, len);
-	return 0;
+	const struct sym_param *prm;
+	bool per_model;
+	int over, rc = resolve(p, key, &prm, &per_model, &over);
+	if (!rc && per_model)
+		snprintf(buf, len, "%d", over);
+	else if (!rc)
+		value_text(p, prm, buf, len);
+	return rc;
 }
 
 /* ---- help ---- */
