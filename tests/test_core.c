@@ -383,6 +383,12 @@ static void test_gpu_hold(void **state)
 		assert_int_equal(dr.nd, 3);
 		assert_int_equal(dr.d[2].gpu, 0);
 		assert_int_equal(dr.ndrops, 0);
+		/* the core's own counts agree with what the sink saw */
+		const struct sym_core_stats *st = sym_core_stats(c);
+		assert_int_equal(st->arrivals, 3);
+		assert_int_equal(st->dispatches, 3);
+		assert_int_equal(st->drops, 0);
+		assert_int_equal(st->cancels, 0);
 		sym_core_destroy(c);
 	}
 }

@@ -217,12 +217,22 @@ static void finish(struct sym_core *c)
 	c->sched_state = NULL;
 }
 
+/* Model m's request arrived: fill, then perhaps preempt (and fill again:
+ * re-queued requests may fit an idle GPU of another kind). Out of line, so
+ * that the other events cost react a jump. */
+static __attribute__((noinline)) void arrived(struct sym_core *c, int m, sym_time now)
+{
+	schedule(c, now);
+	if (preempt(c, m, now))
+		schedule(c, now);
+}
+
 /* Every event fills the free GPUs; an arrival may then preempt. */
 static void react(struct sym_core *c, enum sym_sched_event ev, int id, sym_time now)
 {
-	schedule(c, now);
-	/* Re-queued requests may fit an idle GPU of another kind. */
-	if (ev == SYM_SCHED_ARRIVED && preempt(c, id, now))
+	if (ev == SYM_SCHED_ARRIVED)
+		arrived(c, id, now);
+	else
 		schedule(c, now);
 }
 

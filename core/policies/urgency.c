@@ -122,8 +122,16 @@ struct running {
 	sym_time start;
 };
 
+/* How urgency grows as slack shrinks. */
+struct shape {
+	int kind;      /* SHAPE_* */
+	double power;
+	bool monotone; /* load=monotone */
+};
+
 struct ustate {
-	struct params p;     /* the parameters */
+	struct shape shape;
+	int min_samples;
 	int *limit;          /* [m * nkinds + k]: the consolidation limit MAX_A,R */
 	double *rate;        /* [m]: the configured rate (requests/s), 0 when none */
 	struct hist *hist;   /* [m * nkinds + k] */
@@ -166,7 +174,8 @@ static int init(struct sym_core *c, char *err, size_t errlen)
 	if (!st)
 		return -ENOMEM;
 	c->sched_state = st;
-	st->p = pp;
+	st->shape = (struct shape){ pp.shape, pp.p, pp.load == LOAD_MONOTONE };
+	st->min_samples = pp.min_samples;
 	size_t mk = (size_t)c->nmodels * (size_t)c->nkinds;
 	st->limit = malloc(mk * sizeof(*st->limit));
 	st->rate = malloc((size_t)c->nmodels * sizeof(*st->rate));
@@ -201,7 +210,7 @@ static void observe(struct ustate *st, const struct sym_core *c, int m, int k, i
 	h->pos = (h->pos + 1) % HIST_CAP;
 	if (h->n < HIST_CAP)
 		h->n++;
-	if (h->n < st->p.min_samples)
+	if (h->n < st->min_samples)
 		return;
 	bool distinct = false;
 	for (int i = 1; i < h->n && !distinct; i++)
@@ -237,20 +246,20 @@ static double expected(const struct ustate *st, const struct sym_core *c, int m)
 }
 
 /* The application urgency (a monotone image of it for exp; see the top). */
-static double urgency(const struct params *p, double slack, double load)
+static double urgency(const struct shape *sh, double slack, double load)
 {
 	double u;
-	switch (p->shape) {
+	switch (sh->kind) {
 	case SHAPE_EXP:
 		return -slack + log2(load);
 	case SHAPE_LINEAR:
 		u = -slack;
 		break;
 	default:
-		u = p->p == 3 ? -(slack * slack * slack) : -copysign(pow(fabs(slack), p->p), slack);
+		u = sh->power == 3 ? -(slack * slack * slack) : -copysign(pow(fabs(slack), sh->power), slack);
 		break;
 	}
-	return u >= 0 || p->load != LOAD_MONOTONE ? u * load : u / load;
+	return u >= 0 || !sh->monotone ? u * load : u / load;
 }
 
 /* ---- scheduling ---- */
@@ -263,9 +272,12 @@ static int lowest_free(const struct sym_core *c, int k)
 	return -1;
 }
 
-static void schedule(struct sym_core *c, sym_time now)
+/* Out of line: react runs on every event, and most arrivals find no free
+ * device. */
+static __attribute__((noinline)) void schedule(struct sym_core *c, sym_time now)
 {
 	struct ustate *st = c->sched_state;
+	const struct shape shape = st->shape; /* a local: read once, not after every call */
 	const int nk = c->nkinds;
 	while (c->nfree > 0) {
 		int best = -1, best_k = -1;
@@ -286,7 +298,7 @@ static void schedule(struct sym_core *c, sym_time now)
 				int b = st->limit[m * nk + k];
 				if ((size_t)b > n)
 					b = (int)n;
-				double u = urgency(&st->p, to_dl - est_ms(st, c, m, k, b), load);
+				double u = urgency(&shape, to_dl - est_ms(st, c, m, k, b), load);
 				if (u > umax)
 					umax = u;
 				if (kmin < 0 || u < umin || (u == umin && c->kinds[kmin].cpu && !c->kinds[k].cpu)) {
@@ -324,7 +336,8 @@ static void react(struct sym_core *c, enum sym_sched_event ev, int id, sym_time 
 			observe(st, c, r->model, c->gpus[id].kind, r->size, now - r->start);
 		r->size = 0;
 	}
-	schedule(c, now);
+	if (c->nfree > 0) /* an arrival with every device busy costs nothing more */
+		schedule(c, now);
 }
 
 static const struct sym_sched_ops ops = {
