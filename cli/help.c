@@ -103,11 +103,11 @@ static void print_policies(FILE *f)
 {
 	size_t n;
 	const struct sym_policy_ops *const *list = sym_policy_list(&n);
+	char line[512];
 	for (size_t i = 0; i < n; i++) {
-		char help[1024];
-		snprintf(help, sizeof(help), "%s%s%s", list[i]->summary, list[i]->params_help ? ". Parameters: " : "",
-			 list[i]->params_help ? list[i]->params_help : "");
-		print_row(f, list[i]->name, help);
+		print_row(f, sym_policy_ops_name(list[i]), sym_policy_ops_summary(list[i]));
+		for (size_t j = 0; sym_policy_help_line(list[i], j, line, sizeof(line)); j++)
+			print_row(f, "", line);
 	}
 }
 

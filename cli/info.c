@@ -76,25 +76,28 @@ int cli_cmd_policies(struct cli *c)
 {
 	size_t n;
 	const struct sym_policy_ops *const *list = sym_policy_list(&n);
+	char line[512];
 	if (cli_flag(c, "json")) {
 		cJSON *doc = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(doc, "policies");
 		for (size_t i = 0; i < n; i++) {
+			struct sym_policy pol;
+			bool sched = !sym_policy_parse(sym_policy_ops_name(list[i]), &pol, line, sizeof(line)) &&
+				     sym_policy_is_scheduler(&pol);
 			cJSON *o = cJSON_CreateObject();
-			cJSON_AddStringToObject(o, "name", list[i]->name);
-			cJSON_AddStringToObject(o, "kind", list[i]->sched ? "scheduler" : "candidate");
-			cJSON_AddStringToObject(o, "summary", list[i]->summary);
-			if (list[i]->params_help)
-				cJSON_AddStringToObject(o, "parameters", list[i]->params_help);
-			else
-				cJSON_AddNullToObject(o, "parameters");
+			cJSON_AddStringToObject(o, "name", sym_policy_ops_name(list[i]));
+			cJSON_AddStringToObject(o, "kind", sched ? "scheduler" : "candidate");
+			cJSON_AddStringToObject(o, "summary", sym_policy_ops_summary(list[i]));
+			cJSON *params = cJSON_AddArrayToObject(o, "parameters");
+			for (size_t j = 0; sym_policy_help_line(list[i], j, line, sizeof(line)); j++)
+				cJSON_AddItemToArray(params, cJSON_CreateString(line));
 			cJSON_AddItemToArray(arr, o);
 		}
 		return print_json(c, doc);
 	}
 	for (size_t i = 0; i < n; i++) {
-		printf("%-11s %s\n", list[i]->name, list[i]->summary);
-		if (list[i]->params_help)
-			printf("%-11s   %s\n", "", list[i]->params_help);
+		printf("%-11s %s\n", sym_policy_ops_name(list[i]), sym_policy_ops_summary(list[i]));
+		for (size_t j = 0; sym_policy_help_line(list[i], j, line, sizeof(line)); j++)
+			printf("%-11s   %s\n", "", line);
 	}
 	return 0;
 }

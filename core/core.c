@@ -1,10 +1,47 @@
 #include "core/core.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "core/models.h"
+#include "core/policy_api.h"
+#include "core/ranker.h"
+
+/* The core: what scheduler policies read (struct sym_core, in
+ * core/policy_api.h), then the books only this file touches. Drivers see
+ * neither (core/core.h). */
+struct core {
+	struct sym_core pub;
+	struct sym_iheap timers;     /* candidate policies: models 0..nmodels-1, then one per ranker;
+				      * schedulers: their own ids */
+	bool send_ahead;
+	const struct sym_sched_ops *sched; /* NULL for candidate policies */
+	struct sym_sink sink;
+	struct sym_request **scratch; /* one batch (maxb entries) */
+	/* candidate policies: the exchange */
+	struct sym_models models;
+	struct sym_ranker *rankers;  /* one per kind */
+	struct sym_xmsg *xq;         /* messages in flight: a ring of xq_cap */
+	int *xq_dest;                /* per slot: the ranker's kind, or -1 for the model side */
+	size_t xq_head, xq_len, xq_cap;
+	uint32_t dirty;              /* rankers with news since they last matched (bit per kind) */
+	bool delivering;
+	struct sym_core_stats stats;
+};
+
+/* The whole core behind a struct sym_core (its first member). */
+static inline struct core *impl(struct sym_core *c)
+{
+	return (struct core *)c;
+}
+
+static inline const struct core *cimpl(const struct sym_core *c)
+{
+	return (const struct core *)c;
+}
 
 static int fail_msg(char *err, size_t errlen, int rc, const char *msg)
 {
@@ -20,7 +57,7 @@ static int fail_msg(char *err, size_t errlen, int rc, const char *msg)
  * (lowest kind first), which may send grants, and so on until nothing moves.
  * The rankers' timers then sit in the core's timer heap after the models'. */
 
-static int xq_push(struct sym_core *c, int dest, const struct sym_xmsg *m)
+static int xq_push(struct core *c, int dest, const struct sym_xmsg *m)
 {
 	if (c->xq_len == c->xq_cap) {
 		size_t cap = c->xq_cap ? 2 * c->xq_cap : 64;
@@ -55,7 +92,7 @@ static int xq_push(struct sym_core *c, int dest, const struct sym_xmsg *m)
 /* A message that cannot be queued (no memory) is lost; the ring starts with
  * room for a burst and only grows in a pathological cascade, so this is an
  * abort-worthy state rather than a recoverable one. */
-static void xq_put(struct sym_core *c, int dest, const struct sym_xmsg *m)
+static void xq_put(struct core *c, int dest, const struct sym_xmsg *m)
 {
 	if (xq_push(c, dest, m)) {
 		fprintf(stderr, "symphony core: out of memory for the exchange\n");
@@ -68,7 +105,7 @@ static void xq_put(struct sym_core *c, int dest, const struct sym_xmsg *m)
  * queueing it (and cheaper). Grants, which the model side acts on, queue. */
 static void to_ranker(void *ctx, int k, const struct sym_xmsg *m)
 {
-	struct sym_core *c = ctx;
+	struct core *c = ctx;
 	sym_ranker_recv(&c->rankers[k], m);
 	c->dirty |= 1u << k;
 }
@@ -78,12 +115,12 @@ static void to_models(void *ctx, const struct sym_xmsg *m)
 	xq_put(ctx, -1, m);
 }
 
-static void gpu_took(struct sym_core *c, int g, int m, int size, sym_time start, sym_time finish)
+static void gpu_took(struct core *c, int g, int m, int size, sym_time start, sym_time finish)
 {
-	struct sym_gpu_state *gs = &c->gpus[g];
+	struct sym_gpu_state *gs = &c->pub.gpus[g];
 	if (!gs->busy) {
-		c->nfree--;
-		c->nfree_kind[gs->kind]--;
+		c->pub.nfree--;
+		c->pub.nfree_kind[gs->kind]--;
 	}
 	gs->busy = true;
 	gs->nout++;
@@ -97,22 +134,24 @@ static void gpu_took(struct sym_core *c, int g, int m, int size, sym_time start,
 
 static void models_dispatch(void *ctx, const struct sym_dispatch *d)
 {
-	struct sym_core *c = ctx;
+	struct core *c = ctx;
 	gpu_took(c, d->gpu, d->model, d->size, d->start, d->finish);
 	c->sink.dispatch(c->sink.ctx, d);
 }
 
 static void models_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, sym_time now)
 {
-	sym_core_drop(ctx, r, why, now);
+	struct core *c = ctx;
+	sym_core_drop(&c->pub, r, why, now);
 }
 
-static void deliver(struct sym_core *c, sym_time now)
+static void deliver(struct core *c, sym_time now)
 {
 	if (c->delivering || (!c->xq_len && !c->dirty))
 		return;
 	c->delivering = true;
 	uint32_t touched = 0;
+	const int nkinds = c->pub.nkinds;
 	for (;;) {
 		while (c->xq_len) {
 			struct sym_xmsg m = c->xq[c->xq_head];
@@ -131,34 +170,35 @@ static void deliver(struct sym_core *c, sym_time now)
 		uint32_t dirty = c->dirty;
 		touched |= dirty;
 		c->dirty = 0;
-		for (int k = 0; k < c->nkinds; k++)
+		for (int k = 0; k < nkinds; k++)
 			if (dirty & (1u << k))
 				sym_ranker_match(&c->rankers[k], now);
 		if (!c->xq_len)
 			break;
 	}
 	/* only a ranker that heard something or matched can have moved its timer */
-	for (int k = 0; k < c->nkinds; k++) {
+	for (int k = 0; k < nkinds; k++) {
 		if (!(touched & (1u << k)))
 			continue;
 		sym_time t = sym_ranker_next_wakeup(&c->rankers[k]);
 		if (t == SYM_TIME_NEVER)
-			sym_iheap_remove(&c->timers, c->nmodels + k);
+			sym_iheap_remove(&c->timers, c->pub.nmodels + k);
 		else
-			sym_iheap_set(&c->timers, c->nmodels + k, t);
+			sym_iheap_set(&c->timers, c->pub.nmodels + k, t);
 	}
 	c->delivering = false;
 }
 
-static int exchange_init(struct sym_core *c, const struct sym_core_cfg *cfg)
+static int exchange_init(struct core *c, const struct sym_core_cfg *cfg)
 {
 	int rc;
-	for (int k = 0; k < c->nkinds; k++)
-		if ((rc = sym_ranker_init(&c->rankers[k], k, c->ngpus, cfg->gpu_kind, c->nmodels, c->send_ahead,
+	struct sym_core *p = &c->pub;
+	for (int k = 0; k < p->nkinds; k++)
+		if ((rc = sym_ranker_init(&c->rankers[k], k, p->ngpus, cfg->gpu_kind, p->nmodels, c->send_ahead,
 					  to_models, c)))
 			return rc;
 	struct sym_models_out out = { c, to_ranker, models_dispatch, models_drop };
-	return sym_models_init(&c->models, c->shards, c->nmodels, 1, 0, c->nkinds, &c->policy, &c->timers, &out);
+	return sym_models_init(&c->models, p->shards, p->nmodels, 1, 0, p->nkinds, &p->policy, &c->timers, &out);
 }
 
 /* ---- create / destroy ---- */
@@ -168,10 +208,8 @@ int sym_core_create(struct sym_core **out, const struct sym_core_cfg *cfg, const
 	return sym_core_create_err(out, cfg, sink, NULL, 0);
 }
 
-int sym_core_create_err(struct sym_core **out, const struct sym_core_cfg *cfg, const struct sym_sink *sink,
-			char *err, size_t errlen)
+static int check_cfg(const struct sym_core_cfg *cfg, const struct sym_sink *sink, char *err, size_t errlen)
 {
-	*out = NULL;
 	int nkinds = cfg->nkinds ? cfg->nkinds : 1;
 	if (cfg->nmodels < 1 || cfg->ngpus < 1 || !cfg->models || !cfg->policy.ops || !sink ||
 	    !sink->dispatch || !sink->drop || nkinds < 1 || nkinds > SYM_MAX_KINDS ||
@@ -181,34 +219,27 @@ int sym_core_create_err(struct sym_core **out, const struct sym_core_cfg *cfg, c
 		for (int g = 0; g < cfg->ngpus; g++)
 			if (cfg->gpu_kind[g] < 0 || cfg->gpu_kind[g] >= nkinds)
 				return fail_msg(err, errlen, -EINVAL, "GPU kind out of range");
-	struct sym_core *c = calloc(1, sizeof(*c));
-	if (!c)
-		return fail_msg(err, errlen, -ENOMEM, "out of memory");
-	c->nmodels = cfg->nmodels;
-	c->ngpus = cfg->ngpus;
-	c->nkinds = nkinds;
-	for (int k = 0; k < nkinds; k++) {
-		if (cfg->kinds)
-			c->kinds[k] = cfg->kinds[k];
-		else
-			snprintf(c->kinds[k].name, sizeof(c->kinds[k].name), "gpu");
-	}
-	c->policy = cfg->policy;
-	c->sched = cfg->policy.ops->sched;
-	c->send_ahead = cfg->send_ahead && !c->sched;
 	if (cfg->max_ahead < 0 || cfg->max_ahead >= SYM_GPU_MAX_OUTSTANDING)
-		return free(c), fail_msg(err, errlen, -EINVAL, "max_ahead out of range");
-	if (c->sched)
-		c->max_outstanding = 1 + (cfg->max_ahead ? cfg->max_ahead : SYM_GPU_MAX_OUTSTANDING - 1);
-	else
-		c->max_outstanding = c->send_ahead ? 2 : 1;
-	c->sink = *sink;
-	int rc = -ENOMEM;
+		return fail_msg(err, errlen, -EINVAL, "max_ahead out of range");
+	return 0;
+}
+
+/* The parts of the core that are the same for both shapes of policy: kinds,
+ * GPUs, shards, the scratch batch and the timer heap. */
+static int setup(struct core *k, const struct sym_core_cfg *cfg, char *err, size_t errlen)
+{
+	struct sym_core *c = &k->pub;
+	for (int i = 0; i < c->nkinds; i++) {
+		if (cfg->kinds)
+			c->kinds[i] = cfg->kinds[i];
+		else
+			snprintf(c->kinds[i].name, sizeof(c->kinds[i].name), "gpu");
+	}
 	c->shards = calloc((size_t)cfg->nmodels, sizeof(*c->shards));
 	c->gpus = calloc((size_t)cfg->ngpus, sizeof(*c->gpus));
-	c->rankers = calloc((size_t)nkinds, sizeof(*c->rankers));
-	if (!c->shards || !c->gpus || !c->rankers)
-		goto fail;
+	k->rankers = calloc((size_t)c->nkinds, sizeof(*k->rankers));
+	if (!c->shards || !c->gpus || !k->rankers)
+		return fail_msg(err, errlen, -ENOMEM, "out of memory");
 	for (int g = 0; g < cfg->ngpus; g++) {
 		c->gpus[g].kind = cfg->gpu_kind ? cfg->gpu_kind[g] : 0;
 		c->nfree_kind[c->gpus[g].kind]++;
@@ -216,39 +247,63 @@ int sym_core_create_err(struct sym_core **out, const struct sym_core_cfg *cfg, c
 	c->nfree = cfg->ngpus;
 	c->maxb = 1;
 	for (int m = 0; m < cfg->nmodels; m++) {
-		rc = sym_shard_init_kinds(&c->shards[m], m, &cfg->models[m], nkinds, &cfg->gather, &cfg->net);
+		int rc = sym_shard_init_kinds(&c->shards[m], m, &cfg->models[m], c->nkinds, &cfg->gather, &cfg->net);
 		if (rc) {
 			if (err && errlen)
 				snprintf(err, errlen, "model %d: %s", m,
 					 rc == -EINVAL ? "invalid profile, SLO, rate or gathering rule" : "out of memory");
-			goto fail_quiet;
+			return rc;
 		}
 		if (c->shards[m].max_batch > c->maxb)
 			c->maxb = c->shards[m].max_batch;
 	}
-	rc = -ENOMEM;
-	c->scratch = malloc((size_t)c->maxb * sizeof(*c->scratch));
-	if (!c->scratch)
+	k->scratch = malloc((size_t)c->maxb * sizeof(*k->scratch));
+	if (!k->scratch || sym_iheap_init(&k->timers, cfg->nmodels + (k->sched ? 0 : c->nkinds)))
+		return fail_msg(err, errlen, -ENOMEM, "out of memory");
+	return 0;
+}
+
+int sym_core_create_err(struct sym_core **out, const struct sym_core_cfg *cfg, const struct sym_sink *sink,
+			char *err, size_t errlen)
+{
+	*out = NULL;
+	int rc = check_cfg(cfg, sink, err, errlen);
+	if (rc)
+		return rc;
+	struct core *k = calloc(1, sizeof(*k));
+	if (!k)
+		return fail_msg(err, errlen, -ENOMEM, "out of memory");
+	struct sym_core *c = &k->pub;
+	c->nmodels = cfg->nmodels;
+	c->ngpus = cfg->ngpus;
+	c->nkinds = cfg->nkinds ? cfg->nkinds : 1;
+	c->policy = cfg->policy;
+	k->sched = cfg->policy.ops->sched;
+	k->send_ahead = cfg->send_ahead && !k->sched;
+	if (k->sched)
+		c->max_outstanding = 1 + (cfg->max_ahead ? cfg->max_ahead : SYM_GPU_MAX_OUTSTANDING - 1);
+	else
+		c->max_outstanding = k->send_ahead ? 2 : 1;
+	k->sink = *sink;
+	if ((rc = setup(k, cfg, err, errlen)))
 		goto fail;
-	if ((rc = sym_iheap_init(&c->timers, cfg->nmodels + (c->sched ? 0 : nkinds))))
+	if (!k->sched && (rc = exchange_init(k, cfg))) {
+		fail_msg(err, errlen, rc, rc == -ENOMEM ? "out of memory" : "invalid core configuration");
 		goto fail;
-	if (!c->sched && (rc = exchange_init(c, cfg)))
-		goto fail;
-	if (c->sched && c->sched->init) {
+	}
+	if (k->sched && k->sched->init) {
 		char msg[256] = "";
-		rc = c->sched->init(c, msg, sizeof(msg));
+		rc = k->sched->init(c, msg, sizeof(msg));
 		if (rc) {
 			if (err && errlen)
-				snprintf(err, errlen, "policy '%s': %s", c->policy.ops->name,
+				snprintf(err, errlen, "policy '%s': %s", sym_policy_name(&c->policy),
 					 msg[0] ? msg : sym_strerror(rc));
-			goto fail_quiet;
+			goto fail;
 		}
 	}
 	*out = c;
 	return 0;
 fail:
-	fail_msg(err, errlen, rc, rc == -ENOMEM ? "out of memory" : "invalid core configuration");
-fail_quiet:
 	sym_core_destroy(c);
 	return rc;
 }
@@ -257,8 +312,9 @@ void sym_core_destroy(struct sym_core *c)
 {
 	if (!c)
 		return;
-	if (c->sched && c->sched_state && c->sched->finish)
-		c->sched->finish(c);
+	struct core *k = impl(c);
+	if (k->sched && c->sched_state && k->sched->finish)
+		k->sched->finish(c);
 	if (c->shards)
 		for (int m = 0; m < c->nmodels; m++)
 			sym_shard_finish(&c->shards[m]);
@@ -267,16 +323,16 @@ void sym_core_destroy(struct sym_core *c)
 		for (int g = 0; g < c->ngpus; g++)
 			free(c->gpus[g].reqs);
 	free(c->gpus);
-	free(c->scratch);
-	if (c->rankers)
-		for (int k = 0; k < c->nkinds; k++)
-			sym_ranker_finish(&c->rankers[k]);
-	free(c->rankers);
-	sym_models_finish(&c->models);
-	free(c->xq);
-	free(c->xq_dest);
-	sym_iheap_finish(&c->timers);
-	free(c);
+	free(k->scratch);
+	if (k->rankers)
+		for (int i = 0; i < c->nkinds; i++)
+			sym_ranker_finish(&k->rankers[i]);
+	free(k->rankers);
+	sym_models_finish(&k->models);
+	free(k->xq);
+	free(k->xq_dest);
+	sym_iheap_finish(&k->timers);
+	free(k);
 }
 
 /* ---- services ---- */
@@ -287,9 +343,19 @@ int sym_core_timers_reserve(struct sym_core *c, int n)
 	int rc = sym_iheap_init(&h, n);
 	if (rc)
 		return rc;
-	sym_iheap_finish(&c->timers);
-	c->timers = h;
+	sym_iheap_finish(&impl(c)->timers);
+	impl(c)->timers = h;
 	return 0;
+}
+
+void sym_core_timer_set(struct sym_core *c, int id, sym_time t)
+{
+	sym_iheap_set(&impl(c)->timers, id, t);
+}
+
+void sym_core_timer_clear(struct sym_core *c, int id)
+{
+	sym_iheap_remove(&impl(c)->timers, id);
 }
 
 int sym_core_track_running(struct sym_core *c)
@@ -304,10 +370,16 @@ int sym_core_track_running(struct sym_core *c)
 	return 0;
 }
 
+bool sym_core_can_cancel(const struct sym_core *c)
+{
+	return cimpl(c)->sink.cancel != NULL;
+}
+
 void sym_core_drop(struct sym_core *c, struct sym_request *r, enum sym_drop_reason why, sym_time now)
 {
-	c->stats.drops++;
-	c->sink.drop(c->sink.ctx, r, why, now);
+	struct core *k = impl(c);
+	k->stats.drops++;
+	k->sink.drop(k->sink.ctx, r, why, now);
 }
 
 size_t sym_core_expire(struct sym_core *c, int m, sym_time now)
@@ -365,12 +437,12 @@ void sym_core_fill(struct sym_core *c, sym_core_pick_fn pick, int timer_id, sym_
 		sym_core_timer_set(c, timer_id, t);
 }
 
-static void dispatch_reqs(struct sym_core *c, int m, int gpu, struct sym_request **reqs, int size,
+static void dispatch_reqs(struct core *k, int m, int gpu, struct sym_request **reqs, int size,
 			  uint32_t dropped_before, sym_time now, sym_time start, sym_time reject_after)
 {
-	struct sym_shard *s = &c->shards[m];
-	struct sym_gpu_state *g = &c->gpus[gpu];
-	int k = g->kind;
+	struct sym_shard *s = &k->pub.shards[m];
+	struct sym_gpu_state *g = &k->pub.gpus[gpu];
+	int kind = g->kind;
 	sym_time earliest = now + s->net.ctrl + s->net.data * size;
 	if (start < earliest)
 		start = earliest;
@@ -379,11 +451,11 @@ static void dispatch_reqs(struct sym_core *c, int m, int gpu, struct sym_request
 	struct sym_dispatch d = {
 		.model = m,
 		.gpu = gpu,
-		.kind = k,
+		.kind = kind,
 		.size = size,
 		.now = now,
 		.start = start,
-		.finish = start + s->prof_k[k]->lat[size],
+		.finish = start + s->prof_k[kind]->lat[size],
 		.reject_after = reject_after,
 		.dropped_before = dropped_before,
 		.epoch = g->epoch,
@@ -391,30 +463,31 @@ static void dispatch_reqs(struct sym_core *c, int m, int gpu, struct sym_request
 	};
 	for (int i = 0; i < size; i++)
 		reqs[i]->start = d.start;
-	gpu_took(c, gpu, m, size, d.start, d.finish);
+	gpu_took(k, gpu, m, size, d.start, d.finish);
 	if (g->reqs && g->reqs != reqs)
 		memcpy(g->reqs, reqs, (size_t)size * sizeof(*reqs));
-	c->sink.dispatch(c->sink.ctx, &d);
+	k->sink.dispatch(k->sink.ctx, &d);
 }
 
 void sym_core_dispatch(struct sym_core *c, int m, int g, struct sym_request **reqs, int size, sym_time now)
 {
-	dispatch_reqs(c, m, g, reqs, size, 0, now, now, SYM_TIME_NEVER);
+	dispatch_reqs(impl(c), m, g, reqs, size, 0, now, now, SYM_TIME_NEVER);
 }
 
 sym_time sym_core_dispatch_ahead(struct sym_core *c, int m, int g, struct sym_request **reqs, int size, sym_time now,
 				 sym_time start, sym_time reject_after)
 {
-	dispatch_reqs(c, m, g, reqs, size, 0, now, start, reject_after);
+	dispatch_reqs(impl(c), m, g, reqs, size, 0, now, start, reject_after);
 	return c->gpus[g].start;
 }
 
 void sym_core_dispatch_queue(struct sym_core *c, int m, int g, int size, sym_time now)
 {
+	struct core *k = impl(c);
 	struct sym_shard *s = &c->shards[m];
 	uint32_t dropped = s->dropped_since_batch;
-	sym_shard_take(s, size, c->scratch);
-	dispatch_reqs(c, m, g, c->scratch, size, dropped, now, now, SYM_TIME_NEVER);
+	sym_shard_take(s, size, k->scratch);
+	dispatch_reqs(k, m, g, k->scratch, size, dropped, now, now, SYM_TIME_NEVER);
 }
 
 /* GPU g has nothing outstanding any more (a batch ended or it came back
@@ -432,68 +505,78 @@ static void gpu_idle(struct sym_core *c, struct sym_gpu_state *gs)
 
 int sym_core_cancel(struct sym_core *c, int gi, sym_time now, struct sym_request **out)
 {
+	struct core *k = impl(c);
 	struct sym_gpu_state *g = &c->gpus[gi];
-	if (!g->busy || g->off || !g->reqs || !c->sink.cancel)
+	if (!g->busy || g->off || !g->reqs || !k->sink.cancel)
 		return 0;
 	int n = g->size;
 	memcpy(out, g->reqs, (size_t)n * sizeof(*out));
 	gpu_idle(c, g);
-	c->stats.cancels++;
-	c->sink.cancel(c->sink.ctx, gi, now);
+	k->stats.cancels++;
+	k->sink.cancel(k->sink.ctx, gi, now);
 	return n;
 }
 
 /* ---- entry points ---- */
 
+sym_time sym_core_next_wakeup(const struct sym_core *c)
+{
+	const struct sym_iheap *t = &cimpl(c)->timers;
+	return sym_iheap_empty(t) ? SYM_TIME_NEVER : sym_iheap_top_key(t);
+}
+
 void sym_core_advance(struct sym_core *c, sym_time now)
 {
-	while (!sym_iheap_empty(&c->timers) && sym_iheap_top_key(&c->timers) <= now) {
-		int id = sym_iheap_pop(&c->timers);
-		c->stats.wakeups++;
-		if (c->sched) {
-			c->sched->timer(c, id, now);
+	struct core *k = impl(c);
+	while (!sym_iheap_empty(&k->timers) && sym_iheap_top_key(&k->timers) <= now) {
+		int id = sym_iheap_pop(&k->timers);
+		k->stats.wakeups++;
+		if (k->sched) {
+			k->sched->react(c, SYM_SCHED_TIMER, id, now);
 		} else {
 			if (id < c->nmodels)
-				sym_models_timer(&c->models, id, now);
+				sym_models_timer(&k->models, id, now);
 			else
-				c->dirty |= 1u << (id - c->nmodels);
-			deliver(c, now);
+				k->dirty |= 1u << (id - c->nmodels);
+			deliver(k, now);
 		}
 	}
 }
 
 int sym_core_arrive(struct sym_core *c, struct sym_request *r, sym_time now)
 {
+	struct core *k = impl(c);
 	if (r->model < 0 || r->model >= c->nmodels)
 		return -EINVAL;
 	if (sym_core_next_wakeup(c) <= now)
 		sym_core_advance(c, now);
 	int err;
-	if (c->sched && c->sched->arrive) {
-		err = c->sched->arrive(c, r, now);
+	if (k->sched && k->sched->arrive) {
+		err = k->sched->arrive(c, r, now);
 		if (err)
 			return err;
-		c->stats.arrivals++;
+		k->stats.arrivals++;
 		return 0;
 	}
-	if (!c->sched) {
-		err = sym_models_arrive(&c->models, r, now);
+	if (!k->sched) {
+		err = sym_models_arrive(&k->models, r, now);
 		if (err)
 			return err;
-		c->stats.arrivals++;
-		deliver(c, now);
+		k->stats.arrivals++;
+		deliver(k, now);
 		return 0;
 	}
 	err = sym_shard_push(&c->shards[r->model], r, now);
 	if (err)
 		return err;
-	c->stats.arrivals++;
-	c->sched->poke(c, r->model, now);
+	k->stats.arrivals++;
+	k->sched->react(c, SYM_SCHED_ARRIVED, r->model, now);
 	return 0;
 }
 
 void sym_core_gpu_done(struct sym_core *c, int gpu, sym_time now, const struct sym_batch_end *e)
 {
+	struct core *k = impl(c);
 	if (sym_core_next_wakeup(c) <= now)
 		sym_core_advance(c, now);
 	struct sym_gpu_state *gs = &c->gpus[gpu];
@@ -508,13 +591,13 @@ void sym_core_gpu_done(struct sym_core *c, int gpu, sym_time now, const struct s
 		sym_time start = gs->start > e->end ? gs->start : e->end;
 		gs->free_at = start + (gs->finish - gs->start);
 	}
-	if (c->sched) {
-		c->sched->gpu_free(c, gpu, now);
+	if (k->sched) {
+		k->sched->react(c, SYM_SCHED_GPU_FREE, gpu, now);
 		return;
 	}
-	sym_ranker_gpu_done(&c->rankers[gs->kind], gpu, e->end);
-	c->dirty |= 1u << gs->kind;
-	deliver(c, now);
+	sym_ranker_gpu_done(&k->rankers[gs->kind], gpu, e->end);
+	k->dirty |= 1u << gs->kind;
+	deliver(k, now);
 }
 
 void sym_core_gpu_free(struct sym_core *c, int gpu, sym_time now)
@@ -528,6 +611,7 @@ void sym_core_gpu_free(struct sym_core *c, int gpu, sym_time now)
 
 int sym_core_gpu_offline(struct sym_core *c, int gpu, uint32_t epoch, sym_time now)
 {
+	struct core *k = impl(c);
 	if (gpu < 0 || gpu >= c->ngpus)
 		return -EINVAL;
 	struct sym_gpu_state *gs = &c->gpus[gpu];
@@ -545,15 +629,16 @@ int sym_core_gpu_offline(struct sym_core *c, int gpu, uint32_t epoch, sym_time n
 	gs->off = gs->busy = true;
 	gs->nout = 0;
 	gs->size = 0;
-	if (!c->sched) {
-		sym_ranker_gpu_offline(&c->rankers[gs->kind], gpu, epoch);
-		deliver(c, now);
+	if (!k->sched) {
+		sym_ranker_gpu_offline(&k->rankers[gs->kind], gpu, epoch);
+		deliver(k, now);
 	}
 	return 0;
 }
 
 int sym_core_gpu_online(struct sym_core *c, int gpu, uint32_t epoch, sym_time now)
 {
+	struct core *k = impl(c);
 	if (gpu < 0 || gpu >= c->ngpus)
 		return -EINVAL;
 	struct sym_gpu_state *gs = &c->gpus[gpu];
@@ -565,22 +650,65 @@ int sym_core_gpu_online(struct sym_core *c, int gpu, uint32_t epoch, sym_time no
 	gpu_idle(c, gs);
 	gs->free_at = now;
 	gs->last_end = (struct sym_batch_end){ now, now, false };
-	if (c->sched) {
-		c->sched->gpu_free(c, gpu, now);
+	if (k->sched) {
+		k->sched->react(c, SYM_SCHED_GPU_FREE, gpu, now);
 		return 0;
 	}
-	sym_ranker_gpu_online(&c->rankers[gs->kind], gpu, epoch, now);
-	c->dirty |= 1u << gs->kind;
-	deliver(c, now);
+	sym_ranker_gpu_online(&k->rankers[gs->kind], gpu, epoch, now);
+	k->dirty |= 1u << gs->kind;
+	deliver(k, now);
 	return 0;
 }
 
 uint64_t sym_core_queued(const struct sym_core *c)
 {
+	const struct core *k = cimpl(c);
 	uint64_t n = 0;
 	for (int m = 0; m < c->nmodels; m++)
 		n += sym_queue_len(&c->shards[m].queue);
-	if (c->sched && c->sched->held)
-		n += c->sched->held(c);
+	if (k->sched && k->sched->held)
+		n += k->sched->held(c);
 	return n;
+}
+
+/* ---- what drivers read ---- */
+
+const struct sym_core_stats *sym_core_stats(const struct sym_core *c)
+{
+	return &cimpl(c)->stats;
+}
+
+int sym_core_max_outstanding(const struct sym_core *c)
+{
+	return c->max_outstanding;
+}
+
+int sym_core_largest_batch(const struct sym_core *c)
+{
+	return c->maxb;
+}
+
+int sym_core_idle_gpus(const struct sym_core *c)
+{
+	return c->nfree;
+}
+
+const sym_time *sym_core_le(const struct sym_core *c, int m, int k)
+{
+	return c->shards[m].lek[k];
+}
+
+const sym_time *sym_core_le_min(const struct sym_core *c, int m)
+{
+	return c->shards[m].le;
+}
+
+int sym_core_max_batch(const struct sym_core *c, int m, int k)
+{
+	return c->shards[m].maxb_k[k];
+}
+
+const struct sym_net *sym_core_net(const struct sym_core *c)
+{
+	return &c->shards[0].net;
 }

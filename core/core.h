@@ -1,5 +1,8 @@
-/* core/core.h - the scheduling core: model shards plus a ranker per GPU kind
- * (or a scheduler policy), driven by a driver that owns time.
+/* core/core.h - the scheduling core as its drivers see it: model shards plus
+ * a ranker per GPU kind (or a scheduler policy), driven by a driver that owns
+ * time. The core is opaque here; what a policy author needs (the core's
+ * state, the services scheduler policies call, the parameter tables) is in
+ * core/policy_api.h, which drivers never include.
  *
  * The core is pure: it reads no clock, does no I/O, starts no thread and keeps
  * no global state. Every entry point takes the current time `now`, which must
@@ -40,8 +43,8 @@
  * in kind order, and one it cannot use any more goes back. With one kind this
  * is exactly the single ranker of the design.
  *
- * Scheduler policies (struct sym_sched_ops) get every event and act through
- * the services at the end of this header.
+ * Scheduler policies (struct sym_sched_ops in core/policy_api.h) get every
+ * event and act through the core's services.
  *
  * Not thread-safe: one thread drives one core.
  */
@@ -51,11 +54,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/models.h"
 #include "core/policy.h"
-#include "core/ranker.h"
 #include "core/request.h"
 #include "core/shard.h"
+
+/* The core: opaque to drivers. */
+struct sym_core;
 
 struct sym_sink {
 	void *ctx;
@@ -104,55 +108,6 @@ struct sym_batch_end {
  * planned) in the core's books. */
 #define SYM_GPU_MAX_OUTSTANDING 8
 
-/* What the core remembers of each GPU. */
-struct sym_gpu_state {
-	int kind;
-	bool busy;          /* nout > 0, or out of service */
-	bool off;           /* out of service (sym_core_gpu_offline) */
-	int nout;           /* batches outstanding: running, then planned */
-	uint32_t epoch;
-	sym_time free_at;   /* predicted: the planned finish of its last outstanding batch */
-	int model;          /* of the last batch sent to it */
-	int size;
-	sym_time start;     /* its planned start */
-	sym_time finish;    /* its planned finish */
-	struct sym_batch_end last_end; /* the last batch end reported (read it in gpu_free hooks) */
-	struct sym_request **reqs; /* the running batch, only with sym_core_track_running */
-};
-
-struct sym_sched_ops;
-
-struct sym_core {
-	int nmodels;
-	int ngpus;
-	int nkinds;
-	struct sym_kind kinds[SYM_MAX_KINDS];
-	struct sym_shard *shards;
-	struct sym_iheap timers;     /* candidate policies: models 0..nmodels-1, then one per ranker;
-				      * schedulers: their own ids */
-	struct sym_policy policy;
-	bool send_ahead;
-	int max_outstanding;         /* batches a GPU may have outstanding: 1 + the plans it may hold ahead */
-	const struct sym_sched_ops *sched; /* NULL for candidate policies */
-	void *sched_state;
-	struct sym_sink sink;
-	struct sym_gpu_state *gpus;
-	int nfree;                   /* idle devices in service */
-	int nfree_kind[SYM_MAX_KINDS]; /* idle devices per kind */
-	int maxb;                    /* the largest batch over models and kinds */
-	struct sym_request **scratch; /* one batch (maxb entries) */
-	/* candidate policies: the exchange */
-	struct sym_models models;
-	struct sym_ranker *rankers;  /* one per kind */
-	struct sym_xmsg *xq;         /* messages in flight: a ring of xq_cap */
-	int *xq_dest;                /* per slot: the ranker's kind, or -1 for the model side */
-	size_t xq_head, xq_len, xq_cap;
-	uint32_t dirty;              /* rankers with news since they last matched (bit per kind) */
-	bool delivering;
-	struct sym_core_stats stats;
-	char error[256];             /* why sym_core_create failed in a scheduler's init */
-};
-
 /* Returns 0, -EINVAL (bad configuration) or -ENOMEM; *out is NULL on error. */
 int sym_core_create(struct sym_core **out, const struct sym_core_cfg *cfg, const struct sym_sink *sink);
 
@@ -189,112 +144,37 @@ int sym_core_gpu_online(struct sym_core *c, int g, uint32_t epoch, sym_time now)
 void sym_core_advance(struct sym_core *c, sym_time now);
 
 /* When the core next wants sym_core_advance, or SYM_TIME_NEVER. */
-static inline sym_time sym_core_next_wakeup(const struct sym_core *c)
-{
-	return sym_iheap_empty(&c->timers) ? SYM_TIME_NEVER : sym_iheap_top_key(&c->timers);
-}
+sym_time sym_core_next_wakeup(const struct sym_core *c);
 
 /* Requests currently held by the core (queued, not running), over all models. */
 uint64_t sym_core_queued(const struct sym_core *c);
 
-/* ---- for scheduler policies ----
- *
- * A scheduler policy's handlers run inside the core's entry points. Handlers
- * must leave no GPU idle that their policy would use (there is no later
- * chance unless they set a timer). */
-struct sym_sched_ops {
-	/* Sets up c->sched_state (NULL: a policy with no state of its own). The
-	 * shards (queues, le tables, drop rule) and GPU states exist already.
-	 * Returns 0, or -EINVAL/-ENOMEM with a message in err. */
-	int (*init)(struct sym_core *c, char *err, size_t errlen);
-	void (*finish)(struct sym_core *c); /* NULL when init keeps no state */
-	/* A request arrived. NULL: the core queues it in its model's shard and
-	 * calls `poke` (below) for that model. Returns 0 or -ENOMEM (the request
-	 * is then not held). */
-	int (*arrive)(struct sym_core *c, struct sym_request *r, sym_time now);
-	/* Model m's shard queue changed (after the default arrive). */
-	void (*poke)(struct sym_core *c, int m, sym_time now);
-	/* GPU g's oldest outstanding batch ended (c->gpus[g].last_end says how;
-	 * c->gpus[g].nout batches are still outstanding), or g came back online
-	 * idle. */
-	void (*gpu_free)(struct sym_core *c, int g, sym_time now);
-	/* Timer id fired (set with sym_core_timer_set). */
-	void (*timer)(struct sym_core *c, int id, sym_time now);
-	/* Requests the policy holds outside the shard queues (NULL: none). */
-	uint64_t (*held)(const struct sym_core *c);
-};
+/* ---- what the driver may read ---- */
 
-/* Timers: ids 0..n-1, at most one pending time each. init may resize
- * (default n = nmodels). Returns 0 or -ENOMEM. */
-int sym_core_timers_reserve(struct sym_core *c, int n);
-static inline void sym_core_timer_set(struct sym_core *c, int id, sym_time t) { sym_iheap_set(&c->timers, id, t); }
-static inline void sym_core_timer_clear(struct sym_core *c, int id) { sym_iheap_remove(&c->timers, id); }
+/* Counts since creation. */
+const struct sym_core_stats *sym_core_stats(const struct sym_core *c);
 
-/* Keep the request pointers of every running batch (needed to cancel).
- * Returns 0 or -ENOMEM. */
-int sym_core_track_running(struct sym_core *c);
+/* Batches a GPU may have outstanding at once (running, then planned): the
+ * driver's per-GPU queue needs that many places. */
+int sym_core_max_outstanding(const struct sym_core *c);
 
-/* Dispatches reqs[0..size) of model m on free GPU g at now (0 < size <=
- * the model's largest batch on g's kind; every request must be model m's and
- * no longer in any queue), to start at now + ctrl + data*size. Marks g busy
- * and calls the sink. */
-void sym_core_dispatch(struct sym_core *c, int m, int g, struct sym_request **reqs, int size, sym_time now);
+/* The largest batch over models and kinds. */
+int sym_core_largest_batch(const struct sym_core *c);
 
-/* The same on GPU g, idle or not (fewer than c->max_outstanding batches
- * outstanding there): the batch is planned to start at
- * `start` (at least now + ctrl + data*size and at least g's predicted free
- * time free_at; it is raised to both) and the driver rejects it if it
- * cannot start by reject_after (SYM_TIME_NEVER: never). Returns its planned
- * start. */
-sym_time sym_core_dispatch_ahead(struct sym_core *c, int m, int g, struct sym_request **reqs, int size, sym_time now,
-				 sym_time start, sym_time reject_after);
+/* Devices in service with nothing outstanding. */
+int sym_core_idle_gpus(const struct sym_core *c);
 
-/* Takes the first size requests of model m's shard queue and dispatches them
- * on g (the shard's dropped-since-batch counter goes with them). */
-void sym_core_dispatch_queue(struct sym_core *c, int m, int g, int size, sym_time now);
+/* Effective latency table of model m on kind k: le[b], b = 0..max_batch+1
+ * (le = l + ctrl + data*b + resp; see core/shard.h). */
+const sym_time *sym_core_le(const struct sym_core *c, int m, int k);
 
-/* Ends r with a drop (reason why). */
-void sym_core_drop(struct sym_core *c, struct sym_request *r, enum sym_drop_reason why, sym_time now);
-
-/* Cancels the batch running on busy GPU g (needs sym_core_track_running and
- * a sink with cancel): calls the sink, frees g, and writes the batch's
- * requests to out (room for the model's largest batch). Returns their count. */
-int sym_core_cancel(struct sym_core *c, int g, sym_time now, struct sym_request **out);
-
-/* Chooses what a free device of kind k runs at now: a model (its batch size
- * in *size, taken from the head of its shard queue), or -1 for nothing. */
-typedef int (*sym_core_pick_fn)(struct sym_core *c, int k, sym_time now, int *size);
-
-/* Work-conserving fill: offers each free device, in id order, to pick and
- * dispatches what it chooses. A kind that got nothing is not asked again in
- * the same pass; the pass repeats when a dispatch followed such a miss
- * (taking a batch moves a head to a later deadline, which may now fit that
- * kind). Then, while a device stays idle with requests queued, keeps timer
- * `timer_id` at the next head expiry (sym_core_next_expiry), else clears it. */
-void sym_core_fill(struct sym_core *c, sym_core_pick_fn pick, int timer_id, sym_time now);
-
-/* Drops model m's queue heads that cannot finish by their deadline even
- * alone on the fastest kind (now + le(1) > deadline; reason expired).
- * Returns the queue length after. */
-size_t sym_core_expire(struct sym_core *c, int m, sym_time now);
-
-/* After expiring every model's heads at now: the earliest moment one of the
- * heads will expire (deadline - le(1) + 1), or SYM_TIME_NEVER when every
- * queue is empty. A scheduler that leaves a device idle while requests wait
- * (none fits that device's kind) sets a timer there, so that the head is
- * dropped and the requests behind it get their chance. */
-sym_time sym_core_next_expiry(struct sym_core *c, sym_time now);
-
-/* Effective latency table of model m on kind k: le[b], b = 0..max_batch+1. */
-static inline const sym_time *sym_core_le(const struct sym_core *c, int m, int k)
-{
-	return c->shards[m].lek[k];
-}
+/* The same on the fastest kind for each size (with one kind: kind 0's). */
+const sym_time *sym_core_le_min(const struct sym_core *c, int m);
 
 /* Model m's largest batch on kind k. */
-static inline int sym_core_max_batch(const struct sym_core *c, int m, int k)
-{
-	return c->shards[m].maxb_k[k];
-}
+int sym_core_max_batch(const struct sym_core *c, int m, int k);
+
+/* The network delays the core plans with. */
+const struct sym_net *sym_core_net(const struct sym_core *c);
 
 #endif

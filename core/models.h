@@ -39,22 +39,6 @@
 #include "core/request.h"
 #include "core/shard.h"
 
-/* A dispatch as the model side makes it (also the core's sink's). */
-struct sym_dispatch {
-	int model;
-	int gpu;
-	int kind;        /* the GPU's kind */
-	int size;
-	sym_time now;    /* the dispatch decision */
-	sym_time start;  /* planned execution start: now + ctrl + data*size, after the GPU's earlier batches */
-	sym_time finish; /* planned finish: start + l_kind(size) */
-	sym_time reject_after; /* the driver must not start it later than this (it rejects the batch
-				* instead); SYM_TIME_NEVER: no limit */
-	uint32_t dropped_before; /* this model's drops since its previous dispatch */
-	uint32_t epoch;  /* the GPU's epoch at the grant (the runtime's offline/online count) */
-	struct sym_request *const *reqs; /* size requests, valid during the callback */
-};
-
 struct sym_models_out {
 	void *ctx;
 	/* to the ranker of kind k */

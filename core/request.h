@@ -21,4 +21,21 @@ struct sym_request {
 	sym_time start;    /* set by the core at dispatch: planned execution start */
 };
 
+/* A batch to run: what the core's sink (core/core.h) and the model side
+ * (core/models.h) dispatch. */
+struct sym_dispatch {
+	int model;
+	int gpu;
+	int kind;        /* the GPU's kind */
+	int size;
+	sym_time now;    /* the dispatch decision */
+	sym_time start;  /* planned execution start: now + ctrl + data*size, after the GPU's earlier batches */
+	sym_time finish; /* planned finish: start + l_kind(size) */
+	sym_time reject_after; /* the driver must not start it later than this (it rejects the batch
+				* instead); SYM_TIME_NEVER: no limit */
+	uint32_t dropped_before; /* this model's drops since its previous dispatch */
+	uint32_t epoch;  /* the GPU's epoch at the grant (the runtime's offline/online count) */
+	struct sym_request *const *reqs; /* size requests, valid during the callback */
+};
+
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/policy_api.h"
 
 static const char *const drop_names[SYM_DROP_NREASONS] = {
 	[SYM_DROP_EXPIRED] = "expired",

@@ -39,11 +39,13 @@
 #ifndef SYM_SHARD_H
 #define SYM_SHARD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#include "core/policy.h"
 #include "core/profile.h"
 #include "core/queue.h"
+
+struct sym_policy;
 
 enum sym_drop_reason {
 	SYM_DROP_EXPIRED, /* could not finish by its deadline even alone */

@@ -471,11 +471,11 @@ int sym_benchsched_run(const struct sym_benchsched_opts *op)
 		return 2;
 	}
 	for (int i = 0; i < o.nthreads; i++) {
-		if (o.threads[i] >= 2 && pol.ops->sched) {
+		if (o.threads[i] >= 2 && sym_policy_is_scheduler(&pol)) {
 			fprintf(stderr,
 				"bench-sched: --threads %d: policy '%s' is a scheduler policy and runs on one thread "
 				"only\n",
-				o.threads[i], pol.ops->name);
+				o.threads[i], sym_policy_name(&pol));
 			return 2;
 		}
 	}

@@ -45,6 +45,8 @@
 
 #include "core/error.h"
 #include "core/hist.h"
+#include "core/models.h"
+#include "core/ranker.h"
 #include "runtime/executor.h"
 #include "runtime/spsc.h"
 
@@ -954,7 +956,7 @@ static int make_solo(struct sym_sched *s, const struct sym_sched_cfg *cfg, size_
 		return fail(err, errlen, -ENOMEM, "%s", "out of memory");
 	for (int g = 0; g < s->ngpus && cfg->gpus_offline; g++)
 		sym_core_gpu_offline(so->core, g, 1, 0);
-	s->maxb = so->core->maxb;
+	s->maxb = sym_core_largest_batch(so->core);
 	for (int m = 0; m < s->nmodels; m++)
 		s->model_thr[m] = &so->t;
 	s->nrd = 1;
@@ -969,18 +971,18 @@ static int make_split(struct sym_sched *s, const struct sym_sched_cfg *cfg, size
 {
 	const struct sym_core_cfg *cc = &cfg->core;
 	int T = s->threads;
-	if (cc->policy.ops->sched)
+	if (sym_policy_is_scheduler(&cc->policy))
 		return fail(err, errlen, -EINVAL,
 			    "policy '%s' is a scheduler policy: it runs on one thread only (--threads 1); "
 			    "--threads >= 2 needs a candidate policy (symphony, eager, timeout, betalambda)",
-			    cc->policy.ops->name);
+			    sym_policy_name(&cc->policy));
 	/* The core checks the configuration and says what is wrong. */
 	struct sym_core *probe;
 	struct sym_sink sink = { NULL, solo_dispatch, solo_drop, NULL };
 	int rc = sym_core_create_err(&probe, cc, &sink, err, errlen);
 	if (rc)
 		return rc;
-	s->maxb = probe->maxb;
+	s->maxb = sym_core_largest_batch(probe);
 	sym_core_destroy(probe);
 	const struct sym_net *net = &cc->net;
 	int K = s->nkinds = cc->nkinds > 1 ? cc->nkinds : 1;

@@ -524,7 +524,7 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 			rc = -EINVAL; /* keep the message */
 		goto out;
 	}
-	s.qcap = s.core->max_outstanding;
+	s.qcap = sym_core_max_outstanding(s.core);
 	for (int g = 0; g < e->gpus; g++) {
 		s.gpus[g].q = calloc((size_t)s.qcap, sizeof(*s.gpus[g].q));
 		s.gpus[g].ends = calloc((size_t)s.qcap, sizeof(*s.gpus[g].ends));

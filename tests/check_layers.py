@@ -11,6 +11,9 @@ Each folder may include only the folders below it:
     runtime/         experiment/ and what it may include (never sim/)
     cli/             everything
 
+core/policy_api.h (the core's state and services, for policy authors) is
+included only inside core/: the drivers see the opaque core of core/core.h.
+
 Exits 1 naming every include that breaks a rule."""
 import os
 import re
@@ -27,7 +30,8 @@ ALLOWED = {
     "runtime": BASE | {"experiment", "runtime"},
     "cli": BASE | {"experiment", "sim", "runtime", "cli"},
 }
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"')
+CORE_ONLY = {"core/policy_api.h"}
 
 bad = []
 for layer, allowed in ALLOWED.items():
@@ -42,6 +46,9 @@ for layer, allowed in ALLOWED.items():
                     if m and m.group(1) in ALLOWED and m.group(1) not in allowed:
                         bad.append("%s:%d: %s/ may not include %s/ (%s)"
                                    % (os.path.relpath(path, ROOT), n, layer, m.group(1), line.strip()))
+                    elif m and layer != "core" and "%s/%s" % m.groups() in CORE_ONLY:
+                        bad.append("%s:%d: %s/ may not include %s/%s (policies only; drivers use core/core.h)"
+                                   % ((os.path.relpath(path, ROOT), n, layer) + m.groups()))
 for b in bad:
     print(b)
 if bad:

@@ -123,7 +123,7 @@ static void cd_on_dispatch(void *ctx, const struct sym_dispatch *d)
 	struct cd_driver *dr = ctx;
 	assert_true(d->gpu >= 0 && d->gpu < dr->ngpus);
 	if (dr->ahead)
-		assert_true(dr->gpu_qn[d->gpu] < dr->core->max_outstanding);
+		assert_true(dr->gpu_qn[d->gpu] < sym_core_max_outstanding(dr->core));
 	else
 		assert_true(dr->gpu_finish[d->gpu] == SYM_TIME_NEVER); /* the GPU was free */
 	assert_true(d->size >= 1 && d->size <= CD_MAXB);
@@ -199,6 +199,25 @@ static inline void cd_start_policy(struct cd_driver *dr, struct sym_core_cfg *cf
 	cd_start(dr, cfg);
 }
 
+/* Policy p's parameter key as a number (failing the test when it has
+ * none). */
+static inline double cd_param(const struct sym_policy *p, const char *key)
+{
+	double x = 0;
+	if (sym_policy_param_num(p, key, &x))
+		fail_msg("policy '%s' has no parameter '%s'", sym_policy_name(p), key);
+	return x;
+}
+
+/* The same as canonical text (in a buffer that the next call reuses). */
+static inline const char *cd_param_text(const struct sym_policy *p, const char *key)
+{
+	static char buf[64];
+	if (sym_policy_param_text(p, key, buf, sizeof(buf)))
+		fail_msg("policy '%s' has no parameter '%s'", sym_policy_name(p), key);
+	return buf;
+}
+
 /* Queues an arrival at t (non-decreasing) for model m; deadline 0 means
  * t + SLO. */
 static inline void cd_arrive_dl(struct cd_driver *dr, sym_time t, int m, sym_time deadline)
@@ -242,7 +261,7 @@ static inline void cd_run_until(struct cd_driver *dr, sym_time until)
 				dr->ended[r->id]++;
 				if (x->rejected) {
 					dr->drops[dr->ndrops++] = (struct cd_drop){ r->id, SYM_DROP_REJECTED, tg };
-				} else if (tg + dr->core->shards[r->model].net.resp > r->deadline) {
+				} else if (tg + sym_core_net(dr->core)->resp > r->deadline) {
 					dr->late[r->id] = 1;
 					dr->nlate++;
 				}

@@ -761,21 +761,22 @@ static void test_params(void **state)
 			fail_msg("%s: formatted as %s, want %s", good[i].spec, buf, good[i].canon);
 		struct sym_policy q;
 		assert_int_equal(sym_policy_parse(buf, &q, err, sizeof(err)), 0);
-		assert_memory_equal(&q.u.clockwork, &p.u.clockwork, sizeof(p.u.clockwork));
+		assert_true(sym_policy_equal(&q, &p));
 	}
 	/* the values themselves */
 	assert_int_equal(sym_policy_parse("clockwork", &p, err, sizeof(err)), 0);
-	assert_int_equal(p.u.clockwork.select, SYM_CLOCKWORK_STRATEGY);
-	assert_true(p.u.clockwork.pow2);
-	assert_int_equal(p.u.clockwork.max, 16);
-	assert_true(p.u.clockwork.ahead_ms == 10 && p.u.clockwork.margin_ms == 5 && p.u.clockwork.reject_ms == 10);
-	assert_true(p.u.clockwork.future_ms == 1 && p.u.clockwork.window == 10 && p.u.clockwork.pct == 99);
+	assert_string_equal(cd_param_text(&p, "select"), "strategy");
+	assert_string_equal(cd_param_text(&p, "sizes"), "pow2");
+	assert_true(cd_param(&p, "max") == 16);
+	assert_true(cd_param(&p, "ahead") == 10 && cd_param(&p, "margin") == 5 && cd_param(&p, "reject") == 10);
+	assert_true(cd_param(&p, "future") == 1 && cd_param(&p, "window") == 10 && cd_param(&p, "pct") == 99);
 	snprintf(buf, sizeof(buf), "clockwork:%s", legacy);
 	assert_int_equal(sym_policy_parse(buf, &p, err, sizeof(err)), 0);
-	assert_int_equal(p.u.clockwork.select, SYM_CLOCKWORK_LATEST);
-	assert_false(p.u.clockwork.pow2);
-	assert_true(p.u.clockwork.max == 0 && p.u.clockwork.ahead_ms == 0 && p.u.clockwork.margin_ms == 0);
-	assert_true(p.u.clockwork.reject_ms < 0 && p.u.clockwork.future_ms == 0 && p.u.clockwork.window == 0);
+	assert_string_equal(cd_param_text(&p, "select"), "latest");
+	assert_string_equal(cd_param_text(&p, "sizes"), "all");
+	assert_true(cd_param(&p, "max") == 0 && cd_param(&p, "ahead") == 0 && cd_param(&p, "margin") == 0);
+	assert_string_equal(cd_param_text(&p, "reject"), "off");
+	assert_true(cd_param(&p, "reject") < 0 && cd_param(&p, "future") == 0 && cd_param(&p, "window") == 0);
 	const struct {
 		const char *spec, *names;
 	} bad[] = {
@@ -805,9 +806,9 @@ static void test_params(void **state)
 		assert_contains(err, "clockwork");
 		assert_contains(err, bad[i].names);
 	}
-	assert_non_null(sym_policy_clockwork.params_help);
-	assert_null(sym_policy_clockwork.exec);
-	assert_non_null(sym_policy_clockwork.sched);
+	char line[512];
+	assert_true(sym_policy_help_line(sym_policy_find("clockwork"), 0, line, sizeof(line)));
+	assert_true(sym_policy_is_scheduler(&p));
 }
 
 /* ---- conservation on a long mixed workload ---- */
@@ -822,14 +823,14 @@ static void check_run(const struct cd_driver *dr)
 		const struct cd_drop *x = &dr->drops[i];
 		const struct sym_request *r = &dr->req[x->id];
 		assert_int_equal(x->why, SYM_DROP_EXPIRED);
-		assert_true(x->now + dr->core->shards[r->model].le[1] > r->deadline);
+		assert_true(x->now + sym_core_le_min(dr->core, r->model)[1] > r->deadline);
 	}
 	for (int i = 0; i < dr->nd; i++) {
 		const struct cd_dispatch *x = &dr->d[i];
-		assert_true(x->size <= dr->core->shards[x->model].maxb_k[x->kind]);
+		assert_true(x->size <= sym_core_max_batch(dr->core, x->model, x->kind));
 		for (int j = 0; j < x->size; j++) {
 			sym_time dl = dr->req[x->ids[j]].deadline;
-			assert_true(x->now + dr->core->shards[x->model].lek[x->kind][x->size] <= dl);
+			assert_true(x->now + sym_core_le(dr->core, x->model, x->kind)[x->size] <= dl);
 		}
 	}
 }

@@ -50,6 +50,14 @@ static void write_temp(const char *text, char *path, size_t len)
 	write_temp_bytes("config", text, strlen(text), path, len);
 }
 
+/* Policy p's parameter key as canonical text (a buffer the next call reuses). */
+static const char *param_text(const struct sym_policy *p, const char *key)
+{
+	static char buf[64];
+	assert_int_equal(sym_policy_param_text(p, key, buf, sizeof(buf)), 0);
+	return buf;
+}
+
 static void init(struct sym_experiment *e)
 {
 	assert_int_equal(sym_experiment_init(e), 0);
@@ -140,7 +148,7 @@ static void test_init_defaults(void **state)
 	assert_int_equal(e.arrival.kind, SYM_ARRIVAL_POISSON);
 	assert_near(e.arrival.shape, 1, 0, "shape");
 	assert_int_equal(e.popularity.kind, SYM_POP_EQUAL);
-	assert_ptr_equal(e.policy.ops, &sym_policy_symphony);
+	assert_string_equal(sym_policy_name(&e.policy), "symphony");
 	char buf[64];
 	assert_string_equal(sym_policy_format(&e.policy, buf, sizeof(buf)), "symphony");
 	/* early drop with an automatic target (experiment/config.h) */
@@ -216,9 +224,8 @@ static void test_apply_json_sets_every_key(void **state)
 	assert_int_equal(e.segments[1].duration, SYM_S / 2);
 	assert_near(e.segments[1].rate, 0, 0, "seg rate");
 	assert_string_equal(e.rate_csv, "rates.csv");
-	assert_ptr_equal(e.policy.ops, &sym_policy_timeout);
-	assert_near(e.policy.u.timeout.k, 30, 0, "timeout");
-	assert_true(e.policy.u.timeout.percent);
+	assert_string_equal(sym_policy_name(&e.policy), "timeout");
+	assert_string_equal(param_text(&e.policy, "timeout"), "30%");
 	assert_int_equal(e.gather.rule, SYM_GATHER_EARLY);
 	assert_int_equal(e.gather.target, 8);
 	assert_near(e.ctrl_ms, 1, 0, "ctrl");
@@ -248,7 +255,7 @@ static void test_apply_json_sets_every_key(void **state)
 	assert_int_equal(e.gather.target, 0);
 	assert_int_equal(e.arrival.kind, SYM_ARRIVAL_UNIFORM);
 	assert_int_equal(e.popularity.kind, SYM_POP_EQUAL);
-	assert_ptr_equal(e.policy.ops, &sym_policy_eager);
+	assert_string_equal(sym_policy_name(&e.policy), "eager");
 	assert_near(e.ctrl_ms, 1, 0, "ctrl untouched");
 	assert_near(e.data_ms, 0, 0, "data");
 	assert_near(e.resp_ms, 2, 0, "resp untouched");
@@ -571,9 +578,8 @@ static void test_apply_flag_scalars(void **state)
 	assert_int_equal(e.popularity.kind, SYM_POP_ZIPF);
 	assert_near(e.popularity.s, 0.5, 0, "s");
 	assert_string_equal(e.rate_csv, "trace.csv");
-	assert_ptr_equal(e.policy.ops, &sym_policy_timeout);
-	assert_near(e.policy.u.timeout.k, 5, 0, "timeout");
-	assert_false(e.policy.u.timeout.percent);
+	assert_string_equal(sym_policy_name(&e.policy), "timeout");
+	assert_string_equal(param_text(&e.policy, "timeout"), "5");
 	assert_int_equal(e.gather.rule, SYM_GATHER_EARLY);
 	assert_int_equal(e.gather.target, 4);
 	assert_near(e.ctrl_ms, 0.5, 0, "ctrl");
@@ -654,7 +660,7 @@ static void test_flags_override_json(void **state)
 	flag_ok(&e, "zoo", "a100");
 	assert_int_equal(e.gpus, 16);
 	assert_near(e.rate, 2000, 0, "rate");
-	assert_ptr_equal(e.policy.ops, &sym_policy_symphony);
+	assert_string_equal(sym_policy_name(&e.policy), "symphony");
 	assert_int_equal(e.nseg, 2);
 	assert_near(sym_experiment_duration(&e), 4, 0, "duration");
 	assert_near(e.slo_ms, 45, 0, "slo");
@@ -1231,9 +1237,7 @@ static void assert_same_experiment(const struct sym_experiment *a, const struct 
 		assert_close(a->segments[i].rate, b->segments[i].rate, rel, "segment rate");
 	}
 	assert_string_equal(a->rate_csv, b->rate_csv);
-	assert_ptr_equal(a->policy.ops, b->policy.ops);
-	assert_close(a->policy.u.timeout.k, b->policy.u.timeout.k, rel, "policy param");
-	assert_int_equal(a->policy.u.timeout.percent, b->policy.u.timeout.percent);
+	assert_true(sym_policy_equal(&a->policy, &b->policy));
 	assert_int_equal(a->gather.rule, b->gather.rule);
 	assert_int_equal(a->gather.target, b->gather.target);
 	assert_close(a->ctrl_ms, b->ctrl_ms, rel, "ctrl_ms");
@@ -1357,7 +1361,8 @@ static void test_echo_keeps_full_precision(void **state)
 	flag_ok(&e, "policy", "timeout:12.3456789");
 	resolve_ok(&e);
 	echo_into(&e, &b, false);
-	double shape = b.arrival.shape, zipf = b.popularity.s, timeout = b.policy.u.timeout.k;
+	double shape = b.arrival.shape, zipf = b.popularity.s, timeout = 0;
+	assert_int_equal(sym_policy_param_num(&b.policy, "timeout", &timeout), 0);
 	sym_experiment_finish(&b);
 	init(&b);
 	flag_ok(&b, "policy", "timeout:0.123456789%");
@@ -1365,8 +1370,9 @@ static void test_echo_keeps_full_precision(void **state)
 	resolve_ok(&b);
 	struct sym_experiment c;
 	echo_into(&b, &c, false);
-	double pct = c.policy.u.timeout.k;
-	bool is_pct = c.policy.u.timeout.percent;
+	double pct = 0;
+	assert_int_equal(sym_policy_param_num(&c.policy, "timeout", &pct), 0);
+	bool is_pct = !strcmp(param_text(&c.policy, "timeout"), "0.123456789%");
 	sym_experiment_finish(&c);
 	sym_experiment_finish(&b);
 	sym_experiment_finish(&e);

@@ -58,7 +58,7 @@ static void on_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, 
 	struct driver *dr = ctx;
 	(void)why;
 	/* lazy drops only what cannot finish even alone */
-	assert_true(why == SYM_DROP_EARLY || now + dr->core->shards[r->model].le[1] > r->deadline);
+	assert_true(why == SYM_DROP_EARLY || now + sym_core_le_min(dr->core, r->model)[1] > r->deadline);
 	dr->drops[dr->ndrops++] = (int)r->id;
 	dr->served[r->id]++;
 }
@@ -353,7 +353,7 @@ static void test_gpu_hold(void **state)
 		assert_int_equal(sym_core_gpu_offline(c, 0, 1, 0), 0); /* already out: nothing changes */
 		assert_int_equal(sym_core_gpu_offline(c, 2, 1, 0), -EINVAL);
 		assert_int_equal(sym_core_gpu_online(c, -1, 1, 0), -EINVAL);
-		assert_int_equal(c->nfree, 1);
+		assert_int_equal(sym_core_idle_gpus(c), 1);
 		/* two requests 1 ms apart, each alone for 6 ms: only GPU 1 serves,
 		 * so the second waits for it */
 		for (int i = 0; i < 2; i++) {
@@ -371,10 +371,10 @@ static void test_gpu_hold(void **state)
 		assert_int_equal(dr.d[1].gpu, 1);
 		/* an end reported for the offline GPU changes nothing */
 		sym_core_gpu_free(c, 0, 6 * SYM_MS);
-		assert_int_equal(c->nfree, 0);
+		assert_int_equal(sym_core_idle_gpus(c), 0);
 		/* GPU 0 back in service: the next request takes it (lowest id) */
 		assert_int_equal(sym_core_gpu_online(c, 0, 2, 7 * SYM_MS), 0);
-		assert_int_equal(c->nfree, 1);
+		assert_int_equal(sym_core_idle_gpus(c), 1);
 		struct sym_request *r = &dr.req[dr.nreq];
 		*r = (struct sym_request){ .id = (uint64_t)dr.nreq, .arrival = 8 * SYM_MS,
 					   .deadline = 20 * SYM_MS, .model = 0 };
@@ -383,6 +383,12 @@ static void test_gpu_hold(void **state)
 		assert_int_equal(dr.nd, 3);
 		assert_int_equal(dr.d[2].gpu, 0);
 		assert_int_equal(dr.ndrops, 0);
+		/* the core's own counts agree with what the sink saw */
+		const struct sym_core_stats *st = sym_core_stats(c);
+		assert_int_equal(st->arrivals, 3);
+		assert_int_equal(st->dispatches, 3);
+		assert_int_equal(st->drops, 0);
+		assert_int_equal(st->cancels, 0);
 		sym_core_destroy(c);
 	}
 }

@@ -252,9 +252,7 @@ static void check_round_trip(const char *spec, const char *canonical)
 	assert_string_equal(buf, canonical);
 	assert_int_equal(sym_policy_parse(buf, &q, err, sizeof(err)), 0);
 	assert_string_equal(sym_policy_format(&q, buf2, sizeof(buf2)), canonical);
-	assert_int_equal(q.u.nexus.frontends, p.u.nexus.frontends);
-	assert_true(q.u.nexus.epoch_s == p.u.nexus.epoch_s);
-	assert_int_equal(q.u.nexus.lazy, p.u.nexus.lazy);
+	assert_true(sym_policy_equal(&q, &p));
 }
 
 static void check_bad(const char *spec, const char *needle)
@@ -271,11 +269,10 @@ static void test_params(void **state)
 	struct sym_policy p;
 	char err[256] = "";
 	assert_int_equal(sym_policy_parse("nexus", &p, err, sizeof(err)), 0);
-	assert_int_equal(p.u.nexus.frontends, 1);
-	assert_true(p.u.nexus.epoch_s == 30);
-	assert_false(p.u.nexus.lazy);
-	assert_non_null(p.ops->sched);
-	assert_null(p.ops->exec);
+	assert_true(cd_param(&p, "frontends") == 1);
+	assert_true(cd_param(&p, "epoch") == 30);
+	assert_string_equal(cd_param_text(&p, "drop"), "early");
+	assert_true(sym_policy_is_scheduler(&p));
 	check_round_trip("nexus", "nexus");
 	check_round_trip("nexus:frontends=8", "nexus:frontends=8");
 	check_round_trip("nexus:drop=lazy,epoch=0.5,frontends=2", "nexus:frontends=2,epoch=0.5,drop=lazy");

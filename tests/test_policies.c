@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/policy_api.h"
 #include "core/queue.h"
 #include "coredriver.h"
 #include "testutil.h"
@@ -55,7 +56,7 @@ static void test_registry_round_trip(void **state)
 static void test_kv_next(void **state)
 {
 	(void)state;
-	struct sym_policy p = { .ops = &sym_policy_betalambda };
+	struct sym_policy p = { .ops = sym_policy_find("betalambda") };
 	char k[16], v[16], err[256];
 	const char *s = "a=1,bare,c=x=y";
 	assert_int_equal(sym_policy_kv_next(&p, &s, k, sizeof(k), v, sizeof(v), err, sizeof(err)), 1);

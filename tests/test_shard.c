@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/policy.h"
 #include "core/shard.h"
 
 static struct sym_profile prof; /* l(b) = b + 5 ms, b <= 7 */

@@ -397,11 +397,11 @@ static void test_params(void **state)
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		if (sym_policy_parse(good[i].spec, &p, err, sizeof(err)))
 			fail_msg("%s: %s", good[i].spec, err);
-		assert_true(p.u.shepherd.lambda == good[i].lambda);
+		assert_true(cd_param(&p, "lambda") == good[i].lambda);
 		assert_string_equal(sym_policy_format(&p, buf, sizeof(buf)), good[i].canon);
 		struct sym_policy q;
 		assert_int_equal(sym_policy_parse(buf, &q, err, sizeof(err)), 0);
-		assert_true(q.u.shepherd.lambda == p.u.shepherd.lambda);
+		assert_true(sym_policy_equal(&q, &p));
 	}
 	const struct {
 		const char *spec, *names;
@@ -421,9 +421,9 @@ static void test_params(void **state)
 		assert_contains(err, "shepherd");
 		assert_contains(err, bad[i].names);
 	}
-	assert_non_null(sym_policy_shepherd.params_help);
-	assert_null(sym_policy_shepherd.exec);
-	assert_non_null(sym_policy_shepherd.sched);
+	char line[512];
+	assert_true(sym_policy_help_line(sym_policy_find("shepherd"), 0, line, sizeof(line)));
+	assert_true(sym_policy_is_scheduler(&p));
 }
 
 /* ---- conservation on a long mixed workload ---- */
@@ -440,7 +440,7 @@ static void check_run(const struct cd_driver *dr, double lambda)
 		const struct cd_drop *x = &dr->drops[i];
 		const struct sym_request *r = &dr->req[x->id];
 		assert_int_equal(x->why, SYM_DROP_EXPIRED);
-		assert_true(x->now + dr->core->shards[r->model].le[1] > r->deadline);
+		assert_true(x->now + sym_core_le_min(dr->core, r->model)[1] > r->deadline);
 	}
 	int last[CD_MAXG];
 	for (int g = 0; g < CD_MAXG; g++)
@@ -448,10 +448,10 @@ static void check_run(const struct cd_driver *dr, double lambda)
 	int preempted = 0;
 	for (int i = 0; i < dr->nd; i++) {
 		const struct cd_dispatch *x = &dr->d[i];
-		assert_true(x->size <= dr->core->shards[x->model].maxb_k[x->kind]);
+		assert_true(x->size <= sym_core_max_batch(dr->core, x->model, x->kind));
 		for (int j = 0; j < x->size; j++) {
 			sym_time dl = dr->req[x->ids[j]].deadline;
-			assert_true(x->now + dr->core->shards[x->model].lek[x->kind][x->size] <= dl);
+			assert_true(x->now + sym_core_le(dr->core, x->model, x->kind)[x->size] <= dl);
 		}
 		int p = last[x->gpu];
 		if (p >= 0 && dr->d[p].finish > x->now) {

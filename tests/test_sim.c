@@ -188,7 +188,7 @@ static void test_every_policy(void **state)
 	const char *clusters[] = { NULL, "a100:5,gtx1080ti:3,cpu:2:x15" };
 	size_t total = n + sizeof(variants) / sizeof(variants[0]);
 	for (size_t i = 0; i < total; i++) {
-		const char *pol = i < n ? list[i]->name : variants[i - n];
+		const char *pol = i < n ? sym_policy_ops_name(list[i]) : variants[i - n];
 		if (!strcmp(pol, "timeout"))
 			pol = "timeout:5";
 		for (int c = 0; c < 2; c++) {

@@ -74,7 +74,7 @@ static void test_manifest_order(void **state)
 	struct sym_experiment e;
 	assert_int_equal(sym_grid_point_experiment(&g, 4, &e, err, sizeof(err)), 0);
 	assert_true(e.slo_ms == 30);
-	assert_string_equal(e.policy.ops->name, "eager");
+	assert_string_equal(sym_policy_name(&e.policy), "eager");
 	assert_int_equal(e.gpus, 2);
 	sym_experiment_finish(&e);
 	sym_grid_finish(&g);

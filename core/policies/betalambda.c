@@ -13,45 +13,28 @@
  *
  * Parameters: beta=MS overrides the profile's beta (ms, > 0).
  */
-#include <errno.h>
-#include <stdio.h>
-#include <string.h>
+#include <stddef.h>
 
-#include "core/policy.h"
+#include "core/policy_api.h"
 
-static int parse(struct sym_policy *p, const char *params, char *err, size_t errlen)
-{
-	p->u.betalambda.beta = 0;
-	char key[32], val[64];
-	int rc;
-	while ((rc = sym_policy_kv_next(p, &params, key, sizeof(key), val, sizeof(val), err, errlen)) > 0) {
-		if (!strcmp(key, "beta") || !key[0]) {
-			if (sym_policy_num(val, 1e-9, 1e6, &p->u.betalambda.beta)) {
-				snprintf(err, errlen, "policy 'betalambda': beta must be a time in ms > 0 (got '%s')", val);
-				return -EINVAL;
-			}
-		} else {
-			snprintf(err, errlen, "policy 'betalambda': unknown parameter '%s' (expected beta)", key);
-			return -EINVAL;
-		}
-	}
-	return rc;
-}
+struct params {
+	double beta; /* ms; 0: the profile's */
+};
+SYM_POLICY_PARAMS(struct params, params_of)
 
-static void format(const struct sym_policy *p, char *buf, size_t len)
-{
-	char num[32];
-	if (p->u.betalambda.beta > 0)
-		snprintf(buf, len, "betalambda:beta=%s", sym_policy_fmt_num(p->u.betalambda.beta, num, sizeof(num)));
-	else
-		snprintf(buf, len, "betalambda");
-}
+static const struct sym_param params[] = {
+	{ .key = "beta", .type = SYM_PARAM_NUM, .offset = offsetof(struct params, beta), .lo = 1e-9, .hi = 1e6,
+	  .unit = "ms", .def = 0, .def_text = "the profile's beta", .bare = SYM_PARAM_BARE_OK,
+	  .help = "the fixed cost of a batch" },
+	{ .key = NULL },
+};
 
 static sym_time exec(const struct sym_policy *p, const struct sym_cand_view *v)
 {
 	if (v->size >= v->max_batch)
 		return v->now;
-	double beta = p->u.betalambda.beta > 0 ? p->u.betalambda.beta : v->beta_ms;
+	const struct params pp = params_of(p);
+	double beta = pp.beta > 0 ? pp.beta : v->beta_ms;
 	if (v->lambda > 0 && (double)v->size >= beta / 1e3 * v->lambda)
 		return v->now;
 	sym_time frontrun = v->deadline - v->le[v->size + 1];
@@ -61,9 +44,7 @@ static sym_time exec(const struct sym_policy *p, const struct sym_cand_view *v)
 const struct sym_policy_ops sym_policy_betalambda = {
 	.name = "betalambda",
 	.summary = "deferred rule, first form: dispatch at the frontrun moment, or once the batch holds beta*lambda requests",
-	.params_help = "beta=MS: fixed batch cost (default: the profile's beta)",
-	.parse = parse,
-	.format = format,
+	.params = params,
+	.params_size = sizeof(struct params),
 	.exec = exec,
-	.sched = NULL,
 };

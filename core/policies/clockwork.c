@@ -129,203 +129,86 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
-#include "core/policy.h"
-
-/* Published values (src/controller.cpp INFER4 defaults and the Scheduler
- * constants in concurrent_infer_and_load_scheduler.h). */
-#define PUB_MAX 16
-#define PUB_AHEAD 10.0
-#define PUB_MARGIN 5.0
-#define PUB_REJECT 10.0
-#define PUB_FUTURE 1.0
-#define PUB_WINDOW 10
-#define PUB_PCT 99.0
+#include "core/policy_api.h"
 
 #define TIMER_DROP 0 /* timeouts (strategy) or head expiry (latest); GPU g's eligibility is timer g + 1 */
 
 /* ---- parameters ---- */
 
-static void set_published(struct sym_policy *p)
-{
-	p->u.clockwork.select = SYM_CLOCKWORK_STRATEGY;
-	p->u.clockwork.pow2 = true;
-	p->u.clockwork.max = PUB_MAX;
-	p->u.clockwork.ahead_ms = PUB_AHEAD;
-	p->u.clockwork.margin_ms = PUB_MARGIN;
-	p->u.clockwork.reject_ms = PUB_REJECT;
-	p->u.clockwork.future_ms = PUB_FUTURE;
-	p->u.clockwork.window = PUB_WINDOW;
-	p->u.clockwork.pct = PUB_PCT;
-}
+enum { SELECT_STRATEGY, SELECT_LATEST };
+enum { SIZES_POW2, SIZES_ALL };
 
-static void set_legacy(struct sym_policy *p)
-{
-	set_published(p);
-	p->u.clockwork.select = SYM_CLOCKWORK_LATEST;
-	p->u.clockwork.pow2 = false;
-	p->u.clockwork.max = 0;
-	p->u.clockwork.ahead_ms = 0;
-	p->u.clockwork.margin_ms = 0;
-	p->u.clockwork.reject_ms = -1;
-	p->u.clockwork.future_ms = 0;
-	p->u.clockwork.window = 0;
-}
+struct params {
+	int select;       /* SELECT_STRATEGY (published) or SELECT_LATEST */
+	int sizes;        /* batch sizes: SIZES_POW2 (published) or SIZES_ALL */
+	int max;          /* the largest batch size (published 16); 0: the model's largest */
+	double ahead_ms;  /* schedule ahead (published 10); 0: idle GPUs only */
+	double margin_ms; /* the internal deadline's buffer (published 5) */
+	double reject_ms; /* latest start after the planned one (published 10); < 0: none */
+	double future_ms; /* the earliest start assumed for a new action (published 1) */
+	int window;       /* measured latencies per estimate (published 10); 0: the profile */
+	double pct;       /* the estimate's percentile of them (published 99) */
+};
+SYM_POLICY_PARAMS(struct params, params_of)
 
-#define KEYS "select, sizes, pow2, max, ahead, margin, reject, future, window, pct or legacy"
+static const struct sym_param_word select_words[] = {
+	{ "strategy", SELECT_STRATEGY }, { "latest", SELECT_LATEST }, { NULL, 0 },
+};
+static const struct sym_param_word sizes_words[] = { { "pow2", SIZES_POW2 }, { "all", SIZES_ALL }, { NULL, 0 } };
+static const struct sym_param_word pow2_words[] = {
+	{ "1", SIZES_POW2 }, { "true", SIZES_POW2 }, { "0", SIZES_ALL }, { "false", SIZES_ALL }, { NULL, 0 },
+};
+static const struct sym_param_word reject_words[] = { { "off", -1 }, { NULL, 0 } };
 
-static int bad(char *err, size_t errlen, const char *key, const char *want, const char *val)
-{
-	snprintf(err, errlen, "policy 'clockwork': %s must be %s (got '%s')", key, want, val);
-	return -EINVAL;
-}
+/* The defaults are the published values (src/controller.cpp INFER4 defaults
+ * and the Scheduler constants in concurrent_infer_and_load_scheduler.h). */
+#define MS(field) .type = SYM_PARAM_NUM, .offset = offsetof(struct params, field), .unit = "ms", .lo = 0, .hi = 1e6
+static const struct sym_param params[] = {
+	{ .key = "select", .type = SYM_PARAM_ENUM, .offset = offsetof(struct params, select), .words = select_words,
+	  .def = SELECT_STRATEGY, .help = "per-(request, size) strategies, or the least-slack candidate over models "
+					  "(the older rule)" },
+	{ .key = "sizes", .type = SYM_PARAM_ENUM, .offset = offsetof(struct params, sizes), .words = sizes_words,
+	  .def = SIZES_POW2, .help = "batch sizes: powers of two, or every size" },
+	{ .key = "pow2", .type = SYM_PARAM_ENUM, .offset = offsetof(struct params, sizes), .words = pow2_words,
+	  .alias = true },
+	{ .key = "max", .type = SYM_PARAM_INT, .offset = offsetof(struct params, max), .lo = 0, .hi = 100000,
+	  .def = 16, .help = "the largest size; 0: the model's largest batch" },
+	{ .key = "ahead", MS(ahead_ms), .def = 10, .help = "schedule ahead; 0: idle GPUs only" },
+	{ .key = "margin", MS(margin_ms), .def = 5, .help = "the internal deadline's buffer" },
+	{ .key = "reject", MS(reject_ms), .words = reject_words, .def = 10,
+	  .help = "a worker rejects an action this late" },
+	{ .key = "future", MS(future_ms), .def = 1, .help = "the earliest start assumed for a new action" },
+	{ .key = "window", .type = SYM_PARAM_INT, .offset = offsetof(struct params, window), .lo = 0, .hi = 1000,
+	  .def = 10, .help = "measured latencies per estimate; 0: the profile" },
+	{ .key = "pct", .type = SYM_PARAM_NUM, .offset = offsetof(struct params, pct), .lo = 0, .hi = 100, .def = 99,
+	  .meta = "P", .help = "the estimate's percentile of them" },
+	{ .key = NULL },
+};
+#undef MS
 
-static int parse(struct sym_policy *p, const char *params, char *err, size_t errlen)
+static const struct sym_policy_preset presets[] = {
+	{ "legacy", "select=latest,sizes=all,max=0,ahead=0,margin=0,reject=off,future=0,window=0",
+	  "the older rule and values of this policy; later keys override them" },
+	{ NULL, NULL, NULL },
+};
+
+/* An action is planned at least `future` ahead, so a GPU only takes work
+ * while that is within schedule_ahead (Clockwork needs future < ahead). */
+static int check(const struct sym_policy *p, char *err, size_t errlen)
 {
-	set_published(p);
-	char key[32], val[64];
-	int rc;
-	while ((rc = sym_policy_kv_next(p, &params, key, sizeof(key), val, sizeof(val), err, errlen)) > 0) {
-		double x;
-		if (!key[0]) {
-			if (strcmp(val, "legacy")) {
-				snprintf(err, errlen, "policy 'clockwork': parameter '%s' has no name (expected %s)",
-					 val, KEYS);
-				return -EINVAL;
-			}
-			set_legacy(p);
-		} else if (!strcmp(key, "select")) {
-			if (!strcmp(val, "strategy"))
-				p->u.clockwork.select = SYM_CLOCKWORK_STRATEGY;
-			else if (!strcmp(val, "latest"))
-				p->u.clockwork.select = SYM_CLOCKWORK_LATEST;
-			else
-				return bad(err, errlen, "select", "strategy or latest", val);
-		} else if (!strcmp(key, "sizes")) {
-			if (!strcmp(val, "pow2"))
-				p->u.clockwork.pow2 = true;
-			else if (!strcmp(val, "all"))
-				p->u.clockwork.pow2 = false;
-			else
-				return bad(err, errlen, "sizes", "pow2 or all", val);
-		} else if (!strcmp(key, "pow2")) {
-			if (!strcmp(val, "1") || !strcmp(val, "true"))
-				p->u.clockwork.pow2 = true;
-			else if (!strcmp(val, "0") || !strcmp(val, "false"))
-				p->u.clockwork.pow2 = false;
-			else
-				return bad(err, errlen, "pow2", "0, 1, false or true", val);
-		} else if (!strcmp(key, "max")) {
-			if (sym_policy_int(val, 0, 100000, &p->u.clockwork.max))
-				return bad(err, errlen, "max", "an integer in 0..100000 (0: the model's largest batch)",
-					   val);
-		} else if (!strcmp(key, "ahead")) {
-			if (sym_policy_num(val, 0, 1e6, &p->u.clockwork.ahead_ms))
-				return bad(err, errlen, "ahead", "a time in ms, 0..1e6", val);
-		} else if (!strcmp(key, "margin")) {
-			if (sym_policy_num(val, 0, 1e6, &p->u.clockwork.margin_ms))
-				return bad(err, errlen, "margin", "a time in ms, 0..1e6", val);
-		} else if (!strcmp(key, "reject")) {
-			if (!strcmp(val, "off"))
-				p->u.clockwork.reject_ms = -1;
-			else if (sym_policy_num(val, 0, 1e6, &x))
-				return bad(err, errlen, "reject", "a time in ms, 0..1e6, or off", val);
-			else
-				p->u.clockwork.reject_ms = x;
-		} else if (!strcmp(key, "future")) {
-			if (sym_policy_num(val, 0, 1e6, &p->u.clockwork.future_ms))
-				return bad(err, errlen, "future", "a time in ms, 0..1e6", val);
-		} else if (!strcmp(key, "window")) {
-			if (sym_policy_int(val, 0, 1000, &p->u.clockwork.window))
-				return bad(err, errlen, "window", "an integer in 0..1000 (0: the profile)", val);
-		} else if (!strcmp(key, "pct")) {
-			if (sym_policy_num(val, 0, 100, &p->u.clockwork.pct))
-				return bad(err, errlen, "pct", "a percentile in 0..100", val);
-		} else {
-			snprintf(err, errlen, "policy 'clockwork': unknown parameter '%s' (expected %s)", key, KEYS);
-			return -EINVAL;
-		}
-	}
-	if (rc)
-		return rc;
-	/* An action is planned at least `future` ahead, so a GPU only takes work
-	 * while that is within schedule_ahead (Clockwork needs future < ahead). */
-	if (p->u.clockwork.ahead_ms > 0 && p->u.clockwork.ahead_ms <= p->u.clockwork.future_ms) {
+	const struct params pp = params_of(p);
+	if (pp.ahead_ms > 0 && pp.ahead_ms <= pp.future_ms) {
 		char a[32], f[32];
-		snprintf(err, errlen,
-			 "policy 'clockwork': ahead (%s ms) must be 0 or more than future (%s ms): no GPU would ever "
-			 "take work",
-			 sym_policy_fmt_num(p->u.clockwork.ahead_ms, a, sizeof(a)),
-			 sym_policy_fmt_num(p->u.clockwork.future_ms, f, sizeof(f)));
+		snprintf(err, errlen, "ahead (%s ms) must be 0 or more than future (%s ms): no GPU would ever take work",
+			 sym_policy_fmt_num(pp.ahead_ms, a, sizeof(a)), sym_policy_fmt_num(pp.future_ms, f, sizeof(f)));
 		return -EINVAL;
 	}
 	return 0;
-}
-
-/* Appends ",key=value" for every parameter of p that differs from base;
- * returns how many. */
-static int diffs(const struct sym_policy *p, const struct sym_policy *base, char *buf, size_t len)
-{
-	int n = 0;
-	size_t l = 0;
-	char num[32];
-#define ADD(...)                                                                          \
-	do {                                                                              \
-		if (l < len)                                                              \
-			l += (size_t)snprintf(buf + l, len - l, __VA_ARGS__);             \
-		n++;                                                                      \
-	} while (0)
-	buf[0] = '\0';
-#define A(x) p->u.clockwork.x
-#define B(x) base->u.clockwork.x
-	if (A(select) != B(select))
-		ADD(",select=%s", A(select) == SYM_CLOCKWORK_LATEST ? "latest" : "strategy");
-	if (A(pow2) != B(pow2))
-		ADD(",sizes=%s", A(pow2) ? "pow2" : "all");
-	if (A(max) != B(max))
-		ADD(",max=%d", A(max));
-	if (A(ahead_ms) != B(ahead_ms))
-		ADD(",ahead=%s", sym_policy_fmt_num(A(ahead_ms), num, sizeof(num)));
-	if (A(margin_ms) != B(margin_ms))
-		ADD(",margin=%s", sym_policy_fmt_num(A(margin_ms), num, sizeof(num)));
-	if (A(reject_ms) != B(reject_ms)) {
-		if (A(reject_ms) < 0)
-			ADD(",reject=off");
-		else
-			ADD(",reject=%s", sym_policy_fmt_num(A(reject_ms), num, sizeof(num)));
-	}
-	if (A(future_ms) != B(future_ms))
-		ADD(",future=%s", sym_policy_fmt_num(A(future_ms), num, sizeof(num)));
-	if (A(window) != B(window))
-		ADD(",window=%d", A(window));
-	if (A(pct) != B(pct))
-		ADD(",pct=%s", sym_policy_fmt_num(A(pct), num, sizeof(num)));
-#undef A
-#undef B
-#undef ADD
-	return n;
-}
-
-/* The canonical spec: the published defaults plus what differs, or `legacy`
- * plus what differs when that is shorter. */
-static void format(const struct sym_policy *p, char *buf, size_t len)
-{
-	struct sym_policy pub = *p, leg = *p;
-	set_published(&pub);
-	set_legacy(&leg);
-	char dp[256], dl[256];
-	int np = diffs(p, &pub, dp, sizeof(dp));
-	int nl = diffs(p, &leg, dl, sizeof(dl));
-	if (nl < np)
-		snprintf(buf, len, "clockwork:legacy%s", dl);
-	else if (np)
-		snprintf(buf, len, "clockwork:%s", dp + 1);
-	else
-		snprintf(buf, len, "clockwork");
 }
 
 /* ---- state ---- */
@@ -986,9 +869,9 @@ static int arrive(struct sym_core *c, struct sym_request *r, sym_time now)
 	return 0;
 }
 
-static void gpu_free(struct sym_core *c, int g, sym_time now)
+/* GPU g's oldest batch ended, or g came back online: its tracker. */
+static void track_end(struct sym_core *c, struct state *st, int g, sym_time now)
 {
-	struct state *st = c->sched_state;
 	struct sym_gpu_state *gs = &c->gpus[g];
 	struct cgpu *cg = &st->gpus[g];
 	if (gs->epoch != cg->epoch || cg->on != gs->nout + 1) {
@@ -1011,23 +894,26 @@ static void gpu_free(struct sym_core *c, int g, sym_time now)
 		cg->oh = (cg->oh + 1) % SYM_GPU_MAX_OUTSTANDING;
 		cg->on--;
 	}
-	if (st->strategy) {
-		poll(c, st, g, now);
-		timeouts(c, st, now);
-	} else {
-		fill_latest(c, st, now, false);
-	}
 }
 
-static void timer(struct sym_core *c, int id, sym_time now)
+/* A batch end or a timer (arrivals come through arrive). The latest rule
+ * fills every free GPU whatever happened; strategies poll the GPU that freed
+ * (then expire timeouts), or the GPU or timeouts whose timer fired. */
+static void react(struct sym_core *c, enum sym_sched_event ev, int id, sym_time now)
 {
 	struct state *st = c->sched_state;
-	if (!st->strategy)
+	if (ev == SYM_SCHED_GPU_FREE)
+		track_end(c, st, id, now);
+	if (!st->strategy) {
 		fill_latest(c, st, now, false);
-	else if (id == TIMER_DROP)
+	} else if (ev == SYM_SCHED_GPU_FREE) {
+		poll(c, st, id, now);
 		timeouts(c, st, now);
-	else
+	} else if (id == TIMER_DROP) {
+		timeouts(c, st, now);
+	} else {
 		poll(c, st, id - 1, now);
+	}
 }
 
 static uint64_t held(const struct sym_core *c)
@@ -1070,18 +956,18 @@ static void finish(struct sym_core *c)
 
 static int init(struct sym_core *c, char *err, size_t errlen)
 {
-	const struct sym_policy *p = &c->policy;
+	const struct params p = params_of(&c->policy);
 	struct state *st = calloc(1, sizeof(*st));
 	if (!st)
 		goto oom;
 	c->sched_state = st;
-	st->strategy = p->u.clockwork.select == SYM_CLOCKWORK_STRATEGY;
-	st->ahead = sym_ms(p->u.clockwork.ahead_ms);
-	st->margin = sym_ms(p->u.clockwork.margin_ms);
-	st->reject = p->u.clockwork.reject_ms < 0 ? -1 : sym_ms(p->u.clockwork.reject_ms);
-	st->future = sym_ms(p->u.clockwork.future_ms);
-	st->window = p->u.clockwork.window;
-	st->pct = p->u.clockwork.pct;
+	st->strategy = p.select == SELECT_STRATEGY;
+	st->ahead = sym_ms(p.ahead_ms);
+	st->margin = sym_ms(p.margin_ms);
+	st->reject = p.reject_ms < 0 ? -1 : sym_ms(p.reject_ms);
+	st->future = sym_ms(p.future_ms);
+	st->window = p.window;
+	st->pct = p.pct;
 	if (st->ahead && st->ahead <= st->future) {
 		snprintf(err, errlen, "ahead must be 0 or more than future");
 		return -EINVAL;
@@ -1098,9 +984,9 @@ static int init(struct sym_core *c, char *err, size_t errlen)
 		int off = 0;
 		for (int k = 0; k < c->nkinds; k++) {
 			int mb = sym_core_max_batch(c, m, k);
-			int cap = p->u.clockwork.max && p->u.clockwork.max < mb ? p->u.clockwork.max : mb;
+			int cap = p.max && p.max < mb ? p.max : mb;
 			int ns = 0;
-			for (int b = 1; b <= cap; b = p->u.clockwork.pow2 ? 2 * b : b + 1)
+			for (int b = 1; b <= cap; b = p.sizes == SIZES_POW2 ? 2 * b : b + 1)
 				ns++;
 			cm->nsizes[k] = ns;
 			cm->off[k] = off;
@@ -1111,7 +997,7 @@ static int init(struct sym_core *c, char *err, size_t errlen)
 			if (!cm->sizes[k] || !cm->lut[k] || !cm->est[k])
 				goto oom;
 			int i = 0;
-			for (int b = 1; b <= cap; b = p->u.clockwork.pow2 ? 2 * b : b + 1)
+			for (int b = 1; b <= cap; b = p.sizes == SIZES_POW2 ? 2 * b : b + 1)
 				cm->sizes[k][i++] = b;
 			/* make_batch_lookup: n -> the largest size <= n */
 			cm->lut[k][0] = 0;
@@ -1147,9 +1033,7 @@ static const struct sym_sched_ops sched = {
 	.init = init,
 	.finish = finish,
 	.arrive = arrive,
-	.poke = NULL,
-	.gpu_free = gpu_free,
-	.timer = timer,
+	.react = react,
 	.held = held,
 };
 
@@ -1157,15 +1041,9 @@ const struct sym_policy_ops sym_policy_clockwork = {
 	.name = "clockwork",
 	.summary = "Clockwork's INFER4 as published: per-(request, size) strategies by deadline - estimate, "
 		   "batches decided 10 ms ahead, sizes 1,2,4,8,16, late actions rejected",
-	.params_help = "select=strategy|latest (latest: the least-slack candidate over models, the older rule), "
-		       "sizes=pow2|all (pow2=1|0), max=N (largest size, default 16; 0: the model's), ahead=MS "
-		       "(schedule ahead, default 10; 0: idle GPUs only), margin=MS (deadline buffer, default 5), "
-		       "reject=MS|off (default 10), future=MS (default 1), window=N (measured latencies per "
-		       "estimate, default 10; 0: the profile), pct=P (their percentile, default 99); legacy: the "
-		       "older rule and values (select=latest,sizes=all,max=0,ahead=0,margin=0,reject=off,"
-		       "future=0,window=0)",
-	.parse = parse,
-	.format = format,
-	.exec = NULL,
+	.params = params,
+	.presets = presets,
+	.params_size = sizeof(struct params),
+	.check = check,
 	.sched = &sched,
 };

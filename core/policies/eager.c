@@ -3,9 +3,7 @@
  * exec = now, so a candidate takes any free GPU at once; when none is free it
  * waits, and the next GPU to free up takes the waiting candidate with the
  * smallest latest start. Batches grow only while every GPU is busy. */
-#include <stdio.h>
-
-#include "core/policy.h"
+#include "core/policy_api.h"
 
 static sym_time exec(const struct sym_policy *p, const struct sym_cand_view *v)
 {
@@ -16,8 +14,5 @@ static sym_time exec(const struct sym_policy *p, const struct sym_cand_view *v)
 const struct sym_policy_ops sym_policy_eager = {
 	.name = "eager",
 	.summary = "dispatch as soon as a GPU is free (work-conserving, small batches)",
-	.params_help = NULL,
-	.parse = sym_policy_parse_none,
-	.format = sym_policy_format_name,
 	.exec = exec,
 };

@@ -21,8 +21,7 @@
 #include <errno.h>
 #include <stdbool.h>
 
-#include "core/core.h"
-#include "core/policy.h"
+#include "core/policy_api.h"
 
 /* The lowest free GPU, else the lowest free CPU, else -1. */
 static int pick_device(const struct sym_core *c)
@@ -67,39 +66,17 @@ static void schedule(struct sym_core *c, sym_time now, bool edf)
 	}
 }
 
-static void fcfs_poke(struct sym_core *c, int m, sym_time now)
+/* Whatever happened (an arrival, a free device; no timers are set), the
+ * free devices take work now. */
+static void fcfs_react(struct sym_core *c, enum sym_sched_event ev, int id, sym_time now)
 {
-	(void)m;
+	(void)ev, (void)id;
 	schedule(c, now, false);
 }
 
-static void fcfs_gpu_free(struct sym_core *c, int g, sym_time now)
+static void edf_react(struct sym_core *c, enum sym_sched_event ev, int id, sym_time now)
 {
-	(void)g;
-	schedule(c, now, false);
-}
-
-static void fcfs_timer(struct sym_core *c, int id, sym_time now)
-{
-	(void)id; /* no timers are set */
-	schedule(c, now, false);
-}
-
-static void edf_poke(struct sym_core *c, int m, sym_time now)
-{
-	(void)m;
-	schedule(c, now, true);
-}
-
-static void edf_gpu_free(struct sym_core *c, int g, sym_time now)
-{
-	(void)g;
-	schedule(c, now, true);
-}
-
-static void edf_timer(struct sym_core *c, int id, sym_time now)
-{
-	(void)id; /* no timers are set */
+	(void)ev, (void)id;
 	schedule(c, now, true);
 }
 
@@ -107,9 +84,7 @@ static const struct sym_sched_ops fcfs_ops = {
 	.init = NULL, /* no state of its own */
 	.finish = NULL,
 	.arrive = NULL,
-	.poke = fcfs_poke,
-	.gpu_free = fcfs_gpu_free,
-	.timer = fcfs_timer,
+	.react = fcfs_react,
 	.held = NULL,
 };
 
@@ -117,9 +92,7 @@ static const struct sym_sched_ops edf_ops = {
 	.init = NULL, /* no state of its own */
 	.finish = NULL,
 	.arrive = NULL,
-	.poke = edf_poke,
-	.gpu_free = edf_gpu_free,
-	.timer = edf_timer,
+	.react = edf_react,
 	.held = NULL,
 };
 
@@ -127,10 +100,6 @@ const struct sym_policy_ops sym_policy_fcfs = {
 	.name = "fcfs",
 	.summary = "first come first served: the model whose queue head arrived first issues all it has queued "
 		   "(up to the largest batch) to a free device, GPUs before CPUs",
-	.params_help = NULL,
-	.parse = sym_policy_parse_none,
-	.format = sym_policy_format_name,
-	.exec = NULL,
 	.sched = &fcfs_ops,
 };
 
@@ -138,9 +107,5 @@ const struct sym_policy_ops sym_policy_edf = {
 	.name = "edf",
 	.summary = "earliest deadline first: the model whose queue head is due first issues all it has queued "
 		   "(up to the largest batch) to a free device, GPUs before CPUs",
-	.params_help = NULL,
-	.parse = sym_policy_parse_none,
-	.format = sym_policy_format_name,
-	.exec = NULL,
 	.sched = &edf_ops,
 };

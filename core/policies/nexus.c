@@ -82,12 +82,13 @@
  * drop=early|lazy (default early).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
 #include "core/nexus_plan.h"
+#include "core/policy_api.h"
 
 #define NX_MAX_FRONTENDS 4096
 #define NX_EPOCH_DEFAULT 30.0
@@ -102,75 +103,31 @@
 
 /* ---- parameters ---- */
 
-static int parse(struct sym_policy *p, const char *params, char *err, size_t errlen)
-{
-	p->u.nexus.frontends = 1;
-	p->u.nexus.epoch_s = NX_EPOCH_DEFAULT;
-	p->u.nexus.lazy = false;
-	p->u.nexus.spare_idle = false;
-	char key[32], val[64];
-	int rc;
-	while ((rc = sym_policy_kv_next(p, &params, key, sizeof(key), val, sizeof(val), err, errlen)) > 0) {
-		if (!strcmp(key, "frontends")) {
-			if (sym_policy_int(val, 1, NX_MAX_FRONTENDS, &p->u.nexus.frontends)) {
-				snprintf(err, errlen, "policy 'nexus': frontends must be an integer in 1..%d (got '%s')",
-					 NX_MAX_FRONTENDS, val);
-				return -EINVAL;
-			}
-		} else if (!strcmp(key, "epoch")) {
-			if (sym_policy_num(val, NX_EPOCH_MIN, NX_EPOCH_MAX, &p->u.nexus.epoch_s)) {
-				snprintf(err, errlen, "policy 'nexus': epoch must be a time in seconds in [%g, %g] (got '%s')",
-					 NX_EPOCH_MIN, NX_EPOCH_MAX, val);
-				return -EINVAL;
-			}
-		} else if (!strcmp(key, "drop")) {
-			if (!strcmp(val, "early")) {
-				p->u.nexus.lazy = false;
-			} else if (!strcmp(val, "lazy")) {
-				p->u.nexus.lazy = true;
-			} else {
-				snprintf(err, errlen, "policy 'nexus': drop must be early or lazy (got '%s')", val);
-				return -EINVAL;
-			}
-		} else if (!strcmp(key, "spare")) {
-			if (!strcmp(val, "use")) {
-				p->u.nexus.spare_idle = false;
-			} else if (!strcmp(val, "idle")) {
-				p->u.nexus.spare_idle = true;
-			} else {
-				snprintf(err, errlen, "policy 'nexus': spare must be use or idle (got '%s')", val);
-				return -EINVAL;
-			}
-		} else if (!key[0]) {
-			snprintf(err, errlen, "policy 'nexus': expected key=value (frontends, epoch, drop or spare), got '%s'", val);
-			return -EINVAL;
-		} else {
-			snprintf(err, errlen, "policy 'nexus': unknown parameter '%s' (expected frontends, epoch, drop or spare)",
-				 key);
-			return -EINVAL;
-		}
-	}
-	return rc;
-}
+enum { DROP_EARLY, DROP_LAZY };
+enum { SPARE_USE, SPARE_IDLE };
 
-static void format(const struct sym_policy *p, char *buf, size_t len)
-{
-	char items[160] = "", num[32];
-	size_t n = 0;
-	if (p->u.nexus.frontends != 1)
-		n += (size_t)snprintf(items + n, sizeof(items) - n, ",frontends=%d", p->u.nexus.frontends);
-	if (p->u.nexus.epoch_s != NX_EPOCH_DEFAULT && n < sizeof(items))
-		n += (size_t)snprintf(items + n, sizeof(items) - n, ",epoch=%s",
-				      sym_policy_fmt_num(p->u.nexus.epoch_s, num, sizeof(num)));
-	if (p->u.nexus.lazy && n < sizeof(items))
-		n += (size_t)snprintf(items + n, sizeof(items) - n, ",drop=lazy");
-	if (p->u.nexus.spare_idle && n < sizeof(items))
-		snprintf(items + n, sizeof(items) - n, ",spare=idle");
-	if (items[0])
-		snprintf(buf, len, "nexus:%s", items + 1);
-	else
-		snprintf(buf, len, "nexus");
-}
+struct params {
+	int frontends;
+	double epoch_s;
+	int drop;  /* DROP_EARLY, DROP_LAZY */
+	int spare; /* SPARE_USE, SPARE_IDLE */
+};
+SYM_POLICY_PARAMS(struct params, params_of)
+
+static const struct sym_param_word drop_words[] = { { "early", DROP_EARLY }, { "lazy", DROP_LAZY }, { NULL, 0 } };
+static const struct sym_param_word spare_words[] = { { "use", SPARE_USE }, { "idle", SPARE_IDLE }, { NULL, 0 } };
+
+static const struct sym_param params[] = {
+	{ .key = "frontends", .type = SYM_PARAM_INT, .offset = offsetof(struct params, frontends), .lo = 1,
+	  .hi = NX_MAX_FRONTENDS, .def = 1, .help = "frontends routing requests (request i goes to i mod N)" },
+	{ .key = "epoch", .type = SYM_PARAM_NUM, .offset = offsetof(struct params, epoch_s), .lo = NX_EPOCH_MIN,
+	  .hi = NX_EPOCH_MAX, .unit = "s", .def = NX_EPOCH_DEFAULT, .help = "time between plans" },
+	{ .key = "drop", .type = SYM_PARAM_ENUM, .offset = offsetof(struct params, drop), .words = drop_words,
+	  .def = DROP_EARLY, .help = "a backend's drop rule: Nexus's sliding window, or only what cannot finish" },
+	{ .key = "spare", .type = SYM_PARAM_ENUM, .offset = offsetof(struct params, spare), .words = spare_words,
+	  .def = SPARE_USE, .help = "spread the headroom over spare GPUs, or leave them idle" },
+	{ .key = NULL },
+};
 
 /* ---- state ---- */
 
@@ -200,6 +157,7 @@ struct nx_route {
 struct nx {
 	int nf;
 	bool lazy;
+	bool spare_idle;
 	sym_time epoch;
 	double min_rate;
 	int nm, ng, nk;
@@ -440,7 +398,7 @@ static int fit_kind(struct sym_core *c, struct nx *st, int k, int n, struct sym_
 	fill_models(c, st, k);
 	memset(st->excl, 0, (size_t)st->nm * sizeof(*st->excl));
 	int rc = try_plan(c, st, k, n, 1, best);
-	if (!rc && !c->policy.u.nexus.spare_idle)
+	if (!rc && !st->spare_idle)
 		return scale_up(c, st, k, n, best);
 	if (!too_big(rc))
 		return rc;
@@ -761,19 +719,16 @@ static void nx_finish(struct sym_core *c)
 
 static int nx_init(struct sym_core *c, char *err, size_t errlen)
 {
-	const struct sym_policy *p = &c->policy;
+	const struct params p = params_of(&c->policy);
 	int nm = c->nmodels, ng = c->ngpus, nk = c->nkinds;
-	if (p->u.nexus.frontends < 1 || !(p->u.nexus.epoch_s >= NX_EPOCH_MIN && p->u.nexus.epoch_s <= NX_EPOCH_MAX)) {
-		snprintf(err, errlen, "invalid parameters");
-		return -EINVAL;
-	}
 	struct nx *st = calloc(1, sizeof(*st));
 	if (!st)
 		goto nomem;
-	st->nf = p->u.nexus.frontends;
-	st->lazy = p->u.nexus.lazy;
-	st->epoch = sym_s(p->u.nexus.epoch_s);
-	st->min_rate = 1 / p->u.nexus.epoch_s;
+	st->nf = p.frontends;
+	st->lazy = p.drop == DROP_LAZY;
+	st->spare_idle = p.spare == SPARE_IDLE;
+	st->epoch = sym_s(p.epoch_s);
+	st->min_rate = 1 / p.epoch_s;
 	st->nm = nm;
 	st->ng = ng;
 	st->nk = nk;
@@ -852,10 +807,6 @@ static int nx_arrive(struct sym_core *c, struct sym_request *r, sym_time now)
 	return rc;
 }
 
-static void nx_gpu_free(struct sym_core *c, int g, sym_time now)
-{
-	step(c, c->sched_state, g, now);
-}
 
 static void nx_epoch(struct sym_core *c, struct nx *st, sym_time now)
 {
@@ -877,12 +828,14 @@ static void nx_epoch(struct sym_core *c, struct nx *st, sym_time now)
 	replan(c, st, st->rates, now); /* on failure the old plan stays */
 }
 
-static void nx_timer(struct sym_core *c, int id, sym_time now)
+/* A GPU freed or its slot came: its cycle steps on; or the epoch ended
+ * (arrivals come through nx_arrive). */
+static void nx_react(struct sym_core *c, enum sym_sched_event ev, int id, sym_time now)
 {
 	struct nx *st = c->sched_state;
-	if (id == st->ng)
+	if (ev == SYM_SCHED_TIMER && id == st->ng)
 		nx_epoch(c, st, now);
-	else if (!st->gpu[id].idle)
+	else if (ev == SYM_SCHED_GPU_FREE || !st->gpu[id].idle)
 		step(c, st, id, now);
 }
 
@@ -896,9 +849,7 @@ static const struct sym_sched_ops nexus_sched = {
 	.init = nx_init,
 	.finish = nx_finish,
 	.arrive = nx_arrive,
-	.poke = NULL,
-	.gpu_free = nx_gpu_free,
-	.timer = nx_timer,
+	.react = nx_react,
 	.held = nx_held,
 };
 
@@ -906,11 +857,7 @@ const struct sym_policy_ops sym_policy_nexus = {
 	.name = "nexus",
 	.summary = "Nexus: epoch plans by squishy bin packing, frontends route by weighted round robin, "
 		   "GPUs cycle through their models once per duty cycle",
-	.params_help = "frontends=N (default 1), epoch=S seconds between plans (default 30), "
-		       "drop=early|lazy (default early), spare=use|idle: spread headroom over spare GPUs "
-		       "(default use) or leave them idle",
-	.parse = parse,
-	.format = format,
-	.exec = NULL,
+	.params = params,
+	.params_size = sizeof(struct params),
 	.sched = &nexus_sched,
 };

@@ -71,47 +71,30 @@
  * Needs a driver that can cancel batches.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "core/core.h"
-#include "core/policy.h"
+#include "core/policy_api.h"
 
-#define DEFAULT_LAMBDA 3.0
 #define TIMER 0 /* the one timer: the earliest expiry while a GPU idles */
+
+struct params {
+	double lambda; /* preemption threshold */
+};
+SYM_POLICY_PARAMS(struct params, params_of)
+
+static const struct sym_param params[] = {
+	{ .key = "lambda", .type = SYM_PARAM_NUM, .offset = offsetof(struct params, lambda), .lo = 1, .hi = 1e9,
+	  .def = 3, .bare = SYM_PARAM_BARE_OK,
+	  .help = "preemption threshold, the new batch over the running one" },
+	{ .key = NULL },
+};
 
 struct state {
 	struct sym_request **buf; /* a cancelled batch (c->maxb entries) */
+	double lambda;
 };
-
-static int parse(struct sym_policy *p, const char *params, char *err, size_t errlen)
-{
-	p->u.shepherd.lambda = DEFAULT_LAMBDA;
-	char key[32], val[64];
-	int rc;
-	while ((rc = sym_policy_kv_next(p, &params, key, sizeof(key), val, sizeof(val), err, errlen)) > 0) {
-		if (!strcmp(key, "lambda") || !key[0]) {
-			if (sym_policy_num(val, 1, 1e9, &p->u.shepherd.lambda)) {
-				snprintf(err, errlen, "policy 'shepherd': lambda must be a number >= 1 (got '%s')", val);
-				return -EINVAL;
-			}
-		} else {
-			snprintf(err, errlen, "policy 'shepherd': unknown parameter '%s' (expected lambda)", key);
-			return -EINVAL;
-		}
-	}
-	return rc;
-}
-
-static void format(const struct sym_policy *p, char *buf, size_t len)
-{
-	char num[32];
-	if (p->u.shepherd.lambda == DEFAULT_LAMBDA)
-		snprintf(buf, len, "shepherd");
-	else
-		snprintf(buf, len, "shepherd:lambda=%s", sym_policy_fmt_num(p->u.shepherd.lambda, num, sizeof(num)));
-}
 
 /* Model m's candidate on kind k (n = its queue length > 0): 0 when its head
  * cannot meet its deadline there. */
@@ -162,7 +145,7 @@ static bool preempt(struct sym_core *c, int m, sym_time now)
 		return false;
 	const struct sym_shard *s = &c->shards[m];
 	sym_time head = sym_queue_at(&s->queue, 0)->deadline;
-	double lambda = c->policy.u.shepherd.lambda;
+	double lambda = st->lambda;
 	int size_k[SYM_MAX_KINDS];
 	for (int k = 0; k < c->nkinds; k++)
 		size_k[k] = -1; /* not computed yet */
@@ -206,12 +189,8 @@ static bool preempt(struct sym_core *c, int m, sym_time now)
 
 static int init(struct sym_core *c, char *err, size_t errlen)
 {
-	if (!c->sink.cancel) {
+	if (!sym_core_can_cancel(c)) {
 		snprintf(err, errlen, "needs a driver that can cancel running batches (preemption)");
-		return -EINVAL;
-	}
-	if (!(c->policy.u.shepherd.lambda >= 1)) {
-		snprintf(err, errlen, "lambda must be >= 1");
 		return -EINVAL;
 	}
 	struct state *st = calloc(1, sizeof(*st));
@@ -220,6 +199,7 @@ static int init(struct sym_core *c, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	c->sched_state = st;
+	st->lambda = params_of(&c->policy).lambda;
 	st->buf = malloc((size_t)c->maxb * sizeof(*st->buf));
 	if (!st->buf || sym_core_track_running(c)) {
 		snprintf(err, errlen, "out of memory");
@@ -237,33 +217,30 @@ static void finish(struct sym_core *c)
 	c->sched_state = NULL;
 }
 
-static void poke(struct sym_core *c, int m, sym_time now)
+/* Model m's request arrived: fill, then perhaps preempt (and fill again:
+ * re-queued requests may fit an idle GPU of another kind). Out of line, so
+ * that the other events cost react a jump. */
+static __attribute__((noinline)) void arrived(struct sym_core *c, int m, sym_time now)
 {
 	schedule(c, now);
-	/* Re-queued requests may fit an idle GPU of another kind. */
 	if (preempt(c, m, now))
 		schedule(c, now);
 }
 
-static void gpu_free(struct sym_core *c, int g, sym_time now)
+/* Every event fills the free GPUs; an arrival may then preempt. */
+static void react(struct sym_core *c, enum sym_sched_event ev, int id, sym_time now)
 {
-	(void)g;
-	schedule(c, now);
-}
-
-static void timer(struct sym_core *c, int id, sym_time now)
-{
-	(void)id;
-	schedule(c, now);
+	if (ev == SYM_SCHED_ARRIVED)
+		arrived(c, id, now);
+	else
+		schedule(c, now);
 }
 
 static const struct sym_sched_ops sched = {
 	.init = init,
 	.finish = finish,
 	.arrive = NULL,
-	.poke = poke,
-	.gpu_free = gpu_free,
-	.timer = timer,
+	.react = react,
 	.held = NULL,
 };
 
@@ -271,9 +248,7 @@ const struct sym_policy_ops sym_policy_shepherd = {
 	.name = "shepherd",
 	.summary = "Shepherd's Flex: a free GPU runs the largest feasible candidate; an arriving candidate "
 		   "lambda times a running batch preempts it",
-	.params_help = "lambda=X: preemption threshold, the new batch over the running one (>= 1, default 3)",
-	.parse = parse,
-	.format = format,
-	.exec = NULL,
+	.params = params,
+	.params_size = sizeof(struct params),
 	.sched = &sched,
 };

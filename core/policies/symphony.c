@@ -13,9 +13,7 @@
  * Deferring to the frontrun moment keeps batches large and makes the GPUs of a
  * model start staggered, one batch every l(B)/N.
  */
-#include <stdio.h>
-
-#include "core/policy.h"
+#include "core/policy_api.h"
 
 static sym_time exec(const struct sym_policy *p, const struct sym_cand_view *v)
 {
@@ -29,8 +27,5 @@ static sym_time exec(const struct sym_policy *p, const struct sym_cand_view *v)
 const struct sym_policy_ops sym_policy_symphony = {
 	.name = "symphony",
 	.summary = "deferred batching: dispatch at the frontrun moment d - l(B+1), at the latest by d - l(B)",
-	.params_help = NULL,
-	.parse = sym_policy_parse_none,
-	.format = sym_policy_format_name,
 	.exec = exec,
 };

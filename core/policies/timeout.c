@@ -15,49 +15,29 @@
  * for ever: when `latest` passes the batch shrinks to what can still make the
  * deadline (or the head is dropped), exactly as for every other policy.
  */
-#include <errno.h>
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include <stddef.h>
 
-#include "core/policy.h"
+#include "core/policy_api.h"
 
-static int parse(struct sym_policy *p, const char *params, char *err, size_t errlen)
-{
-	if (!strncmp(params, "timeout=", 8))
-		params += 8;
-	char *end = NULL;
-	errno = 0;
-	double k = strtod(params, &end);
-	bool pct = false;
-	if (end && *end == '%') {
-		pct = true;
-		end++;
-	}
-	if (!*params || end == params || *end || errno || !isfinite(k) || k < 0 ||
-	    (pct && k > 1000)) {
-		snprintf(err, errlen,
-			 "policy 'timeout' needs a timeout K >= 0 in ms or as a percentage of the SLO, "
-			 "e.g. timeout:5 or timeout:30%% (got '%s')", params);
-		return -EINVAL;
-	}
-	p->u.timeout.k = k;
-	p->u.timeout.percent = pct;
-	return 0;
-}
+struct params {
+	double k;     /* the timeout: ms, or percent of the SLO */
+	bool percent; /* k is a percentage of the SLO */
+};
+SYM_POLICY_PARAMS(struct params, params_of)
 
-static void format(const struct sym_policy *p, char *buf, size_t len)
-{
-	char num[32];
-	snprintf(buf, len, "timeout:%s%s", sym_policy_fmt_num(p->u.timeout.k, num, sizeof(num)),
-		 p->u.timeout.percent ? "%" : "");
-}
+static const struct sym_param params[] = {
+	{ .key = "timeout", .type = SYM_PARAM_NUM, .offset = offsetof(struct params, k), .lo = 0, .hi = INFINITY,
+	  .unit = "ms", .percent = true, .pct_offset = offsetof(struct params, percent), .pct_hi = 1000,
+	  .bare = SYM_PARAM_BARE, .required = true,
+	  .help = "K, counted from the oldest request's arrival (timeout:5, timeout:30%)" },
+	{ .key = NULL },
+};
 
 static sym_time exec(const struct sym_policy *p, const struct sym_cand_view *v)
 {
-	sym_time k = p->u.timeout.percent ? (sym_time)llround((double)v->slo * p->u.timeout.k / 100.0)
-					     : sym_ms(p->u.timeout.k);
+	const struct params pp = params_of(p);
+	sym_time k = pp.percent ? (sym_time)llround((double)v->slo * pp.k / 100.0) : sym_ms(pp.k);
 	/* full = the largest b with le(b) <= slo - k (le is non-decreasing) */
 	int lo = 1, hi = v->max_batch;
 	while (lo < hi) {
@@ -76,8 +56,7 @@ static sym_time exec(const struct sym_policy *p, const struct sym_cand_view *v)
 const struct sym_policy_ops sym_policy_timeout = {
 	.name = "timeout",
 	.summary = "TF-Serving batching: dispatch K after the oldest request arrived, or when full",
-	.params_help = "K: timeout in ms (timeout:5) or percent of the SLO (timeout:30%)",
-	.parse = parse,
-	.format = format,
+	.params = params,
+	.params_size = sizeof(struct params),
 	.exec = exec,
 };

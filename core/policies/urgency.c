@@ -56,137 +56,56 @@
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <gsl/gsl_fit.h>
 
-#include "core/core.h"
-#include "core/policy.h"
+#include "core/policy_api.h"
 
-#define NAME "urgency"
 #define HIST_CAP 64
-#define DEFAULT_P 3.0
-#define DEFAULT_MIN_SAMPLES 16
 #define EXPECTED_FLOOR 1.0 /* requests */
 
 /* ---- parameters ---- */
 
-static const char *const shape_names[] = {
-	[SYM_URGENCY_POWER] = "power",
-	[SYM_URGENCY_LINEAR] = "linear",
-	[SYM_URGENCY_EXP] = "exp",
+enum { SHAPE_POWER, SHAPE_LINEAR, SHAPE_EXP };
+enum { LOAD_PRODUCT, LOAD_MONOTONE };
+
+struct params {
+	int shape;  /* SHAPE_* */
+	double p;   /* power */
+	int load;   /* LOAD_PRODUCT (U*L as published) or LOAD_MONOTONE (U/L when U < 0) */
+	int max;    /* consolidation limit (0: the model's largest batch) */
+	struct sym_policy_overrides over; /* max.MODEL */
+	int min_samples; /* history samples before the fit replaces the profile */
+};
+SYM_POLICY_PARAMS(struct params, params_of)
+
+static const struct sym_param_word shape_words[] = {
+	{ "power", SHAPE_POWER }, { "linear", SHAPE_LINEAR }, { "exp", SHAPE_EXP }, { NULL, 0 },
+};
+static const struct sym_param_word load_words[] = {
+	{ "product", LOAD_PRODUCT }, { "monotone", LOAD_MONOTONE }, { NULL, 0 },
 };
 
-static int parse(struct sym_policy *p, const char *params, char *err, size_t errlen)
-{
-#define U (&p->u.urgency)
-	memset(U, 0, sizeof(*U));
-	U->shape = SYM_URGENCY_POWER;
-	U->p = DEFAULT_P;
-	U->min_samples = DEFAULT_MIN_SAMPLES;
-	char key[4 + sizeof(U->over[0].model)], val[64];
-	int rc;
-	while ((rc = sym_policy_kv_next(p, &params, key, sizeof(key), val, sizeof(val), err, errlen)) > 0) {
-		if (!strcmp(key, "shape")) {
-			int s = -1;
-			for (int i = 0; i < (int)(sizeof(shape_names) / sizeof(shape_names[0])); i++)
-				if (!strcmp(val, shape_names[i]))
-					s = i;
-			if (s < 0) {
-				snprintf(err, errlen, "policy '" NAME "': shape must be power, linear or exp (got '%s')",
-					 val);
-				return -EINVAL;
-			}
-			U->shape = s;
-		} else if (!strcmp(key, "load")) {
-			if (strcmp(val, "product") && strcmp(val, "monotone")) {
-				snprintf(err, errlen, "policy '" NAME "': load must be product or monotone (got '%s')", val);
-				return -EINVAL;
-			}
-			U->monotone = !strcmp(val, "monotone");
-		} else if (!strcmp(key, "p")) {
-			if (sym_policy_num(val, 0, 16, &U->p) || !(U->p > 0)) {
-				snprintf(err, errlen, "policy '" NAME "': p must be a power in (0, 16] (got '%s')", val);
-				return -EINVAL;
-			}
-		} else if (!strcmp(key, "max")) {
-			if (sym_policy_int(val, 1, SYM_PROFILE_BATCH_LIMIT, &U->max)) {
-				snprintf(err, errlen, "policy '" NAME "': max must be a batch size in 1..%d (got '%s')",
-					 SYM_PROFILE_BATCH_LIMIT, val);
-				return -EINVAL;
-			}
-		} else if (!strncmp(key, "max.", 4)) {
-			const char *model = key + 4;
-			if (!*model) {
-				snprintf(err, errlen, "policy '" NAME "': max. needs a model name (max.MODEL=N)");
-				return -EINVAL;
-			}
-			for (int i = 0; i < U->nover; i++)
-				if (!strcmp(U->over[i].model, model)) {
-					snprintf(err, errlen, "policy '" NAME "': %s given twice", key);
-					return -EINVAL;
-				}
-			if (U->nover >= SYM_POLICY_MAX_OVERRIDES) {
-				snprintf(err, errlen, "policy '" NAME "': too many max.MODEL overrides (at most %d)",
-					 SYM_POLICY_MAX_OVERRIDES);
-				return -EINVAL;
-			}
-			struct sym_policy_override *o = &U->over[U->nover];
-			if (sym_policy_int(val, 1, SYM_PROFILE_BATCH_LIMIT, &o->value)) {
-				snprintf(err, errlen, "policy '" NAME "': %s must be a batch size in 1..%d (got '%s')",
-					 key, SYM_PROFILE_BATCH_LIMIT, val);
-				return -EINVAL;
-			}
-			snprintf(o->model, sizeof(o->model), "%s", model);
-			U->nover++;
-		} else if (!strcmp(key, "min_samples")) {
-			if (sym_policy_int(val, 2, HIST_CAP, &U->min_samples)) {
-				snprintf(err, errlen, "policy '" NAME "': min_samples must be in 2..%d (got '%s')",
-					 HIST_CAP, val);
-				return -EINVAL;
-			}
-		} else {
-			snprintf(err, errlen,
-				 "policy '" NAME "': unknown parameter '%s' (expected shape, p, load, max, max.MODEL, min_samples)",
-				 key[0] ? key : val);
-			return -EINVAL;
-		}
-	}
-	return rc;
-#undef U
-}
-
-static void format(const struct sym_policy *p, char *buf, size_t len)
-{
-#define U (&p->u.urgency)
-	char num[32];
-	size_t n = 0;
-	int items = 0;
-#define ADD(...)                                                                               \
-	do {                                                                                   \
-		if (n < len)                                                                   \
-			n += (size_t)snprintf(buf + n, len - n, "%s", items++ ? "," : ":");    \
-		if (n < len)                                                                   \
-			n += (size_t)snprintf(buf + n, len - n, __VA_ARGS__);                  \
-	} while (0)
-	n = (size_t)snprintf(buf, len, NAME);
-	if (U->shape != SYM_URGENCY_POWER)
-		ADD("shape=%s", shape_names[U->shape]);
-	if (U->p != DEFAULT_P)
-		ADD("p=%s", sym_policy_fmt_num(U->p, num, sizeof(num)));
-	if (U->monotone)
-		ADD("load=monotone");
-	if (U->max > 0)
-		ADD("max=%d", U->max);
-	for (int i = 0; i < U->nover; i++)
-		ADD("max.%s=%d", U->over[i].model, U->over[i].value);
-	if (U->min_samples != DEFAULT_MIN_SAMPLES)
-		ADD("min_samples=%d", U->min_samples);
-#undef ADD
-#undef U
-}
+static const struct sym_param params[] = {
+	{ .key = "shape", .type = SYM_PARAM_ENUM, .offset = offsetof(struct params, shape), .words = shape_words,
+	  .def = SHAPE_POWER, .help = "U = -slack^p, -slack or 2^-slack" },
+	{ .key = "p", .type = SYM_PARAM_NUM, .offset = offsetof(struct params, p), .lo = 0, .lo_open = true,
+	  .hi = 16, .def = 3, .help = "the power" },
+	{ .key = "load", .type = SYM_PARAM_ENUM, .offset = offsetof(struct params, load), .words = load_words,
+	  .def = LOAD_PRODUCT, .help = "U*L as published, or U/L for U < 0" },
+	{ .key = "max", .type = SYM_PARAM_INT, .offset = offsetof(struct params, max), .lo = 1,
+	  .hi = SYM_PROFILE_BATCH_LIMIT, .def = 0, .def_text = "the model's largest batch",
+	  .help = "consolidation limit" },
+	{ .key = "max", .type = SYM_PARAM_PER_MODEL, .offset = offsetof(struct params, over), .lo = 1,
+	  .hi = SYM_PROFILE_BATCH_LIMIT, .help = "consolidation limit of one model" },
+	{ .key = "min_samples", .type = SYM_PARAM_INT, .offset = offsetof(struct params, min_samples), .lo = 2,
+	  .hi = HIST_CAP, .def = 16, .help = "history samples before the fitted latency replaces the profile" },
+	{ .key = NULL },
+};
 
 /* ---- state ---- */
 
@@ -203,7 +122,16 @@ struct running {
 	sym_time start;
 };
 
+/* How urgency grows as slack shrinks. */
+struct shape {
+	int kind;      /* SHAPE_* */
+	double power;
+	bool monotone; /* load=monotone */
+};
+
 struct ustate {
+	struct shape shape;
+	int min_samples;
 	int *limit;          /* [m * nkinds + k]: the consolidation limit MAX_A,R */
 	double *rate;        /* [m]: the configured rate (requests/s), 0 when none */
 	struct hist *hist;   /* [m * nkinds + k] */
@@ -231,13 +159,14 @@ static void finish(struct sym_core *c)
 
 static int init(struct sym_core *c, char *err, size_t errlen)
 {
-#define U (&c->policy.u.urgency)
-	for (int i = 0; i < U->nover; i++) {
+	const struct params pp = params_of(&c->policy);
+	const struct sym_policy_overrides *over = &pp.over;
+	for (int i = 0; i < over->n; i++) {
 		bool found = false;
 		for (int m = 0; m < c->nmodels && !found; m++)
-			found = model_name(c, m) && !strcmp(model_name(c, m), U->over[i].model);
+			found = model_name(c, m) && !strcmp(model_name(c, m), over->v[i].model);
 		if (!found) {
-			snprintf(err, errlen, "max.%s: no model named '%s'", U->over[i].model, U->over[i].model);
+			snprintf(err, errlen, "max.%s: no model named '%s'", over->v[i].model, over->v[i].model);
 			return -EINVAL;
 		}
 	}
@@ -245,6 +174,8 @@ static int init(struct sym_core *c, char *err, size_t errlen)
 	if (!st)
 		return -ENOMEM;
 	c->sched_state = st;
+	st->shape = (struct shape){ pp.shape, pp.p, pp.load == LOAD_MONOTONE };
+	st->min_samples = pp.min_samples;
 	size_t mk = (size_t)c->nmodels * (size_t)c->nkinds;
 	st->limit = malloc(mk * sizeof(*st->limit));
 	st->rate = malloc((size_t)c->nmodels * sizeof(*st->rate));
@@ -255,18 +186,17 @@ static int init(struct sym_core *c, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	for (int m = 0; m < c->nmodels; m++) {
-		int lim = U->max;
+		int lim = pp.max;
 		const char *name = model_name(c, m);
-		for (int i = 0; name && i < U->nover; i++)
-			if (!strcmp(name, U->over[i].model))
-				lim = U->over[i].value;
+		for (int i = 0; name && i < over->n; i++)
+			if (!strcmp(name, over->v[i].model))
+				lim = over->v[i].value;
 		for (int k = 0; k < c->nkinds; k++) {
 			int maxb = sym_core_max_batch(c, m, k);
 			st->limit[m * c->nkinds + k] = lim > 0 && lim < maxb ? lim : maxb;
 		}
 		st->rate[m] = c->shards[m].lambda; /* the configured rate, before any arrival */
 	}
-#undef U
 	return 0;
 }
 
@@ -280,7 +210,7 @@ static void observe(struct ustate *st, const struct sym_core *c, int m, int k, i
 	h->pos = (h->pos + 1) % HIST_CAP;
 	if (h->n < HIST_CAP)
 		h->n++;
-	if (h->n < c->policy.u.urgency.min_samples)
+	if (h->n < st->min_samples)
 		return;
 	bool distinct = false;
 	for (int i = 1; i < h->n && !distinct; i++)
@@ -316,20 +246,20 @@ static double expected(const struct ustate *st, const struct sym_core *c, int m)
 }
 
 /* The application urgency (a monotone image of it for exp; see the top). */
-static double urgency(const struct sym_policy *p, double slack, double load)
+static double urgency(const struct shape *sh, double slack, double load)
 {
 	double u;
-	switch (p->u.urgency.shape) {
-	case SYM_URGENCY_EXP:
+	switch (sh->kind) {
+	case SHAPE_EXP:
 		return -slack + log2(load);
-	case SYM_URGENCY_LINEAR:
+	case SHAPE_LINEAR:
 		u = -slack;
 		break;
 	default:
-		u = p->u.urgency.p == 3 ? -(slack * slack * slack) : -copysign(pow(fabs(slack), p->u.urgency.p), slack);
+		u = sh->power == 3 ? -(slack * slack * slack) : -copysign(pow(fabs(slack), sh->power), slack);
 		break;
 	}
-	return u >= 0 || !p->u.urgency.monotone ? u * load : u / load;
+	return u >= 0 || !sh->monotone ? u * load : u / load;
 }
 
 /* ---- scheduling ---- */
@@ -342,9 +272,12 @@ static int lowest_free(const struct sym_core *c, int k)
 	return -1;
 }
 
-static void schedule(struct sym_core *c, sym_time now)
+/* Out of line: react runs on every event, and most arrivals find no free
+ * device. */
+static __attribute__((noinline)) void schedule(struct sym_core *c, sym_time now)
 {
 	struct ustate *st = c->sched_state;
+	const struct shape shape = st->shape; /* a local: read once, not after every call */
 	const int nk = c->nkinds;
 	while (c->nfree > 0) {
 		int best = -1, best_k = -1;
@@ -365,7 +298,7 @@ static void schedule(struct sym_core *c, sym_time now)
 				int b = st->limit[m * nk + k];
 				if ((size_t)b > n)
 					b = (int)n;
-				double u = urgency(&c->policy, to_dl - est_ms(st, c, m, k, b), load);
+				double u = urgency(&shape, to_dl - est_ms(st, c, m, k, b), load);
 				if (u > umax)
 					umax = u;
 				if (kmin < 0 || u < umin || (u == umin && c->kinds[kmin].cpu && !c->kinds[k].cpu)) {
@@ -392,49 +325,34 @@ static void schedule(struct sym_core *c, sym_time now)
 	}
 }
 
-static void poke(struct sym_core *c, int m, sym_time now)
-{
-	(void)m;
-	if (c->nfree > 0)
-		schedule(c, now);
-}
-
-static void gpu_free(struct sym_core *c, int g, sym_time now)
+/* A batch that ended goes into the history; then, whatever happened (no
+ * timers are set), the free resources take work. */
+static void react(struct sym_core *c, enum sym_sched_event ev, int id, sym_time now)
 {
 	struct ustate *st = c->sched_state;
-	struct running *r = &st->run[g];
-	int k = c->gpus[g].kind;
-	if (r->size > 0 && now >= r->start)
-		observe(st, c, r->model, k, r->size, now - r->start);
-	r->size = 0;
-	schedule(c, now);
-}
-
-static void timer(struct sym_core *c, int id, sym_time now)
-{
-	(void)id; /* no timers are set; acting is harmless */
-	schedule(c, now);
+	if (ev == SYM_SCHED_GPU_FREE) {
+		struct running *r = &st->run[id];
+		if (r->size > 0 && now >= r->start)
+			observe(st, c, r->model, c->gpus[id].kind, r->size, now - r->start);
+		r->size = 0;
+	}
+	if (c->nfree > 0) /* an arrival with every device busy costs nothing more */
+		schedule(c, now);
 }
 
 static const struct sym_sched_ops ops = {
 	.init = init,
 	.finish = finish,
 	.arrive = NULL,
-	.poke = poke,
-	.gpu_free = gpu_free,
-	.timer = timer,
+	.react = react,
 	.held = NULL,
 };
 
 const struct sym_policy_ops sym_policy_urgency = {
-	.name = NAME,
+	.name = "urgency",
 	.summary = "slack-based: the application with the highest load-weighted urgency -slack^p goes to the free "
 		   "resource where it is least urgent",
-	.params_help = "shape=power|linear|exp (default power), p=X: power (default 3), load=product|monotone: U*L as published (default) or U/L for U < 0, max=N: consolidation limit "
-		       "(default: the model's largest batch), max.MODEL=N: per model, min_samples=N: history "
-		       "samples before the fitted latency replaces the profile (default 16)",
-	.parse = parse,
-	.format = format,
-	.exec = NULL,
+	.params = params,
+	.params_size = sizeof(struct params),
 	.sched = &ops,
 };
