@@ -238,11 +238,13 @@ static void submit(struct frontend *f, uint32_t i, int64_t budget_ns, uint32_t l
 {
 	struct slot *s = &f->slots[i];
 	s->deadline = s->t0 + budget_ns;
+	/* schedd gets what is left of the budget: decoding a large body took some of it */
+	int64_t left = (int64_t)(s->deadline - sym_monotonic_ns());
 	struct sym_msg meta = { .type = SYM_MSG_META };
 	meta.u.meta.req_id = slot_id(f, i);
 	meta.u.meta.model = s->model;
 	meta.u.meta.frontend = (uint32_t)f->id;
-	meta.u.meta.budget_ns = budget_ns;
+	meta.u.meta.budget_ns = left > 0 ? left : 1; /* spent: schedd drops it as expired */
 	meta.u.meta.addr = sym_fab_mr_addr(f->mr, f->pool + (size_t)i * f->c->input_max);
 	meta.u.meta.len = len;
 	meta.u.meta.key = sym_fab_mr_key(f->mr);
