@@ -16,6 +16,7 @@
 #include "core/build.h"
 #include "core/error.h"
 #include "experiment/config.h"
+#include "experiment/interrupt.h"
 #include "experiment/output.h"
 #include "experiment/result.h"
 #include "profiles/zoo.h"
@@ -24,34 +25,7 @@
 #include "sim/plan.h"
 #include "sim/sweep.h"
 #include "sym_version.h"
-#if SYM_HAVE_RUNTIME
-#include "runtime/profiler.h"
-#include "runtime/rt.h"
-#else
-/* A simulator-only build: the runtime commands exist, and say what is missing. */
-static const char *const rt_names[] = { "schedd", "frontend", "backend", "loadgen", "bench-sched", "fabbench", "profile" };
-static bool sym_rt_is_command(const char *cmd)
-{
-	for (size_t i = 0; i < sizeof(rt_names) / sizeof(rt_names[0]); i++)
-		if (!strcmp(cmd, rt_names[i]))
-			return true;
-	return false;
-}
-static void sym_rt_usage(FILE *f, const char *cmd)
-{
-	fprintf(f, "  %s\n", cmd ? cmd : "(none: this symphony was built without the runtime, which needs " SYM_RUNTIME_MISSING ")");
-}
-static int sym_rt_main(int argc, char **argv)
-{
-	(void)argc;
-	fprintf(stderr, "symphony %s: this symphony was built without the runtime, which needs %s; install it and "
-			"rebuild (scripts/setup), or configure with meson -Dfabric=enabled -Dhttp=enabled to be told "
-			"what is missing\n", argv[0], SYM_RUNTIME_MISSING);
-	return 2;
-}
-#define sym_profiler_usage(f) sym_rt_usage(f, NULL)
-#define sym_profiler_main sym_rt_main
-#endif
+#include "cli/rtmodule.h" /* the runtime's commands, loaded when one runs */
 
 #define EXIT_USAGE 2
 #define EXIT_INTERNAL 70
@@ -454,13 +428,11 @@ static int parse_args(int argc, char **argv, struct cli *cli, struct sym_experim
 			return EXIT_USAGE;
 		}
 	}
-	const char *outs[] = { cli->json, cli->trace, cli->timeline, cli->model_timeline };
-	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
-		if (outs[i] && !outs[i][0]) {
-			fprintf(stderr, "symphony %s: option --%s: the output file name is empty\n", cli->cmd,
-				(const char *[]){ "json", "trace", "timeline", "model-timeline" }[i]);
-			return EXIT_USAGE;
-		}
+	const char *outs[] = { cli->json, cli->trace, cli->timeline, cli->model_timeline, cli->csv };
+	const char *const out_names[] = { "--json", "--trace", "--timeline", "--model-timeline", "--csv" };
+	if (sym_outputs_check(out_names, outs, sizeof(outs) / sizeof(outs[0]), err, sizeof(err))) {
+		fprintf(stderr, "symphony %s: %s\n", cli->cmd, err);
+		return EXIT_USAGE;
 	}
 	if (sym_experiment_resolve(e, err, sizeof(err)) || sym_sim_check(e, err, sizeof(err))) {
 		fprintf(stderr, "symphony: %s\n", err);
@@ -468,6 +440,10 @@ static int parse_args(int argc, char **argv, struct cli *cli, struct sym_experim
 	}
 	return 0;
 }
+
+#define TRACE_DESCRIPTION                                                                                     \
+	"one row per batch dispatched: the GPU (index and kind), the model, the batch size, its start and "   \
+	"finish (ms of simulated time) and the requests of its queue dropped just before it"
 
 /* Runs one simulation with the requested outputs at rate option `rate`;
  * with g (goodput searches) the run is g's kept run, which is reported as it
@@ -482,9 +458,6 @@ static int run_outputs(const struct cli *cli, const struct sym_experiment *e, do
 			fprintf(stderr, "symphony: %s\n", err);
 			return 1;
 		}
-		char pol[128];
-		fprintf(trace.f, "# symphony %s trace, policy %s, seed %llu, %d GPUs; times in ms\n", SYM_VERSION,
-			sym_policy_format(&e->policy, pol, sizeof(pol)), (unsigned long long)e->seed, e->gpus);
 		fprintf(trace.f, "gpu,kind,model,batch_size,start_ms,finish_ms,dropped_before\n");
 	}
 	struct sym_run_opts o = { .rate = rate, .trace = trace.f, .progress = !cli->quiet && isatty(2),
@@ -504,21 +477,23 @@ static int run_outputs(const struct cli *cli, const struct sym_experiment *e, do
 	}
 	const struct sym_run_result r = *rp;
 	int status = 0;
-	if (cli->trace && sym_outfile_commit(&trace, err, sizeof(err))) {
+	if (cli->trace && sym_csv_commit(&trace, sym_csv_meta(command, "trace", TRACE_DESCRIPTION, e), err, sizeof(err))) {
 		fprintf(stderr, "symphony: %s\n", err);
 		status = 1;
 	}
-	if (cli->timeline && sym_write_timeline(cli->timeline, e, &r, err, sizeof(err))) {
+	if (cli->timeline && sym_write_timeline(cli->timeline, command, e, &r, err, sizeof(err))) {
 		fprintf(stderr, "symphony: %s\n", err);
 		status = 1;
 	}
-	if (cli->model_timeline && sym_write_model_timeline(cli->model_timeline, e, &r, err, sizeof(err))) {
+	if (cli->model_timeline && sym_write_model_timeline(cli->model_timeline, command, e, &r, err, sizeof(err))) {
 		fprintf(stderr, "symphony: %s\n", err);
 		status = 1;
 	}
-	bool json_stdout = cli->json && !strcmp(cli->json, "-");
+	/* the table moves to stderr when an output takes stdout */
+	bool any_stdout = sym_output_is_stdout(cli->json) || sym_output_is_stdout(cli->trace) ||
+			  sym_output_is_stdout(cli->timeline) || sym_output_is_stdout(cli->model_timeline);
 	if (!cli->quiet) {
-		FILE *f = json_stdout ? stderr : stdout;
+		FILE *f = any_stdout ? stderr : stdout;
 		sym_result_print(f, command, e, &r);
 		if (g) {
 			double *x = malloc(g->n * sizeof(*x));
@@ -696,6 +671,7 @@ static int cmd_plan(int argc, char **argv)
 	cJSON_AddStringToObject(doc, "program", "symphony");
 	cJSON_AddStringToObject(doc, "version", SYM_VERSION);
 	cJSON_AddStringToObject(doc, "commit", sym_build_commit());
+	cJSON_AddItemToObject(doc, "provenance", sym_provenance_json(true));
 	cJSON_AddStringToObject(doc, "command", "plan");
 	cJSON_AddNumberToObject(doc, "seed", (double)e.seed);
 	cJSON_AddNumberToObject(doc, "replications", e.replications);
@@ -1032,7 +1008,7 @@ static int cmd_loadcurve(int argc, char **argv)
 		return rc;
 	}
 	char pname[128];
-	FILE *f = cli.json && !strcmp(cli.json, "-") ? stderr : stdout;
+	FILE *f = sym_output_is_stdout(cli.json) || sym_output_is_stdout(cli.csv) ? stderr : stdout;
 	const char *ref_from = "--reference";
 	size_t nrep = e.replications > 1 ? (size_t)e.replications : 1;
 	cJSON *ref_by_seed = NULL, *ref_ci = NULL;
@@ -1107,6 +1083,7 @@ static int cmd_loadcurve(int argc, char **argv)
 	cJSON_AddStringToObject(doc, "program", "symphony");
 	cJSON_AddStringToObject(doc, "version", SYM_VERSION);
 	cJSON_AddStringToObject(doc, "commit", sym_build_commit());
+	cJSON_AddItemToObject(doc, "provenance", sym_provenance_json(true));
 	cJSON_AddStringToObject(doc, "command", "loadcurve");
 	cJSON_AddNumberToObject(doc, "seed", (double)e.seed);
 	cJSON_AddNumberToObject(doc, "replications", (double)nrep);
@@ -1202,9 +1179,6 @@ static int cmd_loadcurve(int argc, char **argv)
 			fprintf(stderr, "symphony: %s\n", err);
 			status = 1;
 		} else {
-			fprintf(of.f, "# symphony %s loadcurve, seed %llu, %zu replication%s, %s criterion, reference %.3f req/s\n",
-				SYM_VERSION, (unsigned long long)e.seed, nrep, nrep == 1 ? "" : "s",
-				sym_criterion_name(e.criterion), ref);
 			fprintf(of.f, "policy,load,offered_rps,goodput_rps,bad_rate,gpu_busy_fraction,gpus_used,batch_p50,"
 				      "goodput_ci95_low,goodput_ci95_high,bad_rate_ci95_low,bad_rate_ci95_high,worst_model,"
 				      "worst_model_bad_rate\n");
@@ -1227,7 +1201,16 @@ static int cmd_loadcurve(int argc, char **argv)
 				fprintf(of.f, "\"%s\",%.6f\n", pt->v.worst >= 0 ? e.models[pt->v.worst].name : "",
 					pt->v.worst_bad_rate);
 			}
-			if (sym_outfile_commit(&of, err, sizeof(err))) {
+			cJSON *meta = sym_csv_meta("loadcurve", "loadcurve", "one row per (policy, load): the offered rate, the "
+						   "goodput (served within the SLO), the bad rate, the GPU busy fraction, "
+						   "the GPUs in use and the median batch (means over the seeds), the 95% "
+						   "intervals of goodput and bad rate (empty for one seed) and the worst "
+						   "model", &e);
+			cJSON_AddNumberToObject(meta, "replications", (double)nrep);
+			cJSON_AddStringToObject(meta, "criterion", sym_criterion_name(e.criterion));
+			cJSON_AddNumberToObject(meta, "reference_rps", ref);
+			cJSON_AddStringToObject(meta, "reference", ref_from);
+			if (sym_csv_commit(&of, meta, err, sizeof(err))) {
 				fprintf(stderr, "symphony: %s\n", err);
 				status = 1;
 			}
@@ -1265,6 +1248,9 @@ int main(int argc, char **argv)
 	}
 	if (sym_rt_is_command(cmd))
 		return sym_rt_main(argc - 1, argv + 1);
+	/* the simulator's commands: a signal removes their temporary files (experiment/interrupt.h) */
+	sym_provenance_begin();
+	sym_interrupt_install(cmd);
 	for (int i = 2; i < argc; i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			return help(cmd);

@@ -13,7 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/build.h"
 #include "core/error.h"
+#include "experiment/interrupt.h"
 #include "experiment/output.h"
 #include "experiment/result.h"
 #include "profiles/zoo.h"
@@ -189,6 +191,7 @@ static int sweep_one(void *ctx, size_t k)
 	}
 	free(text);
 	s->done++;
+	sym_interrupt_progress_step();
 	s->few += has_few;
 	if (s->progress && (s->tty ? now_s() - s->last_print >= 0.5 : now_s() - s->last_print >= 30))
 		progress_line(s, false);
@@ -336,6 +339,12 @@ int sym_cmd_sweep(int argc, char **argv)
 		fprintf(stderr, "symphony sweep: --out: the directory name is empty\n");
 		return EXIT_USAGE;
 	}
+	if (sym_output_is_stdout(out)) {
+		fprintf(stderr, "symphony sweep: --out -: a sweep writes a directory (results.jsonl, appended point by "
+				"point and resumable), not standard output; give a directory, and `symphony merge DIR` "
+				"prints the results\n");
+		return EXIT_USAGE;
+	}
 	char err[1024];
 	int sidx = 0, scount = 1;
 	if (shard) {
@@ -470,6 +479,33 @@ int sym_cmd_sweep(int argc, char **argv)
 		else
 			todo[ntodo++] = i;
 	}
+	/* the sidecar of this run: where the lines come from and when (the lines themselves carry no date) */
+	char meta_path[1200];
+	snprintf(meta_path, sizeof(meta_path), "%s.meta.json", path);
+	cJSON *meta = cJSON_CreateObject();
+	cJSON_AddStringToObject(meta, "program", "symphony");
+	cJSON_AddStringToObject(meta, "version", SYM_VERSION);
+	cJSON_AddStringToObject(meta, "commit", sym_build_commit());
+	cJSON_AddItemToObject(meta, "provenance", sym_provenance_json(true));
+	cJSON_AddStringToObject(meta, "command", "sweep");
+	cJSON_AddStringToObject(meta, "grid", g.name);
+	cJSON_AddStringToObject(meta, "grid_id", g.id);
+	cJSON_AddStringToObject(meta, "grid_file", grid_path);
+	cJSON_AddStringToObject(meta, "compute", g.compute == SYM_COMPUTE_SIM ? "sim" : "goodput");
+	cJSON_AddNumberToObject(meta, "npoints", (double)g.npoints);
+	cJSON *sh = cJSON_AddObjectToObject(meta, "shard");
+	cJSON_AddNumberToObject(sh, "index", sidx);
+	cJSON_AddNumberToObject(sh, "count", scount);
+	cJSON_AddNumberToObject(sh, "points", (double)nshard);
+	cJSON_AddNumberToObject(meta, "points_done_before", (double)skipped);
+	int mrc = sym_write_json(meta_path, meta, err, sizeof(err));
+	cJSON_Delete(meta);
+	if (mrc) {
+		fprintf(stderr, "symphony sweep: %s\n", err);
+		fclose(f);
+		status = 1;
+		goto out;
+	}
 	/* Run in a fixed shuffled order: the grid's big points (the last values of
 	 * an axis, often) spread over the run, so the rate and ETA shown are
 	 * representative early and no thread is left alone with them at the end.
@@ -495,7 +531,10 @@ int sym_cmd_sweep(int argc, char **argv)
 			fprintf(stderr, ", %zu already done", skipped);
 		fprintf(stderr, "; running %zu on %d thread%s -> %s\n", ntodo, jobs, jobs == 1 ? "" : "s", path);
 	}
+	/* a signal from here on says how far the sweep got (experiment/interrupt.h) */
+	sym_interrupt_progress(path, nshard, skipped);
 	sym_parallel_for(ntodo, jobs, sweep_one, &s);
+	sym_interrupt_progress_end();
 	pthread_mutex_destroy(&s.mu);
 	if (fclose(f) && !s.status) {
 		snprintf(s.err, sizeof(s.err), "%s: cannot write: %s", path, strerror(errno));
@@ -542,8 +581,8 @@ int sym_cmd_merge(int argc, char **argv)
 		bool missing = false;
 		const char *val = NULL;
 		if (take(argc, argv, &i, "--out", &val, &missing)) {
-			out = val;
-			if (!*out) {
+			out = sym_output_is_stdout(val) ? NULL : val; /* "-": standard output, as without --out */
+			if (!*val) {
 				fprintf(stderr, "symphony merge: --out: the directory name is empty\n");
 				status = EXIT_USAGE;
 			}
