@@ -107,6 +107,24 @@ int sym_output_check(const char *what, const char *path, char *err, size_t errle
 	return classify(what, path, &kind, target, sizeof(target), &st, &exists, err, errlen);
 }
 
+/* Whether a and b (both checked) are the same output; /dev/null is never in the way. */
+static bool same_output(const char *a, const char *b)
+{
+	if (sym_output_is_stdout(a) || sym_output_is_stdout(b))
+		return sym_output_is_stdout(a) && sym_output_is_stdout(b);
+	char ta[1024], tb[1024];
+	struct stat sa, sb, null;
+	bool ea, eb;
+	if (resolve(a, ta, sizeof(ta), &sa, &ea) || resolve(b, tb, sizeof(tb), &sb, &eb))
+		return !strcmp(a, b);
+	if (ea && eb) {
+		if (S_ISCHR(sa.st_mode) && !stat("/dev/null", &null) && S_ISCHR(null.st_mode) && sa.st_rdev == null.st_rdev)
+			return false;
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	}
+	return !ea && !eb && !strcmp(ta, tb);
+}
+
 int sym_outputs_check(const char *const *names, const char *const *paths, size_t n, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -117,13 +135,15 @@ int sym_outputs_check(const char *const *names, const char *const *paths, size_t
 		if (sym_output_check(what, paths[i], err, errlen))
 			return -EINVAL;
 		for (size_t j = 0; j < i; j++) {
-			if (!paths[j] || strcmp(paths[i], paths[j]))
+			if (!paths[j] || !same_output(paths[i], paths[j]))
 				continue;
 			if (sym_output_is_stdout(paths[i]))
 				return snprintf(err, errlen, "options %s and %s both write to standard output (-), where they "
 						"would interleave; give one of them a file", names[j], names[i]), -EINVAL;
-			return snprintf(err, errlen, "options %s and %s both write %s; give each its own file", names[j],
-					names[i], paths[i]), -EINVAL;
+			bool same_name = !strcmp(paths[i], paths[j]);
+			return snprintf(err, errlen, "options %s and %s both write %s%s%s%s; give each its own file", names[j],
+					names[i], paths[j], same_name ? "" : " (as ", same_name ? "" : paths[i],
+					same_name ? "" : ")"), -EINVAL;
 		}
 	}
 	return 0;
