@@ -16,6 +16,7 @@
 #include "core/build.h"
 #include "core/error.h"
 #include "experiment/config.h"
+#include "experiment/estimate.h"
 #include "experiment/interrupt.h"
 #include "experiment/output.h"
 #include "experiment/result.h"
@@ -539,8 +540,14 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 		sym_experiment_finish(&e);
 		return rc;
 	}
+	char err[1024];
 	if (!strcmp(cmd, "sim")) {
 		double rate = (e.rate_csv[0] || e.nseg) ? 1 : e.rate;
+		if (sym_estimate_check(&e, rate, 0, cli.model_timeline != NULL, 1, err, sizeof(err))) {
+			fprintf(stderr, "symphony sim: %s\n", err);
+			sym_experiment_finish(&e);
+			return EXIT_USAGE;
+		}
 		if (e.replications > 1 && !cli.quiet)
 			fprintf(stderr, "symphony sim: one run, seed %llu (replications apply to goodput, plan, loadcurve and "
 					"sweep)\n", (unsigned long long)e.seed);
@@ -548,11 +555,16 @@ static int cmd_run(const char *cmd, int argc, char **argv)
 	} else {
 		struct sym_goodput_reps g;
 		memset(&g, 0, sizeof(g));
-		char err[1024];
 		bool progress = !cli.quiet;
 		int jobs = cli_jobs(&cli);
 		if (jobs < 0) {
 			rc = EXIT_USAGE; /* the message is out */
+		} else if (sym_estimate_check(&e, sym_goodput_upper_bound(&e) / sym_schedule_mean_rate(&e), 0,
+					      cli.model_timeline != NULL, jobs < e.replications ? jobs : e.replications,
+					      err, sizeof(err))) {
+			fprintf(stderr, "symphony goodput: %s (at the search's upper bound)\n", err);
+			rc = EXIT_USAGE;
+			jobs = -1; /* nothing ran */
 		} else {
 			if (progress)
 				fprintf(stderr, "goodput search (%s criterion%s), upper bound from maximum batches on every "
@@ -667,6 +679,15 @@ static int cmd_plan(int argc, char **argv)
 	e.rate = rate;
 	struct sym_plan_analytic an;
 	sym_plan_analytic(&e, rate, max_gpus, &an);
+	/* the search doubles its GPU count past the answer: about twice the larger estimate */
+	int est = an.staggered > an.nexus ? an.staggered : an.nexus;
+	int top_gpus = est < 0 || 2.0 * est > max_gpus ? max_gpus : 2 * est + 1;
+	if (sym_estimate_check(&e, rate, top_gpus, false, jobs < e.replications ? jobs : e.replications, err,
+			       sizeof(err))) {
+		fprintf(stderr, "symphony plan: %s (at up to %d GPUs)\n", err, top_gpus);
+		sym_experiment_finish(&e);
+		return EXIT_USAGE;
+	}
 	cJSON *doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "program", "symphony");
 	cJSON_AddStringToObject(doc, "version", SYM_VERSION);
@@ -1014,6 +1035,12 @@ static int cmd_loadcurve(int argc, char **argv)
 	cJSON *ref_by_seed = NULL, *ref_ci = NULL;
 	if (!(ref > 0)) {
 		e.policy = pols[0];
+		if (sym_estimate_check(&e, sym_goodput_upper_bound(&e), 0, false, jobs < (int)nrep ? jobs : (int)nrep, err,
+				       sizeof(err))) {
+			fprintf(stderr, "symphony loadcurve: %s (the reference's goodput search, at its upper bound)\n", err);
+			sym_experiment_finish(&e);
+			return EXIT_USAGE;
+		}
 		struct sym_goodput_reps g;
 		if (!cli.quiet)
 			fprintf(stderr, "reference: the goodput of %s (%s criterion%s) ...\n",
@@ -1041,6 +1068,16 @@ static int cmd_loadcurve(int argc, char **argv)
 		}
 	}
 	size_t npts = (size_t)npol * nloads, nruns = npts * nrep;
+	double top = 0;
+	for (size_t i = 0; i < nloads; i++)
+		top = loads[i] > top ? loads[i] : top;
+	if (sym_estimate_check(&e, top * ref, 0, false, (size_t)jobs < nruns ? jobs : (int)nruns, err, sizeof(err))) {
+		fprintf(stderr, "symphony loadcurve: %s (at load %g)\n", err, top);
+		cJSON_Delete(ref_by_seed);
+		cJSON_Delete(ref_ci);
+		sym_experiment_finish(&e);
+		return EXIT_USAGE;
+	}
 	struct lc L = { .e = &e, .pols = pols, .loads = loads, .nloads = nloads, .nrep = nrep, .ref = ref };
 	L.runs = calloc(nruns, sizeof(*L.runs));
 	L.counts = calloc(nruns * e.nmodels * 2, sizeof(*L.counts));

@@ -15,10 +15,12 @@
 
 #include "core/build.h"
 #include "core/error.h"
+#include "experiment/estimate.h"
 #include "experiment/interrupt.h"
 #include "experiment/output.h"
 #include "experiment/result.h"
 #include "profiles/zoo.h"
+#include "sim/goodput.h"
 #include "sim/sweep.h"
 #include "sym_version.h"
 
@@ -407,12 +409,25 @@ int sym_cmd_sweep(int argc, char **argv)
 		sym_grid_finish(&g);
 		return status;
 	}
-	/* check every point of the shard before running any */
+	/* check every point of the shard before running any, and that `jobs` of them fit in memory at once */
+	if (jobs < 1)
+		jobs = sym_ncpus();
+	int at_once = (size_t)jobs < nshard ? jobs : (int)nshard;
 	for (size_t i = 0; i < g.npoints; i++) {
 		if (!sym_shard_has(i, sidx, scount))
 			continue;
 		struct sym_experiment e;
 		int rc = sym_grid_point_experiment(&g, i, &e, err, sizeof(err));
+		if (!rc) {
+			double rate = g.compute == SYM_COMPUTE_GOODPUT ? sym_goodput_upper_bound(&e) / sym_schedule_mean_rate(&e)
+					: e.rate_csv[0] || e.nseg		 ? 1
+										 : e.rate;
+			char msg[1024];
+			if (sym_estimate_check(&e, rate, 0, false, at_once, msg, sizeof(msg))) {
+				snprintf(err, sizeof(err), "point %zu: %s", i, msg);
+				rc = -EINVAL;
+			}
+		}
 		sym_experiment_finish(&e);
 		if (rc) {
 			fprintf(stderr, "symphony sweep: %s: %s\n", grid_path, err);
@@ -517,8 +532,6 @@ int sym_cmd_sweep(int argc, char **argv)
 		todo[k - 1] = todo[j];
 		todo[j] = t;
 	}
-	if (jobs < 1)
-		jobs = sym_ncpus();
 	struct sweep s = { .g = &g, .todo = todo, .ntodo = ntodo, .per_model = per_model, .progress = !quiet,
 			   .tty = isatty(2), .out = f, .out_path = path, .t0 = now_s() };
 	s.last_print = s.t0;

@@ -334,6 +334,7 @@ static int group_setup(void **state)
 		{ "rates_header_only.csv", "model\n" },
 		{ "rates_nocol.csv", "other\n100\n200\n300\n400\n" },
 		{ "rates_3rows.csv", "model\n1000\n2000\n1000\n" },
+		{ "rates_huge.csv", "model\n1000\n1e12\n" },
 		{ "gpus4.json", "{\"gpus\": 4, \"rate\": 3000, \"seed\": 5}\n" },
 		{ "bad_replications.json", "{\"replications\": -1}\n" },
 		{ "bad_criterion.json", "{\"criterion\": \"median\"}\n" },
@@ -543,6 +544,40 @@ static const struct bad_case bad_cases[] = {
 	{ "goodput -j 0", { B_PROFILE, "-j", "0" }, "goodput", "--jobs", "1 to 4096" },
 	{ "send-ahead not a boolean", { B_PROFILE, "--send-ahead", "maybe" }, NULL, "--send-ahead", "true or false" },
 	{ "slo-mode unknown", { B_PROFILE, "--slo-mode", "most" }, NULL, "--slo-mode", "at-least" },
+	/* what the simulator can honour: each key's range, and a run's size before it starts */
+	{ "gamma shape below 0.001", { B_PROFILE, "--arrival", "gamma:1e-8" }, NULL, "gamma:1e-8", "below 0.001" },
+	{ "gamma shape 1e-300", { B_PROFILE, "--arrival", "gamma:1e-300" }, "goodput", "--arrival", "bursts" },
+	{ "gamma shape above 1e6", { B_PROFILE, "--arrival", "gamma:1e7" }, NULL, "--arrival", "uniform" },
+	{ "zipf exponent above 100", { B_PROFILE, "--popularity", "zipf:1000" }, NULL, "--popularity", "100" },
+	{ "SLO above 1e6 ms", { B_PROFILE, "--slo", "2e6" }, NULL, "--slo", "1e+06" },
+	{ "duration below 1 ms", { B_PROFILE, "--duration", "0.0001" }, NULL, "--duration", "0.001" },
+	{ "max-bad-rate below 1e-6", { B_PROFILE, "--max-bad-rate", "1e-9" }, "goodput", "--max-bad-rate", "1e-06" },
+	{ "tolerance below 1e-6", { B_PROFILE, "--tolerance", "1e-12" }, "goodput", "--tolerance", "1e-06" },
+	{ "l(1) below a microsecond", { "--profile", "0,1e-9", "--slo", "25" }, NULL, "l(1)", "0.001 ms" },
+	{ "alpha above 1e6 ms", { "--profile", "2e6,1", "--slo", "25" }, NULL, "alpha_ms", "1e+06" },
+	{ "latency table entry of 0", { "--models", "[{\"name\": \"t\", \"latency_ms\": [0, 1]}]", "--slo", "25" },
+	  NULL, "models", NULL },
+	{ "gpus_per_model beyond a million GPUs", { B_PROFILE, "--num-models", "1000", "--gpus-per-model", "10000" },
+	  NULL, "gpus_per_model", "1000000" },
+	{ "segments longer than 1e7 s", { B_PROFILE, "--segments", "6e6:10,6e6:10" }, NULL, "segments", "1e+07" },
+	{ "rate_csv rate above 1e9", { B_PROFILE, "--rate-csv", "@rates_huge.csv" }, NULL, "rates_huge.csv", "1e+09" },
+	{ "4e9 requests of one model", { B_PROFILE, "--rate", "1e9", "--duration", "10" }, NULL, "requests",
+	  "duration_s" },
+	{ "4e9 requests at goodput's upper bound", { B_PROFILE, "--duration", "1e6" }, "goodput", "requests",
+	  "upper bound" },
+	{ "a timeline beyond memory", { B_PROFILE, "--rate", "100", "--duration", "1e7", "--interval", "0.001" }, NULL,
+	  "memory", "interval_s" },
+	{ "a per-model timeline beyond memory", { B_PROFILE, "--num-models", "10000", "--rate", "1000", "--duration",
+	  "1e7", "--model-timeline", "@out_mt.csv" }, NULL, "memory", "model-timeline" },
+	/* outputs */
+	{ "--timeline and --model-timeline both on stdout", { B_PROFILE, "--timeline", "-", "--model-timeline", "-" },
+	  NULL, "--timeline and --model-timeline", "standard output" },
+	{ "--trace twice under two names", { B_PROFILE, "--model-timeline", "@out_trace.csv" }, NULL, "--trace",
+	  "--model-timeline" },
+	{ "an output into a missing directory", { B_PROFILE, "--model-timeline", "@no_such_dir/mt.csv" }, NULL,
+	  "--model-timeline", "no directory" },
+	{ "a directory as the output", { B_PROFILE, "--model-timeline", "@" }, "goodput", "--model-timeline",
+	  "is a directory" },
 };
 
 static void check_bad_case(const struct bad_case *c, int *failures)
@@ -940,6 +975,14 @@ static void test_plan(void **state)
 		run_free(&r);
 	}
 	assert_int_equal(access(tmp_path("out_bad.json"), F_OK), -1);
+	/* a search whose runs would not fit in memory: refused before it starts */
+	RUN(&r, "plan", "--profile", "1,5", "--slo", "20", "--duration", "1e7", "--interval", "0.001", "--target-rate", "100",
+	    "--json", "@out_bad.json");
+	expect_status(&r, 2);
+	expect_contains(r.err, "symphony plan: the run would need about", "stderr", &r);
+	expect_contains(r.err, "interval_s", "stderr", &r);
+	run_free(&r);
+	assert_int_equal(access(tmp_path("out_bad.json"), F_OK), -1);
 	RUN(&r, "help", "plan");
 	expect_status(&r, 0);
 	expect_contains(r.out, "--target-rate", "help plan", &r);
@@ -1045,6 +1088,15 @@ static void test_sweep(void **state)
 	expect_contains(r.err, "duplicate point 0", "stderr", &r);
 	run_free(&r);
 	assert_int_equal(access(tmp_path("out_bad/results.jsonl"), F_OK), -1);
+	/* a point that would not fit in memory: refused before any runs */
+	write_text("grid_big.json", "{\"name\": \"big\", \"compute\": \"sim\", \"base\": {\"models\": [{\"name\": \"m\", "
+				    "\"alpha_ms\": 1, \"beta_ms\": 5}], \"slo_ms\": 25, \"rate\": 100, \"interval_s\": 0.001}, "
+				    "\"axes\": {\"duration_s\": [10, 1e7]}}");
+	RUN(&r, "sweep", "@grid_big.json", "--out", "@out_big");
+	expect_status(&r, 2);
+	expect_contains(r.err, "point 1: the run would need about", "stderr", &r);
+	run_free(&r);
+	assert_int_equal(access(tmp_path("out_big/results.jsonl"), F_OK), -1);
 
 	/* resume after an interruption that cut a line in half */
 	{
@@ -1265,6 +1317,13 @@ static void test_loadcurve(void **state)
 		expect_status(&r, 2);
 		expect_contains(r.err, "at most 256 loads", "stderr", &r);
 		run_free(&r);
+		/* points that would not fit in memory: refused before they run */
+		RUN(&r, "loadcurve", "--profile", "1,5", "--slo", "20", "--rate", "100", "--duration", "1e7", "--interval",
+		    "0.001", "--reference", "100", "--loads", "1", "--csv", "@out_bad.csv");
+		expect_status(&r, 2);
+		expect_contains(r.err, "symphony loadcurve: the run would need about", "stderr", &r);
+		run_free(&r);
+		assert_int_equal(access(tmp_path("out_bad.csv"), F_OK), -1);
 	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		run_argv(&r, bad[i]);
