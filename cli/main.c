@@ -93,10 +93,15 @@ static void help_output_flags(FILE *f, bool goodput)
 		"  %-30s %s\n  %-30s %s\n  %-30s %s\n  %-30s %s\n  %-30s %s\n  %-30s %s\n",
 		"--config FILE", "experiment file (also the first non-option argument)",
 		"--json FILE|-", "write the result as JSON (- for stdout)",
-		"--trace FILE", goodput ? "CSV, one row per batch, of the run at the goodput" : "CSV, one row per batch",
-		"--timeline FILE", "CSV per interval: offered, good, bad, busy GPUs, autoscaling advice",
-		"--model-timeline FILE", "CSV per interval and model: offered, good, bad",
+		"--trace FILE|-", goodput ? "CSV, one row per batch, of the run at the goodput" : "CSV, one row per batch",
+		"--timeline FILE|-", "CSV per interval: offered, good, bad, busy GPUs, autoscaling advice",
+		"--model-timeline FILE|-", "CSV per interval and model: offered, good, bad",
 		"--quiet", "no table and no progress on stderr");
+	fprintf(f,
+		"  A CSV has one header line; its provenance and configuration go to FILE.meta.json beside it\n"
+		"  (none when written to stdout or a device). - is stdout (the table then goes to stderr), for\n"
+		"  one output at most. A file is replaced whole when complete (through a link, the link's\n"
+		"  target); a device or FIFO is written as it is. Ctrl-C removes the partial files (exit 130).\n");
 }
 
 static int help(const char *topic)
@@ -198,7 +203,7 @@ static int help(const char *topic)
 			"--loads F1,F2,...", "fractions of the reference (default 0.1,0.2,...,2.0)",
 			"--reference R", "the rate that is load 1 (default: the first policy's goodput)",
 			"-j N, --jobs N", "simulations in parallel (default: every core)",
-			"--csv FILE", "one row per (policy, load)");
+			"--csv FILE|-", "one row per (policy, load); its sidecar FILE.meta.json has the reference");
 		fprintf(f, "configuration: as for sim (symphony help sim); a rate schedule is refused.\n");
 		return 0;
 	}
@@ -217,7 +222,7 @@ static int help(const char *topic)
 			"                                   from \"zoo\", or \"scale\" times the base latencies, or\n"
 			"                                   the built-in zoo of its name; optional memory_mb, cpu\n"
 			"  \"rate\": 5000,                   total offered req/s\n"
-			"  \"arrival\": \"poisson\",          poisson | uniform | gamma:K\n"
+			"  \"arrival\": \"poisson\",          poisson | uniform | gamma:K (0.001 <= K <= 1e6)\n"
 			"  \"popularity\": \"equal\",         equal | zipf:S\n"
 			"  \"segments\": [{\"duration_s\": 10, \"rate\": 2000}],   piecewise total rate\n"
 			"  \"rate_csv\": \"rates.csv\",       per-second rates per model (header: model names)\n"

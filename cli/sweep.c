@@ -95,9 +95,12 @@ void sym_help_sweep(FILE *f)
 		"(worst_model, worst_model_bad_rate) under the criterion (\"criterion\", --criterion).\n\n"
 		"  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n"
 		"  %-22s %s\n\n"
-		"Every point is checked before any runs. A point's line is the same whichever shard,\n"
-		"thread or machine runs it. Exit status: 0 done, 2 bad grid or options, 1 an output\n"
-		"cannot be written, 70 internal error.\n",
+		"Every point is checked before any runs (and that -j of them fit in memory). A point's\n"
+		"line is the same whichever shard, thread or machine runs it, and whenever: its provenance\n"
+		"has no date; DIR/results.jsonl.meta.json says when and with what the sweep ran. Ctrl-C\n"
+		"(or SIGTERM) stops at once, saying how many points DIR/results.jsonl holds; --resume goes\n"
+		"on. Exit status: 0 done, 2 bad grid or options, 1 an output cannot be written, 70\n"
+		"internal error, 130 (143) interrupted.\n",
 		"--out DIR", "output directory (default sweep-NAME, or sweep-NAME/shard-I-of-N)",
 		"-j N, --jobs N", "points run in parallel (default: every core)",
 		"--resume", "skip points already in DIR/results.jsonl (else an existing file is refused)",
@@ -113,9 +116,9 @@ void sym_help_sweep(FILE *f)
 void sym_help_merge(FILE *f)
 {
 	fprintf(f,
-		"usage: symphony merge DIR|FILE... [--out DIR]\n\n"
+		"usage: symphony merge DIR|FILE... [--out DIR|-]\n\n"
 		"Combines the results.jsonl of shard directories (or results files) into one,\n"
-		"sorted by point index, written to DIR/results.jsonl (default: stdout). Refuses,\n"
+		"sorted by point index, written to DIR/results.jsonl (default, or -: stdout). Refuses,\n"
 		"naming the file and line: lines of different symphony versions or grids, a point\n"
 		"present twice, an incomplete last line. Reports how many of the grid's points\n"
 		"are present.\n");

@@ -199,6 +199,9 @@ static char *canonical(const char *path)
 	cJSON *doc = load_json(path);
 	assert_non_null(cJSON_GetObjectItemCaseSensitive(doc, "wall_seconds"));
 	cJSON_DeleteItemFromObjectCaseSensitive(doc, "wall_seconds");
+	cJSON *prov = cJSON_GetObjectItemCaseSensitive(doc, "provenance"); /* and the date of the run */
+	assert_non_null(cJSON_GetObjectItemCaseSensitive(prov, "date"));
+	cJSON_DeleteItemFromObjectCaseSensitive(prov, "date");
 	char *s = cJSON_PrintUnformatted(doc);
 	assert_non_null(s);
 	cJSON_Delete(doc);
@@ -227,6 +230,34 @@ static double num(const cJSON *obj, const char *key)
 	return v->valuedouble;
 }
 
+/* Checks a result's provenance: {version, commit, modified, build_type,
+ * date (when with_date)}, beside the top-level version and commit it agrees
+ * with (commit there ends in "-dirty" when modified). */
+static void check_provenance(const cJSON *doc, bool with_date)
+{
+	const cJSON *prov = get(doc, "provenance");
+	assert_string_equal(get(prov, "version")->valuestring, get(doc, "version")->valuestring);
+	const char *commit = get(prov, "commit")->valuestring, *top = get(doc, "commit")->valuestring;
+	const cJSON *mod = get(prov, "modified");
+	assert_true(cJSON_IsBool(mod) || (cJSON_IsNull(mod) && !strcmp(commit, "unknown")));
+	char want[160];
+	snprintf(want, sizeof(want), "%s%s", commit, cJSON_IsTrue(mod) ? "-dirty" : "");
+	assert_string_equal(top, want);
+	assert_true(cJSON_IsString(get(prov, "build_type")) && get(prov, "build_type")->valuestring[0]);
+	const cJSON *date = cJSON_GetObjectItemCaseSensitive(prov, "date");
+	if (!with_date) {
+		assert_null(date);
+		return;
+	}
+	int y, mo, d, h, mi, sec;
+	char z = 0;
+	assert_true(cJSON_IsString(date));
+	assert_int_equal(sscanf(date->valuestring, "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &sec, &z), 7);
+	assert_int_equal(z, 'Z');
+	assert_int_equal(strlen(date->valuestring), 20);
+	assert_true(y >= 2024 && mo >= 1 && mo <= 12);
+}
+
 /* Checks the sidecar of a CSV written to a file, PATH.meta.json: the
  * provenance, the CSV's name and the configuration. */
 static void check_sidecar(const char *csv_path, const char *csv)
@@ -234,13 +265,7 @@ static void check_sidecar(const char *csv_path, const char *csv)
 	char meta[600];
 	snprintf(meta, sizeof(meta), "%s.meta.json", csv_path);
 	cJSON *doc = load_json(meta);
-	const cJSON *prov = get(doc, "provenance");
-	assert_true(cJSON_IsString(get(prov, "version")));
-	assert_true(cJSON_IsString(get(prov, "commit")));
-	assert_true(cJSON_IsBool(get(prov, "modified")) || cJSON_IsNull(get(prov, "modified")));
-	assert_true(cJSON_IsString(get(prov, "build_type")));
-	assert_true(cJSON_IsString(get(prov, "date")));
-	assert_int_equal(strlen(get(prov, "date")->valuestring), strlen("2024-01-02T03:04:05Z"));
+	check_provenance(doc, true);
 	assert_string_equal(get(doc, "csv")->valuestring, csv);
 	assert_true(cJSON_IsObject(get(doc, "config")));
 	assert_true(cJSON_IsString(get(doc, "description")));
@@ -794,6 +819,7 @@ static void check_result(const char *path, bool goodput)
 {
 	cJSON *doc = load_json(path);
 	assert_true(cJSON_IsString(get(doc, "version")));
+	check_provenance(doc, true);
 	assert_true(cJSON_IsNumber(get(doc, "seed")));
 	assert_true(cJSON_IsString(get(doc, "policy")));
 	assert_true(cJSON_IsObject(get(doc, "config")));
@@ -934,6 +960,7 @@ static void test_plan(void **state)
 	expect_status(&r, 0);
 	run_free(&r);
 	cJSON *doc = load_json(tmp_path("out_plan.json"));
+	check_provenance(doc, true);
 	assert_string_equal(get(doc, "command")->valuestring, "plan");
 	assert_true(cJSON_IsObject(get(doc, "config")));
 	assert_true(num(doc, "target_rate") == 15000);
@@ -1250,6 +1277,7 @@ static void test_loadcurve(void **state)
 	expect_contains(r.out, "load 1 = 5000.0 req/s", "stdout", &r);
 	run_free(&r);
 	cJSON *doc = load_json(tmp_path("out_lc.json"));
+	check_provenance(doc, true);
 	assert_string_equal(get(doc, "command")->valuestring, "loadcurve");
 	assert_true(num(doc, "reference_rps") == 5000);
 	assert_true(cJSON_IsObject(get(doc, "config")));
@@ -1887,7 +1915,7 @@ static void test_output_targets(void **state)
 	expect_status(&r, 0);
 	cJSON *doc = cJSON_Parse(r.out);
 	assert_non_null(doc);
-	assert_true(cJSON_IsObject(get(doc, "provenance")));
+	check_provenance(doc, true);
 	cJSON_Delete(doc);
 	run_free(&r);
 	write_text("grid.json", GRID);
@@ -2032,6 +2060,15 @@ static void test_interrupt(void **state)
 	RUN(&r, "sweep", "@isweep.json", "--out", "@out_isw_full", "--quiet");
 	expect_status(&r, 0);
 	run_free(&r);
+	cJSON *line0 = NULL;
+	{
+		char *text = slurp(tmp_path("out_isw_full/results.jsonl"));
+		*strchr(text, '\n') = 0;
+		line0 = cJSON_Parse(text);
+		free(text);
+	}
+	check_provenance(line0, false); /* a line is the same whenever it ran */
+	cJSON_Delete(line0);
 	char *resumed[10] = { 0 }, *full[10] = { 0 };
 	assert_int_equal(sorted_lines(tmp_path("out_isw/results.jsonl"), resumed, 10), 10);
 	assert_int_equal(sorted_lines(tmp_path("out_isw_full/results.jsonl"), full, 10), 10);
@@ -2042,7 +2079,7 @@ static void test_interrupt(void **state)
 	}
 	/* the sweep's sidecar: where and when */
 	cJSON *meta = load_json(tmp_path("out_isw/results.jsonl.meta.json"));
-	assert_true(cJSON_IsString(get(get(meta, "provenance"), "date")));
+	check_provenance(meta, true);
 	assert_int_equal((int)num(meta, "npoints"), 10);
 	cJSON_Delete(meta);
 	unlink(tmp_path("bg_stdout.txt"));
