@@ -693,12 +693,7 @@ static int cmd_plan(int argc, char **argv)
 		sym_experiment_finish(&e);
 		return EXIT_USAGE;
 	}
-	cJSON *doc = cJSON_CreateObject();
-	cJSON_AddStringToObject(doc, "program", "symphony");
-	cJSON_AddStringToObject(doc, "version", SYM_VERSION);
-	cJSON_AddStringToObject(doc, "commit", sym_build_commit());
-	cJSON_AddItemToObject(doc, "provenance", sym_provenance_json(true));
-	cJSON_AddStringToObject(doc, "command", "plan");
+	cJSON *doc = sym_result_head("plan");
 	cJSON_AddNumberToObject(doc, "seed", (double)e.seed);
 	cJSON_AddNumberToObject(doc, "replications", e.replications);
 	cJSON_AddStringToObject(doc, "criterion", sym_criterion_name(e.criterion));
@@ -1121,12 +1116,7 @@ static int cmd_loadcurve(int argc, char **argv)
 		sym_experiment_finish(&e);
 		return status;
 	}
-	cJSON *doc = cJSON_CreateObject();
-	cJSON_AddStringToObject(doc, "program", "symphony");
-	cJSON_AddStringToObject(doc, "version", SYM_VERSION);
-	cJSON_AddStringToObject(doc, "commit", sym_build_commit());
-	cJSON_AddItemToObject(doc, "provenance", sym_provenance_json(true));
-	cJSON_AddStringToObject(doc, "command", "loadcurve");
+	cJSON *doc = sym_result_head("loadcurve");
 	cJSON_AddNumberToObject(doc, "seed", (double)e.seed);
 	cJSON_AddNumberToObject(doc, "replications", (double)nrep);
 	cJSON_AddStringToObject(doc, "criterion", sym_criterion_name(e.criterion));

@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/build.h"
 #include "core/error.h"
 #include "experiment/estimate.h"
 #include "experiment/interrupt.h"
@@ -425,7 +424,7 @@ int sym_cmd_sweep(int argc, char **argv)
 			double rate = g.compute == SYM_COMPUTE_GOODPUT ? sym_goodput_upper_bound(&e) / sym_schedule_mean_rate(&e)
 					: e.rate_csv[0] || e.nseg		 ? 1
 										 : e.rate;
-			char msg[1024];
+			char msg[900];
 			if (sym_estimate_check(&e, rate, 0, false, at_once, msg, sizeof(msg))) {
 				snprintf(err, sizeof(err), "point %zu: %s", i, msg);
 				rc = -EINVAL;
@@ -500,12 +499,7 @@ int sym_cmd_sweep(int argc, char **argv)
 	/* the sidecar of this run: where the lines come from and when (the lines themselves carry no date) */
 	char meta_path[1200];
 	snprintf(meta_path, sizeof(meta_path), "%s.meta.json", path);
-	cJSON *meta = cJSON_CreateObject();
-	cJSON_AddStringToObject(meta, "program", "symphony");
-	cJSON_AddStringToObject(meta, "version", SYM_VERSION);
-	cJSON_AddStringToObject(meta, "commit", sym_build_commit());
-	cJSON_AddItemToObject(meta, "provenance", sym_provenance_json(true));
-	cJSON_AddStringToObject(meta, "command", "sweep");
+	cJSON *meta = sym_result_head("sweep");
 	cJSON_AddStringToObject(meta, "grid", g.name);
 	cJSON_AddStringToObject(meta, "grid_id", g.id);
 	cJSON_AddStringToObject(meta, "grid_file", grid_path);

@@ -47,6 +47,17 @@ cJSON *sym_provenance_json(bool with_date)
 	return o;
 }
 
+cJSON *sym_result_head(const char *command)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "program", "symphony");
+	cJSON_AddStringToObject(o, "version", SYM_VERSION);
+	cJSON_AddStringToObject(o, "commit", sym_build_commit());
+	cJSON_AddItemToObject(o, "provenance", sym_provenance_json(true));
+	cJSON_AddStringToObject(o, "command", command);
+	return o;
+}
+
 int sym_run_result_alloc(struct sym_run_result *r, const struct sym_experiment *e, sym_time end, sym_time interval)
 {
 	size_t nmodels = e->nmodels;
@@ -271,12 +282,7 @@ static cJSON *autoscale_json(const struct sym_experiment *e, const struct sym_ru
 cJSON *sym_result_json(const char *command, const struct sym_experiment *e, const struct sym_run_result *r)
 {
 	char buf[128];
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "program", "symphony");
-	cJSON_AddStringToObject(o, "version", SYM_VERSION);
-	cJSON_AddStringToObject(o, "commit", sym_build_commit());
-	cJSON_AddItemToObject(o, "provenance", sym_provenance_json(true));
-	cJSON_AddStringToObject(o, "command", command);
+	cJSON *o = sym_result_head(command);
 	cJSON_AddNumberToObject(o, "seed", (double)e->seed);
 	cJSON_AddNumberToObject(o, "replications", 1);
 	cJSON_AddStringToObject(o, "policy", sym_policy_format(&e->policy, buf, sizeof(buf)));
@@ -408,12 +414,7 @@ size_t sym_warn_few_requests(FILE *f, const char *what, const struct sym_experim
 cJSON *sym_csv_meta(const char *command, const char *csv, const char *description, const struct sym_experiment *e)
 {
 	char buf[128];
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "program", "symphony");
-	cJSON_AddStringToObject(o, "version", SYM_VERSION);
-	cJSON_AddStringToObject(o, "commit", sym_build_commit());
-	cJSON_AddItemToObject(o, "provenance", sym_provenance_json(true));
-	cJSON_AddStringToObject(o, "command", command);
+	cJSON *o = sym_result_head(command);
 	cJSON_AddStringToObject(o, "csv", csv);
 	cJSON_AddStringToObject(o, "description", description);
 	cJSON_AddNumberToObject(o, "seed", (double)e->seed);

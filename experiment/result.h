@@ -123,6 +123,10 @@ cJSON *sym_provenance_json(bool with_date);
 /* Records now as the start of the command, the date of its results. */
 void sym_provenance_begin(void);
 
+/* A new result object with what every result begins with: program
+ * ("symphony"), version, commit, provenance (dated) and command. */
+cJSON *sym_result_head(const char *command);
+
 /* The result object of one run (command: "sim", "goodput", ...), with
  * "replications": 1, the criterion and the run's verdict under it
  * (meets_criterion, worst_model, worst_model_bad_rate, failing_models,

@@ -295,8 +295,11 @@ static int parse(int argc, char **argv, struct opts *o)
 				rc = bad(name, "expected a non-negative integer", val);
 			o->seed = v;
 		} else if (!strcmp(name, "--json")) {
-			if (!val[0])
-				rc = bad(name, "expected a file name or -", val);
+			char err[1200];
+			if (sym_output_check("option --json", val, err, sizeof(err))) { /* before running, not at the end */
+				fprintf(stderr, "bench-sched: %s\n", err);
+				rc = -1;
+			}
 			o->json = val;
 		}
 		if (rc)

@@ -327,6 +327,11 @@ static int parse(int argc, char **argv, struct bench *b, const char **json)
 				return -1;
 			b->size = (size_t)x;
 		} else if (!strcmp(o, "--json") && v && v[0]) {
+			char err[1200];
+			if (sym_output_check("option --json", v, err, sizeof(err))) { /* before measuring */
+				fprintf(stderr, "fabbench: %s\n", err);
+				return -1;
+			}
 			*json = v;
 		} else {
 			if (!strcmp(o, "--provider") || !strcmp(o, "--json"))

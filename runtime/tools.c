@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 
+#include "experiment/output.h"
 #include "runtime/benchsched.h"
 #include "runtime/executor.h"
 #include "runtime/fabbench.h"
@@ -239,6 +240,11 @@ int sym_rt_main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--json")) {
 			o.json = v;
+			if (sym_output_check("option --json", v, err, sizeof(err))) { /* before running, not at exit */
+				fprintf(stderr, "symphony %s: %s\n", cmd, err);
+				rc = 2;
+				goto out;
+			}
 			continue;
 		}
 		int r = sym_cluster_apply_flag(&c, a + 2, v, err, sizeof(err));

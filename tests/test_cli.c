@@ -105,26 +105,29 @@ static void run_free(struct run *r)
 	r->out = r->err = NULL;
 }
 
-/* Runs symphony with args (NULL-terminated; an argument "@NAME" stands for
- * tmpdir/NAME), capturing stdout and stderr. */
-static void run_argv(struct run *r, const char *const *args)
+/* Starts symphony with args (NULL-terminated; an argument "@NAME" stands for
+ * tmpdir/NAME) in tmpdir, its stdout and stderr into tmpdir/out_name and
+ * tmpdir/err_name; the command line, for messages, into cmd (when not NULL).
+ * Returns its pid. */
+static pid_t spawn(const char *const *args, const char *out_name, const char *err_name, char *cmd, size_t cmdlen)
 {
 	char *argv[MAX_ARGS + 2];
 	size_t n = 0;
 	argv[n++] = (char *)symphony;
-	r->cmd[0] = '\0';
-	snprintf(r->cmd, sizeof(r->cmd), "symphony");
+	if (cmd)
+		snprintf(cmd, cmdlen, "symphony");
 	for (size_t i = 0; args[i]; i++) {
 		assert_true(n < MAX_ARGS);
 		const char *a = args[i][0] == '@' ? tmp_path(args[i] + 1) : args[i];
 		argv[n++] = (char *)a;
-		size_t l = strlen(r->cmd);
-		snprintf(r->cmd + l, sizeof(r->cmd) - l, " %s", a);
+		size_t l = cmd ? strlen(cmd) : 0;
+		if (cmd)
+			snprintf(cmd + l, cmdlen - l, " %s", a);
 	}
 	argv[n] = NULL;
 	char outp[512], errp[512];
-	snprintf(outp, sizeof(outp), "%s/cap_stdout.txt", tmpdir);
-	snprintf(errp, sizeof(errp), "%s/cap_stderr.txt", tmpdir);
+	snprintf(outp, sizeof(outp), "%s/%s", tmpdir, out_name);
+	snprintf(errp, sizeof(errp), "%s/%s", tmpdir, err_name);
 	fflush(stdout);
 	fflush(stderr);
 	pid_t pid = fork();
@@ -141,16 +144,23 @@ static void run_argv(struct run *r, const char *const *args)
 		execv(symphony, argv);
 		_exit(127);
 	}
+	return pid;
+}
+
+/* Runs symphony with args (as spawn), capturing stdout and stderr. */
+static void run_argv(struct run *r, const char *const *args)
+{
+	pid_t pid = spawn(args, "cap_stdout.txt", "cap_stderr.txt", r->cmd, sizeof(r->cmd));
 	int st;
 	while (waitpid(pid, &st, 0) < 0)
 		assert_int_equal(errno, EINTR);
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-	r->out = slurp(outp);
-	r->err = slurp(errp);
+	r->out = slurp(tmp_path("cap_stdout.txt"));
+	r->err = slurp(tmp_path("cap_stderr.txt"));
 	assert_non_null(r->out);
 	assert_non_null(r->err);
-	unlink(outp);
-	unlink(errp);
+	unlink(tmp_path("cap_stdout.txt"));
+	unlink(tmp_path("cap_stderr.txt"));
 }
 
 #define RUN(r, ...)                                                      \
@@ -1937,32 +1947,11 @@ static void test_output_targets(void **state)
 
 /* ---- 9. interrupted: SIGINT and SIGTERM --------------------------------- */
 
-/* Starts symphony with args in the background (stdout, stderr to files in
- * tmpdir). Returns its pid. */
+/* Starts symphony with args in the background (stdout, stderr to
+ * tmpdir/bg_stdout.txt and bg_stderr.txt). Returns its pid. */
 static pid_t start_bg(const char *const *args)
 {
-	char *argv[MAX_ARGS + 2];
-	size_t n = 0;
-	argv[n++] = (char *)symphony;
-	for (size_t i = 0; args[i]; i++)
-		argv[n++] = (char *)(args[i][0] == '@' ? tmp_path(args[i] + 1) : args[i]);
-	argv[n] = NULL;
-	char outp[512], errp[512];
-	snprintf(outp, sizeof(outp), "%s/bg_stdout.txt", tmpdir);
-	snprintf(errp, sizeof(errp), "%s/bg_stderr.txt", tmpdir);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int fo = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0 || chdir(tmpdir))
-			_exit(126);
-		execv(symphony, argv);
-		_exit(127);
-	}
-	return pid;
+	return spawn(args, "bg_stdout.txt", "bg_stderr.txt", NULL, 0);
 }
 
 /* Waits (up to 60 s) until ready() holds, the process still running. */
