@@ -32,7 +32,7 @@ void sym_profiler_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: symphony profile [CLUSTER.json] [--model NAME] [--executor emulated|cuda] [--batches SPEC]\n"
-		"                        [--repeats N] [--warmup N] [--out FILE] [--table-out FILE] [--json FILE|-]\n"
+		"                        [--repeats N] [--warmup N] [--out FILE|-] [--table-out FILE|-] [--json FILE|-]\n"
 		"                        [--quiet] [FLAGS]\n"
 		"\n"
 		"Measures a model's batch latency on an executor: for each batch size, --warmup untimed runs,\n"
@@ -48,7 +48,8 @@ void sym_profiler_usage(FILE *f)
 		"                    (default profile-NAME.json)\n"
 		"  --table-out FILE  the table profile: latency_ms = the medians for b = 1 .. the largest batch\n"
 		"                    measured, gaps interpolated, made non-decreasing (default: --out with\n"
-		"                    .table.json for .json)\n"
+		"                    .table.json for .json; profile-NAME.table.json when --out is -)\n"
+		"  - is standard output (the table then goes to stderr), for one of the three at most.\n"
 		"Both carry the whole measurement record as their \"source\" object: program, version, model,\n"
 		"executor, device, batches, repeats, fit, per-size statistics, and the configuration.\n"
 		"\n"
