@@ -122,8 +122,9 @@ const char *cli_config_path(const struct cli *c);
  * or EXIT_USAGE (or 1: out of memory) after printing why. */
 int cli_experiment(const struct cli *c, struct sym_experiment *e, bool resolve);
 
-/* Whether two output options of c both name standard output ("-"): then
- * prints why and returns EXIT_USAGE, else 0. */
+/* Checks c's output options together before anything runs (cli_parse
+ * does): each writable (experiment/output.h), at most one on standard
+ * output, no file under two options. Prints why and returns EXIT_USAGE, else 0. */
 int cli_check_outputs(const struct cli *c);
 
 #define MAX_POLICIES 16
@@ -152,9 +153,10 @@ int cli_cmd_models(struct cli *c);
 int cli_cmd_policies(struct cli *c);
 int cli_cmd_help(struct cli *c);
 int cli_cmd_version(struct cli *c);
-int cli_cmd_process(struct cli *c);  /* schedd, frontend, backend, loadgen */
-int cli_cmd_bench_sched(struct cli *c);
-int cli_cmd_fabbench(struct cli *c);
-int cli_cmd_profile(struct cli *c);
+/* The runtime's commands (schedd, frontend, backend, loadgen, profile,
+ * bench-sched, fabbench): cli_cmd_runtime (cli/rtmodule.c) loads the module
+ * symphony-runtime.so and calls its cli_runtime_main (cli/runtime.c). */
+int cli_cmd_runtime(struct cli *c);
+int cli_runtime_main(struct cli *c);
 
 #endif

@@ -8,6 +8,8 @@
 #include <gsl/gsl_errno.h>
 
 #include "cli/cli.h"
+#include "experiment/interrupt.h"
+#include "experiment/result.h"
 #include "core/profile.h"
 #include "sym_version.h"
 
@@ -44,11 +46,21 @@ static const struct cli_opt *const sim_opts[] = { &o_config, &o_json, &o_trace, 
 static const struct cli_opt *const goodput_opts[] = { &o_config, &o_json, &o_trace_g, &o_timeline, &o_model_timeline,
 						      &o_jobs, &o_quiet, NULL };
 
+/* how every output option writes (experiment/output.h) */
+#define OUTPUTS_TEXT                                                                                          \
+	"Outputs: a file is replaced whole when complete (through a symbolic link, the link's target; the link "   \
+	"stays); a device or FIFO is written as it is; - is standard output (the table then goes to stderr), "   \
+	"for one output at most; a directory is refused before anything runs. A CSV has one header line; its "  \
+	"provenance and configuration go to the sidecar FILE.meta.json beside it (none on stdout or a device). " \
+	"Every JSON result has a provenance object: version, commit, modified, build_type, date. Ctrl-C or "      \
+	"SIGTERM removes the partial files and exits 130 (143)."
+
 static const char sim_text[] =
 	"Simulates the experiment at the offered rate: arrivals for --duration seconds, then the queues drain; "
 	"metrics count requests arriving after --warmup. Prints a table per model; --json writes every metric "
 	"with the resolved configuration, so that `symphony sim RESULT.json` repeats the run. One run, one seed "
-	"(replications apply to goodput, plan, loadcurve and sweep).";
+	"(replications apply to goodput, plan, loadcurve and sweep).\n\n"
+	OUTPUTS_TEXT;
 
 static const char goodput_text[] =
 	"Finds the highest total offered rate that passes the criterion, by bisection between 0 and the rate at "
@@ -66,7 +78,8 @@ static const char goodput_text[] =
 	"and interval, each seed's run at its goodput: median and mean batch, queueing p50/p99/max (ms), GPU busy "
 	"fraction.\n\n"
 	"When even the lowest rate tried fails, there is no goodput: the command says so, goodput_rps is 0 and "
-	"meets_criterion false, and the exit status is 0 (the answer is a measurement, not an error).";
+	"meets_criterion false, and the exit status is 0 (the answer is a measurement, not an error).\n\n"
+	OUTPUTS_TEXT;
 
 static const struct cli_opt o_target = { "target-rate", 0, CLI_NUM, "R",
 					 "total offered requests per second to serve (required)", NULL, 1e-6, 1e9 };
@@ -292,14 +305,14 @@ static const struct cli_opt o_pr_repeats = { "repeats", 0, CLI_INT, "N", "timed 
 static const struct cli_opt o_pr_warmup = { "warmup", 0, CLI_INT, "N",
 					    "untimed runs per batch size before them (not the experiment's warmup_s)",
 					    "3", 0, 10000 };
-static const struct cli_opt o_pr_out = { "out", 0, CLI_OUT, "FILE",
+static const struct cli_opt o_pr_out = { "out", 0, CLI_OUT, "FILE|-",
 					 "the linear profile: alpha_ms, beta_ms, max_batch (the largest batch measured), "
 					 "slo_ms, static_mb and dynamic_mb (per request) where known (default "
 					 "profile-NAME.json)" };
-static const struct cli_opt o_pr_table = { "table-out", 0, CLI_OUT, "FILE",
+static const struct cli_opt o_pr_table = { "table-out", 0, CLI_OUT, "FILE|-",
 					   "the table profile: latency_ms = the medians for b = 1 .. the largest batch "
 					   "measured, gaps interpolated, made non-decreasing (default: --out with "
-					   ".table.json for .json)" };
+					   ".table.json for .json; profile-NAME.table.json when --out is -)" };
 static const struct cli_opt o_pr_json = { "json", 0, CLI_OUT, "FILE|-",
 					  "the result object (the record plus both profiles); - for stdout" };
 static const struct cli_opt o_pr_quiet = { "quiet", 0, CLI_FLAG, NULL,
@@ -348,21 +361,21 @@ static const struct cli_cmd commands[] = {
 	{ "merge", "simulator", "combine the results of sweep shards into one file", "DIR|FILE...", 1, -1, merge_text,
 	  merge_opts, 0, cli_cmd_merge, "  symphony merge sweep-out/shard-* --out sweep-out\n" },
 	{ "schedd", "runtime", "the scheduler daemon: the core on the monotonic clock, plans to backends",
-	  "[CLUSTER.json|-]", 0, 1, schedd_text, process_opts, CLI_CLUSTER, RT(cli_cmd_process), NULL },
+	  "[CLUSTER.json|-]", 0, 1, schedd_text, process_opts, CLI_CLUSTER, RT(cli_cmd_runtime), NULL },
 	{ "frontend", "runtime", "holds request inputs in registered memory, answers clients exactly once",
-	  "[CLUSTER.json|-]", 0, 1, frontend_text, process_opts, CLI_CLUSTER, RT(cli_cmd_process), NULL },
+	  "[CLUSTER.json|-]", 0, 1, frontend_text, process_opts, CLI_CLUSTER, RT(cli_cmd_runtime), NULL },
 	{ "backend", "runtime", "one emulated GPU: reads a plan's inputs with RMA, runs it, returns outputs",
-	  "[CLUSTER.json|-]", 0, 1, backend_text, process_opts, CLI_CLUSTER, RT(cli_cmd_process), NULL },
+	  "[CLUSTER.json|-]", 0, 1, backend_text, process_opts, CLI_CLUSTER, RT(cli_cmd_runtime), NULL },
 	{ "loadgen", "runtime", "an open-loop client: the simulator's workload, in real time, against frontends",
-	  "[CLUSTER.json|-]", 0, 1, loadgen_text, process_opts, CLI_CLUSTER, RT(cli_cmd_process),
+	  "[CLUSTER.json|-]", 0, 1, loadgen_text, process_opts, CLI_CLUSTER, RT(cli_cmd_runtime),
 	  "  symphony loadgen --models ResNet50 --slo 25 --frontends 2 --backends 4 --rate 1500 --duration 10\n" },
 	{ "profile", "runtime", "measure a model's batch latency on an executor, fit l(b) = alpha*b + beta, write profiles",
-	  "[CLUSTER.json|-]", 0, 1, profile_text, profile_opts, CLI_CLUSTER, RT(cli_cmd_profile),
+	  "[CLUSTER.json|-]", 0, 1, profile_text, profile_opts, CLI_CLUSTER, RT(cli_cmd_runtime),
 	  "  symphony profile --model ResNet50 --batches 1..32\n" },
 	{ "bench-sched", "runtime", "the scheduler's capacity: requests/s it sustains in real time, 1..N threads", "", 0,
-	  0, bench_sched_text, bench_sched_opts, 0, RT(cli_cmd_bench_sched), NULL },
+	  0, bench_sched_text, bench_sched_opts, 0, RT(cli_cmd_runtime), NULL },
 	{ "fabbench", "runtime", "the transport's control round trip and 150 KB RMA read latency on loopback", "", 0, 0,
-	  fabbench_text, fabbench_opts, 0, RT(cli_cmd_fabbench), NULL },
+	  fabbench_text, fabbench_opts, 0, RT(cli_cmd_runtime), NULL },
 	{ "models", "information", "list the models of a profile zoo", "", 0, 0, models_text, models_opts, 0,
 	  cli_cmd_models, NULL },
 	{ "policies", "information", "list the scheduling policies and their parameters", "", 0, 0, NULL,
@@ -404,6 +417,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "symphony: unknown command '%s'\n\n", argv[1]);
 		cli_print_usage(stderr);
 		return EXIT_USAGE;
+	}
+	if (strcmp(cmd->section, "runtime")) {
+		/* results are dated when the command starts; a signal removes its temporary files and
+		 * exits 130/143 (experiment/interrupt.h). The runtime's processes shut down on their own. */
+		sym_provenance_begin();
+		sym_interrupt_install(cmd->name);
 	}
 	struct cli c;
 	int rc = cli_parse(cmd, argc - 2, argv + 2, &c);

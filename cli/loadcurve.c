@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/progress.h"
 #include "core/build.h"
+#include "experiment/estimate.h"
 #include "experiment/output.h"
 #include "experiment/result.h"
 #include "sim/engine.h"
@@ -89,11 +90,7 @@ static int find_reference(const struct cli *c, struct sym_experiment *e, const s
 
 static cJSON *lc_doc(const struct sym_experiment *e, const struct sym_loadcurve *L, struct reference *ref)
 {
-	cJSON *doc = cJSON_CreateObject();
-	cJSON_AddStringToObject(doc, "program", "symphony");
-	cJSON_AddStringToObject(doc, "version", SYM_VERSION);
-	cJSON_AddStringToObject(doc, "commit", sym_build_commit());
-	cJSON_AddStringToObject(doc, "command", "loadcurve");
+	cJSON *doc = sym_result_head("loadcurve");
 	cJSON_AddNumberToObject(doc, "seed", (double)e->seed);
 	cJSON_AddNumberToObject(doc, "replications", (double)L->nrep);
 	cJSON_AddStringToObject(doc, "criterion", sym_criterion_name(e->criterion));
@@ -144,15 +141,13 @@ static void print_table(FILE *f, const struct sym_experiment *e, const struct sy
 	free(bx);
 }
 
-static int write_csv(const struct cli *c, const struct sym_experiment *e, const struct sym_loadcurve *L)
+static int write_csv(const struct cli *c, const struct sym_experiment *e, const struct sym_loadcurve *L,
+		     const struct reference *ref)
 {
 	struct sym_outfile of = { 0 };
 	char err[1024], pname[128];
 	if (sym_outfile_open(&of, cli_str(c, "csv"), err, sizeof(err)))
 		return cli_fail(c, 1, "%s", err);
-	fprintf(of.f, "# symphony %s loadcurve, seed %llu, %zu replication%s, %s criterion, reference %.3f req/s\n",
-		SYM_VERSION, (unsigned long long)e->seed, L->nrep, L->nrep == 1 ? "" : "s",
-		sym_criterion_name(e->criterion), L->ref);
 	fprintf(of.f, "policy,load,offered_rps,goodput_rps,bad_rate,gpu_busy_fraction,gpus_used,batch_p50,"
 		      "goodput_ci95_low,goodput_ci95_high,bad_rate_ci95_low,bad_rate_ci95_high,worst_model,"
 		      "worst_model_bad_rate\n");
@@ -179,15 +174,23 @@ static int write_csv(const struct cli *c, const struct sym_experiment *e, const 
 		sym_outfile_abort(&of);
 		return cli_fail(c, 1, "out of memory");
 	}
-	return sym_outfile_commit(&of, err, sizeof(err)) ? cli_fail(c, 1, "%s", err) : 0;
+	cJSON *meta = sym_csv_meta("loadcurve", "loadcurve", "one row per (policy, load): the offered rate, the goodput "
+				   "(served within the SLO), the bad rate, the GPU busy fraction, the GPUs in use and the "
+				   "median batch (means over the seeds), the 95% intervals of goodput and bad rate (empty "
+				   "for one seed) and the worst model", e);
+	if (meta) {
+		cJSON_AddNumberToObject(meta, "replications", (double)L->nrep);
+		cJSON_AddStringToObject(meta, "criterion", sym_criterion_name(e->criterion));
+		cJSON_AddNumberToObject(meta, "reference_rps", L->ref);
+		cJSON_AddStringToObject(meta, "reference", ref->from);
+	}
+	return sym_csv_commit(&of, meta, err, sizeof(err)) ? cli_fail(c, 1, "%s", err) : 0;
 }
 
 static int lc_setup(struct cli *c, struct sym_experiment *e, struct sym_policy *pols, int *npol, double *loads,
 		    size_t *nloads)
 {
 	int rc = cli_experiment(c, e, true);
-	if (!rc)
-		rc = cli_check_outputs(c);
 	if (!rc && (e->rate_csv[0] || e->nseg))
 		rc = cli_usage_error(c, "sweeps a constant rate; remove the rate schedule (segments / rate_csv)");
 	if (!rc)
@@ -217,11 +220,23 @@ int cli_cmd_loadcurve(struct cli *c)
 	double total = (double)(npol * nloads * nrep) * sym_experiment_duration(&e);
 	if (!cli_given(c, "reference"))
 		total += (ceil(log2(1 / e.tolerance)) + 2) * sym_experiment_duration(&e) * (double)nrep;
+	char err[1024];
+	int jobs = cli_jobs(c);
+	if (!rc && !cli_given(c, "reference") &&
+	    sym_estimate_check(&e, sym_goodput_upper_bound(&e), 0, false, jobs < (int)nrep ? jobs : (int)nrep, err,
+			       sizeof(err)))
+		rc = cli_usage_error(c, "%s (the reference's goodput search, at its upper bound)", err);
+	double top = 0;
+	for (size_t i = 0; i < nloads; i++)
+		top = loads[i] > top ? loads[i] : top;
 	struct cli_progress *p = rc ? NULL : cli_progress_start("loadcurve", total, !quiet);
 	if (!rc)
 		rc = find_reference(c, &e, &pols[0], &ref);
 	struct sym_loadcurve L = { 0 };
-	char err[1024];
+	size_t nruns = (size_t)npol * nloads * nrep;
+	if (!rc && sym_estimate_check(&e, top * ref.rps, 0, false, (size_t)jobs < nruns ? jobs : (int)nruns, err,
+				      sizeof(err)))
+		rc = cli_usage_error(c, "%s (at load %g)", err, top);
 	if (!rc && !quiet)
 		fprintf(stderr, "loadcurve: %d polic%s x %zu loads of %.1f req/s%s, %d at a time\n", npol,
 			npol == 1 ? "y" : "ies", nloads, ref.rps, nrep > 1 ? " x seeds" : "", cli_jobs(c));
@@ -241,7 +256,7 @@ int cli_cmd_loadcurve(struct cli *c)
 		if (!quiet)
 			print_table(cli_table_stream(c), &e, &L, &ref);
 		if (cli_str(c, "csv"))
-			rc = write_csv(c, &e, &L);
+			rc = write_csv(c, &e, &L, &ref);
 		e.policy = pols[0];
 		cJSON *doc = json ? lc_doc(&e, &L, &ref) : NULL;
 		if (json && (!doc || sym_write_json(json, doc, err, sizeof(err))))

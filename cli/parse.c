@@ -1,5 +1,6 @@
 /* cli/parse.c - the one option parser of the symphony command (cli/cli.h). */
 #include "cli/cli.h"
+#include "experiment/output.h"
 
 #include <errno.h>
 #include <math.h>
@@ -298,7 +299,7 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli *c)
 	if (c->nargs < (size_t)cmd->min_args)
 		return cli_usage_error(c, "missing argument: give %s (usage: symphony %s %s)", cmd->args, cmd->name,
 				       cmd->args);
-	return 0;
+	return cli_check_outputs(c); /* before anything runs */
 }
 
 void cli_free(struct cli *c)
@@ -356,16 +357,20 @@ int cli_jobs(const struct cli *c)
 
 int cli_check_outputs(const struct cli *c)
 {
-	const char *first = NULL;
-	for (size_t i = 0; c->cmd->opts && c->cmd->opts[i]; i++) {
-		const struct cli_opt *o = c->cmd->opts[i];
-		if (o->type != CLI_OUT || !c->val[i] || strcmp(c->val[i], "-"))
+	/* every output option together: each one writable, at most one on stdout, no file twice */
+	const char *names[16], *paths[16];
+	char buf[16][40];
+	size_t n = 0;
+	for (size_t i = 0; c->cmd->opts && c->cmd->opts[i] && n < 16; i++) {
+		if (c->cmd->opts[i]->type != CLI_OUT)
 			continue;
-		if (first)
-			return cli_usage_error(c, "--%s and --%s both write to standard output (-); give one of them a file",
-					       first, o->name);
-		first = o->name;
+		snprintf(buf[n], sizeof(buf[n]), "--%s", c->cmd->opts[i]->name);
+		names[n] = buf[n];
+		paths[n++] = c->val[i];
 	}
+	char err[1500];
+	if (sym_outputs_check(names, paths, n, err, sizeof(err)))
+		return cli_usage_error(c, "%s", err);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/progress.h"
 #include "core/build.h"
+#include "experiment/estimate.h"
 #include "experiment/output.h"
 #include "experiment/result.h"
 #include "sim/engine.h"
@@ -167,11 +168,7 @@ static void print_analytic(FILE *f, const struct sym_plan_analytic *an, size_t n
 
 static cJSON *plan_doc(const struct sym_experiment *e, double rate, int max_gpus, const struct sym_plan_analytic *an)
 {
-	cJSON *doc = cJSON_CreateObject();
-	cJSON_AddStringToObject(doc, "program", "symphony");
-	cJSON_AddStringToObject(doc, "version", SYM_VERSION);
-	cJSON_AddStringToObject(doc, "commit", sym_build_commit());
-	cJSON_AddStringToObject(doc, "command", "plan");
+	cJSON *doc = sym_result_head("plan");
 	cJSON_AddNumberToObject(doc, "seed", (double)e->seed);
 	cJSON_AddNumberToObject(doc, "replications", e->replications);
 	cJSON_AddStringToObject(doc, "criterion", sym_criterion_name(e->criterion));
@@ -237,6 +234,15 @@ int cli_cmd_plan(struct cli *c)
 	e.rate = rate;
 	struct sym_plan_analytic an;
 	sym_plan_analytic(&e, rate, max_gpus, &an);
+	/* the search doubles its GPU count past the answer: about twice the larger estimate */
+	int est = an.staggered > an.nexus ? an.staggered : an.nexus, jobs = cli_jobs(c);
+	int top_gpus = est < 0 || 2.0 * est > max_gpus ? max_gpus : 2 * est + 1;
+	char err[1024];
+	if (sym_estimate_check(&e, rate, top_gpus, false, jobs < e.replications ? jobs : e.replications, err,
+			       sizeof(err))) {
+		sym_experiment_finish(&e);
+		return cli_usage_error(c, "%s (at up to %d GPUs)", err, top_gpus);
+	}
 	cJSON *doc = plan_doc(&e, rate, max_gpus, &an), *arr = cJSON_GetObjectItemCaseSensitive(doc, "policies");
 	FILE *f = cli_table_stream(c);
 	size_t nrep = e.replications > 1 ? (size_t)e.replications : 1;
@@ -263,7 +269,6 @@ int cli_cmd_plan(struct cli *c)
 			print_row(f, &e, &rows[i], nrep, max_gpus);
 		print_analytic(f, &an, nrep, &e);
 	}
-	char err[1024];
 	if (!rc && cli_str(c, "json") && sym_write_json(cli_str(c, "json"), doc, err, sizeof(err)))
 		rc = cli_fail(c, 1, "%s", err);
 	free(prs);

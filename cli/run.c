@@ -8,11 +8,16 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
+#include "experiment/estimate.h"
 #include "experiment/output.h"
 #include "experiment/result.h"
 #include "sim/engine.h"
 #include "sim/goodput.h"
 #include "sym_version.h"
+
+#define TRACE_DESCRIPTION                                                                                     \
+	"one row per batch dispatched: the GPU (index and kind), the model, the batch size, its start and "   \
+	"finish (ms of simulated time) and the requests of its queue dropped just before it"
 
 FILE *cli_table_stream(const struct cli *c)
 {
@@ -22,7 +27,7 @@ FILE *cli_table_stream(const struct cli *c)
 	return stdout;
 }
 
-static int open_trace(const struct cli *c, const struct sym_experiment *e, struct sym_outfile *trace)
+static int open_trace(const struct cli *c, struct sym_outfile *trace)
 {
 	const char *path = cli_str(c, "trace");
 	char err[1024];
@@ -30,9 +35,6 @@ static int open_trace(const struct cli *c, const struct sym_experiment *e, struc
 		return 0;
 	if (sym_outfile_open(trace, path, err, sizeof(err)))
 		return cli_fail(c, 1, "%s", err);
-	char pol[128];
-	fprintf(trace->f, "# symphony %s trace, policy %s, seed %llu, %d GPUs; times in ms\n", SYM_VERSION,
-		sym_policy_format(&e->policy, pol, sizeof(pol)), (unsigned long long)e->seed, e->gpus);
 	fprintf(trace->f, "gpu,kind,model,batch_size,start_ms,finish_ms,dropped_before\n");
 	return 0;
 }
@@ -63,9 +65,9 @@ static int write_outputs(const struct cli *c, const struct sym_experiment *e, co
 	int status = 0;
 	const char *timeline = cli_str(c, "timeline"), *mtimeline = cli_str(c, "model-timeline");
 	const char *json = cli_str(c, "json");
-	if (timeline && sym_write_timeline(timeline, e, r, err, sizeof(err)))
+	if (timeline && sym_write_timeline(timeline, c->cmd->name, e, r, err, sizeof(err)))
 		status = cli_fail(c, 1, "%s", err);
-	if (mtimeline && sym_write_model_timeline(mtimeline, e, r, err, sizeof(err)))
+	if (mtimeline && sym_write_model_timeline(mtimeline, c->cmd->name, e, r, err, sizeof(err)))
 		status = cli_fail(c, 1, "%s", err);
 	if (!cli_flag(c, "quiet")) {
 		FILE *f = cli_table_stream(c);
@@ -93,7 +95,7 @@ static int run_outputs(const struct cli *c, const struct sym_experiment *e, doub
 {
 	char err[1024];
 	struct sym_outfile trace = { 0 };
-	int status = open_trace(c, e, &trace);
+	int status = open_trace(c, &trace);
 	if (status)
 		return status;
 	struct sym_run_result own = { 0 };
@@ -112,7 +114,7 @@ static int run_outputs(const struct cli *c, const struct sym_experiment *e, doub
 			return cli_fail(c, cli_status(rc), "%s", err);
 		}
 	}
-	if (trace.f && sym_outfile_commit(&trace, err, sizeof(err)))
+	if (trace.f && sym_csv_commit(&trace, sym_csv_meta(c->cmd->name, "trace", TRACE_DESCRIPTION, e), err, sizeof(err)))
 		status = cli_fail(c, 1, "%s", err);
 	int st = write_outputs(c, e, rp, g);
 	sym_run_result_finish(&own);
@@ -123,8 +125,6 @@ static int run_outputs(const struct cli *c, const struct sym_experiment *e, doub
 static int setup(struct cli *c, struct sym_experiment *e)
 {
 	int rc = cli_experiment(c, e, true);
-	if (!rc)
-		rc = cli_check_outputs(c);
 	char err[1024];
 	if (!rc && sym_sim_check(e, err, sizeof(err)))
 		rc = cli_usage_error(c, "%s", err);
@@ -135,11 +135,15 @@ int cli_cmd_sim(struct cli *c)
 {
 	struct sym_experiment e;
 	int rc = setup(c, &e);
+	double rate = (e.rate_csv[0] || e.nseg) ? 1 : e.rate;
+	char err[1024];
+	if (!rc && sym_estimate_check(&e, rate, 0, cli_given(c, "model-timeline"), 1, err, sizeof(err)))
+		rc = cli_usage_error(c, "%s", err);
 	if (!rc) {
 		if (e.replications > 1 && !cli_flag(c, "quiet"))
 			fprintf(stderr, "symphony sim: one run, seed %llu (replications apply to goodput, plan, loadcurve and "
 					"sweep)\n", (unsigned long long)e.seed);
-		rc = run_outputs(c, &e, (e.rate_csv[0] || e.nseg) ? 1 : e.rate, NULL);
+		rc = run_outputs(c, &e, rate, NULL);
 	}
 	sym_experiment_finish(&e);
 	return rc;
@@ -179,11 +183,18 @@ int cli_cmd_goodput(struct cli *c)
 	bool quiet = cli_flag(c, "quiet"), tty = isatty(2);
 	struct sym_goodput_reps g;
 	char err[1024];
+	int jobs = cli_jobs(c);
+	if (sym_estimate_check(&e, sym_goodput_upper_bound(&e) / sym_schedule_mean_rate(&e), 0,
+			       cli_given(c, "model-timeline"), jobs < e.replications ? jobs : e.replications, err,
+			       sizeof(err))) {
+		sym_experiment_finish(&e);
+		return cli_usage_error(c, "%s (at the search's upper bound)", err);
+	}
 	if (!quiet && !tty)
 		fprintf(stderr, "goodput search (%s criterion%s), upper bound from maximum batches on every GPU:\n",
 			sym_criterion_name(e.criterion), e.replications > 1 ? ", one search per seed" : "");
 	struct cli_progress *p = cli_progress_start("goodput search", search_seconds(&e), !quiet);
-	rc = sym_goodput_replicate(&e, cli_jobs(c), !quiet && !tty, &g, err, sizeof(err));
+	rc = sym_goodput_replicate(&e, jobs, !quiet && !tty, &g, err, sizeof(err));
 	cli_progress_stop(p);
 	if (rc) {
 		rc = cli_fail(c, cli_status(rc), "%s", err);

@@ -1,5 +1,7 @@
 /* cli/runtime.c - the runtime's commands: schedd, frontend, backend, loadgen,
- * profile, bench-sched and fabbench (built only with the runtime). */
+ * profile, bench-sched and fabbench. Built into the module symphony-runtime.so
+ * with the runtime (cli/rtmodule.c loads it); the cli_* helpers it calls are
+ * the symphony executable's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +36,7 @@ static int load_cluster(const struct cli *c, struct sym_cluster *cl)
 	return 0;
 }
 
-int cli_cmd_process(struct cli *c)
+static int cmd_process(struct cli *c)
 {
 	const char *cmd = c->cmd->name;
 	struct sym_rt_opts o = { .cmd = cmd, .id = cli_given(c, "id") ? (int)cli_int(c, "id") : -1,
@@ -62,15 +64,12 @@ int cli_cmd_process(struct cli *c)
 	return rc;
 }
 
-int cli_cmd_profile(struct cli *c)
+static int cmd_profile(struct cli *c)
 {
 	struct sym_profiler_cmd o = { .model = cli_str(c, "model"), .batches = cli_str(c, "batches"),
 				      .out = cli_str(c, "out"), .table_out = cli_str(c, "table-out"),
 				      .json = cli_str(c, "json"), .repeats = (int)cli_int(c, "repeats"),
 				      .warmup = (int)cli_int(c, "warmup"), .quiet = cli_flag(c, "quiet") };
-	if ((o.out && !strcmp(o.out, "-")) || (o.table_out && !strcmp(o.table_out, "-")))
-		return cli_usage_error(c, "--out and --table-out are profile files: give file names (--json - prints the "
-					  "result)");
 	struct sym_cluster cl;
 	int rc = load_cluster(c, &cl);
 	if (!rc)
@@ -99,7 +98,7 @@ static int parse_threads(const struct cli *c, struct sym_benchsched_opts *o)
 	}
 }
 
-int cli_cmd_bench_sched(struct cli *c)
+static int cmd_bench_sched(struct cli *c)
 {
 	struct sym_benchsched_opts o = {
 		.models = (int)cli_int(c, "models"), .gpus = (int)cli_int(c, "gpus"), .alpha_ms = cli_num(c, "alpha"),
@@ -118,8 +117,20 @@ int cli_cmd_bench_sched(struct cli *c)
 	return rc ? rc : sym_benchsched_run(&o);
 }
 
-int cli_cmd_fabbench(struct cli *c)
+static int cmd_fabbench(struct cli *c)
 {
 	return sym_fabbench_run(cli_str(c, "provider"), cli_int(c, "iters"), (size_t)cli_int(c, "size"),
 				cli_str(c, "json"));
+}
+
+int cli_runtime_main(struct cli *c)
+{
+	const char *cmd = c->cmd->name;
+	if (!strcmp(cmd, "profile"))
+		return cmd_profile(c);
+	if (!strcmp(cmd, "bench-sched"))
+		return cmd_bench_sched(c);
+	if (!strcmp(cmd, "fabbench"))
+		return cmd_fabbench(c);
+	return cmd_process(c);
 }

@@ -16,9 +16,12 @@
 #include "cli/cli.h"
 #include "cli/progress.h"
 #include "core/error.h"
+#include "experiment/estimate.h"
+#include "experiment/interrupt.h"
 #include "experiment/output.h"
 #include "experiment/result.h"
 #include "profiles/zoo.h"
+#include "sim/goodput.h"
 #include "sim/sweep.h"
 #include "sym_version.h"
 
@@ -118,6 +121,7 @@ static int sweep_one(void *ctx, size_t k)
 	}
 	free(text);
 	s->done++;
+	sym_interrupt_progress_step();
 	s->few += has_few;
 	if (s->progress && (s->tty ? cli_now() - s->last_print >= 0.5 : cli_now() - s->last_print >= 30))
 		progress_line(s, false);
@@ -202,6 +206,12 @@ int cli_cmd_sweep(struct cli *c)
 	bool quiet = cli_flag(c, "quiet");
 	char err[1024];
 	int sidx = 0, scount = 1;
+	if (sym_output_is_stdout(out)) {
+		fprintf(stderr, "symphony sweep: --out -: a sweep writes a directory (results.jsonl, appended point by "
+				"point and resumable), not standard output; give a directory, and `symphony merge DIR` "
+				"prints the results\n");
+		return EXIT_USAGE;
+	}
 	if (shard) {
 		if (sym_shard_parse(shard, &sidx, &scount, err, sizeof(err))) {
 			fprintf(stderr, "symphony sweep: %s\n", err);
@@ -262,12 +272,25 @@ int cli_cmd_sweep(struct cli *c)
 		sym_grid_finish(&g);
 		return status;
 	}
-	/* check every point of the shard before running any */
+	/* check every point of the shard before running any, and that `jobs` of them fit in memory at once */
+	if (jobs < 1)
+		jobs = sym_ncpus();
+	int at_once = (size_t)jobs < nshard ? jobs : (int)nshard;
 	for (size_t i = 0; i < g.npoints; i++) {
 		if (!sym_shard_has(i, sidx, scount))
 			continue;
 		struct sym_experiment e;
 		int rc = sym_grid_point_experiment(&g, i, &e, err, sizeof(err));
+		if (!rc) {
+			double rate = g.compute == SYM_COMPUTE_GOODPUT ? sym_goodput_upper_bound(&e) / sym_schedule_mean_rate(&e)
+					: e.rate_csv[0] || e.nseg		 ? 1
+										 : e.rate;
+			char msg[900];
+			if (sym_estimate_check(&e, rate, 0, false, at_once, msg, sizeof(msg))) {
+				snprintf(err, sizeof(err), "point %zu: %s", i, msg);
+				rc = -EINVAL;
+			}
+		}
 		sym_experiment_finish(&e);
 		if (rc) {
 			fprintf(stderr, "symphony sweep: %s: %s\n", grid_path, err);
@@ -334,6 +357,28 @@ int cli_cmd_sweep(struct cli *c)
 		else
 			todo[ntodo++] = i;
 	}
+	/* the sidecar of this run: where the lines come from and when (the lines themselves carry no date) */
+	char meta_path[1200];
+	snprintf(meta_path, sizeof(meta_path), "%s.meta.json", path);
+	cJSON *meta = sym_result_head("sweep");
+	cJSON_AddStringToObject(meta, "grid", g.name);
+	cJSON_AddStringToObject(meta, "grid_id", g.id);
+	cJSON_AddStringToObject(meta, "grid_file", grid_path);
+	cJSON_AddStringToObject(meta, "compute", g.compute == SYM_COMPUTE_SIM ? "sim" : "goodput");
+	cJSON_AddNumberToObject(meta, "npoints", (double)g.npoints);
+	cJSON *sh = cJSON_AddObjectToObject(meta, "shard");
+	cJSON_AddNumberToObject(sh, "index", sidx);
+	cJSON_AddNumberToObject(sh, "count", scount);
+	cJSON_AddNumberToObject(sh, "points", (double)nshard);
+	cJSON_AddNumberToObject(meta, "points_done_before", (double)skipped);
+	int mrc = sym_write_json(meta_path, meta, err, sizeof(err));
+	cJSON_Delete(meta);
+	if (mrc) {
+		fprintf(stderr, "symphony sweep: %s\n", err);
+		fclose(f);
+		status = 1;
+		goto out;
+	}
 	/* Run in a fixed shuffled order: the grid's big points (the last values of
 	 * an axis, often) spread over the run, so the rate and ETA shown are
 	 * representative early and no thread is left alone with them at the end.
@@ -357,7 +402,10 @@ int cli_cmd_sweep(struct cli *c)
 			fprintf(stderr, ", %zu already done", skipped);
 		fprintf(stderr, "; running %zu on %d thread%s -> %s\n", ntodo, jobs, jobs == 1 ? "" : "s", path);
 	}
+	/* a signal from here on says how far the sweep got (experiment/interrupt.h) */
+	sym_interrupt_progress(path, nshard, skipped);
 	sym_parallel_for(ntodo, jobs, sweep_one, &s);
+	sym_interrupt_progress_end();
 	pthread_mutex_destroy(&s.mu);
 	if (fclose(f) && !s.status) {
 		snprintf(s.err, sizeof(s.err), "%s: cannot write: %s", path, strerror(errno));
@@ -390,6 +438,8 @@ out:
 int cli_cmd_merge(struct cli *c)
 {
 	const char *out = cli_str(c, "out");
+	if (sym_output_is_stdout(out))
+		out = NULL; /* "-": standard output, as without --out */
 	const char **paths = calloc(c->nargs + 1, sizeof(char *));
 	char (*bufs)[1100] = calloc(c->nargs + 1, sizeof(*bufs));
 	size_t n = 0;

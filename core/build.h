@@ -11,4 +11,7 @@ const char *sym_build_version(void);
  * when built outside a git checkout. */
 const char *sym_build_commit(void);
 
+/* The meson build type of this binary ("release", "debug", ...). */
+const char *sym_build_type(void);
+
 #endif

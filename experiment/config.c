@@ -111,9 +111,13 @@ static int set_models(struct sym_experiment *e, const cJSON *v, const char *wher
 	return 0;
 }
 
+/* The longest SLO (ms): latencies are measured to 2^42 ns (73 min; core/hist.h), and a request's whole
+ * life must fit well inside. */
+#define SLO_MAX_MS 1e6
+
 static int set_slo(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
-	return get_num(v, where, 0, true, INFINITY, &e->slo_ms, err, errlen);
+	return get_num(v, where, 0, true, SLO_MAX_MS, &e->slo_ms, err, errlen);
 }
 
 static int set_slo_mode(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
@@ -268,30 +272,46 @@ static int set_cluster(struct sym_experiment *e, const cJSON *v, const char *whe
 
 static int set_rate(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
-	return get_num(v, where, 0, true, 1e9, &e->rate, err, errlen);
+	return get_num(v, where, 0, true, SYM_RATE_MAX, &e->rate, err, errlen);
 }
 
 static int set_arrival(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
 	const char *s;
-	const char *what = "poisson, uniform or gamma:SHAPE (SHAPE > 0)";
+	const char *what = "poisson, uniform or gamma:K (0.001 <= K <= 1e6)";
 	if (get_str(v, where, what, &s, err, errlen))
 		return -EINVAL;
-	if (sym_arrival_parse(s, &e->arrival))
-		return ERR("%s: expected %s, got '%s'", where, what, s);
-	return 0;
+	if (!sym_arrival_parse(s, &e->arrival))
+		return 0;
+	char *end = NULL;
+	double k = !strncmp(s, "gamma:", 6) ? strtod(s + 6, &end) : NAN;
+	bool number = !isnan(k) && end != s + 6 && !*end;
+	if (number && k > 0 && k < SYM_GAMMA_SHAPE_MIN)
+		return ERR("%s: expected %s, got '%s': gamma gaps of shape K come in bursts of about 1/K requests at one "
+			   "instant, so below %g a run holds too few bursts for its offered load to mean anything (its "
+			   "request count is mostly chance), and the sampler returns gaps of exactly 0 (gamma:1e-300 puts a "
+			   "whole run in one instant)", where, what, s, SYM_GAMMA_SHAPE_MIN);
+	if (number && k > SYM_GAMMA_SHAPE_MAX)
+		return ERR("%s: expected %s, got '%s': above %g the gaps differ from uniform by less than 0.1%%; use "
+			   "uniform", where, what, s, SYM_GAMMA_SHAPE_MAX);
+	return ERR("%s: expected %s, got '%s'", where, what, s);
 }
 
 static int set_popularity(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
 	const char *s;
-	const char *what = "equal or zipf:S (S >= 0)";
+	const char *what = "equal or zipf:S (0 <= S <= 100)";
 	if (get_str(v, where, what, &s, err, errlen))
 		return -EINVAL;
 	if (sym_popularity_parse(s, &e->popularity))
 		return ERR("%s: expected %s, got '%s'", where, what, s);
 	return 0;
 }
+
+#define SEGMENTS_MAX 1000000
+/* The shortest and longest run (s): below a millisecond no batch completes; above, about 4 months. */
+#define DURATION_MIN_S 0.001
+#define DURATION_MAX_S 1e7
 
 static int set_segments(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
@@ -306,10 +326,14 @@ static int set_segments(struct sym_experiment *e, const cJSON *v, const char *wh
 		return ERR("%s: expected an array of {\"duration_s\": S, \"rate\": R} objects, got %s", where,
 			   got(v, g, sizeof(g)));
 	size_t n = (size_t)cJSON_GetArraySize(v);
+	if (n > SEGMENTS_MAX)
+		return ERR("%s: expected at most %d segments, got %zu (each model keeps a copy; use rate_csv for a long "
+			   "trace)", where, SEGMENTS_MAX, n);
 	struct sym_rate_segment *seg = calloc(n, sizeof(*seg));
 	if (!seg)
 		return -ENOMEM;
 	size_t i = 0;
+	double total = 0;
 	for (const cJSON *it = v->child; it; it = it->next, i++) {
 		char w[600];
 		snprintf(w, sizeof(w), "%s[%zu]", where, i);
@@ -323,12 +347,18 @@ static int set_segments(struct sym_experiment *e, const cJSON *v, const char *wh
 		char wd[640], wr[640];
 		snprintf(wd, sizeof(wd), "%s.duration_s", w);
 		snprintf(wr, sizeof(wr), "%s.rate", w);
-		if (get_num(d, wd, 0, true, 1e7, &dd, err, errlen) || get_num(r, wr, 0, false, 1e9, &rr, err, errlen)) {
+		if (get_num(d, wd, 0, true, DURATION_MAX_S, &dd, err, errlen) ||
+		    get_num(r, wr, 0, false, SYM_RATE_MAX, &rr, err, errlen)) {
 			free(seg);
 			return -EINVAL;
 		}
 		seg[i].duration = sym_s(dd);
 		seg[i].rate = rr;
+		total += dd;
+	}
+	if (total > DURATION_MAX_S) {
+		free(seg);
+		return ERR("%s: the segments last %g s in all; at most %g", where, total, DURATION_MAX_S);
 	}
 	free(e->segments);
 	e->segments = seg;
@@ -451,12 +481,12 @@ static int set_jitter(struct sym_experiment *e, const cJSON *v, const char *wher
 
 static int set_duration(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
-	return get_num(v, where, 0, true, 1e7, &e->duration_s, err, errlen);
+	return get_num(v, where, DURATION_MIN_S, false, DURATION_MAX_S, &e->duration_s, err, errlen);
 }
 
 static int set_warmup(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
-	return get_num(v, where, 0, false, 1e7, &e->warmup_s, err, errlen);
+	return get_num(v, where, 0, false, DURATION_MAX_S, &e->warmup_s, err, errlen);
 }
 
 static int set_seed(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
@@ -478,14 +508,17 @@ static int set_advice_threshold(struct sym_experiment *e, const cJSON *v, const 
 	return get_num(v, where, 0, false, 0.99, &e->advice_threshold, err, errlen);
 }
 
+/* max_bad_rate: a model needs 1/max_bad_rate measured requests for the rate to mean anything (a
+ * million at the bound). tolerance: the goodput search halves its bracket until within it (20 steps at
+ * the bound; finer is below any run's noise). */
 static int set_max_bad(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
-	return get_num(v, where, 0, true, 0.5, &e->max_bad_rate, err, errlen);
+	return get_num(v, where, 1e-6, false, 0.5, &e->max_bad_rate, err, errlen);
 }
 
 static int set_tolerance(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
-	return get_num(v, where, 0, true, 0.5, &e->tolerance, err, errlen);
+	return get_num(v, where, 1e-6, false, 0.5, &e->tolerance, err, errlen);
 }
 
 static int set_criterion(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
@@ -538,8 +571,8 @@ static const struct key keys[] = {
 	{ "gpus_per_model", "gpus-per-model", "G", "GPUs = round(G * number of models), replacing --gpus (0: unset)", set_gpus_per_model, false },
 	{ "cluster", "cluster", "KIND:N[:xS],...", "devices by kind (replaces --gpus), e.g. a100:8,cpu:4:x20 (:xS = base latencies times S)", set_cluster, false },
 	{ "rate", "rate", "RPS", "total offered requests per second (default 1000)", set_rate, false },
-	{ "arrival", "arrival", "poisson|uniform|gamma:K", "arrival process per model (default poisson)", set_arrival, true },
-	{ "popularity", "popularity", "equal|zipf:S", "split of the total rate across models (default equal)", set_popularity, true },
+	{ "arrival", "arrival", "poisson|uniform|gamma:K", "arrival process per model (default poisson; gamma:K bursty below 1, 0.001 <= K <= 1e6)", set_arrival, true },
+	{ "popularity", "popularity", "equal|zipf:S", "split of the total rate across models (default equal; 0 <= S <= 100)", set_popularity, true },
 	{ "segments", "segments", "S:RPS,...", "piecewise total rate: S seconds at RPS, ... (replaces --rate)", set_segments, false },
 	{ "rate_csv", "rate-csv", "FILE", "replay per-second per-model rates from CSV (replaces --rate)", set_rate_csv, true },
 	{ "policy", "policy", "NAME[:K=V,...]", "scheduling policy and its parameters (default symphony; see `symphony policies`)", set_policy, true },
@@ -1060,7 +1093,12 @@ static int resolve(struct sym_experiment *e, char *err, size_t errlen)
 			goto fail;
 		}
 		long g = lround(e->gpus_per_model * (double)n);
-		e->gpus = g < 1 ? 1 : g > 1000000 ? 1000000 : (int)g;
+		if (g > 1000000) {
+			rc = ERR("gpus_per_model: %g GPUs per model x %zu models is %ld GPUs; at most 1000000", e->gpus_per_model,
+				 n, g);
+			goto fail;
+		}
+		e->gpus = g < 1 ? 1 : (int)g;
 		if (e->ngroups == 1)
 			e->groups[0].count = e->gpus;
 	}

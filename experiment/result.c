@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <gsl/gsl_cdf.h>
 
@@ -12,6 +13,50 @@
 #include "core/error.h"
 #include "experiment/output.h"
 #include "sym_version.h"
+
+static time_t started;
+
+void sym_provenance_begin(void)
+{
+	if (!started)
+		started = time(NULL);
+}
+
+cJSON *sym_provenance_json(bool with_date)
+{
+	const char *commit = sym_build_commit();
+	size_t n = strlen(commit);
+	bool dirty = n > 6 && !strcmp(commit + n - 6, "-dirty");
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "version", SYM_VERSION);
+	char bare[128];
+	snprintf(bare, sizeof(bare), "%.*s", (int)(dirty ? n - 6 : n), commit);
+	cJSON_AddStringToObject(o, "commit", bare);
+	if (!strcmp(commit, "unknown"))
+		cJSON_AddNullToObject(o, "modified");
+	else
+		cJSON_AddBoolToObject(o, "modified", dirty);
+	cJSON_AddStringToObject(o, "build_type", sym_build_type());
+	if (with_date) {
+		time_t t = started ? started : time(NULL);
+		struct tm tm;
+		char date[32];
+		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+		cJSON_AddStringToObject(o, "date", date);
+	}
+	return o;
+}
+
+cJSON *sym_result_head(const char *command)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "program", "symphony");
+	cJSON_AddStringToObject(o, "version", SYM_VERSION);
+	cJSON_AddStringToObject(o, "commit", sym_build_commit());
+	cJSON_AddItemToObject(o, "provenance", sym_provenance_json(true));
+	cJSON_AddStringToObject(o, "command", command);
+	return o;
+}
 
 int sym_run_result_alloc(struct sym_run_result *r, const struct sym_experiment *e, sym_time end, sym_time interval)
 {
@@ -237,11 +282,7 @@ static cJSON *autoscale_json(const struct sym_experiment *e, const struct sym_ru
 cJSON *sym_result_json(const char *command, const struct sym_experiment *e, const struct sym_run_result *r)
 {
 	char buf[128];
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "program", "symphony");
-	cJSON_AddStringToObject(o, "version", SYM_VERSION);
-	cJSON_AddStringToObject(o, "commit", sym_build_commit());
-	cJSON_AddStringToObject(o, "command", command);
+	cJSON *o = sym_result_head(command);
 	cJSON_AddNumberToObject(o, "seed", (double)e->seed);
 	cJSON_AddNumberToObject(o, "replications", 1);
 	cJSON_AddStringToObject(o, "policy", sym_policy_format(&e->policy, buf, sizeof(buf)));
@@ -370,8 +411,34 @@ size_t sym_warn_few_requests(FILE *f, const char *what, const struct sym_experim
 	return n;
 }
 
-int sym_write_model_timeline(const char *path, const struct sym_experiment *e, const struct sym_run_result *r,
-			     char *err, size_t errlen)
+cJSON *sym_csv_meta(const char *command, const char *csv, const char *description, const struct sym_experiment *e)
+{
+	char buf[128];
+	cJSON *o = sym_result_head(command);
+	cJSON_AddStringToObject(o, "csv", csv);
+	cJSON_AddStringToObject(o, "description", description);
+	cJSON_AddNumberToObject(o, "seed", (double)e->seed);
+	cJSON_AddStringToObject(o, "policy", sym_policy_format(&e->policy, buf, sizeof(buf)));
+	cJSON_AddNumberToObject(o, "gpus", e->gpus);
+	cJSON_AddItemToObject(o, "config", sym_experiment_to_json(e));
+	return o;
+}
+
+int sym_csv_commit(struct sym_outfile *csv, cJSON *meta, char *err, size_t errlen)
+{
+	if (!meta) {
+		sym_outfile_abort(csv);
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	}
+	int rc = sym_outfile_commit(csv, err, errlen);
+	if (!rc)
+		rc = sym_write_sidecar(csv, meta, err, errlen);
+	cJSON_Delete(meta);
+	return rc;
+}
+
+int sym_write_model_timeline(const char *path, const char *command, const struct sym_experiment *e,
+			     const struct sym_run_result *r, char *err, size_t errlen)
 {
 	if (!r->model_timeline)
 		return snprintf(err, errlen, "internal error: the run did not count a per-model timeline"), -EINVAL;
@@ -379,10 +446,6 @@ int sym_write_model_timeline(const char *path, const struct sym_experiment *e, c
 	int rc = sym_outfile_open(&o, path, err, errlen);
 	if (rc)
 		return rc;
-	char pol[128];
-	fprintf(o.f, "# symphony %s per-model timeline, policy %s, seed %llu, %d GPUs; interval %g s; requests "
-		     "counted in the interval they arrived in\n", SYM_VERSION,
-		sym_policy_format(&e->policy, pol, sizeof(pol)), (unsigned long long)e->seed, e->gpus, r->interval_s);
 	fprintf(o.f, "t_s,model,offered,good,bad\n");
 	for (size_t i = 0; i < r->nintervals; i++)
 		for (size_t m = 0; m < r->nmodels; m++) {
@@ -390,21 +453,21 @@ int sym_write_model_timeline(const char *path, const struct sym_experiment *e, c
 			fprintf(o.f, "%g,%s,%llu,%llu,%llu\n", (double)i * r->interval_s, e->models[m].name,
 				(unsigned long long)c[0], (unsigned long long)c[1], (unsigned long long)c[2]);
 		}
-	return sym_outfile_commit(&o, err, errlen);
+	cJSON *meta = sym_csv_meta(command, "model-timeline",
+				   "per interval and model: requests offered, good (served within the SLO) and bad "
+				   "(late or dropped), counted in the interval they arrived in; t_s: the interval's "
+				   "start (s)", e);
+	cJSON_AddNumberToObject(meta, "interval_s", r->interval_s);
+	return sym_csv_commit(&o, meta, err, errlen);
 }
 
-int sym_write_timeline(const char *path, const struct sym_experiment *e, const struct sym_run_result *r,
-		       char *err, size_t errlen)
+int sym_write_timeline(const char *path, const char *command, const struct sym_experiment *e,
+		       const struct sym_run_result *r, char *err, size_t errlen)
 {
 	struct sym_outfile o;
 	int rc = sym_outfile_open(&o, path, err, errlen);
 	if (rc)
 		return rc;
-	char pol[128];
-	fprintf(o.f, "# symphony %s timeline, policy %s, seed %llu, %d GPUs\n", SYM_VERSION,
-		sym_policy_format(&e->policy, pol, sizeof(pol)), (unsigned long long)e->seed, e->gpus);
-	fprintf(o.f, "# interval %g s; advice: add N*r/(1-r) GPUs when the bad rate r > %g, else release N*f "
-		     "(f: idle fraction of the N = %d GPUs)\n", r->interval_s, e->advice_threshold, e->gpus);
 	fprintf(o.f, "t_s,offered,good,bad,bad_rate,busy_gpus,gpus_in_use,idle_fraction,advice_add,advice_release\n");
 	double dur = sym_experiment_duration(e);
 	for (size_t i = 0; i < r->nintervals; i++) {
@@ -416,5 +479,15 @@ int sym_write_timeline(const char *path, const struct sym_experiment *e, const s
 			(unsigned long long)t->offered, (unsigned long long)t->good, (unsigned long long)t->bad,
 			a.bad_rate, t->busy_gpu_s / len, t->gpus_used, a.idle_fraction, a.add, a.release);
 	}
-	return sym_outfile_commit(&o, err, errlen);
+	cJSON *meta = sym_csv_meta(command, "timeline",
+				   "per interval: requests offered, good and bad (counted in the interval they "
+				   "arrived in), their bad rate, busy GPUs (GPU-seconds busy / interval), GPUs in use, "
+				   "the idle fraction and the autoscaling advice; t_s: the interval's start (s)", e);
+	cJSON_AddNumberToObject(meta, "interval_s", r->interval_s);
+	cJSON_AddNumberToObject(meta, "advice_threshold", e->advice_threshold);
+	char rule[200];
+	snprintf(rule, sizeof(rule), "advice_add = N*r/(1-r) GPUs when the bad rate r > %g, else advice_release = N*f "
+		 "(f: the idle fraction of the N = %d GPUs)", e->advice_threshold, e->gpus);
+	cJSON_AddStringToObject(meta, "advice", rule);
+	return sym_csv_commit(&o, meta, err, errlen);
 }

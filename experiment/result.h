@@ -110,6 +110,23 @@ void sym_judge(const struct sym_experiment *e, const struct sym_run_result *r, s
  * = the mean). */
 bool sym_mean_ci95(const double *x, size_t n, double *mean, double *lo, double *hi);
 
+/* Where a result comes from: {version, commit (the git commit, without
+ * "-dirty"), modified (true when built from a tree with uncommitted changes;
+ * null when the commit is unknown), build_type (meson's: release, debug,
+ * ...), date (UTC, ISO 8601: when the command started, see
+ * sym_provenance_begin; else now)}. with_date false leaves the date out, for
+ * results that must not depend on when they ran (sweep lines). Every JSON
+ * result carries it as "provenance", beside the older top-level "version"
+ * and "commit". */
+cJSON *sym_provenance_json(bool with_date);
+
+/* Records now as the start of the command, the date of its results. */
+void sym_provenance_begin(void);
+
+/* A new result object with what every result begins with: program
+ * ("symphony"), version, commit, provenance (dated) and command. */
+cJSON *sym_result_head(const char *command);
+
 /* The result object of one run (command: "sim", "goodput", ...), with
  * "replications": 1, the criterion and the run's verdict under it
  * (meets_criterion, worst_model, worst_model_bad_rate, failing_models,
@@ -133,14 +150,27 @@ void sym_result_print(FILE *f, const char *command, const struct sym_experiment 
 size_t sym_warn_few_requests(FILE *f, const char *what, const struct sym_experiment *e,
 			     const struct sym_run_result *r);
 
-/* Writes the timeline CSV: per interval, offered, good, bad, busy GPUs, GPUs in
- * use and the autoscaling advice. */
-int sym_write_timeline(const char *path, const struct sym_experiment *e, const struct sym_run_result *r,
-		       char *err, size_t errlen);
+/* The sidecar (FILE.meta.json, experiment/output.h) of a CSV named `csv`
+ * ("trace", "timeline", ...) written by `command`: program, version, commit,
+ * provenance, command, csv, description, and the run's seed, policy, GPUs and
+ * full config; the caller adds what else describes the file. */
+cJSON *sym_csv_meta(const char *command, const char *csv, const char *description, const struct sym_experiment *e);
+
+/* Commits a CSV opened with sym_outfile_open, then writes meta (taken;
+ * NULL: out of memory, the CSV is abandoned) as its sidecar. Returns 0 or
+ * -errno with a message in err. */
+struct sym_outfile;
+int sym_csv_commit(struct sym_outfile *csv, cJSON *meta, char *err, size_t errlen);
+
+/* Writes the timeline CSV ("-": stdout): per interval, offered, good, bad,
+ * busy GPUs, GPUs in use and the autoscaling advice; one header line, and the
+ * interval and the advice rule in its sidecar. */
+int sym_write_timeline(const char *path, const char *command, const struct sym_experiment *e,
+		       const struct sym_run_result *r, char *err, size_t errlen);
 
 /* Writes the per-model timeline CSV (the run must have counted it): per
- * interval and model, offered, good and bad. */
-int sym_write_model_timeline(const char *path, const struct sym_experiment *e, const struct sym_run_result *r,
-			     char *err, size_t errlen);
+ * interval and model, offered, good and bad; with its sidecar. */
+int sym_write_model_timeline(const char *path, const char *command, const struct sym_experiment *e,
+			     const struct sym_run_result *r, char *err, size_t errlen);
 
 #endif

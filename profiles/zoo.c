@@ -82,21 +82,21 @@ int sym_read_file(const char *path, char **out)
 	return 0;
 }
 
-static int num(const cJSON *obj, const char *key, const char *where, double min, bool strict_min,
+static int num(const cJSON *obj, const char *key, const char *where, double min, bool strict_min, double max,
 	       double *out, char *err, size_t errlen)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 	if (!v)
 		return 1; /* absent */
 	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
-	    (strict_min ? v->valuedouble <= min : v->valuedouble < min)) {
+	    (strict_min ? v->valuedouble <= min : v->valuedouble < min) || v->valuedouble > max) {
 		char got[64];
 		if (cJSON_IsNumber(v))
 			snprintf(got, sizeof(got), "%g", v->valuedouble);
 		else
 			snprintf(got, sizeof(got), "%s", sym_json_type(v));
-		snprintf(err, errlen, "%s: key '%s': expected a number %s %g, got %s", where, key,
-			 strict_min ? ">" : ">=", min, got);
+		snprintf(err, errlen, "%s: key '%s': expected a number %s %g and <= %g, got %s", where, key,
+			 strict_min ? ">" : ">=", min, max, got);
 		return -EINVAL;
 	}
 	*out = v->valuedouble;
@@ -159,10 +159,11 @@ int sym_model_spec_from_json(const cJSON *obj, const char *where, struct sym_mod
 		out->ntable = n;
 		int i = 0;
 		for (const cJSON *it = table->child; it; it = it->next, i++) {
-			if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble <= 0 ||
-			    (i > 0 && it->valuedouble < out->table_ms[i - 1])) {
-				snprintf(err, errlen, "%s: key 'latency_ms[%d]': expected a number > 0 and >= the "
-					 "previous entry (latency must not decrease with batch size)", where, i);
+			if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < SYM_LATENCY_MIN_MS ||
+			    it->valuedouble > SYM_LATENCY_MAX_MS || (i > 0 && it->valuedouble < out->table_ms[i - 1])) {
+				snprintf(err, errlen, "%s: key 'latency_ms[%d]': expected a number from %g to %g ms and >= the "
+					 "previous entry (latency must not decrease with batch size)", where, i,
+					 SYM_LATENCY_MIN_MS, SYM_LATENCY_MAX_MS);
 				sym_model_spec_finish(out);
 				return -EINVAL;
 			}
@@ -170,7 +171,7 @@ int sym_model_spec_from_json(const cJSON *obj, const char *where, struct sym_mod
 		}
 	} else {
 		double a = NAN, b = NAN;
-		e = num(obj, "alpha_ms", where, 0, false, &a, err, errlen);
+		e = num(obj, "alpha_ms", where, 0, false, SYM_LATENCY_MAX_MS, &a, err, errlen);
 		if (e < 0)
 			return e;
 		if (e > 0) {
@@ -178,7 +179,7 @@ int sym_model_spec_from_json(const cJSON *obj, const char *where, struct sym_mod
 				 "or latency_ms)", where);
 			return -EINVAL;
 		}
-		e = num(obj, "beta_ms", where, 0, false, &b, err, errlen);
+		e = num(obj, "beta_ms", where, 0, false, SYM_LATENCY_MAX_MS, &b, err, errlen);
 		if (e < 0)
 			return e;
 		if (e > 0) {
@@ -186,14 +187,16 @@ int sym_model_spec_from_json(const cJSON *obj, const char *where, struct sym_mod
 				 "or latency_ms)", where);
 			return -EINVAL;
 		}
-		if (a + b <= 0) {
-			snprintf(err, errlen, "%s: keys 'alpha_ms' and 'beta_ms': l(1) = alpha + beta must be > 0", where);
+		if (!(a + b >= SYM_LATENCY_MIN_MS)) {
+			snprintf(err, errlen, "%s: keys 'alpha_ms' and 'beta_ms': l(1) = alpha + beta must be >= %g ms (the "
+				 "simulator counts nanoseconds; a batch taking no time would make capacity infinite), got %g",
+				 where, SYM_LATENCY_MIN_MS, a + b);
 			return -EINVAL;
 		}
 		out->alpha_ms = a;
 		out->beta_ms = b;
 		double mb = 0;
-		e = num(obj, "max_batch", where, 1, false, &mb, err, errlen);
+		e = num(obj, "max_batch", where, 1, false, SYM_PROFILE_BATCH_LIMIT, &mb, err, errlen);
 		if (e < 0)
 			return e;
 		if (!e && (mb != floor(mb) || mb > SYM_PROFILE_BATCH_LIMIT)) {
@@ -206,7 +209,7 @@ int sym_model_spec_from_json(const cJSON *obj, const char *where, struct sym_mod
 	const char *opt[] = { "slo_ms", "static_mb", "dynamic_mb", "file_mb" };
 	double *dst[] = { &out->slo_ms, &out->static_mb, &out->dynamic_mb, &out->file_mb };
 	for (int i = 0; i < 4; i++) {
-		e = num(obj, opt[i], where, 0, i == 0, dst[i], err, errlen);
+		e = num(obj, opt[i], where, 0, i == 0, i == 0 ? SYM_LATENCY_MAX_MS : 1e9, dst[i], err, errlen);
 		if (e < 0) {
 			sym_model_spec_finish(out);
 			return e;

@@ -24,6 +24,13 @@
 
 #include "core/profile.h"
 
+/* The latencies a model may have (ms): l(1) at least a microsecond (the
+ * simulator's clock counts nanoseconds, and a batch that takes no time would
+ * make capacity infinite), and no latency or SLO above 1e6 ms (latencies are
+ * measured to 2^42 ns, 73 minutes: core/hist.h). */
+#define SYM_LATENCY_MIN_MS 0.001
+#define SYM_LATENCY_MAX_MS 1e6
+
 struct sym_model_spec {
 	char name[64];
 	double alpha_ms;  /* linear models; NAN for tables */

@@ -46,6 +46,8 @@
 #include "core/hist.h"
 #include "core/iheap.h"
 #include "core/profile.h"
+#include "experiment/output.h"
+#include "experiment/result.h"
 #include "runtime/executor.h"
 #include "runtime/sched.h"
 #include "sym_version.h"
@@ -436,26 +438,13 @@ static int write_json(const struct sym_benchsched_opts *o, const struct result *
 	}
 	for (int i = 0; i < n; i++)
 		cJSON_AddItemToArray(arr, result_json(o, &res[i]));
-	char *text = cJSON_Print(root);
+	cJSON_AddItemToObject(root, "provenance", sym_provenance_json(true));
+	char err[1200];
+	int rc = sym_write_json(o->json, root, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "bench-sched: %s\n", err);
 	cJSON_Delete(root);
-	if (!text)
-		return -1;
-	int rc = 0;
-	if (!strcmp(o->json, "-")) {
-		printf("%s\n", text);
-	} else {
-		FILE *f = fopen(o->json, "w");
-		if (!f || fprintf(f, "%s\n", text) < 0) {
-			fprintf(stderr, "bench-sched: cannot write %s: %s\n", o->json, strerror(errno));
-			rc = -1;
-		}
-		if (f && fclose(f) && !rc) {
-			fprintf(stderr, "bench-sched: cannot write %s: %s\n", o->json, strerror(errno));
-			rc = -1;
-		}
-	}
-	free(text);
-	return rc;
+	return rc ? -1 : 0;
 }
 
 int sym_benchsched_run(const struct sym_benchsched_opts *op)

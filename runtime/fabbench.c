@@ -21,6 +21,11 @@
 #include <string.h>
 #include <time.h>
 
+#include <cjson/cJSON.h>
+
+#include "experiment/output.h"
+#include "experiment/result.h"
+
 #define PING_BYTES 64
 #define WARMUP 1000
 #define STUCK_NS (10 * 1000000000LL) /* no progress for this long: give up */
@@ -249,49 +254,33 @@ static int reads(struct side *s, long n, uint64_t raddr, uint64_t rkey, size_t s
 
 /* ---- options and output ---- */
 
-static void json_str(FILE *f, const char *s)
+static cJSON *stats_json(struct stats st)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
-static void json_stats(FILE *f, const char *key, struct stats st)
-{
-	fprintf(f, "\"%s\":{\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f}", key, st.p50, st.p99, st.max);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "p50", st.p50);
+	cJSON_AddNumberToObject(o, "p99", st.p99);
+	cJSON_AddNumberToObject(o, "max", st.max);
+	return o;
 }
 
 static int write_json(const char *path, const struct bench *b, const char *descr, struct stats rtt, struct stats rd)
 {
-	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
-	if (!f) {
-		fprintf(stderr, "fabbench: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	fputs("{\"provider\":", f);
-	json_str(f, b->provider);
-	fputs(",\"transport\":", f);
-	json_str(f, descr);
-	fputc(',', f);
-	json_stats(f, "rtt_us", rtt);
-	fputc(',', f);
-	json_stats(f, "read150k_us", rd);
-	fprintf(f, ",\"iterations\":%ld,\"reads\":%ld,\"read_bytes\":%zu,\"ping_bytes\":%d}\n", b->iters, b->reads,
-		b->size, PING_BYTES);
-	if (f == stdout)
-		return fflush(f) ? -1 : 0;
-	if (fclose(f)) {
-		fprintf(stderr, "fabbench: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	return 0;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "provider", b->provider);
+	cJSON_AddStringToObject(o, "transport", descr);
+	cJSON_AddItemToObject(o, "rtt_us", stats_json(rtt));
+	cJSON_AddItemToObject(o, "read150k_us", stats_json(rd));
+	cJSON_AddNumberToObject(o, "iterations", (double)b->iters);
+	cJSON_AddNumberToObject(o, "reads", (double)b->reads);
+	cJSON_AddNumberToObject(o, "read_bytes", (double)b->size);
+	cJSON_AddNumberToObject(o, "ping_bytes", PING_BYTES);
+	cJSON_AddItemToObject(o, "provenance", sym_provenance_json(true));
+	char err[1200];
+	int rc = sym_write_json(path, o, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "fabbench: %s\n", err);
+	cJSON_Delete(o);
+	return rc ? -1 : 0;
 }
 
 int sym_fabbench_run(const char *provider, long iters, size_t size, const char *json)

@@ -327,20 +327,23 @@ static int find_model(const struct sym_profiler_cmd *o, const struct sym_cluster
 /* The output names: the model's name made safe for a file name. */
 static void default_paths(struct sym_profiler_cmd *o, const char *model)
 {
+	char safe[80];
+	size_t i = 0;
+	for (; model[i] && i + 1 < sizeof(safe); i++) {
+		char ch = model[i];
+		bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+			  ch == '-' || ch == '_';
+		safe[i] = ok ? ch : '_';
+	}
+	safe[i] = '\0';
 	if (!o->out) {
-		char safe[80];
-		size_t i = 0;
-		for (; model[i] && i + 1 < sizeof(safe); i++) {
-			char ch = model[i];
-			bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-				  ch == '.' || ch == '-' || ch == '_';
-			safe[i] = ok ? ch : '_';
-		}
-		safe[i] = '\0';
 		snprintf(o->out_buf, sizeof(o->out_buf), "profile-%s.json", safe);
 		o->out = o->out_buf;
 	}
-	if (!o->table_out) {
+	if (!o->table_out && sym_output_is_stdout(o->out)) { /* the linear profile on stdout: the table in its own file */
+		snprintf(o->table_buf, sizeof(o->table_buf), "profile-%s.table.json", safe);
+		o->table_out = o->table_buf;
+	} else if (!o->table_out) {
 		size_t n = strlen(o->out);
 		if (n > 5 && !strcmp(o->out + n - 5, ".json"))
 			n -= 5;
@@ -396,6 +399,7 @@ static cJSON *record_json(const struct record *r)
 	cJSON_AddStringToObject(j, "program", "symphony");
 	cJSON_AddStringToObject(j, "version", SYM_VERSION);
 	cJSON_AddStringToObject(j, "commit", sym_build_commit());
+	cJSON_AddItemToObject(j, "provenance", sym_provenance_json(true));
 	cJSON_AddStringToObject(j, "command", "profile");
 	cJSON_AddStringToObject(j, "date", r->date);
 	cJSON_AddStringToObject(j, "model", r->linear.name);
@@ -605,7 +609,7 @@ static void abort_all(struct sym_outfile *f, int n)
 /* Opens the outputs (temporary files, renamed at the end); 0 or 1 after a message. */
 static int open_outputs(const struct sym_profiler_cmd *o, struct sym_outfile *f, int *nf)
 {
-	const char *paths[3] = { o->out, o->table_out, o->json && strcmp(o->json, "-") ? o->json : NULL };
+	const char *paths[3] = { o->out, o->table_out, o->json && !sym_output_is_stdout(o->json) ? o->json : NULL };
 	char err[1200];
 	*nf = 0;
 	for (int i = 0; i < 3 && paths[i]; i++) {
@@ -678,8 +682,9 @@ static int run(struct sym_profiler_cmd *o, struct sym_cluster *c, size_t m, cons
 	for (int i = 0; i < nf && !rc; i++) {
 		if (sym_outfile_commit(&files[i], err, sizeof(err))) {
 			fprintf(stderr, "%s: %s\n", WHO, err);
-			for (int k = 0; k < i; k++) /* all or nothing */
-				unlink(files[k].path);
+			for (int k = 0; k < i; k++) /* all or nothing (what went to stdout or a device stays) */
+				if (files[k].kind == SYM_OUT_ATOMIC)
+					unlink(files[k].target);
 			rc = 1;
 		}
 	}
@@ -691,7 +696,8 @@ static int run(struct sym_profiler_cmd *o, struct sym_cluster *c, size_t m, cons
 		rc = 1;
 	}
 	if (!o->quiet)
-		print_table(json_stdout ? stderr : stdout, &r);
+		print_table(json_stdout || sym_output_is_stdout(o->out) || sym_output_is_stdout(o->table_out) ? stderr : stdout,
+			    &r);
 	warn_fit(&r);
 out:
 	abort_all(files, nf);
@@ -733,9 +739,10 @@ int sym_profiler_run(struct sym_cluster *c, struct sym_profiler_cmd *op)
 	if (check_batches(&o, c, (size_t)m, batches, nb))
 		goto out;
 	default_paths(&o, c->models[m].name);
-	if (!strcmp(o.out, o.table_out) || (o.json && (!strcmp(o.json, o.out) || !strcmp(o.json, o.table_out)))) {
-		fprintf(stderr, "%s: --out, --table-out and --json must name different files (got '%s', '%s', '%s')\n",
-			WHO, o.out, o.table_out, o.json ? o.json : "");
+	const char *const out_names[] = { "--out", "--table-out", "--json" };
+	const char *const outs[] = { o.out, o.table_out, o.json };
+	if (sym_outputs_check(out_names, outs, 3, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s (--out, --table-out and --json must name different files)\n", WHO, err);
 		goto out;
 	}
 	rc = run(&o, c, (size_t)m, batches, nb);

@@ -713,6 +713,7 @@ static int write_stats(struct schedd *s, const char *path)
 	cJSON_AddStringToObject(o, "program", "symphony");
 	cJSON_AddStringToObject(o, "version", SYM_VERSION);
 	cJSON_AddStringToObject(o, "commit", sym_build_commit());
+	cJSON_AddItemToObject(o, "provenance", sym_provenance_json(true));
 	cJSON_AddStringToObject(o, "command", "schedd");
 	cJSON_AddNumberToObject(o, "seed", (double)s->c->exp.seed);
 	cJSON_AddStringToObject(o, "policy", sym_policy_format(&s->c->exp.policy, buf, sizeof(buf)));

@@ -67,17 +67,14 @@ void sym_stop_limits(const struct sym_experiment *e, double scale, uint64_t *tot
 	}
 }
 
-int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym_goodput *out, char *err,
-		       size_t errlen)
+double sym_goodput_upper_bound(const struct sym_experiment *e)
 {
-	memset(out, 0, sizeof(*out));
-	double mean = sym_schedule_mean_rate(e);
+	/* Every GPU busy with maximum batches, in proportion; with several
+	 * kinds, their capacities add (a kind too slow for a model leaves that
+	 * model out of its cost, which only raises the bound). */
+	double mean = sym_schedule_mean_rate(e), hi_rate = 0;
 	if (!(mean > 0))
-		return snprintf(err, errlen, "goodput: the rate schedule offers no requests"), -EINVAL;
-	/* Upper bound: every GPU busy with maximum batches, in proportion; with
-	 * several kinds, their capacities add (a kind too slow for a model
-	 * leaves that model out of its cost, which only raises the bound). */
-	double hi_rate = 0;
+		return 0;
 	for (int k = 0; k < e->nkinds; k++) {
 		double gpu_s_per_req = 0;
 		for (size_t m = 0; m < e->nmodels; m++) {
@@ -91,6 +88,17 @@ int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym
 		if (gpu_s_per_req > 0)
 			hi_rate += count / gpu_s_per_req;
 	}
+	return hi_rate;
+}
+
+int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym_goodput *out, char *err,
+		       size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	double mean = sym_schedule_mean_rate(e);
+	if (!(mean > 0))
+		return snprintf(err, errlen, "goodput: the rate schedule offers no requests"), -EINVAL;
+	double hi_rate = sym_goodput_upper_bound(e);
 	out->upper_bound_rps = hi_rate;
 	double lo = 0, hi = hi_rate / mean; /* in scale units */
 	uint64_t *limits = NULL;

@@ -99,6 +99,11 @@ struct sym_goodput_reps {
  * constant rate: 1, the scale *is* the rate). */
 double sym_schedule_mean_rate(const struct sym_experiment *e);
 
+/* The search's upper bound (total req/s): every GPU busy with maximum-size
+ * batches, the models in proportion to their rates. Its rate option is this
+ * over sym_schedule_mean_rate(e). */
+double sym_goodput_upper_bound(const struct sym_experiment *e);
+
 /* Runs the search. progress: one line per step on stderr. Returns 0 or an
  * error from the engine (message in err). */
 int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym_goodput *out, char *err,

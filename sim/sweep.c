@@ -402,6 +402,7 @@ int sym_grid_run_point(const struct sym_grid *g, size_t i, bool per_model, cJSON
 	cJSON_AddItemToObject(out, "key", key);
 	/* the result, less what would make the line differ between machines */
 	cJSON_DeleteItemFromObjectCaseSensitive(doc, "wall_seconds");
+	cJSON_ReplaceItemInObjectCaseSensitive(doc, "provenance", sym_provenance_json(false)); /* no date */
 	if (!per_model)
 		cJSON_DeleteItemFromObjectCaseSensitive(doc, "models");
 	while (doc->child) {

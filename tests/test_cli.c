@@ -32,7 +32,9 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -107,28 +109,31 @@ static void run_free(struct run *r)
  * /dev/null. Reset by each run. */
 static const char *child_stdin;
 
-/* Runs symphony with args (NULL-terminated; an argument "@NAME" stands for
- * tmpdir/NAME), capturing stdout and stderr. */
-static void run_argv(struct run *r, const char *const *args)
+/* Starts symphony with args (NULL-terminated; an argument "@NAME" stands for
+ * tmpdir/NAME) in tmpdir, its stdout and stderr into tmpdir/out_name and
+ * tmpdir/err_name; the command line, for messages, into cmd (when not NULL).
+ * Returns its pid. */
+static pid_t spawn(const char *const *args, const char *out_name, const char *err_name, char *cmd, size_t cmdlen)
 {
 	char *argv[MAX_ARGS + 2];
 	size_t n = 0;
 	argv[n++] = (char *)symphony;
-	r->cmd[0] = '\0';
-	snprintf(r->cmd, sizeof(r->cmd), "symphony");
+	if (cmd)
+		snprintf(cmd, cmdlen, "symphony");
 	for (size_t i = 0; args[i]; i++) {
 		assert_true(n < MAX_ARGS);
 		const char *a = args[i][0] == '@' ? tmp_path(args[i] + 1) : args[i];
 		argv[n++] = (char *)a;
-		size_t l = strlen(r->cmd);
-		snprintf(r->cmd + l, sizeof(r->cmd) - l, " %s", a);
+		size_t l = cmd ? strlen(cmd) : 0;
+		if (cmd)
+			snprintf(cmd + l, cmdlen - l, " %s", a);
 	}
 	argv[n] = NULL;
 	char outp[512], errp[512], inp[512];
 	snprintf(inp, sizeof(inp), "%s", child_stdin ? tmp_path(child_stdin) : "/dev/null");
 	child_stdin = NULL;
-	snprintf(outp, sizeof(outp), "%s/cap_stdout.txt", tmpdir);
-	snprintf(errp, sizeof(errp), "%s/cap_stderr.txt", tmpdir);
+	snprintf(outp, sizeof(outp), "%s/%s", tmpdir, out_name);
+	snprintf(errp, sizeof(errp), "%s/%s", tmpdir, err_name);
 	fflush(stdout);
 	fflush(stderr);
 	pid_t pid = fork();
@@ -147,16 +152,23 @@ static void run_argv(struct run *r, const char *const *args)
 		execv(symphony, argv);
 		_exit(127);
 	}
+	return pid;
+}
+
+/* Runs symphony with args (as spawn), capturing stdout and stderr. */
+static void run_argv(struct run *r, const char *const *args)
+{
+	pid_t pid = spawn(args, "cap_stdout.txt", "cap_stderr.txt", r->cmd, sizeof(r->cmd));
 	int st;
 	while (waitpid(pid, &st, 0) < 0)
 		assert_int_equal(errno, EINTR);
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-	r->out = slurp(outp);
-	r->err = slurp(errp);
+	r->out = slurp(tmp_path("cap_stdout.txt"));
+	r->err = slurp(tmp_path("cap_stderr.txt"));
 	assert_non_null(r->out);
 	assert_non_null(r->err);
-	unlink(outp);
-	unlink(errp);
+	unlink(tmp_path("cap_stdout.txt"));
+	unlink(tmp_path("cap_stderr.txt"));
 }
 
 #define RUN(r, ...)                                                      \
@@ -205,6 +217,9 @@ static char *canonical(const char *path)
 	cJSON *doc = load_json(path);
 	assert_non_null(cJSON_GetObjectItemCaseSensitive(doc, "wall_seconds"));
 	cJSON_DeleteItemFromObjectCaseSensitive(doc, "wall_seconds");
+	cJSON *prov = cJSON_GetObjectItemCaseSensitive(doc, "provenance"); /* and the date of the run */
+	assert_non_null(cJSON_GetObjectItemCaseSensitive(prov, "date"));
+	cJSON_DeleteItemFromObjectCaseSensitive(prov, "date");
 	char *s = cJSON_PrintUnformatted(doc);
 	assert_non_null(s);
 	cJSON_Delete(doc);
@@ -233,6 +248,48 @@ static double num(const cJSON *obj, const char *key)
 	return v->valuedouble;
 }
 
+/* Checks a result's provenance: {version, commit, modified, build_type,
+ * date (when with_date)}, beside the top-level version and commit it agrees
+ * with (commit there ends in "-dirty" when modified). */
+static void check_provenance(const cJSON *doc, bool with_date)
+{
+	const cJSON *prov = get(doc, "provenance");
+	assert_string_equal(get(prov, "version")->valuestring, get(doc, "version")->valuestring);
+	const char *commit = get(prov, "commit")->valuestring, *top = get(doc, "commit")->valuestring;
+	const cJSON *mod = get(prov, "modified");
+	assert_true(cJSON_IsBool(mod) || (cJSON_IsNull(mod) && !strcmp(commit, "unknown")));
+	char want[160];
+	snprintf(want, sizeof(want), "%s%s", commit, cJSON_IsTrue(mod) ? "-dirty" : "");
+	assert_string_equal(top, want);
+	assert_true(cJSON_IsString(get(prov, "build_type")) && get(prov, "build_type")->valuestring[0]);
+	const cJSON *date = cJSON_GetObjectItemCaseSensitive(prov, "date");
+	if (!with_date) {
+		assert_null(date);
+		return;
+	}
+	int y, mo, d, h, mi, sec;
+	char z = 0;
+	assert_true(cJSON_IsString(date));
+	assert_int_equal(sscanf(date->valuestring, "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &sec, &z), 7);
+	assert_int_equal(z, 'Z');
+	assert_int_equal(strlen(date->valuestring), 20);
+	assert_true(y >= 2024 && mo >= 1 && mo <= 12);
+}
+
+/* Checks the sidecar of a CSV written to a file, PATH.meta.json: the
+ * provenance, the CSV's name and the configuration. */
+static void check_sidecar(const char *csv_path, const char *csv)
+{
+	char meta[600];
+	snprintf(meta, sizeof(meta), "%s.meta.json", csv_path);
+	cJSON *doc = load_json(meta);
+	check_provenance(doc, true);
+	assert_string_equal(get(doc, "csv")->valuestring, csv);
+	assert_true(cJSON_IsObject(get(doc, "config")));
+	assert_true(cJSON_IsString(get(doc, "description")));
+	cJSON_Delete(doc);
+}
+
 /* Names in tmpdir beginning with "out" (outputs and their temporaries). */
 static int count_outputs(char *names, size_t len)
 {
@@ -251,13 +308,32 @@ static int count_outputs(char *names, size_t len)
 	return n;
 }
 
+/* Removes path: a file or link, or a directory and everything under it. */
+static void remove_path(const char *path)
+{
+	if (!unlink(path) || errno != EISDIR)
+		return;
+	DIR *d = opendir(path);
+	if (d) {
+		for (struct dirent *de; (de = readdir(d));) {
+			char sub[1024];
+			snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				remove_path(sub);
+		}
+		closedir(d);
+	}
+	if (rmdir(path))
+		perror(path);
+}
+
 static void remove_outputs(void)
 {
 	DIR *d = opendir(tmpdir);
 	assert_non_null(d);
 	for (struct dirent *de; (de = readdir(d));)
 		if (!strncmp(de->d_name, "out", 3))
-			unlink(tmp_path(de->d_name));
+			remove_path(tmp_path(de->d_name));
 	closedir(d);
 }
 
@@ -301,6 +377,7 @@ static int group_setup(void **state)
 		{ "rates_header_only.csv", "model\n" },
 		{ "rates_nocol.csv", "other\n100\n200\n300\n400\n" },
 		{ "rates_3rows.csv", "model\n1000\n2000\n1000\n" },
+		{ "rates_huge.csv", "model\n1000\n1e12\n" },
 		{ "gpus4.json", "{\"gpus\": 4, \"rate\": 3000, \"seed\": 5}\n" },
 		{ "bad_replications.json", "{\"replications\": -1}\n" },
 		{ "bad_criterion.json", "{\"criterion\": \"median\"}\n" },
@@ -323,33 +400,11 @@ static int group_setup(void **state)
 	return 0;
 }
 
-/* Removes the temporary directory and everything under it (sweep outputs are directories). */
-static void remove_tree(const char *path)
-{
-	DIR *d = opendir(path);
-	if (d) {
-		for (struct dirent *de; (de = readdir(d));) {
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-				continue;
-			char sub[1024];
-			snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-			struct stat st;
-			if (!lstat(sub, &st) && S_ISDIR(st.st_mode))
-				remove_tree(sub);
-			else
-				unlink(sub);
-		}
-		closedir(d);
-	}
-	if (rmdir(path))
-		perror(path);
-}
-
 static int group_teardown(void **state)
 {
 	(void)state;
 	if (tmpdir[0])
-		remove_tree(tmpdir);
+		remove_path(tmpdir);
 	return 0;
 }
 
@@ -530,6 +585,40 @@ static const struct bad_case bad_cases[] = {
 	{ "a flag given a value", { B_PROFILE, "--quiet=yes" }, NULL, "--quiet takes no value", NULL },
 	{ "plan given a trace", { B_PROFILE, "--target-rate", "10", "--trace", "@t.csv" }, "plan",
 	  "unknown option '--trace'", NULL },
+	/* what the simulator can honour: each key's range, and a run's size before it starts */
+	{ "gamma shape below 0.001", { B_PROFILE, "--arrival", "gamma:1e-8" }, NULL, "gamma:1e-8", "below 0.001" },
+	{ "gamma shape 1e-300", { B_PROFILE, "--arrival", "gamma:1e-300" }, "goodput", "--arrival", "bursts" },
+	{ "gamma shape above 1e6", { B_PROFILE, "--arrival", "gamma:1e7" }, NULL, "--arrival", "uniform" },
+	{ "zipf exponent above 100", { B_PROFILE, "--popularity", "zipf:1000" }, NULL, "--popularity", "100" },
+	{ "SLO above 1e6 ms", { B_PROFILE, "--slo", "2e6" }, NULL, "--slo", "1e+06" },
+	{ "duration below 1 ms", { B_PROFILE, "--duration", "0.0001" }, NULL, "--duration", "0.001" },
+	{ "max-bad-rate below 1e-6", { B_PROFILE, "--max-bad-rate", "1e-9" }, "goodput", "--max-bad-rate", "1e-06" },
+	{ "tolerance below 1e-6", { B_PROFILE, "--tolerance", "1e-12" }, "goodput", "--tolerance", "1e-06" },
+	{ "l(1) below a microsecond", { "--profile", "0,1e-9", "--slo", "25" }, NULL, "l(1)", "0.001 ms" },
+	{ "alpha above 1e6 ms", { "--profile", "2e6,1", "--slo", "25" }, NULL, "alpha_ms", "1e+06" },
+	{ "latency table entry of 0", { "--models", "[{\"name\": \"t\", \"latency_ms\": [0, 1]}]", "--slo", "25" },
+	  NULL, "models", NULL },
+	{ "gpus_per_model beyond a million GPUs", { B_PROFILE, "--num-models", "1000", "--gpus-per-model", "10000" },
+	  NULL, "gpus_per_model", "1000000" },
+	{ "segments longer than 1e7 s", { B_PROFILE, "--segments", "6e6:10,6e6:10" }, NULL, "segments", "1e+07" },
+	{ "rate_csv rate above 1e9", { B_PROFILE, "--rate-csv", "@rates_huge.csv" }, NULL, "rates_huge.csv", "1e+09" },
+	{ "4e9 requests of one model", { B_PROFILE, "--rate", "1e9", "--duration", "10" }, NULL, "requests",
+	  "duration_s" },
+	{ "4e9 requests at goodput's upper bound", { B_PROFILE, "--duration", "1e6" }, "goodput", "requests",
+	  "upper bound" },
+	{ "a timeline beyond memory", { B_PROFILE, "--rate", "100", "--duration", "1e7", "--interval", "0.001" }, NULL,
+	  "memory", "interval_s" },
+	{ "a per-model timeline beyond memory", { B_PROFILE, "--num-models", "10000", "--rate", "1000", "--duration",
+	  "1e7", "--model-timeline", "@out_mt.csv" }, NULL, "memory", "model-timeline" },
+	/* outputs */
+	{ "--timeline and --model-timeline both on stdout", { B_PROFILE, "--timeline", "-", "--model-timeline", "-" },
+	  NULL, "--timeline and --model-timeline", "standard output" },
+	{ "--trace twice under two names", { B_PROFILE, "--model-timeline", "@out_trace.csv" }, NULL, "--trace",
+	  "--model-timeline" },
+	{ "an output into a missing directory", { B_PROFILE, "--model-timeline", "@no_such_dir/mt.csv" }, NULL,
+	  "--model-timeline", "no directory" },
+	{ "a directory as the output", { B_PROFILE, "--model-timeline", "@" }, "goodput", "--model-timeline",
+	  "is a directory" },
 };
 
 static void check_bad_case(const struct bad_case *c, int *failures)
@@ -747,6 +836,7 @@ static void check_result(const char *path, bool goodput)
 {
 	cJSON *doc = load_json(path);
 	assert_true(cJSON_IsString(get(doc, "version")));
+	check_provenance(doc, true);
 	assert_true(cJSON_IsNumber(get(doc, "seed")));
 	assert_true(cJSON_IsString(get(doc, "policy")));
 	assert_true(cJSON_IsObject(get(doc, "config")));
@@ -887,6 +977,7 @@ static void test_plan(void **state)
 	expect_status(&r, 0);
 	run_free(&r);
 	cJSON *doc = load_json(tmp_path("out_plan.json"));
+	check_provenance(doc, true);
 	assert_string_equal(get(doc, "command")->valuestring, "plan");
 	assert_true(cJSON_IsObject(get(doc, "config")));
 	assert_true(num(doc, "target_rate") == 15000);
@@ -936,6 +1027,14 @@ static void test_plan(void **state)
 		expect_contains(r.err, "plan", "stderr", &r);
 		run_free(&r);
 	}
+	assert_int_equal(access(tmp_path("out_bad.json"), F_OK), -1);
+	/* a search whose runs would not fit in memory: refused before it starts */
+	RUN(&r, "plan", "--profile", "1,5", "--slo", "20", "--duration", "1e7", "--interval", "0.001", "--target-rate", "100",
+	    "--json", "@out_bad.json");
+	expect_status(&r, 2);
+	expect_contains(r.err, "symphony plan: the run would need about", "stderr", &r);
+	expect_contains(r.err, "interval_s", "stderr", &r);
+	run_free(&r);
 	assert_int_equal(access(tmp_path("out_bad.json"), F_OK), -1);
 	RUN(&r, "help", "plan");
 	expect_status(&r, 0);
@@ -1042,6 +1141,15 @@ static void test_sweep(void **state)
 	expect_contains(r.err, "duplicate point 0", "stderr", &r);
 	run_free(&r);
 	assert_int_equal(access(tmp_path("out_bad/results.jsonl"), F_OK), -1);
+	/* a point that would not fit in memory: refused before any runs */
+	write_text("grid_big.json", "{\"name\": \"big\", \"compute\": \"sim\", \"base\": {\"models\": [{\"name\": \"m\", "
+				    "\"alpha_ms\": 1, \"beta_ms\": 5}], \"slo_ms\": 25, \"rate\": 100, \"interval_s\": 0.001}, "
+				    "\"axes\": {\"duration_s\": [10, 1e7]}}");
+	RUN(&r, "sweep", "@grid_big.json", "--out", "@out_big");
+	expect_status(&r, 2);
+	expect_contains(r.err, "point 1: the run would need about", "stderr", &r);
+	run_free(&r);
+	assert_int_equal(access(tmp_path("out_big/results.jsonl"), F_OK), -1);
 
 	/* resume after an interruption that cut a line in half */
 	{
@@ -1195,6 +1303,7 @@ static void test_loadcurve(void **state)
 	expect_contains(r.out, "load 1 = 5000.0 req/s", "stdout", &r);
 	run_free(&r);
 	cJSON *doc = load_json(tmp_path("out_lc.json"));
+	check_provenance(doc, true);
 	assert_string_equal(get(doc, "command")->valuestring, "loadcurve");
 	assert_true(num(doc, "reference_rps") == 5000);
 	assert_true(cJSON_IsObject(get(doc, "config")));
@@ -1217,9 +1326,19 @@ static void test_loadcurve(void **state)
 	cJSON_Delete(doc);
 	char *csv = slurp(tmp_path("out_lc.csv"));
 	assert_non_null(csv);
-	assert_non_null(strstr(csv, "policy,load,offered_rps,goodput_rps,bad_rate,gpu_busy_fraction"));
+	/* one header line first, no comments; what the comment said is in the sidecar */
+	assert_int_equal(strncmp(csv, "policy,load,offered_rps,goodput_rps,bad_rate,gpu_busy_fraction", 62), 0);
+	assert_null(strchr(csv, '#'));
 	assert_non_null(strstr(csv, "\"eager\",2,"));
 	free(csv);
+	check_sidecar(tmp_path("out_lc.csv"), "loadcurve");
+	{
+		cJSON *meta = load_json(tmp_path("out_lc.csv.meta.json"));
+		assert_true(num(meta, "reference_rps") > 0);
+		assert_string_equal(get(meta, "criterion")->valuestring, "per-model");
+		assert_int_equal((int)num(meta, "replications"), 1);
+		cJSON_Delete(meta);
+	}
 	/* without --reference: the first policy's goodput is load 1 */
 	RUN(&r, "loadcurve", "--profile", "1.053,5.072", "--slo", "25", "--gpus", "8", "--duration", "5", "--warmup", "1",
 	    "--loads", "1", "--json", "-", "--quiet");
@@ -1252,6 +1371,13 @@ static void test_loadcurve(void **state)
 		expect_status(&r, 2);
 		expect_contains(r.err, "at most 256 loads", "stderr", &r);
 		run_free(&r);
+		/* points that would not fit in memory: refused before they run */
+		RUN(&r, "loadcurve", "--profile", "1,5", "--slo", "20", "--rate", "100", "--duration", "1e7", "--interval",
+		    "0.001", "--reference", "100", "--loads", "1", "--csv", "@out_bad.csv");
+		expect_status(&r, 2);
+		expect_contains(r.err, "symphony loadcurve: the run would need about", "stderr", &r);
+		run_free(&r);
+		assert_int_equal(access(tmp_path("out_bad.csv"), F_OK), -1);
 	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		run_argv(&r, bad[i]);
@@ -1597,9 +1723,9 @@ static int count_fields(const char *line, size_t len)
 	return n;
 }
 
-/* Checks a CSV: '#' comments, a header starting with header_start with
- * nfields fields, then at least one data row of nfields fields. Returns the
- * number of data rows. */
+/* Checks a CSV: exactly one header line (no comments), starting with
+ * header_start with nfields fields, then at least one data row of nfields
+ * fields, and its sidecar. Returns the number of data rows. */
 static int check_csv(const char *path, const char *header_start, int nfields)
 {
 	char *text = slurp(path);
@@ -1612,7 +1738,11 @@ static int check_csv(const char *path, const char *header_start, int nfields)
 	for (char *line = text; *line;) {
 		char *nl = strchr(line, '\n');
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		if (len && line[0] != '#') {
+		if (!len || line[0] == '#') {
+			print_error("%s: %s line '%.*s'\n", path, len ? "a comment" : "an empty", (int)len, line);
+			fail();
+		}
+		if (len) {
 			if (!header) {
 				if (strncmp(line, header_start, strlen(header_start)) ||
 				    count_fields(line, len) != nfields) {
@@ -1636,6 +1766,9 @@ static int check_csv(const char *path, const char *header_start, int nfields)
 		print_error("%s: %s, %d data rows\n", path, header ? "header" : "no header", rows);
 		fail();
 	}
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	check_sidecar(path, strstr(base, "trace") ? "trace" : strstr(base, "mt") ? "model-timeline"
+							  : strstr(base, "lc") ? "loadcurve" : "timeline");
 	return rows;
 }
 
@@ -1654,7 +1787,7 @@ static void test_trace_timeline(void **state)
 	assert_non_null(tl);
 	int checked = 0;
 	for (char *line = strtok(tl, "\n"); line; line = strtok(NULL, "\n")) {
-		if (line[0] == '#' || !strncmp(line, "t_s,", 4))
+		if (!strncmp(line, "t_s,", 4))
 			continue;
 		double t, off, good, bad, rate, busy, f;
 		int in_use, add, rel;
@@ -1680,7 +1813,7 @@ static void test_trace_timeline(void **state)
 	assert_non_null(text);
 	int rows = 0;
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-		if (line[0] == '#' || !strncmp(line, "gpu,", 4))
+		if (!strncmp(line, "gpu,", 4))
 			continue;
 		int gpu, batch;
 		char kind[64], model[64];
@@ -1711,10 +1844,10 @@ static void test_trace_timeline(void **state)
 		double sums[16][3] = { { 0 } };
 		char *mt = slurp(tmp_path("out_mt.csv"));
 		assert_non_null(mt);
-		assert_non_null(strstr(mt, "\nt_s,model,offered,good,bad\n"));
+		assert_int_equal(strncmp(mt, "t_s,model,offered,good,bad\n", 27), 0); /* the first line */
 		int n = 0;
 		for (char *line = strtok(mt, "\n"); line; line = strtok(NULL, "\n")) {
-			if (line[0] == '#' || !strncmp(line, "t_s,", 4))
+			if (!strncmp(line, "t_s,", 4))
 				continue;
 			double t, o, g, b;
 			char model[64];
@@ -1728,7 +1861,7 @@ static void test_trace_timeline(void **state)
 		char *t2 = slurp(tmp_path("out_t2.csv"));
 		int intervals = 0;
 		for (char *line = strtok(t2, "\n"); line; line = strtok(NULL, "\n")) {
-			if (line[0] == '#' || !strncmp(line, "t_s,", 4))
+			if (!strncmp(line, "t_s,", 4))
 				continue;
 			double t, o, g, b;
 			assert_int_equal(sscanf(line, "%lf,%lf,%lf,%lf", &t, &o, &g, &b), 4);
@@ -1760,6 +1893,304 @@ static void test_trace_timeline(void **state)
 		}
 	}
 	closedir(d);
+	remove_outputs();
+}
+
+/* ---- 8. where outputs go: devices, FIFOs, links, stdout ------------------- */
+
+/* Whether tmpdir holds a temporary (NAME.tmp.PID), naming it. */
+static bool temporaries_left(void)
+{
+	DIR *d = opendir(tmpdir);
+	assert_non_null(d);
+	bool any = false;
+	for (struct dirent *de; (de = readdir(d));) {
+		if (strstr(de->d_name, ".tmp.")) {
+			print_error("temporary file left behind: %s\n", de->d_name);
+			any = true;
+		}
+	}
+	closedir(d);
+	return any;
+}
+
+static void test_output_targets(void **state)
+{
+	(void)state;
+	struct run r;
+	struct stat st;
+	/* a character device is written directly: /dev/null stays a device */
+	RUN(&r, "sim", SMALL, "--json", "/dev/null", "--timeline", "/dev/null", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	assert_int_equal(stat("/dev/null", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	/* /dev/full: the write error, with the path, exit 1 */
+	if (!access("/dev/full", W_OK)) {
+		RUN(&r, "sim", SMALL, "--json", "/dev/full", "--quiet");
+		expect_status(&r, 1);
+		expect_contains(r.err, "/dev/full: cannot write: No space left on device", "stderr", &r);
+		run_free(&r);
+		assert_int_equal(stat("/dev/full", &st), 0);
+		assert_true(S_ISCHR(st.st_mode));
+		RUN(&r, "sim", SMALL, "--trace", "/dev/full", "--quiet");
+		expect_status(&r, 1);
+		expect_contains(r.err, "/dev/full: cannot write", "stderr", &r);
+		run_free(&r);
+	}
+	/* "-" is standard output for every CSV; the table moves to stderr; no sidecar, no file named "-" */
+	const char *csv_opts[][2] = { { "--trace", "gpu,kind,model,batch_size," }, { "--timeline", "t_s,offered," },
+				      { "--model-timeline", "t_s,model,offered," } };
+	for (size_t i = 0; i < 3; i++) {
+		RUN(&r, "sim", SMALL, csv_opts[i][0], "-");
+		expect_status(&r, 0);
+		if (strncmp(r.out, csv_opts[i][1], strlen(csv_opts[i][1]))) {
+			print_error("`%s`: stdout does not begin with the header '%s':\n%.300s\n", r.cmd, csv_opts[i][1], r.out);
+			fail();
+		}
+		assert_null(strchr(r.out, '#'));
+		expect_contains(r.err, "offered", "stderr (the table)", &r);
+		run_free(&r);
+		assert_int_equal(access(tmp_path("-"), F_OK), -1);
+		assert_int_equal(access(tmp_path("-.meta.json"), F_OK), -1);
+	}
+	/* two outputs on stdout, or one file twice: refused before running */
+	RUN(&r, "sim", SMALL, "--timeline", "-", "--model-timeline", "-");
+	expect_status(&r, 2);
+	expect_contains(r.err, "--timeline and --model-timeline both write to standard output", "stderr", &r);
+	run_free(&r);
+	RUN(&r, "goodput", SMALL, "--json", "-", "--trace", "-");
+	expect_status(&r, 2);
+	expect_contains(r.err, "standard output", "stderr", &r);
+	run_free(&r);
+	RUN(&r, "sim", SMALL, "--json", "@out_same", "--trace", "@out_same");
+	expect_status(&r, 2);
+	expect_contains(r.err, "both write", "stderr", &r);
+	run_free(&r);
+	assert_int_equal(access(tmp_path("out_same"), F_OK), -1);
+	/* a directory: refused, naming it */
+	assert_int_equal(mkdir(tmp_path("out_dir"), 0777), 0);
+	RUN(&r, "sim", SMALL, "--json", "@out_dir");
+	expect_status(&r, 2);
+	expect_contains(r.err, "is a directory", "stderr", &r);
+	run_free(&r);
+	/* a symbolic link: its target is replaced (created when missing), the link stays a link; through two
+	 * links as well */
+	assert_int_equal(symlink("out_real.json", tmp_path("out_link.json")), 0);
+	assert_int_equal(symlink("out_link.json", tmp_path("out_link2.json")), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		RUN(&r, "sim", SMALL, "--json", pass ? "@out_link2.json" : "@out_link.json", "--quiet");
+		expect_status(&r, 0);
+		run_free(&r);
+		assert_int_equal(lstat(tmp_path("out_link.json"), &st), 0);
+		assert_true(S_ISLNK(st.st_mode));
+		assert_int_equal(lstat(tmp_path("out_link2.json"), &st), 0);
+		assert_true(S_ISLNK(st.st_mode));
+		assert_int_equal(lstat(tmp_path("out_real.json"), &st), 0);
+		assert_true(S_ISREG(st.st_mode));
+		cJSON_Delete(load_json(tmp_path("out_link.json")));
+	}
+	/* a link into a directory that does not exist: refused before running */
+	assert_int_equal(symlink("no_such_dir/x.json", tmp_path("out_dangling.json")), 0);
+	RUN(&r, "sim", SMALL, "--json", "@out_dangling.json");
+	expect_status(&r, 2);
+	expect_contains(r.err, "no directory", "stderr", &r);
+	run_free(&r);
+	/* an existing file keeps its permissions */
+	write_text("out_perm.json", "{}\n");
+	assert_int_equal(chmod(tmp_path("out_perm.json"), 0640), 0);
+	RUN(&r, "sim", SMALL, "--json", "@out_perm.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	assert_int_equal(stat(tmp_path("out_perm.json"), &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0640);
+	/* a FIFO is written through, and stays a FIFO */
+	assert_int_equal(mkfifo(tmp_path("out_fifo"), 0600), 0);
+	fflush(stdout);
+	pid_t reader = fork();
+	assert_true(reader >= 0);
+	if (reader == 0) { /* copies the FIFO into a file */
+		int in = open(tmp_path("out_fifo"), O_RDONLY), out = open(tmp_path("out_fifo_copy.json"),
+									   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		char buf[4096];
+		ssize_t n;
+		while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+			if (write(out, buf, (size_t)n) != n)
+				_exit(1);
+		_exit(in < 0 || out < 0);
+	}
+	RUN(&r, "sim", SMALL, "--json", "@out_fifo", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	int rst;
+	assert_int_equal(waitpid(reader, &rst, 0), reader);
+	assert_true(WIFEXITED(rst) && WEXITSTATUS(rst) == 0);
+	cJSON_Delete(load_json(tmp_path("out_fifo_copy.json")));
+	assert_int_equal(lstat(tmp_path("out_fifo"), &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	/* the other commands: loadcurve's CSV and plan's JSON on stdout; merge --out -; sweep --out - refused */
+	RUN(&r, "loadcurve", SMALL, "--loads", "0.5", "--reference", "3000", "--csv", "-", "--json", "@out_lc.json");
+	expect_status(&r, 0);
+	assert_int_equal(strncmp(r.out, "policy,load,", 12), 0);
+	expect_contains(r.err, "loadcurve:", "stderr (the table)", &r);
+	run_free(&r);
+	RUN(&r, "loadcurve", SMALL, "--loads", "0.5", "--reference", "3000", "--csv", "-", "--json", "-");
+	expect_status(&r, 2);
+	expect_contains(r.err, "--json and --csv both write to standard output", "stderr", &r);
+	run_free(&r);
+	RUN(&r, "plan", "--profile", "1.053,5.072", "--slo", "25", "--duration", "3", "--warmup", "1", "--target-rate",
+	    "2000", "--json", "-");
+	expect_status(&r, 0);
+	cJSON *doc = cJSON_Parse(r.out);
+	assert_non_null(doc);
+	check_provenance(doc, true);
+	cJSON_Delete(doc);
+	run_free(&r);
+	write_text("grid.json", GRID);
+	RUN(&r, "sweep", "@grid.json", "--out", "-");
+	expect_status(&r, 2);
+	expect_contains(r.err, "--out -", "stderr", &r);
+	run_free(&r);
+	assert_int_equal(access(tmp_path("-"), F_OK), -1);
+	RUN(&r, "sweep", "@grid.json", "--out", "@out_sw", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	RUN(&r, "merge", "@out_sw", "--out", "-");
+	expect_status(&r, 0);
+	assert_int_equal(strncmp(r.out, "{\"grid\":\"cli\"", 13), 0);
+	run_free(&r);
+	assert_false(temporaries_left());
+	remove_outputs();
+}
+
+/* ---- 9. interrupted: SIGINT and SIGTERM --------------------------------- */
+
+/* Starts symphony with args in the background (stdout, stderr to
+ * tmpdir/bg_stdout.txt and bg_stderr.txt). Returns its pid. */
+static pid_t start_bg(const char *const *args)
+{
+	return spawn(args, "bg_stdout.txt", "bg_stderr.txt", NULL, 0);
+}
+
+/* Waits (up to 60 s) until ready() holds, the process still running. */
+static void wait_until(pid_t pid, bool (*ready)(void), const char *what)
+{
+	for (int i = 0; i < 6000; i++) {
+		if (ready())
+			return;
+		int st;
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			print_error("the command ended (status %d) before %s\n", st, what);
+			fail();
+		}
+		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+	}
+	kill(pid, SIGKILL);
+	print_error("timed out waiting for %s\n", what);
+	fail();
+}
+
+static bool trace_temporary(void)
+{
+	DIR *d = opendir(tmpdir);
+	bool found = false;
+	for (struct dirent *de; d && (de = readdir(d));)
+		found |= !strncmp(de->d_name, "out_int_trace.csv.tmp.", 22);
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static bool sweep_line(void)
+{
+	char *text = slurp(tmp_path("out_isw/results.jsonl"));
+	bool found = text && strchr(text, '\n');
+	free(text);
+	return found;
+}
+
+/* Sends sig and returns the exit status (128 + signal when killed by it). */
+static int interrupt(pid_t pid, int sig)
+{
+	assert_int_equal(kill(pid, sig), 0);
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		assert_int_equal(errno, EINTR);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1000 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+#define ISWEEP_GRID "{\"name\": \"isw\", \"compute\": \"sim\", \"base\": {\"models\": [{\"name\": \"m\", " \
+	"\"alpha_ms\": 1.053, \"beta_ms\": 5.072}], \"slo_ms\": 25, \"gpus\": 8, \"rate\": 3000, \"duration_s\": 120, " \
+	"\"warmup_s\": 1}, \"axes\": {\"seed\": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}}"
+
+static void test_interrupt(void **state)
+{
+	(void)state;
+	const int sigs[] = { SIGINT, SIGTERM };
+	const char *names[] = { "SIGINT", "SIGTERM" };
+	for (int i = 0; i < 2; i++) {
+		/* a long run: its trace's temporary shows it is running */
+		const char *const args[] = { "sim", "--profile", "1.053,5.072", "--slo", "25", "--gpus", "8", "--rate", "3000",
+					     "--duration", "100000", "--json", "@out_int.json", "--trace", "@out_int_trace.csv",
+					     "--timeline", "@out_int_tl.csv", NULL };
+		pid_t pid = start_bg(args);
+		wait_until(pid, trace_temporary, "the trace's temporary file");
+		int status = interrupt(pid, sigs[i]);
+		char *err = slurp(tmp_path("bg_stderr.txt"));
+		if (status != 128 + sigs[i] || !strstr(err, names[i]) || !strstr(err, "no result written")) {
+			print_error("%s: exit status %d, want %d; stderr:\n%s\n", names[i], status, 128 + sigs[i], err);
+			fail();
+		}
+		expect_contains(err, "symphony sim: interrupted by ", "stderr", NULL);
+		free(err);
+		assert_false(temporaries_left());
+		char left[1024];
+		assert_int_equal(count_outputs(left, sizeof(left)), 0);
+	}
+	/* a sweep: interrupted, it says how far it got; --resume completes it, as a run never interrupted */
+	write_text("isweep.json", ISWEEP_GRID);
+	const char *const args[] = { "sweep", "@isweep.json", "--out", "@out_isw", "-j", "1", "--quiet", NULL };
+	pid_t pid = start_bg(args);
+	wait_until(pid, sweep_line, "the sweep's first line");
+	int status = interrupt(pid, SIGINT);
+	char *err = slurp(tmp_path("bg_stderr.txt"));
+	if (status != 130 || !strstr(err, "symphony sweep: interrupted by SIGINT after ") ||
+	    !strstr(err, " of 10 points; ") || !strstr(err, "out_isw/results.jsonl holds them: resume with --resume")) {
+		print_error("sweep: exit status %d, want 130; stderr:\n%s\n", status, err);
+		fail();
+	}
+	free(err);
+	struct run r;
+	RUN(&r, "sweep", "@isweep.json", "--out", "@out_isw", "--resume", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	RUN(&r, "sweep", "@isweep.json", "--out", "@out_isw_full", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	cJSON *line0 = NULL;
+	{
+		char *text = slurp(tmp_path("out_isw_full/results.jsonl"));
+		*strchr(text, '\n') = 0;
+		line0 = cJSON_Parse(text);
+		free(text);
+	}
+	check_provenance(line0, false); /* a line is the same whenever it ran */
+	cJSON_Delete(line0);
+	char *resumed[10] = { 0 }, *full[10] = { 0 };
+	assert_int_equal(sorted_lines(tmp_path("out_isw/results.jsonl"), resumed, 10), 10);
+	assert_int_equal(sorted_lines(tmp_path("out_isw_full/results.jsonl"), full, 10), 10);
+	for (int i = 0; i < 10; i++) {
+		assert_string_equal(resumed[i], full[i]);
+		free(resumed[i]);
+		free(full[i]);
+	}
+	/* the sweep's sidecar: where and when */
+	cJSON *meta = load_json(tmp_path("out_isw/results.jsonl.meta.json"));
+	check_provenance(meta, true);
+	assert_int_equal((int)num(meta, "npoints"), 10);
+	cJSON_Delete(meta);
+	unlink(tmp_path("bg_stdout.txt"));
+	unlink(tmp_path("bg_stderr.txt"));
 	remove_outputs();
 }
 
@@ -1977,6 +2408,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_loadcurve),
 		cmocka_unit_test(test_info_commands),
 		cmocka_unit_test(test_flag_forms_and_override),
+		cmocka_unit_test(test_output_targets),
+		cmocka_unit_test(test_interrupt),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -19,6 +19,7 @@
 
 #include "core/error.h"
 #include "experiment/config.h"
+#include "experiment/estimate.h"
 
 #define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -383,6 +384,26 @@ static void test_apply_json_bad_values(void **state)
 		{ "{\"max_bad_rate\": 0.6}", "max_bad_rate" },
 		{ "{\"tolerance\": 0}", "tolerance" },
 		{ "{\"tolerance\": 1}", "tolerance" },
+		/* the ranges the simulator honours */
+		{ "{\"tolerance\": 1e-7}", "tolerance" },
+		{ "{\"max_bad_rate\": 1e-7}", "max_bad_rate" },
+		{ "{\"arrival\": \"gamma:0.0001\"}", "below 0.001" },
+		{ "{\"arrival\": \"gamma:1e-300\"}", "bursts" },
+		{ "{\"arrival\": \"gamma:2e6\"}", "uniform" },
+		{ "{\"popularity\": \"zipf:101\"}", "popularity" },
+		{ "{\"slo_ms\": 1.5e6}", "slo_ms" },
+		{ "{\"duration_s\": 0.0009}", "duration_s" },
+		{ "{\"duration_s\": 1.1e7}", "duration_s" },
+		{ "{\"warmup_s\": 1.1e7}", "warmup_s" },
+		{ "{\"rate\": 1.1e9}", "rate" },
+		{ "{\"segments\": [{\"duration_s\": 6e6, \"rate\": 1}, {\"duration_s\": 6e6, \"rate\": 1}]}", "1e+07" },
+		{ "{\"segments\": [{\"duration_s\": 1, \"rate\": 2e9}]}", "rate" },
+		{ "{\"models\": [{\"name\": \"x\", \"alpha_ms\": 2e6, \"beta_ms\": 1}]}", "alpha_ms" },
+		{ "{\"models\": [{\"name\": \"x\", \"alpha_ms\": 0, \"beta_ms\": 1e-6}]}", "l(1)" },
+		{ "{\"models\": [{\"name\": \"x\", \"latency_ms\": [1e-6, 1]}]}", "latency_ms[0]" },
+		{ "{\"models\": [{\"name\": \"x\", \"latency_ms\": [1, 2e6]}]}", "latency_ms[1]" },
+		{ "{\"models\": [{\"name\": \"x\", \"alpha_ms\": 1, \"beta_ms\": 1, \"static_mb\": 1e10}]}", "static_mb" },
+		{ "{\"models\": [{\"name\": \"x\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 2e6}]}", "slo_ms" },
 		{ "{\"zoo\": \"\"}", "zoo" },
 		{ "{\"zoo\": 3}", "zoo" },
 		{ "{\"rate_csv\": 5}", "rate_csv" },
@@ -1662,6 +1683,69 @@ static void test_cluster_errors(void **state)
 	sym_experiment_finish(&e);
 }
 
+/* The run-size estimate: what grows with the run, and the refusals. */
+static void test_estimate(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	char err[1024] = "";
+	init(&e);
+	flag_ok(&e, "profile", "1.053,5.072");
+	flag_ok(&e, "slo", "1e6"); /* the longest SLO is accepted */
+	flag_ok(&e, "slo", "25");
+	flag_ok(&e, "rate", "3000");
+	flag_ok(&e, "duration", "100");
+	flag_ok(&e, "interval", "0.5");
+	flag_ok(&e, "arrival", "gamma:0.001"); /* the smallest shape */
+	assert_int_equal(sym_experiment_resolve(&e, err, sizeof(err)), 0);
+	struct sym_estimate x, y;
+	sym_estimate_run(&e, e.rate, 0, false, &x);
+	assert_near(x.requests, 3e5, 1e-6, "requests");
+	assert_near(x.model_requests, 3e5, 1e-6, "model requests");
+	assert_near(x.timeline_rows, 200, 0, "rows");
+	assert_true(x.live >= 1000 && x.live < 3e5); /* a burst of 1/K, and about two SLOs of arrivals */
+	sym_estimate_run(&e, e.rate, 0, true, &y);
+	assert_near(y.bytes - x.bytes, 200 * 24, 1e-6, "per-model timeline");
+	sym_estimate_run(&e, e.rate, 1000, false, &y);
+	assert_true(y.bytes > x.bytes);
+	assert_int_equal(sym_estimate_check(&e, e.rate, 0, true, 4, err, sizeof(err)), 0);
+	assert_true(sym_memory_available() > 0);
+	/* a model past the histograms' 32-bit counts */
+	assert_int_equal(sym_estimate_check(&e, 1e9, 0, false, 1, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "model 'model' would get about 1e+11 requests");
+	/* a per-model timeline of 1e10 intervals x 1000 models (240 TB) */
+	flag_ok(&e, "duration", "1e7");
+	flag_ok(&e, "interval", "0.001");
+	flag_ok(&e, "num-models", "1000");
+	assert_int_equal(sym_experiment_resolve(&e, err, sizeof(err)), 0);
+	assert_int_equal(sym_estimate_check(&e, 1, 0, true, 1, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "the run would need about");
+	assert_contains(err, "a per-model timeline of 1e+10 intervals x 1000 models");
+	assert_contains(err, "leave out --model-timeline");
+	sym_experiment_finish(&e);
+
+	/* the schedule's peak counts for the requests alive at once, its mean for the count */
+	init(&e);
+	flag_ok(&e, "profile", "1.053,5.072");
+	flag_ok(&e, "slo", "25");
+	flag_ok(&e, "segments", "10:100,10:10000");
+	assert_int_equal(sym_experiment_resolve(&e, err, sizeof(err)), 0);
+	sym_estimate_run(&e, 1, 0, false, &x);
+	assert_near(x.requests, 10 * 100 + 10 * 10000, 1e-6, "schedule requests");
+	assert_true(x.live >= 10000 * 0.05);
+	sym_experiment_finish(&e);
+
+	/* gpus_per_model may not make more than a million GPUs */
+	init(&e);
+	flag_ok(&e, "profile", "1.053,5.072");
+	flag_ok(&e, "slo", "25");
+	flag_ok(&e, "num-models", "2000");
+	flag_ok(&e, "gpus-per-model", "1000");
+	assert_int_equal(sym_experiment_resolve(&e, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "gpus_per_model: 1000 GPUs per model x 2000 models is 2000000 GPUs; at most 1000000");
+	sym_experiment_finish(&e);
+}
+
 static void test_flag_table(void **state)
 {
 	(void)state;
@@ -1733,6 +1817,7 @@ int main(void)
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_load_file_echo),
 		cmocka_unit_test(test_flag_table),
+		cmocka_unit_test(test_estimate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -508,8 +508,10 @@ static void test_refusals(void **state)
 	REFUSED("option --executor: expected emulated or cuda, got 'tpu'", "--model", "ResNet50", "--executor",
 		       "tpu");
 	REFUSED("--repeats: expected an integer from 1", "--model", "ResNet50", "--repeats", "0");
-	REFUSED("--out and --table-out are profile files: give file names", "--model", "ResNet50", "--out", "-");
+	REFUSED("options --out and --json both write to standard output", "--model", "ResNet50", "--out", "-", "--json",
+		"-");
 	REFUSED("must name different files", "--model", "ResNet50", "--json", "profile-ResNet50.json");
+	REFUSED("option --table-out: . is a directory", "--model", "ResNet50", "--table-out", ".");
 	REFUSED("unknown option '--bogus'", "--model", "ResNet50", "--bogus", "1");
 	REFUSED("option --model needs a value", "--model");
 	REFUSED("cannot read", "nonexistent.json", "--model", "x");
@@ -541,11 +543,21 @@ static void test_help_and_output_errors(void **state)
 	r = SYMPHONY("help");
 	assert_contains(r.o, "profile     measure a model's batch latency");
 	out_free(&r);
-	/* an output that cannot be created: status 1 before measuring, nothing left behind */
+	/* an output that cannot be created: status 2 before measuring, nothing left behind */
 	r = SYMPHONY("profile", "--profile", "0.5,2", "--slo", "20", "--batches", "1,2", "--out", "no/such/dir.json");
-	assert_int_equal(r.status, 1);
-	assert_contains(r.e, "no/such/dir.json: cannot create");
+	assert_int_equal(r.status, 2);
+	assert_contains(r.e, "option --out: cannot write no/such/dir.json: no directory no/such");
 	assert_int_equal(files_in_work(), 0);
+	out_free(&r);
+	/* "-": the linear profile on standard output, the table beside (its default name), the fit on stderr */
+	r = SYMPHONY("profile", "--profile", "0.5,2", "--slo", "20", "--batches", "1,2", "--repeats", "2", "--out", "-",
+		     "--quiet");
+	assert_int_equal(r.status, 0);
+	cJSON *doc = cJSON_Parse(r.o);
+	assert_non_null(doc);
+	assert_non_null(cJSON_GetObjectItem(doc, "models"));
+	cJSON_Delete(doc);
+	assert_int_equal(access(at("profile-model.table.json"), F_OK), 0);
 	out_free(&r);
 }
 

@@ -373,6 +373,8 @@ static void test_arrival_parse(void **state)
 		"gamma:inf", "gamma:nan", "gamma:1x", "gamma: 1", "gamma:1 ",
 		"gamma:1e999", "poisson2", "Poisson", " poisson", "poisson ",
 		"uniform:1", "gamma::1", "exponential",
+		/* outside what the simulator honours (SYM_GAMMA_SHAPE_MIN, _MAX) */
+		"gamma:0.000999", "gamma:1e-8", "gamma:1e-300", "gamma:1000001",
 	};
 	struct sym_arrival_spec s;
 	char buf[32];
@@ -383,6 +385,8 @@ static void test_arrival_parse(void **state)
 	assert_near(s.shape, 0.5, 0, "shape");
 	assert_string_equal(sym_arrival_format(&s, buf, sizeof(buf)), "gamma:0.5");
 
+	assert_int_equal(sym_arrival_parse("gamma:0.001", &s), 0); /* the bounds themselves */
+	assert_int_equal(sym_arrival_parse("gamma:1e6", &s), 0);
 	assert_int_equal(sym_arrival_parse("gamma:4", &s), 0);
 	assert_near(s.shape, 4, 0, "shape");
 	assert_string_equal(sym_arrival_format(&s, buf, sizeof(buf)), "gamma:4");
@@ -420,7 +424,7 @@ static void test_popularity_parse(void **state)
 	const char *bad[] = {
 		"", "zipf", "zipf:", "zipf:abc", "zipf:-1", "zipf:-0.5", "zipf:inf",
 		"zipf:nan", "zipf:1x", "zipf: 1", "Equal", "equal ", "equal:1",
-		"zipf1", "uniform",
+		"zipf1", "uniform", "zipf:100.5", "zipf:1e300",
 	};
 	struct sym_popularity p;
 	char buf[32];
@@ -433,6 +437,7 @@ static void test_popularity_parse(void **state)
 	assert_int_equal(p.kind, SYM_POP_ZIPF);
 	assert_near(p.s, 1.2, 0, "zipf s");
 	assert_string_equal(sym_popularity_format(&p, buf, sizeof(buf)), "zipf:1.2");
+	assert_int_equal(sym_popularity_parse("zipf:100", &p), 0); /* SYM_ZIPF_MAX */
 	assert_int_equal(sym_popularity_parse("zipf:0", &p), 0);
 	assert_int_equal(p.kind, SYM_POP_ZIPF);
 	assert_near(p.s, 0, 0, "zipf 0");
@@ -669,6 +674,7 @@ static void test_rate_table_bad(void **state)
 		{ "a,b\n", 2, "data row" },
 		{ "a,b\r\n# nothing\r\n\r\n", 4, "data row" },
 		{ "# c\na\n1\n2\n\n-3\n", 6, "rate" },
+		{ "a\n1e9\n1.000001e9\n", 3, "from 0 to 1e+09" },
 	};
 	struct sym_rate_table t;
 	char path[64], err[256], want[128];

@@ -70,7 +70,7 @@ int sym_arrival_parse(const char *text, struct sym_arrival_spec *out)
 		return 0;
 	}
 	rest = after_prefix(text, "gamma:");
-	if (!rest || parse_number(rest, &k) < 0 || !(k > 0))
+	if (!rest || parse_number(rest, &k) < 0 || !(k >= SYM_GAMMA_SHAPE_MIN) || !(k <= SYM_GAMMA_SHAPE_MAX))
 		return -EINVAL;
 	out->kind = SYM_ARRIVAL_GAMMA;
 	out->shape = k;
@@ -299,7 +299,7 @@ int sym_popularity_parse(const char *text, struct sym_popularity *out)
 		return 0;
 	}
 	rest = after_prefix(text, "zipf:");
-	if (!rest || parse_number(rest, &s) < 0 || !(s >= 0))
+	if (!rest || parse_number(rest, &s) < 0 || !(s >= 0) || !(s <= SYM_ZIPF_MAX))
 		return -EINVAL;
 	out->kind = SYM_POP_ZIPF;
 	out->s = s + 0.0; /* turns -0 into +0 */
@@ -498,6 +498,11 @@ static int load_row(struct loader *L, char *line)
 			return -EINVAL;
 		}
 	}
+	if (t->nrows == SYM_RATE_TABLE_MAX_ROWS) {
+		set_err(L->err, L->errlen, "%s:%lu: more than %d rows (seconds); a run lasts at most that long",
+			L->path, L->lineno, SYM_RATE_TABLE_MAX_ROWS);
+		return -EINVAL;
+	}
 	if (t->nrows == L->cap_rows) {
 		size_t cap = L->cap_rows ? 2 * L->cap_rows : 64;
 		double *r;
@@ -512,10 +517,10 @@ static int load_row(struct loader *L, char *line)
 	row = t->rates + t->nrows * t->ncols;
 	for (size_t i = first; i < n; i++) {
 		double v;
-		if (parse_number(L->fields[i], &v) < 0 || v < 0) {
+		if (parse_number(L->fields[i], &v) < 0 || v < 0 || v > SYM_RATE_MAX) {
 			set_err(L->err, L->errlen,
-				"%s:%lu: expected a finite rate >= 0 in column %zu, found '%s'",
-				L->path, L->lineno, i + 1, L->fields[i]);
+				"%s:%lu: expected a rate from 0 to %g req/s in column %zu, found '%s'",
+				L->path, L->lineno, SYM_RATE_MAX, i + 1, L->fields[i]);
 			return -EINVAL;
 		}
 		row[i - first] = v + 0.0; /* -0 -> +0 */

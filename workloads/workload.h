@@ -37,7 +37,21 @@ struct sym_arrival_spec {
 	double shape; /* gamma shape K > 0; 1 for poisson; unused for uniform */
 };
 
-/* Parses "poisson", "uniform" or "gamma:K" (K a finite number > 0).
+/* The gamma shapes the simulator honours. Gaps are Gamma(K, 1/K): as K
+ * falls, they are almost all ~0 with a rare long one, so arrivals come in
+ * bursts of about 1/K requests at one instant, and a run of N requests per
+ * model sees about N*K bursts: its offered load is then mostly chance (the
+ * relative spread of its request count is 1/sqrt(N*K)). Below 0.001 a run
+ * of a million requests holds fewer than a thousand bursts, and GSL's
+ * sampler (Gamma(1+K) * U^(1/K)) returns exactly 0 for most draws (for
+ * U < e^(-708 K): half of them at K = 0.001, every one at 1e-300, when a
+ * whole run arrives in one instant). Above 1e6 the gaps differ from
+ * uniform by less than 0.1% (CV 1/sqrt(K)): use uniform. */
+#define SYM_GAMMA_SHAPE_MIN 0.001
+#define SYM_GAMMA_SHAPE_MAX 1e6
+
+/* Parses "poisson", "uniform" or "gamma:K" (K a finite number from
+ * SYM_GAMMA_SHAPE_MIN to SYM_GAMMA_SHAPE_MAX).
  * Returns 0, or -EINVAL for anything else (out is then untouched). */
 int sym_arrival_parse(const char *text, struct sym_arrival_spec *out);
 
@@ -98,7 +112,10 @@ struct sym_popularity {
 	double s; /* zipf exponent >= 0 (0 is equal) */
 };
 
-/* Parses "equal" or "zipf:S" (S finite, >= 0). Returns 0 or -EINVAL. */
+/* Parses "equal" or "zipf:S" (0 <= S <= SYM_ZIPF_MAX: beyond, every model
+ * but the first has a share below 2^-100, no requests). Returns 0 or
+ * -EINVAL. */
+#define SYM_ZIPF_MAX 100
 int sym_popularity_parse(const char *text, struct sym_popularity *out);
 char *sym_popularity_format(const struct sym_popularity *p, char *buf, size_t len);
 
@@ -106,13 +123,17 @@ char *sym_popularity_format(const struct sym_popularity *p, char *buf, size_t le
  * 1/n each; zipf gives share_i proportional to 1/(i+1)^s (model i in order). */
 void sym_popularity_shares(const struct sym_popularity *p, size_t n, double *shares);
 
+/* The bounds of a rate table: rows (seconds) and a rate. */
+#define SYM_RATE_TABLE_MAX_ROWS 10000000
+#define SYM_RATE_MAX 1e9
+
 /* A per-second rate table read from CSV, for replaying a trace.
  *
  * File format: a header line naming the columns, then one line per second.
  * An optional first column named "second", "t" or "time" is ignored (its
  * values must then be 0, 1, 2, ... in order). Every other column is a model
- * name and its values are that model's rate in requests per second (finite,
- * >= 0). Blank lines and lines starting with '#' are skipped. */
+ * name and its values are that model's rate in requests per second (from 0
+ * to SYM_RATE_MAX); at most SYM_RATE_TABLE_MAX_ROWS rows. Blank lines and lines starting with '#' are skipped. */
 struct sym_rate_table {
 	size_t ncols;    /* number of model columns */
 	char **names;    /* ncols model names, owned */
