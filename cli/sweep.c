@@ -197,31 +197,13 @@ static int resume_read(const char *path, const struct sym_grid *g, bool *done, s
 	return status;
 }
 
-int cli_cmd_sweep(struct cli *c)
+/* The grid of GRID.json with --seeds and --criterion applied to every point
+ * (configuration keys, checked as options). Prints why and returns the exit
+ * status on failure. */
+static int load_grid(const struct cli *c, struct sym_grid *g)
 {
-	const char *grid_path = c->args[0], *out = cli_str(c, "out"), *shard = cli_str(c, "shard");
 	const char *seeds = cli_str(c, "seeds"), *criterion = cli_str(c, "criterion");
-	int jobs = cli_jobs(c);
-	bool resume = cli_flag(c, "resume"), list = cli_flag(c, "list"), per_model = cli_flag(c, "per-model");
-	bool quiet = cli_flag(c, "quiet");
 	char err[1024];
-	int sidx = 0, scount = 1;
-	if (sym_output_is_stdout(out)) {
-		fprintf(stderr, "symphony sweep: --out -: a sweep writes a directory (results.jsonl, appended point by "
-				"point and resumable), not standard output; give a directory, and `symphony merge DIR` "
-				"prints the results\n");
-		return EXIT_USAGE;
-	}
-	if (shard) {
-		if (sym_shard_parse(shard, &sidx, &scount, err, sizeof(err))) {
-			fprintf(stderr, "symphony sweep: %s\n", err);
-			return EXIT_USAGE;
-		}
-	} else if (sym_shard_from_env(&sidx, &scount, err, sizeof(err)) < 0) {
-		fprintf(stderr, "symphony sweep: %s\n", err);
-		return EXIT_USAGE;
-	}
-	/* --seeds and --criterion: configuration keys for every point, checked as options */
 	cJSON *over_seeds = NULL, *over_crit = NULL;
 	if (seeds || criterion) {
 		struct sym_experiment x;
@@ -237,8 +219,7 @@ int cli_cmd_sweep(struct cli *c)
 			return rc == -ENOMEM ? 1 : EXIT_USAGE;
 		}
 	}
-	struct sym_grid g;
-	if (sym_grid_load(grid_path, &g, err, sizeof(err))) {
+	if (sym_grid_load(c->args[0], g, err, sizeof(err))) {
 		cJSON_Delete(over_seeds);
 		cJSON_Delete(over_crit);
 		fprintf(stderr, "symphony sweep: %s\n", err);
@@ -246,45 +227,33 @@ int cli_cmd_sweep(struct cli *c)
 	}
 	int orc = 0;
 	if (over_seeds)
-		orc = sym_grid_override(&g, "replications", over_seeds);
+		orc = sym_grid_override(g, "replications", over_seeds);
 	if (over_crit && !orc)
-		orc = sym_grid_override(&g, "criterion", over_crit);
+		orc = sym_grid_override(g, "criterion", over_crit);
 	else
 		cJSON_Delete(over_crit);
 	if (orc) {
 		fprintf(stderr, "symphony sweep: out of memory\n");
-		sym_grid_finish(&g);
+		sym_grid_finish(g);
 		return 1;
 	}
-	int status = 0;
-	size_t nshard = 0;
-	for (size_t i = 0; i < g.npoints; i++)
-		nshard += sym_shard_has(i, sidx, scount);
-	if (list) {
-		for (size_t i = 0; i < g.npoints && !status; i++) {
-			if (!sym_shard_has(i, sidx, scount))
-				continue;
-			char *id = sym_grid_point_id(&g, i);
-			if (!id || printf("%zu\t%s\n", i, id) < 0)
-				status = 1;
-			free(id);
-		}
-		sym_grid_finish(&g);
-		return status;
-	}
-	/* check every point of the shard before running any, and that `jobs` of them fit in memory at once */
-	if (jobs < 1)
-		jobs = sym_ncpus();
-	int at_once = (size_t)jobs < nshard ? jobs : (int)nshard;
-	for (size_t i = 0; i < g.npoints; i++) {
+	return 0;
+}
+
+/* Checks every point of the shard before any runs: its experiment, and that
+ * `at_once` points of its size fit in memory. Returns the exit status. */
+static int check_points(const char *grid_path, const struct sym_grid *g, int sidx, int scount, int at_once)
+{
+	char err[1024];
+	for (size_t i = 0; i < g->npoints; i++) {
 		if (!sym_shard_has(i, sidx, scount))
 			continue;
 		struct sym_experiment e;
-		int rc = sym_grid_point_experiment(&g, i, &e, err, sizeof(err));
+		int rc = sym_grid_point_experiment(g, i, &e, err, sizeof(err));
 		if (!rc) {
-			double rate = g.compute == SYM_COMPUTE_GOODPUT ? sym_goodput_upper_bound(&e) / sym_schedule_mean_rate(&e)
-					: e.rate_csv[0] || e.nseg		 ? 1
-										 : e.rate;
+			double rate = g->compute == SYM_COMPUTE_GOODPUT ? sym_goodput_upper_bound(&e) / sym_schedule_mean_rate(&e)
+				      : e.rate_csv[0] || e.nseg	  ? 1
+									  : e.rate;
 			char msg[900];
 			if (sym_estimate_check(&e, rate, 0, false, at_once, msg, sizeof(msg))) {
 				snprintf(err, sizeof(err), "point %zu: %s", i, msg);
@@ -294,10 +263,169 @@ int cli_cmd_sweep(struct cli *c)
 		sym_experiment_finish(&e);
 		if (rc) {
 			fprintf(stderr, "symphony sweep: %s: %s\n", grid_path, err);
-			sym_grid_finish(&g);
 			return rc == -ENOMEM ? 1 : EXIT_USAGE;
 		}
 	}
+	return 0;
+}
+
+/* Opens path (DIR/results.jsonl) for appending, locked: one writer per
+ * results file, so a second sweep into the same directory (two shards given
+ * the same --out) is refused rather than interleaving lines. An existing
+ * file is refused without --resume; with it, the points it holds are marked
+ * in done. Returns the exit status. */
+static int open_results(const char *path, const struct sym_grid *g, bool resume, bool *done, FILE **out)
+{
+	FILE *f = fopen(path, "a");
+	if (!f) {
+		fprintf(stderr, "symphony sweep: cannot open %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	int status = 0;
+	struct stat st;
+	size_t ndone = 0;
+	if (flock(fileno(f), LOCK_EX | LOCK_NB)) {
+		fprintf(stderr, "symphony sweep: %s is being written by another sweep (shards need their own "
+				"--out directories)\n", path);
+		status = EXIT_USAGE;
+	} else if (!fstat(fileno(f), &st) && st.st_size > 0) {
+		if (!resume) {
+			fprintf(stderr, "symphony sweep: %s already holds results: --resume to continue it, or choose "
+					"another --out\n", path);
+			status = EXIT_USAGE;
+		} else {
+			status = resume_read(path, g, done, &ndone);
+		}
+	}
+	if (status)
+		fclose(f);
+	else
+		*out = f;
+	return status;
+}
+
+/* DIR/results.jsonl.meta.json: where the lines come from and when (the lines
+ * themselves carry no date). Returns the exit status. */
+static int write_sidecar(const char *path, const char *grid_path, const struct sym_grid *g, int sidx, int scount,
+			 size_t nshard, size_t skipped)
+{
+	char meta_path[1200], err[1300];
+	snprintf(meta_path, sizeof(meta_path), "%s.meta.json", path);
+	cJSON *meta = sym_result_head("sweep");
+	cJSON_AddStringToObject(meta, "grid", g->name);
+	cJSON_AddStringToObject(meta, "grid_id", g->id);
+	cJSON_AddStringToObject(meta, "grid_file", grid_path);
+	cJSON_AddStringToObject(meta, "compute", g->compute == SYM_COMPUTE_SIM ? "sim" : "goodput");
+	cJSON_AddNumberToObject(meta, "npoints", (double)g->npoints);
+	cJSON *sh = cJSON_AddObjectToObject(meta, "shard");
+	cJSON_AddNumberToObject(sh, "index", sidx);
+	cJSON_AddNumberToObject(sh, "count", scount);
+	cJSON_AddNumberToObject(sh, "points", (double)nshard);
+	cJSON_AddNumberToObject(meta, "points_done_before", (double)skipped);
+	int rc = sym_write_json(meta_path, meta, err, sizeof(err));
+	cJSON_Delete(meta);
+	if (rc)
+		fprintf(stderr, "symphony sweep: %s\n", err);
+	return rc ? 1 : 0;
+}
+
+/* Shuffles the points to run into a fixed order: the grid's big points (the
+ * last values of an axis, often) spread over the run, so the rate and ETA
+ * shown are representative early and no thread is left alone with them at
+ * the end. Lines carry their point index; merge sorts them. */
+static void shuffle(size_t *todo, size_t n)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (size_t k = n; k > 1; k--) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		size_t j = (size_t)(x % k), t = todo[k - 1];
+		todo[k - 1] = todo[j];
+		todo[j] = t;
+	}
+}
+
+/* Runs s's points on `jobs` threads into f (closed here). Returns the exit status. */
+static int run_points(const struct cli *c, struct sweep *s, FILE *f, int jobs, size_t nshard, size_t skipped)
+{
+	const struct sym_grid *g = s->g;
+	bool quiet = cli_flag(c, "quiet");
+	s->t0 = s->last_print = cli_now();
+	pthread_mutex_init(&s->mu, NULL);
+	/* a signal from here on says how far the sweep got (experiment/interrupt.h) */
+	sym_interrupt_progress(s->out_path, nshard, skipped);
+	sym_parallel_for(s->ntodo, jobs, sweep_one, s);
+	sym_interrupt_progress_end();
+	pthread_mutex_destroy(&s->mu);
+	if (fclose(f) && !s->status) {
+		snprintf(s->err, sizeof(s->err), "%s: cannot write: %s", s->out_path, strerror(errno));
+		s->status = 1;
+	}
+	if (s->status) {
+		if (s->progress && s->tty)
+			fprintf(stderr, "\n");
+		fprintf(stderr, "symphony sweep: %s\n", s->err);
+		fprintf(stderr, "symphony sweep: %zu of %zu points written to %s; fix the cause and run again with "
+				"--resume\n", s->done, s->ntodo, s->out_path);
+		return s->status;
+	}
+	if (!quiet) {
+		progress_line(s, true);
+		fprintf(stderr, "sweep '%s': %zu points in %.1f s -> %s\n", g->name, s->done, cli_now() - s->t0,
+			s->out_path);
+	}
+	if (s->few)
+		fprintf(stderr, "symphony sweep: warning: at %zu of %zu points some model had fewer measured requests than "
+				"1/max_bad_rate, too few for the bad rate to mean much (few_request_models in their lines)\n",
+			s->few, s->done);
+	return 0;
+}
+
+/* --list: the shard's manifest (index, key). */
+static int list_points(const struct sym_grid *g, int sidx, int scount)
+{
+	int status = 0;
+	for (size_t i = 0; i < g->npoints && !status; i++) {
+		if (!sym_shard_has(i, sidx, scount))
+			continue;
+		char *id = sym_grid_point_id(g, i);
+		if (!id || printf("%zu\t%s\n", i, id) < 0)
+			status = 1;
+		free(id);
+	}
+	return status;
+}
+
+int cli_cmd_sweep(struct cli *c)
+{
+	const char *grid_path = c->args[0], *out = cli_str(c, "out"), *shard = cli_str(c, "shard");
+	int jobs = cli_jobs(c);
+	char err[1024];
+	int sidx = 0, scount = 1;
+	if (sym_output_is_stdout(out)) {
+		fprintf(stderr, "symphony sweep: --out -: a sweep writes a directory (results.jsonl, appended point by "
+				"point and resumable), not standard output; give a directory, and `symphony merge DIR` "
+				"prints the results\n");
+		return EXIT_USAGE;
+	}
+	if (shard ? sym_shard_parse(shard, &sidx, &scount, err, sizeof(err))
+		  : sym_shard_from_env(&sidx, &scount, err, sizeof(err)) < 0) {
+		fprintf(stderr, "symphony sweep: %s\n", err);
+		return EXIT_USAGE;
+	}
+	struct sym_grid g;
+	int status = load_grid(c, &g);
+	if (status)
+		return status;
+	size_t nshard = 0;
+	for (size_t i = 0; i < g.npoints; i++)
+		nshard += sym_shard_has(i, sidx, scount);
+	if (cli_flag(c, "list")) {
+		status = list_points(&g, sidx, scount);
+		sym_grid_finish(&g);
+		return status;
+	}
+	if (jobs < 1)
+		jobs = sym_ncpus();
 	char dir[1024], path[1100];
 	if (out)
 		snprintf(dir, sizeof(dir), "%s", out);
@@ -306,133 +434,70 @@ int cli_cmd_sweep(struct cli *c)
 	else
 		snprintf(dir, sizeof(dir), "sweep-%s", g.name);
 	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
-	if (make_dirs(dir, err, sizeof(err))) {
-		fprintf(stderr, "symphony sweep: %s\n", err);
-		sym_grid_finish(&g);
-		return 1;
-	}
 	bool *done = calloc(g.npoints, sizeof(bool));
 	size_t *todo = calloc(nshard ? nshard : 1, sizeof(size_t));
-	if (!done || !todo) {
-		fprintf(stderr, "symphony sweep: out of memory\n");
-		status = 1;
-		goto out;
-	}
-	/* one writer per results file: a second sweep into the same directory (two shards given the
-	 * same --out) is refused rather than interleaving lines */
-	FILE *f = fopen(path, "a");
-	if (!f) {
-		fprintf(stderr, "symphony sweep: cannot open %s: %s\n", path, strerror(errno));
-		status = 1;
-		goto out;
-	}
-	if (flock(fileno(f), LOCK_EX | LOCK_NB)) {
-		fprintf(stderr, "symphony sweep: %s is being written by another sweep (shards need their own "
-				"--out directories)\n", path);
-		fclose(f);
-		status = EXIT_USAGE;
-		goto out;
-	}
-	struct stat st;
-	size_t ndone = 0;
-	if (!fstat(fileno(f), &st) && st.st_size > 0) {
-		if (!resume) {
-			fprintf(stderr, "symphony sweep: %s already holds results: --resume to continue it, or choose "
-					"another --out\n", path);
-			fclose(f);
-			status = EXIT_USAGE;
-			goto out;
-		}
-		if ((status = resume_read(path, &g, done, &ndone))) {
-			fclose(f);
-			goto out;
-		}
-	}
+	FILE *f = NULL;
+	if (!done || !todo)
+		status = 1, fprintf(stderr, "symphony sweep: out of memory\n");
+	if (!status)
+		status = check_points(grid_path, &g, sidx, scount, (size_t)jobs < nshard ? jobs : (int)nshard);
+	if (!status && make_dirs(dir, err, sizeof(err)))
+		status = 1, fprintf(stderr, "symphony sweep: %s\n", err);
+	if (!status)
+		status = open_results(path, &g, cli_flag(c, "resume"), done, &f);
 	size_t ntodo = 0, skipped = 0;
-	for (size_t i = 0; i < g.npoints; i++) {
-		if (!sym_shard_has(i, sidx, scount))
-			continue;
-		if (done[i])
+	for (size_t i = 0; !status && i < g.npoints; i++) {
+		if (sym_shard_has(i, sidx, scount) && done[i])
 			skipped++;
-		else
+		else if (sym_shard_has(i, sidx, scount))
 			todo[ntodo++] = i;
 	}
-	/* the sidecar of this run: where the lines come from and when (the lines themselves carry no date) */
-	char meta_path[1200];
-	snprintf(meta_path, sizeof(meta_path), "%s.meta.json", path);
-	cJSON *meta = sym_result_head("sweep");
-	cJSON_AddStringToObject(meta, "grid", g.name);
-	cJSON_AddStringToObject(meta, "grid_id", g.id);
-	cJSON_AddStringToObject(meta, "grid_file", grid_path);
-	cJSON_AddStringToObject(meta, "compute", g.compute == SYM_COMPUTE_SIM ? "sim" : "goodput");
-	cJSON_AddNumberToObject(meta, "npoints", (double)g.npoints);
-	cJSON *sh = cJSON_AddObjectToObject(meta, "shard");
-	cJSON_AddNumberToObject(sh, "index", sidx);
-	cJSON_AddNumberToObject(sh, "count", scount);
-	cJSON_AddNumberToObject(sh, "points", (double)nshard);
-	cJSON_AddNumberToObject(meta, "points_done_before", (double)skipped);
-	int mrc = sym_write_json(meta_path, meta, err, sizeof(err));
-	cJSON_Delete(meta);
-	if (mrc) {
-		fprintf(stderr, "symphony sweep: %s\n", err);
+	if (!status && (status = write_sidecar(path, grid_path, &g, sidx, scount, nshard, skipped)))
 		fclose(f);
-		status = 1;
-		goto out;
+	if (!status) {
+		shuffle(todo, ntodo);
+		struct sweep s = { .g = &g, .todo = todo, .ntodo = ntodo, .per_model = cli_flag(c, "per-model"),
+				   .progress = !cli_flag(c, "quiet"), .tty = isatty(2), .out = f, .out_path = path };
+		if (s.progress) {
+			fprintf(stderr, "symphony %s sweep '%s': %zu points", SYM_VERSION, g.name, g.npoints);
+			if (scount > 1)
+				fprintf(stderr, ", shard %d/%d: %zu", sidx, scount, nshard);
+			if (skipped)
+				fprintf(stderr, ", %zu already done", skipped);
+			fprintf(stderr, "; running %zu on %d thread%s -> %s\n", ntodo, jobs, jobs == 1 ? "" : "s", path);
+		}
+		status = run_points(c, &s, f, jobs, nshard, skipped);
 	}
-	/* Run in a fixed shuffled order: the grid's big points (the last values of
-	 * an axis, often) spread over the run, so the rate and ETA shown are
-	 * representative early and no thread is left alone with them at the end.
-	 * Lines carry their point index; merge sorts them. */
-	uint64_t x = 0x9e3779b97f4a7c15ull;
-	for (size_t k = ntodo; k > 1; k--) {
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		size_t j = (size_t)(x % k), t = todo[k - 1];
-		todo[k - 1] = todo[j];
-		todo[j] = t;
-	}
-	struct sweep s = { .g = &g, .todo = todo, .ntodo = ntodo, .per_model = per_model, .progress = !quiet,
-			   .tty = isatty(2), .out = f, .out_path = path, .t0 = cli_now() };
-	s.last_print = s.t0;
-	pthread_mutex_init(&s.mu, NULL);
-	if (!quiet) {
-		fprintf(stderr, "symphony %s sweep '%s': %zu points", SYM_VERSION, g.name, g.npoints);
-		if (scount > 1)
-			fprintf(stderr, ", shard %d/%d: %zu", sidx, scount, nshard);
-		if (skipped)
-			fprintf(stderr, ", %zu already done", skipped);
-		fprintf(stderr, "; running %zu on %d thread%s -> %s\n", ntodo, jobs, jobs == 1 ? "" : "s", path);
-	}
-	/* a signal from here on says how far the sweep got (experiment/interrupt.h) */
-	sym_interrupt_progress(path, nshard, skipped);
-	sym_parallel_for(ntodo, jobs, sweep_one, &s);
-	sym_interrupt_progress_end();
-	pthread_mutex_destroy(&s.mu);
-	if (fclose(f) && !s.status) {
-		snprintf(s.err, sizeof(s.err), "%s: cannot write: %s", path, strerror(errno));
-		s.status = 1;
-	}
-	if (s.status) {
-		if (s.progress && s.tty)
-			fprintf(stderr, "\n");
-		fprintf(stderr, "symphony sweep: %s\n", s.err);
-		fprintf(stderr, "symphony sweep: %zu of %zu points written to %s; fix the cause and run again with "
-				"--resume\n", s.done, ntodo, path);
-		status = s.status;
-		goto out;
-	}
-	if (!quiet) {
-		progress_line(&s, true);
-		fprintf(stderr, "sweep '%s': %zu points in %.1f s -> %s\n", g.name, s.done, cli_now() - s.t0, path);
-	}
-	if (s.few)
-		fprintf(stderr, "symphony sweep: warning: at %zu of %zu points some model had fewer measured requests than "
-				"1/max_bad_rate, too few for the bad rate to mean much (few_request_models in their lines)\n",
-			s.few, s.done);
-out:
 	free(done);
 	free(todo);
 	sym_grid_finish(&g);
 	return status;
+}
+
+/* The results files of merge's arguments: a directory's results.jsonl, or
+ * the file itself (into paths, with bufs holding the built names). Returns
+ * how many, or -1 after saying why. */
+static long merge_inputs(const struct cli *c, const char **paths, char (*bufs)[1100])
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->nargs; i++) {
+		const char *a = c->args[i];
+		struct stat st;
+		if (stat(a, &st)) {
+			fprintf(stderr, "symphony merge: %s: %s\n", a, strerror(errno));
+			return -1;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			snprintf(bufs[n], sizeof(bufs[n]), "%s/results.jsonl", a);
+			paths[n] = bufs[n];
+			n++;
+		} else {
+			paths[n++] = a;
+		}
+	}
+	if (!n)
+		fprintf(stderr, "symphony merge: give the shard directories or results files to merge\n");
+	return n ? (long)n : -1;
 }
 
 int cli_cmd_merge(struct cli *c)
@@ -442,33 +507,15 @@ int cli_cmd_merge(struct cli *c)
 		out = NULL; /* "-": standard output, as without --out */
 	const char **paths = calloc(c->nargs + 1, sizeof(char *));
 	char (*bufs)[1100] = calloc(c->nargs + 1, sizeof(*bufs));
-	size_t n = 0;
 	int status = 0;
-	if (!paths || !bufs) {
-		fprintf(stderr, "symphony merge: out of memory\n");
-		status = 1;
-		goto done;
-	}
-	for (size_t i = 0; i < c->nargs && !status; i++) {
-		const char *a = c->args[i];
-		struct stat st;
-		if (stat(a, &st)) {
-			fprintf(stderr, "symphony merge: %s: %s\n", a, strerror(errno));
-			status = EXIT_USAGE;
-		} else if (S_ISDIR(st.st_mode)) {
-			snprintf(bufs[n], sizeof(bufs[n]), "%s/results.jsonl", a);
-			paths[n] = bufs[n];
-			n++;
-		} else {
-			paths[n++] = a;
-		}
-	}
-	if (!status && !n) {
-		fprintf(stderr, "symphony merge: give the shard directories or results files to merge\n");
+	long ni = -1;
+	if (!paths || !bufs)
+		status = 1, fprintf(stderr, "symphony merge: out of memory\n");
+	else if ((ni = merge_inputs(c, paths, bufs)) < 0)
 		status = EXIT_USAGE;
-	}
 	if (status)
 		goto done;
+	size_t n = (size_t)ni;
 	char err[2048];
 	cJSON *lines = NULL;
 	size_t npoints = 0;
