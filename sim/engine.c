@@ -483,169 +483,184 @@ static double wall_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts, struct sym_run_result *res,
-		char *err, size_t errlen)
+/* Sets up s for one run of e: results, GPUs, the core, the arrivals and
+ * their first events. Returns 0 or -errno (a message in err, except for
+ * -ENOMEM); s is freed by sim_free whatever the result. */
+static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_model_cfg *mc, char *err,
+		     size_t errlen)
 {
-	memset(res, 0, sizeof(*res));
-	if (!e->resolved)
-		return snprintf(err, errlen, "internal error: experiment not resolved"), -EINVAL;
-	double wall0 = wall_now();
-	struct sim s = { .e = e, .res = res, .trace = opts->trace, .stop_model_bad = opts->stop_model_bad };
-	s.warmup = sym_s(e->warmup_s);
-	s.end = sym_s(sym_experiment_duration(e));
-	s.interval = sym_s(e->interval_s);
-	if (s.interval < 1)
-		s.interval = 1;
-	s.arr_iv_end = s.interval;
+	const struct sym_experiment *e = s->e;
+	struct sym_run_result *res = s->res;
+	s->warmup = sym_s(e->warmup_s);
+	s->end = sym_s(sym_experiment_duration(e));
+	s->interval = sym_s(e->interval_s);
+	if (s->interval < 1)
+		s->interval = 1;
+	s->arr_iv_end = s->interval;
 	res->rate = opts->rate;
-	res->window_s = sym_to_s(s.end - s.warmup);
-	int rc = sym_run_result_alloc(res, e, s.end, s.interval);
-	struct sym_model_cfg *mc = calloc(e->nmodels, sizeof(*mc));
-	s.slo = calloc(e->nmodels, sizeof(*s.slo));
-	s.arr = calloc(e->nmodels, sizeof(*s.arr));
-	s.gpus = calloc((size_t)e->gpus, sizeof(*s.gpus));
-	s.jitter_rng = gsl_rng_alloc(gsl_rng_mt19937);
-	if (rc || !mc || !s.slo || !s.arr || !s.gpus || !s.jitter_rng) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	gsl_rng_set(s.jitter_rng, (unsigned long)(sym_seed_stream(e->seed, 1u << 30) & 0xffffffffu) | 1);
+	res->window_s = sym_to_s(s->end - s->warmup);
+	int rc = sym_run_result_alloc(res, e, s->end, s->interval);
+	s->slo = calloc(e->nmodels, sizeof(*s->slo));
+	s->arr = calloc(e->nmodels, sizeof(*s->arr));
+	s->gpus = calloc((size_t)e->gpus, sizeof(*s->gpus));
+	s->jitter_rng = gsl_rng_alloc(gsl_rng_mt19937);
+	if (rc || !mc || !s->slo || !s->arr || !s->gpus || !s->jitter_rng)
+		return -ENOMEM;
+	gsl_rng_set(s->jitter_rng, (unsigned long)(sym_seed_stream(e->seed, 1u << 30) & 0xffffffffu) | 1);
 	for (size_t m = 0; m < e->nmodels; m++)
-		s.slo[m] = sym_ms(e->model_slo_ms[m]);
+		s->slo[m] = sym_ms(e->model_slo_ms[m]);
 	struct sym_core_cfg cc;
 	core_cfg(e, opts->rate, mc, &cc);
 	/* a batch that finished but whose GPU is not yet free cannot be cancelled:
 	 * with a completion delay, preempting policies are refused */
-	struct sym_sink sink = { &s, on_dispatch, on_drop, e->done_ms > 0 ? NULL : on_cancel };
+	struct sym_sink sink = { s, on_dispatch, on_drop, e->done_ms > 0 ? NULL : on_cancel };
 	char msg[300];
-	if ((rc = sym_core_create_err(&s.core, &cc, &sink, msg, sizeof(msg)))) {
+	if ((rc = sym_core_create_err(&s->core, &cc, &sink, msg, sizeof(msg)))) {
 		snprintf(err, errlen, "cannot create the scheduling core: %s", msg);
-		if (rc == -ENOMEM)
-			rc = -EINVAL; /* keep the message */
-		goto out;
+		return rc == -ENOMEM ? -EINVAL : rc; /* keep the message */
 	}
-	s.qcap = sym_core_max_outstanding(s.core);
+	s->qcap = sym_core_max_outstanding(s->core);
 	for (int g = 0; g < e->gpus; g++) {
-		s.gpus[g].q = calloc((size_t)s.qcap, sizeof(*s.gpus[g].q));
-		s.gpus[g].ends = calloc((size_t)s.qcap, sizeof(*s.gpus[g].ends));
-		if (!s.gpus[g].q || !s.gpus[g].ends) {
-			rc = -ENOMEM;
-			goto out;
-		}
+		s->gpus[g].q = calloc((size_t)s->qcap, sizeof(*s->gpus[g].q));
+		s->gpus[g].ends = calloc((size_t)s->qcap, sizeof(*s->gpus[g].ends));
+		if (!s->gpus[g].q || !s->gpus[g].ends)
+			return -ENOMEM;
 	}
 	if (opts->model_timeline) {
 		res->model_timeline = calloc((res->nintervals ? res->nintervals : 1) * e->nmodels * 3, sizeof(uint64_t));
-		if (!res->model_timeline) {
-			rc = -ENOMEM;
-			goto out;
-		}
+		if (!res->model_timeline)
+			return -ENOMEM;
 	}
-	if ((rc = sym_experiment_arrivals(e, opts->rate, s.arr))) {
+	if ((rc = sym_experiment_arrivals(e, opts->rate, s->arr))) {
 		snprintf(err, errlen, "cannot set up arrivals: %s", sym_strerror(rc));
-		goto out;
+		return rc;
 	}
 	for (size_t m = 0; m < e->nmodels; m++) {
-		sym_time t = sym_arrivals_next(&s.arr[m]);
-		if (t < s.end && (rc = ev_push(&s.ev, t, EV_ARRIVAL, (int)m)))
-			goto out;
+		sym_time t = sym_arrivals_next(&s->arr[m]);
+		if (t < s->end && (rc = ev_push(&s->ev, t, EV_ARRIVAL, (int)m)))
+			return rc;
 	}
+	return 0;
+}
+
+/* An arrival of model m at time t (the event at the top of the heap, which
+ * it then replaces by the model's next arrival). Returns 0 or -errno. */
+static int on_arrival(struct sim *s, int m, sym_time t)
+{
+	struct sym_run_result *res = s->res;
+	struct sym_request *r = req_alloc(s);
+	if (!r)
+		return -ENOMEM;
+	/* arrivals come in time order: the interval moves forward */
+	while (t >= s->arr_iv_end) {
+		s->arr_iv++;
+		s->arr_iv_end += s->interval;
+	}
+	size_t iv = s->arr_iv;
+	*r = (struct sym_request){ .id = s->next_id++, .arrival = t, .deadline = t + s->slo[m], .model = m };
+	r->state = (int32_t)((iv < REQ_IV_FAR ? (uint32_t)iv : REQ_IV_FAR) << REQ_IV_SHIFT);
+	if (t >= s->warmup) {
+		r->state |= REQ_COUNTED;
+		res->models[m].offered++;
+	}
+	if (iv < res->nintervals) {
+		res->timeline[iv].offered++;
+		if (res->model_timeline)
+			res->model_timeline[(iv * res->nmodels + (size_t)m) * 3]++;
+	}
+	res->simulated_requests++;
+	int rc = sym_core_arrive(s->core, r, t);
+	if (rc)
+		return rc;
+	sym_time next = sym_arrivals_next(&s->arr[m]);
+	if (next < s->end)
+		ev_replace_top(&s->ev, next, EV_ARRIVAL, m);
+	else
+		ev_pop(&s->ev);
+	return 0;
+}
+
+/* The event loop: the earlier of the next event and the core's next wakeup,
+ * until both are done (or the run stops early). Returns 0 or -errno. */
+static int sim_loop(struct sim *s, const struct sym_run_opts *opts)
+{
+	struct sym_run_result *res = s->res;
 	sym_time counted = 0; /* simulated time added to sym_sim_work_ns */
+	int rc = 0;
 	for (;;) {
-		sym_time t_core = sym_core_next_wakeup(s.core);
-		sym_time t_ev = s.ev.n ? s.ev.a[0].t : SYM_TIME_NEVER;
+		sym_time t_core = sym_core_next_wakeup(s->core);
+		sym_time t_ev = s->ev.n ? s->ev.a[0].t : SYM_TIME_NEVER;
 		if (t_ev == SYM_TIME_NEVER && t_core == SYM_TIME_NEVER)
 			break;
 		res->events++;
 		if (t_core < t_ev) {
-			sym_core_advance(s.core, t_core);
+			sym_core_advance(s->core, t_core);
 		} else {
 			/* An arrival stays at the top while it is handled (whatever it
 			 * pushes comes after it) and is then replaced by the next. */
-			struct event ev = s.ev.a[0].kind == EV_ARRIVAL ? s.ev.a[0] : ev_pop(&s.ev);
+			struct event ev = s->ev.a[0].kind == EV_ARRIVAL ? s->ev.a[0] : ev_pop(&s->ev);
 			if (ev.kind == EV_FINISH) {
-				if (ev.seq == s.gpus[ev.idx].finish_seq) /* else cancelled */
-					on_finish(&s, ev.idx, ev.t);
+				if (ev.seq == s->gpus[ev.idx].finish_seq) /* else cancelled */
+					on_finish(s, ev.idx, ev.t);
 			} else if (ev.kind == EV_FREE) {
-				struct gpu *g = &s.gpus[ev.idx];
+				struct gpu *g = &s->gpus[ev.idx];
 				struct sym_batch_end be = g->ends[g->eh];
-				g->eh = ring_at(&s, g->eh + 1);
+				g->eh = ring_at(s, g->eh + 1);
 				g->en--;
-				sym_core_gpu_done(s.core, ev.idx, ev.t, &be);
-			} else {
-				int m = ev.idx;
-				struct sym_request *r = req_alloc(&s);
-				if (!r)
-					break;
-				/* arrivals come in time order: the interval moves forward */
-				while (ev.t >= s.arr_iv_end) {
-					s.arr_iv++;
-					s.arr_iv_end += s.interval;
-				}
-				size_t iv = s.arr_iv;
-				*r = (struct sym_request){ .id = s.next_id++, .arrival = ev.t,
-							   .deadline = ev.t + s.slo[m], .model = m };
-				r->state = (int32_t)((iv < REQ_IV_FAR ? (uint32_t)iv : REQ_IV_FAR) << REQ_IV_SHIFT);
-				if (ev.t >= s.warmup) {
-					r->state |= REQ_COUNTED;
-					res->models[m].offered++;
-				}
-				if (iv < res->nintervals) {
-					res->timeline[iv].offered++;
-					if (res->model_timeline)
-						res->model_timeline[(iv * res->nmodels + (size_t)m) * 3]++;
-				}
-				res->simulated_requests++;
-				if ((rc = sym_core_arrive(s.core, r, ev.t)))
-					goto out;
-				sym_time t = sym_arrivals_next(&s.arr[m]);
-				if (t < s.end)
-					ev_replace_top(&s.ev, t, EV_ARRIVAL, m);
-				else
-					ev_pop(&s.ev);
+				sym_core_gpu_done(s->core, ev.idx, ev.t, &be);
+			} else if ((rc = on_arrival(s, ev.idx, ev.t))) {
+				return rc;
 			}
 		}
-		if (s.err) {
-			rc = s.err;
-			goto out;
-		}
-		if ((opts->stop_after_bad && s.bad >= opts->stop_after_bad) || s.stop) {
+		if (s->err)
+			return s->err;
+		if ((opts->stop_after_bad && s->bad >= opts->stop_after_bad) || s->stop) {
 			res->stopped_early = true;
 			break;
 		}
 		if (!(res->events & 0xffff)) {
 			sym_time now = t_ev < t_core ? t_ev : t_core;
-			if (now > s.end)
-				now = s.end;
+			if (now > s->end)
+				now = s->end;
 			if (now > counted) {
 				atomic_fetch_add_explicit(&sym_sim_work_ns, (uint64_t)(now - counted), memory_order_relaxed);
 				counted = now;
 			}
 		}
 	}
-	if (s.end > counted && !res->stopped_early)
-		atomic_fetch_add_explicit(&sym_sim_work_ns, (uint64_t)(s.end - counted), memory_order_relaxed);
-	if (s.err) {
-		rc = s.err;
-		goto out;
-	}
-	/* Conservation: every request that arrived ended exactly once. */
+	if (s->end > counted && !res->stopped_early)
+		atomic_fetch_add_explicit(&sym_sim_work_ns, (uint64_t)(s->end - counted), memory_order_relaxed);
+	return s->err;
+}
+
+/* Conservation: every request that arrived ended exactly once. Returns 0 or
+ * -EPROTO with the counts in err. */
+static int check_conservation(const struct sim *s, char *err, size_t errlen)
+{
+	const struct sym_run_result *res = s->res;
 	uint64_t counted_end = 0, counted_off = 0;
-	for (size_t m = 0; m < e->nmodels; m++) {
-		struct sym_model_result *mr = &res->models[m];
+	for (size_t m = 0; m < s->e->nmodels; m++) {
+		const struct sym_model_result *mr = &res->models[m];
 		counted_off += mr->offered;
 		counted_end += mr->served + mr->late + mr->dropped;
 	}
-	if (!res->stopped_early && (s.ended != res->simulated_requests || counted_end != counted_off || sym_core_queued(s.core))) {
-		snprintf(err, errlen,
-			 "internal error: conservation violated: %llu requests arrived, %llu ended, %llu still "
-			 "queued; counted %llu offered, %llu ended",
-			 (unsigned long long)res->simulated_requests, (unsigned long long)s.ended,
-			 (unsigned long long)sym_core_queued(s.core), (unsigned long long)counted_off,
-			 (unsigned long long)counted_end);
-		rc = -EPROTO;
-		goto out;
-	}
-	/* Totals. */
+	if (res->stopped_early ||
+	    (s->ended == res->simulated_requests && counted_end == counted_off && !sym_core_queued(s->core)))
+		return 0;
+	snprintf(err, errlen,
+		 "internal error: conservation violated: %llu requests arrived, %llu ended, %llu still "
+		 "queued; counted %llu offered, %llu ended",
+		 (unsigned long long)res->simulated_requests, (unsigned long long)s->ended,
+		 (unsigned long long)sym_core_queued(s->core), (unsigned long long)counted_off,
+		 (unsigned long long)counted_end);
+	return -EPROTO;
+}
+
+/* The totals over the models, the busy fraction and the GPUs used. */
+static int sum_totals(const struct sim *s)
+{
+	const struct sym_experiment *e = s->e;
+	struct sym_run_result *res = s->res;
 	struct sym_model_result *t = &res->total;
 	for (size_t m = 0; m < e->nmodels; m++) {
 		struct sym_model_result *mr = &res->models[m];
@@ -659,44 +674,62 @@ int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts,
 		t->batched += mr->batched;
 		for (int b = 0; b <= mr->max_batch; b++)
 			t->batch_counts[b] += mr->batch_counts[b];
-		if (sym_hist_merge(&t->latency, &mr->latency) || sym_hist_merge(&t->queueing, &mr->queueing)) {
-			rc = -ENOMEM;
-			goto out;
-		}
+		if (sym_hist_merge(&t->latency, &mr->latency) || sym_hist_merge(&t->queueing, &mr->queueing))
+			return -ENOMEM;
 	}
 	res->gpu_busy_fraction /= (double)e->gpus * res->window_s;
 	for (int g = 0; g < e->gpus; g++)
-		res->gpus_used += s.gpus[g].used;
-	rc = 0;
-out:
+		res->gpus_used += s->gpus[g].used;
+	return 0;
+}
+
+static void sim_free(struct sim *s)
+{
+	const struct sym_experiment *e = s->e;
+	sym_core_destroy(s->core);
+	if (s->arr)
+		for (size_t m = 0; m < e->nmodels; m++)
+			sym_arrivals_finish(&s->arr[m]);
+	free(s->arr);
+	for (int g = 0; s->gpus && g < e->gpus; g++) {
+		for (int i = 0; s->gpus[g].q && i < s->qcap; i++)
+			free(s->gpus[g].q[i].reqs);
+		free(s->gpus[g].q);
+		free(s->gpus[g].ends);
+	}
+	free(s->gpus);
+	free(s->slo);
+	if (s->jitter_rng)
+		gsl_rng_free(s->jitter_rng);
+	while (s->chunks) {
+		struct pool_chunk *c = s->chunks;
+		s->chunks = c->next;
+		free(c);
+	}
+	free(s->free_list);
+	free(s->ev.a);
+}
+
+int sym_sim_run(const struct sym_experiment *e, const struct sym_run_opts *opts, struct sym_run_result *res,
+		char *err, size_t errlen)
+{
+	memset(res, 0, sizeof(*res));
+	if (!e->resolved)
+		return snprintf(err, errlen, "internal error: experiment not resolved"), -EINVAL;
+	double wall0 = wall_now();
+	struct sim s = { .e = e, .res = res, .trace = opts->trace, .stop_model_bad = opts->stop_model_bad };
+	struct sym_model_cfg *mc = calloc(e->nmodels, sizeof(*mc));
+	int rc = sim_setup(&s, opts, mc, err, errlen);
+	if (!rc)
+		rc = sim_loop(&s, opts);
+	if (!rc)
+		rc = check_conservation(&s, err, errlen);
+	if (!rc)
+		rc = sum_totals(&s);
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
 	res->wall_seconds = wall_now() - wall0;
-	sym_core_destroy(s.core);
-	if (s.arr)
-		for (size_t m = 0; m < e->nmodels; m++)
-			sym_arrivals_finish(&s.arr[m]);
-	free(s.arr);
-	if (s.gpus)
-		for (int g = 0; g < e->gpus; g++)
-			for (int i = 0; s.gpus[g].q && i < s.qcap; i++)
-				free(s.gpus[g].q[i].reqs);
-	if (s.gpus)
-		for (int g = 0; g < e->gpus; g++) {
-			free(s.gpus[g].q);
-			free(s.gpus[g].ends);
-		}
-	free(s.gpus);
-	free(s.slo);
+	sim_free(&s);
 	free(mc);
-	if (s.jitter_rng)
-		gsl_rng_free(s.jitter_rng);
-	while (s.chunks) {
-		struct pool_chunk *c = s.chunks;
-		s.chunks = c->next;
-		free(c);
-	}
-	free(s.free_list);
-	free(s.ev.a);
 	return rc;
 }
