@@ -998,9 +998,11 @@ def plot_zoo_goodput(name, out):
 
 def plan_gpus(p):
     """(mean, [lo, hi] or None, min, max, answer or None when some seed needed more than max)."""
-    g = p.get("gpus")
-    return (p.get("gpus_mean", g if g is not None and g >= 0 else None), p.get("gpus_ci95"),
-            p.get("gpus_min"), p.get("gpus_max"), g if g is not None and g >= 0 else None)
+    def count(key):  # a count; null (or -1, in older files) when no count up to max_gpus served
+        g = p.get(key)
+        return g if g is not None and g >= 0 else None
+    g = count("gpus")
+    return (p.get("gpus_mean", g), p.get("gpus_ci95"), count("gpus_min"), count("gpus_max"), g)
 
 
 def plot_min_gpus(name, out):
