@@ -87,7 +87,7 @@ struct out_head {
 	int32_t gpu;
 	int32_t size;  /* dispatch: ids follow in ceil(size/SYM_SCHED_IDS) elements */
 	sym_time now, start, finish, reject_after;
-	uint64_t id;   /* drop */
+	uint64_t id;   /* drop: the request; dispatch: the GPU's dispatch sequence number */
 	uint32_t epoch; /* dispatch: the GPU's epoch when it was granted */
 	int32_t why;   /* drop */
 };
@@ -234,6 +234,13 @@ struct sym_sched {
 	uint32_t *epoch;
 	struct reader *rd;
 	int nrd, rd_next;
+	/* A GPU's dispatches are numbered as they are decided (gpu_seq, by the
+	 * scheduler threads) and delivered in that order (next_seq, the
+	 * driver's): with several threads, a GPU's batch and the one planned
+	 * after it by another thread sit in different queues, and the backend
+	 * runs its batches in the order they come. */
+	atomic_uint_fast64_t *gpu_seq;
+	uint64_t *next_seq;
 };
 
 /* ---- small helpers ---- */
@@ -527,9 +534,12 @@ static void emit_dispatch(struct emitter *em, const struct sym_dispatch *d, stru
 {
 	union out_elem e;
 	memset(&e, 0, sizeof(e));
+	/* numbered before it is queued, and before the ranker can hear of it and plan the GPU's
+	 * next batch on another thread (seq_cst: one order over every GPU's numbers) */
+	uint64_t seq = atomic_fetch_add(&em->s->gpu_seq[d->gpu], 1);
 	e.h = (struct out_head){ .type = OUT_DISPATCH, .model = d->model, .gpu = d->gpu, .size = d->size, .now = d->now,
 				 .start = d->start, .finish = d->finish, .reject_after = d->reject_after,
-				 .epoch = d->epoch };
+				 .id = seq, .epoch = d->epoch };
 	outq_put(&em->out, &e, &em->ctr.queue_full, &em->s->stop);
 	for (int i = 0; i < d->size; i += SYM_SCHED_IDS) {
 		int n = d->size - i < SYM_SCHED_IDS ? d->size - i : SYM_SCHED_IDS;
@@ -1089,11 +1099,15 @@ int sym_sched_create(struct sym_sched **out, const struct sym_sched_cfg *cfg, ch
 	s->model_thr = calloc((size_t)s->nmodels, sizeof(*s->model_thr));
 	s->off = calloc((size_t)s->ngpus, sizeof(*s->off));
 	s->epoch = calloc((size_t)s->ngpus, sizeof(*s->epoch));
+	s->gpu_seq = calloc((size_t)s->ngpus, sizeof(*s->gpu_seq));
+	s->next_seq = calloc((size_t)s->ngpus, sizeof(*s->next_seq));
+	for (int g = 0; s->gpu_seq && g < s->ngpus; g++)
+		atomic_init(&s->gpu_seq[g], 0);
 	if (s->drv_efd < 0) {
 		rc = fail(err, errlen, -errno, "eventfd: %s", strerror(errno));
 		goto fail;
 	}
-	if (!s->model_worker || !s->model_thr || !s->off || !s->epoch) {
+	if (!s->model_worker || !s->model_thr || !s->off || !s->epoch || !s->gpu_seq || !s->next_seq) {
 		fail(err, errlen, rc, "%s", "out of memory");
 		goto fail;
 	}
@@ -1193,6 +1207,8 @@ void sym_sched_destroy(struct sym_sched *s)
 	free(s->model_thr);
 	free(s->off);
 	free(s->epoch);
+	free(s->gpu_seq);
+	free(s->next_seq);
 	free(s);
 }
 
@@ -1299,6 +1315,40 @@ static bool read_ids(struct reader *rd)
 	return true;
 }
 
+/* Delivers up to max of rd's decisions; a complete dispatch whose GPU has an
+ * earlier dispatch not yet delivered stays in rd until it has. Returns how
+ * many were delivered. */
+static size_t drain(struct sym_sched *s, struct reader *rd, const struct sym_sched_out *out, size_t max)
+{
+	size_t done = 0;
+	while (done < max) {
+		if (rd->partial) {
+			if (!read_ids(rd))
+				break; /* the rest is on its way */
+			if (rd->h.id != s->next_seq[rd->h.gpu])
+				break; /* held: the GPU's earlier batch is in another queue */
+			s->next_seq[rd->h.gpu]++;
+			rd->partial = false;
+			deliver(s, rd, out);
+			done++;
+			continue;
+		}
+		union out_elem e;
+		if (!sym_spsc_pop(rd->q, &e))
+			break;
+		if (e.h.type == OUT_DROP) {
+			if (out->drop)
+				out->drop(out->ctx, e.h.id, e.h.model, (enum sym_drop_reason)e.h.why, e.h.now);
+			done++;
+			continue;
+		}
+		rd->h = e.h;
+		rd->got = 0;
+		rd->partial = true;
+	}
+	return done;
+}
+
 static bool queues_empty(const struct sym_sched *s)
 {
 	for (int i = 0; i < s->nrd; i++)
@@ -1310,30 +1360,12 @@ static bool queues_empty(const struct sym_sched *s)
 size_t sym_sched_poll(struct sym_sched *s, const struct sym_sched_out *out, size_t max)
 {
 	size_t done = 0;
-	for (int i = 0; i < s->nrd && done < max; i++) {
-		struct reader *rd = &s->rd[(s->rd_next + i) % s->nrd];
-		while (done < max) {
-			if (rd->partial) {
-				if (!read_ids(rd))
-					break; /* the rest is on its way */
-				rd->partial = false;
-				deliver(s, rd, out);
-				done++;
-				continue;
-			}
-			union out_elem e;
-			if (!sym_spsc_pop(rd->q, &e))
-				break;
-			if (e.h.type == OUT_DROP) {
-				if (out->drop)
-					out->drop(out->ctx, e.h.id, e.h.model, (enum sym_drop_reason)e.h.why, e.h.now);
-				done++;
-				continue;
-			}
-			rd->h = e.h;
-			rd->got = 0;
-			rd->partial = true;
-		}
+	/* again while a pass delivers something: a dispatch held for its GPU's earlier one
+	 * (in another queue, later in the pass) goes out in the same poll */
+	for (size_t before = SIZE_MAX; done < max && done != before;) {
+		before = done;
+		for (int i = 0; i < s->nrd && done < max; i++)
+			done += drain(s, &s->rd[(s->rd_next + i) % s->nrd], out, max - done);
 	}
 	s->rd_next = s->nrd > 1 ? (s->rd_next + 1) % s->nrd : 0;
 	if (done < max && !atomic_load_explicit(&s->drv_armed, memory_order_relaxed)) {
