@@ -2,6 +2,8 @@
 """Draws the figure and table of a study from its raw results.
 
 usage: /usr/bin/python3 scripts/plot.py NAME [--dir DIR]
+       /usr/bin/python3 scripts/plot.py sweep RESULTS [--grid GRID.json] --x AXIS [--metric M]
+                                        [--group AXIS] [--where AXIS=LABEL ...] [--out FILE.png] [--list]
 
 NAME is a study (experiments/NAME.json); scripts/reproduce NAME computes its
 raw results into results/NAME/ and then runs this script. It reads
@@ -32,6 +34,18 @@ results/NAME/ (to try a study's plot on a stand-in). Run it with Debian's
 interpreter (/usr/bin/python3), which has matplotlib. A sweep whose results.jsonl
 is still being written is refused, except synthetic-grid, which is plotted from the
 points there so far ("N of M points" in its table).
+
+`plot.py sweep RESULTS` plots any sweep (RESULTS: its results.jsonl or directory): --x picks
+the axis on the x axis, --group the axis drawn as separate lines, --where AXIS=LABEL keeps one
+value of an axis, and every other axis with several values gets its own subplot (at most 12).
+--metric is any number of the lines, a dotted path for nested ones (latency_ms.p99,
+at_goodput.batch_p50); the default is goodput_rps (goodput sweeps) or goodput_served_rps (sim
+sweeps). Error bars are the 95% interval the lines carry (replications), none for one seed.
+--list prints the axes, their values and the metrics. It writes FILE.png and FILE.csv (default
+sweep-X-METRIC beside RESULTS; one header line: facet, group, x, mean, ci_low, ci_high, seeds,
+point, version, commit) and prints the values. Lines of two grids or versions, a line with
+other axes, --grid naming another grid (name, axes, values or point count), an unknown axis,
+value or metric, and a malformed line are refused (exit 2, naming it, nothing written).
 """
 import csv
 import io
@@ -1624,6 +1638,10 @@ STUDIES = {
 
 def main(argv):
     args = argv[1:]
+    if args and args[0] == "sweep":  # any sweep, axes and metric chosen (scripts/plotsweep.py)
+        import plotsweep
+        plotsweep.main(args[1:], write_atomic, save_fig, plt, PALETTE)
+        return
     out = None
     if len(args) == 3 and args[1] == "--dir":
         out = os.path.abspath(args[2])
