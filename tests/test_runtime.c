@@ -384,6 +384,18 @@ static void test_kill_backend(void **state)
 	passed = true;
 }
 
+static void config_replace(const char *from, const char *to)
+{
+	char *conf = slurp("cluster.json");
+	char *at = conf ? strstr(conf, from) : NULL;
+	assert_non_null(at);
+	FILE *cf = fopen(cfg, "w");
+	assert_non_null(cf);
+	fprintf(cf, "%.*s%s%s", (int)(at - conf), conf, to, at + strlen(from));
+	fclose(cf);
+	free(conf);
+}
+
 /* Garbage from a fake peer: schedd closes that connection, logs why, and
  * keeps serving; a frontend does the same with a garbage client. */
 static void test_garbage_peer(void **state)
@@ -532,17 +544,6 @@ static uint64_t expected_digest(int seed)
 }
 
 /* Replaces text `from` (which must be there) by `to` in the cluster file. */
-static void config_replace(const char *from, const char *to)
-{
-	char *conf = slurp("cluster.json");
-	char *at = conf ? strstr(conf, from) : NULL;
-	assert_non_null(at);
-	FILE *cf = fopen(cfg, "w");
-	assert_non_null(cf);
-	fprintf(cf, "%.*s%s%s", (int)(at - conf), conf, to, at + strlen(from));
-	fclose(cf);
-	free(conf);
-}
 
 static void test_http_api(void **state)
 {
