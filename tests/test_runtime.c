@@ -384,6 +384,7 @@ static void test_kill_backend(void **state)
 	passed = true;
 }
 
+/* Replaces text `from` (which must be there) by `to` in the cluster file. */
 static void config_replace(const char *from, const char *to)
 {
 	char *conf = slurp("cluster.json");
@@ -542,8 +543,6 @@ static uint64_t expected_digest(int seed)
 {
 	return expected_digest_n(seed, IN_BYTES);
 }
-
-/* Replaces text `from` (which must be there) by `to` in the cluster file. */
 
 static void test_http_api(void **state)
 {
