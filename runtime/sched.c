@@ -1316,17 +1316,20 @@ static bool read_ids(struct reader *rd)
 }
 
 /* Delivers up to max of rd's decisions; a complete dispatch whose GPU has an
- * earlier dispatch not yet delivered stays in rd until it has. Returns how
- * many were delivered. */
-static size_t drain(struct sym_sched *s, struct reader *rd, const struct sym_sched_out *out, size_t max)
+ * earlier dispatch not yet delivered stays in rd until it has (and sets
+ * *held). Returns how many were delivered. */
+static size_t drain(struct sym_sched *s, struct reader *rd, const struct sym_sched_out *out, size_t max,
+		    bool *held)
 {
 	size_t done = 0;
 	while (done < max) {
 		if (rd->partial) {
 			if (!read_ids(rd))
 				break; /* the rest is on its way */
-			if (rd->h.id != s->next_seq[rd->h.gpu])
-				break; /* held: the GPU's earlier batch is in another queue */
+			if (rd->h.id != s->next_seq[rd->h.gpu]) {
+				*held = true; /* the GPU's earlier batch is in another queue */
+				break;
+			}
 			s->next_seq[rd->h.gpu]++;
 			rd->partial = false;
 			deliver(s, rd, out);
@@ -1360,12 +1363,14 @@ static bool queues_empty(const struct sym_sched *s)
 size_t sym_sched_poll(struct sym_sched *s, const struct sym_sched_out *out, size_t max)
 {
 	size_t done = 0;
-	/* again while a pass delivers something: a dispatch held for its GPU's earlier one
-	 * (in another queue, later in the pass) goes out in the same poll */
-	for (size_t before = SIZE_MAX; done < max && done != before;) {
+	/* again while a pass held a dispatch and delivered something: the dispatch held for its
+	 * GPU's earlier one (in another queue, later in the pass) goes out in the same poll */
+	bool held = true;
+	for (size_t before = SIZE_MAX; held && done < max && done != before;) {
 		before = done;
+		held = false;
 		for (int i = 0; i < s->nrd && done < max; i++)
-			done += drain(s, &s->rd[(s->rd_next + i) % s->nrd], out, max - done);
+			done += drain(s, &s->rd[(s->rd_next + i) % s->nrd], out, max - done, &held);
 	}
 	s->rd_next = s->nrd > 1 ? (s->rd_next + 1) % s->nrd : 0;
 	if (done < max && !atomic_load_explicit(&s->drv_armed, memory_order_relaxed)) {
