@@ -288,6 +288,16 @@ static const struct cli_opt o_fb_json = { "json", 0, CLI_OUT, "FILE|-", "also wr
 					  "(and no text)" };
 static const struct cli_opt *const fabbench_opts[] = { &o_fb_provider, &o_fb_iters, &o_fb_size, &o_fb_json, NULL };
 
+static const struct cli_opt o_kg_quiet = { "quiet", 0, CLI_FLAG, NULL, "no line on stderr" };
+static const struct cli_opt *const keygen_opts[] = { &o_kg_quiet, NULL };
+
+static const char keygen_text[] =
+	"Writes a new cluster secret (32 random bytes from libsodium, as 64 hexadecimal digits) to FILE, created "
+	"with mode 0600; an existing FILE is refused, never overwritten. Name it in the cluster file "
+	"(runtime.secret_file) or with --secret-file: schedd, frontends and backends refuse to start without it, "
+	"or when it can be read by anyone but their user, and every fabric connection between them begins with a "
+	"mutual challenge-response that proves both sides hold it (docs/runtime.md, \"Security\").";
+
 static const char fabbench_text[] =
 	"Two threads, each with its own libfabric endpoint, over 127.0.0.1: the 64-byte message round trip (N "
 	"times) and an RMA read of BYTES (N/4 times), polling without blocking.";
@@ -374,6 +384,8 @@ static const struct cli_cmd commands[] = {
 	  "  symphony profile --model ResNet50 --batches 1..32\n" },
 	{ "bench-sched", "runtime", "the scheduler's capacity: requests/s it sustains in real time, 1..N threads", "", 0,
 	  0, bench_sched_text, bench_sched_opts, 0, RT(cli_cmd_runtime), NULL },
+	{ "keygen", "runtime", "write a new cluster secret: the key fabric peers prove they hold", "FILE", 1, 1,
+	  keygen_text, keygen_opts, 0, RT(cli_cmd_runtime), "  symphony keygen cluster.key\n" },
 	{ "fabbench", "runtime", "the transport's control round trip and 150 KB RMA read latency on loopback", "", 0, 0,
 	  fabbench_text, fabbench_opts, 0, RT(cli_cmd_runtime), NULL },
 	{ "models", "information", "list the models of a profile zoo", "", 0, 0, models_text, models_opts, 0,

@@ -6,8 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "cli/cli.h"
 #include "core/policy.h"
+#include "runtime/auth.h"
 #include "runtime/benchsched.h"
 #include "runtime/cluster.h"
 #include "runtime/fabbench.h"
@@ -55,13 +58,38 @@ static int cmd_process(struct cli *c)
 		rc = cli_usage_error(c, "--id is for frontends and backends, not %s", cmd);
 	if (!rc && o.json && needs_id)
 		rc = cli_usage_error(c, "--json is for schedd and loadgen, not %s", cmd);
+	uint8_t secret[SYM_FAB_SECRET_BYTES];
+	if (!rc && strcmp(cmd, "loadgen")) {
+		/* clients are not fabric peers: everything else proves it holds the secret */
+		if (!cl.secret_file[0])
+			rc = cli_usage_error(c, "the cluster names no secret: create one with `symphony keygen FILE` and "
+					     "give it as runtime.secret_file in the cluster file or --secret-file FILE");
+		else if (sym_secret_load(cl.secret_file, secret, err, sizeof(err)))
+			rc = cli_usage_error(c, "%s", err);
+		o.secret = secret;
+	}
 	if (!rc && o.check)
 		printf("%s: the configuration is valid (%zu models, %d frontends, %d backends, schedd at %s:%s)\n", cmd,
 		       cl.exp.nmodels, cl.nfrontends, cl.nbackends, cl.schedd.host, cl.schedd.port);
 	else if (!rc)
 		rc = sym_rt_run(&cl, &o);
 	sym_cluster_finish(&cl);
+	sodium_memzero(secret, sizeof(secret));
 	return rc;
+}
+
+static int cmd_keygen(struct cli *c)
+{
+	char err[1200];
+	const char *path = c->args[0];
+	if (!strcmp(path, "-"))
+		return cli_usage_error(c, "name the file to write the secret to: symphony keygen FILE");
+	if (sym_secret_generate(path, err, sizeof(err)))
+		return cli_fail(c, 1, "%s", err);
+	if (!cli_flag(c, "quiet"))
+		fprintf(stderr, "keygen: wrote a new cluster secret to %s (mode 0600); give every schedd, frontend "
+			"and backend a copy, readable by its user only\n", path);
+	return 0;
 }
 
 static int cmd_profile(struct cli *c)
@@ -132,5 +160,7 @@ int cli_runtime_main(struct cli *c)
 		return cmd_bench_sched(c);
 	if (!strcmp(cmd, "fabbench"))
 		return cmd_fabbench(c);
+	if (!strcmp(cmd, "keygen"))
+		return cmd_keygen(c);
 	return cmd_process(c);
 }

@@ -554,7 +554,7 @@ static int setup(struct backend *be, char *err, size_t errlen)
 		if (rc)
 			return rc;
 	}
-	struct sym_fab_cfg fc = { .provider = c->provider };
+	struct sym_fab_cfg fc = { .provider = c->provider, .secret = be->o->secret };
 	int rc = sym_fab_open(&be->fab, &fc, err, errlen);
 	if (!rc)
 		rc = sym_fab_mr_reg(be->fab, be->staging, SLOTS * stage, SYM_FAB_LOCAL_READ_TARGET, &be->mr, err, errlen);

@@ -137,6 +137,10 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 		if (!text[0] || strlen(text) >= sizeof(c->model_lib))
 			return ERR("%s: expected the path of a shared library", where);
 		memcpy(c->model_lib, text, strlen(text) + 1); /* length checked above */
+	} else if (!strcmp(key, "secret_file")) {
+		if (!text[0] || strlen(text) >= sizeof(c->secret_file))
+			return ERR("%s: expected the path of the cluster secret (symphony keygen FILE)", where);
+		memcpy(c->secret_file, text, strlen(text) + 1); /* length checked above */
 	} else if (!strcmp(key, "device")) {
 		if (sym_policy_int(text, 0, 1023, &l))
 			return ERR("%s: expected a device ordinal 0..1023, got '%s'", where, text);
@@ -219,6 +223,7 @@ static const struct {
 } rt_keys[] = {
 	{ "provider", "provider", "NAME", "libfabric provider: tcp (default; loopback, CI) or verbs (RDMA hardware)" },
 	{ "host", "host", "HOST", "address processes bind to and reach each other at (default 127.0.0.1)" },
+	{ "secret_file", "secret-file", "FILE", "the cluster secret schedd, frontends and backends authenticate with (symphony keygen FILE); required" },
 	{ "port_base", "port-base", "PORT", "schedd's port; frontend i uses PORT+1+2i (fabric) and PORT+2+2i (clients)" },
 	{ "schedd", "schedd", "HOST:PORT", "the scheduler's address (default HOST:PORT_BASE)" },
 	{ "frontends", "frontends", "N", "number of frontends (default 1)" },
@@ -500,6 +505,8 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 	if (c->model_lib[0])
 		cJSON_AddStringToObject(o, "model_lib", c->model_lib);
 	cJSON_AddNumberToObject(o, "device", c->device);
+	if (c->secret_file[0]) /* where it is, never what it is */
+		cJSON_AddStringToObject(o, "secret_file", c->secret_file);
 	if (c->models_rt)
 		cJSON_AddItemToObject(o, "models", cJSON_Duplicate(c->models_rt, 1));
 	cJSON_AddNumberToObject(o, "poll_us", c->poll_us);

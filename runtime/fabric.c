@@ -62,12 +62,18 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include <sodium.h>
+
 #define FAB_API FI_VERSION(1, 9)
 #define MR_MODE_WANTED (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT)
 #define STALL_NS (200 * 1000000LL) /* how long send/read progress the CQ waiting for room */
 #define CQ_BATCH 32
 #define DEPTH_MAX 65536
 #define MSG_MAX_LIMIT (16u << 20)
+#define AUTH_NS (2000 * 1000000LL) /* a peer has this long to authenticate */
+#define AUTH_PENDING_MAX 32        /* accepted connections still authenticating, at most */
+#define AUTH_MAGIC 0x41594d53u     /* "SMYA": the handshake's two messages */
+#define AUTH_MSG 40                /* magic, type, flag, 2 reserved, then a nonce or a MAC */
 
 enum op_kind { OP_RX, OP_TX, OP_SEND, OP_READ };
 
@@ -82,7 +88,8 @@ struct op {
 	bool reported; /* OP_READ: its event is already queued */
 };
 
-enum conn_state { ST_CONNECTING, ST_ACCEPTING, ST_UP, ST_DOWN, ST_FREEING };
+/* ST_AUTH: connected, running the handshake (only with a secret); the caller sees it at ST_UP */
+enum conn_state { ST_CONNECTING, ST_ACCEPTING, ST_AUTH, ST_UP, ST_DOWN, ST_FREEING };
 
 struct sym_fab_conn {
 	struct sym_fab *f;
@@ -102,6 +109,12 @@ struct sym_fab_conn {
 	bool was_up;	/* CONNECTED/ACCEPTED queued */
 	bool on_down;
 	bool closed_queued;
+	bool initiator;	      /* we connected (else we accepted) */
+	int sent_auth;	      /* handshake messages sent: 0, 1 (AUTH1), 2 (AUTH2) */
+	bool in_hs;	      /* counted in f->nhs */
+	bool got_nonce;	      /* ST_AUTH: the peer's nonce came, our proof went */
+	int64_t auth_deadline; /* ST_AUTH, ST_ACCEPTING: mark it down after this */
+	uint8_t nonce[32], peer_nonce[32];
 	char peer[80];
 	char reason[160];
 };
@@ -135,7 +148,6 @@ struct sym_fab {
 	int epfd; /* -1: the provider gave no wait fds */
 	int port;
 	uint64_t mr_mode;
-	uint64_t next_key;
 	size_t msg_max;
 	size_t rx_depth, tx_depth;
 	struct sym_fab_conn *conns, *down;
@@ -144,6 +156,13 @@ struct sym_fab {
 	struct qent *q;
 	size_t qhead, qlen, qcap;
 	int fatal;
+	bool auth;		  /* a secret was given: every connection authenticates */
+	uint8_t secret[32];
+	int authing;		  /* accepted connections not up yet */
+	int nhs;		  /* connections whose handshake is not over (auth_progress) */
+	bool hs_todo;		  /* a handshake message waits to be sent */
+	uint64_t refused;	  /* peers that failed to authenticate */
+	char refusal[160];	  /* why the last one was refused */
 	char prov[32];
 	char descr[200];
 	char err[256];
@@ -224,32 +243,144 @@ static void qpush(struct sym_fab *f, enum sym_fab_ev_type type, struct sym_fab_c
 
 /* ---- connections: state changes ---- */
 
+static void hs_end(struct sym_fab_conn *c)
+{
+	if (c->in_hs) {
+		c->in_hs = false;
+		c->f->nhs--;
+	}
+}
+
 static void mark_down(struct sym_fab_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void mark_down(struct sym_fab_conn *c, const char *fmt, ...)
 {
-	if (c->state != ST_CONNECTING && c->state != ST_ACCEPTING && c->state != ST_UP)
+	if (c->state != ST_CONNECTING && c->state != ST_ACCEPTING && c->state != ST_AUTH && c->state != ST_UP)
 		return;
+	bool refused = c->state != ST_UP && !c->initiator;
+	if (refused)
+		c->f->authing--;
+	hs_end(c);
 	c->state = ST_DOWN;
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
 	va_end(ap);
+	if (refused) { /* a peer we accepted, gone before it authenticated */
+		c->f->refused++;
+		snprintf(c->f->refusal, sizeof(c->f->refusal), "%s", c->reason);
+	}
 	c->down_next = c->f->down;
 	c->f->down = c;
 	c->on_down = true;
+}
+
+/* The caller learns of c: CONNECTED or ACCEPTED, then what came since. */
+static void go_up(struct sym_fab_conn *c)
+{
+	if (!c->initiator)
+		c->f->authing--;
+	qpush(c->f, c->announced ? SYM_FAB_CONNECTED : SYM_FAB_ACCEPTED, c, NULL, NULL, 0, 0);
+	c->state = ST_UP;
+	c->announced = true;
+	c->was_up = true;
+}
+
+/* ---- authentication ----
+ *
+ * With a cluster secret, a connection is up for the caller only once both
+ * sides have proved they hold it. Each side sends AUTH1 with a fresh random
+ * nonce; on the peer's AUTH1 it sends AUTH2, an HMAC-SHA-256 (libsodium) over
+ * its role's label and both nonces; on the peer's AUTH2 it checks the peer's
+ * HMAC in constant time. The labels differ by role, so a side's own messages
+ * reflected back prove nothing; the nonces are fresh, so a recorded
+ * handshake replays to nothing. Anything else before that, a wrong HMAC or
+ * silence for AUTH_NS closes the connection. The handshake's sends wait for
+ * the end of the current poll (auth_progress): a send can progress the CQ,
+ * and that must not happen in the middle of reading it. */
+
+static void auth_mac(const struct sym_fab_conn *c, bool initiator_label, uint8_t out[32])
+{
+	static const char tag[] = "symphony fabric auth v1";
+	const uint8_t *ni = c->initiator ? c->nonce : c->peer_nonce;
+	const uint8_t *na = c->initiator ? c->peer_nonce : c->nonce;
+	uint8_t label = initiator_label ? 'I' : 'A';
+	crypto_auth_hmacsha256_state st;
+	crypto_auth_hmacsha256_init(&st, c->f->secret, sizeof(c->f->secret));
+	crypto_auth_hmacsha256_update(&st, (const uint8_t *)tag, sizeof(tag));
+	crypto_auth_hmacsha256_update(&st, &label, 1);
+	crypto_auth_hmacsha256_update(&st, ni, 32);
+	crypto_auth_hmacsha256_update(&st, na, 32);
+	crypto_auth_hmacsha256_final(&st, out);
+	sodium_memzero(&st, sizeof(st));
+}
+
+static void auth_fail(struct sym_fab_conn *c, const char *why)
+{
+	mark_down(c, "%s: %s", c->peer, why);
+}
+
+static void auth_start(struct sym_fab_conn *c)
+{
+	randombytes_buf(c->nonce, sizeof(c->nonce));
+	c->f->hs_todo = true;
+	c->state = ST_AUTH;
+	c->auth_deadline = now_ns() + AUTH_NS;
+}
+
+/* A message on a connection still authenticating (op goes back to the provider at the next poll). */
+static void auth_recv(struct sym_fab_conn *c, struct op *op)
+{
+	struct sym_fab *f = c->f;
+	op->next = f->held;
+	f->held = op;
+	const uint8_t *b = op->buf;
+	uint32_t magic = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+	uint8_t want_flag = c->initiator ? 2 : 1; /* the peer's role */
+	if (op->len != AUTH_MSG || magic != AUTH_MAGIC || b[5] != want_flag || b[6] || b[7]) {
+		auth_fail(c, "refused: it sent something else before authenticating");
+		return;
+	}
+	if (b[4] == 1 && !c->got_nonce) {
+		memcpy(c->peer_nonce, b + 8, 32);
+		c->got_nonce = true;
+		f->hs_todo = true;
+		return;
+	}
+	uint8_t mac[32];
+	if (b[4] != 2 || !c->got_nonce) {
+		auth_fail(c, "refused: a handshake message out of order");
+		return;
+	}
+	auth_mac(c, !c->initiator, mac);
+	if (crypto_verify_32(mac, b + 8)) {
+		auth_fail(c, "refused: it does not hold the cluster secret");
+		return;
+	}
+	go_up(c);
 }
 
 static void on_connected(struct sym_fab_conn *c)
 {
 	if (c->state != ST_CONNECTING && c->state != ST_ACCEPTING)
 		return;
-	qpush(c->f, c->announced ? SYM_FAB_CONNECTED : SYM_FAB_ACCEPTED, c, NULL, NULL, 0, 0);
-	c->state = ST_UP;
-	c->announced = true;
-	c->was_up = true;
-	for (struct op *op = c->early; op; op = op->next)
-		qpush(c->f, SYM_FAB_MSG, c, op, NULL, op->len, 0);
+	if (c->f->auth)
+		auth_start(c);
+	else
+		go_up(c);
+	struct op *early = c->early;
 	c->early = c->early_tail = NULL;
+	while (early) {
+		struct op *op = early;
+		early = op->next;
+		if (c->state == ST_AUTH)
+			auth_recv(c, op);
+		else if (c->state == ST_UP)
+			qpush(c->f, SYM_FAB_MSG, c, op, NULL, op->len, 0);
+		else {
+			op->next = c->f->held;
+			c->f->held = op;
+		}
+	}
 }
 
 static struct sym_fab_conn *conn_by_fid(struct sym_fab *f, const struct fid *fid)
@@ -280,6 +411,7 @@ static void addr_str(const void *sa, char *out, size_t outlen)
 /* ---- completions ---- */
 
 static int eq_drain(struct sym_fab *f);
+static int send_raw(struct sym_fab_conn *c, const void *buf, size_t len);
 
 static void tx_put(struct sym_fab_conn *c, struct op *op)
 {
@@ -303,9 +435,11 @@ static void cq_done(struct sym_fab *f, struct op *op, size_t len, int fierr)
 		if (c->closed_queued)
 			return;
 		op->len = len;
-		if (!c->was_up)
+		if (c->state == ST_CONNECTING || c->state == ST_ACCEPTING)
 			eq_drain(f); /* the CM event may trail the first message (verbs does this) */
-		if (c->was_up) {
+		if (c->state == ST_AUTH) {
+			auth_recv(c, op);
+		} else if (c->was_up) {
 			qpush(f, SYM_FAB_MSG, c, op, NULL, len, 0);
 		} else {
 			op->next = NULL;
@@ -363,6 +497,19 @@ static int cq_drain(struct sym_fab *f)
 
 /* ---- connections: setup and teardown ---- */
 
+/* fi_mr_reg with a random requested key (a provider with FI_MR_PROV_KEY
+ * picks its own): a peer cannot guess the key of memory it was not told of. */
+static int mr_reg(struct sym_fab *f, void *buf, size_t len, uint64_t acc, struct fid_mr **out)
+{
+	int ret = -FI_ENOKEY;
+	for (int tries = 0; tries < 4 && ret == -FI_ENOKEY; tries++) {
+		uint64_t key;
+		randombytes_buf(&key, sizeof(key));
+		ret = fi_mr_reg(f->domain, buf, len, acc, 0, key, 0, out, NULL);
+	}
+	return ret;
+}
+
 static int post_rx(struct sym_fab_conn *c, struct op *op)
 {
 	op->kind = OP_RX;
@@ -397,6 +544,15 @@ static int conn_new(struct sym_fab *f, struct fi_info *info, enum conn_state st,
 	c->f = f;
 	c->info = info;
 	c->state = st;
+	c->initiator = st == ST_CONNECTING;
+	if (f->auth) {
+		c->in_hs = true;
+		f->nhs++;
+	}
+	if (!c->initiator) {
+		f->authing++;
+		c->auth_deadline = now_ns() + AUTH_NS;
+	}
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	for (size_t i = 0; i < nops; i++) {
 		c->ops[i].c = c;
@@ -419,7 +575,7 @@ static int conn_new(struct sym_fab *f, struct fi_info *info, enum conn_state st,
 	if ((ret = fi_ep_bind(c->ep, &f->eq->fid, 0)) ||
 	    (ret = fi_ep_bind(c->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV)) || (ret = fi_enable(c->ep)))
 		goto bad;
-	ret = fi_mr_reg(f->domain, c->bufs, bytes, FI_SEND | FI_RECV, 0, f->next_key++, 0, &c->mr, NULL);
+	ret = mr_reg(f, c->bufs, bytes, FI_SEND | FI_RECV, &c->mr);
 	if (ret) {
 		c->mr = NULL;
 		goto bad;
@@ -444,7 +600,10 @@ bad:
 static void conn_destroy(struct sym_fab_conn *c)
 {
 	struct sym_fab *f = c->f;
-	bool up = c->state == ST_UP;
+	bool up = c->state == ST_UP || c->state == ST_AUTH;
+	if ((c->state == ST_ACCEPTING || c->state == ST_AUTH) && !c->initiator)
+		f->authing--;
+	hs_end(c);
 	c->state = ST_FREEING;
 	if (c->on_down) {
 		struct sym_fab_conn **pp = &f->down;
@@ -486,6 +645,15 @@ static void on_connreq(struct sym_fab *f, struct fi_info *info)
 {
 	char peer[80];
 	addr_str(info->dest_addr, peer, sizeof(peer));
+	if (f->authing >= AUTH_PENDING_MAX) {
+		/* each connection holds its buffers: a flood of them must not take the memory */
+		f->refused++;
+		snprintf(f->refusal, sizeof(f->refusal), "%s: refused: %d connections are authenticating already",
+			 peer, AUTH_PENDING_MAX);
+		fi_reject(f->pep, info->handle, NULL, 0);
+		fi_freeinfo(info);
+		return;
+	}
 	struct sym_fab_conn *c;
 	if (conn_new(f, info, ST_ACCEPTING, peer, &c, NULL, 0))
 		return;
@@ -644,7 +812,14 @@ int sym_fab_open(struct sym_fab **out, const struct sym_fab_cfg *cfg, char *err,
 	f->msg_max = cfg->msg_max ? cfg->msg_max : SYM_FAB_MSG_MAX;
 	f->rx_depth = cfg->rx_depth ? (size_t)cfg->rx_depth : 64;
 	f->tx_depth = cfg->tx_depth ? (size_t)cfg->tx_depth : 256;
-	f->next_key = 1;
+	if (sodium_init() < 0) {
+		ret = fail(f, err, errlen, -FI_EOTHER, "initialising libsodium");
+		goto out;
+	}
+	if (cfg->secret) {
+		f->auth = true;
+		memcpy(f->secret, cfg->secret, sizeof(f->secret));
+	}
 
 	f->hints = fi_allocinfo();
 	if (!f->hints || !(f->hints->fabric_attr->prov_name = strdup(prov))) {
@@ -794,6 +969,7 @@ int sym_fab_connect(struct sym_fab *f, const char *host, const char *port, struc
 	if ((ret = conn_new(f, info, ST_CONNECTING, peer, &c, err, errlen)))
 		return ret;
 	c->announced = true;
+	c->auth_deadline = now_ns() + AUTH_NS;
 	/* a refusal is a CLOSED event whether the provider knows it at once or later */
 	if ((ret = fi_connect(c->ep, info->dest_addr, NULL, 0)))
 		mark_down(c, "connecting to %s: %s", peer, fi_strerror(-ret));
@@ -857,6 +1033,12 @@ int sym_fab_send(struct sym_fab_conn *c, const void *buf, size_t len)
 			    f->msg_max);
 	if (c->state != ST_UP)
 		return fail(f, NULL, 0, -FI_ENOTCONN, "sending to %s", c->peer);
+	return send_raw(c, buf, len);
+}
+
+static int send_raw(struct sym_fab_conn *c, const void *buf, size_t len)
+{
+	struct sym_fab *f = c->f;
 	int64_t deadline = 0;
 	struct op *op;
 	int ret = tx_get(c, &op, &deadline, "sending to");
@@ -903,7 +1085,7 @@ int sym_fab_mr_reg(struct sym_fab *f, void *buf, size_t len, unsigned access, st
 	struct sym_fab_mr *mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return fail(f, err, errlen, -FI_ENOMEM, "registering %zu bytes", len);
-	int ret = fi_mr_reg(f->domain, buf, len, acc, 0, f->next_key++, 0, &mr->mr, NULL);
+	int ret = mr_reg(f, buf, len, acc, &mr->mr);
 	if (ret) {
 		free(mr);
 		return fail(f, err, errlen, ret, "registering %zu bytes at %p", len, buf);
@@ -993,11 +1175,48 @@ static void repost_held(struct sym_fab *f)
 	while ((op = f->held)) {
 		f->held = op->next;
 		struct sym_fab_conn *c = op->c;
-		if (c->state != ST_UP && c->state != ST_CONNECTING && c->state != ST_ACCEPTING)
+		if (c->state != ST_UP && c->state != ST_CONNECTING && c->state != ST_ACCEPTING && c->state != ST_AUTH)
 			continue;
 		int ret = post_rx(c, op);
 		if (ret)
 			mark_down(c, "posting a receive for %s: %s", c->peer, fi_strerror(-ret));
+	}
+}
+
+/* The handshake's sends (see auth_recv), and its deadline. Before the
+ * caller sees a connection up, its AUTH1 and AUTH2 have gone. */
+static void auth_progress(struct sym_fab *f)
+{
+	int64_t now = now_ns();
+	f->hs_todo = false;
+	for (struct sym_fab_conn *c = f->conns; c; c = c->next) {
+		if (c->state == ST_ACCEPTING && now > c->auth_deadline) {
+			auth_fail(c, "refused: it did not connect within the time allowed");
+			continue;
+		}
+		if (c->state != ST_AUTH && !(c->state == ST_UP && c->sent_auth < 2))
+			continue;
+		uint8_t b[AUTH_MSG] = { AUTH_MAGIC & 0xff, AUTH_MAGIC >> 8 & 0xff, AUTH_MAGIC >> 16 & 0xff,
+					AUTH_MAGIC >> 24, 0, c->initiator ? 1 : 2, 0, 0 };
+		int ret = 0;
+		if (c->sent_auth == 0) {
+			b[4] = 1;
+			memcpy(b + 8, c->nonce, 32);
+			if (!(ret = send_raw(c, b, sizeof(b))))
+				c->sent_auth = 1;
+		}
+		if (!ret && c->sent_auth == 1 && c->got_nonce) {
+			b[4] = 2;
+			auth_mac(c, c->initiator, b + 8);
+			if (!(ret = send_raw(c, b, sizeof(b))))
+				c->sent_auth = 2;
+		}
+		if (ret)
+			mark_down(c, "%s: sending the authentication handshake: %s", c->peer, fi_strerror(-ret));
+		else if (c->state == ST_AUTH && now > c->auth_deadline)
+			auth_fail(c, "refused: it did not authenticate within the time allowed");
+		else if (c->state == ST_UP && c->sent_auth == 2)
+			hs_end(c);
 	}
 }
 
@@ -1009,6 +1228,8 @@ int sym_fab_poll(struct sym_fab *f, struct sym_fab_event *ev, int max)
 	int ret = eq_drain(f);
 	if (!ret)
 		ret = cq_drain(f);
+	if (f->nhs)
+		auth_progress(f);
 	flush_down(f);
 	if (ret)
 		return ret;
@@ -1049,7 +1270,7 @@ int sym_fab_fd(const struct sym_fab *f)
  * (all of a connection's may be held), CLOSED events to queue. */
 static bool pending(const struct sym_fab *f)
 {
-	return f->qlen || f->held || f->down;
+	return f->qlen || f->held || f->down || f->hs_todo;
 }
 
 bool sym_fab_trywait(struct sym_fab *f)
@@ -1081,4 +1302,11 @@ void sym_fab_close(struct sym_fab_conn *c)
 {
 	if (c)
 		conn_destroy(c);
+}
+
+uint64_t sym_fab_refused(const struct sym_fab *f, char *last, size_t len)
+{
+	if (last && len)
+		snprintf(last, len, "%s", f->refusal);
+	return f->refused;
 }

@@ -45,7 +45,24 @@ struct sym_fab_cfg {
 	size_t msg_max;       /* largest message in bytes; 0: SYM_FAB_MSG_MAX */
 	int rx_depth;         /* receive buffers posted per connection; 0: 64 */
 	int tx_depth;         /* sends in flight per connection; 0: 256 */
+	const uint8_t *secret; /* SYM_FAB_SECRET_BYTES of cluster secret: every connection
+				* authenticates (below); NULL: none does (benchmarks, tests) */
 };
+
+/* Authentication. With a secret, a connection is reported up (CONNECTED,
+ * ACCEPTED) only after a mutual challenge-response: each side sends a
+ * fresh random nonce and then an HMAC-SHA-256 (libsodium) of its role and
+ * both nonces under the secret, and checks the peer's. A peer that sends
+ * anything else first, a wrong HMAC, or nothing for 2 s is closed: on our
+ * side of a connection we started, with a CLOSED event saying why; on a
+ * connection we accepted, before the caller ever sees it, counted by
+ * sym_fab_refused. At most 32 accepted connections authenticate at once
+ * (more are refused: each holds its buffers). The handshake authenticates
+ * the peer when it connects; the messages after it are not signed, so it
+ * does not stand against an attacker on the path (use a private network or
+ * an encrypted tunnel for that). Memory keys are random 64-bit numbers in
+ * either case, so a peer cannot read memory it was not told of. */
+#define SYM_FAB_SECRET_BYTES 32
 
 #define SYM_FAB_MSG_MAX (64 * 1024)
 
@@ -159,6 +176,10 @@ bool sym_fab_trywait(struct sym_fab *f);
  * and wait again), or -errno. Without wait fds from the provider
  * (sym_fab_fd is -1) it sleeps at most 1 ms. */
 int sym_fab_wait(struct sym_fab *f, int timeout_ms);
+
+/* Peers refused so far (failed or no authentication, too many at once),
+ * and why the last one was (into last, "" before any). */
+uint64_t sym_fab_refused(const struct sym_fab *f, char *last, size_t len);
 
 /* Shuts conn down and frees it (its pending reads end with no event, and
  * its queued events are dropped). Events already returned by the current

@@ -74,6 +74,7 @@ struct client {
 };
 
 struct frontend {
+	struct sym_rt_ratelog client_log; /* what clients provoke: at most a line a second */
 	struct sym_cluster *c;
 	const struct sym_rt_opts *o;
 	int id;
@@ -149,7 +150,7 @@ static void answer_client(struct frontend *f, uint32_t ci, uint32_t cgen, uint64
 	m.u.answer.data = data;
 	int rc = sym_stream_send(&cl->st, &m, CLIENT_MAX_QUEUED);
 	if (rc < 0) {
-		sym_rt_log(f->who, "client %u: %s; closing it", ci, rc == -ENOBUFS ? "not reading its answers" : strerror(-rc));
+		sym_rt_log_limited(&f->client_log, f->who, "client %u: %s; closing it", ci, rc == -ENOBUFS ? "not reading its answers" : strerror(-rc));
 		client_close(f, ci);
 		return;
 	}
@@ -200,6 +201,10 @@ static void answer_slot(struct frontend *f, uint32_t i, uint8_t status, uint16_t
 	}
 	s->busy = false;
 	s->gen++;
+	/* an answered request's input is nobody's business any more: a backend that reads the slot
+	 * late (a stale plan) or by mistake gets zeros (a request's input is of its model's size) */
+	size_t used = sym_cluster_input_bytes(f->c, s->model);
+	memset(f->pool + (size_t)i * f->c->input_max, 0, used < f->c->input_max ? used : f->c->input_max);
 	f->freeslots[f->nfree++] = i;
 }
 
@@ -313,7 +318,7 @@ static void on_client(struct sym_loop_io *io, uint32_t events, void *ctx)
 		long k;
 		while (cl->open && (k = sym_stream_next(&cl->st, &m, why, sizeof(why))) > 0) {
 			if (m.type != SYM_MSG_REQUEST) {
-				sym_rt_log(f->who, "client %u sent a %s message; closing it", ci,
+				sym_rt_log_limited(&f->client_log, f->who, "client %u sent a %s message; closing it", ci,
 					   sym_wire_type_name(m.type));
 				client_close(f, ci);
 				return;
@@ -321,7 +326,7 @@ static void on_client(struct sym_loop_io *io, uint32_t events, void *ctx)
 			on_request(f, ci, &m);
 		}
 		if (cl->open && k < 0) {
-			sym_rt_log(f->who, "client %u: malformed message (%s); closing it", ci, why);
+			sym_rt_log_limited(&f->client_log, f->who, "client %u: malformed message (%s); closing it", ci, why);
 			client_close(f, ci);
 			return;
 		}
@@ -759,7 +764,7 @@ static int setup(struct frontend *f)
 	struct sym_cluster *c = f->c;
 	const struct sym_cluster_fe *me = &c->frontends[f->id];
 	char err[1024] = "";
-	struct sym_fab_cfg fc = { .provider = c->provider };
+	struct sym_fab_cfg fc = { .provider = c->provider, .secret = f->o->secret };
 	if (sym_fab_open(&f->fab, &fc, err, sizeof(err)) ||
 	    sym_fab_mr_reg(f->fab, f->pool, (size_t)c->pool_slots * c->input_max, SYM_FAB_REMOTE_READ, &f->mr, err,
 			   sizeof(err)) ||

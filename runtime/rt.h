@@ -24,6 +24,7 @@ struct sym_rt_opts {
 	bool quiet;         /* no progress or informational log lines */
 	bool verbose;       /* also log every peer event */
 	bool check;         /* only check the configuration */
+	const uint8_t *secret; /* schedd, frontend, backend: the cluster secret (runtime/auth.h) */
 };
 
 /* Set by SIGINT/SIGTERM (once sym_rt_signals has installed the handler). */
@@ -39,6 +40,15 @@ struct sym_fab_event;
 struct sym_http;
 int sym_rt_loop(struct sym_loop **out, const char *who, struct sym_fab *fab,
 		void (*on_fab)(void *ctx, const struct sym_fab_event *ev), struct sym_http *http, void *ctx);
+
+/* A log line that a peer can provoke at will: at most one a second per
+ * limiter; the lines held back are counted into the next one. */
+struct sym_rt_ratelog {
+	sym_time last;
+	uint64_t held;
+};
+void sym_rt_log_limited(struct sym_rt_ratelog *rl, const char *who, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* "[   1.234567] schedd: ..." on stderr (seconds since the process began). */
 void sym_rt_log(const char *who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

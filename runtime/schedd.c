@@ -110,6 +110,8 @@ struct schedd {
 	uint64_t metas, plans, planned_reqs, drops_sent, dones, be_failures, fe_failures, bad_peers;
 	uint64_t planned_ahead; /* plans sent to a GPU while it ran a batch (send-ahead) */
 	uint64_t failed_reqs, orphans;
+	uint64_t refused_hellos; /* hellos for an identity already connected */
+	struct sym_rt_ratelog refusal_log, msg_log; /* refused hellos, bad messages: a line a second each */
 	uint64_t drops_by[SYM_DROP_NREASONS];
 	struct sym_hist done_lag; /* a completion's arrival after the batch's planned finish */
 	struct sd_model *ms;
@@ -389,22 +391,43 @@ static void drop_conn(struct schedd *s, struct sym_fab_conn *conn, const char *w
 	sym_loop_fab_close(s->loop, conn, link_free, l);
 }
 
+/* A hello schedd does not take: counted, logged (at most a line a second), closed. */
+static void refuse_hello(struct schedd *s, struct sym_fab_conn *conn, const char *why)
+{
+	s->bad_peers++;
+	sym_rt_log_limited(&s->refusal_log, WHO, "%s", why);
+	drop_conn(s, conn, why);
+}
+
+/* A hello for an identity whose connection is up: refused, never a
+ * replacement (a restarted peer is let in once the old connection is closed
+ * or has been silent for failure_ms; it keeps retrying meanwhile). */
+static void refuse_identity(struct schedd *s, struct sym_fab_conn *conn, const char *role, int id)
+{
+	char why[160];
+	s->refused_hellos++;
+	snprintf(why, sizeof(why), "refused a second hello as %s %d: that %s is connected", role, id, role);
+	refuse_hello(s, conn, why);
+}
+
 static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l, const struct sym_msg *m)
 {
 	char why[200];
 	int id = (int)m->u.hello.id;
 	if (l->role) {
-		drop_conn(s, conn, "a second hello on one connection");
+		refuse_hello(s, conn, "a second hello on one connection");
 		return;
 	}
 	if (m->u.hello.role == SYM_ROLE_FRONTEND) {
 		if (id >= s->c->nfrontends) {
 			snprintf(why, sizeof(why), "hello from frontend %d, the cluster has %d", id, s->c->nfrontends);
-			drop_conn(s, conn, why);
+			refuse_hello(s, conn, why);
 			return;
 		}
-		if (s->fe[id].conn)
-			frontend_down(s, id, "it connected again");
+		if (s->fe[id].conn) {
+			refuse_identity(s, conn, "frontend", id);
+			return;
+		}
 		l->role = SYM_ROLE_FRONTEND;
 		l->id = id;
 		s->fe[id].conn = conn;
@@ -415,29 +438,31 @@ static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l
 		return;
 	}
 	if (m->u.hello.role != SYM_ROLE_BACKEND) {
-		drop_conn(s, conn, "hello from a role that does not talk to schedd");
+		refuse_hello(s, conn, "hello from a role that does not talk to schedd");
 		return;
 	}
 	const struct sym_experiment *e = &s->c->exp;
 	if (id >= s->c->nbackends) {
 		snprintf(why, sizeof(why), "hello from backend %d, the cluster has %d", id, s->c->nbackends);
-		drop_conn(s, conn, why);
+		refuse_hello(s, conn, why);
 		return;
 	}
 	const char *kind = e->kinds[e->gpu_kind[id]].name;
 	if (strcmp(m->u.hello.kind, kind) || m->u.hello.nmodels != e->nmodels) {
 		snprintf(why, sizeof(why), "backend %d says kind '%s' with %u models, the cluster has '%s' with %zu",
 			 id, m->u.hello.kind, m->u.hello.nmodels, kind, e->nmodels);
-		drop_conn(s, conn, why);
+		refuse_hello(s, conn, why);
 		return;
 	}
 	for (uint16_t i = 0; i < m->u.hello.nmodels; i++)
 		if (sym_wire_hello_model(m, i) != i) {
-			drop_conn(s, conn, "a backend must load every model of the cluster, in order");
+			refuse_hello(s, conn, "a backend must load every model of the cluster, in order");
 			return;
 		}
-	if (s->be[id].conn)
-		backend_down(s, id, "it connected again");
+	if (s->be[id].conn) {
+		refuse_identity(s, conn, "backend", id);
+		return;
+	}
 	l->role = SYM_ROLE_BACKEND;
 	l->id = id;
 	s->be[id].conn = conn;
@@ -528,7 +553,7 @@ static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *d
 		char msg[320];
 		snprintf(msg, sizeof(msg), "malformed message: %s",
 			 n < 0 ? why : n == 0 ? "truncated" : "trailing bytes after the message");
-		sym_rt_log(WHO, "%s", msg);
+		sym_rt_log_limited(&s->msg_log, WHO, "%s", msg);
 		drop_conn(s, conn, msg);
 		return;
 	}
@@ -555,7 +580,7 @@ static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *d
 	snprintf(why, sizeof(why), "unexpected %s message from %s", sym_wire_type_name(m.type),
 		 l->role == SYM_ROLE_FRONTEND ? "a frontend" : l->role == SYM_ROLE_BACKEND ? "a backend"
 											  : "an unregistered peer");
-	sym_rt_log(WHO, "%s", why);
+	sym_rt_log_limited(&s->msg_log, WHO, "%s", why);
 	drop_conn(s, conn, why);
 }
 
@@ -654,7 +679,8 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 		    { "failed_request", s->failed_reqs },
 		    { "backend_failure", s->be_failures },
 		    { "frontend_failure", s->fe_failures },
-		    { "rejected_message", s->bad_peers } };
+		    { "rejected_message", s->bad_peers },
+		    { "refused_hello", s->refused_hellos } };
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
 		const char *l[] = { "event", evs[i].ev, NULL };
 		sym_prom_sample(b, "symphony_scheduler_events_total", l, (double)evs[i].n);
@@ -733,6 +759,8 @@ static int write_stats(struct schedd *s, const char *path)
 	cJSON_AddNumberToObject(o, "backend_failures", (double)s->be_failures);
 	cJSON_AddNumberToObject(o, "frontend_failures", (double)s->fe_failures);
 	cJSON_AddNumberToObject(o, "rejected_messages", (double)s->bad_peers);
+	cJSON_AddNumberToObject(o, "refused_hellos", (double)s->refused_hellos);
+	cJSON_AddNumberToObject(o, "refused_fabric_peers", (double)sym_fab_refused(s->fab, NULL, 0));
 	cJSON_AddNumberToObject(o, "scheduler_lag_p99_us", (double)st.lag_p99 / 1e3);
 	cJSON_AddNumberToObject(o, "scheduler_lag_max_us", (double)st.lag_max / 1e3);
 	/* how long after a batch's planned finish its GPU was free to the scheduler
@@ -806,7 +834,7 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	int rc = sym_sched_create(&s->sched, &sc, err, errlen);
 	if (rc)
 		return rc;
-	struct sym_fab_cfg fc = { .provider = c->provider };
+	struct sym_fab_cfg fc = { .provider = c->provider, .secret = s->o->secret };
 	if ((rc = sym_fab_open(&s->fab, &fc, err, errlen)))
 		return rc;
 	if ((rc = sym_fab_listen(s->fab, c->schedd.host, c->schedd.port, err, errlen)))

@@ -5,8 +5,13 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/executor.h"
@@ -60,6 +65,26 @@ void sym_rt_log(const char *who, const char *fmt, ...)
 	fprintf(stderr, "%s\n", line);
 }
 
+void sym_rt_log_limited(struct sym_rt_ratelog *rl, const char *who, const char *fmt, ...)
+{
+	sym_time now = sym_monotonic_ns();
+	if (rl->last && now - rl->last < 1000000000LL) {
+		rl->held++;
+		return;
+	}
+	char line[900];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (rl->held)
+		sym_rt_log(who, "%s (and %" PRIu64 " more like it in the last second)", line, rl->held);
+	else
+		sym_rt_log(who, "%s", line);
+	rl->last = now;
+	rl->held = 0;
+}
+
 int sym_rt_send(const char *who, struct sym_fab_conn *conn, const struct sym_msg *m,
 		const struct sym_wire_input *inputs, const uint16_t *models)
 {
@@ -83,6 +108,25 @@ static void on_stop_fd(struct sym_loop_io *io, uint32_t events, void *ctx)
 		v = 0; /* drained already */
 }
 
+/* The process's fabric and who it is, for the refusal log and the metrics (one per process). */
+static struct sym_fab *rt_fab;
+static const char *rt_who;
+static uint64_t rt_refused_logged;
+
+/* Once a second: peers the fabric refused since the last look, in one line
+ * (a flood of them is one line a second, not one each). */
+static void on_guard(struct sym_loop_timer *t, void *ctx)
+{
+	(void)t, (void)ctx;
+	char last[200];
+	uint64_t n = sym_fab_refused(rt_fab, last, sizeof(last));
+	if (n == rt_refused_logged)
+		return;
+	sym_rt_log(rt_who, "refused %" PRIu64 " fabric peer%s in the last second (%" PRIu64 " in all); the last: %s",
+		   n - rt_refused_logged, n - rt_refused_logged == 1 ? "" : "s", n, last);
+	rt_refused_logged = n;
+}
+
 int sym_rt_loop(struct sym_loop **out, const char *who, struct sym_fab *fab,
 		void (*on_fab)(void *ctx, const struct sym_fab_event *ev), struct sym_http *http, void *ctx)
 {
@@ -96,6 +140,18 @@ int sym_rt_loop(struct sym_loop **out, const char *who, struct sym_fab *fab,
 	struct sym_loop_io *io;
 	if ((stop_fd >= 0 && (rc = sym_loop_io_start(*out, stop_fd, EPOLLIN, on_stop_fd, NULL, &io))) ||
 	    (fab && (rc = sym_loop_fab(*out, fab, on_fab, ctx))) || (http && (rc = sym_loop_http(*out, http)))) {
+		sym_rt_log(who, "event loop: %s", strerror(-rc));
+		sym_loop_destroy(*out);
+		*out = NULL;
+		return rc;
+	}
+	struct sym_loop_timer *guard;
+	if (fab && !(rc = sym_loop_timer_new(*out, on_guard, NULL, &guard))) {
+		rt_fab = fab;
+		rt_who = who;
+		sym_loop_timer_set(guard, sym_monotonic_ns() + 1000000000LL, 1000000000LL);
+	}
+	if (rc) {
 		sym_rt_log(who, "event loop: %s", strerror(-rc));
 		sym_loop_destroy(*out);
 		*out = NULL;
@@ -130,6 +186,60 @@ int sym_rt_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	return 2;
 }
 
+/* The process_* metrics of the Prometheus client libraries (from /proc),
+ * and the fabric's refusals. */
+static void process_metrics(struct sym_buf *b)
+{
+	long tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	char stat[1024] = "";
+	FILE *f = fopen("/proc/self/stat", "r");
+	if (f) {
+		if (!fgets(stat, sizeof(stat), f))
+			stat[0] = '\0';
+		fclose(f);
+	}
+	/* the fields after the command, which may hold spaces: state is field 3 */
+	const char *p = strrchr(stat, ')');
+	unsigned long long utime = 0, stime = 0, start = 0, vsize = 0;
+	long long rss = 0;
+	if (p && tick > 0 &&
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %llu %llu %lld",
+		   &utime, &stime, &start, &vsize, &rss) == 5) {
+		struct timespec rt, mono;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		clock_gettime(CLOCK_BOOTTIME, &mono);
+		double boot = (double)rt.tv_sec + rt.tv_nsec / 1e9 - ((double)mono.tv_sec + mono.tv_nsec / 1e9);
+		sym_prom_family(b, "process_cpu_seconds_total", "counter", "User and system CPU time spent in seconds");
+		sym_prom_sample(b, "process_cpu_seconds_total", NULL, (double)(utime + stime) / (double)tick);
+		sym_prom_family(b, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes");
+		sym_prom_sample(b, "process_resident_memory_bytes", NULL, (double)rss * (double)page);
+		sym_prom_family(b, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes");
+		sym_prom_sample(b, "process_virtual_memory_bytes", NULL, (double)vsize);
+		sym_prom_family(b, "process_start_time_seconds", "gauge",
+				"Start time of the process since the Unix epoch in seconds");
+		sym_prom_sample(b, "process_start_time_seconds", NULL, boot + (double)start / (double)tick);
+	}
+	DIR *d = opendir("/proc/self/fd");
+	if (d) {
+		long n = -1; /* the directory's own descriptor */
+		while (readdir(d))
+			n++;
+		closedir(d);
+		sym_prom_family(b, "process_open_fds", "gauge", "Number of open file descriptors");
+		sym_prom_sample(b, "process_open_fds", NULL, (double)(n - 2)); /* less . and .. */
+	}
+	struct rlimit rl;
+	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+		sym_prom_family(b, "process_max_fds", "gauge", "Maximum number of open file descriptors");
+		sym_prom_sample(b, "process_max_fds", NULL, rl.rlim_cur == RLIM_INFINITY ? -1 : (double)rl.rlim_cur);
+	}
+	if (rt_fab) {
+		sym_prom_family(b, "symphony_fabric_refused_peers_total", "counter",
+				"Fabric peers refused: no or wrong cluster secret, too many authenticating at once");
+		sym_prom_sample(b, "symphony_fabric_refused_peers_total", NULL, (double)sym_fab_refused(rt_fab, NULL, 0));
+	}
+}
+
 void sym_rt_serve_metrics(struct sym_http_req *r, void (*write)(void *ctx, struct sym_buf *b), void *ctx)
 {
 	const char *path = sym_http_path(r), *meth = sym_http_method(r);
@@ -149,6 +259,7 @@ void sym_rt_serve_metrics(struct sym_http_req *r, void (*write)(void *ctx, struc
 	}
 	struct sym_buf b = { 0 };
 	write(ctx, &b);
+	process_metrics(&b);
 	if (b.oom)
 		sym_http_reply_error(r, 500, "out of memory");
 	else

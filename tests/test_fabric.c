@@ -11,7 +11,10 @@
  *   - a connection to a port where nobody listens ends in CLOSED; so does the peer closing,
  *     and the peer process dying (a forked child that _exits without closing);
  *   - sym_fab_close and sym_fab_destroy with reads in flight;
- *   - sym_fab_wait wakes up for a message and times out when nothing comes; the fd works.
+ *   - sym_fab_wait wakes up for a message and times out when nothing comes; the fd works;
+ *   - authentication: peers with the secret are up after the handshake and never see it;
+ *     a wrong secret, none, or silence is refused (counted, named) before the caller sees
+ *     the connection; keys are random; more than 32 authenticating at once are refused.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -679,6 +682,161 @@ static void test_peer_killed(void **state)
 	side_close(&b);
 }
 
+/* ---- authentication ---- */
+
+static const uint8_t key1[SYM_FAB_SECRET_BYTES] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+static const uint8_t key2[SYM_FAB_SECRET_BYTES] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 11 };
+
+/* b (listening, with bkey) and a connecting (with akey); polls both until a's connection
+ * closes or ms pass. Returns whether a saw CONNECTED; *b_accepted whether b saw ACCEPTED. */
+static bool try_auth(struct side *a, struct side *b, const void *msg, size_t len, int ms, bool *b_accepted)
+{
+	char err[256], port[16];
+	if (sym_fab_listen_port(b->f) < 0)
+		assert_int_equal(sym_fab_listen(b->f, "127.0.0.1", "0", err, sizeof(err)), 0);
+	snprintf(port, sizeof(port), "%d", sym_fab_listen_port(b->f));
+	struct sym_fab_conn *ca;
+	assert_int_equal(sym_fab_connect(a->f, "127.0.0.1", port, &ca, err, sizeof(err)), 0);
+	bool connected = false, closed = false;
+	*b_accepted = false;
+	int64_t end = ms_now() + ms;
+	while (!closed && ms_now() < end) {
+		pump(a, b);
+		for (; a->next < a->n; a->next++) {
+			struct rec *r = &a->log[a->next];
+			if (r->type == SYM_FAB_CONNECTED) {
+				connected = true;
+				if (len)
+					assert_int_equal(sym_fab_send(ca, msg, len), 0);
+			}
+			closed |= r->type == SYM_FAB_CLOSED;
+		}
+		for (; b->next < b->n; b->next++)
+			*b_accepted |= b->log[b->next].type == SYM_FAB_ACCEPTED;
+	}
+	assert_true(closed);
+	sym_fab_close(ca);
+	return connected;
+}
+
+/* Both hold the secret: up on both sides after the handshake, messages and reads work,
+ * and the caller never sees the handshake's messages. */
+static void test_auth_same_secret(void **state)
+{
+	(void)state;
+	struct side a, b;
+	struct sym_fab_cfg cfg = { .msg_max = 4096, .secret = key1 };
+	side_open(&a, &cfg);
+	side_open(&b, &cfg);
+	struct sym_fab_conn *ca, *cb;
+	connect_pair(&a, &b, &ca, &cb);
+	assert_int_equal(sym_fab_send(ca, "hello", 5), 0);
+	struct rec *r = expect(&b, &a, SYM_FAB_MSG);
+	assert_int_equal(r->len, 5);
+	assert_memory_equal(r->data, "hello", 5);
+	static uint8_t src[256], dst[256];
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)(i ^ 0x5a);
+	struct sym_fab_mr *ms, *md;
+	char err[256];
+	assert_int_equal(sym_fab_mr_reg(b.f, src, sizeof(src), SYM_FAB_REMOTE_READ, &ms, err, sizeof(err)), 0);
+	assert_int_equal(sym_fab_mr_reg(a.f, dst, sizeof(dst), SYM_FAB_LOCAL_READ_TARGET, &md, err, sizeof(err)), 0);
+	assert_int_equal(sym_fab_read(ca, dst, sizeof(dst), md, sym_fab_mr_addr(ms, src), sym_fab_mr_key(ms), NULL), 0);
+	r = expect(&a, &b, SYM_FAB_READ);
+	assert_int_equal(r->status, 0);
+	assert_memory_equal(dst, src, sizeof(src));
+	expect_quiet(&b, &a, 50);
+	assert_int_equal(sym_fab_refused(b.f, NULL, 0), 0);
+	side_close(&a);
+	side_close(&b);
+}
+
+/* A peer with another secret, or none, or silent: never up for the listener, which
+ * counts and names each refusal; keys are not the small numbers of the old scheme. */
+static void test_auth_refused(void **state)
+{
+	(void)state;
+	struct side a, b, n;
+	struct sym_fab_cfg good = { .msg_max = 4096, .secret = key1 }, bad = { .msg_max = 4096, .secret = key2 },
+			   none = { .msg_max = 4096 };
+	side_open(&b, &good);
+	side_open(&a, &bad);
+	side_open(&n, &none);
+	bool accepted;
+	char last[200];
+	/* the wrong secret: neither side up */
+	assert_false(try_auth(&a, &b, NULL, 0, DEADLINE_MS, &accepted));
+	assert_false(accepted);
+	assert_int_equal(sym_fab_refused(b.f, last, sizeof(last)), 1);
+	assert_contains(last, "cluster secret");
+	/* no secret: it thinks it is up and talks; the listener never hears it */
+	assert_true(try_auth(&n, &b, "HELLO", 5, DEADLINE_MS, &accepted));
+	assert_false(accepted);
+	assert_int_equal(sym_fab_refused(b.f, last, sizeof(last)), 2);
+	assert_contains(last, "before authenticating");
+	/* no secret and silent: closed once the 2 s allowed are over */
+	int64_t t0 = ms_now();
+	assert_true(try_auth(&n, &b, NULL, 0, DEADLINE_MS, &accepted));
+	assert_false(accepted);
+	assert_true(ms_now() - t0 >= 1900);
+	assert_int_equal(sym_fab_refused(b.f, last, sizeof(last)), 3);
+	assert_contains(last, "did not authenticate");
+	/* memory keys are random: not 0..1023, different for two registrations */
+	static uint8_t m1[64], m2[64];
+	struct sym_fab_mr *r1, *r2;
+	char err[256];
+	assert_int_equal(sym_fab_mr_reg(b.f, m1, sizeof(m1), SYM_FAB_REMOTE_READ, &r1, err, sizeof(err)), 0);
+	assert_int_equal(sym_fab_mr_reg(b.f, m2, sizeof(m2), SYM_FAB_REMOTE_READ, &r2, err, sizeof(err)), 0);
+	assert_true(sym_fab_mr_key(r1) > 1023 && sym_fab_mr_key(r2) > 1023);
+	assert_true(sym_fab_mr_key(r1) != sym_fab_mr_key(r2));
+	side_close(&a);
+	side_close(&b);
+	side_close(&n);
+}
+
+/* More than 32 peers authenticating at once: the rest are refused at once, each
+ * counted, and a member still gets in once they are gone. */
+static void test_auth_flood(void **state)
+{
+	(void)state;
+	enum { N = 40 };
+	struct side b, m, n[N];
+	struct sym_fab_cfg good = { .msg_max = 1024, .rx_depth = 4, .tx_depth = 4, .secret = key1 },
+			   none = { .msg_max = 1024, .rx_depth = 4, .tx_depth = 4 };
+	side_open(&b, &good);
+	char err[256], port[16];
+	assert_int_equal(sym_fab_listen(b.f, "127.0.0.1", "0", err, sizeof(err)), 0);
+	snprintf(port, sizeof(port), "%d", sym_fab_listen_port(b.f));
+	struct sym_fab_conn *c[N];
+	for (int i = 0; i < N; i++) {
+		side_open(&n[i], &none);
+		assert_int_equal(sym_fab_connect(n[i].f, "127.0.0.1", port, &c[i], err, sizeof(err)), 0);
+	}
+	int64_t end = ms_now() + 1000;
+	while (ms_now() < end && sym_fab_refused(b.f, NULL, 0) < N - 32) {
+		pump1(&b);
+		for (int i = 0; i < N; i++)
+			pump1(&n[i]);
+	}
+	char last[200];
+	assert_int_equal(sym_fab_refused(b.f, last, sizeof(last)), N - 32);
+	assert_contains(last, "authenticating already");
+	for (int i = 0; i < N; i++) {
+		sym_fab_close(c[i]);
+		side_close(&n[i]);
+	}
+	/* the 32 go (closed, or timed out): a member gets in */
+	side_open(&m, &good);
+	struct sym_fab_conn *ca, *cb;
+	end = ms_now() + 3000;
+	while (ms_now() < end && sym_fab_refused(b.f, NULL, 0) < N)
+		pump1(&b);
+	assert_int_equal(sym_fab_refused(b.f, NULL, 0), N);
+	connect_pair(&m, &b, &ca, &cb);
+	side_close(&m);
+	side_close(&b);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -692,6 +850,9 @@ int main(void)
 		cmocka_unit_test(test_close_inflight),
 		cmocka_unit_test(test_wait),
 		cmocka_unit_test(test_peer_killed),
+		cmocka_unit_test(test_auth_same_secret),
+		cmocka_unit_test(test_auth_refused),
+		cmocka_unit_test(test_auth_flood),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,6 +24,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "runtime/auth.h"
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
 #include "runtime/net.h"
@@ -32,6 +33,7 @@
 static const char *bin;
 static char dir[256];
 static char cfg[300];
+static char secret[300]; /* the cluster secret's file */
 static char port[16];
 static bool passed; /* set at the end of a test: its logs are removed */
 /* Late or dropped requests allowed at low load: none, except in a ThreadSanitizer build
@@ -240,6 +242,10 @@ static int setup(void **state)
 		return -1;
 	snprintf(port, sizeof(port), "%d", 20000 + (int)(getpid() % 1500) * 20);
 	snprintf(cfg, sizeof(cfg), "%s/cluster.json", dir);
+	snprintf(secret, sizeof(secret), "%s/cluster.key", dir);
+	const char *kg[] = { "keygen", secret, "--quiet", NULL };
+	if (wait_for(spawn("keygen.log", kg), 10) != 0)
+		return -1;
 	FILE *f = fopen(cfg, "w");
 	if (!f)
 		return -1;
@@ -253,10 +259,11 @@ static int setup(void **state)
 		    * moment, so without a margin one stall makes a request late. These tests
 		    * check behaviour; scripts/fidelity checks timing with the measured defaults. */
 		   " \"network\": {\"ctrl_ms\": 2, \"data_ms\": 0.05, \"resp_ms\": 4},\n"
-		   " \"runtime\": {\"frontends\": %d, \"backends\": %d, \"port_base\": %s, \"heartbeat_ms\": 10,\n"
+		   " \"runtime\": {\"secret_file\": \"%s\", \"frontends\": %d, \"backends\": %d, \"port_base\": %s,\n"
+		   "             \"heartbeat_ms\": 10,\n"
 		   "             \"failure_ms\": 50, \"pool_slots\": 512, \"input_max\": 4096, \"input_bytes\": 1000,\n"
 		   "             \"http_body_max\": 65536, \"deadline_max_ms\": 1000, \"late_status\": 504}}\n",
-		NFE, NBE, port);
+		secret, NFE, NBE, port);
 	fclose(f);
 	return 0;
 }
@@ -397,8 +404,78 @@ static void config_replace(const char *from, const char *to)
 	free(conf);
 }
 
-/* Garbage from a fake peer: schedd closes that connection, logs why, and
- * keeps serving; a frontend does the same with a garbage client. */
+/* What a fake fabric peer did: connected (its side), then what it saw. */
+struct fake {
+	bool connected, closed;
+	int reads_ok, reads_failed;
+	char reason[160];
+};
+
+/* A fake fabric peer: connects to 127.0.0.1:fport holding `key` (NULL: no secret), sends
+ * msg (len bytes) once connected, and, when nreads > 0, posts that many RMA reads of 64
+ * bytes at offset 0 with keys 0, 1, 2, ... (the frontend's pool starts at offset 0 of its
+ * registration). Waits until the connection closes or 5 s pass. */
+static struct fake fake_peer(const char *fport, const uint8_t *key, const void *msg, size_t len, int nreads)
+{
+	struct fake r = { 0 };
+	struct sym_fab *f;
+	char err[512];
+	assert_int_equal(sym_fab_open(&f, &(struct sym_fab_cfg){ .provider = "tcp", .secret = key }, err, sizeof(err)),
+			 0);
+	static uint8_t buf[4096];
+	struct sym_fab_mr *mr;
+	assert_int_equal(sym_fab_mr_reg(f, buf, sizeof(buf), SYM_FAB_LOCAL_READ_TARGET, &mr, err, sizeof(err)), 0);
+	struct sym_fab_conn *conn;
+	assert_int_equal(sym_fab_connect(f, "127.0.0.1", fport, &conn, err, sizeof(err)), 0);
+	double end = now_s() + 5;
+	while (!r.closed && now_s() < end) {
+		struct sym_fab_event ev[8];
+		int n = sym_fab_poll(f, ev, 8);
+		for (int i = 0; i < n; i++) {
+			if (ev[i].type == SYM_FAB_CONNECTED) {
+				r.connected = true;
+				if (len)
+					assert_int_equal(sym_fab_send(conn, msg, len), 0);
+				for (int k = 0; k < nreads; k++)
+					assert_int_equal(sym_fab_read(conn, buf + 64 * k, 64, mr, 0, (uint64_t)k, NULL), 0);
+			}
+			if (ev[i].type == SYM_FAB_READ && ev[i].status == 0)
+				r.reads_ok++;
+			else if (ev[i].type == SYM_FAB_READ)
+				r.reads_failed++;
+			if (ev[i].type == SYM_FAB_CLOSED) {
+				r.closed = true;
+				snprintf(r.reason, sizeof(r.reason), "%s", ev[i].reason);
+			}
+		}
+		if (!n)
+			sym_fab_wait(f, 10);
+	}
+	sym_fab_close(conn);
+	sym_fab_mr_close(mr);
+	sym_fab_destroy(f);
+	return r;
+}
+
+/* A HELLO as backend `id` of the cluster's kind with one model, encoded into buf. */
+static size_t hello_as_backend(uint8_t *buf, size_t cap, uint32_t id)
+{
+	struct sym_msg h = { .type = SYM_MSG_HELLO };
+	h.u.hello.role = SYM_ROLE_BACKEND;
+	h.u.hello.id = id;
+	snprintf(h.u.hello.kind, sizeof(h.u.hello.kind), "%s", "a100"); /* the default zoo's kind */
+	h.u.hello.nmodels = 1;
+	const uint16_t models[] = { 0 };
+	size_t n = sym_wire_encode(&h, NULL, models, buf, cap);
+	assert_true(n > 0);
+	return n;
+}
+
+/* Attacks from the fabric side: peers without the cluster secret are refused
+ * before they are heard (an impostor's HELLO as a live backend, RMA reads of a
+ * frontend's pool with guessed keys); a member's HELLO for a connected identity
+ * is refused, not a replacement; a member's garbage closes its connection. The
+ * cluster keeps serving with all its backends. A frontend closes a garbage client. */
 static void test_garbage_peer(void **state)
 {
 	(void)state;
@@ -407,48 +484,48 @@ static void test_garbage_peer(void **state)
 	config_replace("\"failure_ms\": 50,", "\"failure_ms\": 3000,");
 	struct cluster c;
 	cluster_start(&c);
-	/* a fabric peer sending garbage to schedd */
-	struct sym_fab *f;
 	char err[512];
-	assert_int_equal(sym_fab_open(&f, &(struct sym_fab_cfg){ .provider = "tcp" }, err, sizeof(err)), 0);
-	struct sym_fab_conn *conn;
-	assert_int_equal(sym_fab_connect(f, "127.0.0.1", port, &conn, err, sizeof(err)), 0);
-	bool closed = false, sent = false;
-	double end = now_s() + 10;
-	while (!closed && now_s() < end) {
-		struct sym_fab_event ev[8];
-		int n = sym_fab_poll(f, ev, 8);
-		for (int i = 0; i < n; i++) {
-			if (ev[i].type == SYM_FAB_CONNECTED && !sent) {
-				uint8_t junk[64];
-				for (size_t k = 0; k < sizeof(junk); k++)
-					junk[k] = (uint8_t)(k * 37 + 11);
-				assert_int_equal(sym_fab_send(conn, junk, sizeof(junk)), 0);
-				sent = true;
-			}
-			if (ev[i].type == SYM_FAB_CLOSED)
-				closed = true;
-		}
-		if (!n)
-			sym_fab_wait(f, 10);
-	}
-	assert_true(sent);
-	assert_true(closed);
-	sym_fab_close(conn);
-	sym_fab_destroy(f);
+	uint8_t key[SYM_FAB_SECRET_BYTES], wrong[SYM_FAB_SECRET_BYTES];
+	assert_int_equal(sym_secret_load(secret, key, err, sizeof(err)), 0);
+	memcpy(wrong, key, sizeof(wrong));
+	wrong[0] ^= 1;
+	uint8_t hello[256];
+	size_t hlen = hello_as_backend(hello, sizeof(hello), 0);
+	char feport[16];
+	snprintf(feport, sizeof(feport), "%d", atoi(port) + 1); /* frontend 0's fabric port */
+
+	/* an impostor without the secret: its HELLO as backend 0 is never heard */
+	struct fake r = fake_peer(port, NULL, hello, hlen, 0);
+	assert_true(r.connected && r.closed);
+	/* with a wrong secret: refused in the handshake, never up on its side */
+	r = fake_peer(port, wrong, hello, hlen, 0);
+	assert_false(r.connected);
+	assert_true(r.closed);
+	/* reads of frontend 0's pool without the secret, with the keys of the old scheme: none succeeds */
+	r = fake_peer(feport, NULL, NULL, 0, 4);
+	assert_int_equal(r.reads_ok, 0);
+	/* a member (it holds the secret) saying it is backend 0, which is connected: refused */
+	r = fake_peer(port, key, hello, hlen, 0);
+	assert_true(r.connected && r.closed);
+	/* a member sending garbage */
+	uint8_t junk[64];
+	for (size_t k = 0; k < sizeof(junk); k++)
+		junk[k] = (uint8_t)(k * 37 + 11);
+	r = fake_peer(port, key, junk, sizeof(junk), 0);
+	assert_true(r.connected && r.closed);
 	/* a TCP client sending garbage to frontend 0 */
 	char cport[16];
 	snprintf(cport, sizeof(cport), "%d", atoi(port) + 2);
 	int fd = sym_tcp_connect("127.0.0.1", cport, 2000, err, sizeof(err));
 	assert_true(fd >= 0);
-	const char junk[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
-	assert_int_equal(write(fd, junk, sizeof(junk) - 1), (ssize_t)(sizeof(junk) - 1));
+	const char get[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+	assert_int_equal(write(fd, get, sizeof(get) - 1), (ssize_t)(sizeof(get) - 1));
 	char b[16];
-	end = now_s() + 5;
-	ssize_t r = -1;
-	while (now_s() < end && (r = read(fd, b, sizeof(b))) < 0 && errno == EAGAIN)
+	double end = now_s() + 5;
+	ssize_t got = -1;
+	while (now_s() < end && (got = read(fd, b, sizeof(b))) < 0 && errno == EAGAIN)
 		sleep_ms(10);
-	assert_int_equal(r, 0); /* closed by the frontend */
+	assert_int_equal(got, 0); /* closed by the frontend */
 	close(fd);
 	/* still serving */
 	pid_t lg = loadgen_start("after.json", "300", "2");
@@ -470,10 +547,16 @@ static void test_garbage_peer(void **state)
 	assert_true(num(j, "served") > 0.5 * num(j, "offered"));
 	assert_int_equal((int)num(j, "checks.unanswered"), 0);
 	cJSON_Delete(j);
-	assert_true(num(s, "rejected_messages") >= 1);
+	assert_true(num(s, "rejected_messages") >= 2);
+	assert_int_equal((int)num(s, "refused_hellos"), 1);
+	assert_true(num(s, "refused_fabric_peers") >= 2);
 	assert_int_equal((int)num(s, "backend_failures"), 0);
 	cJSON_Delete(s);
 	assert_true(count_in("schedd.log", "malformed message") >= 1);
+	assert_int_equal(count_in("schedd.log", "refused a second hello as backend 0"), 1);
+	assert_true(count_in("schedd.log", "fabric peer") >= 1);         /* the refusals, logged */
+	assert_true(count_in("frontend0.log", "fabric peer") >= 1);
+	assert_int_equal(count_in("schedd.log", "backend 0 removed"), 0); /* backend 0 was never replaced */
 	assert_true(count_in("frontend0.log", "malformed message") >= 1);
 	passed = true;
 }
