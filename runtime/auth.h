@@ -11,6 +11,7 @@
 #ifndef SYM_AUTH_H
 #define SYM_AUTH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,5 +25,11 @@ int sym_secret_generate(const char *path, char *err, size_t errlen);
  * naming the file and what is wrong (missing, not a regular file, owned by
  * someone else, readable by group or others, not 64 hex digits). */
 int sym_secret_load(const char *path, uint8_t out[SYM_FAB_SECRET_BYTES], char *err, size_t errlen);
+
+/* Reads a whole file of at most max bytes into *out (NUL-terminated, the
+ * caller frees it), which must belong to this user and be unreadable by
+ * others when `private` (a TLS key, the bearer tokens). Returns the length,
+ * or -errno with a message naming the file. */
+long sym_file_read(const char *path, size_t max, bool private, char **out, char *err, size_t errlen);
 
 #endif

@@ -576,8 +576,7 @@ static int setup_loop(struct backend *be)
 	struct sym_cluster *c = be->c;
 	char hport[16], err[512];
 	if (sym_cluster_http_port(c, SYM_ROLE_BACKEND, be->id, hport, sizeof(hport))) {
-		struct sym_http_cfg hc = { c->host, hport, 4096, on_http, be };
-		if (sym_http_start(&be->http, &hc, err, sizeof(err)))
+		if (sym_rt_http_start(&be->http, c, c->host, hport, 4096, on_http, be, err, sizeof(err)))
 			return sym_rt_log(be->who, "%s", err), -EINVAL;
 	}
 	struct sym_loop_io *io;

@@ -36,6 +36,9 @@ int sym_cluster_init(struct sym_cluster *c)
 	c->http_body_max = 8u << 20;
 	c->deadline_max_ms = 10000;
 	c->late_status = 200;
+	c->http_conn_max = 1024;
+	c->http_timeout_s = 10;
+	c->clients_max = 256;
 	return 0;
 }
 
@@ -137,6 +140,28 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 		if (!text[0] || strlen(text) >= sizeof(c->model_lib))
 			return ERR("%s: expected the path of a shared library", where);
 		memcpy(c->model_lib, text, strlen(text) + 1); /* length checked above */
+	} else if (!strcmp(key, "http_conn_max")) {
+		if (sym_policy_int(text, 1, 100000, &l))
+			return ERR("%s: expected 1 to 100000 connections, got '%s'", where, text);
+		c->http_conn_max = l;
+	} else if (!strcmp(key, "http_timeout_s")) {
+		if (sym_policy_num(text, 1, 3600, &d))
+			return ERR("%s: expected 1 to 3600 seconds, got '%s'", where, text);
+		c->http_timeout_s = d;
+	} else if (!strcmp(key, "http_per_ip_max")) {
+		if (sym_policy_int(text, 0, 100000, &l))
+			return ERR("%s: expected 0 (no limit of its own) to 100000 connections, got '%s'", where, text);
+		c->http_per_ip_max = l;
+	} else if (!strcmp(key, "clients_max")) {
+		if (sym_policy_int(text, 1, 100000, &l))
+			return ERR("%s: expected 1 to 100000 clients, got '%s'", where, text);
+		c->clients_max = l;
+	} else if (!strcmp(key, "http_tls_cert") || !strcmp(key, "http_tls_key") || !strcmp(key, "http_token_file")) {
+		char *dst = !strcmp(key, "http_tls_cert") ? c->http_tls_cert
+			    : !strcmp(key, "http_tls_key") ? c->http_tls_key : c->http_token_file;
+		if (!text[0] || strlen(text) >= sizeof(c->http_tls_cert))
+			return ERR("%s: expected a file's path", where);
+		memcpy(dst, text, strlen(text) + 1); /* length checked above; the three are of one size */
 	} else if (!strcmp(key, "secret_file")) {
 		if (!text[0] || strlen(text) >= sizeof(c->secret_file))
 			return ERR("%s: expected the path of the cluster secret (symphony keygen FILE)", where);
@@ -241,6 +266,13 @@ static const struct {
 	{ "http_body_max", "http-body-max", "BYTES", "largest HTTP request body; larger ones get 413 (default 8388608)" },
 	{ "deadline_max_ms", "deadline-max-ms", "MS", "largest per-request deadline a client may ask for (default 10000)" },
 	{ "late_status", "late-status", "200|504", "HTTP status of an inference answered after its deadline (default 200)" },
+	{ "http_conn_max", "http-conn-max", "N", "HTTP connections a process holds at once; more are closed (default 1024)" },
+	{ "http_timeout_s", "http-timeout-s", "S", "an HTTP connection idle, or a client sending this slowly, is closed after S (default 10)" },
+	{ "http_per_ip_max", "http-per-ip-max", "N", "HTTP connections from one address at once (default 0: only http_conn_max)" },
+	{ "http_tls_cert", "http-tls-cert", "FILE", "PEM certificate (chain): serve HTTPS instead of HTTP (with http_tls_key)" },
+	{ "http_tls_key", "http-tls-key", "FILE", "PEM private key of http_tls_cert (mode 0600)" },
+	{ "http_token_file", "http-token-file", "FILE", "bearer tokens, one a line (mode 0600): inference needs 'Authorization: Bearer TOKEN'; SIGHUP rereads it" },
+	{ "clients_max", "clients-max", "N", "native-protocol clients a frontend holds at once; more are closed (default 256)" },
 	{ "poll_us", "poll-us", "US", "schedd's threads poll this long after work, twice that before a timer (default 0: sleep)" },
 };
 #define NRT (sizeof(rt_keys) / sizeof(rt_keys[0]))
@@ -452,6 +484,8 @@ int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen)
 	if (!c->net_set)
 		sym_cluster_net_defaults(c->provider, &c->exp.ctrl_ms, &c->exp.data_ms, &c->exp.resp_ms,
 					 &c->exp.done_ms);
+	if (!c->http_tls_cert[0] != !c->http_tls_key[0])
+		return ERR("runtime.http_tls_cert and runtime.http_tls_key go together: HTTPS needs both");
 	int rc = sym_experiment_resolve(&c->exp, err, errlen);
 	if (rc)
 		return rc;
@@ -514,6 +548,16 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 	cJSON_AddNumberToObject(o, "http_body_max", (double)c->http_body_max);
 	cJSON_AddNumberToObject(o, "deadline_max_ms", c->deadline_max_ms);
 	cJSON_AddNumberToObject(o, "late_status", c->late_status);
+	cJSON_AddNumberToObject(o, "http_conn_max", c->http_conn_max);
+	cJSON_AddNumberToObject(o, "http_timeout_s", c->http_timeout_s);
+	cJSON_AddNumberToObject(o, "http_per_ip_max", c->http_per_ip_max);
+	if (c->http_tls_cert[0])
+		cJSON_AddStringToObject(o, "http_tls_cert", c->http_tls_cert);
+	if (c->http_tls_key[0])
+		cJSON_AddStringToObject(o, "http_tls_key", c->http_tls_key);
+	if (c->http_token_file[0])
+		cJSON_AddStringToObject(o, "http_token_file", c->http_token_file);
+	cJSON_AddNumberToObject(o, "clients_max", c->clients_max);
 	return o;
 }
 

@@ -33,6 +33,12 @@
  *     "http_body_max": 8388608,       largest HTTP body (413 above)
  *     "deadline_max_ms": 10000,       largest per-request deadline a client may ask for
  *     "late_status": 200,             or 504: the status of an answer that came back late
+ *     "http_conn_max": 1024,          HTTP connections a process holds at once (more: closed)
+ *     "http_timeout_s": 10,           an HTTP connection idle (or a client this slow) is closed
+ *     "http_per_ip_max": 0,           HTTP connections from one address (0: no limit of its own)
+ *     "http_tls_cert", "http_tls_key": PEM files: HTTPS instead of HTTP (GnuTLS, via libmicrohttpd)
+ *     "http_token_file": "",          bearer tokens that inference requests must carry
+ *     "clients_max": 256,             native-protocol clients a frontend holds at once
  *     "models": {                     (optional) per model, by name:
  *       "mlp": {
  *         "input":  {"name": "INPUT0", "datatype": "FP32", "shape": [784]},
@@ -111,6 +117,12 @@ struct sym_cluster {
 	size_t http_body_max;             /* bytes of the largest HTTP request body (413 above) */
 	double deadline_max_ms;           /* the largest per-request deadline a client may ask for */
 	int late_status;                  /* HTTP status of an answer that came back late: 200 or 504 */
+	int http_conn_max;                /* HTTP connections a process holds at once */
+	double http_timeout_s;            /* an HTTP connection without progress this long is closed */
+	int http_per_ip_max;              /* HTTP connections from one address at once (0: no limit of its own) */
+	char http_tls_cert[512], http_tls_key[512]; /* PEM files: HTTPS on every HTTP port; "": plain HTTP */
+	char http_token_file[512];        /* bearer tokens for inference (one a line, mode 0600); "": none asked */
+	int clients_max;                  /* native-protocol clients a frontend holds at once */
 	bool net_set;                     /* the configuration set network delays */
 	bool resolved;
 };

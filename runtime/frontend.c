@@ -25,9 +25,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "core/build.h"
+#include "runtime/auth.h"
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
 #include "runtime/http.h"
@@ -74,6 +78,11 @@ struct client {
 };
 
 struct frontend {
+	uint8_t (*tokens)[crypto_generichash_BYTES]; /* BLAKE2b of each bearer token (http_token_file) */
+	size_t ntokens;
+	uint64_t unauthorized; /* inference requests refused 401 */
+	uint64_t clients_refused; /* native clients closed at once: clients_max were connected */
+	uint32_t nopen; /* native clients connected */
 	struct sym_rt_ratelog client_log; /* what clients provoke: at most a line a second */
 	struct sym_cluster *c;
 	const struct sym_rt_opts *o;
@@ -124,6 +133,7 @@ static void client_close(struct frontend *f, uint32_t ci)
 	if (!cl->open)
 		return;
 	cl->open = false;
+	f->nopen--;
 	cl->gen++;
 	sym_loop_io_close(cl->io, client_freed, cl);
 }
@@ -267,6 +277,8 @@ static void on_request(struct frontend *f, uint32_t ci, const struct sym_msg *m)
 	if (m->u.request.model >= e->nmodels ||
 	    m->u.request.len != sym_cluster_input_bytes(f->c, m->u.request.model))
 		refuse = SYM_WIRE_BAD_REQUEST; /* a request of another size would fail its whole batch */
+	else if (m->u.request.budget_ns > (int64_t)(f->c->deadline_max_ms * 1e6))
+		refuse = SYM_WIRE_BAD_REQUEST; /* a slot held that long by a client that may be gone: no */
 	else if (!f->schedd_up)
 		refuse = SYM_WIRE_UNAVAILABLE;
 	else if (!f->nfree)
@@ -367,6 +379,13 @@ static void on_accept(struct sym_loop_io *io, uint32_t events, void *ctx)
 		int fd = sym_tcp_accept(f->lfd);
 		if (fd < 0)
 			return;
+		if (f->nopen >= (uint32_t)f->c->clients_max) {
+			f->clients_refused++;
+			sym_rt_log_limited(&f->client_log, f->who, "refused a client: %d are connected (clients_max)",
+					   f->c->clients_max);
+			close(fd);
+			continue;
+		}
 		uint32_t ci = client_new(f);
 		struct client *cl = ci == UINT32_MAX ? NULL : f->clients[ci];
 		if (!cl || sym_loop_io_start(f->loop, fd, EPOLLIN, on_client, cl, &cl->io)) {
@@ -378,6 +397,7 @@ static void on_accept(struct sym_loop_io *io, uint32_t events, void *ctx)
 		sym_stream_init(&cl->st, fd);
 		cl->gen = gen;
 		cl->open = true;
+		f->nopen++;
 		if (f->o->verbose)
 			sym_rt_log(f->who, "client %u connected", ci);
 	}
@@ -557,6 +577,9 @@ static void http_answer(struct frontend *f, struct slot *s, uint8_t status, uint
 
 static int parse_ms(const char *text, double *out)
 {
+	/* plain decimal (strtod would also take hex, "inf", leading blanks) */
+	if (!*text || strspn(text, "0123456789.eE+-") != strlen(text))
+		return -EINVAL;
 	char *end;
 	errno = 0;
 	double d = strtod(text, &end);
@@ -597,6 +620,8 @@ static void http_infer(struct frontend *f, struct sym_http_req *r, int model)
 	char err[512];
 	double dl = 0;
 	const char *hd = sym_http_header(r, "Symphony-Deadline-Ms");
+	if (hd && !*hd)
+		hd = "(empty)"; /* present but empty: malformed, not absent */
 	int rc = sym_kserve_decode(body, len, jl, m, f->pool + (size_t)i * f->c->input_max, &s->q, err, sizeof(err));
 	if (!rc && hd && parse_ms(hd, &dl))
 		rc = -EINVAL, snprintf(err, sizeof(err), "header Symphony-Deadline-Ms: expected a positive number of "
@@ -654,6 +679,72 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	sym_prom_sample(b, "symphony_http_responses_total", c2, (double)hs.s2xx);
 	sym_prom_sample(b, "symphony_http_responses_total", c4, (double)hs.s4xx);
 	sym_prom_sample(b, "symphony_http_responses_total", c5, (double)hs.s5xx);
+}
+
+/* The bearer tokens of http_token_file: one a line (blank lines and lines
+ * starting with # are skipped), at least 16 characters each. Kept as
+ * BLAKE2b hashes, compared in constant time. Returns 0 or -errno, logged. */
+static int load_tokens(struct frontend *f)
+{
+	char err[700], *text;
+	long n = sym_file_read(f->c->http_token_file, 1 << 20, true, &text, err, sizeof(err));
+	if (n < 0)
+		return sym_rt_log(f->who, "bearer tokens: %s", err), (int)n;
+	size_t cap = 0, count = 0;
+	uint8_t(*t)[crypto_generichash_BYTES] = NULL;
+	int rc = 0, line = 0;
+	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l && !rc; l = strtok_r(NULL, "\n", &save)) {
+		line++;
+		size_t len = strlen(l);
+		while (len && (l[len - 1] == '\r' || l[len - 1] == ' ' || l[len - 1] == '\t'))
+			len--;
+		if (!len || l[0] == '#')
+			continue;
+		if (len < 16 || strcspn(l, " \t") < len) {
+			sym_rt_log(f->who, "bearer tokens: %s line %d: a token is at least 16 characters, without blanks",
+				   f->c->http_token_file, line);
+			rc = -EINVAL;
+			break;
+		}
+		if (count == cap) {
+			cap = cap ? 2 * cap : 8;
+			void *p = realloc(t, cap * sizeof(*t));
+			if (!p) {
+				rc = -ENOMEM;
+				break;
+			}
+			t = p;
+		}
+		crypto_generichash(t[count++], crypto_generichash_BYTES, (const uint8_t *)l, len, NULL, 0);
+	}
+	sodium_memzero(text, (size_t)n);
+	free(text);
+	if (!rc && !count) {
+		sym_rt_log(f->who, "bearer tokens: %s holds no token", f->c->http_token_file);
+		rc = -EINVAL;
+	}
+	if (rc) {
+		free(t);
+		return rc;
+	}
+	free(f->tokens);
+	f->tokens = t;
+	f->ntokens = count;
+	return 0;
+}
+
+static bool authorized(const struct frontend *f, struct sym_http_req *r)
+{
+	const char *a = sym_http_header(r, "Authorization");
+	if (!a || strncasecmp(a, "Bearer ", 7))
+		return false;
+	a += 7;
+	uint8_t h[crypto_generichash_BYTES];
+	crypto_generichash(h, sizeof(h), (const uint8_t *)a, strlen(a), NULL, 0);
+	bool ok = false;
+	for (size_t i = 0; i < f->ntokens; i++)
+		ok |= !sodium_memcmp(h, f->tokens[i], sizeof(h));
+	return ok;
 }
 
 static void on_http(void *ctx, struct sym_http_req *r)
@@ -728,6 +819,14 @@ static void on_http(void *ctx, struct sym_http_req *r)
 			sym_http_reply_method(r, "POST");
 			return;
 		}
+		if (f->ntokens && !authorized(f, r)) {
+			static const char body[] = "{\"error\":\"inference needs a valid bearer token: Authorization: "
+						   "Bearer TOKEN\"}";
+			const char *hdr[] = { "WWW-Authenticate", "Bearer realm=\"symphony\"", NULL };
+			f->unauthorized++;
+			sym_http_reply(r, 401, "application/json", body, sizeof(body) - 1, hdr);
+			return;
+		}
 		http_infer(f, r, (int)m);
 	} else {
 		sym_http_reply_error(r, 404, "no such endpoint: %s %s", meth, path);
@@ -773,8 +872,10 @@ static int setup(struct frontend *f)
 	f->lfd = sym_tcp_listen(me->clients.host, me->clients.port, err, sizeof(err));
 	if (f->lfd < 0)
 		return sym_rt_log(f->who, "clients: %s", err), f->lfd;
-	struct sym_http_cfg hc = { me->http.host, me->http.port, c->http_body_max, on_http, f };
-	if (me->http.port[0] && sym_http_start(&f->http, &hc, err, sizeof(err)))
+	if (c->http_token_file[0] && load_tokens(f))
+		return -EINVAL;
+	if (me->http.port[0] &&
+	    sym_rt_http_start(&f->http, c, me->http.host, me->http.port, c->http_body_max, on_http, f, err, sizeof(err)))
 		return sym_rt_log(f->who, "%s", err), -EINVAL;
 	struct sym_loop_io *lio;
 	int rc = sym_rt_loop(&f->loop, f->who, f->fab, on_fab, f->http, f);
@@ -828,10 +929,25 @@ static void teardown(struct frontend *f)
 		sym_fab_mr_close(f->mr);
 	if (f->fab)
 		sym_fab_destroy(f->fab);
+	free(f->tokens);
 	free(f->pool);
 	free(f->slots);
 	free(f->freeslots);
 	free(f->slo);
+}
+
+/* SIGHUP: the bearer tokens are read again (the old ones stay when the file is bad). */
+static void on_reload(void *ctx)
+{
+	struct frontend *f = ctx;
+	if (!f->c->http_token_file[0]) {
+		sym_rt_log(f->who, "SIGHUP: nothing to reload (no http_token_file); ignored");
+		return;
+	}
+	if (load_tokens(f))
+		sym_rt_log(f->who, "SIGHUP: kept the %zu bearer tokens in use", f->ntokens);
+	else
+		sym_rt_log(f->who, "SIGHUP: %zu bearer tokens read from %s", f->ntokens, f->c->http_token_file);
 }
 
 int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
@@ -848,6 +964,7 @@ int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 			   f.http ? me->http.port : "", sym_fab_provider(f.fab), me->fabric.host, me->fabric.port,
 			   c->pool_slots, c->input_max);
 	sym_loop_timer_set(f.connect_t, sym_monotonic_ns(), 0);
+	sym_rt_on_reload(on_reload, &f);
 	rc = sym_loop_run(f.loop);
 	if (rc)
 		sym_rt_log(f.who, "%s", sym_loop_error(f.loop));

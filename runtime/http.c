@@ -165,14 +165,35 @@ int sym_http_start(struct sym_http **out, const struct sym_http_cfg *cfg, char *
 		free(h);
 		return rc;
 	}
-	h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_access, h,
-				MHD_OPTION_LISTEN_SOCKET, h->lfd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
-				MHD_OPTION_END);
+	bool tls = cfg->tls_cert && cfg->tls_key;
+	if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		close(h->lfd);
+		free(h);
+		return snprintf(err, errlen, "HTTPS on %s:%s: this libmicrohttpd was built without TLS", cfg->host,
+				cfg->port), -EINVAL;
+	}
+	/* the limits: a connection is closed after timeout_s without progress (an idle
+	 * keep-alive, or a client sending its request too slowly), at most conn_max at
+	 * once (and per_ip_max from one address), a request's headers within the
+	 * default 32 KiB of memory per connection (431 above, from libmicrohttpd) */
+	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | (tls ? MHD_USE_TLS : 0);
+	unsigned timeout = cfg->timeout_s ? cfg->timeout_s : 10, limit = cfg->conn_max ? cfg->conn_max : 1024;
+	if (tls)
+		h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_access, h, MHD_OPTION_LISTEN_SOCKET, h->lfd,
+					MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+					MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+					cfg->per_ip_max, MHD_OPTION_HTTPS_MEM_CERT, cfg->tls_cert, MHD_OPTION_HTTPS_MEM_KEY,
+					cfg->tls_key, MHD_OPTION_END);
+	else
+		h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_access, h, MHD_OPTION_LISTEN_SOCKET, h->lfd,
+					MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+					MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+					cfg->per_ip_max, MHD_OPTION_END);
 	if (!h->d) {
 		close(h->lfd);
 		free(h);
-		return snprintf(err, errlen, "HTTP on %s:%s: libmicrohttpd did not start", cfg->host, cfg->port),
+		return snprintf(err, errlen, "HTTP%s on %s:%s: libmicrohttpd did not start%s", tls ? "S" : "", cfg->host,
+				cfg->port, tls ? " (is the certificate and key PEM, and do they match?)" : ""),
 		       -EINVAL;
 	}
 	*out = h;
@@ -202,14 +223,29 @@ int sym_http_fd(const struct sym_http *h)
 	return di ? di->epoll_fd : -1;
 }
 
+static unsigned connections(const struct sym_http *h)
+{
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	return di ? di->num_connections : 0;
+}
+
 void sym_http_run(struct sym_http *h)
 {
 	/* a resumed connection's answer is queued by one pass and sent by the
 	 * next: run until libmicrohttpd has nothing left to do at once */
 	h->resumed = false;
 	MHD_UNSIGNED_LONG_LONG t = 0;
-	for (int i = 0; i < 4 && (i == 0 || (MHD_get_timeout(h->d, &t) == MHD_YES && t == 0)); i++)
+	/* At conn_max, libmicrohttpd takes the listening socket out of its epoll set, and puts
+	 * it back at the start of the pass after the one that closes a connection; in
+	 * external-epoll mode nothing would wake us for that pass (no connection left to time
+	 * out, the listener not watched), and the server would never accept again. So a pass
+	 * that closed connections is followed by another, as is one that left work due now. */
+	bool again = true;
+	for (int i = 0; i < 6 && again; i++) {
+		unsigned before = connections(h);
 		MHD_run(h->d);
+		again = connections(h) < before || (MHD_get_timeout(h->d, &t) == MHD_YES && t == 0);
+	}
 }
 
 bool sym_http_pending(const struct sym_http *h)

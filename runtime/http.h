@@ -31,6 +31,10 @@ struct sym_http_cfg {
 	size_t body_max;          /* larger bodies get 413 */
 	sym_http_handler handler;
 	void *ctx;
+	unsigned conn_max;        /* connections at once (more are closed when accepted); 0: 1024 */
+	unsigned timeout_s;       /* a connection idle (or a client this slow) this long is closed; 0: 10 */
+	unsigned per_ip_max;      /* connections at once from one address; 0: no limit of its own */
+	const char *tls_cert, *tls_key; /* PEM text: HTTPS (libmicrohttpd with GnuTLS); NULL: plain HTTP */
 };
 
 /* Listens. Returns 0, or -EINVAL / -EADDRINUSE / -ENOMEM with a message. */

@@ -31,6 +31,10 @@ struct sym_rt_opts {
 extern volatile sig_atomic_t sym_rt_stop;
 void sym_rt_signals(void);
 
+/* SIGHUP: reload(ctx) runs on the process's loop (after sym_rt_loop); a
+ * process that sets none logs that it ignores the signal. */
+void sym_rt_on_reload(void (*reload)(void *ctx), void *ctx);
+
 /* A process's event loop: it stops when sym_rt_stop is set, and SIGINT and
  * SIGTERM wake it at once; the process's fabric (events to on_fab(ctx, ...))
  * and its HTTP server run on it (each NULL: none). Returns 0, or -errno logged as `who`. */
@@ -76,6 +80,15 @@ int sym_loadgen_run(struct sym_cluster *c, const struct sym_rt_opts *o);
 struct sym_fab_conn;
 int sym_rt_send(const char *who, struct sym_fab_conn *conn, const struct sym_msg *m,
 		const struct sym_wire_input *inputs, const uint16_t *models);
+
+/* Starts a process's HTTP server on host:port with the cluster's limits
+ * (http_conn_max, http_timeout_s, http_per_ip_max) and, when it names them,
+ * its TLS certificate and key (HTTPS). Returns 0 or -errno with a message. */
+struct sym_http;
+struct sym_http_req;
+int sym_rt_http_start(struct sym_http **out, const struct sym_cluster *c, const char *host, const char *port,
+		      size_t body_max, void (*handler)(void *ctx, struct sym_http_req *r), void *ctx, char *err,
+		      size_t errlen);
 
 /* Sends the heartbeat of frontend or backend `id` (++*seq) to schedd on conn. */
 int sym_rt_heartbeat(const char *who, struct sym_fab_conn *conn, int id, uint64_t *seq);

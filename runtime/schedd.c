@@ -841,8 +841,7 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 		return rc;
 	char port[16];
 	if (sym_cluster_http_port(c, SYM_ROLE_SCHEDD, 0, port, sizeof(port))) {
-		struct sym_http_cfg hc = { c->schedd.host, port, 4096, on_http, s };
-		if ((rc = sym_http_start(&s->http, &hc, err, errlen)))
+		if ((rc = sym_rt_http_start(&s->http, c, c->schedd.host, port, 4096, on_http, s, err, errlen)))
 			return rc;
 	}
 	return 0;

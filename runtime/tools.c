@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/auth.h"
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
 #include "runtime/http.h"
@@ -21,14 +22,28 @@
 #include "runtime/prom.h"
 #include "sym_version.h"
 
+#include <sodium.h>
+
 volatile sig_atomic_t sym_rt_stop;
+static volatile sig_atomic_t rt_reload;
 static int stop_fd = -1; /* an eventfd the handler writes: it wakes the process's loop */
+static const char *rt_who; /* the process's name in its log (sym_rt_loop) */
+static void (*reload_fn)(void *ctx);
+static void *reload_ctx;
+
+void sym_rt_on_reload(void (*reload)(void *ctx), void *ctx)
+{
+	reload_fn = reload;
+	reload_ctx = ctx;
+}
 
 static void on_signal(int sig)
 {
-	(void)sig;
 	int saved = errno;
-	sym_rt_stop = 1;
+	if (sig == SIGHUP)
+		rt_reload = 1;
+	else
+		sym_rt_stop = 1;
 	uint64_t one = 1;
 	if (stop_fd >= 0 && write(stop_fd, &one, sizeof(one)) < 0)
 		one = 0; /* full: the loop is woken already */
@@ -45,6 +60,7 @@ void sym_rt_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -106,11 +122,17 @@ static void on_stop_fd(struct sym_loop_io *io, uint32_t events, void *ctx)
 	uint64_t v;
 	if (read(sym_loop_io_fd(io), &v, sizeof(v)) < 0)
 		v = 0; /* drained already */
+	if (rt_reload) {
+		rt_reload = 0;
+		if (reload_fn)
+			reload_fn(reload_ctx);
+		else
+			sym_rt_log(rt_who ? rt_who : "symphony", "SIGHUP: nothing to reload in this process; ignored");
+	}
 }
 
 /* The process's fabric and who it is, for the refusal log and the metrics (one per process). */
 static struct sym_fab *rt_fab;
-static const char *rt_who;
 static uint64_t rt_refused_logged;
 
 /* Once a second: peers the fabric refused since the last look, in one line
@@ -137,6 +159,7 @@ int sym_rt_loop(struct sym_loop **out, const char *who, struct sym_fab *fab,
 		return rc;
 	}
 	sym_loop_stop_on(*out, &sym_rt_stop);
+	rt_who = who;
 	struct sym_loop_io *io;
 	if ((stop_fd >= 0 && (rc = sym_loop_io_start(*out, stop_fd, EPOLLIN, on_stop_fd, NULL, &io))) ||
 	    (fab && (rc = sym_loop_fab(*out, fab, on_fab, ctx))) || (http && (rc = sym_loop_http(*out, http)))) {
@@ -148,7 +171,6 @@ int sym_rt_loop(struct sym_loop **out, const char *who, struct sym_fab *fab,
 	struct sym_loop_timer *guard;
 	if (fab && !(rc = sym_loop_timer_new(*out, on_guard, NULL, &guard))) {
 		rt_fab = fab;
-		rt_who = who;
 		sym_loop_timer_set(guard, sym_monotonic_ns() + 1000000000LL, 1000000000LL);
 	}
 	if (rc) {
@@ -157,6 +179,28 @@ int sym_rt_loop(struct sym_loop **out, const char *who, struct sym_fab *fab,
 		*out = NULL;
 	}
 	return rc;
+}
+
+int sym_rt_http_start(struct sym_http **out, const struct sym_cluster *c, const char *host, const char *port,
+		      size_t body_max, void (*handler)(void *ctx, struct sym_http_req *r), void *ctx, char *err,
+		      size_t errlen)
+{
+	struct sym_http_cfg hc = { host, port, body_max, handler, ctx, (unsigned)c->http_conn_max,
+				   (unsigned)(c->http_timeout_s + 0.5), (unsigned)c->http_per_ip_max, NULL, NULL };
+	char *cert = NULL, *key = NULL;
+	long rc = 0;
+	if (c->http_tls_cert[0] && (rc = sym_file_read(c->http_tls_cert, 1 << 20, false, &cert, err, errlen)) >= 0)
+		rc = sym_file_read(c->http_tls_key, 1 << 20, true, &key, err, errlen);
+	if (rc >= 0) {
+		hc.tls_cert = cert;
+		hc.tls_key = key;
+		rc = sym_http_start(out, &hc, err, errlen);
+	}
+	if (key)
+		sodium_memzero(key, strlen(key));
+	free(cert);
+	free(key);
+	return (int)rc;
 }
 
 int sym_rt_heartbeat(const char *who, struct sym_fab_conn *conn, int id, uint64_t *seq)

@@ -589,7 +589,7 @@ static void test_http_large_post(void **state)
 	char err[256], port[16];
 	snprintf(port, sizeof(port), "%d", free_port());
 	struct sym_http *h;
-	struct sym_http_cfg hc = { "127.0.0.1", port, 1 << 20, on_http_req, NULL };
+	struct sym_http_cfg hc = { .host = "127.0.0.1", .port = port, .body_max = 1 << 20, .handler = on_http_req };
 	if (sym_http_start(&h, &hc, err, sizeof(err)))
 		fail_msg("%s", err);
 	struct sym_loop *l = new_loop();

@@ -36,6 +36,7 @@ static char cfg[300];
 static char secret[300]; /* the cluster secret's file */
 static char port[16];
 static bool passed; /* set at the end of a test: its logs are removed */
+static const char *scheme = "http"; /* curl's: https when a test turns TLS on */
 /* Late or dropped requests allowed at low load: none, except in a ThreadSanitizer build
  * (SYM_TEST_TIMING=loose, set by scripts/test), whose instrumented processes run many times
  * slower: there 1% (the races are what that build checks). */
@@ -574,8 +575,8 @@ static int http_port(int off)
 static int curl(const char *name, const char *method, int off, const char *path, const char *extra)
 {
 	char cmd[2048];
-	snprintf(cmd, sizeof(cmd), "curl -s -m 10 -o '%s/%s' -w '%%{http_code}' -X %s %s 'http://127.0.0.1:%d%s'", dir,
-		 name, method, extra, http_port(off), path);
+	snprintf(cmd, sizeof(cmd), "curl -s -k -m 10 -o '%s/%s' -w '%%{http_code}' -X %s %s '%s://127.0.0.1:%d%s'", dir,
+		 name, method, extra, scheme, http_port(off), path);
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
 	int code = 0;
@@ -1003,6 +1004,127 @@ static void test_http_load(void **state)
 	passed = true;
 }
 
+/* An operator's HTTP settings: HTTPS (a self-signed certificate), bearer tokens for
+ * inference (401 without; SIGHUP rereads them), malformed deadlines 400, a native
+ * request's budget capped, native clients and HTTP connections bounded, idle HTTP
+ * connections closed after http_timeout_s so that they cannot block others for good. */
+static void test_http_hardening(void **state)
+{
+	(void)state;
+	char cmd[1400], path[400];
+	snprintf(cmd, sizeof(cmd), "cd '%s' && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
+		 "-keyout tls.key -out tls.crt -days 2 -subj /CN=127.0.0.1 >/dev/null 2>&1 && chmod 600 tls.key", dir);
+	if (system(cmd) != 0) {
+		passed = true;
+		skip(); /* no openssl: scripts/setup installs it */
+	}
+	write_file("tokens", "# inference tokens\nfirst-token-0123456789\n", 41);
+	snprintf(path, sizeof(path), "%s/tokens", dir);
+	chmod(path, 0600);
+	char extra[1600];
+	snprintf(extra, sizeof(extra), "\"failure_ms\": 3000, \"http_tls_cert\": \"%s/tls.crt\", \"http_tls_key\": "
+		 "\"%s/tls.key\", \"http_token_file\": \"%s\", \"clients_max\": 4, \"http_conn_max\": 8, "
+		 "\"http_timeout_s\": 1,", dir, dir, path);
+	config_replace("\"failure_ms\": 50,", extra);
+	scheme = "https";
+	struct cluster c;
+	cluster_start(&c);
+	assert_int_equal(curl("ready", "GET", 1, "/v2/health/ready", ""), 200); /* over TLS */
+	infer_body("body", 3, "UINT8", IN_BYTES);
+	char data[600];
+	snprintf(data, sizeof(data), "--data-binary @'%s/body'", dir);
+	assert_int_equal(curl("r1", "POST", 1, "/v2/models/m/infer", data), 401);
+	snprintf(extra, sizeof(extra), "%s -H 'Authorization: Bearer wrong-token-0123456789'", data);
+	assert_int_equal(curl("r2", "POST", 1, "/v2/models/m/infer", extra), 401);
+	snprintf(extra, sizeof(extra), "%s -H 'Authorization: Bearer first-token-0123456789'", data);
+	assert_int_equal(curl("r3", "POST", 1, "/v2/models/m/infer", extra), 200);
+	/* malformed deadlines: 400 for that request alone */
+	const char *bad[] = { ": 0x10", ";", ": inf", ": 1e400", ": -3", ": 5ms" }; /* ";": curl's empty header */
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		char e2[1800];
+		snprintf(e2, sizeof(e2), "%s -H 'Symphony-Deadline-Ms%s'", extra, bad[k]);
+		int code = curl("r4", "POST", 1, "/v2/models/m/infer", e2);
+		if (code != 400) {
+			fprintf(stderr, "deadline header '%s': status %d\n", bad[k], code);
+			fail();
+		}
+	}
+	/* SIGHUP: a new token replaces the old one; schedd ignores the signal, saying so */
+	write_file("tokens", "second-token-0123456789\n", 24);
+	kill(c.fe[0], SIGHUP);
+	kill(c.schedd, SIGHUP);
+	double end = now_s() + 5;
+	while (now_s() < end && !count_in("frontend0.log", "SIGHUP: 1 bearer tokens"))
+		sleep_ms(20);
+	assert_int_equal(curl("r5", "POST", 1, "/v2/models/m/infer", extra), 401);
+	snprintf(extra, sizeof(extra), "%s -H 'Authorization: Bearer second-token-0123456789'", data);
+	assert_int_equal(curl("r6", "POST", 1, "/v2/models/m/infer", extra), 200);
+	end = now_s() + 5;
+	while (now_s() < end && !count_in("schedd.log", "SIGHUP"))
+		sleep_ms(20);
+	assert_int_equal(count_in("schedd.log", "SIGHUP: nothing to reload"), 1);
+	assert_int_equal(kill(c.schedd, 0), 0);
+	/* a native request asking for an hour: refused at once */
+	char cport[16], err[256];
+	snprintf(cport, sizeof(cport), "%d", atoi(port) + 2);
+	int fd = sym_tcp_connect("127.0.0.1", cport, 2000, err, sizeof(err));
+	assert_true(fd >= 0);
+	struct sym_stream st;
+	sym_stream_init(&st, fd);
+	static uint8_t in[IN_BYTES];
+	struct sym_msg q = { .type = SYM_MSG_REQUEST };
+	q.u.request.req_id = 1;
+	q.u.request.budget_ns = 3600LL * 1000000000LL;
+	q.u.request.len = IN_BYTES;
+	q.u.request.data = in;
+	assert_int_equal(sym_stream_send(&st, &q, 1 << 20), 0);
+	struct sym_msg a;
+	long got = 0;
+	end = now_s() + 5;
+	while (now_s() < end && (got = sym_stream_next(&st, &a, err, sizeof(err))) == 0) {
+		sym_stream_read(&st);
+		sleep_ms(5);
+	}
+	assert_true(got > 0);
+	assert_int_equal(a.type, SYM_MSG_ANSWER);
+	assert_int_equal(a.u.answer.status, SYM_WIRE_BAD_REQUEST);
+	/* clients_max 4: with this one and 3 more connected, a fifth is closed at once */
+	int more[4];
+	for (int k = 0; k < 4; k++) {
+		more[k] = sym_tcp_connect("127.0.0.1", cport, 2000, err, sizeof(err));
+		assert_true(more[k] >= 0);
+	}
+	char b;
+	ssize_t r = -1;
+	end = now_s() + 5;
+	while (now_s() < end && (r = read(more[3], &b, 1)) < 0 && errno == EAGAIN)
+		sleep_ms(10);
+	assert_int_equal(r, 0);
+	for (int k = 0; k < 4; k++)
+		close(more[k]);
+	sym_stream_close(&st);
+	/* 8 idle HTTP connections fill http_conn_max; after http_timeout_s (1 s) they are closed,
+	 * and a request gets in */
+	char hport[16];
+	snprintf(hport, sizeof(hport), "%d", http_port(1));
+	int idle[8];
+	for (int k = 0; k < 8; k++) {
+		idle[k] = sym_tcp_connect("127.0.0.1", hport, 2000, err, sizeof(err));
+		assert_true(idle[k] >= 0);
+	}
+	sleep_ms(200);
+	double t0 = now_s();
+	int code = curl("ready2", "GET", 1, "/v2/health/ready", "--retry 5 --retry-delay 1 --retry-all-errors");
+	assert_int_equal(code, 200);
+	assert_true(now_s() - t0 < 8);
+	for (int k = 0; k < 8; k++)
+		close(idle[k]);
+	int sst = cluster_stop(&c);
+	assert_int_equal(sst, 0);
+	scheme = "http";
+	passed = true;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -1024,6 +1146,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_http_load, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_signatures, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_clockwork_rejects, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_http_hardening, setup, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
