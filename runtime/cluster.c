@@ -300,13 +300,16 @@ int sym_cluster_load_file(struct sym_cluster *c, const char *path, char *err, si
 	cJSON *root = sym_experiment_read_json(path, &rc, err, errlen);
 	if (!root)
 		return rc;
-	if (!strcmp(path, "-"))
-		path = "standard input";
-	rc = sym_experiment_load_json(&c->exp, root, path, err, errlen);
-	if (rc) {
-		cJSON_Delete(root);
+	rc = sym_cluster_load_json(c, root, strcmp(path, "-") ? path : "standard input", err, errlen);
+	cJSON_Delete(root);
+	return rc;
+}
+
+int sym_cluster_load_json(struct sym_cluster *c, const cJSON *root, const char *path, char *err, size_t errlen)
+{
+	int rc = sym_experiment_load_json(&c->exp, root, path, err, errlen);
+	if (rc)
 		return rc;
-	}
 	const cJSON *cfg = sym_experiment_config_of(root);
 	if (cJSON_GetObjectItemCaseSensitive(cfg, "network"))
 		c->net_set = true;
@@ -332,14 +335,13 @@ int sym_cluster_load_file(struct sym_cluster *c, const char *path, char *err, si
 		}
 		rc = set_key(c, it->string, NULL, it, where, err, errlen);
 		if (rc == 1) {
-			char known[400] = "";
+			char known[1200] = "";
 			for (size_t i = 0; i < NRT; i++)
 				snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s, ", rt_keys[i].key);
 			snprintf(known + strlen(known), sizeof(known) - strlen(known), "models");
 			rc = ERR("%s: unknown key (expected %s)", where, known);
 		}
 	}
-	cJSON_Delete(root);
 	return rc;
 }
 

@@ -135,6 +135,9 @@ void sym_cluster_finish(struct sym_cluster *c);
  * -EINVAL/-ENOENT/-EIO with a message naming the file and key. */
 int sym_cluster_load_file(struct sym_cluster *c, const char *path, char *err, size_t errlen);
 
+/* Applies a parsed cluster file (path names it in messages). */
+int sym_cluster_load_json(struct sym_cluster *c, const cJSON *root, const char *path, char *err, size_t errlen);
+
 /* Applies one flag (no leading "--"): a runtime key (port-base, frontends,
  * ...) or any simulator flag. Returns 0, 1 when it is neither, or -EINVAL. */
 int sym_cluster_apply_flag(struct sym_cluster *c, const char *flag, const char *value, char *err, size_t errlen);
