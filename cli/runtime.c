@@ -51,7 +51,7 @@ static int cmd_process(struct cli *c)
 	if (!rc && sym_cluster_resolve(&cl, err, sizeof(err)))
 		rc = cli_usage_error(c, "%s", err);
 	bool needs_id = !strcmp(cmd, "frontend") || !strcmp(cmd, "backend");
-	int nid = !strcmp(cmd, "frontend") ? cl.nfrontends : cl.nbackends;
+	int nid = !strcmp(cmd, "frontend") ? cl.nfrontends : cl.backends_max;
 	if (!rc && needs_id && (o.id < 0 || o.id >= nid))
 		rc = cli_usage_error(c, "--id must be given, from 0 to %d (the cluster has %d %ss)", nid - 1, nid, cmd);
 	if (!rc && !needs_id && o.id >= 0)

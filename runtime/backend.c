@@ -39,6 +39,7 @@
 
 #define EXEC_SPIN (50 * SYM_US) /* the emulated executor's spin before a start and an end */
 #define RECONNECT (100 * SYM_MS) /* between attempts to reach schedd and the frontends */
+#define LEAVE_MAX (10 * SYM_S)   /* SIGTERM: the most a backend takes to finish and leave */
 
 struct input {
 	struct sym_wire_input w;
@@ -102,6 +103,9 @@ struct backend {
 	struct sym_hist late; /* how far batches began after their planned start */
 	struct sym_hist run;  /* how long batches ran */
 	struct sym_http *http;
+	/* SIGTERM: leaving (bye sent), and schedd's bye back (no plan will follow) */
+	bool leaving, bye_acked;
+	struct sym_loop_timer *leave_t;
 };
 
 static void *exec_thread(void *arg)
@@ -121,7 +125,12 @@ static void *exec_thread(void *arg)
 					   .outputs = (void *const *)b->outputs, .out_cap = be->out_cap,
 					   .out_lens = b->out_lens };
 		b->rc = be->x->ops->run(be->x, b->model, &io, b->start, &b->began, &b->ended, b->err, sizeof(b->err));
-		atomic_store_explicit(&be->exec_state, 2, memory_order_release);
+		/* 1 -> 2, unless teardown asked us to stop meanwhile (3): a store here would
+		 * overwrite its 3, and we would wait on to_exec for ever (SIGTERM hung) */
+		int given = 1;
+		if (!atomic_compare_exchange_strong_explicit(&be->exec_state, &given, 2, memory_order_acq_rel,
+							     memory_order_acquire))
+			break;
 		v = 1;
 		if (write(be->from_exec, &v, sizeof(v)) < 0)
 			break;
@@ -161,7 +170,7 @@ static bool all_frontends_up(const struct backend *be)
 
 static void maybe_hello(struct backend *be)
 {
-	if (be->schedd_up && !be->hello_sent && all_frontends_up(be))
+	if (be->schedd_up && !be->hello_sent && !be->leaving && all_frontends_up(be))
 		send_hello(be);
 }
 
@@ -175,6 +184,7 @@ static void schedd_lost(struct backend *be, const char *why)
 		sym_rt_log(be->who, "scheduler lost: %s", why);
 	be->schedd_up = false;
 	be->hello_sent = false;
+	be->bye_acked = true; /* no plan can come any more */
 	sym_loop_timer_stop(be->beat_t);
 	sym_loop_timer_set(be->connect_t, sym_monotonic_ns() + RECONNECT, RECONNECT);
 }
@@ -230,6 +240,8 @@ static void batch_done(struct backend *be, int status)
 	atomic_store_explicit(&be->exec_state, 0, memory_order_relaxed);
 }
 
+static void maybe_leave(struct backend *be);
+
 /* Hands the head batch to the executor once its reads are done and nothing
  * runs; rejects it if it is past its latest start. */
 static void maybe_run(struct backend *be)
@@ -270,6 +282,7 @@ static void maybe_run(struct backend *be)
 			sym_rt_log(be->who, "eventfd: %s", strerror(errno));
 		return;
 	}
+	maybe_leave(be);
 }
 
 /* The batch in hand whose input `in` is, or NULL. */
@@ -358,6 +371,42 @@ static void on_plan(struct backend *be, const struct sym_msg *m, sym_time now)
 	}
 }
 
+/* Leaving: once schedd has said that nothing more comes and every batch in hand is done. */
+static void maybe_leave(struct backend *be)
+{
+	if (be->leaving && be->bye_acked && !be->nb) {
+		if (!be->o->quiet)
+			sym_rt_log(be->who, "left: every batch in hand is done");
+		sym_loop_stop(be->loop);
+	}
+}
+
+static void on_leave_timer(struct sym_loop_timer *t, void *ctx)
+{
+	(void)t;
+	struct backend *be = ctx;
+	sym_rt_log(be->who, "leaving: %d batches still in hand after %.0f s; stopping anyway", be->nb,
+		   (double)LEAVE_MAX / 1e9);
+	sym_loop_stop(be->loop);
+}
+
+/* SIGTERM: tell schedd we leave (it plans nothing more for this GPU and says bye back),
+ * finish the batches in hand, then stop; at most LEAVE_MAX. */
+static void drain(void *ctx)
+{
+	struct backend *be = ctx;
+	be->leaving = true;
+	if (!be->o->quiet)
+		sym_rt_log(be->who, "SIGTERM: leaving; %d batches in hand", be->nb);
+	struct sym_msg m = { .type = SYM_MSG_BYE };
+	m.u.bye.role = SYM_ROLE_BACKEND;
+	m.u.bye.id = (uint32_t)be->id;
+	if (!be->hello_sent || sym_rt_send(be->who, be->schedd, &m, NULL, NULL))
+		be->bye_acked = true; /* not registered: no plan can come */
+	sym_loop_timer_set(be->leave_t, sym_monotonic_ns() + LEAVE_MAX, 0);
+	maybe_leave(be);
+}
+
 static void on_msg(struct backend *be, struct sym_fab_conn *conn, const uint8_t *data, size_t len)
 {
 	struct sym_msg m;
@@ -366,6 +415,11 @@ static void on_msg(struct backend *be, struct sym_fab_conn *conn, const uint8_t 
 	bool from_schedd = conn == be->schedd;
 	if (n > 0 && (size_t)n == len && from_schedd && m.type == SYM_MSG_PLAN) {
 		on_plan(be, &m, sym_monotonic_ns());
+		return;
+	}
+	if (n > 0 && (size_t)n == len && from_schedd && m.type == SYM_MSG_BYE && be->leaving) {
+		be->bye_acked = true; /* every plan for us came before this */
+		maybe_leave(be);
 		return;
 	}
 	if (n <= 0 || (size_t)n != len)
@@ -469,6 +523,7 @@ static void on_exec_done(struct sym_loop_io *io, uint32_t events, void *ctx)
 		return;
 	batch_done(be, be->b[be->head].rc ? SYM_WIRE_BACKEND_FAILED : SYM_WIRE_OK);
 	maybe_run(be);
+	maybe_leave(be);
 }
 
 static void write_metrics(void *ctx, struct sym_buf *b)
@@ -583,7 +638,8 @@ static int setup_loop(struct backend *be)
 	int rc = sym_rt_loop(&be->loop, be->who, be->fab, on_fab, be->http, be);
 	if (!rc && ((rc = sym_loop_io_start(be->loop, be->from_exec, EPOLLIN, on_exec_done, be, &io)) ||
 		    (rc = sym_loop_timer_new(be->loop, on_connect_timer, be, &be->connect_t)) ||
-		    (rc = sym_loop_timer_new(be->loop, on_beat_timer, be, &be->beat_t))))
+		    (rc = sym_loop_timer_new(be->loop, on_beat_timer, be, &be->beat_t)) ||
+		    (rc = sym_loop_timer_new(be->loop, on_leave_timer, be, &be->leave_t))))
 		sym_rt_log(be->who, "event loop: %s", strerror(-rc));
 	if (!rc)
 		sym_loop_timer_set(be->connect_t, sym_monotonic_ns(), RECONNECT);
@@ -645,8 +701,10 @@ int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	if (!o->quiet)
 		sym_rt_log(be.who, "%s executor, GPU kind %s, %zu models; fabric %s", be.x->ops->name,
 			   c->exp.kinds[be.kind].name, c->exp.nmodels, sym_fab_provider(be.fab));
+	sym_rt_on_term(drain, &be);
 	if ((rc = sym_loop_run(be.loop)))
 		sym_rt_log(be.who, "%s", sym_loop_error(be.loop));
+	sym_fab_flush(be.fab, 1000); /* the last completions and results go out before the close */
 	rc = rc ? 1 : 0;
 	if (!o->quiet)
 		sym_rt_log(be.who, "stopping: %" PRIu64 " batches, %" PRIu64 " requests, %" PRIu64

@@ -28,7 +28,7 @@ int sym_cluster_init(struct sym_cluster *c)
 	c->nbackends = 2;
 	c->threads = 1;
 	c->heartbeat_ms = 10;
-	c->failure_ms = 50;
+	c->failure_ms = 1000;
 	c->input_max = 256 * 1024;
 	c->pool_slots = 1024;
 	c->input_bytes = 1024;
@@ -205,6 +205,14 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 		if (sym_policy_int(text, 1, 65535, &l))
 			return ERR("%s: expected a count from 1 to 65535, got '%s'", where, text);
 		c->nbackends = l;
+	} else if (!strcmp(key, "backends_max")) {
+		if (sym_policy_int(text, 0, 65535, &l))
+			return ERR("%s: expected 0 (as many as backends) to 65535, got '%s'", where, text);
+		c->backends_max = l;
+	} else if (!strcmp(key, "suspect_ms")) {
+		if (sym_policy_num(text, 0, 600000, &d))
+			return ERR("%s: expected 0 (the default) to 600000 ms, got '%s'", where, text);
+		c->suspect_ms = d;
 	} else if (!strcmp(key, "threads")) {
 		if (sym_policy_int(text, 1, 256, &l))
 			return ERR("%s: expected 1 to 256 scheduler threads, got '%s'", where, text);
@@ -255,7 +263,9 @@ static const struct {
 	{ "backends", "backends", "N", "number of backends, one GPU each (default 2)" },
 	{ "threads", "threads", "N", "schedd's scheduler threads (default 1; >= 2: candidate policies)" },
 	{ "heartbeat_ms", "heartbeat-ms", "MS", "heartbeat period of frontends and backends (default 10)" },
-	{ "failure_ms", "failure-ms", "MS", "a peer silent this long is removed (default 50)" },
+	{ "backends_max", "backends-max", "N", "backends that may join a running cluster, ids 0..N-1 (default: backends)" },
+	{ "suspect_ms", "suspect-ms", "MS", "a backend silent this long gets no new plans until it is heard again (default 50, or 3 heartbeats if longer; at most failure_ms)" },
+	{ "failure_ms", "failure-ms", "MS", "a peer silent this long is removed, its batches failed (default 1000)" },
 	{ "input_max", "input-max", "BYTES", "largest input a frontend accepts (default 262144)" },
 	{ "pool_slots", "pool-slots", "N", "inputs a frontend holds at once (default 1024)" },
 	{ "input_bytes", "input-bytes", "BYTES", "input size of a model without a signature: UINT8 [BYTES] (default 1024)" },
@@ -455,12 +465,16 @@ int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen)
 		c->http_base = c->port_base + 1000 <= 65535 - 1024 ? c->port_base + 1000 : 0;
 	if (c->http_base && c->nfrontends > 511)
 		return ERR("runtime: HTTP ports are laid out for at most 511 frontends; set http_base 0 or list them");
-	if (c->http_base && c->http_base + 512 + c->nbackends > 65535)
-		return ERR("runtime: http_base %d leaves no room for %d backends' ports", c->http_base, c->nbackends);
+	if (!c->backends_max)
+		c->backends_max = c->nbackends;
+	if (c->backends_max < c->nbackends)
+		return ERR("runtime: backends_max (%d) is below backends (%d)", c->backends_max, c->nbackends);
+	if (c->http_base && c->http_base + 512 + c->backends_max > 65535)
+		return ERR("runtime: http_base %d leaves no room for %d backends' ports", c->http_base, c->backends_max);
 	int fab_hi = c->port_base + 2 + 2 * c->nfrontends;
 	if (c->http_base && !c->frontends_listed && !c->schedd_set &&
 	    ((c->http_base <= fab_hi && c->http_base + c->nfrontends >= c->port_base) ||
-	     (c->http_base + 512 <= fab_hi && c->http_base + 512 + c->nbackends >= c->port_base)))
+	     (c->http_base + 512 <= fab_hi && c->http_base + 512 + c->backends_max >= c->port_base)))
 		return ERR("runtime: HTTP ports from http_base %d overlap the fabric and client ports %d..%d",
 			   c->http_base, c->port_base, fab_hi);
 	for (int i = 0; i < c->nfrontends; i++) {
@@ -473,14 +487,24 @@ int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen)
 	if (c->failure_ms < 2 * c->heartbeat_ms)
 		return ERR("runtime: failure_ms (%g) must be at least twice heartbeat_ms (%g)", c->failure_ms,
 			   c->heartbeat_ms);
+	if (!c->suspect_ms) { /* 50 ms, or 3 heartbeats when they are slower, never past failure_ms */
+		c->suspect_ms = 3 * c->heartbeat_ms > 50 ? 3 * c->heartbeat_ms : 50;
+		c->suspect_ms = c->suspect_ms < c->failure_ms ? c->suspect_ms : c->failure_ms;
+	}
+	if (c->suspect_ms < 2 * c->heartbeat_ms)
+		return ERR("runtime: suspect_ms (%g) must be at least twice heartbeat_ms (%g)", c->suspect_ms,
+			   c->heartbeat_ms);
+	if (c->suspect_ms > c->failure_ms)
+		return ERR("runtime: suspect_ms (%g) is above failure_ms (%g): a peer is suspect before it is removed",
+			   c->suspect_ms, c->failure_ms);
 	if (c->input_bytes > c->input_max)
 		return ERR("runtime: input_bytes (%zu) is larger than input_max (%zu)", c->input_bytes, c->input_max);
 	if (c->exp.ngroups) {
-		if (c->exp.gpus != c->nbackends)
-			return ERR("runtime: the cluster has %d GPUs but %d backends (one GPU each)", c->exp.gpus,
-				   c->nbackends);
+		if (c->exp.gpus != c->backends_max)
+			return ERR("runtime: the cluster has %d GPUs but backends_max is %d (one GPU each)", c->exp.gpus,
+				   c->backends_max);
 	} else {
-		c->exp.gpus = c->nbackends;
+		c->exp.gpus = c->backends_max;
 		c->exp.gpus_per_model = 0;
 	}
 	if (!c->net_set)
@@ -531,6 +555,8 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 		cJSON_AddItemToArray(fes, fe);
 	}
 	cJSON_AddNumberToObject(o, "backends", c->nbackends);
+	cJSON_AddNumberToObject(o, "backends_max", c->backends_max);
+	cJSON_AddNumberToObject(o, "suspect_ms", c->suspect_ms);
 	cJSON_AddNumberToObject(o, "threads", c->threads);
 	cJSON_AddNumberToObject(o, "heartbeat_ms", c->heartbeat_ms);
 	cJSON_AddNumberToObject(o, "failure_ms", c->failure_ms);

@@ -20,7 +20,9 @@
  *     "backends": 4,                  one emulated GPU each; backend i is GPU i of the experiment
  *     "threads": 1,                   schedd's scheduler threads
  *     "heartbeat_ms": 10,             how often frontends and backends heartbeat
- *     "failure_ms": 50,               a peer silent this long is removed
+ *     "backends_max": 0,              backends that may join (ids up to backends_max-1; 0: backends)
+ *     "suspect_ms": 50,               a backend silent this long is suspect: no new plans
+ *     "failure_ms": 1000,             a peer silent this long is removed (its batches fail)
  *     "input_max": 262144,            bytes of the largest input a frontend holds
  *     "pool_slots": 1024,             inputs a frontend holds at once
  *     "input_bytes": 1024,            input size of a model without a signature
@@ -96,6 +98,9 @@ struct sym_cluster {
 	struct sym_cluster_fe *frontends; /* nfrontends */
 	bool frontends_listed;            /* given as an array (not from port_base) */
 	int nbackends;
+	int backends_max;                 /* backends that may be members at once (ids 0..backends_max-1);
+					   * after resolve >= nbackends (0 given: nbackends) */
+	double suspect_ms;                /* a backend silent this long gets no new plans (0: min(50, failure_ms)) */
 	int threads;
 	double heartbeat_ms;
 	double failure_ms;

@@ -1310,3 +1310,24 @@ uint64_t sym_fab_refused(const struct sym_fab *f, char *last, size_t len)
 		snprintf(last, len, "%s", f->refusal);
 	return f->refused;
 }
+
+int sym_fab_flush(struct sym_fab *f, int timeout_ms)
+{
+	if (!f)
+		return 0;
+	int64_t end = now_ns() + (int64_t)timeout_ms * 1000000;
+	for (;;) {
+		bool busy = false;
+		for (struct sym_fab_conn *c = f->conns; c && !busy; c = c->next)
+			for (size_t i = f->rx_depth; c->state == ST_UP && i < f->rx_depth + f->tx_depth && !busy; i++)
+				busy = c->ops[i].kind == OP_SEND;
+		if (!busy)
+			return 0;
+		if (now_ns() > end)
+			return -ETIMEDOUT;
+		if (cq_drain(f) || eq_drain(f))
+			return 0; /* the fabric failed: nothing more will complete */
+		struct timespec ts = { 0, 100000 };
+		nanosleep(&ts, NULL);
+	}
+}

@@ -181,6 +181,12 @@ int sym_fab_wait(struct sym_fab *f, int timeout_ms);
  * and why the last one was (into last, "" before any). */
 uint64_t sym_fab_refused(const struct sym_fab *f, char *last, size_t len);
 
+/* Progresses the completion queue until every send posted on every
+ * connection has completed (handed to the provider's transport), or
+ * timeout_ms pass: what a process calls before it closes, so that its last
+ * messages are not dropped with the endpoints. Returns 0 or -ETIMEDOUT. */
+int sym_fab_flush(struct sym_fab *f, int timeout_ms);
+
 /* Shuts conn down and frees it (its pending reads end with no event, and
  * its queued events are dropped). Events already returned by the current
  * sym_fab_poll that name conn (and their data) must not be used after. */

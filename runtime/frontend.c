@@ -78,6 +78,11 @@ struct client {
 };
 
 struct frontend {
+	bool draining;         /* SIGTERM: no new request; stops once every slot is answered */
+	bool schedd_draining;  /* schedd said it is shutting down */
+	uint32_t gpus_online;  /* as schedd last said (STATUS) */
+	struct sym_loop_io *lio; /* the native clients' listener, until draining */
+	struct sym_loop_timer *drain_t;
 	uint8_t (*tokens)[crypto_generichash_BYTES]; /* BLAKE2b of each bearer token (http_token_file) */
 	size_t ntokens;
 	uint64_t unauthorized; /* inference requests refused 401 */
@@ -108,6 +113,18 @@ struct frontend {
 	/* counters */
 	uint64_t accepted, answered, results, drops, refused, stale;
 };
+
+/* New requests are taken: schedd is there and neither side is shutting down. */
+static bool taking(const struct frontend *f)
+{
+	return f->schedd_up && !f->draining && !f->schedd_draining;
+}
+
+/* Ready (KServe): taking requests, and some GPU can run them. */
+static bool ready(const struct frontend *f)
+{
+	return taking(f) && f->gpus_online > 0;
+}
 
 static uint64_t slot_id(const struct frontend *f, uint32_t i) { return (uint64_t)f->slots[i].gen << 32 | i; }
 
@@ -197,6 +214,9 @@ static void account(struct frontend *f, int model, int status, sym_time t0, sym_
 static void http_answer(struct frontend *f, struct slot *s, uint8_t status, uint16_t batch, const uint8_t *data,
 			uint32_t len);
 
+static void drained(struct frontend *f);
+static void on_drain_timer(struct sym_loop_timer *t, void *ctx);
+
 /* Answers slot i's request and frees the slot. */
 static void answer_slot(struct frontend *f, uint32_t i, uint8_t status, uint16_t batch, const uint8_t *data,
 			uint32_t len)
@@ -216,6 +236,8 @@ static void answer_slot(struct frontend *f, uint32_t i, uint8_t status, uint16_t
 	size_t used = sym_cluster_input_bytes(f->c, s->model);
 	memset(f->pool + (size_t)i * f->c->input_max, 0, used < f->c->input_max ? used : f->c->input_max);
 	f->freeslots[f->nfree++] = i;
+	if (f->draining && f->nfree == (uint32_t)f->c->pool_slots)
+		drained(f);
 }
 
 static void schedd_lost(struct frontend *f, const char *why)
@@ -279,7 +301,7 @@ static void on_request(struct frontend *f, uint32_t ci, const struct sym_msg *m)
 		refuse = SYM_WIRE_BAD_REQUEST; /* a request of another size would fail its whole batch */
 	else if (m->u.request.budget_ns > (int64_t)(f->c->deadline_max_ms * 1e6))
 		refuse = SYM_WIRE_BAD_REQUEST; /* a slot held that long by a client that may be gone: no */
-	else if (!f->schedd_up)
+	else if (!taking(f))
 		refuse = SYM_WIRE_UNAVAILABLE;
 	else if (!f->nfree)
 		refuse = SYM_WIRE_OVERLOADED;
@@ -415,6 +437,15 @@ static void on_fab_msg(struct frontend *f, struct sym_fab_conn *conn, const uint
 			schedd_lost(f, "malformed message");
 		else
 			sym_loop_fab_close(f->loop, conn, NULL, NULL);
+		return;
+	}
+	if (m.type == SYM_MSG_STATUS && conn == f->schedd) {
+		bool was = ready(f);
+		f->gpus_online = m.u.status.gpus_online;
+		f->schedd_draining = m.u.status.draining;
+		if (ready(f) != was && !f->o->quiet)
+			sym_rt_log(f->who, "%s: %u GPUs online%s", ready(f) ? "ready" : "not ready", f->gpus_online,
+				   f->schedd_draining ? ", the scheduler is shutting down" : "");
 		return;
 	}
 	if (m.type == SYM_MSG_DROP && conn == f->schedd) {
@@ -592,7 +623,7 @@ static int parse_ms(const char *text, double *out)
 static void http_infer(struct frontend *f, struct sym_http_req *r, int model)
 {
 	const struct sym_model_desc *m = &f->c->models[model];
-	int refuse = !f->schedd_up ? SYM_WIRE_UNAVAILABLE : !f->nfree ? SYM_WIRE_OVERLOADED : SYM_WIRE_OK;
+	int refuse = !taking(f) ? SYM_WIRE_UNAVAILABLE : !f->nfree ? SYM_WIRE_OVERLOADED : SYM_WIRE_OK;
 	if (refuse) {
 		f->refused++;
 		f->ms[model].outcome[refuse]++;
@@ -763,8 +794,8 @@ static void on_http(void *ctx, struct sym_http_req *r)
 		cJSON *o = cJSON_CreateObject();
 		unsigned st = 200;
 		if (!strcmp(path, "/v2/health/ready")) {
-			cJSON_AddBoolToObject(o, "ready", f->schedd_up);
-			st = f->schedd_up ? 200 : 503;
+			cJSON_AddBoolToObject(o, "ready", ready(f));
+			st = ready(f) ? 200 : 503;
 		} else {
 			cJSON_AddStringToObject(o, "name", "symphony");
 			cJSON_AddStringToObject(o, "version", SYM_VERSION);
@@ -812,8 +843,8 @@ static void on_http(void *ctx, struct sym_http_req *r)
 			goto not_get;
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "name", f->c->models[m].name);
-		cJSON_AddBoolToObject(o, "ready", f->schedd_up);
-		reply_json(r, f->schedd_up ? 200 : 503, o);
+		cJSON_AddBoolToObject(o, "ready", ready(f));
+		reply_json(r, ready(f) ? 200 : 503, o);
 	} else if (!strcmp(rest, "/infer")) {
 		if (!post) {
 			sym_http_reply_method(r, "POST");
@@ -877,9 +908,9 @@ static int setup(struct frontend *f)
 	if (me->http.port[0] &&
 	    sym_rt_http_start(&f->http, c, me->http.host, me->http.port, c->http_body_max, on_http, f, err, sizeof(err)))
 		return sym_rt_log(f->who, "%s", err), -EINVAL;
-	struct sym_loop_io *lio;
 	int rc = sym_rt_loop(&f->loop, f->who, f->fab, on_fab, f->http, f);
-	if (!rc && ((rc = sym_loop_io_start(f->loop, f->lfd, EPOLLIN, on_accept, f, &lio)) ||
+	if (!rc && ((rc = sym_loop_io_start(f->loop, f->lfd, EPOLLIN, on_accept, f, &f->lio)) ||
+		    (rc = sym_loop_timer_new(f->loop, on_drain_timer, f, &f->drain_t)) ||
 		    (rc = sym_loop_timer_new(f->loop, on_connect_timer, f, &f->connect_t)) ||
 		    (rc = sym_loop_timer_new(f->loop, on_beat_timer, f, &f->beat_t))))
 		sym_rt_log(f->who, "event loop: %s", strerror(-rc));
@@ -892,9 +923,19 @@ static void finish(struct frontend *f)
 	for (uint32_t i = 0; i < (uint32_t)f->c->pool_slots; i++)
 		if (f->slots[i].busy)
 			answer_slot(f, i, SYM_WIRE_UNAVAILABLE, 0, NULL, 0);
-	for (uint32_t i = 0; i < f->nclients; i++)
-		if (f->clients[i]->open)
-			sym_stream_flush(&f->clients[i]->st);
+	/* the answers queued for clients go out (a client not reading gets 1 s) */
+	sym_time end = sym_monotonic_ns() + SYM_S;
+	for (bool queued = true; queued && sym_monotonic_ns() < end;) {
+		queued = false;
+		for (uint32_t i = 0; i < f->nclients; i++)
+			if (f->clients[i]->open && sym_stream_flush(&f->clients[i]->st) == 1)
+				queued = true;
+		if (queued)
+			usleep(1000);
+	}
+	if (f->http)
+		sym_http_run(f->http); /* HTTP answers given just now */
+	sym_fab_flush(f->fab, 1000);
 	if (f->o->quiet)
 		return;
 	uint64_t late = 0;
@@ -936,6 +977,54 @@ static void teardown(struct frontend *f)
 	free(f->slo);
 }
 
+/* Every request held is answered: say bye to schedd (it logs a leave, not a
+ * failure) and stop; the answers still queued go out in finish(). */
+static void drained(struct frontend *f)
+{
+	if (f->schedd_up) {
+		struct sym_msg m = { .type = SYM_MSG_BYE };
+		m.u.bye.role = SYM_ROLE_FRONTEND;
+		m.u.bye.id = (uint32_t)f->id;
+		sym_rt_send(f->who, f->schedd, &m, NULL, NULL);
+	}
+	if (!f->o->quiet)
+		sym_rt_log(f->who, "drained: every request held was answered");
+	sym_loop_stop(f->loop);
+}
+
+/* SIGTERM: take no new client or request (new requests on open connections
+ * are answered "unavailable", readiness turns 503), answer what is held, then
+ * stop; at most deadline_max_ms + 2 s, after which what is left is answered
+ * "unavailable". */
+static void drain(void *ctx)
+{
+	struct frontend *f = ctx;
+	f->draining = true;
+	uint32_t held = (uint32_t)f->c->pool_slots - f->nfree;
+	if (!f->o->quiet)
+		sym_rt_log(f->who, "SIGTERM: draining %u requests held; no new ones", held);
+	if (f->lio) {
+		sym_loop_io_close(f->lio, NULL, NULL);
+		f->lio = NULL;
+		close(f->lfd);
+		f->lfd = -1;
+	}
+	sym_loop_timer_set(f->drain_t, sym_monotonic_ns() + sym_ms(f->c->deadline_max_ms + 2000), 0);
+	if (!held)
+		drained(f);
+}
+
+static void on_drain_timer(struct sym_loop_timer *t, void *ctx)
+{
+	(void)t;
+	struct frontend *f = ctx;
+	sym_rt_log(f->who, "draining: %u requests still held after the longest deadline; answering them 'unavailable'",
+		   (uint32_t)f->c->pool_slots - f->nfree);
+	for (uint32_t i = 0; i < (uint32_t)f->c->pool_slots; i++)
+		if (f->slots[i].busy)
+			answer_slot(f, i, SYM_WIRE_UNAVAILABLE, 0, NULL, 0);
+}
+
 /* SIGHUP: the bearer tokens are read again (the old ones stay when the file is bad). */
 static void on_reload(void *ctx)
 {
@@ -965,6 +1054,7 @@ int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 			   c->pool_slots, c->input_max);
 	sym_loop_timer_set(f.connect_t, sym_monotonic_ns(), 0);
 	sym_rt_on_reload(on_reload, &f);
+	sym_rt_on_term(drain, &f);
 	rc = sym_loop_run(f.loop);
 	if (rc)
 		sym_rt_log(f.who, "%s", sym_loop_error(f.loop));

@@ -43,6 +43,7 @@ struct lreq {
 	sym_time sent;
 	sym_time arrival;  /* planned, relative to the start */
 	uint16_t model;
+	uint16_t fe;       /* the frontend it went to */
 	uint8_t buf;
 	bool answered;
 };
@@ -83,6 +84,7 @@ struct loadgen {
 	uint64_t *req_batch; /* answers by batch size, per model: [m * (maxb + 1) + b] */
 	int maxb;
 	uint64_t lost, duplicates, wrong, unknown, failed_by[SYM_WIRE_NSTATUS];
+	uint64_t frontends_lost; /* frontends that closed their connection during the run */
 	struct sym_hist lag; /* sending late against the planned time */
 };
 
@@ -107,8 +109,12 @@ static int send_one(struct loadgen *g, int m, sym_time planned, sym_time now)
 	q->buf = (uint8_t)(id % (size_t)g->nbuf);
 	q->arrival = planned;
 	q->answered = false;
-	int fi = (int)(id % (size_t)g->c->nfrontends);
+	/* round robin over the frontends still connected */
+	int nf = g->c->nfrontends, fi = (int)(id % (size_t)nf);
+	for (int k = 0; k < nf && !g->fe[fi].open; k++)
+		fi = (fi + 1) % nf;
 	struct conn *c = &g->fe[fi];
+	q->fe = (uint16_t)fi;
 	struct sym_msg msg = { .type = SYM_MSG_REQUEST };
 	msg.u.request.req_id = id;
 	msg.u.request.model = (uint16_t)m;
@@ -247,14 +253,47 @@ static void maybe_done(struct loadgen *g)
 		sym_loop_stop(g->loop);
 }
 
+/* A frontend closed its connection (it left, or died): the requests it still
+ * held are failed "frontend gone" (a client sees its connection reset), and
+ * the run goes on with the others; with none left, it ends in failure. */
+static void frontend_gone(struct loadgen *g, struct conn *c)
+{
+	uint64_t held = 0;
+	for (size_t i = 0; i < g->nreqs; i++) {
+		struct lreq *q = &g->reqs[i];
+		if (q->answered || q->fe != c->idx)
+			continue;
+		struct sym_msg m = { .type = SYM_MSG_ANSWER };
+		m.u.answer.req_id = i;
+		m.u.answer.status = SYM_WIRE_FRONTEND_GONE;
+		on_answer(g, &m, sym_monotonic_ns());
+		held++;
+	}
+	sym_rt_log(WHO, "frontend %d closed the connection (%" PRIu64 " requests it held failed); going on with the "
+		   "others", c->idx, held);
+	c->open = false;
+	sym_loop_io_close(c->io, NULL, NULL); /* unwatched at once; the socket is ours to close */
+	sym_stream_close(&c->st);
+	g->frontends_lost++;
+	bool any = false;
+	for (int i = 0; i < g->c->nfrontends; i++)
+		any |= g->fe[i].open;
+	if (!any) {
+		sym_rt_log(WHO, "no frontend left");
+		fail_stop(g);
+	}
+}
+
 static void on_conn(struct sym_loop_io *io, uint32_t events, void *ctx)
 {
 	(void)io;
 	struct conn *c = ctx;
 	struct loadgen *g = c->g;
 	int s = conn_events(g, c->idx, events);
-	if (s) {
-		sym_rt_log(WHO, "frontend %d: %s", c->idx, s == -ECONNRESET ? "connection closed" : strerror(-s));
+	if (s == -ECONNRESET || s == -EPIPE) {
+		frontend_gone(g, c);
+	} else if (s) {
+		sym_rt_log(WHO, "frontend %d: %s", c->idx, strerror(-s));
 		fail_stop(g);
 		return;
 	}
@@ -434,6 +473,7 @@ static int report(struct loadgen *g)
 	cJSON_AddNumberToObject(chk, "requests", (double)g->nreqs);
 	cJSON_AddNumberToObject(chk, "answered", (double)g->answered);
 	cJSON_AddNumberToObject(chk, "unanswered", (double)g->lost);
+	cJSON_AddNumberToObject(chk, "frontends_lost", (double)g->frontends_lost);
 	cJSON_AddNumberToObject(chk, "duplicate_answers", (double)g->duplicates);
 	cJSON_AddNumberToObject(chk, "wrong_outputs", (double)g->wrong);
 	cJSON_AddNumberToObject(chk, "unknown_answers", (double)g->unknown);

@@ -31,6 +31,12 @@ struct sym_rt_opts {
 extern volatile sig_atomic_t sym_rt_stop;
 void sym_rt_signals(void);
 
+/* SIGTERM or SIGINT, the first time: drain(ctx) runs on the process's loop,
+ * which must stop the loop itself (sym_loop_stop) once it has finished what
+ * it holds, and within a bound of its own. A second SIGTERM or SIGINT stops
+ * the loop at once; so does the first when a process sets no drain. */
+void sym_rt_on_term(void (*drain)(void *ctx), void *ctx);
+
 /* SIGHUP: reload(ctx) runs on the process's loop (after sym_rt_loop); a
  * process that sets none logs that it ignores the signal. */
 void sym_rt_on_reload(void (*reload)(void *ctx), void *ctx);

@@ -81,6 +81,9 @@ struct peer {
 	struct sym_fab_conn *conn; /* NULL when down */
 	sym_time last_seen;
 	bool ever;                 /* has registered once */
+	bool suspect;              /* backend: silent past suspect_ms, its GPU offline to the core */
+	bool leaving;              /* said bye: its GPU offline to the core, it finishes its plans */
+	bool back;                 /* suspect, heard again: online once its queue is empty */
 };
 
 /* What an accepted connection is, once it said hello. */
@@ -105,17 +108,23 @@ struct schedd {
 	struct gpu *gpus;
 	struct peer *fe, *be;
 	uint64_t next_batch;
-	sym_time failure_ns;
+	sym_time failure_ns, suspect_ns;
+	uint64_t suspects, leaves; /* backends found suspect, peers that left saying bye */
+	int last_status;           /* GPUs online as last told to the frontends (-1: never) */
 	/* counters */
 	uint64_t metas, plans, planned_reqs, drops_sent, dones, be_failures, fe_failures, bad_peers;
 	uint64_t planned_ahead; /* plans sent to a GPU while it ran a batch (send-ahead) */
 	uint64_t failed_reqs, orphans;
 	uint64_t refused_hellos; /* hellos for an identity already connected */
 	struct sym_rt_ratelog refusal_log, msg_log; /* refused hellos, bad messages: a line a second each */
+	struct sym_rt_ratelog peer_log, heard_log;  /* backends suspect, and heard again */
+	bool draining;                              /* SIGTERM: no new request, finishing what it holds */
+	sym_time drain_end;
 	uint64_t drops_by[SYM_DROP_NREASONS];
 	struct sym_hist done_lag; /* a completion's arrival after the batch's planned finish */
 	struct sd_model *ms;
 	double *gpu_busy_s;     /* per GPU: planned busy seconds of the batches sent */
+	uint64_t *gpu_plans;    /* per GPU: plans sent */
 	struct sym_http *http;
 	/* autoscaling signals: this interval's, and the advice of the last one */
 	sym_time iv_start, iv_len;
@@ -252,6 +261,7 @@ static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
 		sym_hist_record(&sm->queueing, d->start - s->reqs[gb->reqs[i]].arrival);
 	double busy = (double)(d->finish - d->start) / 1e9;
 	s->gpu_busy_s[d->gpu] += busy;
+	s->gpu_plans[d->gpu]++;
 	s->iv_busy_s += busy;
 	s->iv_good += (uint64_t)n;
 	if (n <= s->maxb)
@@ -339,13 +349,20 @@ static void link_free(void *ctx)
 	free(l);
 }
 
+static void send_status(struct schedd *s, int only_fe);
+
 static void backend_down(struct schedd *s, int b, const char *why)
 {
 	struct peer *p = &s->be[b];
 	if (!p->conn)
 		return;
-	sym_rt_log(WHO, "backend %d removed: %s", b, why);
-	s->be_failures++;
+	if (p->leaving && !s->gpus[b].qn) {
+		if (!s->o->quiet)
+			sym_rt_log(WHO, "backend %d left", b);
+	} else {
+		sym_rt_log(WHO, "backend %d removed: %s", b, why);
+		s->be_failures++;
+	}
 	sym_loop_fab_close(s->loop, p->conn, link_free, sym_fab_conn_user(p->conn));
 	p->conn = NULL;
 	struct gpu *g = &s->gpus[b];
@@ -361,6 +378,73 @@ static void backend_down(struct schedd *s, int b, const char *why)
 		gb->n = 0;
 	}
 	gpu_call(s, sym_sched_gpu_offline, b);
+	p->suspect = p->leaving = p->back = false;
+	send_status(s, -1);
+}
+
+/* Backend b's GPU gets no new plans (offline to the core) while the backend
+ * finishes those it has: it is suspect (silent past suspect_ms) or leaving
+ * (it said bye). Its batches' completions still count. */
+static void backend_quiet(struct schedd *s, int b, bool leaving, const char *why)
+{
+	struct peer *p = &s->be[b];
+	bool was = p->suspect || p->leaving;
+	if (leaving)
+		p->leaving = true;
+	else
+		p->suspect = true;
+	if (was)
+		return;
+	gpu_call(s, sym_sched_gpu_offline, b);
+	if (!leaving)
+		s->suspects++;
+	sym_rt_log_limited(&s->peer_log, WHO, "backend %d %s: no new plans for GPU %d (%zu batches to finish)", b, why, b,
+			   (size_t)s->gpus[b].qn);
+	send_status(s, -1);
+}
+
+/* A suspect backend was heard again: its GPU is the core's again once the
+ * batches it had in hand are done (the core, told online, takes the GPU as
+ * free at once, and would plan a batch past the two it can hold). */
+static void backend_heard(struct schedd *s, int b)
+{
+	struct peer *p = &s->be[b];
+	if (!p->suspect || p->leaving)
+		return;
+	if (s->gpus[b].qn) {
+		p->back = true; /* on_done puts it online when its queue is empty */
+		return;
+	}
+	p->suspect = p->back = false;
+	gpu_call(s, sym_sched_gpu_online, b);
+	sym_rt_log_limited(&s->heard_log, WHO, "backend %d heard again: GPU %d online", b, b);
+	send_status(s, -1);
+}
+
+static int gpus_online(const struct schedd *s)
+{
+	int n = 0;
+	for (int g = 0; g < s->c->backends_max; g++)
+		n += s->be[g].conn && !s->be[g].suspect && !s->be[g].leaving;
+	return n;
+}
+
+/* Tells the frontends (or only frontend only_fe) how many GPUs are online, for
+ * their readiness; only when the count changed, unless only_fe >= 0. */
+static void send_status(struct schedd *s, int only_fe)
+{
+	int n = gpus_online(s);
+	if (only_fe < 0 && n == s->last_status)
+		return;
+	struct sym_msg m = { .type = SYM_MSG_STATUS };
+	m.u.status.gpus_online = (uint32_t)n;
+	m.u.status.gpus_max = (uint32_t)s->c->backends_max;
+	m.u.status.draining = s->draining;
+	for (int f = 0; f < s->c->nfrontends; f++)
+		if (s->fe[f].conn && (only_fe < 0 || f == only_fe))
+			sym_rt_send(WHO, s->fe[f].conn, &m, NULL, NULL);
+	if (only_fe < 0)
+		s->last_status = n;
 }
 
 static void frontend_down(struct schedd *s, int f, const char *why)
@@ -368,8 +452,13 @@ static void frontend_down(struct schedd *s, int f, const char *why)
 	struct peer *p = &s->fe[f];
 	if (!p->conn)
 		return;
-	sym_rt_log(WHO, "frontend %d removed: %s; its queued requests will be dropped", f, why);
-	s->fe_failures++;
+	if (p->leaving)
+		sym_rt_log(WHO, "frontend %d left", f);
+	else {
+		sym_rt_log(WHO, "frontend %d removed: %s; its queued requests will be dropped", f, why);
+		s->fe_failures++;
+	}
+	p->leaving = false;
 	sym_loop_fab_close(s->loop, p->conn, link_free, sym_fab_conn_user(p->conn));
 	p->conn = NULL;
 }
@@ -435,6 +524,7 @@ static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l
 		s->fe[id].ever = true;
 		if (!s->o->quiet)
 			sym_rt_log(WHO, "frontend %d registered", id);
+		send_status(s, id);
 		return;
 	}
 	if (m->u.hello.role != SYM_ROLE_BACKEND) {
@@ -442,8 +532,9 @@ static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l
 		return;
 	}
 	const struct sym_experiment *e = &s->c->exp;
-	if (id >= s->c->nbackends) {
-		snprintf(why, sizeof(why), "hello from backend %d, the cluster has %d", id, s->c->nbackends);
+	if (id >= s->c->backends_max) {
+		snprintf(why, sizeof(why), "hello from backend %d, the cluster takes ids 0..%d (backends_max)", id,
+			 s->c->backends_max - 1);
 		refuse_hello(s, conn, why);
 		return;
 	}
@@ -471,6 +562,7 @@ static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l
 	gpu_call(s, sym_sched_gpu_online, id);
 	if (!s->o->quiet)
 		sym_rt_log(WHO, "backend %d (%s) registered: GPU %d online", id, kind, id);
+	send_status(s, -1);
 }
 
 /* A frontend's request metadata: into the request table and the core. */
@@ -483,6 +575,11 @@ static void on_meta(struct schedd *s, struct sym_fab_conn *conn, const struct sy
 			 s->c->exp.nmodels);
 		sym_rt_log(WHO, "%s", why);
 		drop_conn(s, conn, why);
+		return;
+	}
+	if (s->draining) { /* sent before the frontend heard we are shutting down */
+		struct sreq tmp = { .frontend = m->u.meta.frontend, .fe_req = m->u.meta.req_id };
+		send_drop(s, &tmp, SYM_WIRE_UNAVAILABLE);
 		return;
 	}
 	uint32_t i = req_alloc(s);
@@ -540,6 +637,26 @@ static void on_done(struct schedd *s, struct sym_fab_conn *conn, int g, const st
 	s->dones++;
 	gpu_done(s, g, start, end, rejected);
 	pop_empty(s, g, now);
+	if (s->be[g].back && !gp->qn)
+		backend_heard(s, g);
+}
+
+/* A peer leaving: a backend's GPU gets no new plan, and the backend learns that
+ * everything for it has been sent (our bye comes after its last plan); it
+ * finishes those and closes. A frontend has answered all it held. */
+static void on_bye(struct schedd *s, struct sym_fab_conn *conn, struct link *l)
+{
+	s->leaves++;
+	if (l->role == SYM_ROLE_FRONTEND) {
+		s->fe[l->id].leaving = true;
+		if (!s->o->quiet)
+			sym_rt_log(WHO, "frontend %d is leaving", l->id);
+		return;
+	}
+	backend_quiet(s, l->id, true, "is leaving");
+	struct sym_msg m = { .type = SYM_MSG_BYE };
+	m.u.bye.role = SYM_ROLE_SCHEDD;
+	sym_rt_send(WHO, conn, &m, NULL, NULL);
 }
 
 static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *data, size_t len)
@@ -566,8 +683,14 @@ static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *d
 		s->fe[l->id].last_seen = now;
 	else if (l->role == SYM_ROLE_BACKEND)
 		s->be[l->id].last_seen = now;
+	if (l->role == SYM_ROLE_BACKEND)
+		backend_heard(s, l->id);
 	if (m.type == SYM_MSG_HEARTBEAT && l->role)
 		return;
+	if (m.type == SYM_MSG_BYE && l->role && m.u.bye.role == l->role && (int)m.u.bye.id == l->id) {
+		on_bye(s, conn, l);
+		return;
+	}
 	if (m.type == SYM_MSG_META && l->role == SYM_ROLE_FRONTEND && (int)m.u.meta.frontend == l->id) {
 		on_meta(s, conn, &m, now);
 		return;
@@ -594,7 +717,7 @@ static void interval_roll(struct schedd *s, sym_time now)
 	if (now < s->iv_start + s->iv_len)
 		return;
 	double secs = (double)(now - s->iv_start) / 1e9;
-	sym_autoscale_advice(s->iv_good, s->iv_bad, s->iv_busy_s, secs, s->c->nbackends, s->c->exp.advice_threshold,
+	sym_autoscale_advice(s->iv_good, s->iv_bad, s->iv_busy_s, secs, gpus_online(s), s->c->exp.advice_threshold,
 			     &s->advice);
 	s->advice_set = true;
 	s->iv_start = now;
@@ -657,14 +780,35 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	sym_prom_family(b, "symphony_gpu_busy_seconds_total", "counter",
 			"Planned GPU time of the batches sent to each GPU (its rate is the GPU's busy fraction)");
 	int up = 0;
-	for (int g = 0; g < s->c->nbackends; g++) {
+	for (int g = 0; g < s->c->backends_max; g++) {
 		char id[16];
 		snprintf(id, sizeof(id), "%d", g);
 		const char *l[] = { "gpu", id, NULL };
 		sym_prom_sample(b, "symphony_gpu_busy_seconds_total", l, s->gpu_busy_s[g]);
-		up += s->be[g].conn != NULL;
 	}
-	sym_prom_family(b, "symphony_gpus_online", "gauge", "GPUs whose backend is registered with schedd");
+	up = gpus_online(s);
+	sym_prom_family(b, "symphony_backend_plans_total", "counter", "Plans (batches) sent to each backend");
+	for (int g = 0; g < s->c->backends_max; g++) {
+		char id[16];
+		snprintf(id, sizeof(id), "%d", g);
+		const char *l[] = { "backend", id, NULL };
+		sym_prom_sample(b, "symphony_backend_plans_total", l, (double)s->gpu_plans[g]);
+	}
+	sym_prom_family(b, "symphony_backend_up", "gauge",
+			"Per backend and state: 1 in its state (up, suspect: silent, no new plans; leaving; down)");
+	static const char *const states[] = { "up", "suspect", "leaving", "down" };
+	for (int g = 0; g < s->c->backends_max; g++) {
+		const struct peer *p = &s->be[g];
+		int st = !p->conn ? 3 : p->leaving ? 2 : p->suspect ? 1 : 0;
+		char id[16];
+		snprintf(id, sizeof(id), "%d", g);
+		for (int k = 0; k < 4; k++) {
+			const char *l[] = { "backend", id, "state", states[k], NULL };
+			sym_prom_sample(b, "symphony_backend_up", l, k == st);
+		}
+	}
+	sym_prom_family(b, "symphony_gpus_online", "gauge",
+			"GPUs whose backend is registered with schedd, not suspect and not leaving");
 	sym_prom_sample(b, "symphony_gpus_online", NULL, up);
 	sym_prom_family(b, "symphony_scheduler_events_total", "counter",
 			"Scheduler events: arrivals, dispatches, completions, drops, failures, rejected messages");
@@ -718,11 +862,16 @@ static void on_http(void *ctx, struct sym_http_req *r)
 static void check_silence(struct schedd *s, sym_time now)
 {
 	char why[96];
-	for (int b = 0; b < s->c->nbackends; b++)
-		if (s->be[b].conn && now - s->be[b].last_seen > s->failure_ns) {
-			snprintf(why, sizeof(why), "silent for %.1f ms", (double)(now - s->be[b].last_seen) / 1e6);
+	for (int b = 0; b < s->c->backends_max; b++) {
+		if (!s->be[b].conn)
+			continue;
+		sym_time quiet = now - s->be[b].last_seen;
+		snprintf(why, sizeof(why), "silent for %.1f ms", (double)quiet / 1e6);
+		if (quiet > s->failure_ns)
 			backend_down(s, b, why);
-		}
+		else if (quiet > s->suspect_ns)
+			backend_quiet(s, b, false, why);
+	}
 	for (int f = 0; f < s->c->nfrontends; f++)
 		if (s->fe[f].conn && now - s->fe[f].last_seen > s->failure_ns) {
 			snprintf(why, sizeof(why), "silent for %.1f ms", (double)(now - s->fe[f].last_seen) / 1e6);
@@ -760,6 +909,8 @@ static int write_stats(struct schedd *s, const char *path)
 	cJSON_AddNumberToObject(o, "frontend_failures", (double)s->fe_failures);
 	cJSON_AddNumberToObject(o, "rejected_messages", (double)s->bad_peers);
 	cJSON_AddNumberToObject(o, "refused_hellos", (double)s->refused_hellos);
+	cJSON_AddNumberToObject(o, "suspect_backends", (double)s->suspects);
+	cJSON_AddNumberToObject(o, "peers_left", (double)s->leaves);
 	cJSON_AddNumberToObject(o, "refused_fabric_peers", (double)sym_fab_refused(s->fab, NULL, 0));
 	cJSON_AddNumberToObject(o, "scheduler_lag_p99_us", (double)st.lag_p99 / 1e3);
 	cJSON_AddNumberToObject(o, "scheduler_lag_max_us", (double)st.lag_max / 1e3);
@@ -787,7 +938,7 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 {
 	struct sym_cluster *c = s->c;
 	struct sym_experiment *e = &c->exp;
-	int ng = c->nbackends;
+	int ng = c->backends_max;
 	s->gpus = calloc((size_t)ng, sizeof(*s->gpus));
 	s->be = calloc((size_t)ng, sizeof(*s->be));
 	s->fe = calloc((size_t)c->nfrontends, sizeof(*s->fe));
@@ -811,6 +962,9 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	s->batch_counts = calloc((size_t)s->maxb + 1, sizeof(uint64_t));
 	s->ms = calloc(e->nmodels, sizeof(*s->ms));
 	s->gpu_busy_s = calloc((size_t)ng, sizeof(double));
+	s->gpu_plans = calloc((size_t)ng, sizeof(uint64_t));
+	if (!s->gpu_plans)
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	for (int g = 0; g < ng; g++)
 		for (int j = 0; j < GPU_Q; j++)
 			if (!(s->gpus[g].q[j].reqs = malloc((size_t)s->maxb * sizeof(uint32_t))))
@@ -880,6 +1034,54 @@ static void on_sched(struct sym_loop_io *io, uint32_t events, void *ctx)
 	poll_sched(ctx);
 }
 
+static uint32_t live_requests(const struct schedd *s)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < s->nreqs; i++)
+		n += s->reqs[i].used;
+	return n;
+}
+
+/* Draining: stop once no request is held; past the bound, drop what is left
+ * ("unavailable": the frontends answer 503) and stop. */
+static void check_drained(struct schedd *s, sym_time now)
+{
+	uint32_t n = live_requests(s);
+	if (n && now < s->drain_end)
+		return;
+	if (n) {
+		sym_rt_log(WHO, "draining: %u requests still held at the bound; dropping them 'unavailable'", n);
+		for (uint32_t i = 0; i < s->nreqs; i++)
+			if (s->reqs[i].used) {
+				send_drop(s, &s->reqs[i], SYM_WIRE_UNAVAILABLE);
+				req_free(s, i);
+			}
+	} else if (!s->o->quiet) {
+		sym_rt_log(WHO, "drained: every request held was served or dropped");
+	}
+	sym_loop_stop(s->loop);
+}
+
+/* SIGTERM: the frontends hear that we are shutting down (they take no new
+ * request and are not ready); what we hold is still scheduled and served;
+ * we stop once nothing is held, or after the longest deadline and SLO plus
+ * 2 s. (With a standby configured, it takes over once we are gone.) */
+static void drain(void *ctx)
+{
+	struct schedd *s = ctx;
+	s->draining = true;
+	const struct sym_experiment *e = &s->c->exp;
+	double slo = 0;
+	for (size_t m = 0; m < e->nmodels; m++)
+		slo = e->model_slo_ms[m] > slo ? e->model_slo_ms[m] : slo;
+	s->drain_end = sym_monotonic_ns() + sym_ms(s->c->deadline_max_ms + slo + 2000);
+	if (!s->o->quiet)
+		sym_rt_log(WHO, "SIGTERM: draining %u requests held; the frontends take no new ones", live_requests(s));
+	s->last_status = -1;
+	send_status(s, -1);
+	check_drained(s, sym_monotonic_ns());
+}
+
 static void on_check(struct sym_loop_timer *t, void *ctx)
 {
 	(void)t;
@@ -887,12 +1089,14 @@ static void on_check(struct sym_loop_timer *t, void *ctx)
 	sym_time now = sym_monotonic_ns();
 	check_silence(s, now);
 	interval_roll(s, now);
+	if (s->draining)
+		check_drained(s, now);
 }
 
 /* Everything on the loop: the fabric, the core's decisions, HTTP, the failure checks. */
 static int setup_loop(struct schedd *s)
 {
-	sym_time check_every = s->failure_ns / 4 > SYM_MS ? s->failure_ns / 4 : SYM_MS;
+	sym_time check_every = s->suspect_ns / 4 > SYM_MS ? s->suspect_ns / 4 : SYM_MS;
 	struct sym_loop_io *io;
 	struct sym_loop_timer *t;
 	int rc = sym_rt_loop(&s->loop, WHO, s->fab, on_fab, s->http, s);
@@ -918,7 +1122,7 @@ static void teardown(struct schedd *s)
 	while (s->links.next != &s->links)
 		link_free(s->links.next);
 	free(s->mc);
-	for (int g = 0; s->gpus && g < s->c->nbackends; g++)
+	for (int g = 0; s->gpus && g < s->c->backends_max; g++)
 		for (int j = 0; j < GPU_Q; j++)
 			free(s->gpus[g].q[j].reqs);
 	free(s->gpus);
@@ -931,12 +1135,14 @@ static void teardown(struct schedd *s)
 		sym_hist_finish(&s->ms[m].queueing);
 	free(s->ms);
 	free(s->gpu_busy_s);
+	free(s->gpu_plans);
 	sym_hist_finish(&s->done_lag);
 }
 
 int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 {
-	struct schedd s = { .c = c, .o = o, .failure_ns = sym_ms(c->failure_ms) };
+	struct schedd s = { .c = c, .o = o, .failure_ns = sym_ms(c->failure_ms), .suspect_ns = sym_ms(c->suspect_ms),
+			    .last_status = -1 };
 	s.links.next = s.links.prev = &s.links;
 	sym_hist_init(&s.done_lag);
 	char err[1024] = "";
@@ -948,17 +1154,20 @@ int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	}
 	char pol[128];
 	if (!o->quiet)
-		sym_rt_log(WHO, "listening on %s:%s (%s), %zu models, %d GPUs, policy %s, %d thread%s, planning delays "
-			   "ctrl %.3f data %.3f resp %.3f ms",
+		sym_rt_log(WHO, "listening on %s:%s (%s), %zu models, %d GPUs (ids up to %d), policy %s, %d thread%s, "
+			   "planning delays ctrl %.3f data %.3f resp %.3f ms",
 			   c->schedd.host, c->schedd.port, sym_fab_provider(s.fab), c->exp.nmodels, c->nbackends,
+			   c->backends_max - 1,
 			   sym_policy_format(&c->exp.policy, pol, sizeof(pol)), c->threads, c->threads > 1 ? "s" : "",
 			   c->exp.ctrl_ms, c->exp.data_ms, c->exp.resp_ms);
 	if (setup_loop(&s)) {
 		rc = 1;
 		goto out;
 	}
+	sym_rt_on_term(drain, &s);
 	if ((rc = sym_loop_run(s.loop)))
 		sym_rt_log(WHO, "%s", sym_loop_error(s.loop));
+	sym_fab_flush(s.fab, 1000);
 	rc = rc ? 1 : 0;
 	if (!o->quiet)
 		sym_rt_log(WHO, "stopping: %" PRIu64 " requests, %" PRIu64 " batches, %" PRIu64

@@ -30,6 +30,15 @@ static int stop_fd = -1; /* an eventfd the handler writes: it wakes the process'
 static const char *rt_who; /* the process's name in its log (sym_rt_loop) */
 static void (*reload_fn)(void *ctx);
 static void *reload_ctx;
+static void (*volatile drain_fn)(void *ctx);
+static void *drain_ctx;
+static volatile sig_atomic_t rt_term; /* SIGTERM/SIGINT seen: 1 draining, 2 drain started */
+
+void sym_rt_on_term(void (*drain)(void *ctx), void *ctx)
+{
+	drain_ctx = ctx;
+	drain_fn = drain;
+}
 
 void sym_rt_on_reload(void (*reload)(void *ctx), void *ctx)
 {
@@ -42,6 +51,8 @@ static void on_signal(int sig)
 	int saved = errno;
 	if (sig == SIGHUP)
 		rt_reload = 1;
+	else if (drain_fn && !rt_term)
+		rt_term = 1; /* the loop drains; a second signal stops it */
 	else
 		sym_rt_stop = 1;
 	uint64_t one = 1;
@@ -122,6 +133,10 @@ static void on_stop_fd(struct sym_loop_io *io, uint32_t events, void *ctx)
 	uint64_t v;
 	if (read(sym_loop_io_fd(io), &v, sizeof(v)) < 0)
 		v = 0; /* drained already */
+	if (rt_term == 1 && !sym_rt_stop) {
+		rt_term = 2;
+		drain_fn(drain_ctx);
+	}
 	if (rt_reload) {
 		rt_reload = 0;
 		if (reload_fn)

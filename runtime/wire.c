@@ -74,11 +74,13 @@ static uint64_t get64(struct rd *r)
 #define DONE_SIZE 29
 #define DATA_FIXED 15 /* result, answer: id 8, status 1, batch 2, length 4 */
 #define DROP_SIZE 9
+#define BYE_SIZE 5
+#define STATUS_SIZE 9
 
 static bool drop_reason_ok(int r)
 {
 	return r == SYM_WIRE_DROPPED_EXPIRED || r == SYM_WIRE_DROPPED_EARLY || r == SYM_WIRE_BACKEND_FAILED ||
-	       r == SYM_WIRE_FRONTEND_GONE;
+	       r == SYM_WIRE_FRONTEND_GONE || r == SYM_WIRE_UNAVAILABLE;
 }
 
 static bool done_status_ok(int st)
@@ -134,6 +136,10 @@ static size_t payload_size(const struct sym_msg *m)
 	}
 	case SYM_MSG_DROP:
 		return drop_reason_ok(m->u.drop.reason) ? DROP_SIZE : 0;
+	case SYM_MSG_BYE:
+		return m->u.bye.role && m->u.bye.role < SYM_ROLE_NROLES ? BYE_SIZE : 0;
+	case SYM_MSG_STATUS:
+		return m->u.status.draining <= 1 && m->u.status.gpus_online <= m->u.status.gpus_max ? STATUS_SIZE : 0;
 	default:
 		return 0;
 	}
@@ -237,6 +243,15 @@ size_t sym_wire_encode(const struct sym_msg *m, const struct sym_wire_input *inp
 	case SYM_MSG_DROP:
 		put64(&w, m->u.drop.req_id);
 		put8(&w, m->u.drop.reason);
+		break;
+	case SYM_MSG_BYE:
+		put8(&w, m->u.bye.role);
+		put32(&w, m->u.bye.id);
+		break;
+	case SYM_MSG_STATUS:
+		put32(&w, m->u.status.gpus_online);
+		put32(&w, m->u.status.gpus_max);
+		put8(&w, m->u.status.draining);
 		break;
 	default:
 		return 0;
@@ -410,6 +425,27 @@ long sym_wire_decode(const uint8_t *buf, size_t len, struct sym_msg *m, char *er
 			return BAD("%s: reason %u is not a drop reason", tn, m->u.drop.reason);
 		want = DROP_SIZE;
 		break;
+	case SYM_MSG_BYE:
+		if (plen != BYE_SIZE)
+			return BAD("%s: payload of %u bytes, want %d", tn, plen, BYE_SIZE);
+		m->u.bye.role = get8(&r);
+		m->u.bye.id = get32(&r);
+		if (!m->u.bye.role || m->u.bye.role >= SYM_ROLE_NROLES)
+			return BAD("%s: unknown role %u", tn, m->u.bye.role);
+		want = BYE_SIZE;
+		break;
+	case SYM_MSG_STATUS:
+		if (plen != STATUS_SIZE)
+			return BAD("%s: payload of %u bytes, want %d", tn, plen, STATUS_SIZE);
+		m->u.status.gpus_online = get32(&r);
+		m->u.status.gpus_max = get32(&r);
+		m->u.status.draining = get8(&r);
+		if (m->u.status.draining > 1)
+			return BAD("%s: draining flag %u is not 0 or 1", tn, m->u.status.draining);
+		if (m->u.status.gpus_online > m->u.status.gpus_max)
+			return BAD("%s: %u GPUs online of at most %u", tn, m->u.status.gpus_online, m->u.status.gpus_max);
+		want = STATUS_SIZE;
+		break;
 	default:
 		return BAD("unknown message type %u", type);
 	}
@@ -437,7 +473,7 @@ uint16_t sym_wire_hello_model(const struct sym_msg *m, uint16_t i)
 const char *sym_wire_type_name(int type)
 {
 	static const char *const names[] = { "?", "hello", "heartbeat", "request", "meta", "plan",
-					     "done", "result", "drop", "answer" };
+					     "done", "result", "drop", "answer", "bye", "status" };
 	return type > 0 && type < SYM_MSG_NTYPES ? names[type] : "?";
 }
 

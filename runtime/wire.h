@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #define SYM_WIRE_MAGIC 0x314d5953u
-#define SYM_WIRE_VERSION 2
+#define SYM_WIRE_VERSION 3
 #define SYM_WIRE_HEADER 16
 #define SYM_WIRE_MAX_PAYLOAD (1u << 20) /* 1 MiB: inputs and outputs travel inline for clients */
 #define SYM_WIRE_MAX_BATCH 1024         /* inputs in one plan */
@@ -46,6 +46,9 @@ enum sym_msg_type {
 	SYM_MSG_RESULT,       /* backend -> frontend: one request's output */
 	SYM_MSG_DROP,         /* schedd -> frontend: a request dropped, and why */
 	SYM_MSG_ANSWER,       /* frontend -> client: the output, or why there is none */
+	SYM_MSG_BYE,          /* frontend/backend -> schedd: it is leaving, plan nothing more for it;
+			       * schedd -> backend: nothing more will come (its plans came before) */
+	SYM_MSG_STATUS,       /* schedd -> frontend: the GPUs online, for readiness */
 	SYM_MSG_NTYPES
 };
 
@@ -140,6 +143,15 @@ struct sym_msg {
 			uint32_t len;
 			const uint8_t *data;    /* the output when status is OK */
 		} answer;
+		struct {
+			uint8_t role;           /* the sender's (enum sym_role) */
+			uint32_t id;
+		} bye;
+		struct {
+			uint32_t gpus_online;   /* backends registered and not suspect or leaving */
+			uint32_t gpus_max;      /* the most the cluster may have (backends_max) */
+			uint8_t draining;       /* 1: schedd is shutting down and takes no new request */
+		} status;
 	} u;
 };
 

@@ -193,12 +193,14 @@ static int cluster_stop(struct cluster *c)
 		if (c->be[i] > 0)
 			kill(c->be[i], SIGTERM);
 	for (int i = 0; i < NFE; i++)
-		kill(c->fe[i], SIGTERM);
+		if (c->fe[i] > 0)
+			kill(c->fe[i], SIGTERM);
 	for (int i = 0; i < NBE; i++)
 		if (c->be[i] > 0)
 			wait_for(c->be[i], 10);
 	for (int i = 0; i < NFE; i++)
-		wait_for(c->fe[i], 10);
+		if (c->fe[i] > 0)
+			wait_for(c->fe[i], 10);
 	assert_no_sanitizer_reports();
 	return st;
 }
@@ -1125,6 +1127,124 @@ static void test_http_hardening(void **state)
 	passed = true;
 }
 
+/* Waits until the log holds pat at least n times (or 10 s pass); returns the count. */
+static int wait_log(const char *log, const char *pat, int n)
+{
+	double end = now_s() + 10;
+	int k;
+	while ((k = count_in(log, pat)) < n && now_s() < end)
+		sleep_ms(20);
+	return k;
+}
+
+/* A running cluster's membership, under load: a fifth backend joins (backends_max 5) and
+ * later leaves on SIGTERM, a backend stalled for 200 ms (SIGSTOP) is only suspect (no new
+ * plans, nothing failed) and serves again, and frontend 1 leaves on SIGTERM after answering
+ * all it held, while loadgen goes on with frontend 0. Every request is answered exactly
+ * once, none "backend failed" or "frontend gone", and every process left exits 0. */
+static void test_membership(void **state)
+{
+	(void)state;
+	config_replace("\"failure_ms\": 50,", "\"failure_ms\": 1000, \"backends_max\": 5,");
+	struct cluster c;
+	cluster_start(&c);
+	assert_int_equal(curl("ready0", "GET", 1, "/v2/health/ready", ""), 200);
+	pid_t lg = loadgen_start("members.json", "400", "7");
+	sleep_ms(1000);
+	const char *a[] = { "backend", cfg, "--id", "4", NULL };
+	pid_t b4 = spawn("backend4.log", a);
+	assert_int_equal(wait_log("schedd.log", "backend 4 (", 1), 1); /* joined */
+	sleep_ms(700);
+	kill(c.be[1], SIGSTOP);
+	sleep_ms(200);
+	kill(c.be[1], SIGCONT);
+	assert_true(wait_log("schedd.log", "backend 1 heard again", 1) >= 1);
+	sleep_ms(500);
+	kill(b4, SIGTERM);
+	assert_int_equal(wait_for(b4, 12), 0);
+	sleep_ms(500);
+	kill(c.fe[1], SIGTERM);
+	assert_int_equal(wait_for(c.fe[1], 12), 0);
+	c.fe[1] = -1;
+	running.fe[1] = -1;
+	int st = wait_for(lg, 40);
+	int sst = cluster_stop(&c);
+	assert_int_equal(st, 0);
+	assert_int_equal(sst, 0);
+	cJSON *s = load_json("schedd.json");
+	assert_int_equal((int)num(s, "backend_failures"), 0);
+	assert_int_equal((int)num(s, "frontend_failures"), 0);
+	assert_int_equal((int)num(s, "failed_requests"), 0);
+	assert_true(num(s, "suspect_backends") >= 1);
+	assert_true(num(s, "peers_left") >= 2);
+	cJSON_Delete(s);
+	assert_int_equal(count_in("schedd.log", "backend 4 left"), 1);
+	assert_int_equal(count_in("schedd.log", "frontend 1 left"), 1);
+	assert_int_equal(count_in("backend4.log", "left: every batch in hand is done"), 1);
+	assert_int_equal(count_in("frontend1.log", "drained: every request held was answered"), 1);
+	cJSON *j = load_json("members.json");
+	assert_int_equal((int)num(j, "checks.answered"), (int)num(j, "checks.requests"));
+	assert_int_equal((int)num(j, "checks.unanswered"), 0);
+	assert_int_equal((int)num(j, "checks.duplicate_answers"), 0);
+	assert_int_equal((int)num(j, "checks.wrong_outputs"), 0);
+	assert_int_equal((int)num(j, "checks.frontends_lost"), 1);
+	assert_int_equal((int)num(j, "checks.failed_by_status.backend failed"), 0);
+	assert_int_equal((int)num(j, "checks.failed_by_status.frontend gone"), 0);
+	assert_true(num(j, "served") > 0.8 * num(j, "offered"));
+	cJSON_Delete(j);
+	passed = true;
+}
+
+/* SIGTERM of schedd under load: it tells the frontends (they take no new request and turn
+ * not ready), serves what it holds, and exits 0; every request is answered exactly once.
+ * Restarted, it takes the backends back (ready again); with every backend gone (SIGTERM:
+ * each leaves), the frontends are not ready: no GPU can run the model. */
+static void test_schedd_sigterm(void **state)
+{
+	(void)state;
+	config_replace("\"failure_ms\": 50,", "\"failure_ms\": 1000,");
+	struct cluster c;
+	cluster_start(&c);
+	pid_t lg = loadgen_start("term.json", "400", "4");
+	sleep_ms(2000);
+	kill(c.schedd, SIGTERM);
+	assert_int_equal(wait_for(c.schedd, 12), 0);
+	assert_int_equal(count_in("schedd.log", "drained: every request held was served or dropped"), 1);
+	int st = wait_for(lg, 40);
+	assert_int_equal(st, 0);
+	cJSON *j = load_json("term.json");
+	assert_int_equal((int)num(j, "checks.answered"), (int)num(j, "checks.requests"));
+	assert_int_equal((int)num(j, "checks.unanswered"), 0);
+	assert_int_equal((int)num(j, "checks.duplicate_answers"), 0);
+	assert_int_equal((int)num(j, "checks.wrong_outputs"), 0);
+	assert_int_equal((int)num(j, "checks.failed_by_status.backend failed"), 0);
+	cJSON_Delete(j);
+	assert_int_equal(curl("ready1", "GET", 1, "/v2/health/ready", ""), 503);
+	/* schedd again: the backends and frontends come back to it */
+	char sjson[400];
+	snprintf(sjson, sizeof(sjson), "%s/schedd2.json", dir);
+	const char *sa[] = { "schedd", cfg, "--json", sjson, NULL };
+	c.schedd = spawn("schedd2.log", sa);
+	running.schedd = c.schedd;
+	assert_int_equal(wait_log("schedd2.log", "registered: GPU", NBE), NBE);
+	double end = now_s() + 5;
+	int code = 0;
+	while (now_s() < end && (code = curl("ready2", "GET", 1, "/v2/health/ready", "")) != 200)
+		sleep_ms(50);
+	assert_int_equal(code, 200);
+	for (int i = 0; i < NBE; i++) {
+		kill(c.be[i], SIGTERM);
+		assert_int_equal(wait_for(c.be[i], 12), 0);
+		c.be[i] = running.be[i] = -1;
+	}
+	end = now_s() + 5;
+	while (now_s() < end && (code = curl("ready3", "GET", 1, "/v2/models/m/ready", "")) != 503)
+		sleep_ms(50);
+	assert_int_equal(code, 503);
+	assert_int_equal(cluster_stop(&c), 0);
+	passed = true;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -1147,6 +1267,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_signatures, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_clockwork_rejects, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_hardening, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_membership, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_schedd_sigterm, setup, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -96,6 +96,15 @@ static struct sym_msg sample(int type)
 		m.u.answer.req_id = 42;
 		m.u.answer.status = SYM_WIRE_DROPPED_EXPIRED;
 		break;
+	case SYM_MSG_BYE:
+		m.u.bye.role = SYM_ROLE_BACKEND;
+		m.u.bye.id = 12;
+		break;
+	case SYM_MSG_STATUS:
+		m.u.status.gpus_online = 3;
+		m.u.status.gpus_max = 8;
+		m.u.status.draining = 1;
+		break;
 	}
 	return m;
 }
@@ -185,12 +194,21 @@ static void test_round_trip(void **state)
 			assert_int_equal(d.u.answer.status, SYM_WIRE_DROPPED_EXPIRED);
 			assert_int_equal(d.u.answer.len, 0);
 			break;
+		case SYM_MSG_BYE:
+			assert_int_equal(d.u.bye.role, SYM_ROLE_BACKEND);
+			assert_int_equal(d.u.bye.id, 12);
+			break;
+		case SYM_MSG_STATUS:
+			assert_int_equal(d.u.status.gpus_online, 3);
+			assert_int_equal(d.u.status.gpus_max, 8);
+			assert_int_equal(d.u.status.draining, 1);
+			break;
 		}
 	}
 	/* the header bytes are exactly as documented */
 	struct sym_msg m = sample(SYM_MSG_DROP);
 	enc(&m);
-	const uint8_t head[16] = { 'S', 'Y', 'M', '1', 2, 0, SYM_MSG_DROP, 0, 9, 0, 0, 0, 0, 0, 0, 0 };
+	const uint8_t head[16] = { 'S', 'Y', 'M', '1', 3, 0, SYM_MSG_DROP, 0, 9, 0, 0, 0, 0, 0, 0, 0 };
 	assert_memory_equal(buf, head, 16);
 }
 
@@ -242,8 +260,8 @@ static void test_bounds(void **state)
 	expect_bad(n, "bad magic");
 	expect_bad(4, "bad magic"); /* refused as soon as the magic is there */
 	FRESH(SYM_MSG_DROP);
-	poke(4, 3, 2);
-	expect_bad(6, "wire version 3");
+	poke(4, 2, 2);
+	expect_bad(6, "wire version 2");
 	poke(4, 1, 2);
 	expect_bad(6, "wire version 1");
 	FRESH(SYM_MSG_DROP);
@@ -257,6 +275,22 @@ static void test_bounds(void **state)
 	FRESH(SYM_MSG_DROP);
 	poke(12, 1, 4);
 	expect_bad(n, "reserved flags");
+	/* bye: a role that does not exist; status: more GPUs online than the most, a flag not 0/1 */
+	FRESH(SYM_MSG_BYE);
+	poke(16, 0, 1);
+	expect_bad(n, "unknown role 0");
+	poke(16, SYM_ROLE_NROLES, 1);
+	expect_bad(n, "unknown role");
+	FRESH(SYM_MSG_STATUS);
+	poke(16, 9, 4);
+	expect_bad(n, "9 GPUs online of at most 8");
+	FRESH(SYM_MSG_STATUS);
+	poke(24, 2, 1);
+	expect_bad(n, "draining flag 2");
+	FRESH(SYM_MSG_DROP);
+	poke(24, SYM_WIRE_UNAVAILABLE, 1);
+	char e2[64];
+	assert_int_equal(sym_wire_decode(buf, n, &m, e2, sizeof(e2)), (long)n); /* schedd shutting down drops with it */
 	/* fixed-size payloads: one byte more or less */
 	int fixed[] = { SYM_MSG_HEARTBEAT, SYM_MSG_META, SYM_MSG_DONE, SYM_MSG_DROP };
 	for (size_t i = 0; i < 4; i++) {
