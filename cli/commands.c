@@ -203,13 +203,22 @@ static const struct cli_opt o_quiet_rt = { "quiet", 0, CLI_FLAG, NULL, "no infor
 static const struct cli_opt o_verbose = { "verbose", 0, CLI_FLAG, NULL, "log every connection event" };
 static const struct cli_opt o_check = { "check", 0, CLI_FLAG, NULL, "check the configuration and exit" };
 static const struct cli_opt *const process_opts[] = { &o_cluster_config, &o_id, &o_json_rt, &o_quiet_rt, &o_verbose, &o_check, NULL };
+static const struct cli_opt o_standby = { "standby", 0, CLI_FLAG, NULL,
+					  "be the hot standby: listen on the second address of runtime.schedd, watch the "
+					  "active scheduler, and take over when it fails" };
+static const struct cli_opt *const schedd_opts[] = { &o_cluster_config, &o_json_rt, &o_quiet_rt, &o_verbose, &o_check,
+						     &o_standby, NULL };
 
 static const char schedd_text[] =
 	"Listens on the cluster's scheduler address. Frontends send request metadata; schedd runs the scheduling "
 	"core (the policy of the configuration) on --threads threads and sends each batch plan to its backend and "
 	"each drop notice to its frontend. A backend or frontend silent for failure_ms is removed: the requests "
 	"of a failed backend's running batch are answered with an error, a lost frontend's queued requests are "
-	"dropped. --json writes its counters at exit (SIGINT/SIGTERM).";
+	"dropped. --json writes its counters at exit (SIGINT/SIGTERM).\n\n"
+	"With two addresses in runtime.schedd, a second schedd started with --standby listens on the second, "
+	"heartbeats the active one and takes over when it has been silent for failure_ms or its connection "
+	"closes; frontends and backends then register with it, the frontends send again the requests they "
+	"hold, and every request is still answered exactly once (docs/runtime.md, \"Failover\").";
 static const char frontend_text[] =
 	"Frontend I accepts clients on its client address (the native protocol: wire-format REQUEST and ANSWER "
 	"messages over TCP), keeps each input in a registered pool that backends read with one-sided RMA reads, "
@@ -371,7 +380,7 @@ static const struct cli_cmd commands[] = {
 	{ "merge", "simulator", "combine the results of sweep shards into one file", "DIR|FILE...", 1, -1, merge_text,
 	  merge_opts, 0, cli_cmd_merge, "  symphony merge sweep-out/shard-* --out sweep-out\n" },
 	{ "schedd", "runtime", "the scheduler daemon: the core on the monotonic clock, plans to backends",
-	  "[CLUSTER.json|-]", 0, 1, schedd_text, process_opts, CLI_CLUSTER, RT(cli_cmd_runtime), NULL },
+	  "[CLUSTER.json|-]", 0, 1, schedd_text, schedd_opts, CLI_CLUSTER, RT(cli_cmd_runtime), NULL },
 	{ "frontend", "runtime", "holds request inputs in registered memory, answers clients exactly once",
 	  "[CLUSTER.json|-]", 0, 1, frontend_text, process_opts, CLI_CLUSTER, RT(cli_cmd_runtime), NULL },
 	{ "backend", "runtime", "one emulated GPU: reads a plan's inputs with RMA, runs it, returns outputs",

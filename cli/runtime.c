@@ -42,9 +42,11 @@ static int load_cluster(const struct cli *c, struct sym_cluster *cl)
 static int cmd_process(struct cli *c)
 {
 	const char *cmd = c->cmd->name;
-	struct sym_rt_opts o = { .cmd = cmd, .id = cli_given(c, "id") ? (int)cli_int(c, "id") : -1,
+	bool schedd = !strcmp(cmd, "schedd");
+	struct sym_rt_opts o = { .cmd = cmd, .id = !schedd && cli_given(c, "id") ? (int)cli_int(c, "id") : -1,
 				 .json = cli_str(c, "json"), .quiet = cli_flag(c, "quiet"),
-				 .verbose = cli_flag(c, "verbose"), .check = cli_flag(c, "check") };
+				 .verbose = cli_flag(c, "verbose"), .check = cli_flag(c, "check"),
+				 .standby = schedd && cli_flag(c, "standby") };
 	struct sym_cluster cl;
 	char err[1024];
 	int rc = load_cluster(c, &cl);
@@ -56,6 +58,9 @@ static int cmd_process(struct cli *c)
 		rc = cli_usage_error(c, "--id must be given, from 0 to %d (the cluster has %d %ss)", nid - 1, nid, cmd);
 	if (!rc && !needs_id && o.id >= 0)
 		rc = cli_usage_error(c, "--id is for frontends and backends, not %s", cmd);
+	if (!rc && o.standby && !cl.has_standby)
+		rc = cli_usage_error(c, "--standby needs a second scheduler address: \"schedd\": [\"HOST:PORT\", \"HOST:PORT\"] "
+				     "(or --schedd ACTIVE,STANDBY)");
 	if (!rc && o.json && needs_id)
 		rc = cli_usage_error(c, "--json is for schedd and loadgen, not %s", cmd);
 	uint8_t secret[SYM_FAB_SECRET_BYTES];

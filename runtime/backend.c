@@ -39,6 +39,7 @@
 
 #define EXEC_SPIN (50 * SYM_US) /* the emulated executor's spin before a start and an end */
 #define RECONNECT (100 * SYM_MS) /* between attempts to reach schedd and the frontends */
+#define SWITCH (2 * SYM_MS)      /* from a failed attempt at the active scheduler to its standby */
 #define LEAVE_MAX (10 * SYM_S)   /* SIGTERM: the most a backend takes to finish and leave */
 
 struct input {
@@ -105,6 +106,8 @@ struct backend {
 	struct sym_http *http;
 	/* SIGTERM: leaving (bye sent), and schedd's bye back (no plan will follow) */
 	bool leaving, bye_acked;
+	sym_time schedd_heard;  /* the last message from schedd */
+	unsigned schedd_try;    /* connection attempts: even the active scheduler, odd its standby */
 	struct sym_loop_timer *leave_t;
 };
 
@@ -170,7 +173,8 @@ static bool all_frontends_up(const struct backend *be)
 
 static void maybe_hello(struct backend *be)
 {
-	if (be->schedd_up && !be->hello_sent && !be->leaving && all_frontends_up(be))
+	/* no batch of a former scheduler in hand: its completions would puzzle this one */
+	if (be->schedd_up && !be->hello_sent && !be->leaving && !be->nb && all_frontends_up(be))
 		send_hello(be);
 }
 
@@ -186,7 +190,9 @@ static void schedd_lost(struct backend *be, const char *why)
 	be->hello_sent = false;
 	be->bye_acked = true; /* no plan can come any more */
 	sym_loop_timer_stop(be->beat_t);
-	sym_loop_timer_set(be->connect_t, sym_monotonic_ns() + RECONNECT, RECONNECT);
+	/* the standby is tried at once after the active one; the active one again after RECONNECT */
+	sym_loop_timer_set(be->connect_t, sym_monotonic_ns() + (be->c->has_standby && be->schedd_try % 2 ? SWITCH : RECONNECT),
+			   RECONNECT);
 }
 
 /* Tells schedd how the batch at the head ended, and each input's frontend
@@ -413,6 +419,10 @@ static void on_msg(struct backend *be, struct sym_fab_conn *conn, const uint8_t 
 	char why[200];
 	long n = sym_wire_decode(data, len, &m, why, sizeof(why));
 	bool from_schedd = conn == be->schedd;
+	if (from_schedd)
+		be->schedd_heard = sym_monotonic_ns();
+	if (n > 0 && (size_t)n == len && from_schedd && m.type == SYM_MSG_HEARTBEAT)
+		return; /* schedd is alive (it answers some of our heartbeats) */
 	if (n > 0 && (size_t)n == len && from_schedd && m.type == SYM_MSG_PLAN) {
 		on_plan(be, &m, sym_monotonic_ns());
 		return;
@@ -441,6 +451,7 @@ static void on_connected(struct backend *be, struct sym_fab_conn *conn, int fi)
 {
 	if (conn == be->schedd) {
 		be->schedd_up = true;
+		be->schedd_heard = sym_monotonic_ns();
 	} else if (fi >= 0) {
 		be->fe_up[fi] = true;
 		if (be->o->verbose)
@@ -499,15 +510,26 @@ static void on_connect_timer(struct sym_loop_timer *t, void *ctx)
 		    sym_fab_connect(be->fab, c->frontends[i].fabric.host, c->frontends[i].fabric.port, &be->fe[i], err,
 				    sizeof(err)))
 			sym_rt_log(be->who, "frontend %d: %s", i, err);
-	if (!be->schedd && sym_fab_connect(be->fab, c->schedd.host, c->schedd.port, &be->schedd, err, sizeof(err)))
-		sym_rt_log(be->who, "schedd: %s", err);
+	/* the active scheduler, then its standby, in turn until one takes us */
+	const struct sym_hostport *to = c->has_standby && be->schedd_try % 2 ? &c->standby : &c->schedd;
+	if (!be->schedd && !be->leaving) {
+		be->schedd_try++;
+		if (sym_fab_connect(be->fab, to->host, to->port, &be->schedd, err, sizeof(err)))
+			sym_rt_log(be->who, "schedd: %s", err);
+	}
+	maybe_hello(be); /* a batch of a former scheduler may have ended meanwhile */
 }
 
 static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
 {
 	(void)t;
 	struct backend *be = ctx;
-	if (sym_rt_heartbeat(be->who, be->schedd, be->id, &be->seq))
+	sym_time quiet = sym_monotonic_ns() - be->schedd_heard;
+	char why[64];
+	snprintf(why, sizeof(why), "silent for %.1f ms", (double)quiet / 1e6);
+	if (quiet > sym_ms(be->c->failure_ms))
+		schedd_lost(be, why);
+	else if (sym_rt_heartbeat(be->who, be->schedd, be->id, &be->seq))
 		schedd_lost(be, "heartbeat not sent");
 }
 

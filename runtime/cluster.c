@@ -123,7 +123,7 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 		else if (cJSON_IsNumber(val)) {
 			snprintf(buf, sizeof(buf), "%.17g", val->valuedouble);
 			text = buf;
-		} else if (!(cJSON_IsArray(val) && !strcmp(key, "frontends")))
+		} else if (!(cJSON_IsArray(val) && (!strcmp(key, "frontends") || !strcmp(key, "schedd"))))
 			return ERR("%s: expected a number or a string", where);
 	}
 	double d;
@@ -191,9 +191,28 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 			return ERR("%s: expected a port from 1 to %d, got '%s'", where, 65535 - 2 * 1024 - 2, text);
 		c->port_base = l;
 	} else if (!strcmp(key, "schedd")) {
-		if (sym_hostport_parse(text, &c->schedd))
-			return ERR("%s: expected HOST:PORT, got '%s'", where, text);
+		/* "HOST:PORT", or the active and its hot standby: ["HOST:PORT", "HOST:PORT"] or "H:P,H:P" */
+		char a[600] = "", b[600] = "";
+		if (val && cJSON_IsArray(val)) {
+			int n = cJSON_GetArraySize(val);
+			const cJSON *x = cJSON_GetArrayItem(val, 0), *y = cJSON_GetArrayItem(val, 1);
+			if (n < 1 || n > 2 || !cJSON_IsString(x) || (y && !cJSON_IsString(y)))
+				return ERR("%s: expected \"HOST:PORT\" or [\"HOST:PORT\", \"HOST:PORT\"] (the active "
+					   "scheduler, then its standby)", where);
+			snprintf(a, sizeof(a), "%s", x->valuestring);
+			if (y)
+				snprintf(b, sizeof(b), "%s", y->valuestring);
+		} else {
+			const char *comma = strchr(text, ',');
+			snprintf(a, sizeof(a), "%.*s", comma ? (int)(comma - text) : (int)strlen(text), text);
+			if (comma)
+				snprintf(b, sizeof(b), "%s", comma + 1);
+		}
+		if (sym_hostport_parse(a, &c->schedd) || (b[0] && sym_hostport_parse(b, &c->standby)))
+			return ERR("%s: expected HOST:PORT, or two of them (the active scheduler, then its standby), "
+				   "got '%s'", where, b[0] && !sym_hostport_parse(a, &c->schedd) ? b : a);
 		c->schedd_set = true;
+		c->has_standby = b[0] != '\0';
 	} else if (!strcmp(key, "frontends")) {
 		if (val && cJSON_IsArray(val))
 			return set_frontend_list(c, val, where, err, errlen);
@@ -258,7 +277,7 @@ static const struct {
 	{ "host", "host", "HOST", "address processes bind to and reach each other at (default 127.0.0.1)" },
 	{ "secret_file", "secret-file", "FILE", "the cluster secret schedd, frontends and backends authenticate with (symphony keygen FILE); required" },
 	{ "port_base", "port-base", "PORT", "schedd's port; frontend i uses PORT+1+2i (fabric) and PORT+2+2i (clients)" },
-	{ "schedd", "schedd", "HOST:PORT", "the scheduler's address (default HOST:PORT_BASE)" },
+	{ "schedd", "schedd", "HOST:PORT[,HOST:PORT]", "the scheduler's address (default HOST:PORT_BASE), then its hot standby's (symphony schedd --standby)" },
 	{ "frontends", "frontends", "N", "number of frontends (default 1)" },
 	{ "backends", "backends", "N", "number of backends, one GPU each (default 2)" },
 	{ "threads", "threads", "N", "schedd's scheduler threads (default 1; >= 2: candidate policies)" },
@@ -463,8 +482,8 @@ int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen)
 	}
 	if (c->http_base < 0)
 		c->http_base = c->port_base + 1000 <= 65535 - 1024 ? c->port_base + 1000 : 0;
-	if (c->http_base && c->nfrontends > 511)
-		return ERR("runtime: HTTP ports are laid out for at most 511 frontends; set http_base 0 or list them");
+	if (c->http_base && c->nfrontends > 510)
+		return ERR("runtime: HTTP ports are laid out for at most 510 frontends; set http_base 0 or list them");
 	if (!c->backends_max)
 		c->backends_max = c->nbackends;
 	if (c->backends_max < c->nbackends)
@@ -530,7 +549,8 @@ const char *sym_cluster_http_port(const struct sym_cluster *c, int role, int id,
 										      : NULL;
 	if (!c->http_base)
 		return NULL;
-	snprintf(buf, len, "%d", c->http_base + (role == SYM_ROLE_BACKEND ? 512 + id : 0));
+	/* schedd: id 0 the active's, 1 the standby's */
+	snprintf(buf, len, "%d", c->http_base + (role == SYM_ROLE_BACKEND ? 512 + id : id == 1 ? 511 : 0));
 	return buf;
 }
 
@@ -540,7 +560,14 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 	char hp[300];
 	cJSON_AddStringToObject(o, "provider", c->provider);
 	snprintf(hp, sizeof(hp), "%s:%s", c->schedd.host, c->schedd.port);
-	cJSON_AddStringToObject(o, "schedd", hp);
+	if (c->has_standby) {
+		cJSON *sa = cJSON_AddArrayToObject(o, "schedd");
+		cJSON_AddItemToArray(sa, cJSON_CreateString(hp));
+		snprintf(hp, sizeof(hp), "%s:%s", c->standby.host, c->standby.port);
+		cJSON_AddItemToArray(sa, cJSON_CreateString(hp));
+	} else {
+		cJSON_AddStringToObject(o, "schedd", hp);
+	}
 	cJSON *fes = cJSON_AddArrayToObject(o, "frontends");
 	for (int i = 0; i < c->nfrontends && c->frontends; i++) {
 		cJSON *fe = cJSON_CreateObject();

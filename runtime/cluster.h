@@ -16,7 +16,8 @@
  *                                     port_base + 1 + 2i, its client port at port_base + 2 + 2i
  *     "frontends": 2,                 a count (addresses from port_base), or an array of
  *                                     {"fabric": "HOST:PORT", "clients": "HOST:PORT"}
- *     "schedd": "HOST:PORT",          (optional) overrides host:port_base
+ *     "schedd": "HOST:PORT",          (optional) overrides host:port_base; ["HOST:PORT", "HOST:PORT"]:
+ *                                     the active scheduler, then its hot standby
  *     "backends": 4,                  one emulated GPU each; backend i is GPU i of the experiment
  *     "threads": 1,                   schedd's scheduler threads
  *     "heartbeat_ms": 10,             how often frontends and backends heartbeat
@@ -31,7 +32,8 @@
  *     "device": 0,                    cuda: the device ordinal a backend uses
  *     "poll_us": 0,                   schedd's polling (0: sleep at once; see sched.h)
  *     "http_base": 8100,              HTTP (KServe v2 API, /metrics): schedd here, frontend i at
- *                                     +1+i, backend i at +512+i; default port_base + 1000; 0: off
+ *                                     +1+i, a standby schedd at +511, backend i at +512+i;
+ *                                     default port_base + 1000; 0: off
  *     "http_body_max": 8388608,       largest HTTP body (413 above)
  *     "deadline_max_ms": 10000,       largest per-request deadline a client may ask for
  *     "late_status": 200,             or 504: the status of an answer that came back late
@@ -92,8 +94,9 @@ struct sym_cluster {
 	char provider[32];
 	char host[256];
 	int port_base;
-	struct sym_hostport schedd;
-	bool schedd_set;
+	struct sym_hostport schedd;       /* the active scheduler */
+	struct sym_hostport standby;      /* its hot standby (symphony schedd --standby), when has_standby */
+	bool schedd_set, has_standby;
 	int nfrontends;
 	struct sym_cluster_fe *frontends; /* nfrontends */
 	bool frontends_listed;            /* given as an array (not from port_base) */
@@ -166,7 +169,7 @@ static inline size_t sym_cluster_input_bytes(const struct sym_cluster *c, size_t
 /* Largest output a model may have: what fits in one wire message. */
 #define SYM_CLUSTER_OUTPUT_MAX (60 * 1024)
 
-/* The HTTP port of schedd (role SYM_ROLE_SCHEDD), frontend or backend `id`
+/* The HTTP port of schedd (role SYM_ROLE_SCHEDD; id 0 the active, 1 the standby), frontend or backend `id`
  * as a string in buf, or NULL when HTTP is off (after resolve). */
 const char *sym_cluster_http_port(const struct sym_cluster *c, int role, int id, char *buf, size_t len);
 

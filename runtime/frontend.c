@@ -44,6 +44,7 @@
 
 #define CLIENT_MAX_QUEUED (64u << 20) /* unsent answer bytes before a client is cut off */
 #define RECONNECT (100 * SYM_MS)      /* between attempts to reach schedd */
+#define SWITCH (2 * SYM_MS)           /* from a failed attempt at the active scheduler to its standby */
 #define OUTCOME_LATE SYM_WIRE_NSTATUS /* answered with its output, after its deadline */
 #define NOUTCOMES (SYM_WIRE_NSTATUS + 1)
 
@@ -75,10 +76,16 @@ struct client {
 	struct sym_loop_io *io; /* NULL: the index is free */
 	uint32_t gen;
 	bool open;              /* false from client_close on */
+	bool bye_sent, bye_acked; /* draining: we said bye; it said bye back (it sends nothing more) */
 };
 
 struct frontend {
+	sym_time schedd_heard;  /* the last message from schedd */
+	unsigned schedd_try;   /* connection attempts: even the active scheduler, odd its standby */
+	char schedd_addr[300];
+	uint64_t resent;       /* requests sent again to a new scheduler */
 	bool draining;         /* SIGTERM: no new request; stops once every slot is answered */
+	bool drain_done;
 	bool schedd_draining;  /* schedd said it is shutting down */
 	uint32_t gpus_online;  /* as schedd last said (STATUS) */
 	struct sym_loop_io *lio; /* the native clients' listener, until draining */
@@ -143,6 +150,8 @@ static void client_freed(void *ctx)
 	cl->io = NULL;
 }
 
+static void maybe_drained(struct frontend *f);
+
 /* Answers for it are dropped from now on; its socket closes at the end of the turn. */
 static void client_close(struct frontend *f, uint32_t ci)
 {
@@ -153,6 +162,7 @@ static void client_close(struct frontend *f, uint32_t ci)
 	f->nopen--;
 	cl->gen++;
 	sym_loop_io_close(cl->io, client_freed, cl);
+	maybe_drained(f);
 }
 
 static void client_watch_out(struct frontend *f, uint32_t ci, bool on)
@@ -236,8 +246,41 @@ static void answer_slot(struct frontend *f, uint32_t i, uint8_t status, uint16_t
 	size_t used = sym_cluster_input_bytes(f->c, s->model);
 	memset(f->pool + (size_t)i * f->c->input_max, 0, used < f->c->input_max ? used : f->c->input_max);
 	f->freeslots[f->nfree++] = i;
-	if (f->draining && f->nfree == (uint32_t)f->c->pool_slots)
-		drained(f);
+	maybe_drained(f);
+}
+
+static void schedd_lost(struct frontend *f, const char *why);
+
+/* Slot i's metadata to schedd, with what is left of its budget (decoding a
+ * large body took some of it; a request sent again after a failover, more).
+ * Returns whether it went. */
+static bool send_meta(struct frontend *f, uint32_t i)
+{
+	struct slot *s = &f->slots[i];
+	int64_t left = (int64_t)(s->deadline - sym_monotonic_ns());
+	struct sym_msg meta = { .type = SYM_MSG_META };
+	meta.u.meta.req_id = slot_id(f, i);
+	meta.u.meta.model = s->model;
+	meta.u.meta.frontend = (uint32_t)f->id;
+	meta.u.meta.budget_ns = left > 0 ? left : 1; /* spent: schedd drops it as expired */
+	meta.u.meta.addr = sym_fab_mr_addr(f->mr, f->pool + (size_t)i * f->c->input_max);
+	meta.u.meta.len = (uint32_t)sym_cluster_input_bytes(f->c, s->model);
+	meta.u.meta.key = sym_fab_mr_key(f->mr);
+	if (!f->schedd_up || sym_rt_send(f->who, f->schedd, &meta, NULL, NULL)) {
+		if (f->schedd_up)
+			schedd_lost(f, "sending failed");
+		return false;
+	}
+	return true;
+}
+
+/* The requests held past their deadlines while no scheduler was there: answered expired. */
+static void expire_held(struct frontend *f)
+{
+	sym_time now = sym_monotonic_ns();
+	for (uint32_t i = 0; i < (uint32_t)f->c->pool_slots; i++)
+		if (f->slots[i].busy && f->slots[i].deadline <= now)
+			answer_slot(f, i, SYM_WIRE_DROPPED_EXPIRED, 0, NULL, 0);
 }
 
 static void schedd_lost(struct frontend *f, const char *why)
@@ -247,15 +290,25 @@ static void schedd_lost(struct frontend *f, const char *why)
 		f->schedd = NULL;
 	}
 	sym_loop_timer_stop(f->beat_t);
-	if (f->schedd_up)
+	bool hold = f->c->has_standby && !f->draining;
+	uint32_t held = (uint32_t)f->c->pool_slots - f->nfree;
+	if (f->schedd_up && hold)
+		sym_rt_log(f->who, "scheduler lost (%s): holding %u requests for the next scheduler (or until their "
+			   "deadlines)", why, held);
+	else if (f->schedd_up)
 		sym_rt_log(f->who, "scheduler lost (%s): answering waiting requests 'unavailable'", why);
 	else if (f->o->verbose)
 		sym_rt_log(f->who, "scheduler not reachable: %s", why);
 	f->schedd_up = false;
-	for (uint32_t i = 0; i < (uint32_t)f->c->pool_slots; i++)
+	f->gpus_online = 0;
+	/* with a standby, the requests held go to it once a scheduler takes them (those the old one
+	 * had sent to a backend may then run twice; the first answer counts, the other is stale) */
+	for (uint32_t i = 0; i < (uint32_t)f->c->pool_slots && !hold; i++)
 		if (f->slots[i].busy)
 			answer_slot(f, i, SYM_WIRE_UNAVAILABLE, 0, NULL, 0);
-	sym_loop_timer_set(f->connect_t, sym_monotonic_ns() + RECONNECT, 0);
+	/* the standby is tried at once after the active one; the active one again after RECONNECT */
+	sym_loop_timer_set(f->connect_t, sym_monotonic_ns() + (f->c->has_standby && f->schedd_try % 2 ? SWITCH : RECONNECT),
+			   0);
 }
 
 /* Takes a free slot (there must be one) for a request of model m. */
@@ -275,19 +328,9 @@ static void submit(struct frontend *f, uint32_t i, int64_t budget_ns, uint32_t l
 {
 	struct slot *s = &f->slots[i];
 	s->deadline = s->t0 + budget_ns;
-	/* schedd gets what is left of the budget: decoding a large body took some of it */
-	int64_t left = (int64_t)(s->deadline - sym_monotonic_ns());
-	struct sym_msg meta = { .type = SYM_MSG_META };
-	meta.u.meta.req_id = slot_id(f, i);
-	meta.u.meta.model = s->model;
-	meta.u.meta.frontend = (uint32_t)f->id;
-	meta.u.meta.budget_ns = left > 0 ? left : 1; /* spent: schedd drops it as expired */
-	meta.u.meta.addr = sym_fab_mr_addr(f->mr, f->pool + (size_t)i * f->c->input_max);
-	meta.u.meta.len = len;
-	meta.u.meta.key = sym_fab_mr_key(f->mr);
+	(void)len; /* a request's input is of its model's size (checked when it came in) */
 	f->accepted++;
-	if (sym_rt_send(f->who, f->schedd, &meta, NULL, NULL))
-		schedd_lost(f, "sending failed");
+	send_meta(f, i);
 }
 
 static void on_request(struct frontend *f, uint32_t ci, const struct sym_msg *m)
@@ -351,6 +394,11 @@ static void on_client(struct sym_loop_io *io, uint32_t events, void *ctx)
 		char why[200];
 		long k;
 		while (cl->open && (k = sym_stream_next(&cl->st, &m, why, sizeof(why))) > 0) {
+			if (m.type == SYM_MSG_BYE && cl->bye_sent && m.u.bye.role == SYM_ROLE_CLIENT) {
+				cl->bye_acked = true; /* everything it sent us came before this */
+				maybe_drained(f);
+				continue;
+			}
 			if (m.type != SYM_MSG_REQUEST) {
 				sym_rt_log_limited(&f->client_log, f->who, "client %u sent a %s message; closing it", ci,
 					   sym_wire_type_name(m.type));
@@ -439,6 +487,10 @@ static void on_fab_msg(struct frontend *f, struct sym_fab_conn *conn, const uint
 			sym_loop_fab_close(f->loop, conn, NULL, NULL);
 		return;
 	}
+	if (conn == f->schedd)
+		f->schedd_heard = sym_monotonic_ns();
+	if (m.type == SYM_MSG_HEARTBEAT && conn == f->schedd)
+		return; /* schedd is alive (it answers some of our heartbeats) */
 	if (m.type == SYM_MSG_STATUS && conn == f->schedd) {
 		bool was = ready(f);
 		f->gpus_online = m.u.status.gpus_online;
@@ -487,9 +539,19 @@ static void schedd_connected(struct frontend *f)
 	if (sym_rt_send(f->who, f->schedd, &h, NULL, NULL))
 		return;
 	f->schedd_up = true;
+	f->schedd_heard = sym_monotonic_ns();
 	sym_loop_timer_set(f->beat_t, sym_monotonic_ns(), sym_ms(f->c->heartbeat_ms));
 	if (!f->o->quiet)
-		sym_rt_log(f->who, "connected to schedd");
+		sym_rt_log(f->who, "connected to schedd at %s", f->schedd_addr);
+	/* what we hold (after a failover) goes to this scheduler */
+	expire_held(f);
+	uint32_t again = 0;
+	for (uint32_t i = 0; i < (uint32_t)f->c->pool_slots && f->schedd_up; i++)
+		if (f->slots[i].busy && send_meta(f, i))
+			again++;
+	if (again && !f->o->quiet)
+		sym_rt_log(f->who, "sent %u requests held to the scheduler again", again);
+	f->resent += again;
 }
 
 static void on_fab(void *ctx, const struct sym_fab_event *e)
@@ -527,7 +589,11 @@ static void on_connect_timer(struct sym_loop_timer *t, void *ctx)
 	char err[512];
 	if (f->schedd)
 		return;
-	if (sym_fab_connect(f->fab, f->c->schedd.host, f->c->schedd.port, &f->schedd, err, sizeof(err))) {
+	expire_held(f);
+	/* the active scheduler, then its standby, in turn until one takes us */
+	const struct sym_hostport *to = f->c->has_standby && f->schedd_try++ % 2 ? &f->c->standby : &f->c->schedd;
+	snprintf(f->schedd_addr, sizeof(f->schedd_addr), "%s:%s", to->host, to->port);
+	if (sym_fab_connect(f->fab, to->host, to->port, &f->schedd, err, sizeof(err))) {
 		sym_rt_log(f->who, "%s", err);
 		sym_loop_timer_set(t, sym_monotonic_ns() + RECONNECT, 0);
 	}
@@ -537,7 +603,12 @@ static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
 {
 	(void)t;
 	struct frontend *f = ctx;
-	if (sym_rt_heartbeat(f->who, f->schedd, f->id, &f->beat_seq))
+	sym_time quiet = sym_monotonic_ns() - f->schedd_heard;
+	char why[64];
+	snprintf(why, sizeof(why), "silent for %.1f ms", (double)quiet / 1e6);
+	if (quiet > sym_ms(f->c->failure_ms))
+		schedd_lost(f, why);
+	else if (sym_rt_heartbeat(f->who, f->schedd, f->id, &f->beat_seq))
 		schedd_lost(f, "heartbeat not sent");
 }
 
@@ -977,10 +1048,23 @@ static void teardown(struct frontend *f)
 	free(f->slo);
 }
 
+/* Draining is over once every request held is answered and every native
+ * client has said bye back (so no request of its is still on the way). */
+static void maybe_drained(struct frontend *f)
+{
+	if (!f->draining || f->drain_done || f->nfree != (uint32_t)f->c->pool_slots)
+		return;
+	for (uint32_t i = 0; i < f->nclients; i++)
+		if (f->clients[i]->open && !f->clients[i]->bye_acked)
+			return;
+	drained(f);
+}
+
 /* Every request held is answered: say bye to schedd (it logs a leave, not a
  * failure) and stop; the answers still queued go out in finish(). */
 static void drained(struct frontend *f)
 {
+	f->drain_done = true;
 	if (f->schedd_up) {
 		struct sym_msg m = { .type = SYM_MSG_BYE };
 		m.u.bye.role = SYM_ROLE_FRONTEND;
@@ -1010,8 +1094,21 @@ static void drain(void *ctx)
 		f->lfd = -1;
 	}
 	sym_loop_timer_set(f->drain_t, sym_monotonic_ns() + sym_ms(f->c->deadline_max_ms + 2000), 0);
-	if (!held)
-		drained(f);
+	/* the native clients hear that we leave; each says bye back once it sends us nothing more */
+	struct sym_msg bye = { .type = SYM_MSG_BYE };
+	bye.u.bye.role = SYM_ROLE_FRONTEND;
+	bye.u.bye.id = (uint32_t)f->id;
+	for (uint32_t i = 0; i < f->nclients; i++) {
+		struct client *cl = f->clients[i];
+		if (!cl->open)
+			continue;
+		cl->bye_sent = true;
+		if (sym_stream_send(&cl->st, &bye, CLIENT_MAX_QUEUED) < 0)
+			client_close(f, i);
+		else
+			client_watch_out(f, i, sym_stream_queued(&cl->st) > 0);
+	}
+	maybe_drained(f);
 }
 
 static void on_drain_timer(struct sym_loop_timer *t, void *ctx)
@@ -1023,6 +1120,8 @@ static void on_drain_timer(struct sym_loop_timer *t, void *ctx)
 	for (uint32_t i = 0; i < (uint32_t)f->c->pool_slots; i++)
 		if (f->slots[i].busy)
 			answer_slot(f, i, SYM_WIRE_UNAVAILABLE, 0, NULL, 0);
+	if (!f->drain_done) /* a client that never said bye back */
+		drained(f);
 }
 
 /* SIGHUP: the bearer tokens are read again (the old ones stay when the file is bad). */

@@ -56,6 +56,7 @@ struct conn {
 	struct sym_stream st;
 	struct sym_loop_io *io;
 	bool open;
+	bool bye; /* the frontend is leaving: nothing more is sent to it */
 };
 
 struct loadgen {
@@ -111,7 +112,7 @@ static int send_one(struct loadgen *g, int m, sym_time planned, sym_time now)
 	q->answered = false;
 	/* round robin over the frontends still connected */
 	int nf = g->c->nfrontends, fi = (int)(id % (size_t)nf);
-	for (int k = 0; k < nf && !g->fe[fi].open; k++)
+	for (int k = 0; k < nf && (!g->fe[fi].open || g->fe[fi].bye); k++)
 		fi = (fi + 1) % nf;
 	struct conn *c = &g->fe[fi];
 	q->fe = (uint16_t)fi;
@@ -132,7 +133,7 @@ static int send_one(struct loadgen *g, int m, sym_time planned, sym_time now)
 			g->r.timeline[iv].offered++;
 		g->r.models[m].offered++;
 	}
-	if (!c->open)
+	if (!c->open || c->bye)
 		return -ENOTCONN;
 	int rc = sym_stream_send(&c->st, &msg, MAX_QUEUED);
 	if (rc)
@@ -226,6 +227,18 @@ static int conn_events(struct loadgen *g, int i, uint32_t events)
 		long k;
 		sym_time now = sym_monotonic_ns();
 		while ((k = sym_stream_next(&c->st, &m, why, sizeof(why))) > 0) {
+			if (m.type == SYM_MSG_BYE && m.u.bye.role == SYM_ROLE_FRONTEND && !c->bye) {
+				/* it is leaving: we send it nothing more, and say so; it answers what it holds */
+				c->bye = true;
+				struct sym_msg b = { .type = SYM_MSG_BYE };
+				b.u.bye.role = SYM_ROLE_CLIENT;
+				int rc = sym_stream_send(&c->st, &b, MAX_QUEUED);
+				if (rc)
+					return rc;
+				watch_out(g, i, sym_stream_queued(&c->st) > 0);
+				sym_rt_log(WHO, "frontend %d is leaving; sending to the others", i);
+				continue;
+			}
 			if (m.type != SYM_MSG_ANSWER) {
 				sym_rt_log(WHO, "frontend %d sent a %s message", i, sym_wire_type_name(m.type));
 				return -EPROTO;
@@ -277,7 +290,7 @@ static void frontend_gone(struct loadgen *g, struct conn *c)
 	g->frontends_lost++;
 	bool any = false;
 	for (int i = 0; i < g->c->nfrontends; i++)
-		any |= g->fe[i].open;
+		any |= g->fe[i].open && !g->fe[i].bye;
 	if (!any) {
 		sym_rt_log(WHO, "no frontend left");
 		fail_stop(g);

@@ -25,6 +25,7 @@ struct sym_rt_opts {
 	bool verbose;       /* also log every peer event */
 	bool check;         /* only check the configuration */
 	const uint8_t *secret; /* schedd, frontend, backend: the cluster secret (runtime/auth.h) */
+	bool standby;       /* schedd: the hot standby (the second address of runtime.schedd) */
 };
 
 /* Set by SIGINT/SIGTERM (once sym_rt_signals has installed the handler). */

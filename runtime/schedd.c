@@ -119,6 +119,16 @@ struct schedd {
 	struct sym_rt_ratelog refusal_log, msg_log; /* refused hellos, bad messages: a line a second each */
 	struct sym_rt_ratelog peer_log, heard_log;  /* backends suspect, and heard again */
 	bool draining;                              /* SIGTERM: no new request, finishing what it holds */
+	/* the hot standby: watching the active scheduler until it takes over */
+	bool standby;
+	struct sym_fab_conn *watch;                 /* our connection to the active one, or NULL */
+	bool watch_up, watch_ever;
+	sym_time watch_heard, watch_tried;          /* the active one last heard; our last attempt */
+	uint64_t watch_seq;
+	struct sym_loop_timer *watch_t;
+	sym_time took_over;                         /* when it took over (0: it has not) */
+	double detect_ms, registered_ms;            /* the active one's silence when we took over; the
+						     * time until every configured peer registered */
 	sym_time drain_end;
 	uint64_t drops_by[SYM_DROP_NREASONS];
 	struct sym_hist done_lag; /* a completion's arrival after the batch's planned finish */
@@ -350,6 +360,7 @@ static void link_free(void *ctx)
 }
 
 static void send_status(struct schedd *s, int only_fe);
+static void check_taken_over(struct schedd *s);
 
 static void backend_down(struct schedd *s, int b, const char *why)
 {
@@ -507,6 +518,26 @@ static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l
 		refuse_hello(s, conn, "a second hello on one connection");
 		return;
 	}
+	if (m->u.hello.role == SYM_ROLE_SCHEDD) {
+		if (s->standby || !s->c->has_standby || id != 1) {
+			refuse_hello(s, conn, s->standby ? "a scheduler's hello to the standby"
+							 : "a scheduler's hello, and this cluster has no standby 1");
+			return;
+		}
+		l->role = SYM_ROLE_SCHEDD;
+		l->id = 1;
+		if (!s->o->quiet)
+			sym_rt_log(WHO, "the standby scheduler is watching");
+		return;
+	}
+	if (s->standby) {
+		char msg[400];
+		snprintf(msg, sizeof(msg), "a %s's hello: this is the standby (the active scheduler is %s:%s)",
+			 m->u.hello.role == SYM_ROLE_FRONTEND ? "frontend" : "backend", s->c->schedd.host,
+			 s->c->schedd.port);
+		refuse_hello(s, conn, msg);
+		return;
+	}
 	if (m->u.hello.role == SYM_ROLE_FRONTEND) {
 		if (id >= s->c->nfrontends) {
 			snprintf(why, sizeof(why), "hello from frontend %d, the cluster has %d", id, s->c->nfrontends);
@@ -525,6 +556,7 @@ static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l
 		if (!s->o->quiet)
 			sym_rt_log(WHO, "frontend %d registered", id);
 		send_status(s, id);
+		check_taken_over(s);
 		return;
 	}
 	if (m->u.hello.role != SYM_ROLE_BACKEND) {
@@ -563,6 +595,7 @@ static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l
 	if (!s->o->quiet)
 		sym_rt_log(WHO, "backend %d (%s) registered: GPU %d online", id, kind, id);
 	send_status(s, -1);
+	check_taken_over(s);
 }
 
 /* A frontend's request metadata: into the request table and the core. */
@@ -685,8 +718,17 @@ static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *d
 		s->be[l->id].last_seen = now;
 	if (l->role == SYM_ROLE_BACKEND)
 		backend_heard(s, l->id);
-	if (m.type == SYM_MSG_HEARTBEAT && l->role)
+	if (m.type == SYM_MSG_HEARTBEAT && l->role) {
+		/* some are answered, so that a peer hears from us at least four times per failure_ms,
+		 * even when we have nothing to say (the standby: every one) */
+		uint64_t every = (uint64_t)(s->failure_ns / (4 * sym_ms(s->c->heartbeat_ms)));
+		if (l->role == SYM_ROLE_SCHEDD || every <= 1 || m.u.heartbeat.seq % every == 0) {
+			struct sym_msg h = { .type = SYM_MSG_HEARTBEAT };
+			h.u.heartbeat.seq = m.u.heartbeat.seq;
+			sym_rt_send(WHO, conn, &h, NULL, NULL);
+		}
 		return;
+	}
 	if (m.type == SYM_MSG_BYE && l->role && m.u.bye.role == l->role && (int)m.u.bye.id == l->id) {
 		on_bye(s, conn, l);
 		return;
@@ -910,6 +952,12 @@ static int write_stats(struct schedd *s, const char *path)
 	cJSON_AddNumberToObject(o, "rejected_messages", (double)s->bad_peers);
 	cJSON_AddNumberToObject(o, "refused_hellos", (double)s->refused_hellos);
 	cJSON_AddNumberToObject(o, "suspect_backends", (double)s->suspects);
+	if (s->o->standby) {
+		cJSON *fo = cJSON_AddObjectToObject(o, "failover");
+		cJSON_AddBoolToObject(fo, "took_over", s->took_over != 0);
+		cJSON_AddNumberToObject(fo, "detected_after_ms", s->took_over ? s->detect_ms : 0);
+		cJSON_AddNumberToObject(fo, "all_registered_after_ms", s->registered_ms);
+	}
 	cJSON_AddNumberToObject(o, "peers_left", (double)s->leaves);
 	cJSON_AddNumberToObject(o, "refused_fabric_peers", (double)sym_fab_refused(s->fab, NULL, 0));
 	cJSON_AddNumberToObject(o, "scheduler_lag_p99_us", (double)st.lag_p99 / 1e3);
@@ -991,19 +1039,119 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	struct sym_fab_cfg fc = { .provider = c->provider, .secret = s->o->secret };
 	if ((rc = sym_fab_open(&s->fab, &fc, err, errlen)))
 		return rc;
-	if ((rc = sym_fab_listen(s->fab, c->schedd.host, c->schedd.port, err, errlen)))
+	const struct sym_hostport *me = s->o->standby ? &c->standby : &c->schedd;
+	if ((rc = sym_fab_listen(s->fab, me->host, me->port, err, errlen)))
 		return rc;
 	char port[16];
-	if (sym_cluster_http_port(c, SYM_ROLE_SCHEDD, 0, port, sizeof(port))) {
-		if ((rc = sym_rt_http_start(&s->http, c, c->schedd.host, port, 4096, on_http, s, err, errlen)))
+	if (sym_cluster_http_port(c, SYM_ROLE_SCHEDD, s->o->standby, port, sizeof(port))) {
+		if ((rc = sym_rt_http_start(&s->http, c, me->host, port, 4096, on_http, s, err, errlen)))
 			return rc;
 	}
 	return 0;
 }
 
+/* ---- the hot standby ---- */
+
+/* The standby becomes the active scheduler: it takes hellos from now on; the
+ * frontends and backends, having lost the old one, register with it (they
+ * try the two addresses in turn), and the frontends send again the requests
+ * they hold. */
+static void take_over(struct schedd *s, const char *why)
+{
+	sym_time now = sym_monotonic_ns();
+	s->standby = false;
+	s->took_over = now;
+	s->detect_ms = (double)(now - s->watch_heard) / 1e6;
+	sym_rt_log(WHO, "taking over as the active scheduler: the active one %s (last heard %.1f ms ago)", why,
+		   s->detect_ms);
+	sym_loop_timer_stop(s->watch_t);
+	if (s->watch)
+		sym_loop_fab_close(s->loop, s->watch, NULL, NULL);
+	s->watch = NULL;
+	s->watch_up = false;
+}
+
+/* After a takeover: once every configured frontend and backend has registered. */
+static void check_taken_over(struct schedd *s)
+{
+	if (!s->took_over || s->registered_ms > 0)
+		return;
+	int nb = 0, nf = 0;
+	for (int b = 0; b < s->c->backends_max; b++)
+		nb += s->be[b].conn != NULL;
+	for (int f = 0; f < s->c->nfrontends; f++)
+		nf += s->fe[f].conn != NULL;
+	if (nb < s->c->nbackends || nf < s->c->nfrontends)
+		return;
+	s->registered_ms = (double)(sym_monotonic_ns() - s->took_over) / 1e6;
+	sym_rt_log(WHO, "took over: %d frontends and %d backends registered %.1f ms after the takeover", nf, nb,
+		   s->registered_ms);
+}
+
+/* Every heartbeat_ms while standing by: reach the active scheduler, heartbeat
+ * it (it answers each), and take over after failure_ms without an answer. */
+static void on_watch(struct sym_loop_timer *t, void *ctx)
+{
+	(void)t;
+	struct schedd *s = ctx;
+	sym_time now = sym_monotonic_ns();
+	char why[96];
+	/* never seen (the active one is slow to start): a grace of 5 s more */
+	if (now - s->watch_heard > s->failure_ns + (s->watch_ever ? 0 : 5 * SYM_S)) {
+		snprintf(why, sizeof(why), "was silent for %.1f ms", (double)(now - s->watch_heard) / 1e6);
+		take_over(s, why);
+		return;
+	}
+	if (!s->watch && now - s->watch_tried >= 100 * SYM_MS) {
+		char err[512];
+		s->watch_tried = now;
+		if (sym_fab_connect(s->fab, s->c->schedd.host, s->c->schedd.port, &s->watch, err, sizeof(err)))
+			sym_rt_log_limited(&s->peer_log, WHO, "standby: %s", err);
+	}
+	if (s->watch_up)
+		sym_rt_heartbeat(WHO, s->watch, 1, &s->watch_seq);
+}
+
+static void on_watch_event(struct schedd *s, const struct sym_fab_event *e)
+{
+	switch (e->type) {
+	case SYM_FAB_CONNECTED: {
+		s->watch_up = s->watch_ever = true;
+		s->watch_heard = sym_monotonic_ns();
+		struct sym_msg h = { .type = SYM_MSG_HELLO };
+		h.u.hello.role = SYM_ROLE_SCHEDD;
+		h.u.hello.id = 1;
+		sym_rt_send(WHO, s->watch, &h, NULL, NULL);
+		if (!s->o->quiet)
+			sym_rt_log(WHO, "standby: watching the active scheduler at %s:%s", s->c->schedd.host,
+				   s->c->schedd.port);
+		break;
+	}
+	case SYM_FAB_MSG:
+		s->watch_heard = sym_monotonic_ns();
+		break;
+	case SYM_FAB_CLOSED:
+		sym_loop_fab_close(s->loop, s->watch, NULL, NULL);
+		s->watch = NULL;
+		if (s->watch_up) { /* it was there and is gone (it died, or finished a drain) */
+			s->watch_up = false;
+			char why[220];
+			snprintf(why, sizeof(why), "closed its connection (%s)", e->reason);
+			take_over(s, why);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
 static void on_fab(void *ctx, const struct sym_fab_event *e)
 {
 	struct schedd *s = ctx;
+	if (s->watch && e->conn == s->watch) {
+		on_watch_event(s, e);
+		return;
+	}
 	switch (e->type) {
 	case SYM_FAB_ACCEPTED: {
 		struct link *l = link_new(s);
@@ -1108,6 +1256,14 @@ static int setup_loop(struct schedd *s)
 		return rc;
 	}
 	sym_loop_timer_set(t, sym_monotonic_ns() + check_every, check_every);
+	if (s->standby) {
+		if ((rc = sym_loop_timer_new(s->loop, on_watch, s, &s->watch_t))) {
+			sym_rt_log(WHO, "event loop: %s", strerror(-rc));
+			return rc;
+		}
+		s->watch_heard = sym_monotonic_ns();
+		sym_loop_timer_set(s->watch_t, s->watch_heard, sym_ms(s->c->heartbeat_ms));
+	}
 	return 0;
 }
 
@@ -1142,7 +1298,7 @@ static void teardown(struct schedd *s)
 int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 {
 	struct schedd s = { .c = c, .o = o, .failure_ns = sym_ms(c->failure_ms), .suspect_ns = sym_ms(c->suspect_ms),
-			    .last_status = -1 };
+			    .last_status = -1, .standby = o->standby };
 	s.links.next = s.links.prev = &s.links;
 	sym_hist_init(&s.done_lag);
 	char err[1024] = "";

@@ -204,9 +204,11 @@ static void test_bad(void **state)
 		{ "\"http_conn_max\": 0", "key 'runtime.http_conn_max'" },
 		{ "\"http_timeout_s\": 0.5", "key 'runtime.http_timeout_s'" },
 		{ "\"secret_file\": \"\"", "key 'runtime.secret_file'" },
+		{ "\"schedd\": [\"h:1\", \"h:2\", \"h:3\"]", "the active scheduler, then its standby" },
+		{ "\"schedd\": \"h:1,nohostport\"", "got 'nohostport'" },
 		{ "\"input_bytes\": 5000, \"input_max\": 4096", "input_bytes (5000) is larger than input_max (4096)" },
 		{ "\"port_base\": 7100, \"http_base\": 7100", "HTTP ports from http_base 7100 overlap" },
-		{ "\"frontends\": 600", "at most 511 frontends" },
+		{ "\"frontends\": 600", "at most 510 frontends" },
 		/* models */
 		{ "\"models\": {\"zz\": {}}", "runtime.models: 'zz' is not a model of this experiment" },
 		{ "\"models\": {\"a\": 3}", "runtime.models.a: expected an object" },

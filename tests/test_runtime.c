@@ -1245,6 +1245,55 @@ static void test_schedd_sigterm(void **state)
 	passed = true;
 }
 
+/* A hot standby scheduler: kill -9 of the active one under load. The standby notices (its
+ * connection to the active one closes), takes over, the frontends and backends register
+ * with it, and the frontends send it the requests they hold; every request is answered
+ * exactly once. Prints the detection and takeover times and the bad rate of the run. */
+static void test_failover(void **state)
+{
+	(void)state;
+	char sched2[200];
+	snprintf(sched2, sizeof(sched2), "\"schedd\": [\"127.0.0.1:%s\", \"127.0.0.1:%d\"], \"failure_ms\": 300,", port,
+		 atoi(port) + 2 * NFE + 1);
+	config_replace("\"failure_ms\": 50,", sched2);
+	struct cluster c;
+	cluster_start(&c);
+	char sjson[400];
+	snprintf(sjson, sizeof(sjson), "%s/standby.json", dir);
+	const char *sa[] = { "schedd", cfg, "--standby", "--json", sjson, NULL };
+	pid_t standby = spawn("standby.log", sa);
+	assert_int_equal(wait_log("schedd.log", "the standby scheduler is watching", 1), 1);
+	pid_t lg = loadgen_start("failover.json", "400", "5");
+	sleep_ms(2500);
+	kill(c.schedd, SIGKILL);
+	waitpid(c.schedd, NULL, 0);
+	c.schedd = standby;
+	running.schedd = standby;
+	assert_int_equal(wait_log("standby.log", "took over:", 1), 1);
+	int st = wait_for(lg, 40);
+	int sst = cluster_stop(&c);
+	assert_int_equal(st, 0);
+	assert_int_equal(sst, 0);
+	cJSON *s = load_json("standby.json");
+	double detect = num(s, "failover.detected_after_ms"), reg = num(s, "failover.all_registered_after_ms");
+	assert_true(detect >= 0 && detect < 300);
+	assert_true(reg > 0 && reg < 2000);
+	cJSON_Delete(s);
+	cJSON *j = load_json("failover.json");
+	double req = num(j, "checks.requests");
+	assert_int_equal((int)num(j, "checks.answered"), (int)req);
+	assert_int_equal((int)num(j, "checks.unanswered"), 0);
+	assert_int_equal((int)num(j, "checks.duplicate_answers"), 0);
+	assert_int_equal((int)num(j, "checks.wrong_outputs"), 0);
+	double bad = num(j, "late") + num(j, "dropped");
+	fprintf(stderr, "failover: detected %.1f ms after the active scheduler was last heard, every peer registered "
+		"%.1f ms after the takeover; %.0f of %.0f requests late or dropped (%.2f%%)\n",
+		detect, reg, bad, num(j, "offered"), 100 * bad / num(j, "offered"));
+	assert_true(num(j, "served") > 0.8 * num(j, "offered"));
+	cJSON_Delete(j);
+	passed = true;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -1269,6 +1318,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_http_hardening, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_membership, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_schedd_sigterm, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_failover, setup, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
