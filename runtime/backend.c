@@ -86,6 +86,7 @@ struct backend {
 	bool schedd_up, hello_sent;
 	struct sym_fab_conn **fe;
 	bool *fe_up;
+	uint64_t *fe_key; /* per frontend: the key it granted this connection (0: none yet) */
 	uint64_t seq;
 	struct sym_executor *x;
 	struct sym_model_desc *descs; /* per model, with this backend's kind's profile */
@@ -156,6 +157,7 @@ static void send_hello(struct backend *be)
 	h.u.hello.nmodels = (uint16_t)e->nmodels;
 	if (sym_rt_send(be->who, be->schedd, &h, NULL, models) == 0) {
 		be->hello_sent = true;
+		be->schedd_heard = sym_monotonic_ns(); /* silence counts from here (the hello may come long after connecting) */
 		sym_loop_timer_set(be->beat_t, sym_monotonic_ns(), sym_ms(be->c->heartbeat_ms));
 		if (!be->o->quiet)
 			sym_rt_log(be->who, "registered with schedd (%s, %zu models)", h.u.hello.kind, e->nmodels);
@@ -166,7 +168,7 @@ static void send_hello(struct backend *be)
 static bool all_frontends_up(const struct backend *be)
 {
 	for (int i = 0; i < be->c->nfrontends; i++)
-		if (!be->fe_up[i])
+		if (!be->fe_up[i] || !be->fe_key[i]) /* connected, and granted its key */
 			return false;
 	return true;
 }
@@ -320,6 +322,7 @@ static void frontend_lost(struct backend *be, int fi)
 	sym_loop_fab_close(be->loop, be->fe[fi], NULL, NULL);
 	be->fe[fi] = NULL;
 	be->fe_up[fi] = false;
+	be->fe_key[fi] = 0; /* that connection's registration is gone with it */
 	for (int j = 0; j < be->nb; j++) {
 		struct batch *b = &be->b[(be->head + j) % SLOTS];
 		for (int k = 0; k < b->n; k++)
@@ -369,9 +372,9 @@ static void on_plan(struct backend *be, const struct sym_msg *m, sym_time now)
 	for (int i = 0; i < b->n && b->pending; i++) {
 		struct input *in = &b->in[i];
 		int rc = -ENOTCONN;
-		if (be->fe_up[in->w.frontend])
+		if (be->fe_up[in->w.frontend] && be->fe_key[in->w.frontend])
 			rc = sym_fab_read(be->fe[in->w.frontend], b->staging + (size_t)i * be->c->input_max, in->w.len,
-					  be->mr, in->w.addr, in->w.key, in);
+					  be->mr, in->w.addr, be->fe_key[in->w.frontend], in);
 		if (rc)
 			read_finished(be, in, rc);
 	}
@@ -425,6 +428,15 @@ static void on_msg(struct backend *be, struct sym_fab_conn *conn, const uint8_t 
 		return; /* schedd is alive (it answers some of our heartbeats) */
 	if (n > 0 && (size_t)n == len && from_schedd && m.type == SYM_MSG_PLAN) {
 		on_plan(be, &m, sym_monotonic_ns());
+		return;
+	}
+	int fi = -1;
+	for (int i = 0; i < be->c->nfrontends; i++)
+		if (be->fe[i] == conn)
+			fi = i;
+	if (n > 0 && (size_t)n == len && fi >= 0 && m.type == SYM_MSG_GRANT && (int)m.u.grant.frontend == fi) {
+		be->fe_key[fi] = m.u.grant.key;
+		maybe_hello(be);
 		return;
 	}
 	if (n > 0 && (size_t)n == len && from_schedd && m.type == SYM_MSG_BYE && be->leaving) {
@@ -527,7 +539,7 @@ static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
 	sym_time quiet = sym_monotonic_ns() - be->schedd_heard;
 	char why[64];
 	snprintf(why, sizeof(why), "silent for %.1f ms", (double)quiet / 1e6);
-	if (quiet > sym_ms(be->c->failure_ms))
+	if (quiet > 2 * sym_ms(be->c->failure_ms)) /* losing schedd costs more than a peer: twice as long */
 		schedd_lost(be, why);
 	else if (sym_rt_heartbeat(be->who, be->schedd, be->id, &be->seq))
 		schedd_lost(be, "heartbeat not sent");
@@ -601,7 +613,8 @@ static int setup(struct backend *be, char *err, size_t errlen)
 	be->outbuf = malloc(SLOTS * (size_t)be->maxb * be->out_cap);
 	be->fe = calloc((size_t)c->nfrontends, sizeof(*be->fe));
 	be->fe_up = calloc((size_t)c->nfrontends, sizeof(*be->fe_up));
-	if (!be->staging || !be->outbuf || !be->fe || !be->fe_up)
+	be->fe_key = calloc((size_t)c->nfrontends, sizeof(*be->fe_key));
+	if (!be->staging || !be->outbuf || !be->fe || !be->fe_up || !be->fe_key)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	for (int j = 0; j < SLOTS; j++) {
 		struct batch *b = &be->b[j];
@@ -692,6 +705,7 @@ static void teardown(struct backend *be)
 	free(be->descs);
 	free(be->fe);
 	free(be->fe_up);
+	free(be->fe_key);
 	for (int j = 0; j < SLOTS; j++) {
 		free(be->b[j].in);
 		free(be->b[j].inputs);

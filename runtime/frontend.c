@@ -265,7 +265,7 @@ static bool send_meta(struct frontend *f, uint32_t i)
 	meta.u.meta.budget_ns = left > 0 ? left : 1; /* spent: schedd drops it as expired */
 	meta.u.meta.addr = sym_fab_mr_addr(f->mr, f->pool + (size_t)i * f->c->input_max);
 	meta.u.meta.len = (uint32_t)sym_cluster_input_bytes(f->c, s->model);
-	meta.u.meta.key = sym_fab_mr_key(f->mr);
+	meta.u.meta.key = 0; /* each backend has its own key (GRANT) */
 	if (!f->schedd_up || sym_rt_send(f->who, f->schedd, &meta, NULL, NULL)) {
 		if (f->schedd_up)
 			schedd_lost(f, "sending failed");
@@ -473,6 +473,43 @@ static void on_accept(struct sym_loop_io *io, uint32_t events, void *ctx)
 	}
 }
 
+static void backend_close(struct frontend *f, struct sym_fab_conn *conn);
+
+/* A backend's (authenticated) connection gets a registration of the pool of
+ * its own, readable remotely, with a random key that only it is told: when the
+ * connection closes the registration goes, and the key reads nothing any more
+ * (a backend removed from the cluster cannot read the pool). */
+static void grant(struct frontend *f, struct sym_fab_conn *conn)
+{
+	char err[512];
+	struct sym_fab_mr *mr;
+	if (sym_fab_mr_reg(f->fab, f->pool, (size_t)f->c->pool_slots * f->c->input_max, SYM_FAB_REMOTE_READ, &mr, err,
+			   sizeof(err))) {
+		sym_rt_log(f->who, "a backend's registration of the pool: %s; closing it", err);
+		sym_loop_fab_close(f->loop, conn, NULL, NULL);
+		return;
+	}
+	sym_fab_conn_set_user(conn, mr);
+	struct sym_msg g = { .type = SYM_MSG_GRANT };
+	g.u.grant.frontend = (uint32_t)f->id;
+	g.u.grant.key = sym_fab_mr_key(mr);
+	if (sym_rt_send(f->who, conn, &g, NULL, NULL))
+		backend_close(f, conn);
+}
+
+static void grant_free(void *ctx)
+{
+	sym_fab_mr_close(ctx);
+}
+
+/* Closes a backend's connection and, once it is closed, its registration of the pool. */
+static void backend_close(struct frontend *f, struct sym_fab_conn *conn)
+{
+	struct sym_fab_mr *mr = sym_fab_conn_user(conn);
+	sym_fab_conn_set_user(conn, NULL);
+	sym_loop_fab_close(f->loop, conn, mr ? grant_free : NULL, mr);
+}
+
 static void on_fab_msg(struct frontend *f, struct sym_fab_conn *conn, const uint8_t *data, size_t len)
 {
 	struct sym_msg m;
@@ -484,7 +521,7 @@ static void on_fab_msg(struct frontend *f, struct sym_fab_conn *conn, const uint
 		if (conn == f->schedd)
 			schedd_lost(f, "malformed message");
 		else
-			sym_loop_fab_close(f->loop, conn, NULL, NULL);
+			backend_close(f, conn);
 		return;
 	}
 	if (conn == f->schedd)
@@ -528,7 +565,7 @@ static void on_fab_msg(struct frontend *f, struct sym_fab_conn *conn, const uint
 	if (conn == f->schedd)
 		schedd_lost(f, "unexpected message");
 	else
-		sym_loop_fab_close(f->loop, conn, NULL, NULL);
+		backend_close(f, conn);
 }
 
 static void schedd_connected(struct frontend *f)
@@ -565,6 +602,7 @@ static void on_fab(void *ctx, const struct sym_fab_event *e)
 	case SYM_FAB_ACCEPTED:
 		if (f->o->verbose)
 			sym_rt_log(f->who, "a backend connected");
+		grant(f, e->conn);
 		break;
 	case SYM_FAB_MSG:
 		on_fab_msg(f, e->conn, e->data, e->len);
@@ -576,7 +614,7 @@ static void on_fab(void *ctx, const struct sym_fab_event *e)
 		}
 		if (f->o->verbose)
 			sym_rt_log(f->who, "a backend connection closed: %s", e->reason);
-		sym_loop_fab_close(f->loop, e->conn, NULL, NULL);
+		backend_close(f, e->conn);
 		break;
 	default:
 		break;
@@ -606,7 +644,7 @@ static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
 	sym_time quiet = sym_monotonic_ns() - f->schedd_heard;
 	char why[64];
 	snprintf(why, sizeof(why), "silent for %.1f ms", (double)quiet / 1e6);
-	if (quiet > sym_ms(f->c->failure_ms))
+	if (quiet > 2 * sym_ms(f->c->failure_ms)) /* losing schedd costs more than a peer: twice as long */
 		schedd_lost(f, why);
 	else if (sym_rt_heartbeat(f->who, f->schedd, f->id, &f->beat_seq))
 		schedd_lost(f, "heartbeat not sent");
@@ -967,7 +1005,8 @@ static int setup(struct frontend *f)
 	char err[1024] = "";
 	struct sym_fab_cfg fc = { .provider = c->provider, .secret = f->o->secret };
 	if (sym_fab_open(&f->fab, &fc, err, sizeof(err)) ||
-	    sym_fab_mr_reg(f->fab, f->pool, (size_t)c->pool_slots * c->input_max, SYM_FAB_REMOTE_READ, &f->mr, err,
+	    /* not readable remotely: addresses are computed from it; each backend reads through its own (grant) */
+	    sym_fab_mr_reg(f->fab, f->pool, (size_t)c->pool_slots * c->input_max, SYM_FAB_LOCAL_READ_TARGET, &f->mr, err,
 			   sizeof(err)) ||
 	    sym_fab_listen(f->fab, me->fabric.host, me->fabric.port, err, sizeof(err)))
 		return sym_rt_log(f->who, "%s", err), -EINVAL;

@@ -76,6 +76,7 @@ static uint64_t get64(struct rd *r)
 #define DROP_SIZE 9
 #define BYE_SIZE 5
 #define STATUS_SIZE 9
+#define GRANT_SIZE 12
 
 static bool drop_reason_ok(int r)
 {
@@ -140,6 +141,8 @@ static size_t payload_size(const struct sym_msg *m)
 		return m->u.bye.role && m->u.bye.role < SYM_ROLE_NROLES ? BYE_SIZE : 0;
 	case SYM_MSG_STATUS:
 		return m->u.status.draining <= 1 && m->u.status.gpus_online <= m->u.status.gpus_max ? STATUS_SIZE : 0;
+	case SYM_MSG_GRANT:
+		return GRANT_SIZE;
 	default:
 		return 0;
 	}
@@ -252,6 +255,10 @@ size_t sym_wire_encode(const struct sym_msg *m, const struct sym_wire_input *inp
 		put32(&w, m->u.status.gpus_online);
 		put32(&w, m->u.status.gpus_max);
 		put8(&w, m->u.status.draining);
+		break;
+	case SYM_MSG_GRANT:
+		put32(&w, m->u.grant.frontend);
+		put64(&w, m->u.grant.key);
 		break;
 	default:
 		return 0;
@@ -446,6 +453,13 @@ long sym_wire_decode(const uint8_t *buf, size_t len, struct sym_msg *m, char *er
 			return BAD("%s: %u GPUs online of at most %u", tn, m->u.status.gpus_online, m->u.status.gpus_max);
 		want = STATUS_SIZE;
 		break;
+	case SYM_MSG_GRANT:
+		if (plen != GRANT_SIZE)
+			return BAD("%s: payload of %u bytes, want %d", tn, plen, GRANT_SIZE);
+		m->u.grant.frontend = get32(&r);
+		m->u.grant.key = get64(&r);
+		want = GRANT_SIZE;
+		break;
 	default:
 		return BAD("unknown message type %u", type);
 	}
@@ -473,7 +487,7 @@ uint16_t sym_wire_hello_model(const struct sym_msg *m, uint16_t i)
 const char *sym_wire_type_name(int type)
 {
 	static const char *const names[] = { "?", "hello", "heartbeat", "request", "meta", "plan",
-					     "done", "result", "drop", "answer", "bye", "status" };
+					     "done", "result", "drop", "answer", "bye", "status", "grant" };
 	return type > 0 && type < SYM_MSG_NTYPES ? names[type] : "?";
 }
 

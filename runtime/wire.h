@@ -49,6 +49,7 @@ enum sym_msg_type {
 	SYM_MSG_BYE,          /* frontend/backend -> schedd: it is leaving, plan nothing more for it;
 			       * schedd -> backend: nothing more will come (its plans came before) */
 	SYM_MSG_STATUS,       /* schedd -> frontend: the GPUs online, for readiness */
+	SYM_MSG_GRANT,        /* frontend -> backend: the key of its input pool for this connection */
 	SYM_MSG_NTYPES
 };
 
@@ -74,7 +75,7 @@ struct sym_wire_input {
 	uint64_t req_id;
 	uint64_t addr;   /* the frontend's address (or offset) of the input */
 	uint32_t len;    /* bytes */
-	uint64_t key;    /* the frontend's memory registration key */
+	uint64_t key;    /* 0: since version 3 a backend reads with the key its frontend granted it (GRANT) */
 };
 #define SYM_WIRE_INPUT_SIZE 32
 
@@ -147,6 +148,10 @@ struct sym_msg {
 			uint8_t role;           /* the sender's (enum sym_role) */
 			uint32_t id;
 		} bye;
+		struct {
+			uint32_t frontend;
+			uint64_t key;           /* valid while this connection lasts (the pool's registration for it) */
+		} grant;
 		struct {
 			uint32_t gpus_online;   /* backends registered and not suspect or leaving */
 			uint32_t gpus_max;      /* the most the cluster may have (backends_max) */

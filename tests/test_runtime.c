@@ -460,6 +460,53 @@ static struct fake fake_peer(const char *fport, const uint8_t *key, const void *
 	return r;
 }
 
+/* A member (it holds the secret) connecting to frontend 0's fabric port as a backend would:
+ * the key the frontend grants it (0: none within 5 s), and how many of its RMA reads with
+ * key `use` (0: the granted one) succeed. */
+static uint64_t member_reads(const char *fport, const uint8_t *secret_key, uint64_t use, int *reads_ok)
+{
+	struct sym_fab *f;
+	char err[512];
+	assert_int_equal(sym_fab_open(&f, &(struct sym_fab_cfg){ .provider = "tcp", .secret = secret_key }, err,
+				      sizeof(err)), 0);
+	static uint8_t buf[1024];
+	struct sym_fab_mr *mr;
+	assert_int_equal(sym_fab_mr_reg(f, buf, sizeof(buf), SYM_FAB_LOCAL_READ_TARGET, &mr, err, sizeof(err)), 0);
+	struct sym_fab_conn *conn;
+	assert_int_equal(sym_fab_connect(f, "127.0.0.1", fport, &conn, err, sizeof(err)), 0);
+	uint64_t granted = 0;
+	int done = 0, posted = 0;
+	*reads_ok = 0;
+	double end = now_s() + 5;
+	while (now_s() < end && (posted == 0 || done < posted)) {
+		struct sym_fab_event ev[8];
+		int n = sym_fab_poll(f, ev, 8);
+		for (int i = 0; i < n; i++) {
+			struct sym_msg m;
+			if (ev[i].type == SYM_FAB_MSG && sym_wire_decode(ev[i].data, ev[i].len, &m, err, sizeof(err)) > 0 &&
+			    m.type == SYM_MSG_GRANT && !posted) {
+				granted = m.u.grant.key;
+				for (int k = 0; k < 4; k++) /* offset 0 of the pool, with the key to try */
+					assert_int_equal(sym_fab_read(conn, buf + 64 * k, 64, mr, 0, use ? use : granted, NULL),
+							 0);
+				posted = 4;
+			}
+			if (ev[i].type == SYM_FAB_READ) {
+				done++;
+				*reads_ok += ev[i].status == 0;
+			}
+			if (ev[i].type == SYM_FAB_CLOSED)
+				end = 0;
+		}
+		if (!n)
+			sym_fab_wait(f, 10);
+	}
+	sym_fab_close(conn);
+	sym_fab_mr_close(mr);
+	sym_fab_destroy(f);
+	return granted;
+}
+
 /* A HELLO as backend `id` of the cluster's kind with one model, encoded into buf. */
 static size_t hello_as_backend(uint8_t *buf, size_t cap, uint32_t id)
 {
@@ -507,6 +554,15 @@ static void test_garbage_peer(void **state)
 	/* reads of frontend 0's pool without the secret, with the keys of the old scheme: none succeeds */
 	r = fake_peer(feport, NULL, NULL, 0, 4);
 	assert_int_equal(r.reads_ok, 0);
+	/* a member's connection to frontend 0 gets a key of its own, which reads the pool; once that
+	 * connection is closed, the key reads nothing (the registration went with it) */
+	int ok = 0;
+	uint64_t k1 = member_reads(feport, key, 0, &ok);
+	assert_true(k1 != 0);
+	assert_int_equal(ok, 4);
+	uint64_t k2 = member_reads(feport, key, k1, &ok);
+	assert_true(k2 != 0 && k2 != k1);
+	assert_int_equal(ok, 0);
 	/* a member (it holds the secret) saying it is backend 0, which is connected: refused */
 	r = fake_peer(port, key, hello, hlen, 0);
 	assert_true(r.connected && r.closed);

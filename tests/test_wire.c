@@ -105,6 +105,10 @@ static struct sym_msg sample(int type)
 		m.u.status.gpus_max = 8;
 		m.u.status.draining = 1;
 		break;
+	case SYM_MSG_GRANT:
+		m.u.grant.frontend = 2;
+		m.u.grant.key = 0xfedcba9876543210ull;
+		break;
 	}
 	return m;
 }
@@ -202,6 +206,10 @@ static void test_round_trip(void **state)
 			assert_int_equal(d.u.status.gpus_online, 3);
 			assert_int_equal(d.u.status.gpus_max, 8);
 			assert_int_equal(d.u.status.draining, 1);
+			break;
+		case SYM_MSG_GRANT:
+			assert_int_equal(d.u.grant.frontend, 2);
+			assert_true(d.u.grant.key == 0xfedcba9876543210ull);
 			break;
 		}
 	}
