@@ -811,6 +811,16 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	sym_prom_sample(b, "symphony_frontend_pool_slots_busy", l, (double)((uint32_t)f->c->pool_slots - f->nfree));
 	sym_prom_family(b, "symphony_frontend_scheduler_up", "gauge", "1 when the frontend is connected to schedd");
 	sym_prom_sample(b, "symphony_frontend_scheduler_up", l, f->schedd_up);
+	sym_prom_family(b, "symphony_frontend_refusals_total", "counter",
+			"Clients and requests refused: native clients over clients_max, inference without a valid "
+			"bearer token (401)");
+	const char *rc[] = { "frontend", l[1], "reason", "clients_max", NULL };
+	sym_prom_sample(b, "symphony_frontend_refusals_total", rc, (double)f->clients_refused);
+	rc[3] = "unauthorized";
+	sym_prom_sample(b, "symphony_frontend_refusals_total", rc, (double)f->unauthorized);
+	sym_prom_family(b, "symphony_frontend_resent_requests_total", "counter",
+			"Requests held across a scheduler failover and sent again to the new scheduler");
+	sym_prom_sample(b, "symphony_frontend_resent_requests_total", l, (double)f->resent);
 	struct sym_http_stats hs;
 	sym_http_stats(f->http, &hs);
 	sym_prom_family(b, "symphony_http_responses_total", "counter", "HTTP responses by status class");

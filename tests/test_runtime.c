@@ -1107,6 +1107,31 @@ static void test_http_hardening(void **state)
 			fail();
 		}
 	}
+	/* a 100 KB header: 431 at once; 64 KB of garbage as the body: 400; the frontend serves on */
+	char *big = malloc(100001);
+	assert_non_null(big);
+	memset(big, 'x', 100000);
+	big[100000] = '\0';
+	write_file("bighdr", "X-Big: ", 7);
+	char hpath[400];
+	snprintf(hpath, sizeof(hpath), "%s/bighdr", dir);
+	FILE *hf = fopen(hpath, "a");
+	assert_non_null(hf);
+	fputs(big, hf);
+	fclose(hf);
+	free(big);
+	char e3[1800];
+	snprintf(e3, sizeof(e3), "-H @'%s'", hpath);
+	assert_int_equal(curl("r7", "GET", 1, "/v2/health/ready", e3), 431);
+	uint8_t *junk = malloc(65536);
+	assert_non_null(junk);
+	for (size_t k = 0; k < 65536; k++)
+		junk[k] = (uint8_t)(k * 131 + 7);
+	write_file("junk", junk, 65536);
+	free(junk);
+	snprintf(e3, sizeof(e3), "--data-binary @'%s/junk' -H 'Authorization: Bearer first-token-0123456789'", dir);
+	assert_int_equal(curl("r8", "POST", 1, "/v2/models/m/infer", e3), 400);
+	assert_int_equal(curl("r9", "POST", 1, "/v2/models/m/infer", extra), 200);
 	/* SIGHUP: a new token replaces the old one; schedd ignores the signal, saying so */
 	write_file("tokens", "second-token-0123456789\n", 24);
 	kill(c.fe[0], SIGHUP);
