@@ -40,6 +40,7 @@
 #define EXEC_SPIN (50 * SYM_US) /* the emulated executor's spin before a start and an end */
 #define RECONNECT (100 * SYM_MS) /* between attempts to reach schedd and the frontends */
 #define SWITCH (2 * SYM_MS)      /* from a failed attempt at the active scheduler to its standby */
+#define FRONTEND_GRACE (2 * SYM_S) /* schedd reached, how long to wait for every frontend before registering */
 #define LEAVE_MAX (10 * SYM_S)   /* SIGTERM: the most a backend takes to finish and leave */
 
 struct input {
@@ -108,6 +109,7 @@ struct backend {
 	/* SIGTERM: leaving (bye sent), and schedd's bye back (no plan will follow) */
 	bool leaving, bye_acked;
 	sym_time schedd_heard;  /* the last message from schedd */
+	sym_time schedd_since;  /* when the connection to schedd came up */
 	unsigned schedd_try;    /* connection attempts: even the active scheduler, odd its standby */
 	struct sym_loop_timer *leave_t;
 };
@@ -173,10 +175,32 @@ static bool all_frontends_up(const struct backend *be)
 	return true;
 }
 
+/* Some frontend is reachable and granted, and the others have had 2 s since
+ * schedd was reached: a backend that cannot reach one frontend still serves
+ * the others (the requests of that one it is given fail, and that frontend
+ * answers them when they are overdue). */
+static bool enough_frontends(struct backend *be)
+{
+	if (all_frontends_up(be))
+		return true;
+	int up = 0;
+	for (int i = 0; i < be->c->nfrontends; i++)
+		up += be->fe_up[i] && be->fe_key[i];
+	if (!up || sym_monotonic_ns() - be->schedd_since < FRONTEND_GRACE)
+		return false;
+	char missing[200] = "";
+	for (int i = 0; i < be->c->nfrontends && strlen(missing) < 150; i++)
+		if (!be->fe_up[i] || !be->fe_key[i])
+			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%d", missing[0] ? ", " : "", i);
+	sym_rt_log(be->who, "registering without frontend(s) %s, unreachable for %.0f s: their requests given to this "
+		   "backend will fail", missing, (double)FRONTEND_GRACE / 1e9);
+	return true;
+}
+
 static void maybe_hello(struct backend *be)
 {
 	/* no batch of a former scheduler in hand: its completions would puzzle this one */
-	if (be->schedd_up && !be->hello_sent && !be->leaving && !be->nb && all_frontends_up(be))
+	if (be->schedd_up && !be->hello_sent && !be->leaving && !be->nb && enough_frontends(be))
 		send_hello(be);
 }
 
@@ -224,8 +248,14 @@ static void batch_done(struct backend *be, int status)
 	int k = 0;
 	for (int i = 0; i < b->n; i++) {
 		struct input *in = &b->in[i];
-		if (in->status)
+		if (in->status) { /* its read failed: its frontend, if we reach it, hears so (else its safety net) */
+			struct sym_msg r = { .type = SYM_MSG_RESULT };
+			r.u.result.req_id = in->w.req_id;
+			r.u.result.status = SYM_WIRE_BACKEND_FAILED;
+			if (be->fe_up[in->w.frontend])
+				sym_rt_send(be->who, be->fe[in->w.frontend], &r, NULL, NULL);
 			continue;
+		}
 		struct sym_msg r = { .type = SYM_MSG_RESULT };
 		r.u.result.req_id = in->w.req_id;
 		r.u.result.status = (uint8_t)status;
@@ -463,7 +493,7 @@ static void on_connected(struct backend *be, struct sym_fab_conn *conn, int fi)
 {
 	if (conn == be->schedd) {
 		be->schedd_up = true;
-		be->schedd_heard = sym_monotonic_ns();
+		be->schedd_heard = be->schedd_since = sym_monotonic_ns();
 	} else if (fi >= 0) {
 		be->fe_up[fi] = true;
 		if (be->o->verbose)
@@ -665,6 +695,8 @@ static int setup_loop(struct backend *be)
 {
 	struct sym_cluster *c = be->c;
 	char hport[16], err[512];
+	if (sym_rt_metrics_start(c, SYM_ROLE_BACKEND, be->id, c->host, write_metrics, be, err, sizeof(err)))
+		return sym_rt_log(be->who, "metrics: %s", err), -EINVAL;
 	if (sym_cluster_http_port(c, SYM_ROLE_BACKEND, be->id, hport, sizeof(hport))) {
 		if (sym_rt_http_start(&be->http, c, c->host, hport, 4096, on_http, be, err, sizeof(err)))
 			return sym_rt_log(be->who, "%s", err), -EINVAL;

@@ -140,6 +140,11 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 		if (!text[0] || strlen(text) >= sizeof(c->model_lib))
 			return ERR("%s: expected the path of a shared library", where);
 		memcpy(c->model_lib, text, strlen(text) + 1); /* length checked above */
+	} else if (!strcmp(key, "metrics_base")) {
+		if (sym_policy_int(text, 0, 65535 - 1024, &l))
+			return ERR("%s: expected a port 1..%d, or 0 for /metrics on the HTTP ports, got '%s'", where,
+				   65535 - 1024, text);
+		c->metrics_base = l;
 	} else if (!strcmp(key, "http_conn_max")) {
 		if (sym_policy_int(text, 1, 100000, &l))
 			return ERR("%s: expected 1 to 100000 connections, got '%s'", where, text);
@@ -295,6 +300,7 @@ static const struct {
 	{ "http_body_max", "http-body-max", "BYTES", "largest HTTP request body; larger ones get 413 (default 8388608)" },
 	{ "deadline_max_ms", "deadline-max-ms", "MS", "largest per-request deadline a client may ask for (default 10000)" },
 	{ "late_status", "late-status", "200|504", "HTTP status of an inference answered after its deadline (default 200)" },
+	{ "metrics_base", "metrics-base", "PORT", "/metrics on listeners of their own: schedd at PORT, frontend i at PORT+1+i, the standby at PORT+511, backend i at PORT+512+i (default 0: on the HTTP ports)" },
 	{ "http_conn_max", "http-conn-max", "N", "HTTP connections a process holds at once; more are closed (default 1024)" },
 	{ "http_timeout_s", "http-timeout-s", "S", "an HTTP connection idle, or a client sending this slowly, is closed after S (default 10)" },
 	{ "http_per_ip_max", "http-per-ip-max", "N", "HTTP connections from one address at once (default 0: only http_conn_max)" },
@@ -488,6 +494,11 @@ int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen)
 		c->backends_max = c->nbackends;
 	if (c->backends_max < c->nbackends)
 		return ERR("runtime: backends_max (%d) is below backends (%d)", c->backends_max, c->nbackends);
+	if (c->metrics_base && c->metrics_base + 512 + c->backends_max > 65535)
+		return ERR("runtime: metrics_base %d leaves no room for %d backends' ports", c->metrics_base,
+			   c->backends_max);
+	if (c->metrics_base && c->nfrontends > 510)
+		return ERR("runtime: metrics ports are laid out for at most 510 frontends");
 	if (c->http_base && c->http_base + 512 + c->backends_max > 65535)
 		return ERR("runtime: http_base %d leaves no room for %d backends' ports", c->http_base, c->backends_max);
 	int fab_hi = c->port_base + 2 + 2 * c->nfrontends;
@@ -554,6 +565,15 @@ const char *sym_cluster_http_port(const struct sym_cluster *c, int role, int id,
 	return buf;
 }
 
+const char *sym_cluster_metrics_port(const struct sym_cluster *c, int role, int id, char *buf, size_t len)
+{
+	if (!c->metrics_base)
+		return NULL;
+	int off = role == SYM_ROLE_BACKEND ? 512 + id : role == SYM_ROLE_FRONTEND ? 1 + id : id == 1 ? 511 : 0;
+	snprintf(buf, len, "%d", c->metrics_base + off);
+	return buf;
+}
+
 cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -603,6 +623,7 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 	cJSON_AddNumberToObject(o, "http_body_max", (double)c->http_body_max);
 	cJSON_AddNumberToObject(o, "deadline_max_ms", c->deadline_max_ms);
 	cJSON_AddNumberToObject(o, "late_status", c->late_status);
+	cJSON_AddNumberToObject(o, "metrics_base", c->metrics_base);
 	cJSON_AddNumberToObject(o, "http_conn_max", c->http_conn_max);
 	cJSON_AddNumberToObject(o, "http_timeout_s", c->http_timeout_s);
 	cJSON_AddNumberToObject(o, "http_per_ip_max", c->http_per_ip_max);

@@ -37,6 +37,8 @@
  *     "http_body_max": 8388608,       largest HTTP body (413 above)
  *     "deadline_max_ms": 10000,       largest per-request deadline a client may ask for
  *     "late_status": 200,             or 504: the status of an answer that came back late
+ *     "metrics_base": 0,              /metrics (and liveness) on ports of their own, laid out as
+ *                                     http_base's; 0: on the HTTP ports
  *     "http_conn_max": 1024,          HTTP connections a process holds at once (more: closed)
  *     "http_timeout_s": 10,           an HTTP connection idle (or a client this slow) is closed
  *     "http_per_ip_max": 0,           HTTP connections from one address (0: no limit of its own)
@@ -125,6 +127,8 @@ struct sym_cluster {
 	size_t http_body_max;             /* bytes of the largest HTTP request body (413 above) */
 	double deadline_max_ms;           /* the largest per-request deadline a client may ask for */
 	int late_status;                  /* HTTP status of an answer that came back late: 200 or 504 */
+	int metrics_base;                 /* /metrics on listeners of their own: schedd here, frontend i at +1+i,
+					   * the standby at +511, backend i at +512+i; 0: on the HTTP ports */
 	int http_conn_max;                /* HTTP connections a process holds at once */
 	double http_timeout_s;            /* an HTTP connection without progress this long is closed */
 	int http_per_ip_max;              /* HTTP connections from one address at once (0: no limit of its own) */
@@ -172,6 +176,10 @@ static inline size_t sym_cluster_input_bytes(const struct sym_cluster *c, size_t
 /* The HTTP port of schedd (role SYM_ROLE_SCHEDD; id 0 the active, 1 the standby), frontend or backend `id`
  * as a string in buf, or NULL when HTTP is off (after resolve). */
 const char *sym_cluster_http_port(const struct sym_cluster *c, int role, int id, char *buf, size_t len);
+
+/* The metrics port of a process (as sym_cluster_http_port), or NULL when
+ * metrics share the HTTP port (metrics_base 0). */
+const char *sym_cluster_metrics_port(const struct sym_cluster *c, int role, int id, char *buf, size_t len);
 
 /* The "runtime" object as resolved (for result files). */
 cJSON *sym_cluster_runtime_json(const struct sym_cluster *c);

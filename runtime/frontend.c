@@ -80,6 +80,8 @@ struct client {
 };
 
 struct frontend {
+	uint64_t overdue, beats; /* requests answered by the safety net (expire_overdue); heartbeats */
+	struct sym_rt_ratelog overdue_log;
 	sym_time schedd_heard;  /* the last message from schedd */
 	unsigned schedd_try;   /* connection attempts: even the active scheduler, odd its standby */
 	char schedd_addr[300];
@@ -281,6 +283,23 @@ static void expire_held(struct frontend *f)
 	for (uint32_t i = 0; i < (uint32_t)f->c->pool_slots; i++)
 		if (f->slots[i].busy && f->slots[i].deadline <= now)
 			answer_slot(f, i, SYM_WIRE_DROPPED_EXPIRED, 0, NULL, 0);
+}
+
+/* A safety net under exactly-once: a request sent to schedd and still held
+ * well past its deadline (2 failure_ms and 100 ms more: a failed backend's
+ * requests are dropped by schedd within failure_ms) was lost on the way, by a
+ * backend that could not reach us; it is answered "backend failed". */
+static void expire_overdue(struct frontend *f)
+{
+	sym_time cut = sym_monotonic_ns() - 2 * sym_ms(f->c->failure_ms) - 100 * SYM_MS;
+	for (uint32_t i = 0; i < (uint32_t)f->c->pool_slots; i++)
+		if (f->slots[i].busy && f->slots[i].deadline < cut) {
+			f->overdue++;
+			sym_rt_log_limited(&f->overdue_log, f->who, "a request %.0f ms past its deadline with no answer: "
+					   "answering 'backend failed'", (double)(cut - f->slots[i].deadline) / 1e6 +
+					   2 * f->c->failure_ms + 100);
+			answer_slot(f, i, SYM_WIRE_BACKEND_FAILED, 0, NULL, 0);
+		}
 }
 
 static void schedd_lost(struct frontend *f, const char *why)
@@ -641,6 +660,8 @@ static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
 {
 	(void)t;
 	struct frontend *f = ctx;
+	if (++f->beats % 10 == 0)
+		expire_overdue(f);
 	sym_time quiet = sym_monotonic_ns() - f->schedd_heard;
 	char why[64];
 	snprintf(why, sizeof(why), "silent for %.1f ms", (double)quiet / 1e6);
@@ -818,6 +839,9 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	sym_prom_sample(b, "symphony_frontend_refusals_total", rc, (double)f->clients_refused);
 	rc[3] = "unauthorized";
 	sym_prom_sample(b, "symphony_frontend_refusals_total", rc, (double)f->unauthorized);
+	sym_prom_family(b, "symphony_frontend_overdue_requests_total", "counter",
+			"Requests answered 'backend failed' by the frontend: no answer 2 failure_ms past their deadline");
+	sym_prom_sample(b, "symphony_frontend_overdue_requests_total", l, (double)f->overdue);
 	sym_prom_family(b, "symphony_frontend_resent_requests_total", "counter",
 			"Requests held across a scheduler failover and sent again to the new scheduler");
 	sym_prom_sample(b, "symphony_frontend_resent_requests_total", l, (double)f->resent);
@@ -1025,6 +1049,8 @@ static int setup(struct frontend *f)
 		return sym_rt_log(f->who, "clients: %s", err), f->lfd;
 	if (c->http_token_file[0] && load_tokens(f))
 		return -EINVAL;
+	if (sym_rt_metrics_start(c, SYM_ROLE_FRONTEND, f->id, me->clients.host, write_metrics, f, err, sizeof(err)))
+		return sym_rt_log(f->who, "metrics: %s", err), -EINVAL;
 	if (me->http.port[0] &&
 	    sym_rt_http_start(&f->http, c, me->http.host, me->http.port, c->http_body_max, on_http, f, err, sizeof(err)))
 		return sym_rt_log(f->who, "%s", err), -EINVAL;

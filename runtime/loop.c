@@ -19,6 +19,7 @@
 
 /* What an epoll event's data.ptr points at. */
 enum kind { K_IO, K_TIMER, K_TIMERFD, K_FAB, K_HTTP };
+#define LOOP_HTTP_MAX 2 /* HTTP servers on one loop: the API, and /metrics on a listener of its own */
 
 struct handle {
 	enum kind kind;
@@ -66,7 +67,7 @@ struct sym_loop {
 	char errmsg[256];
 	struct handle all;          /* list head of every io and timer */
 	struct handle *closing;     /* io and timers closed in this turn */
-	struct handle tfd_h, fab_h, http_h;
+	struct handle tfd_h, fab_h, http_h[LOOP_HTTP_MAX];
 	/* timers: a binary heap on (due, seq) */
 	struct sym_loop_timer **heap; /* room for every timer: setting one never fails */
 	int nheap, capheap, ntimers;
@@ -79,9 +80,10 @@ struct sym_loop {
 	struct fab_closing *fclose; /* connections closed in this turn */
 	int nfclose, capfclose;
 	bool fab_dropped;           /* out of memory: the fabric's events of this turn are dropped */
-	/* the HTTP server */
-	struct sym_http *http;
-	sym_time http_due;
+	/* the HTTP servers (an API and a metrics listener) */
+	struct sym_http *http[LOOP_HTTP_MAX];
+	int nhttp;
+	sym_time http_due[LOOP_HTTP_MAX];
 };
 
 static int fail(struct sym_loop *l, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -104,9 +106,11 @@ int sym_loop_create(struct sym_loop **out, char *err, size_t errlen)
 	l->all.next = l->all.prev = &l->all;
 	l->tfd_h.kind = K_TIMERFD;
 	l->fab_h.kind = K_FAB;
-	l->http_h.kind = K_HTTP;
+	for (int i = 0; i < LOOP_HTTP_MAX; i++) {
+		l->http_h[i].kind = K_HTTP;
+		l->http_due[i] = SYM_TIME_NEVER;
+	}
 	l->armed = -1;
-	l->http_due = SYM_TIME_NEVER;
 	l->now = sym_monotonic_ns();
 	l->ep = epoll_create1(EPOLL_CLOEXEC);
 	l->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -437,12 +441,15 @@ static int fab_events(struct sym_loop *l)
 
 int sym_loop_http(struct sym_loop *l, struct sym_http *h)
 {
-	if (l->http)
+	for (int i = 0; i < l->nhttp; i++)
+		if (l->http[i] == h)
+			return -EEXIST;
+	if (l->nhttp == LOOP_HTTP_MAX)
 		return -EBUSY;
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &l->http_h };
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &l->http_h[l->nhttp] };
 	if (epoll_ctl(l->ep, EPOLL_CTL_ADD, sym_http_fd(h), &ev))
 		return -errno;
-	l->http = h;
+	l->http[l->nhttp++] = h;
 	return 0;
 }
 
@@ -485,11 +492,11 @@ static int wait_ms(struct sym_loop *l)
 	l->now = sym_monotonic_ns();
 	sym_time due = arm_timerfd(l);
 	int ms = due <= l->now ? 0 : -1; /* else the timerfd wakes us */
-	l->http_due = SYM_TIME_NEVER;
-	if (l->http) {
-		int ht = sym_http_timeout_ms(l->http);
+	for (int i = 0; i < l->nhttp; i++) {
+		l->http_due[i] = SYM_TIME_NEVER;
+		int ht = sym_http_timeout_ms(l->http[i]);
 		if (ht >= 0)
-			l->http_due = l->now + ht * SYM_MS;
+			l->http_due[i] = l->now + ht * SYM_MS;
 		ms = min_ms(ms, ht);
 	}
 	if (ms && l->fab) /* last: nothing may touch the fabric between trywait and the wait */
@@ -497,7 +504,7 @@ static int wait_ms(struct sym_loop *l)
 	return ms;
 }
 
-static void dispatch(struct sym_loop *l, const struct epoll_event *ev, bool *http_ready)
+static void dispatch(struct sym_loop *l, const struct epoll_event *ev, bool *http_ready /* [LOOP_HTTP_MAX] */)
 {
 	struct handle *h = ev->data.ptr;
 	switch (h->kind) {
@@ -515,7 +522,7 @@ static void dispatch(struct sym_loop *l, const struct epoll_event *ev, bool *htt
 		break;
 	}
 	case K_HTTP:
-		*http_ready = true;
+		http_ready[h - l->http_h] = true;
 		break;
 	default: /* the fabric: polled every turn */
 		break;
@@ -531,12 +538,13 @@ static int turn(struct sym_loop *l)
 	if (n < 0 && errno != EINTR)
 		return fail(l, -errno, "epoll_wait: %s", strerror(errno));
 	l->now = sym_monotonic_ns();
-	bool http_ready = false;
+	bool http_ready[LOOP_HTTP_MAX] = { false };
 	for (int i = 0; i < n; i++)
-		dispatch(l, &evs[i], &http_ready);
+		dispatch(l, &evs[i], http_ready);
 	int rc = l->fab ? fab_events(l) : 0;
-	if (!rc && l->http && (http_ready || l->now >= l->http_due))
-		sym_http_run(l->http);
+	for (int i = 0; !rc && i < l->nhttp; i++)
+		if (http_ready[i] || l->now >= l->http_due[i])
+			sym_http_run(l->http[i]);
 	if (!rc)
 		run_timers(l);
 	run_closing(l);

@@ -153,7 +153,8 @@ void sym_loop_fab_close(struct sym_loop *l, struct sym_fab_conn *c, sym_loop_clo
 
 /* Runs h in the loop (runtime/http.h): when its descriptor is ready, when
  * its timeout passes, and before sleeping when an answer waits to be sent.
- * One per loop: -EBUSY for a second. */
+ * Two per loop (an API and a metrics listener): -EBUSY for a third, -EEXIST
+ * for one already there. */
 int sym_loop_http(struct sym_loop *l, struct sym_http *h);
 
 #endif

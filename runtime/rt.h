@@ -97,6 +97,14 @@ int sym_rt_http_start(struct sym_http **out, const struct sym_cluster *c, const 
 		      size_t body_max, void (*handler)(void *ctx, struct sym_http_req *r), void *ctx, char *err,
 		      size_t errlen);
 
+/* /metrics on a listener of its own when the cluster sets metrics_base: the
+ * process (role, id: as sym_cluster_metrics_port) serves /metrics (write()
+ * fills it) and /v2/health/live there, on host, and its API port answers
+ * /metrics with 404 naming that port. Call before sym_rt_loop, which runs it.
+ * Returns 0 (also when there is none) or -errno with a message. */
+int sym_rt_metrics_start(const struct sym_cluster *c, int role, int id, const char *host,
+			 void (*write)(void *ctx, struct sym_buf *b), void *ctx, char *err, size_t errlen);
+
 /* Sends the heartbeat of frontend or backend `id` (++*seq) to schedd on conn. */
 int sym_rt_heartbeat(const char *who, struct sym_fab_conn *conn, int id, uint64_t *seq);
 

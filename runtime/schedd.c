@@ -1043,6 +1043,8 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	if ((rc = sym_fab_listen(s->fab, me->host, me->port, err, errlen)))
 		return rc;
 	char port[16];
+	if ((rc = sym_rt_metrics_start(c, SYM_ROLE_SCHEDD, s->o->standby, me->host, write_metrics, s, err, errlen)))
+		return rc;
 	if (sym_cluster_http_port(c, SYM_ROLE_SCHEDD, s->o->standby, port, sizeof(port))) {
 		if ((rc = sym_rt_http_start(&s->http, c, me->host, port, 4096, on_http, s, err, errlen)))
 			return rc;

@@ -146,6 +146,32 @@ static void on_stop_fd(struct sym_loop_io *io, uint32_t events, void *ctx)
 	}
 }
 
+static struct sym_http *rt_metrics_srv; /* the metrics listener, or NULL: /metrics on the API port */
+static char rt_metrics_port[16];
+static void (*rt_metrics_write)(void *ctx, struct sym_buf *b);
+static void *rt_metrics_ctx;
+
+static void serve_metrics(struct sym_http_req *r, void (*write)(void *ctx, struct sym_buf *b), void *ctx, bool here);
+
+static void on_metrics_http(void *ctx, struct sym_http_req *r)
+{
+	(void)ctx;
+	serve_metrics(r, rt_metrics_write, rt_metrics_ctx, true);
+}
+
+int sym_rt_metrics_start(const struct sym_cluster *c, int role, int id, const char *host,
+			 void (*write)(void *ctx, struct sym_buf *b), void *ctx, char *err, size_t errlen)
+{
+	if (!sym_cluster_metrics_port(c, role, id, rt_metrics_port, sizeof(rt_metrics_port)))
+		return 0;
+	rt_metrics_write = write;
+	rt_metrics_ctx = ctx;
+	/* metrics are scraped by a few collectors: a small connection limit of their own, plain HTTP */
+	struct sym_http_cfg hc = { host, rt_metrics_port, 4096, on_metrics_http, NULL, 64,
+				   (unsigned)(c->http_timeout_s + 0.5), 0, NULL, NULL };
+	return sym_http_start(&rt_metrics_srv, &hc, err, errlen);
+}
+
 /* The process's fabric and who it is, for the refusal log and the metrics (one per process). */
 static struct sym_fab *rt_fab;
 static uint64_t rt_refused_logged;
@@ -177,7 +203,8 @@ int sym_rt_loop(struct sym_loop **out, const char *who, struct sym_fab *fab,
 	rt_who = who;
 	struct sym_loop_io *io;
 	if ((stop_fd >= 0 && (rc = sym_loop_io_start(*out, stop_fd, EPOLLIN, on_stop_fd, NULL, &io))) ||
-	    (fab && (rc = sym_loop_fab(*out, fab, on_fab, ctx))) || (http && (rc = sym_loop_http(*out, http)))) {
+	    (fab && (rc = sym_loop_fab(*out, fab, on_fab, ctx))) || (http && (rc = sym_loop_http(*out, http))) ||
+	    (rt_metrics_srv && (rc = sym_loop_http(*out, rt_metrics_srv)))) {
 		sym_rt_log(who, "event loop: %s", strerror(-rc));
 		sym_loop_destroy(*out);
 		*out = NULL;
@@ -233,12 +260,18 @@ int sym_rt_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	 * batches have only alpha of slack, and precise sleeps let the emulated
 	 * executor spin less. */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	int rc = -1;
 	if (!strcmp(o->cmd, "schedd"))
-		return sym_schedd_run(c, o);
-	if (!strcmp(o->cmd, "frontend"))
-		return sym_frontend_run(c, o);
-	if (!strcmp(o->cmd, "backend"))
-		return sym_backend_run(c, o);
+		rc = sym_schedd_run(c, o);
+	else if (!strcmp(o->cmd, "frontend"))
+		rc = sym_frontend_run(c, o);
+	else if (!strcmp(o->cmd, "backend"))
+		rc = sym_backend_run(c, o);
+	if (rc >= 0) {
+		sym_http_stop(rt_metrics_srv); /* its loop is gone with the process's */
+		rt_metrics_srv = NULL;
+		return rc;
+	}
 	if (!strcmp(o->cmd, "loadgen"))
 		return sym_loadgen_run(c, o);
 	fprintf(stderr, "symphony: unknown runtime command '%s'\n", o->cmd);
@@ -301,8 +334,17 @@ static void process_metrics(struct sym_buf *b)
 
 void sym_rt_serve_metrics(struct sym_http_req *r, void (*write)(void *ctx, struct sym_buf *b), void *ctx)
 {
+	serve_metrics(r, write, ctx, !rt_metrics_srv);
+}
+
+static void serve_metrics(struct sym_http_req *r, void (*write)(void *ctx, struct sym_buf *b), void *ctx, bool here)
+{
 	const char *path = sym_http_path(r), *meth = sym_http_method(r);
 	bool get = !strcmp(meth, "GET") || !strcmp(meth, "HEAD");
+	if (!here && !strcmp(path, "/metrics")) {
+		sym_http_reply_error(r, 404, "/metrics is served on port %s (metrics_base)", rt_metrics_port);
+		return;
+	}
 	if (strcmp(path, "/metrics") && strcmp(path, "/v2/health/live")) {
 		sym_http_reply_error(r, 404, "no such endpoint: %s %s (this process serves /metrics)", meth, path);
 		return;

@@ -594,7 +594,7 @@ static void test_http_large_post(void **state)
 		fail_msg("%s", err);
 	struct sym_loop *l = new_loop();
 	assert_int_equal(sym_loop_http(l, h), 0);
-	assert_int_equal(sym_loop_http(l, h), -EBUSY);
+	assert_int_equal(sym_loop_http(l, h), -EEXIST);
 	struct child c = { .l = l, .status = -1 };
 	sym_time t0 = sym_monotonic_ns();
 	c.pid = fork();

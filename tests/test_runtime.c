@@ -1082,12 +1082,27 @@ static void test_http_hardening(void **state)
 	char extra[1600];
 	snprintf(extra, sizeof(extra), "\"failure_ms\": 3000, \"http_tls_cert\": \"%s/tls.crt\", \"http_tls_key\": "
 		 "\"%s/tls.key\", \"http_token_file\": \"%s\", \"clients_max\": 4, \"http_conn_max\": 8, "
-		 "\"http_timeout_s\": 1,", dir, dir, path);
+		 "\"http_timeout_s\": 1, \"metrics_base\": %d,", dir, dir, path, atoi(port) + 2000);
 	config_replace("\"failure_ms\": 50,", extra);
 	scheme = "https";
 	struct cluster c;
 	cluster_start(&c);
 	assert_int_equal(curl("ready", "GET", 1, "/v2/health/ready", ""), 200); /* over TLS */
+	/* /metrics on a listener of its own (plain HTTP, metrics_base), not on the API port */
+	assert_int_equal(curl("m404", "GET", 1, "/metrics", ""), 404);
+	char mcmd[600];
+	snprintf(mcmd, sizeof(mcmd), "curl -s -m 10 -o '%s/metrics.txt' -w '%%{http_code}' http://127.0.0.1:%d/metrics", dir,
+		 atoi(port) + 2001);
+	FILE *mp = popen(mcmd, "r");
+	assert_non_null(mp);
+	int mcode = 0;
+	if (fscanf(mp, "%d", &mcode) != 1)
+		mcode = 0;
+	pclose(mp);
+	assert_int_equal(mcode, 200);
+	assert_true(count_in("metrics.txt", "process_resident_memory_bytes") >= 1);
+	assert_true(count_in("metrics.txt", "symphony_frontend_refusals_total") >= 1);
+	assert_true(count_in("metrics.txt", "symphony_fabric_refused_peers_total") >= 1);
 	infer_body("body", 3, "UINT8", IN_BYTES);
 	char data[600];
 	snprintf(data, sizeof(data), "--data-binary @'%s/body'", dir);
@@ -1375,6 +1390,50 @@ static void test_failover(void **state)
 	passed = true;
 }
 
+/* A backend that cannot reach one frontend still serves the others: with frontend 1 not
+ * started, the backends register after their 2 s grace, saying which frontend they lack,
+ * and inference through frontend 0 works; frontend 1, started later, is reached and serves. */
+static void test_partial_frontends(void **state)
+{
+	(void)state;
+	struct cluster c;
+	memset(&c, 0, sizeof(c));
+	char sjson[400];
+	snprintf(sjson, sizeof(sjson), "%s/schedd.json", dir);
+	const char *sa[] = { "schedd", cfg, "--json", sjson, NULL };
+	c.schedd = spawn("schedd.log", sa);
+	const char *fa[] = { "frontend", cfg, "--id", "0", NULL };
+	c.fe[0] = spawn("frontend0.log", fa);
+	c.fe[1] = -1;
+	for (int i = 0; i < NBE; i++) {
+		char id[8], log[32];
+		snprintf(id, sizeof(id), "%d", i);
+		snprintf(log, sizeof(log), "backend%d.log", i);
+		const char *a[] = { "backend", cfg, "--id", id, NULL };
+		c.be[i] = spawn(log, a);
+	}
+	running = c;
+	is_running = true;
+	assert_int_equal(wait_log("schedd.log", "registered: GPU", NBE), NBE);
+	assert_int_equal(count_in("backend0.log", "registering without frontend(s) 1"), 1);
+	infer_body("body", 5, "UINT8", IN_BYTES);
+	char data[600];
+	snprintf(data, sizeof(data), "--data-binary @'%s/body'", dir);
+	double end = now_s() + 5;
+	int code = 0;
+	while (now_s() < end && (code = curl("r0", "POST", 1, "/v2/models/m/infer", data)) != 200)
+		sleep_ms(50);
+	assert_int_equal(code, 200);
+	const char *fb[] = { "frontend", cfg, "--id", "1", NULL };
+	c.fe[1] = running.fe[1] = spawn("frontend1.log", fb);
+	end = now_s() + 10;
+	while (now_s() < end && (code = curl("r1", "POST", 2, "/v2/models/m/infer", data)) != 200)
+		sleep_ms(100);
+	assert_int_equal(code, 200);
+	assert_int_equal(cluster_stop(&c), 0);
+	passed = true;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -1400,6 +1459,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_membership, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_schedd_sigterm, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_failover, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_partial_frontends, setup, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
