@@ -630,11 +630,12 @@ static int http_port(int off)
 
 /* Runs curl; the body goes to dir/NAME, the status is returned (0: no answer).
  * extra: more curl arguments (quoted by the caller), or "". */
-static int curl(const char *name, const char *method, int off, const char *path, const char *extra)
+static int curl_at(const char *name, const char *method, const char *sch, int hport, const char *path,
+		   const char *extra)
 {
 	char cmd[2048];
 	snprintf(cmd, sizeof(cmd), "curl -s -k -m 10 -o '%s/%s' -w '%%{http_code}' -X %s %s '%s://127.0.0.1:%d%s'", dir,
-		 name, method, extra, scheme, http_port(off), path);
+		 name, method, extra, sch, hport, path);
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
 	int code = 0;
@@ -642,6 +643,12 @@ static int curl(const char *name, const char *method, int off, const char *path,
 		code = 0;
 	pclose(p);
 	return code;
+}
+
+/* curl_at on the HTTP port of process `off` (http_base + off), in the test's scheme. */
+static int curl(const char *name, const char *method, int off, const char *path, const char *extra)
+{
+	return curl_at(name, method, scheme, http_port(off), path, extra);
 }
 
 static void write_file(const char *name, const void *data, size_t len)
@@ -1090,16 +1097,7 @@ static void test_http_hardening(void **state)
 	assert_int_equal(curl("ready", "GET", 1, "/v2/health/ready", ""), 200); /* over TLS */
 	/* /metrics on a listener of its own (plain HTTP, metrics_base), not on the API port */
 	assert_int_equal(curl("m404", "GET", 1, "/metrics", ""), 404);
-	char mcmd[600];
-	snprintf(mcmd, sizeof(mcmd), "curl -s -m 10 -o '%s/metrics.txt' -w '%%{http_code}' http://127.0.0.1:%d/metrics", dir,
-		 atoi(port) + 2001);
-	FILE *mp = popen(mcmd, "r");
-	assert_non_null(mp);
-	int mcode = 0;
-	if (fscanf(mp, "%d", &mcode) != 1)
-		mcode = 0;
-	pclose(mp);
-	assert_int_equal(mcode, 200);
+	assert_int_equal(curl_at("metrics.txt", "GET", "http", atoi(port) + 2001, "/metrics", ""), 200);
 	assert_true(count_in("metrics.txt", "process_resident_memory_bytes") >= 1);
 	assert_true(count_in("metrics.txt", "symphony_frontend_refusals_total") >= 1);
 	assert_true(count_in("metrics.txt", "symphony_fabric_refused_peers_total") >= 1);
