@@ -588,6 +588,7 @@ static void on_exec_done(struct sym_loop_io *io, uint32_t events, void *ctx)
 	batch_done(be, be->b[be->head].rc ? SYM_WIRE_BACKEND_FAILED : SYM_WIRE_OK);
 	maybe_run(be);
 	maybe_leave(be);
+	maybe_hello(be); /* after a failover: the last batch of the old scheduler is done */
 }
 
 static void write_metrics(void *ctx, struct sym_buf *b)
