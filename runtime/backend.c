@@ -569,7 +569,7 @@ static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
 	sym_time quiet = sym_monotonic_ns() - be->schedd_heard;
 	char why[64];
 	snprintf(why, sizeof(why), "silent for %.1f ms", (double)quiet / 1e6);
-	if (quiet > 2 * sym_ms(be->c->failure_ms)) /* losing schedd costs more than a peer: twice as long */
+	if (quiet > sym_rt_schedd_silence(be->c))
 		schedd_lost(be, why);
 	else if (sym_rt_heartbeat(be->who, be->schedd, be->id, &be->seq))
 		schedd_lost(be, "heartbeat not sent");

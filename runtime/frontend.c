@@ -665,7 +665,7 @@ static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
 	sym_time quiet = sym_monotonic_ns() - f->schedd_heard;
 	char why[64];
 	snprintf(why, sizeof(why), "silent for %.1f ms", (double)quiet / 1e6);
-	if (quiet > 2 * sym_ms(f->c->failure_ms)) /* losing schedd costs more than a peer: twice as long */
+	if (quiet > sym_rt_schedd_silence(f->c))
 		schedd_lost(f, why);
 	else if (sym_rt_heartbeat(f->who, f->schedd, f->id, &f->beat_seq))
 		schedd_lost(f, "heartbeat not sent");

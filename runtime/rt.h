@@ -105,6 +105,17 @@ int sym_rt_http_start(struct sym_http **out, const struct sym_cluster *c, const 
 int sym_rt_metrics_start(const struct sym_cluster *c, int role, int id, const char *host,
 			 void (*write)(void *ctx, struct sym_buf *b), void *ctx, char *err, size_t errlen);
 
+/* How long a frontend or backend waits for a word from schedd before it
+ * gives it up: twice failure_ms, and at least 500 ms (losing the scheduler
+ * costs more than losing a peer, and a loaded machine's stalls at startup
+ * must not look like a dead scheduler; a crashed one is noticed at once, by
+ * its connection closing). */
+static inline sym_time sym_rt_schedd_silence(const struct sym_cluster *c)
+{
+	sym_time t = 2 * sym_ms(c->failure_ms);
+	return t > 500 * SYM_MS ? t : 500 * SYM_MS;
+}
+
 /* Sends the heartbeat of frontend or backend `id` (++*seq) to schedd on conn. */
 int sym_rt_heartbeat(const char *who, struct sym_fab_conn *conn, int id, uint64_t *seq);
 
