@@ -146,6 +146,7 @@ void cli_print_markdown(FILE *f);                            /* docs/cli.md */
 int cli_cmd_sim(struct cli *c);
 int cli_cmd_goodput(struct cli *c);
 int cli_cmd_plan(struct cli *c);
+int cli_cmd_partition(struct cli *c);
 int cli_cmd_loadcurve(struct cli *c);
 int cli_cmd_sweep(struct cli *c);
 int cli_cmd_merge(struct cli *c);

@@ -89,6 +89,42 @@ static const struct cli_opt o_max_gpus = { "max-gpus", 0, CLI_INT, "N",
 static const struct cli_opt *const plan_opts[] = { &o_config, &o_target, &o_policies, &o_max_gpus, &o_jobs, &o_json, &o_quiet,
 						   NULL };
 
+static const struct cli_opt o_pa_sub = { "subclusters", 0, CLI_INT, "L", "sub-clusters (parts) to divide the models into",
+					  "2", 1, 100000 };
+static const struct cli_opt o_pa_rmax = { "r-max", 0, CLI_NUM, "REQ/S",
+					  "R_max: the most request rate one sub-cluster's ranker takes (default: no limit)",
+					  NULL, 1e-9, 1e12 };
+static const struct cli_opt o_pa_smax = { "s-max", 0, CLI_NUM, "MB",
+					  "S_max: the memory every GPU of a sub-cluster has for its models (default: the "
+					  "GPU kind's memory_mb)", NULL, 1e-9, 1e12 };
+static const struct cli_opt o_pa_w = { "weight", 0, CLI_NUM, "W",
+				       "w of the objective dR + w dS (default: the average rate over the average static "
+				       "memory, so that relative imbalances weigh the same)", NULL, 1e-12, 1e12 };
+static const struct cli_opt o_pa_time = { "time-limit", 0, CLI_NUM, "S", "the solver's time limit, seconds", "10",
+					  0.01, 86400 };
+static const struct cli_opt o_pa_random = { "random", 0, CLI_FLAG, NULL,
+					    "also run the paper's random baseline for the same time" };
+static const struct cli_opt o_pa_variants = { "variants", 0, CLI_INT, "K",
+					      "each model K times (the paper's variants of zoo models)", "1", 1, 10000 };
+static const struct cli_opt o_pa_rates = { "rates", 0, CLI_TEXT, "config|exponential",
+					   "the models' rates: the experiment's, or drawn from an exponential distribution "
+					   "with that mean (seeded by --seed)", "config" };
+static const struct cli_opt *const partition_opts[] = { &o_config, &o_pa_sub, &o_pa_rmax, &o_pa_smax, &o_pa_w,
+							&o_pa_time, &o_pa_random, &o_pa_variants, &o_pa_rates, &o_json,
+							&o_quiet, NULL };
+
+static const char partition_text[] =
+	"Divides the experiment's models among L sub-clusters as the orchestration paper's Appendix A "
+	"(symphony-centralized-orchestration.md, Section 4.7): a mixed integer linear program over which "
+	"sub-cluster serves each model, minimising dR + w dS, the largest distance of a sub-cluster's request rate "
+	"(dR) and static memory (dS) from their averages, such that each sub-cluster's rate is at most R_max and "
+	"its static memory plus the largest dynamic memory of its models is at most S_max (every GPU of it holds "
+	"all its models). Solved with COIN-OR CBC within --time-limit, from a start found by a greedy assignment "
+	"and a local search (the best solution found is printed, with its status: optimal when proven). Prints "
+	"each sub-cluster's rate and memory and the imbalance factors (max - min) / average of rate and of "
+	"static memory; --random adds the paper's baseline (random assignments, checked and scored, the best "
+	"kept) for the same time. A model's rate is its share of --rate; models with unknown memory count 0.";
+
 static const char plan_text[] =
 	"For each policy (default: the experiment's --policy), the smallest number of GPUs whose simulation at R "
 	"req/s in total passes the criterion (--criterion per-model, the default: every model's bad rate <= "
@@ -371,6 +407,9 @@ static const struct cli_cmd commands[] = {
 	{ "plan", "simulator", "the fewest GPUs that serve a target rate, per policy, beside analytic estimates",
 	  "[CONFIG.json|-]", 0, 1, plan_text, plan_opts, CLI_EXPERIMENT, cli_cmd_plan,
 	  "  symphony plan --zoo a100 --models ResNet50 --slo 25 --target-rate 20000 --policies 'symphony;eager'\n" },
+	{ "partition", "simulator", "divide the models among sub-clusters: Appendix A's MILP (CBC), balancing rate and memory",
+	  "[CONFIG.json|-]", 0, 1, partition_text, partition_opts, CLI_EXPERIMENT, cli_cmd_partition,
+	  "  symphony partition --zoo a100 --models all --rate 20000 --subclusters 4 --random\n" },
 	{ "loadcurve", "simulator", "goodput, bad rate and GPU use from light load to well past capacity, per policy",
 	  "[CONFIG.json|-]", 0, 1, loadcurve_text, loadcurve_opts, CLI_EXPERIMENT, cli_cmd_loadcurve,
 	  "  symphony loadcurve --profile 1.053,5.072 --slo 25 --gpus 8 --policies 'symphony;eager' --csv lc.csv\n" },

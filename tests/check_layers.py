@@ -4,6 +4,7 @@
 Each folder may include only the folders below it:
 
     core/            nothing of ours
+    partition/       core/ (the partitioning MILP, with CBC)
     workloads/       core/
     profiles/        core/
     experiment/      core/, workloads/, profiles/
@@ -23,12 +24,13 @@ ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file
 BASE = {"core", "workloads", "profiles"}
 ALLOWED = {
     "core": {"core"},
+    "partition": {"core", "partition"},
     "workloads": {"core", "workloads"},
     "profiles": {"core", "profiles"},
     "experiment": BASE | {"experiment"},
-    "sim": BASE | {"experiment", "sim"},
-    "runtime": BASE | {"experiment", "runtime"},
-    "cli": BASE | {"experiment", "sim", "runtime", "cli"},
+    "sim": BASE | {"experiment", "partition", "sim"},
+    "runtime": BASE | {"experiment", "partition", "runtime"},
+    "cli": BASE | {"experiment", "partition", "sim", "runtime", "cli"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"')
 CORE_ONLY = {"core/policy_api.h"}

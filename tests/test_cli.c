@@ -968,6 +968,42 @@ static void test_json_schema(void **state)
 /* ResNet50 at 15000 r/s: the staggered estimate is exactly 21 GPUs (N = 20
  * gives batch 17 and 14800 r/s; N = 21, 15540 r/s); symphony's simulated
  * minimum is close to it and below eager's. */
+/* symphony partition: the MILP's assignment in the JSON with its imbalance factors and the random
+ * baseline's; 30 VGG16 on two 11 GB GTX 1080 Ti sub-clusters refused, naming the limit. */
+static void test_partition(void **state)
+{
+	(void)state;
+	struct run r;
+	RUN(&r, "partition", "--zoo", "gtx1080ti", "--models", "all", "--rate", "1000", "--subclusters", "3",
+	    "--time-limit", "1", "--random", "--json", "@out_part.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	cJSON *doc = load_json(tmp_path("out_part.json"));
+	check_provenance(doc, true);
+	assert_string_equal(get(doc, "command")->valuestring, "partition");
+	const cJSON *milp = get(doc, "milp"), *rnd = get(doc, "random");
+	const char *st = get(milp, "status")->valuestring;
+	assert_true(!strcmp(st, "optimal") || !strcmp(st, "feasible"));
+	int n = (int)num(get(doc, "problem"), "models");
+	assert_int_equal(cJSON_GetArraySize(get(milp, "assignment")), n);
+	for (int i = 0; i < n; i++) {
+		int j = (int)cJSON_GetArrayItem(get(milp, "assignment"), i)->valuedouble;
+		assert_true(j >= 0 && j < 3);
+	}
+	assert_true(num(milp, "objective") <= num(rnd, "objective") + 1e-6);
+	assert_true(num(milp, "rate_imbalance") >= 0 && num(milp, "memory_imbalance") >= 0);
+	assert_true(num(rnd, "tries") > 0);
+	cJSON_Delete(doc);
+	RUN(&r, "partition", "--zoo", "gtx1080ti", "--models", "VGG16", "--variants", "30", "--rate", "100",
+	    "--subclusters", "2", "--time-limit", "1");
+	expect_status(&r, 1);
+	expect_contains(r.err, "no assignment fits", "stderr", &r);
+	run_free(&r);
+	RUN(&r, "partition", "--profile", "1,5", "--subclusters", "0");
+	expect_status(&r, 2);
+	run_free(&r);
+}
+
 static void test_plan(void **state)
 {
 	(void)state;
@@ -2404,6 +2440,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_seeds),
 		cmocka_unit_test(test_trace_timeline),
 		cmocka_unit_test(test_plan),
+		cmocka_unit_test(test_partition),
 		cmocka_unit_test(test_sweep),
 		cmocka_unit_test(test_loadcurve),
 		cmocka_unit_test(test_info_commands),

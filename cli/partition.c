@@ -1,0 +1,180 @@
+/* cli/partition.c - symphony partition: the experiment's models into
+ * sub-clusters by Appendix A's MILP (partition/partition.h), beside the
+ * paper's random baseline under the same time limit. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/build.h"
+#include "experiment/output.h"
+#include "experiment/result.h"
+#include "partition/partition.h"
+#include "sym_version.h"
+
+/* The models as the MILP sees them: rates from the experiment (or, with
+ * --rates exponential, drawn with the experiment's mean rate per model),
+ * static and dynamic memory from the profiles (unknown: 0, counted), each
+ * model --variants times (the paper's variants of zoo models). */
+static struct sym_part_model *part_models(const struct cli *c, const struct sym_experiment *e, int variants,
+					   int *n, int *unknown)
+{
+	*n = (int)e->nmodels * variants;
+	*unknown = 0;
+	struct sym_part_model *m = calloc((size_t)*n, sizeof(*m));
+	if (!m)
+		return NULL;
+	bool expo = !strcmp(cli_str(c, "rates"), "exponential");
+	uint64_t x = e->seed * 0x9e3779b97f4a7c15ull + 1;
+	for (int v = 0; v < variants; v++)
+		for (size_t k = 0; k < e->nmodels; k++) {
+			struct sym_part_model *p = &m[(size_t)v * e->nmodels + k];
+			const struct sym_profile *pr = &e->profiles[k];
+			double mean = sym_experiment_model_rate(e, k) * e->rate;
+			if (expo) { /* splitmix64 -> (0, 1) -> exponential with that mean */
+				uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+				z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+				z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+				z ^= z >> 31;
+				mean *= -log(((double)(z >> 11) + 0.5) / 9007199254740992.0);
+			}
+			p->rate = mean;
+			p->static_mb = pr->static_mb >= 0 ? pr->static_mb : 0;
+			p->dynamic_mb = pr->dynamic_mb >= 0 ? pr->dynamic_mb : 0;
+			p->current = -1;
+			*unknown += pr->static_mb < 0 || pr->dynamic_mb < 0;
+		}
+	return m;
+}
+
+static cJSON *result_json(const struct sym_part_result *r, const struct sym_part_problem *p, bool with_assign)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "status", sym_part_status_name(r->status));
+	cJSON_AddNumberToObject(o, "seconds", r->seconds);
+	if (r->assign) {
+		cJSON_AddNumberToObject(o, "objective", r->objective);
+		cJSON_AddNumberToObject(o, "delta_rate", r->dr);
+		cJSON_AddNumberToObject(o, "delta_static_mb", r->ds);
+		cJSON_AddNumberToObject(o, "rate_imbalance", r->rate_imbalance);
+		cJSON_AddNumberToObject(o, "memory_imbalance", r->mem_imbalance);
+	}
+	if (r->tries) {
+		cJSON_AddNumberToObject(o, "tries", (double)r->tries);
+		cJSON_AddNumberToObject(o, "feasible_tries", (double)r->feasible);
+	} else {
+		cJSON_AddNumberToObject(o, "lower_bound", r->bound);
+	}
+	if (with_assign && r->assign) {
+		cJSON *a = cJSON_AddArrayToObject(o, "assignment");
+		for (int i = 0; i < p->nmodels; i++)
+			cJSON_AddItemToArray(a, cJSON_CreateNumber(r->assign[i]));
+	}
+	return o;
+}
+
+/* Each part's rate, static memory and models, as a table. */
+static void print_parts(FILE *f, const struct sym_experiment *e, const struct sym_part_problem *p,
+			const struct sym_part_result *r, int variants)
+{
+	for (int j = 0; j < p->nparts; j++) {
+		double R = 0, S = 0, D = 0;
+		int n = 0;
+		for (int i = 0; i < p->nmodels; i++)
+			if (r->assign[i] == j) {
+				R += p->models[i].rate, S += p->models[i].static_mb, n++;
+				D = fmax(D, p->models[i].dynamic_mb);
+			}
+		fprintf(f, "  sub-cluster %-3d %10.1f req/s %10.0f MB static (+%6.0f MB dynamic)  %4d model%s", j, R, S, D,
+			n, n == 1 ? "" : "s");
+		if (variants == 1 && n <= 8) {
+			const char *sep = ": ";
+			for (int i = 0; i < p->nmodels; i++)
+				if (r->assign[i] == j) {
+					fprintf(f, "%s%s", sep, e->profiles[i].name);
+					sep = ", ";
+				}
+		}
+		fputc('\n', f);
+	}
+}
+
+int cli_cmd_partition(struct cli *c)
+{
+	struct sym_experiment e;
+	int rc = cli_experiment(c, &e, true);
+	if (rc)
+		return rc;
+	int variants = (int)cli_int(c, "variants"), n, unknown;
+	struct sym_part_model *models = part_models(c, &e, variants, &n, &unknown);
+	if (!models) {
+		sym_experiment_finish(&e);
+		return cli_fail(c, 1, "out of memory");
+	}
+	double s_max = cli_given(c, "s-max") ? cli_num(c, "s-max") : e.kinds[0].memory_mb;
+	struct sym_part_problem p = { .nmodels = n, .models = models, .nparts = (int)cli_int(c, "subclusters"),
+				      .r_max = cli_given(c, "r-max") ? cli_num(c, "r-max") : 0,
+				      .s_max = s_max > 0 ? s_max : 0, .w = cli_given(c, "weight") ? cli_num(c, "weight") : 0,
+				      .c_max = -1, .time_limit_s = cli_num(c, "time-limit"), .seed = e.seed };
+	bool quiet = cli_flag(c, "quiet"), random = cli_flag(c, "random");
+	FILE *f = cli_table_stream(c);
+	if (!quiet)
+		fprintf(f, "symphony %s partition: %d models (%zu x %d variant%s), %d sub-clusters, R_max %s, S_max %.0f MB "
+			   "(%s), time limit %g s%s\n", SYM_VERSION, n, e.nmodels, variants, variants == 1 ? "" : "s",
+			p.nparts, p.r_max > 0 ? cli_str(c, "r-max") : "none", p.s_max, cli_given(c, "s-max") ? "--s-max" : "the GPU's memory",
+			p.time_limit_s, "");
+	if (unknown && !quiet)
+		fprintf(f, "  (%d model(s) with unknown static or dynamic memory: counted as 0)\n", unknown);
+	char err[512];
+	struct sym_part_result milp = { 0 }, rnd = { 0 };
+	if ((rc = sym_partition_milp(&p, &milp, err, sizeof(err))))
+		rc = cli_usage_error(c, "%s", err);
+	if (!rc && random && (rc = sym_partition_random(&p, &rnd, err, sizeof(err))))
+		rc = cli_usage_error(c, "%s", err);
+	if (!rc && milp.status == SYM_PART_INFEASIBLE)
+		rc = cli_fail(c, 1, "no assignment fits: a sub-cluster's models must fit in S_max %.0f MB (static plus the "
+			      "largest dynamic) and stay under R_max; raise --subclusters or the limits", p.s_max);
+	if (!rc && milp.status == SYM_PART_UNKNOWN)
+		rc = cli_fail(c, 1, "no assignment found within %g s (none proven impossible either): raise --time-limit",
+			      p.time_limit_s);
+	if (!rc && !quiet) {
+		fprintf(f, "\nMILP (CBC): %s in %.2f s, objective %.4g (dR %.4g req/s + w %.4g x dS %.4g MB; lower bound %.4g)\n",
+			sym_part_status_name(milp.status), milp.seconds, milp.objective, milp.dr, milp.w, milp.ds, milp.bound);
+		fprintf(f, "  imbalance (max - min) / avg: rate %.4f, static memory %.4f\n", milp.rate_imbalance,
+			milp.mem_imbalance);
+		print_parts(f, &e, &p, &milp, variants);
+		if (random && rnd.assign)
+			fprintf(f, "\nrandom baseline: %llu assignments in %.2f s (%llu feasible), best objective %.4g, "
+				   "imbalance rate %.4f, static memory %.4f\n", (unsigned long long)rnd.tries, rnd.seconds,
+				(unsigned long long)rnd.feasible, rnd.objective, rnd.rate_imbalance, rnd.mem_imbalance);
+		else if (random)
+			fprintf(f, "\nrandom baseline: no feasible assignment in %llu tries\n", (unsigned long long)rnd.tries);
+	}
+	const char *json = cli_str(c, "json");
+	if (!rc && json) {
+		cJSON *doc = sym_result_head("partition");
+		cJSON_AddItemToObject(doc, "config", sym_experiment_to_json(&e));
+		cJSON *pr = cJSON_AddObjectToObject(doc, "problem");
+		cJSON_AddNumberToObject(pr, "models", n);
+		cJSON_AddNumberToObject(pr, "variants", variants);
+		cJSON_AddStringToObject(pr, "rates", cli_str(c, "rates"));
+		cJSON_AddNumberToObject(pr, "subclusters", p.nparts);
+		cJSON_AddNumberToObject(pr, "r_max", p.r_max);
+		cJSON_AddNumberToObject(pr, "s_max_mb", p.s_max);
+		cJSON_AddNumberToObject(pr, "weight", milp.w);
+		cJSON_AddNumberToObject(pr, "time_limit_s", p.time_limit_s);
+		cJSON_AddNumberToObject(pr, "unknown_memory_models", unknown);
+		cJSON_AddItemToObject(doc, "milp", result_json(&milp, &p, true));
+		if (random)
+			cJSON_AddItemToObject(doc, "random", result_json(&rnd, &p, false));
+		if (sym_write_json(json, doc, err, sizeof(err)))
+			rc = cli_fail(c, 1, "%s", err);
+		cJSON_Delete(doc);
+	}
+	sym_part_result_free(&milp);
+	sym_part_result_free(&rnd);
+	free(models);
+	sym_experiment_finish(&e);
+	return rc;
+}
