@@ -1432,6 +1432,54 @@ static void test_partial_frontends(void **state)
 	passed = true;
 }
 
+/* The active scheduler hangs (SIGSTOP) under load: the standby takes over once it has been silent
+ * for failure_ms, the frontends and backends give it up after twice that and register with the
+ * standby, and every request is still answered exactly once. The old one, let go on (SIGCONT),
+ * has lost its peers. */
+static void test_failover_hung(void **state)
+{
+	(void)state;
+	char sched2[200];
+	snprintf(sched2, sizeof(sched2), "\"schedd\": [\"127.0.0.1:%s\", \"127.0.0.1:%d\"], \"failure_ms\": 300,", port,
+		 atoi(port) + 2 * NFE + 1);
+	config_replace("\"failure_ms\": 50,", sched2);
+	struct cluster c;
+	cluster_start(&c);
+	char sjson[400];
+	snprintf(sjson, sizeof(sjson), "%s/standby.json", dir);
+	const char *sa[] = { "schedd", cfg, "--standby", "--json", sjson, NULL };
+	pid_t standby = spawn("standby.log", sa);
+	assert_int_equal(wait_log("schedd.log", "the standby scheduler is watching", 1), 1);
+	pid_t lg = loadgen_start("hung.json", "300", "5");
+	sleep_ms(2000);
+	pid_t old = c.schedd;
+	kill(old, SIGSTOP);
+	assert_int_equal(wait_log("standby.log", "took over:", 1), 1);
+	kill(old, SIGCONT);
+	kill(old, SIGKILL);
+	waitpid(old, NULL, 0);
+	c.schedd = running.schedd = standby;
+	int st = wait_for(lg, 40);
+	int sst = cluster_stop(&c);
+	assert_int_equal(st, 0);
+	assert_int_equal(sst, 0);
+	cJSON *s = load_json("standby.json");
+	double detect = num(s, "failover.detected_after_ms"), reg = num(s, "failover.all_registered_after_ms");
+	assert_true(detect >= 300 && detect < 1000);
+	cJSON_Delete(s);
+	assert_true(count_in("standby.log", "was silent for") == 1);
+	cJSON *j = load_json("hung.json");
+	assert_int_equal((int)num(j, "checks.answered"), (int)num(j, "checks.requests"));
+	assert_int_equal((int)num(j, "checks.unanswered"), 0);
+	assert_int_equal((int)num(j, "checks.duplicate_answers"), 0);
+	assert_int_equal((int)num(j, "checks.wrong_outputs"), 0);
+	double bad = num(j, "late") + num(j, "dropped");
+	fprintf(stderr, "hung scheduler: taken over %.1f ms after it was last heard, every peer registered %.1f ms after; "
+		"%.0f of %.0f requests late or dropped\n", detect, reg, bad, num(j, "offered"));
+	cJSON_Delete(j);
+	passed = true;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -1457,6 +1505,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_membership, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_schedd_sigterm, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_failover, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_failover_hung, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_partial_frontends, setup, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
