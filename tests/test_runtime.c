@@ -1231,6 +1231,35 @@ static int wait_log(const char *log, const char *pat, int n)
 	return k;
 }
 
+/* The cluster with failure_ms 300 and a standby scheduler (on the address after the frontends'),
+ * watching the active one when this returns; the standby's pid. */
+static pid_t cluster_start_with_standby(struct cluster *c)
+{
+	char sched2[200];
+	snprintf(sched2, sizeof(sched2), "\"schedd\": [\"127.0.0.1:%s\", \"127.0.0.1:%d\"], \"failure_ms\": 300,", port,
+		 atoi(port) + 2 * NFE + 1);
+	config_replace("\"failure_ms\": 50,", sched2);
+	cluster_start(c);
+	char sjson[400];
+	snprintf(sjson, sizeof(sjson), "%s/standby.json", dir);
+	const char *sa[] = { "schedd", cfg, "--standby", "--json", sjson, NULL };
+	pid_t standby = spawn("standby.log", sa);
+	assert_int_equal(wait_log("schedd.log", "the standby scheduler is watching", 1), 1);
+	return standby;
+}
+
+/* Every request loadgen sent (into name) was answered exactly once, with the right output. */
+static cJSON *assert_exactly_once(const char *name)
+{
+	cJSON *j = load_json(name);
+	assert_int_equal((int)num(j, "checks.answered"), (int)num(j, "checks.requests"));
+	assert_int_equal((int)num(j, "checks.unanswered"), 0);
+	assert_int_equal((int)num(j, "checks.duplicate_answers"), 0);
+	assert_int_equal((int)num(j, "checks.wrong_outputs"), 0);
+	return j;
+}
+
+
 /* A running cluster's membership, under load: a fifth backend joins (backends_max 5) and
  * later leaves on SIGTERM, a backend stalled for 200 ms (SIGSTOP) is only suspect (no new
  * plans, nothing failed) and serves again, and frontend 1 leaves on SIGTERM after answering
@@ -1276,11 +1305,7 @@ static void test_membership(void **state)
 	assert_int_equal(count_in("schedd.log", "frontend 1 left"), 1);
 	assert_int_equal(count_in("backend4.log", "left: every batch in hand is done"), 1);
 	assert_int_equal(count_in("frontend1.log", "drained: every request held was answered"), 1);
-	cJSON *j = load_json("members.json");
-	assert_int_equal((int)num(j, "checks.answered"), (int)num(j, "checks.requests"));
-	assert_int_equal((int)num(j, "checks.unanswered"), 0);
-	assert_int_equal((int)num(j, "checks.duplicate_answers"), 0);
-	assert_int_equal((int)num(j, "checks.wrong_outputs"), 0);
+	cJSON *j = assert_exactly_once("members.json");
 	assert_int_equal((int)num(j, "checks.frontends_lost"), 1);
 	assert_int_equal((int)num(j, "checks.failed_by_status.backend failed"), 0);
 	assert_int_equal((int)num(j, "checks.failed_by_status.frontend gone"), 0);
@@ -1306,11 +1331,7 @@ static void test_schedd_sigterm(void **state)
 	assert_int_equal(count_in("schedd.log", "drained: every request held was served or dropped"), 1);
 	int st = wait_for(lg, 40);
 	assert_int_equal(st, 0);
-	cJSON *j = load_json("term.json");
-	assert_int_equal((int)num(j, "checks.answered"), (int)num(j, "checks.requests"));
-	assert_int_equal((int)num(j, "checks.unanswered"), 0);
-	assert_int_equal((int)num(j, "checks.duplicate_answers"), 0);
-	assert_int_equal((int)num(j, "checks.wrong_outputs"), 0);
+	cJSON *j = assert_exactly_once("term.json");
 	assert_int_equal((int)num(j, "checks.failed_by_status.backend failed"), 0);
 	cJSON_Delete(j);
 	assert_int_equal(curl("ready1", "GET", 1, "/v2/health/ready", ""), 503);
@@ -1346,17 +1367,8 @@ static void test_schedd_sigterm(void **state)
 static void test_failover(void **state)
 {
 	(void)state;
-	char sched2[200];
-	snprintf(sched2, sizeof(sched2), "\"schedd\": [\"127.0.0.1:%s\", \"127.0.0.1:%d\"], \"failure_ms\": 300,", port,
-		 atoi(port) + 2 * NFE + 1);
-	config_replace("\"failure_ms\": 50,", sched2);
 	struct cluster c;
-	cluster_start(&c);
-	char sjson[400];
-	snprintf(sjson, sizeof(sjson), "%s/standby.json", dir);
-	const char *sa[] = { "schedd", cfg, "--standby", "--json", sjson, NULL };
-	pid_t standby = spawn("standby.log", sa);
-	assert_int_equal(wait_log("schedd.log", "the standby scheduler is watching", 1), 1);
+	pid_t standby = cluster_start_with_standby(&c);
 	pid_t lg = loadgen_start("failover.json", "400", "5");
 	sleep_ms(2500);
 	kill(c.schedd, SIGKILL);
@@ -1373,12 +1385,7 @@ static void test_failover(void **state)
 	assert_true(detect >= 0 && detect < 300);
 	assert_true(reg > 0 && reg < 2000);
 	cJSON_Delete(s);
-	cJSON *j = load_json("failover.json");
-	double req = num(j, "checks.requests");
-	assert_int_equal((int)num(j, "checks.answered"), (int)req);
-	assert_int_equal((int)num(j, "checks.unanswered"), 0);
-	assert_int_equal((int)num(j, "checks.duplicate_answers"), 0);
-	assert_int_equal((int)num(j, "checks.wrong_outputs"), 0);
+	cJSON *j = assert_exactly_once("failover.json");
 	double bad = num(j, "late") + num(j, "dropped");
 	fprintf(stderr, "failover: detected %.1f ms after the active scheduler was last heard, every peer registered "
 		"%.1f ms after the takeover; %.0f of %.0f requests late or dropped (%.2f%%)\n",
@@ -1439,17 +1446,8 @@ static void test_partial_frontends(void **state)
 static void test_failover_hung(void **state)
 {
 	(void)state;
-	char sched2[200];
-	snprintf(sched2, sizeof(sched2), "\"schedd\": [\"127.0.0.1:%s\", \"127.0.0.1:%d\"], \"failure_ms\": 300,", port,
-		 atoi(port) + 2 * NFE + 1);
-	config_replace("\"failure_ms\": 50,", sched2);
 	struct cluster c;
-	cluster_start(&c);
-	char sjson[400];
-	snprintf(sjson, sizeof(sjson), "%s/standby.json", dir);
-	const char *sa[] = { "schedd", cfg, "--standby", "--json", sjson, NULL };
-	pid_t standby = spawn("standby.log", sa);
-	assert_int_equal(wait_log("schedd.log", "the standby scheduler is watching", 1), 1);
+	pid_t standby = cluster_start_with_standby(&c);
 	pid_t lg = loadgen_start("hung.json", "300", "5");
 	sleep_ms(2000);
 	pid_t old = c.schedd;
@@ -1468,11 +1466,7 @@ static void test_failover_hung(void **state)
 	assert_true(detect >= 300 && detect < 1000);
 	cJSON_Delete(s);
 	assert_true(count_in("standby.log", "was silent for") == 1);
-	cJSON *j = load_json("hung.json");
-	assert_int_equal((int)num(j, "checks.answered"), (int)num(j, "checks.requests"));
-	assert_int_equal((int)num(j, "checks.unanswered"), 0);
-	assert_int_equal((int)num(j, "checks.duplicate_answers"), 0);
-	assert_int_equal((int)num(j, "checks.wrong_outputs"), 0);
+	cJSON *j = assert_exactly_once("hung.json");
 	double bad = num(j, "late") + num(j, "dropped");
 	fprintf(stderr, "hung scheduler: taken over %.1f ms after it was last heard, every peer registered %.1f ms after; "
 		"%.0f of %.0f requests late or dropped\n", detect, reg, bad, num(j, "offered"));
