@@ -566,13 +566,9 @@ static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
 {
 	(void)t;
 	struct backend *be = ctx;
-	sym_time quiet = sym_monotonic_ns() - be->schedd_heard;
 	char why[64];
-	snprintf(why, sizeof(why), "silent for %.1f ms", (double)quiet / 1e6);
-	if (quiet > sym_rt_schedd_silence(be->c))
+	if (sym_rt_beat(be->who, be->c, be->schedd, be->id, &be->seq, be->schedd_heard, why, sizeof(why)))
 		schedd_lost(be, why);
-	else if (sym_rt_heartbeat(be->who, be->schedd, be->id, &be->seq))
-		schedd_lost(be, "heartbeat not sent");
 }
 
 /* The executor thread handed a batch back. */

@@ -662,13 +662,9 @@ static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
 	struct frontend *f = ctx;
 	if (++f->beats % 10 == 0)
 		expire_overdue(f);
-	sym_time quiet = sym_monotonic_ns() - f->schedd_heard;
 	char why[64];
-	snprintf(why, sizeof(why), "silent for %.1f ms", (double)quiet / 1e6);
-	if (quiet > sym_rt_schedd_silence(f->c))
+	if (sym_rt_beat(f->who, f->c, f->schedd, f->id, &f->beat_seq, f->schedd_heard, why, sizeof(why)))
 		schedd_lost(f, why);
-	else if (sym_rt_heartbeat(f->who, f->schedd, f->id, &f->beat_seq))
-		schedd_lost(f, "heartbeat not sent");
 }
 
 /* ---- HTTP: the KServe v2 API and /metrics ---- */

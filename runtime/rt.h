@@ -119,4 +119,10 @@ static inline sym_time sym_rt_schedd_silence(const struct sym_cluster *c)
 /* Sends the heartbeat of frontend or backend `id` (++*seq) to schedd on conn. */
 int sym_rt_heartbeat(const char *who, struct sym_fab_conn *conn, int id, uint64_t *seq);
 
+/* A frontend's or backend's heartbeat turn: the heartbeat, unless schedd has
+ * been silent since `heard` for longer than sym_rt_schedd_silence. Returns 0,
+ * or -1 with why in why (the caller gives schedd up). */
+int sym_rt_beat(const char *who, const struct sym_cluster *c, struct sym_fab_conn *conn, int id, uint64_t *seq,
+		sym_time heard, char *why, size_t len);
+
 #endif

@@ -223,6 +223,17 @@ int sym_rt_loop(struct sym_loop **out, const char *who, struct sym_fab *fab,
 	return rc;
 }
 
+int sym_rt_beat(const char *who, const struct sym_cluster *c, struct sym_fab_conn *conn, int id, uint64_t *seq,
+		sym_time heard, char *why, size_t len)
+{
+	sym_time quiet = sym_monotonic_ns() - heard;
+	if (quiet > sym_rt_schedd_silence(c))
+		return snprintf(why, len, "silent for %.1f ms", (double)quiet / 1e6), -1;
+	if (sym_rt_heartbeat(who, conn, id, seq))
+		return snprintf(why, len, "heartbeat not sent"), -1;
+	return 0;
+}
+
 int sym_rt_http_start(struct sym_http **out, const struct sym_cluster *c, const char *host, const char *port,
 		      size_t body_max, void (*handler)(void *ctx, struct sym_http_req *r), void *ctx, char *err,
 		      size_t errlen)
