@@ -103,9 +103,24 @@ static void print_parts(FILE *f, const struct sym_experiment *e, const struct sy
 int cli_cmd_partition(struct cli *c)
 {
 	struct sym_experiment e;
-	int rc = cli_experiment(c, &e, true);
+	int rc = cli_experiment(c, &e, false);
 	if (rc)
 		return rc;
+	/* the models need not fit one GPU together (splitting them is the point),
+	 * but each must fit alone */
+	char err[512];
+	bool check = e.memory_check;
+	e.memory_check = false;
+	e.partition.subclusters = 0;
+	if (!(rc = sym_experiment_resolve(&e, err, sizeof(err)))) {
+		e.memory_check = check;
+		e.partition.subclusters = (int)cli_int(c, "subclusters");
+		rc = sym_experiment_check_memory(&e, NULL, err, sizeof(err));
+	}
+	if (rc) {
+		sym_experiment_finish(&e);
+		return rc == -ENOMEM ? cli_fail(c, 1, "out of memory") : cli_usage_error(c, "%s", err);
+	}
 	int variants = (int)cli_int(c, "variants"), n, unknown;
 	struct sym_part_model *models = part_models(c, &e, variants, &n, &unknown);
 	if (!models) {
@@ -126,7 +141,6 @@ int cli_cmd_partition(struct cli *c)
 			p.time_limit_s, "");
 	if (unknown && !quiet)
 		fprintf(f, "  (%d model(s) with unknown static or dynamic memory: counted as 0)\n", unknown);
-	char err[512];
 	struct sym_part_result milp = { 0 }, rnd = { 0 };
 	if ((rc = sym_partition_milp(&p, &milp, err, sizeof(err))))
 		rc = cli_usage_error(c, "%s", err);

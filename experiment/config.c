@@ -474,6 +474,80 @@ static int set_send_ahead(struct sym_experiment *e, const cJSON *v, const char *
 	return ERR("%s: expected true or false (or 1 or 0), got %s", where, got(v, g, sizeof(g)));
 }
 
+static int set_memory_check(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	char g[96];
+	if (cJSON_IsBool(v) || (cJSON_IsString(v) && (!strcmp(v->valuestring, "true") || !strcmp(v->valuestring, "false")))) {
+		e->memory_check = cJSON_IsTrue(v) || (cJSON_IsString(v) && !strcmp(v->valuestring, "true"));
+		return 0;
+	}
+	return ERR("%s: expected true or false, got %s", where, got(v, g, sizeof(g)));
+}
+
+#define PARTITION_KEYS "subclusters, r_max, s_max, w, time_limit_s, assign"
+
+/* "partition": a number (the sub-cluster count) or an object of PARTITION_KEYS. */
+static int set_partition(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	char g[96];
+	struct sym_partition_cfg *p = &e->partition;
+	double d;
+	int rc;
+	if (cJSON_IsNumber(v)) {
+		if ((rc = get_int(v, where, 0, 4096, &d, err, errlen)))
+			return rc;
+		p->subclusters = (int)d;
+		return 0;
+	}
+	if (!cJSON_IsObject(v))
+		return ERR("%s: expected a sub-cluster count or an object with " PARTITION_KEYS ", got %s", where,
+			   got(v, g, sizeof(g)));
+	for (const cJSON *it = v->child; it; it = it->next) {
+		char w[600];
+		snprintf(w, sizeof(w), "%s.%s", where, it->string);
+		if (!strcmp(it->string, "subclusters")) {
+			rc = get_int(it, w, 0, 4096, &d, err, errlen);
+			p->subclusters = (int)d;
+		} else if (!strcmp(it->string, "r_max")) {
+			rc = get_num(it, w, 0, false, 1e12, &p->r_max, err, errlen);
+		} else if (!strcmp(it->string, "s_max")) {
+			rc = get_num(it, w, 0, false, 1e12, &p->s_max, err, errlen);
+		} else if (!strcmp(it->string, "w")) {
+			rc = get_num(it, w, 0, false, 1e12, &p->w, err, errlen);
+		} else if (!strcmp(it->string, "time_limit_s")) {
+			rc = get_num(it, w, 0, true, 86400, &p->time_limit_s, err, errlen);
+		} else if (!strcmp(it->string, "assign")) {
+			int n = cJSON_GetArraySize(it);
+			if (!cJSON_IsArray(it) || n < 1 || n > 10000000)
+				return ERR("%s: expected an array with one sub-cluster (0, 1, ...) per model, got %s", w,
+					   got(it, g, sizeof(g)));
+			int *a = malloc((size_t)n * sizeof(int));
+			if (!a)
+				return -ENOMEM;
+			int i = 0;
+			rc = 0;
+			for (const cJSON *x = it->child; x && !rc; x = x->next, i++) {
+				char wx[640];
+				snprintf(wx, sizeof(wx), "%s[%d]", w, i);
+				rc = get_int(x, wx, 0, 4095, &d, err, errlen);
+				a[i] = (int)d;
+			}
+			if (rc) {
+				free(a);
+				return rc;
+			}
+			free(p->assign);
+			p->assign = a;
+			p->nassign = (size_t)n;
+		} else {
+			return ERR("%s: unknown key (expected " PARTITION_KEYS ")", w);
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static int set_jitter(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
 	return get_num(v, where, 0, false, 0.99, &e->jitter, err, errlen);
@@ -583,6 +657,8 @@ static const struct key keys[] = {
 	{ "network.done_ms", "done-ms", "MS", "completion delay: a GPU takes its next batch this long after it finishes, when the scheduler hears of it (default 0; preempting policies need 0)", set_done, false },
 	{ "network.tail_ms", "tail-ms", "MS", "actual delay of a batch's plan and inputs: exponential, this mean (a long-tailed network; the scheduler plans with ctrl+data; default 0: exactly as planned)", set_tail, false },
 	{ "send_ahead", "send-ahead", "true|false", "candidate policies: plan a GPU's next batch so that its plan and inputs arrive as it frees (default true; false: only once its end is reported)", set_send_ahead, false },
+	{ "memory_check", "memory-check", "true|false", "refuse models that do not fit the GPUs' memory (static + dynamic, per kind's memory_mb; default true; false: memory is not modelled)", set_memory_check, false },
+	{ "partition", "partition", "L", "sub-clusters: split the models into L parts, each with its own GPUs and ranker (Appendix A's MILP; or an object with " PARTITION_KEYS "; default 0: every GPU holds every model)", set_partition, false },
 	{ "jitter", "jitter", "J", "GPU time = l(b) * uniform[1-J, 1+J] (default 0)", set_jitter, false },
 	{ "duration_s", "duration", "S", "simulated seconds of arrivals (default 30, or the schedule's length)", set_duration, false },
 	{ "warmup_s", "warmup", "S", "seconds at the start not counted in metrics (default 3)", set_warmup, false },
@@ -626,6 +702,8 @@ int sym_experiment_init(struct sym_experiment *e)
 	e->tolerance = 0.005;
 	e->criterion = SYM_CRITERION_PER_MODEL;
 	e->replications = 1;
+	e->memory_check = true;
+	e->partition.time_limit_s = 10;
 	e->interval_s = 1;
 	e->advice_threshold = 0.01;
 	return 0;
@@ -662,6 +740,7 @@ void sym_experiment_finish(struct sym_experiment *e)
 	cJSON_Delete(e->models_json);
 	free(e->segments);
 	free(e->groups);
+	free(e->partition.assign);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -1035,6 +1114,142 @@ static int resolve_kinds(struct sym_experiment *e, double net1, char *err, size_
 	return 0;
 }
 
+double sym_experiment_model_memory(const struct sym_experiment *e, int k, size_t i)
+{
+	const struct sym_profile *p = &e->profiles[(size_t)k * e->nmodels + i];
+	return (p->static_mb > 0 ? p->static_mb : 0) + (p->dynamic_mb > 0 ? p->dynamic_mb : 0);
+}
+
+static int check_partition(struct sym_experiment *e, char *err, size_t errlen)
+{
+	const struct sym_partition_cfg *p = &e->partition;
+	if (p->subclusters > e->gpus)
+		return ERR("partition: %d sub-clusters need at least one GPU each; the cluster has %d", p->subclusters,
+			   e->gpus);
+	if (!p->assign)
+		return 0;
+	if (!p->subclusters)
+		return ERR("partition.assign: give subclusters as well");
+	if (p->nassign != e->nmodels)
+		return ERR("partition.assign: %zu entries for %zu models (one sub-cluster per model, in the models' "
+			   "order)", p->nassign, e->nmodels);
+	for (size_t i = 0; i < p->nassign; i++)
+		if (p->assign[i] >= p->subclusters)
+			return ERR("partition.assign[%zu]: sub-cluster %d of model '%s' is not below subclusters (%d)", i,
+				   p->assign[i], e->models[i].name, p->subclusters);
+	return 0;
+}
+
+/* The fewest parts a first-fit packing (largest dynamic memory first) puts
+ * the models into on kind k, each part's static memory plus its largest
+ * dynamic memory within cap; -1 when a model alone does not fit. */
+static int first_fit_parts(const struct sym_experiment *e, int k, double cap)
+{
+	size_t n = e->nmodels;
+	size_t *order = malloc(n * sizeof(size_t));
+	double *used = calloc(n, sizeof(double)), *dyn = calloc(n, sizeof(double));
+	int parts = 0;
+	if (!order || !used || !dyn) {
+		parts = -1;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	const struct sym_profile *pr = &e->profiles[(size_t)k * n];
+	/* insertion sort by dynamic memory, descending (n is small: the models of one experiment) */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && pr[order[j]].dynamic_mb > pr[order[j - 1]].dynamic_mb; j--) {
+			size_t t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	for (size_t x = 0; x < n; x++) {
+		double s = pr[order[x]].static_mb > 0 ? pr[order[x]].static_mb : 0;
+		double d = pr[order[x]].dynamic_mb > 0 ? pr[order[x]].dynamic_mb : 0;
+		int j = 0;
+		while (j < parts && used[j] + s + (d > dyn[j] ? d : dyn[j]) > cap)
+			j++;
+		if (j == parts) {
+			if (s + d > cap) {
+				parts = -1;
+				goto out;
+			}
+			parts++;
+		}
+		used[j] += s;
+		if (d > dyn[j])
+			dyn[j] = d;
+	}
+out:
+	free(order);
+	free(used);
+	free(dyn);
+	return parts;
+}
+
+int sym_experiment_check_memory(const struct sym_experiment *e, const int *assign, char *err, size_t errlen)
+{
+	if (!e->memory_check)
+		return 0;
+	size_t n = e->nmodels;
+	int L = e->partition.subclusters > 0 ? e->partition.subclusters : 1;
+	if (!assign)
+		assign = e->partition.assign;
+	bool parted = e->partition.subclusters > 0;
+	double *st = calloc((size_t)L, sizeof(double)), *dy = calloc((size_t)L, sizeof(double));
+	int rc = 0;
+	if (!st || !dy) {
+		snprintf(err, errlen, "out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (int k = 0; k < e->nkinds && !rc; k++) {
+		double cap = e->kinds[k].memory_mb;
+		if (!(cap > 0))
+			continue;
+		const struct sym_profile *pr = &e->profiles[(size_t)k * n];
+		for (size_t i = 0; i < n; i++)
+			if (sym_experiment_model_memory(e, k, i) > cap) {
+				rc = ERR("memory: model '%s' needs %.0f MB (static %.0f + dynamic %.0f), more than a %s holds "
+					 "(memory_mb %.0f); serve it on a larger device or set memory_check false",
+					 e->models[i].name, sym_experiment_model_memory(e, k, i), pr[i].static_mb,
+					 pr[i].dynamic_mb, e->kinds[k].name, cap);
+				goto out;
+			}
+		if (parted && !assign)
+			continue; /* the partition is solved with this limit when a run starts */
+		memset(st, 0, (size_t)L * sizeof(double));
+		memset(dy, 0, (size_t)L * sizeof(double));
+		for (size_t i = 0; i < n; i++) {
+			int j = parted ? assign[i] : 0;
+			st[j] += pr[i].static_mb > 0 ? pr[i].static_mb : 0;
+			if (pr[i].dynamic_mb > dy[j])
+				dy[j] = pr[i].dynamic_mb;
+		}
+		for (int j = 0; j < L; j++) {
+			if (st[j] + dy[j] <= cap)
+				continue;
+			if (parted) {
+				rc = ERR("memory: sub-cluster %d's models need %.0f MB on each of its GPUs (static %.0f + the "
+					 "largest dynamic %.0f), more than a %s holds (memory_mb %.0f)", j, st[j] + dy[j],
+					 st[j], dy[j], e->kinds[k].name, cap);
+			} else {
+				int parts = first_fit_parts(e, k, cap);
+				rc = ERR("memory: the %zu models need %.0f MB on every GPU (static %.0f + the largest "
+					 "dynamic %.0f), more than a %s holds (memory_mb %.0f): split them into sub-clusters "
+					 "with their own GPUs (\"partition\": %d or more, or --partition %d; a first-fit packing "
+					 "needs %d), serve fewer models, or set memory_check false to ignore memory",
+					 n, st[0] + dy[0], st[0], dy[0], e->kinds[k].name, cap, parts, parts, parts);
+			}
+			goto out;
+		}
+	}
+out:
+	free(st);
+	free(dy);
+	return rc;
+}
+
 static int resolve(struct sym_experiment *e, char *err, size_t errlen)
 {
 	unresolve(e);
@@ -1133,6 +1348,8 @@ static int resolve(struct sym_experiment *e, char *err, size_t errlen)
 	}
 	if ((rc = resolve_kinds(e, net1, err, errlen)))
 		goto fail;
+	if ((rc = check_partition(e, err, errlen)) || (rc = sym_experiment_check_memory(e, NULL, err, errlen)))
+		goto fail;
 	sym_popularity_shares(&e->popularity, n, e->shares);
 	if (e->rate_csv[0]) {
 		if ((rc = sym_rate_table_load(e->rate_csv, &e->table, err, errlen)))
@@ -1205,7 +1422,14 @@ int sym_experiment_copy(struct sym_experiment *dst, const struct sym_experiment 
 	dst->model_slo_ms = dst->shares = NULL;
 	memset(&dst->table, 0, sizeof(dst->table));
 	dst->table_col = NULL;
+	dst->partition.assign = NULL;
 	dst->models_json = cJSON_Duplicate(src->models_json, true);
+	if (src->partition.assign) {
+		dst->partition.assign = malloc(src->partition.nassign * sizeof(int));
+		if (!dst->partition.assign)
+			return snprintf(err, errlen, "out of memory"), -ENOMEM;
+		memcpy(dst->partition.assign, src->partition.assign, src->partition.nassign * sizeof(int));
+	}
 	if (src->ngroups)
 		dst->groups = malloc(src->ngroups * sizeof(*dst->groups));
 	if (src->nseg)
@@ -1291,6 +1515,21 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 	cJSON_AddNumberToObject(o, "tolerance", e->tolerance);
 	cJSON_AddStringToObject(o, "criterion", sym_criterion_name(e->criterion));
 	cJSON_AddNumberToObject(o, "replications", e->replications);
+	cJSON_AddBoolToObject(o, "memory_check", e->memory_check);
+	const struct sym_partition_cfg *p = &e->partition;
+	if (p->subclusters > 0) {
+		cJSON *x = cJSON_AddObjectToObject(o, "partition");
+		cJSON_AddNumberToObject(x, "subclusters", p->subclusters);
+		if (p->r_max > 0)
+			cJSON_AddNumberToObject(x, "r_max", p->r_max);
+		if (p->s_max > 0)
+			cJSON_AddNumberToObject(x, "s_max", p->s_max);
+		if (p->w > 0)
+			cJSON_AddNumberToObject(x, "w", p->w);
+		cJSON_AddNumberToObject(x, "time_limit_s", p->time_limit_s);
+		if (p->assign)
+			cJSON_AddItemToObject(x, "assign", cJSON_CreateIntArray(p->assign, (int)p->nassign));
+	}
 	return o;
 }
 

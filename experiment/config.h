@@ -43,6 +43,19 @@ struct sym_gpu_group {
 	int cpu;           /* 1 CPU, 0 GPU, -1: from the name (kind "cpu" is a CPU) */
 };
 
+/* Sub-clusters (symphony-centralized-orchestration.md, Section 4.7 and
+ * Appendix A): the models split into parts, each served by its own GPUs
+ * (which hold all of its models) and its own ranker. */
+struct sym_partition_cfg {
+	int subclusters;     /* 0: none (every GPU holds every model) */
+	double r_max;        /* a sub-cluster's largest rate (requests/s; 0: no limit) */
+	double s_max;        /* its largest memory need (MB; 0: the smallest memory_mb of the kinds) */
+	double w;            /* the MILP's weight of memory balance (0: R/S) */
+	double time_limit_s; /* the solver's (default 10) */
+	int *assign;         /* nassign sub-clusters, one per model, or NULL: solved when a run starts */
+	size_t nassign;
+};
+
 struct sym_experiment {
 	/* as configured */
 	char zoo[512];
@@ -77,6 +90,8 @@ struct sym_experiment {
 	double max_bad_rate;    /* goodput threshold */
 	double tolerance;       /* goodput relative tolerance */
 	enum sym_criterion criterion; /* how a rate is judged (default per-model) */
+	bool memory_check;      /* refuse models that do not fit the GPUs' memory (default true) */
+	struct sym_partition_cfg partition;
 	int replications;       /* seeds seed, seed+1, ..., seed+replications-1 (goodput, plan, loadcurve, sweep;
 				 * default 1) */
 	/* resolved */
@@ -93,6 +108,17 @@ struct sym_experiment {
 	struct sym_rate_table table; /* loaded rate_csv */
 	int *table_col;          /* model -> column of table */
 };
+
+/* The memory model i needs on a GPU of kind k that holds it (static +
+ * dynamic; 0 when unknown). */
+double sym_experiment_model_memory(const struct sym_experiment *e, int k, size_t i);
+
+/* Checks memory (when memory_check is set and the kinds' memory is known):
+ * every model fits a GPU of every kind alone, and every GPU's share of the
+ * models fits it: all models without a partition, each sub-cluster's models
+ * with assign (NULL: e->partition.assign). Returns 0 or -EINVAL with a
+ * message naming the model or sub-cluster, the kind and what to change. */
+int sym_experiment_check_memory(const struct sym_experiment *e, const int *assign, char *err, size_t errlen);
 
 /* Defaults: zoo a100, models "all", 8 GPUs, rate 1000, poisson, equal,
  * symphony, early drop (auto target), no network delays, no jitter, 30 s with 3 s warm-up,

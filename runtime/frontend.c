@@ -1089,8 +1089,9 @@ static void finish(struct frontend *f)
 	}
 	sym_rt_log(f->who, "stopping: %" PRIu64 " requests accepted, %" PRIu64 " refused, %" PRIu64
 		   " answers, %" PRIu64 " results (%" PRIu64 " after their deadline here; latency here p99 %.3f ms), %" PRIu64
-		   " drop notices, %" PRIu64 " stale",
-		   f->accepted, f->refused, f->answered, f->results, late, (double)p99 / 1e6, f->drops, f->stale);
+		   " drop notices, %" PRIu64 " stale, %" PRIu64 " answered by the safety net",
+		   f->accepted, f->refused, f->answered, f->results, late, (double)p99 / 1e6, f->drops, f->stale,
+		   f->overdue);
 }
 
 static void teardown(struct frontend *f)

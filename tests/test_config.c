@@ -715,6 +715,12 @@ static void check_resolved_zoo(const char *zoo, size_t n)
 	struct sym_experiment e;
 	init(&e);
 	flag_ok(&e, "zoo", zoo);
+	if (!strcmp(zoo, "gtx1080ti")) {
+		/* the 35 models do not fit one 1080 Ti together (15,446 MB): two sub-clusters do */
+		static const char *const want[] = { "35 models need 15446 MB", "gtx1080ti", "11264", "partition", NULL };
+		resolve_fails(&e, want);
+		flag_ok(&e, "partition", "2");
+	}
 	resolve_ok(&e);
 	assert_int_equal(e.nmodels, n);
 	assert_non_null(e.profiles);
@@ -752,6 +758,78 @@ static void test_resolve_all_gtx1080ti(void **state)
 {
 	(void)state;
 	check_resolved_zoo("gtx1080ti", 35);
+}
+
+/* GPU memory: a model that fits no device, a model set that fits no GPU
+ * without sub-clusters (the issue's 30 copies of VGG16 on four 1080 Ti), a
+ * given assignment per sub-cluster, and the switch that turns it off. */
+static void test_memory_check(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	apply_ok(&e, "{\"zoo\": \"gtx1080ti\", \"models\": [\"VGG16\"], \"num_models\": 30, \"gpus\": 4}");
+	/* 30 x 822 + 6200 = 30860 MB; six copies fit a GPU (6200 + 6 x 822 = 11132), so five parts */
+	static const char *const want[] = { "30 models need 30860 MB", "static 24660", "dynamic 6200", "gtx1080ti",
+					    "memory_mb 11264", "first-fit packing needs 5", "memory_check false", NULL };
+	resolve_fails(&e, want);
+	/* five sub-clusters need five GPUs */
+	flag_ok(&e, "partition", "5");
+	static const char *const want2[] = { "5 sub-clusters need at least one GPU each", "has 4", NULL };
+	resolve_fails(&e, want2);
+	flag_ok(&e, "gpus", "5");
+	resolve_ok(&e);
+	/* a given assignment is checked per sub-cluster: seven copies in part 0 do not fit */
+	int bad[30], good[30];
+	for (int i = 0; i < 30; i++) {
+		bad[i] = i < 7 ? 0 : 1 + (i - 7) % 4;
+		good[i] = i / 6;
+	}
+	cJSON *o = cJSON_CreateObject(), *p = cJSON_AddObjectToObject(o, "partition");
+	cJSON_AddNumberToObject(p, "subclusters", 5);
+	cJSON_AddItemToObject(p, "assign", cJSON_CreateIntArray(bad, 30));
+	char err[1024];
+	assert_int_equal(sym_experiment_apply_json(&e, o, "t", err, sizeof(err)), 0);
+	static const char *const want3[] = { "sub-cluster 0's models need 11954 MB", "static 5754", NULL };
+	resolve_fails(&e, want3);
+	cJSON_ReplaceItemInObject(p, "assign", cJSON_CreateIntArray(good, 30));
+	assert_int_equal(sym_experiment_apply_json(&e, o, "t", err, sizeof(err)), 0);
+	resolve_ok(&e);
+	/* the echo carries the assignment */
+	cJSON *echo = sym_experiment_to_json(&e);
+	cJSON *ea = cJSON_GetObjectItem(cJSON_GetObjectItem(echo, "partition"), "assign");
+	assert_int_equal(cJSON_GetArraySize(ea), 30);
+	assert_int_equal(cJSON_GetArrayItem(ea, 29)->valueint, 4);
+	cJSON_Delete(echo);
+	/* a wrong length, a part out of range, an assignment without a count */
+	cJSON_ReplaceItemInObject(p, "assign", cJSON_CreateIntArray(good, 29));
+	assert_int_equal(sym_experiment_apply_json(&e, o, "t", err, sizeof(err)), 0);
+	static const char *const want4[] = { "29 entries for 30 models", NULL };
+	resolve_fails(&e, want4);
+	good[3] = 5;
+	cJSON_ReplaceItemInObject(p, "assign", cJSON_CreateIntArray(good, 30));
+	assert_int_equal(sym_experiment_apply_json(&e, o, "t", err, sizeof(err)), 0);
+	static const char *const want5[] = { "partition.assign[3]", "VGG16#4", "not below subclusters (5)", NULL };
+	resolve_fails(&e, want5);
+	cJSON_Delete(o);
+	assert_true(apply_text(&e, "{\"partition\": {\"sub\": 1}}", "t", err, sizeof(err)) == -EINVAL);
+	assert_contains(err, "unknown key (expected subclusters");
+	assert_true(apply_text(&e, "{\"partition\": {\"assign\": [0, -1]}}", "t", err, sizeof(err)) == -EINVAL);
+	assert_contains(err, "assign[1]");
+	assert_true(apply_text(&e, "{\"partition\": \"many\"}", "t", err, sizeof(err)) == -EINVAL);
+	assert_true(apply_text(&e, "{\"memory_check\": 3}", "t", err, sizeof(err)) == -EINVAL);
+	/* off: memory is not modelled */
+	apply_ok(&e, "{\"partition\": {\"subclusters\": 0}, \"memory_check\": false}");
+	free(e.partition.assign);
+	e.partition.assign = NULL;
+	e.partition.nassign = 0;
+	resolve_ok(&e);
+	/* a model larger than the device */
+	apply_ok(&e, "{\"memory_check\": true, \"models\": [{\"name\": \"huge\", \"alpha_ms\": 1, \"beta_ms\": 5, "
+		 "\"slo_ms\": 50, \"static_mb\": 9000, \"dynamic_mb\": 3000}], \"num_models\": 0}");
+	static const char *const want6[] = { "model 'huge' needs 12000 MB", "gtx1080ti", NULL };
+	resolve_fails(&e, want6);
+	sym_experiment_finish(&e);
 }
 
 static void test_resolve_unknown_model(void **state)
@@ -1795,6 +1873,7 @@ int main(void)
 		cmocka_unit_test(test_flags_override_json),
 		cmocka_unit_test(test_resolve_all_a100),
 		cmocka_unit_test(test_resolve_all_gtx1080ti),
+		cmocka_unit_test(test_memory_check),
 		cmocka_unit_test(test_resolve_unknown_model),
 		cmocka_unit_test(test_resolve_duplicate_model),
 		cmocka_unit_test(test_resolve_slo_too_short),
