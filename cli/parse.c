@@ -1,5 +1,6 @@
 /* cli/parse.c - the one option parser of the symphony command (cli/cli.h). */
 #include "cli/cli.h"
+#include "sim/subcluster.h"
 #include "experiment/output.h"
 
 #include <errno.h>
@@ -397,5 +398,10 @@ int cli_experiment(const struct cli *c, struct sym_experiment *e, bool resolve)
 	}
 	if (resolve && sym_experiment_resolve(e, err, sizeof(err)))
 		return cli_usage_error(c, "%s", err);
+	/* sub-clusters: solved once here, so that every run (and the echoed
+	 * configuration) uses the same assignment */
+	int rc;
+	if (resolve && (rc = sym_subclusters_solve(e, e->rate_csv[0] || e->nseg ? 1 : e->rate, err, sizeof(err))))
+		return rc == -ENOMEM ? cli_fail(c, 1, "out of memory") : cli_usage_error(c, "%s", err);
 	return 0;
 }

@@ -102,6 +102,28 @@ static void model_result_finish(struct sym_model_result *m)
 	m->batch_counts = NULL;
 }
 
+struct sub_summary {
+	int models;
+	uint64_t offered, bad;
+	double static_mb, dynamic_mb; /* the sum of static memory, the largest dynamic (kind 0) */
+};
+
+static void sub_summary(const struct sym_experiment *e, const struct sym_run_result *r, int j, struct sub_summary *x)
+{
+	memset(x, 0, sizeof(*x));
+	for (size_t m = 0; m < r->nmodels; m++) {
+		if (r->model_part[m] != j)
+			continue;
+		const struct sym_profile *p = &e->profiles[m];
+		x->models++;
+		x->offered += r->models[m].offered;
+		x->bad += r->models[m].late + r->models[m].dropped;
+		x->static_mb += p->static_mb > 0 ? p->static_mb : 0;
+		if (p->dynamic_mb > x->dynamic_mb)
+			x->dynamic_mb = p->dynamic_mb;
+	}
+}
+
 void sym_run_result_finish(struct sym_run_result *r)
 {
 	if (!r)
@@ -112,6 +134,9 @@ void sym_run_result_finish(struct sym_run_result *r)
 	model_result_finish(&r->total);
 	free(r->timeline);
 	free(r->model_timeline);
+	free(r->model_part);
+	free(r->sub_gpus);
+	free(r->sub_need);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -307,6 +332,22 @@ cJSON *sym_result_json(const char *command, const struct sym_experiment *e, cons
 	cJSON_AddNumberToObject(o, "preemptions", (double)r->preemptions);
 	cJSON_AddNumberToObject(o, "preempted_gpu_seconds", r->preempted_gpu_seconds);
 	cJSON_AddItemToObject(o, "autoscale", autoscale_json(e, r));
+	if (r->nsub > 0) {
+		cJSON *subs = cJSON_AddArrayToObject(o, "subclusters");
+		for (int j = 0; j < r->nsub; j++) {
+			struct sub_summary x;
+			sub_summary(e, r, j, &x);
+			cJSON *so = cJSON_CreateObject();
+			cJSON_AddNumberToObject(so, "models", x.models);
+			cJSON_AddNumberToObject(so, "gpus", r->sub_gpus[j]);
+			cJSON_AddNumberToObject(so, "gpus_needed", r->sub_need[j]);
+			cJSON_AddNumberToObject(so, "offered_rate", r->window_s > 0 ? (double)x.offered / r->window_s : 0);
+			cJSON_AddNumberToObject(so, "static_mb", x.static_mb);
+			cJSON_AddNumberToObject(so, "max_dynamic_mb", x.dynamic_mb);
+			cJSON_AddNumberToObject(so, "bad_rate", x.offered ? (double)x.bad / (double)x.offered : 0);
+			cJSON_AddItemToArray(subs, so);
+		}
+	}
 	cJSON *models = cJSON_AddArrayToObject(o, "models");
 	for (size_t m = 0; m < r->nmodels; m++) {
 		cJSON *mo = cJSON_CreateObject();
@@ -355,6 +396,17 @@ void sym_result_print(FILE *f, const char *command, const struct sym_experiment 
 		fprintf(f, "\n%llu requests sent to %d GPUs in %.2f s\n", (unsigned long long)r->simulated_requests,
 			e->gpus, r->wall_seconds);
 		return;
+	}
+	if (r->nsub > 0) {
+		fprintf(f, "\n%-11s %6s %6s %8s %12s %10s %10s %8s\n", "sub-cluster", "models", "GPUs", "needed",
+			"offered r/s", "static MB", "dynamic MB", "bad%");
+		for (int j = 0; j < r->nsub; j++) {
+			struct sub_summary x;
+			sub_summary(e, r, j, &x);
+			fprintf(f, "%-11d %6d %6d %8.2f %12.1f %10.0f %10.0f %7.2f%%\n", j, x.models, r->sub_gpus[j],
+				r->sub_need[j], r->window_s > 0 ? (double)x.offered / r->window_s : 0, x.static_mb,
+				x.dynamic_mb, x.offered ? 100.0 * (double)x.bad / (double)x.offered : 0);
+		}
 	}
 	fprintf(f, "\nGPU busy %.1f%%, %d of %d GPUs used; %llu requests simulated in %.2f s (%.2f M/s)\n",
 		100 * r->gpu_busy_fraction, r->gpus_used, e->gpus, (unsigned long long)r->simulated_requests,

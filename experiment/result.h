@@ -62,6 +62,11 @@ struct sym_run_result {
 	struct sym_timeline_row *timeline;
 	uint64_t *model_timeline;      /* with opts.model_timeline: per interval and model, offered,
 					* good, bad: [(i * nmodels + m) * 3 + 0..2]; else NULL */
+	/* sub-clusters (a partition), else nsub 0 */
+	int nsub;
+	int *model_part;               /* nmodels: each model's sub-cluster */
+	int *sub_gpus;                 /* nsub: the GPUs each was given */
+	double *sub_need;              /* nsub: the GPU time its models need (staggered estimate, GPUs) */
 };
 
 void sym_run_result_finish(struct sym_run_result *r);

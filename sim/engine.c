@@ -1,4 +1,5 @@
 #include "sim/engine.h"
+#include "sim/subcluster.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -148,7 +149,13 @@ struct sim {
 	const struct sym_experiment *e;
 	int qcap;          /* batches a GPU can hold: the core's outstanding limit, plus one */
 	struct sym_run_result *res;
-	struct sym_core *core;
+	/* one core per sub-cluster (one without a partition): model m is
+	 * scheduled by cores[model_core[m]], GPU g by cores[gpu_core[g]] */
+	struct sym_core **cores;
+	int ncores;
+	const int *model_core, *gpu_core;
+	struct sym_model_cfg *mcs; /* ncores * nmodels: each core's models (rate hints 0 outside its part) */
+	struct sym_subclusters sc;
 	struct evheap ev;
 	struct gpu *gpus;
 	struct sym_arrivals *arr;
@@ -374,7 +381,7 @@ static void on_cancel(void *ctx, int gi, sym_time now)
 
 static void report_end(struct sim *s, int gi, const struct sym_batch_end *e)
 {
-	sym_core_gpu_done(s->core, gi, e->end, e);
+	sym_core_gpu_done(s->cores[s->gpu_core[gi]], gi, e->end, e);
 }
 
 static void on_finish(struct sim *s, int gi, sym_time now)
@@ -509,17 +516,47 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 	gsl_rng_set(s->jitter_rng, (unsigned long)(sym_seed_stream(e->seed, 1u << 30) & 0xffffffffu) | 1);
 	for (size_t m = 0; m < e->nmodels; m++)
 		s->slo[m] = sym_ms(e->model_slo_ms[m]);
-	struct sym_core_cfg cc;
-	core_cfg(e, opts->rate, mc, &cc);
-	/* a batch that finished but whose GPU is not yet free cannot be cancelled:
-	 * with a completion delay, preempting policies are refused */
-	struct sym_sink sink = { s, on_dispatch, on_drop, e->done_ms > 0 ? NULL : on_cancel };
-	char msg[300];
-	if ((rc = sym_core_create_err(&s->core, &cc, &sink, msg, sizeof(msg)))) {
-		snprintf(err, errlen, "cannot create the scheduling core: %s", msg);
-		return rc == -ENOMEM ? -EINVAL : rc; /* keep the message */
+	if ((rc = sym_subclusters_build(e, opts->rate, &s->sc, err, errlen)))
+		return rc;
+	if (s->sc.n > 1 && !strcmp(sym_policy_name(&e->policy), "nexus")) {
+		/* Nexus places models on GPUs by its own memory-aware packing, planned
+		 * over every GPU of its core */
+		snprintf(err, errlen, "partition: policy 'nexus' cannot run sub-clusters (it packs models onto GPUs "
+			 "itself, memory included: run it without a partition)");
+		return -EINVAL;
 	}
-	s->qcap = sym_core_max_outstanding(s->core);
+	s->ncores = s->sc.n;
+	s->model_core = s->sc.model_part;
+	s->gpu_core = s->sc.gpu_part;
+	s->cores = calloc((size_t)s->ncores, sizeof(*s->cores));
+	s->mcs = calloc((size_t)s->ncores * e->nmodels, sizeof(*s->mcs));
+	if (!s->cores || !s->mcs)
+		return -ENOMEM;
+	(void)mc;
+	for (int j = 0; j < s->ncores; j++) {
+		struct sym_model_cfg *mj = &s->mcs[(size_t)j * e->nmodels];
+		struct sym_core_cfg cc;
+		core_cfg(e, opts->rate, mj, &cc);
+		for (size_t m = 0; m < e->nmodels; m++)
+			if (s->model_core[m] != j)
+				mj[m].rate_hint = 0;
+		/* a batch that finished but whose GPU is not yet free cannot be cancelled:
+		 * with a completion delay, preempting policies are refused */
+		struct sym_sink sink = { s, on_dispatch, on_drop, e->done_ms > 0 ? NULL : on_cancel };
+		char msg[300];
+		if ((rc = sym_core_create_err(&s->cores[j], &cc, &sink, msg, sizeof(msg)))) {
+			snprintf(err, errlen, "cannot create the scheduling core: %s", msg);
+			return rc == -ENOMEM ? -EINVAL : rc; /* keep the message */
+		}
+		/* a sub-cluster's core serves its own GPUs only */
+		for (int g = 0; s->ncores > 1 && g < e->gpus; g++)
+			if (s->gpu_core[g] != j && (rc = sym_core_gpu_offline(s->cores[j], g, 0, 0))) {
+				snprintf(err, errlen, "partition: policy '%s' cannot run sub-clusters (its core cannot "
+					 "leave GPUs out)", sym_policy_name(&e->policy));
+				return -EINVAL;
+			}
+	}
+	s->qcap = sym_core_max_outstanding(s->cores[0]);
 	for (int g = 0; g < e->gpus; g++) {
 		s->gpus[g].q = calloc((size_t)s->qcap, sizeof(*s->gpus[g].q));
 		s->gpus[g].ends = calloc((size_t)s->qcap, sizeof(*s->gpus[g].ends));
@@ -569,7 +606,7 @@ static int on_arrival(struct sim *s, int m, sym_time t)
 			res->model_timeline[(iv * res->nmodels + (size_t)m) * 3]++;
 	}
 	res->simulated_requests++;
-	int rc = sym_core_arrive(s->core, r, t);
+	int rc = sym_core_arrive(s->cores[s->model_core[m]], r, t);
 	if (rc)
 		return rc;
 	sym_time next = sym_arrivals_next(&s->arr[m]);
@@ -588,13 +625,21 @@ static int sim_loop(struct sim *s, const struct sym_run_opts *opts)
 	sym_time counted = 0; /* simulated time added to sym_sim_work_ns */
 	int rc = 0;
 	for (;;) {
-		sym_time t_core = sym_core_next_wakeup(s->core);
+		int cj = 0; /* the core that wakes first (the lowest of equals) */
+		sym_time t_core = sym_core_next_wakeup(s->cores[0]);
+		for (int j = 1; j < s->ncores; j++) {
+			sym_time t = sym_core_next_wakeup(s->cores[j]);
+			if (t < t_core) {
+				t_core = t;
+				cj = j;
+			}
+		}
 		sym_time t_ev = s->ev.n ? s->ev.a[0].t : SYM_TIME_NEVER;
 		if (t_ev == SYM_TIME_NEVER && t_core == SYM_TIME_NEVER)
 			break;
 		res->events++;
 		if (t_core < t_ev) {
-			sym_core_advance(s->core, t_core);
+			sym_core_advance(s->cores[cj], t_core);
 		} else {
 			/* An arrival stays at the top while it is handled (whatever it
 			 * pushes comes after it) and is then replaced by the next. */
@@ -607,7 +652,7 @@ static int sim_loop(struct sim *s, const struct sym_run_opts *opts)
 				struct sym_batch_end be = g->ends[g->eh];
 				g->eh = ring_at(s, g->eh + 1);
 				g->en--;
-				sym_core_gpu_done(s->core, ev.idx, ev.t, &be);
+				sym_core_gpu_done(s->cores[s->gpu_core[ev.idx]], ev.idx, ev.t, &be);
 			} else if ((rc = on_arrival(s, ev.idx, ev.t))) {
 				return rc;
 			}
@@ -638,20 +683,22 @@ static int sim_loop(struct sim *s, const struct sym_run_opts *opts)
 static int check_conservation(const struct sim *s, char *err, size_t errlen)
 {
 	const struct sym_run_result *res = s->res;
-	uint64_t counted_end = 0, counted_off = 0;
+	uint64_t counted_end = 0, counted_off = 0, queued = 0;
+	for (int j = 0; j < s->ncores; j++)
+		queued += sym_core_queued(s->cores[j]);
 	for (size_t m = 0; m < s->e->nmodels; m++) {
 		const struct sym_model_result *mr = &res->models[m];
 		counted_off += mr->offered;
 		counted_end += mr->served + mr->late + mr->dropped;
 	}
 	if (res->stopped_early ||
-	    (s->ended == res->simulated_requests && counted_end == counted_off && !sym_core_queued(s->core)))
+	    (s->ended == res->simulated_requests && counted_end == counted_off && !queued))
 		return 0;
 	snprintf(err, errlen,
 		 "internal error: conservation violated: %llu requests arrived, %llu ended, %llu still "
 		 "queued; counted %llu offered, %llu ended",
 		 (unsigned long long)res->simulated_requests, (unsigned long long)s->ended,
-		 (unsigned long long)sym_core_queued(s->core), (unsigned long long)counted_off,
+		 (unsigned long long)queued, (unsigned long long)counted_off,
 		 (unsigned long long)counted_end);
 	return -EPROTO;
 }
@@ -678,6 +725,18 @@ static int sum_totals(const struct sim *s)
 			return -ENOMEM;
 	}
 	res->gpu_busy_fraction /= (double)e->gpus * res->window_s;
+	if (s->ncores > 1) {
+		res->nsub = s->ncores;
+		res->model_part = malloc(e->nmodels * sizeof(int));
+		res->sub_gpus = calloc((size_t)s->ncores, sizeof(int));
+		res->sub_need = malloc((size_t)s->ncores * sizeof(double));
+		if (!res->model_part || !res->sub_gpus || !res->sub_need)
+			return -ENOMEM;
+		memcpy(res->model_part, s->model_core, e->nmodels * sizeof(int));
+		memcpy(res->sub_need, s->sc.need, (size_t)s->ncores * sizeof(double));
+		for (int g = 0; g < e->gpus; g++)
+			res->sub_gpus[s->gpu_core[g]]++;
+	}
 	for (int g = 0; g < e->gpus; g++)
 		res->gpus_used += s->gpus[g].used;
 	return 0;
@@ -686,7 +745,11 @@ static int sum_totals(const struct sim *s)
 static void sim_free(struct sim *s)
 {
 	const struct sym_experiment *e = s->e;
-	sym_core_destroy(s->core);
+	for (int j = 0; s->cores && j < s->ncores; j++)
+		sym_core_destroy(s->cores[j]);
+	free(s->cores);
+	free(s->mcs);
+	sym_subclusters_finish(&s->sc);
 	if (s->arr)
 		for (size_t m = 0; m < e->nmodels; m++)
 			sym_arrivals_finish(&s->arr[m]);

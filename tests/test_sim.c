@@ -2,12 +2,14 @@
  * process; determinism; warm-up accounting; timeline consistency; jitter;
  * scale (thousands of GPUs, hundreds of models); lowest-id packing; the
  * goodput criterion (per-model and aggregate) with its few-request edges,
- * the early stop per model, and replications. */
+ * the early stop per model, replications, and sub-clusters. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+
+#include "testutil.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "experiment/config.h"
 #include "sim/engine.h"
 #include "sim/goodput.h"
+#include "sim/subcluster.h"
 
 static void flag(struct sym_experiment *e, const char *f, const char *v)
 {
@@ -422,6 +425,123 @@ static void test_eager_is_symphony_sending_now(void **state)
 		free(trace[0]);
 		free(trace[1]);
 	}
+}
+
+/* Six models in three sub-clusters (a given assignment): every batch runs on a
+ * GPU of its model's sub-cluster, every request ends once, a seed repeats the
+ * run, one sub-cluster is the plain cluster, and the GPUs go to the parts by
+ * need. */
+static struct sym_run_result sub_run(const char *policy, const char *partition, char **trace, int *rc)
+{
+	struct sym_experiment e;
+	sym_experiment_init(&e);
+	flag(&e, "models", "ResNet50,VGG16,BERT,MobileNet,DenseNet121,InceptionV3");
+	flag(&e, "popularity", "zipf:1");
+	flag(&e, "gpus", "8");
+	flag(&e, "policy", policy);
+	flag(&e, "arrival", "gamma:0.5");
+	flag(&e, "duration", "4");
+	flag(&e, "warmup", "0.5");
+	flag(&e, "ctrl-ms", "0.2");
+	if (partition) {
+		cJSON *o = cJSON_Parse(partition);
+		char err[512];
+		assert_non_null(o);
+		if (sym_experiment_apply_json(&e, o, "t", err, sizeof(err)))
+			fail_msg("%s", err);
+		cJSON_Delete(o);
+	}
+	resolve(&e);
+	FILE *f = tmpfile();
+	char err[512];
+	struct sym_run_result r;
+	struct sym_run_opts o = { .rate = 3000, .trace = f };
+	*rc = sym_sim_run(&e, &o, &r, err, sizeof(err));
+	*trace = NULL;
+	if (*rc) {
+		assert_contains(err, "cannot run sub-clusters");
+	} else {
+		check_invariants(&e, &r);
+		*trace = slurp(f);
+		if (e.partition.subclusters > 1) {
+			struct sym_subclusters sc;
+			assert_int_equal(sym_subclusters_build(&e, 3000, &sc, err, sizeof(err)), 0);
+			int gpus = 0;
+			for (int j = 0; j < sc.n; j++) {
+				gpus += r.sub_gpus[j];
+				assert_true(r.sub_gpus[j] >= 1);
+			}
+			assert_int_equal(gpus, 8);
+			/* each batch on a GPU of its model's part (trace: gpu,kind,model,...) */
+			int rows = 0;
+			for (char *line = strchr(*trace, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+				int g;
+				char model[64];
+				if (sscanf(line + 1, "%d,%*[^,],%63[^,],", &g, model) != 2)
+					continue;
+				size_t m = 0;
+				while (m < e.nmodels && strcmp(e.models[m].name, model))
+					m++;
+				assert_true(m < e.nmodels);
+				assert_int_equal(sc.gpu_part[g], sc.model_part[m]);
+				assert_int_equal(r.model_part[m], sc.model_part[m]);
+				rows++;
+			}
+			assert_true(rows > 100);
+			sym_subclusters_finish(&sc);
+		}
+	}
+	fclose(f);
+	sym_experiment_finish(&e);
+	return r;
+}
+
+static void test_subclusters(void **state)
+{
+	(void)state;
+	static const char *const three = "{\"partition\": {\"subclusters\": 3, \"assign\": [0, 0, 1, 1, 2, 2]}}";
+	char *t1, *t2, *t0, *t3;
+	int rc;
+	struct sym_run_result a = sub_run("symphony", three, &t1, &rc), b = sub_run("symphony", three, &t2, &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(a.nsub, 3);
+	assert_string_equal(t1, t2); /* a seed repeats the run */
+	assert_int_equal(a.total.served, b.total.served);
+	/* GPUs follow the need: a part that needs more GPU time never has fewer GPUs */
+	for (int j = 0; j < 3; j++)
+		for (int k = 0; k < 3; k++)
+			if (a.sub_need[j] > a.sub_need[k])
+				assert_true(a.sub_gpus[j] >= a.sub_gpus[k]);
+	assert_true(a.sub_need[0] > 0 && a.sub_need[1] > 0 && a.sub_need[2] > 0);
+	sym_run_result_finish(&a);
+	sym_run_result_finish(&b);
+	/* one sub-cluster is the cluster without a partition, batch for batch */
+	struct sym_run_result c = sub_run("symphony", NULL, &t0, &rc), d = sub_run("symphony", "{\"partition\": 1}", &t3, &rc);
+	assert_int_equal(c.nsub, 0);
+	assert_int_equal(d.nsub, 0);
+	assert_string_equal(t0, t3);
+	assert_true(strcmp(t0, t1) != 0);
+	sym_run_result_finish(&c);
+	sym_run_result_finish(&d);
+	free(t0), free(t1), free(t2), free(t3);
+	/* every policy runs sub-clusters, except those whose core cannot leave GPUs out (preemption) */
+	const char *pols[] = { "eager", "timeout:timeout=5", "clockwork", "nexus", "fcfs", "edf", "urgency", "shepherd" };
+	for (size_t i = 0; i < sizeof(pols) / sizeof(pols[0]); i++) {
+		char *t;
+		struct sym_run_result r = sub_run(pols[i], three, &t, &rc);
+		bool refused = !strcmp(pols[i], "nexus") || !strcmp(pols[i], "shepherd");
+		assert_int_equal(rc != 0, refused);
+		if (!rc)
+			sym_run_result_finish(&r);
+		free(t);
+	}
+	/* without an assignment the MILP splits them (and each part fits memory) */
+	char *t;
+	struct sym_run_result r = sub_run("symphony", "{\"partition\": {\"subclusters\": 2, \"time_limit_s\": 2}}", &t, &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(r.nsub, 2);
+	sym_run_result_finish(&r);
+	free(t);
 }
 
 static void test_light_load_packs_low_ids(void **state)
@@ -872,6 +992,7 @@ int main(void)
 		cmocka_unit_test(test_completion_delay),
 		cmocka_unit_test(test_eager_is_symphony_sending_now),
 		cmocka_unit_test(test_light_load_packs_low_ids),
+		cmocka_unit_test(test_subclusters),
 		cmocka_unit_test(test_segments_follow_schedule),
 		cmocka_unit_test(test_scale),
 		cmocka_unit_test(test_goodput_bracket),

@@ -1,0 +1,200 @@
+/* sim/subcluster.c - a run's sub-clusters: see subcluster.h. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/capacity.h"
+#include "partition/partition.h"
+#include "sim/subcluster.h"
+
+#define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
+
+/* The largest memory every kind's GPUs hold (the smallest memory_mb), or 0. */
+static double kinds_memory(const struct sym_experiment *e)
+{
+	double m = 0;
+	for (int k = 0; k < e->nkinds; k++)
+		if (e->kinds[k].memory_mb > 0 && (m == 0 || e->kinds[k].memory_mb < m))
+			m = e->kinds[k].memory_mb;
+	return m;
+}
+
+/* Solves the MILP for e's models at total rate `rate`; *assign (malloc'ed) on success. */
+static int solve(const struct sym_experiment *e, double rate, int **assign, char *err, size_t errlen)
+{
+	size_t n = e->nmodels;
+	const struct sym_partition_cfg *pc = &e->partition;
+	struct sym_part_model *pm = calloc(n, sizeof(*pm));
+	if (!pm)
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	/* memory as the largest of the kinds (a model's part must hold it on every kind) */
+	for (size_t i = 0; i < n; i++) {
+		pm[i].rate = rate * sym_experiment_model_rate(e, i);
+		pm[i].current = -1;
+		for (int k = 0; k < e->nkinds; k++) {
+			const struct sym_profile *p = &e->profiles[(size_t)k * n + i];
+			if (p->static_mb > pm[i].static_mb)
+				pm[i].static_mb = p->static_mb;
+			if (p->dynamic_mb > pm[i].dynamic_mb)
+				pm[i].dynamic_mb = p->dynamic_mb;
+		}
+	}
+	double smax = pc->s_max > 0 ? pc->s_max : e->memory_check ? kinds_memory(e) : 0;
+	struct sym_part_problem p = { .nmodels = (int)n, .models = pm, .nparts = pc->subclusters, .r_max = pc->r_max,
+				      .s_max = smax, .w = pc->w, .c_max = -1, .time_limit_s = pc->time_limit_s,
+				      .seed = e->seed };
+	struct sym_part_result r = { 0 };
+	char msg[400];
+	int rc = sym_partition_milp(&p, &r, msg, sizeof(msg));
+	if (rc == -EINVAL)
+		rc = ERR("partition: %s", msg);
+	else if (rc)
+		snprintf(err, errlen, "out of memory");
+	else if (r.status == SYM_PART_INFEASIBLE || r.status == SYM_PART_UNKNOWN)
+		rc = ERR("partition: %s the %zu models into %d sub-clusters within S_max %.0f MB per GPU%s%s (the "
+			 "solver: %s in %.1f s): use more sub-clusters, raise the limits, or a longer time_limit_s",
+			 r.status == SYM_PART_INFEASIBLE ? "there is no way to split" : "found no way to split", n,
+			 pc->subclusters, smax, pc->r_max > 0 ? " and R_max " : "", pc->r_max > 0 ? "per sub-cluster" : "",
+			 sym_part_status_name(r.status), r.seconds);
+	if (!rc) {
+		*assign = r.assign;
+		r.assign = NULL;
+	}
+	sym_part_result_free(&r);
+	free(pm);
+	return rc;
+}
+
+int sym_subclusters_solve(struct sym_experiment *e, double rate, char *err, size_t errlen)
+{
+	if (e->partition.subclusters < 1 || e->partition.assign)
+		return 0;
+	int *a = NULL;
+	int rc = solve(e, rate, &a, err, errlen);
+	if (rc)
+		return rc;
+	e->partition.assign = a;
+	e->partition.nassign = e->nmodels;
+	return sym_experiment_check_memory(e, a, err, errlen);
+}
+
+void sym_subclusters_finish(struct sym_subclusters *sc)
+{
+	free(sc->model_part);
+	free(sc->gpu_part);
+	free(sc->need);
+	memset(sc, 0, sizeof(*sc));
+}
+
+/* GPUs of kind k that model i at `rate` keeps busy when its part has n GPUs:
+ * rate * l(b) / b at its staggered batch for n (HUGE_VAL when no batch
+ * meets the SLO with n GPUs). */
+static double gpu_time(const struct sym_experiment *e, int k, size_t i, double rate, int n)
+{
+	const struct sym_profile *p = &e->profiles[(size_t)k * e->nmodels + i];
+	if (!(rate > 0))
+		return 0;
+	double net = e->ctrl_ms + e->data_ms + e->resp_ms;
+	int b = sym_staggered_batch(p->lat, p->max_batch, sym_ms(e->model_slo_ms[i] - net), n);
+	return b < 1 ? HUGE_VAL : rate * sym_to_s(p->lat[b]) / b;
+}
+
+/* Part j's GPU time on kind k with n GPUs. */
+static double part_time(const struct sym_experiment *e, const int *part, int j, int k, double rate, int n)
+{
+	double t = 0;
+	for (size_t i = 0; i < e->nmodels; i++)
+		if (part[i] == j)
+			t += gpu_time(e, k, i, rate * sym_experiment_model_rate(e, i), n);
+	return t;
+}
+
+int sym_subclusters_build(const struct sym_experiment *e, double rate, struct sym_subclusters *sc, char *err,
+			  size_t errlen)
+{
+	memset(sc, 0, sizeof(*sc));
+	size_t n = e->nmodels;
+	int L = e->partition.subclusters > 0 ? e->partition.subclusters : 1;
+	sc->n = L;
+	sc->model_part = calloc(n ? n : 1, sizeof(int));
+	sc->gpu_part = calloc((size_t)e->gpus, sizeof(int));
+	sc->need = calloc((size_t)L, sizeof(double));
+	int *got = calloc((size_t)L, sizeof(int)), *total = calloc((size_t)L, sizeof(int));
+	int rc = 0;
+	if (!sc->model_part || !sc->gpu_part || !sc->need || !got || !total) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (L == 1)
+		goto out;
+	if (e->partition.assign) {
+		memcpy(sc->model_part, e->partition.assign, n * sizeof(int));
+	} else {
+		int *a = NULL;
+		if ((rc = solve(e, rate, &a, err, errlen)) || (rc = sym_experiment_check_memory(e, a, err, errlen))) {
+			free(a);
+			goto out;
+		}
+		memcpy(sc->model_part, a, n * sizeof(int));
+		free(a);
+	}
+	/* Each kind's GPUs one at a time to the part whose models would keep
+	 * its GPUs the busiest (water-filling): a part's batches shrink with
+	 * fewer GPUs (the staggered batch), so a small part needs more than its
+	 * share of GPU time at large batches. Kind 0 first gives every part one
+	 * GPU. */
+	for (int k = 0; k < e->nkinds; k++) {
+		int cnt = 0;
+		for (int g = 0; g < e->gpus; g++)
+			cnt += e->gpu_kind[g] == k;
+		memset(got, 0, (size_t)L * sizeof(int));
+		int given = 0;
+		if (k == 0) {
+			if (cnt < L) {
+				rc = ERR("partition: %d sub-clusters need at least one %s GPU each; the cluster has %d", L,
+					 e->kinds[0].name, cnt);
+				goto out;
+			}
+			for (int j = 0; j < L; j++)
+				got[j] = 1;
+			given = L;
+		}
+		while (given < cnt) {
+			int best = 0;
+			double bu = -1;
+			for (int j = 0; j < L; j++) {
+				int have = total[j] + got[j];
+				double u = part_time(e, sc->model_part, j, k, rate, have ? have : 1) / (have ? have : 0.5);
+				if (u > bu) {
+					bu = u;
+					best = j;
+				}
+			}
+			got[best]++;
+			given++;
+		}
+		for (int j = 0; j < L; j++)
+			total[j] += got[j];
+		/* GPUs of kind k in id order: part 0's first */
+		int j = 0, left = got[0];
+		for (int g = 0; g < e->gpus; g++) {
+			if (e->gpu_kind[g] != k)
+				continue;
+			while (!left && j + 1 < L)
+				left = got[++j];
+			sc->gpu_part[g] = j;
+			left--;
+		}
+	}
+	for (int j = 0; j < L; j++)
+		sc->need[j] = part_time(e, sc->model_part, j, 0, rate, total[j]);
+out:
+	free(got);
+	free(total);
+	if (rc)
+		sym_subclusters_finish(sc);
+	return rc;
+}

@@ -1,0 +1,45 @@
+/* sim/subcluster.h - a run's sub-clusters (symphony-centralized-orchestration.md,
+ * Section 4.7 and Appendix A): the models split into parts by the
+ * partitioning MILP (partition/partition.h), each part served by GPUs of its
+ * own, which hold every model of the part, and by its own ranker (the
+ * simulator runs one scheduling core per part).
+ *
+ * GPUs are divided by the GPU time each part's models need: with n GPUs,
+ * model i at rate r_i keeps r_i * l(b) / b of them busy, b its staggered
+ * batch for n GPUs (core/capacity.h: batches shrink when fewer GPUs take
+ * turns). Every part gets one GPU, then each further GPU goes to the part
+ * whose GPUs would be the busiest (water-filling), kind by kind.
+ *
+ * The policies whose core cannot take GPUs out of service (preemption:
+ * shepherd) and nexus (which packs models onto GPUs itself) are refused
+ * with sub-clusters.
+ */
+#ifndef SYM_SUBCLUSTER_H
+#define SYM_SUBCLUSTER_H
+
+#include <stddef.h>
+
+#include "experiment/config.h"
+
+struct sym_subclusters {
+	int n;           /* parts (1 when the experiment has no partition) */
+	int *model_part; /* nmodels entries */
+	int *gpu_part;   /* gpus entries */
+	double *need;    /* n entries: the GPU time the part's models need (GPUs, on kind 0) */
+};
+
+/* Solves e's partition when it has sub-clusters but no assignment, and
+ * stores the assignment in e (so that every later run, and the echoed
+ * configuration, use it). quiet: no note on standard error about the
+ * solving. Returns 0, or -EINVAL (no assignment meets the limits: the
+ * message names them) or -ENOMEM. */
+int sym_subclusters_solve(struct sym_experiment *e, double rate, char *err, size_t errlen);
+
+/* The sub-clusters of a run of e at total rate `rate` (e's assignment: see
+ * sym_subclusters_solve; without one, the MILP is solved here, each time).
+ * Returns 0 or an error with a message. */
+int sym_subclusters_build(const struct sym_experiment *e, double rate, struct sym_subclusters *sc, char *err,
+			  size_t errlen);
+void sym_subclusters_finish(struct sym_subclusters *sc);
+
+#endif
