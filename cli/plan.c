@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "sim/subcluster.h"
 #include "cli/progress.h"
 #include "core/build.h"
 #include "experiment/estimate.h"
@@ -214,12 +215,64 @@ static int plan_policy(const struct cli *c, struct sym_experiment *e, double rat
 	return 0;
 }
 
+/* Memory: when the models do not fit one GPU together and the experiment
+ * has no partition, the plan splits them into the fewest sub-clusters that
+ * fit (each needs a GPU of its own), solving the partition once at the
+ * target rate. *floor: the sub-clusters (1: memory does not bind). */
+static int plan_memory(const struct cli *c, struct sym_experiment *e, int *floor)
+{
+	char err[1024];
+	*floor = 1;
+	double rate = cli_given(c, "target-rate") ? cli_num(c, "target-rate") : e->rate;
+	e->rate = rate;
+	int rc;
+	if (!e->partition.subclusters) {
+		bool check = e->memory_check;
+		e->memory_check = false;
+		if ((rc = sym_experiment_resolve(e, err, sizeof(err))))
+			return cli_usage_error(c, "%s", err);
+		e->memory_check = check;
+		int k = sym_experiment_min_subclusters(e);
+		if (k < 0) {
+			sym_experiment_check_memory(e, NULL, err, sizeof(err));
+			return cli_usage_error(c, "%s", err);
+		}
+		if (k > 1)
+			e->partition.subclusters = k;
+	}
+	if (e->partition.subclusters > 1) {
+		*floor = e->partition.subclusters;
+		if (e->gpus < *floor)
+			e->gpus = *floor; /* the search sets the count; resolving needs a GPU per part */
+		e->gpus_per_model = 0;
+	}
+	if ((rc = sym_experiment_resolve(e, err, sizeof(err))))
+		return cli_usage_error(c, "%s", err);
+	if ((rc = sym_subclusters_solve(e, rate, err, sizeof(err))))
+		return rc == -ENOMEM ? cli_fail(c, 1, "out of memory") : cli_usage_error(c, "%s", err);
+	return 0;
+}
+
+/* Which constraint sets a policy's count: memory when it is the sub-cluster
+ * floor and the staggered estimate for the rate alone is below it. */
+static const char *binding(int gpus, int floor, const struct sym_plan_analytic *an)
+{
+	if (gpus < 0)
+		return "none (no count serves the rate)";
+	if (floor > 1 && gpus == floor)
+		return an->staggered >= 0 && an->staggered >= floor ? "memory and rate" : "memory";
+	return "rate and SLO";
+}
+
 int cli_cmd_plan(struct cli *c)
 {
 	struct sym_experiment e;
-	int rc = cli_experiment(c, &e, true);
+	int floor = 1;
+	int rc = cli_experiment(c, &e, false);
 	if (!rc)
 		rc = plan_checks(c, &e);
+	if (!rc)
+		rc = plan_memory(c, &e, &floor);
 	struct sym_policy pols[MAX_POLICIES];
 	int npol = 0;
 	if (!rc)
@@ -244,6 +297,11 @@ int cli_cmd_plan(struct cli *c)
 		return cli_usage_error(c, "%s (at up to %d GPUs)", err, top_gpus);
 	}
 	cJSON *doc = plan_doc(&e, rate, max_gpus, &an), *arr = cJSON_GetObjectItemCaseSensitive(doc, "policies");
+	cJSON *mem = cJSON_AddObjectToObject(doc, "memory");
+	cJSON_AddNumberToObject(mem, "subclusters", floor);
+	cJSON_AddNumberToObject(mem, "min_gpus", floor);
+	cJSON_AddNumberToObject(mem, "gpu_memory_mb", e.kinds[0].memory_mb);
+	cJSON_AddBoolToObject(mem, "checked", e.memory_check && e.kinds[0].memory_mb > 0);
 	FILE *f = cli_table_stream(c);
 	size_t nrep = e.replications > 1 ? (size_t)e.replications : 1;
 	if (!quiet)
@@ -258,8 +316,11 @@ int cli_cmd_plan(struct cli *c)
 	struct cli_progress *p = cli_progress_start("plan", plan_seconds(&e, &an, npol, nrep), !quiet);
 	for (int i = 0; i < npol && !rc; i++) {
 		e.policy = pols[i];
-		if (!(rc = plan_policy(c, &e, rate, max_gpus, prs, x, nrep, &rows[i])))
-			cJSON_AddItemToArray(arr, row_json(&e, &rows[i], prs, x, nrep, max_gpus));
+		if (!(rc = plan_policy(c, &e, rate, max_gpus, prs, x, nrep, &rows[i]))) {
+			cJSON *row = row_json(&e, &rows[i], prs, x, nrep, max_gpus);
+			cJSON_AddStringToObject(row, "binding", binding(rows[i].over ? -1 : rows[i].gmax, floor, &an));
+			cJSON_AddItemToArray(arr, row);
+		}
 	}
 	cli_progress_stop(p);
 	if (!rc && !quiet) {
@@ -268,6 +329,12 @@ int cli_cmd_plan(struct cli *c)
 		for (int i = 0; i < npol; i++)
 			print_row(f, &e, &rows[i], nrep, max_gpus);
 		print_analytic(f, &an, nrep, &e);
+		if (floor > 1)
+			fprintf(f, "memory: the %zu models fit no %s together (%.0f MB): %d sub-clusters, each with GPUs of its "
+				   "own: at least %d GPUs\n", e.nmodels, e.kinds[0].name, e.kinds[0].memory_mb, floor, floor);
+		for (int i = 0; i < npol; i++)
+			fprintf(f, "binding constraint (%s): %s\n", rows[i].name,
+				binding(rows[i].over ? -1 : rows[i].gmax, floor, &an));
 	}
 	if (!rc && cli_str(c, "json") && sym_write_json(cli_str(c, "json"), doc, err, sizeof(err)))
 		rc = cli_fail(c, 1, "%s", err);

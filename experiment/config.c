@@ -1187,6 +1187,21 @@ out:
 	return parts;
 }
 
+int sym_experiment_min_subclusters(const struct sym_experiment *e)
+{
+	int most = 1;
+	for (int k = 0; e->memory_check && k < e->nkinds; k++) {
+		if (!(e->kinds[k].memory_mb > 0))
+			continue;
+		int parts = first_fit_parts(e, k, e->kinds[k].memory_mb);
+		if (parts < 0)
+			return -1;
+		if (parts > most)
+			most = parts;
+	}
+	return most;
+}
+
 int sym_experiment_check_memory(const struct sym_experiment *e, const int *assign, char *err, size_t errlen)
 {
 	if (!e->memory_check)

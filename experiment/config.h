@@ -120,6 +120,12 @@ double sym_experiment_model_memory(const struct sym_experiment *e, int k, size_t
  * message naming the model or sub-cluster, the kind and what to change. */
 int sym_experiment_check_memory(const struct sym_experiment *e, const int *assign, char *err, size_t errlen);
 
+/* The fewest sub-clusters e's models fit in GPU memory (a first-fit
+ * packing, largest dynamic memory first, on the kind that needs the most): 1
+ * when they fit one GPU together, when memory is unknown or memory_check is
+ * off; -1 when a model alone fits no GPU. */
+int sym_experiment_min_subclusters(const struct sym_experiment *e);
+
 /* Defaults: zoo a100, models "all", 8 GPUs, rate 1000, poisson, equal,
  * symphony, early drop (auto target), no network delays, no jitter, 30 s with 3 s warm-up,
  * seed 1, goodput at bad rate 1% per model with 0.5% tolerance, one replication.

@@ -322,6 +322,26 @@ out:
 	free(t.D);
 }
 
+/* Whether the totals alone rule every assignment out: the parts' rates add
+ * up to the total, so it must be at most l * R_max; a part's static memory
+ * is at most S_max minus its largest dynamic memory, which is at least the
+ * smallest d_i, so the total static memory must be at most l * (S_max -
+ * min d_i). (Identical models make the MILP symmetric: CBC may not prove
+ * such cases infeasible within any reasonable time.) */
+static bool totals_infeasible(const struct sym_part_problem *p)
+{
+	double rsum = 0, ssum = 0, dmin = HUGE_VAL;
+	for (int i = 0; i < p->nmodels; i++) {
+		rsum += p->models[i].rate;
+		ssum += p->models[i].static_mb;
+		if (p->models[i].dynamic_mb < dmin)
+			dmin = p->models[i].dynamic_mb;
+	}
+	if (p->r_max > 0 && rsum > p->nparts * p->r_max * (1 + 1e-12))
+		return true;
+	return p->s_max > 0 && p->nmodels > 0 && ssum > p->nparts * (p->s_max - dmin) * (1 + 1e-12) + 1e-9;
+}
+
 int sym_partition_milp(const struct sym_part_problem *p, struct sym_part_result *r, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
@@ -330,6 +350,13 @@ int sym_partition_milp(const struct sym_part_problem *p, struct sym_part_result 
 	if (rc)
 		return rc;
 	double t0 = now_s();
+	if (totals_infeasible(p)) {
+		r->status = SYM_PART_INFEASIBLE;
+		double rb, sb;
+		averages(p, &rb, &sb, &r->w); /* the weight, for the record */
+		r->seconds = now_s() - t0;
+		return 0;
+	}
 	int m = p->nmodels, l = p->nparts;
 	double rbar, sbar, w;
 	averages(p, &rbar, &sbar, &w);

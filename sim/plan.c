@@ -1,5 +1,6 @@
 #include "sim/plan.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,7 +88,15 @@ int sym_plan_search(struct sym_experiment *e, double rate, int max_gpus, bool pr
 	e->ngroups = 0; /* a one-group cluster is the same as --gpus */
 	struct sym_verdict v = { 0 }, good = { 0 };
 	double bad = 0, good_bad = 0;
-	int lo = 0, hi = 1, rc = 0;
+	/* sub-clusters need a GPU each: the search starts there */
+	int floor = e->partition.subclusters > 1 ? e->partition.subclusters : 1;
+	int lo = floor - 1, hi = floor, rc = 0;
+	if (floor > max_gpus) {
+		rc = -EINVAL;
+		snprintf(err, errlen, "plan: the %d sub-clusters need %d GPUs, more than --max-gpus %d", floor, floor,
+			 max_gpus);
+		goto done;
+	}
 	/* double until a count serves the rate (lo never does, hi does) */
 	for (;;) {
 		if ((rc = try_gpus(e, rate, hi, progress, out, &v, &bad, err, errlen)))

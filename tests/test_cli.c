@@ -1004,6 +1004,59 @@ static void test_partition(void **state)
 	run_free(&r);
 }
 
+/* GPU memory from the command line: the issue's 30 copies of VGG16 on four
+ * 1080 Ti are refused by sim (with the sub-cluster count that fits), cannot be
+ * split four ways, run in five sub-clusters, and are planned with at least
+ * five GPUs, the plan saying what binds. */
+static void test_memory(void **state)
+{
+	(void)state;
+	struct run r;
+	RUN(&r, "sim", "--zoo", "gtx1080ti", "--models", "VGG16", "--num-models", "30", "--gpus", "4");
+	expect_status(&r, 2);
+	expect_contains(r.err, "30 models need 30860 MB", "stderr", &r);
+	expect_contains(r.err, "first-fit packing needs 5", "stderr", &r);
+	run_free(&r);
+	RUN(&r, "sim", "--zoo", "gtx1080ti", "--models", "VGG16", "--num-models", "30", "--gpus", "4", "--partition", "4",
+	    "--duration", "2", "--warmup", "1");
+	expect_status(&r, 2);
+	expect_contains(r.err, "there is no way to split the 30 models into 4 sub-clusters", "stderr", &r);
+	run_free(&r);
+	RUN(&r, "sim", "--zoo", "gtx1080ti", "--models", "VGG16", "--num-models", "30", "--gpus", "10", "--partition", "5",
+	    "--rate", "150", "--duration", "4", "--warmup", "1", "--json", "@out_mem_sim.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	cJSON *doc = load_json(tmp_path("out_mem_sim.json"));
+	const cJSON *subs = get(doc, "subclusters");
+	assert_int_equal(cJSON_GetArraySize(subs), 5);
+	int gpus = 0;
+	for (int j = 0; j < 5; j++) {
+		const cJSON *x = cJSON_GetArrayItem(subs, j);
+		assert_int_equal((int)num(x, "models"), 6);
+		assert_true(num(x, "static_mb") + num(x, "max_dynamic_mb") <= 11264);
+		gpus += (int)num(x, "gpus");
+	}
+	assert_int_equal(gpus, 10);
+	/* the echoed configuration carries the assignment: it reruns without solving */
+	assert_int_equal(cJSON_GetArraySize(get(get(get(doc, "config"), "partition"), "assign")), 30);
+	cJSON_Delete(doc);
+	RUN(&r, "plan", "--zoo", "gtx1080ti", "--models", "VGG16", "--num-models", "30", "--target-rate", "60",
+	    "--duration", "6", "--warmup", "1", "--json", "@out_mem_plan.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	doc = load_json(tmp_path("out_mem_plan.json"));
+	assert_int_equal((int)num(get(doc, "memory"), "subclusters"), 5);
+	const cJSON *row = cJSON_GetArrayItem(get(doc, "policies"), 0);
+	assert_true(num(row, "gpus") >= 5);
+	assert_non_null(cJSON_GetObjectItem(row, "binding"));
+	cJSON_Delete(doc);
+	/* memory_check false: memory is not modelled */
+	RUN(&r, "sim", "--zoo", "gtx1080ti", "--models", "VGG16", "--num-models", "30", "--gpus", "4", "--memory-check",
+	    "false", "--duration", "2", "--warmup", "1", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+}
+
 static void test_plan(void **state)
 {
 	(void)state;
@@ -2439,6 +2492,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_per_model_criterion),
 		cmocka_unit_test(test_seeds),
 		cmocka_unit_test(test_trace_timeline),
+		cmocka_unit_test(test_memory),
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_partition),
 		cmocka_unit_test(test_sweep),

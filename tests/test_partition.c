@@ -64,6 +64,41 @@ static void test_memory_binds(void **state)
 	sym_part_result_free(&r);
 }
 
+/* 30 copies of VGG16 (822 MB static, 6,200 dynamic) on 1080 Ti parts (11,264
+ * MB): six fit a part, so four parts are impossible (the totals say so at
+ * once, where CBC alone could not prove it: the copies are symmetric) and
+ * five parts take six each. Likewise a total rate above l * R_max. */
+static void test_totals_bound(void **state)
+{
+	(void)state;
+	struct sym_part_model m[30];
+	for (int i = 0; i < 30; i++)
+		m[i] = (struct sym_part_model){ 5, 822, 6200, 0, -1 };
+	struct sym_part_problem p = problem(m, 30, 4);
+	p.s_max = 11264;
+	p.time_limit_s = 5;
+	struct sym_part_result r;
+	char err[256];
+	assert_int_equal(sym_partition_milp(&p, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.status, SYM_PART_INFEASIBLE);
+	assert_true(r.seconds < 0.5);
+	sym_part_result_free(&r);
+	p.nparts = 5;
+	assert_int_equal(sym_partition_milp(&p, &r, err, sizeof(err)), 0);
+	assert_true(r.status == SYM_PART_OPTIMAL || r.status == SYM_PART_FEASIBLE);
+	int count[5] = { 0 };
+	for (int i = 0; i < 30; i++)
+		count[r.assign[i]]++;
+	for (int j = 0; j < 5; j++)
+		assert_int_equal(count[j], 6);
+	sym_part_result_free(&r);
+	p.s_max = 0;
+	p.r_max = 29.9; /* 150 requests/s over five parts */
+	assert_int_equal(sym_partition_milp(&p, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.status, SYM_PART_INFEASIBLE);
+	sym_part_result_free(&r);
+}
+
 /* A ranker's limit binds: R_max 5 forces 4 and 1 apart from 3 and 2 even when memory would
  * rather have them otherwise. */
 static void test_rate_binds(void **state)
@@ -182,6 +217,7 @@ int main(void)
 		cmocka_unit_test(test_balanced_optimum),
 		cmocka_unit_test(test_memory_binds),
 		cmocka_unit_test(test_rate_binds),
+		cmocka_unit_test(test_totals_bound),
 		cmocka_unit_test(test_change_bound),
 		cmocka_unit_test(test_random_baseline),
 		cmocka_unit_test(test_bad_problems),
