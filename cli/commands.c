@@ -109,9 +109,17 @@ static const struct cli_opt o_pa_variants = { "variants", 0, CLI_INT, "K",
 static const struct cli_opt o_pa_rates = { "rates", 0, CLI_TEXT, "config|exponential",
 					   "the models' rates: the experiment's, or drawn from an exponential distribution "
 					   "with that mean (seeded by --seed)", "config" };
+static const struct cli_opt o_pa_configs = { "configs", 0, CLI_INT, "N",
+					     "a study (Figure 15 of the paper): N configurations, each --sample models drawn "
+					     "from the experiment's with exponential rates (seeds seed, seed+1, ...), solved by "
+					     "the MILP and by the random baseline; prints the imbalance factors' distribution "
+					     "(0: one problem, the experiment's models)", "0", 0, 100000 };
+static const struct cli_opt o_pa_sample = { "sample", 0, CLI_INT, "M",
+					    "with --configs: models per configuration, drawn with replacement (variants)",
+					    "800", 1, 1000000 };
 static const struct cli_opt *const partition_opts[] = { &o_config, &o_pa_sub, &o_pa_rmax, &o_pa_smax, &o_pa_w,
-							&o_pa_time, &o_pa_random, &o_pa_variants, &o_pa_rates, &o_json,
-							&o_quiet, NULL };
+							&o_pa_time, &o_pa_random, &o_pa_variants, &o_pa_rates, &o_pa_configs,
+							&o_pa_sample, &o_json, &o_quiet, NULL };
 
 static const char partition_text[] =
 	"Divides the experiment's models among L sub-clusters as the orchestration paper's Appendix A "
@@ -123,7 +131,11 @@ static const char partition_text[] =
 	"and a local search (the best solution found is printed, with its status: optimal when proven). Prints "
 	"each sub-cluster's rate and memory and the imbalance factors (max - min) / average of rate and of "
 	"static memory; --random adds the paper's baseline (random assignments, checked and scored, the best "
-	"kept) for the same time. A model's rate is its share of --rate; models with unknown memory count 0.";
+	"kept) for the same time. A model's rate is its share of --rate; models with unknown memory count 0. "
+	"With --configs N it runs the paper's Figure 15 study instead: N random configurations of --sample "
+	"models each (drawn from the experiment's models with replacement, rates exponential with mean --rate / "
+	"M), each solved by both methods within --time-limit, and prints the quantiles of the rate and memory "
+	"imbalance factors of each (--json: every configuration's, for a CDF).";
 
 static const char plan_text[] =
 	"For each policy (default: the experiment's --policy), the smallest number of GPUs whose simulation at R "

@@ -65,6 +65,7 @@ static cJSON *result_json(const struct sym_part_result *r, const struct sym_part
 		cJSON_AddNumberToObject(o, "feasible_tries", (double)r->feasible);
 	} else {
 		cJSON_AddNumberToObject(o, "lower_bound", r->bound);
+		cJSON_AddBoolToObject(o, "solver_stopped", r->solver_stopped);
 	}
 	if (with_assign && r->assign) {
 		cJSON *a = cJSON_AddArrayToObject(o, "assignment");
@@ -100,6 +101,143 @@ static void print_parts(FILE *f, const struct sym_experiment *e, const struct sy
 	}
 }
 
+static uint64_t splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The q-quantile of n sorted values (nearest rank). */
+static double quantile(const double *v, int n, double q)
+{
+	int i = (int)ceil(q * n) - 1;
+	return n ? v[i < 0 ? 0 : i >= n ? n - 1 : i] : NAN;
+}
+
+/* The paper's Figure 15 (Appendix A.2): --configs random configurations of
+ * --sample models each, MILP against random within the same time limit. */
+static int partition_study(struct cli *c, struct sym_experiment *e, const struct sym_part_problem *base)
+{
+	int nc = (int)cli_int(c, "configs"), ms = (int)cli_int(c, "sample");
+	bool quiet = cli_flag(c, "quiet");
+	FILE *f = cli_table_stream(c);
+	struct sym_part_model *m = calloc((size_t)ms, sizeof(*m));
+	double *v[4];
+	for (int k = 0; k < 4; k++)
+		v[k] = calloc((size_t)nc, sizeof(double));
+	int *status = calloc((size_t)nc, sizeof(int)), stopped = 0;
+	double *secs = calloc((size_t)nc, sizeof(double));
+	int rc = 0;
+	if (!m || !v[0] || !v[1] || !v[2] || !v[3] || !status || !secs)
+		rc = cli_fail(c, 1, "out of memory");
+	double mean = e->rate / ms;
+	if (!rc && !quiet)
+		fprintf(f, "symphony %s partition study: %d configurations of %d models (from %zu, with replacement), "
+			   "exponential rates with mean %.3g req/s, %d sub-clusters, S_max %.0f MB, time limit %g s each "
+			   "method\n", SYM_VERSION, nc, ms, e->nmodels, mean, base->nparts, base->s_max, base->time_limit_s);
+	int done = 0;
+	for (int ci = 0; ci < nc && !rc; ci++) {
+		uint64_t x = (e->seed + (uint64_t)ci) * 0x2545f4914f6cdd1dull + 7;
+		for (int i = 0; i < ms; i++) {
+			size_t k = (size_t)(splitmix(&x) % e->nmodels);
+			const struct sym_profile *pr = &e->profiles[k];
+			double u = ((double)(splitmix(&x) >> 11) + 0.5) / 9007199254740992.0;
+			m[i] = (struct sym_part_model){ .rate = -mean * log(u), .static_mb = fmax(pr->static_mb, 0),
+							.dynamic_mb = fmax(pr->dynamic_mb, 0), .current = -1 };
+		}
+		struct sym_part_problem p = *base;
+		p.models = m;
+		p.nmodels = ms;
+		p.seed = e->seed + (uint64_t)ci;
+		struct sym_part_result a = { 0 }, b = { 0 };
+		char err[512];
+		if (sym_partition_milp(&p, &a, err, sizeof(err)) || sym_partition_random(&p, &b, err, sizeof(err))) {
+			rc = cli_usage_error(c, "%s", err);
+		} else if (!a.assign) {
+			rc = cli_fail(c, 1, "configuration %d: the MILP found no assignment (%s): raise --subclusters, "
+				      "--s-max or --time-limit", ci, sym_part_status_name(a.status));
+		} else {
+			/* the random baseline's best may be infeasible-free yet absent: count it as not found */
+			v[0][done] = a.rate_imbalance, v[1][done] = a.mem_imbalance;
+			v[2][done] = b.assign ? b.rate_imbalance : NAN;
+			v[3][done] = b.assign ? b.mem_imbalance : NAN;
+			status[done] = (int)a.status;
+			stopped += a.solver_stopped;
+			secs[done] = a.seconds;
+			done++;
+			if (!quiet)
+				fprintf(stderr, "  config %d: MILP %s in %.1f s, imbalance rate %.4f memory %.4f; random "
+						"(%llu tries) rate %.4f memory %.4f\n", ci, sym_part_status_name(a.status),
+					a.seconds, a.rate_imbalance, a.mem_imbalance, (unsigned long long)b.tries,
+					b.assign ? b.rate_imbalance : NAN, b.assign ? b.mem_imbalance : NAN);
+		}
+		sym_part_result_free(&a);
+		sym_part_result_free(&b);
+	}
+	cJSON *doc = NULL;
+	if (!rc) {
+		doc = sym_result_head("partition-study");
+		cJSON_AddItemToObject(doc, "config", sym_experiment_to_json(e));
+		cJSON *pr = cJSON_AddObjectToObject(doc, "study");
+		cJSON_AddNumberToObject(pr, "configurations", nc);
+		cJSON_AddNumberToObject(pr, "models", ms);
+		cJSON_AddNumberToObject(pr, "subclusters", base->nparts);
+		cJSON_AddNumberToObject(pr, "s_max_mb", base->s_max);
+		cJSON_AddNumberToObject(pr, "r_max", base->r_max);
+		cJSON_AddNumberToObject(pr, "time_limit_s", base->time_limit_s);
+		cJSON_AddNumberToObject(pr, "mean_rate", mean);
+		const char *names[4] = { "milp_rate_imbalance", "milp_memory_imbalance", "random_rate_imbalance",
+					 "random_memory_imbalance" };
+		int optimal = 0;
+		for (int i = 0; i < done; i++)
+			optimal += status[i] == SYM_PART_OPTIMAL;
+		cJSON_AddNumberToObject(pr, "milp_proven_optimal", optimal);
+		cJSON_AddNumberToObject(pr, "milp_solver_stopped", stopped);
+		cJSON_AddItemToObject(pr, "milp_seconds", cJSON_CreateDoubleArray(secs, done));
+		if (!quiet)
+			fprintf(f, "\n%-26s %10s %10s %10s %10s\n", "imbalance factor", "p10", "median", "p90", "max");
+		for (int k = 0; k < 4; k++) {
+			cJSON *arr = cJSON_AddArrayToObject(pr, names[k]);
+			int n = 0;
+			for (int i = 0; i < done; i++) {
+				cJSON_AddItemToArray(arr, isnan(v[k][i]) ? cJSON_CreateNull() : cJSON_CreateNumber(v[k][i]));
+				if (!isnan(v[k][i]))
+					v[k][n++] = v[k][i];
+			}
+			qsort(v[k], (size_t)n, sizeof(double), cmp_double);
+			char med[64];
+			snprintf(med, sizeof(med), "%s_median", names[k]);
+			cJSON_AddNumberToObject(pr, med, n ? quantile(v[k], n, 0.5) : -1);
+			if (!quiet)
+				fprintf(f, "%-26s %10.4f %10.4f %10.4f %10.4f%s\n", names[k], quantile(v[k], n, 0.1),
+					quantile(v[k], n, 0.5), quantile(v[k], n, 0.9), n ? v[k][n - 1] : NAN,
+					n < done ? " (no feasible random assignment in some)" : "");
+		}
+		if (!quiet)
+			fprintf(f, "MILP proven optimal in %d of %d configurations; CBC stopped at the time limit (the "
+				   "greedy and local-search start stands) in %d\n", optimal, done, stopped);
+		const char *json = cli_str(c, "json");
+		char err[512];
+		if (json && sym_write_json(json, doc, err, sizeof(err)))
+			rc = cli_fail(c, 1, "%s", err);
+	}
+	cJSON_Delete(doc);
+	for (int k = 0; k < 4; k++)
+		free(v[k]);
+	free(status);
+	free(secs);
+	free(m);
+	return rc;
+}
+
 int cli_cmd_partition(struct cli *c)
 {
 	struct sym_experiment e;
@@ -132,6 +270,12 @@ int cli_cmd_partition(struct cli *c)
 				      .r_max = cli_given(c, "r-max") ? cli_num(c, "r-max") : 0,
 				      .s_max = s_max > 0 ? s_max : 0, .w = cli_given(c, "weight") ? cli_num(c, "weight") : 0,
 				      .c_max = -1, .time_limit_s = cli_num(c, "time-limit"), .seed = e.seed };
+	if (cli_int(c, "configs") > 0) {
+		rc = partition_study(c, &e, &p);
+		free(models);
+		sym_experiment_finish(&e);
+		return rc;
+	}
 	bool quiet = cli_flag(c, "quiet"), random = cli_flag(c, "random");
 	FILE *f = cli_table_stream(c);
 	if (!quiet)
@@ -157,6 +301,9 @@ int cli_cmd_partition(struct cli *c)
 			sym_part_status_name(milp.status), milp.seconds, milp.objective, milp.dr, milp.w, milp.ds, milp.bound);
 		fprintf(f, "  imbalance (max - min) / avg: rate %.4f, static memory %.4f\n", milp.rate_imbalance,
 			milp.mem_imbalance);
+		if (milp.solver_stopped)
+			fprintf(f, "  (CBC was stopped at the time limit, its root processing unfinished: this is the start, a "
+				   "greedy assignment improved by local search)\n");
 		print_parts(f, &e, &p, &milp, variants);
 		if (random && rnd.assign)
 			fprintf(f, "\nrandom baseline: %llu assignments in %.2f s (%llu feasible), best objective %.4g, "

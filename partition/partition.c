@@ -10,6 +10,11 @@
 #include <string.h>
 #include <time.h>
 
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <coin/Cbc_C_Interface.h>
 
 #define EPS 1e-7 /* slack on the capacity checks of a scored assignment (the solver's own tolerance) */
@@ -322,6 +327,95 @@ out:
 	free(t.D);
 }
 
+/* What a CBC run left: its status, bound and best solution (nx values). */
+struct cbc_out {
+	bool finished;   /* CBC returned (else it was stopped at the deadline) */
+	bool infeasible, optimal;
+	double bound;
+	double *x;       /* nx values, or NULL: no integer solution */
+};
+
+/* Writes all of buf, or fails. */
+static bool write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w <= 0)
+			return false;
+		p += w, n -= (size_t)w;
+	}
+	return true;
+}
+
+/* Runs CBC on model within the time left until `deadline` (now_s()), in a
+ * child process that is killed at the deadline: CBC checks its own limit
+ * only between nodes and its root processing of a large instance (800 x 20
+ * takes several seconds) overshoots any limit, while the caller's limit is a
+ * promise. The child sends its status, bound and solution through a pipe. */
+static int cbc_bounded(Cbc_Model *model, int nx, double deadline, struct cbc_out *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->x = malloc((size_t)nx * sizeof(double));
+	int fd[2];
+	if (!o->x || pipe(fd))
+		return -ENOMEM;
+	double left = deadline - now_s();
+	/* CBC's own limit ends its search with its best found; the kill only catches the overshoot */
+	Cbc_setMaximumSeconds(model, fmax(left * 2 / 3, 0.05));
+	Cbc_setParameter(model, "threads", "1");
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fd[0]), close(fd[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		close(fd[0]);
+		Cbc_solve(model);
+		const double *x = Cbc_bestSolution(model);
+		double head[4] = { Cbc_isProvenInfeasible(model), Cbc_isProvenOptimal(model),
+				   Cbc_getBestPossibleObjValue(model), x != NULL };
+		bool ok = write_all(fd[1], head, sizeof(head)) && (!x || write_all(fd[1], x, (size_t)nx * sizeof(double)));
+		_exit(ok ? 0 : 1);
+	}
+	close(fd[1]);
+	size_t want = 4 * sizeof(double) + (size_t)nx * sizeof(double), got = 0;
+	char *buf = malloc(want);
+	while (buf && got < want) {
+		int ms = (int)ceil((deadline - now_s()) * 1000);
+		struct pollfd pfd = { fd[0], POLLIN, 0 };
+		if (ms <= 0 || poll(&pfd, 1, ms) <= 0)
+			break; /* the deadline */
+		ssize_t n = read(fd[0], buf + got, want - got);
+		if (n <= 0)
+			break; /* the child is done (or failed) */
+		got += (size_t)n;
+	}
+	close(fd[0]);
+	kill(pid, SIGKILL); /* harmless when it has exited */
+	waitpid(pid, NULL, 0);
+	bool has_x = false;
+	if (buf && got >= 4 * sizeof(double)) {
+		double head[4];
+		memcpy(head, buf, sizeof(head));
+		has_x = head[3] != 0;
+		/* finished: the whole message came (a solution cut short by the deadline is not used) */
+		o->finished = has_x ? got == want : true;
+		o->infeasible = o->finished && head[0] != 0;
+		o->optimal = o->finished && head[1] != 0;
+		o->bound = o->finished ? head[2] : 0;
+		if (o->finished && has_x)
+			memcpy(o->x, buf + sizeof(head), (size_t)nx * sizeof(double));
+	}
+	if (!o->finished || !has_x) {
+		free(o->x);
+		o->x = NULL;
+	}
+	free(buf);
+	return 0;
+}
+
 /* Whether the totals alone rule every assignment out: the parts' rates add
  * up to the total, so it must be at most l * R_max; a part's static memory
  * is at most S_max minus its largest dynamic memory, which is at least the
@@ -459,19 +553,15 @@ int sym_partition_milp(const struct sym_part_problem *p, struct sym_part_result 
 		free(sidx);
 		free(sval);
 	}
-	/* CBC checks its clock between nodes and overshoots by up to a third of what it is given (its
-	 * root processing, measured): it gets two thirds of what is left */
-	Cbc_setMaximumSeconds(model, fmax((limit - (now_s() - t0)) * 2 / 3, 0.05));
-	Cbc_setParameter(model, "threads", "1");
-	Cbc_solve(model);
+	struct cbc_out co;
+	rc = cbc_bounded(model, nx, t0 + limit, &co);
 	r->seconds = now_s() - t0;
-	const double *x = Cbc_bestSolution(model); /* the best integer solution, or NULL */
+	const double *x = co.x; /* the best integer solution, or NULL */
 	int *assign = malloc((size_t)m * sizeof(int));
-	rc = 0;
-	if (!assign) {
-		rc = -ENOMEM;
-		snprintf(err, errlen, "partition: out of memory");
-	} else if (Cbc_isProvenInfeasible(model)) {
+	if (rc || !assign) {
+		rc = rc && rc != -ENOMEM ? rc : -ENOMEM;
+		snprintf(err, errlen, "partition: cannot run the solver: %s", strerror(-rc));
+	} else if (co.infeasible) {
 		r->status = SYM_PART_INFEASIBLE;
 	} else if (x || start) {
 		for (int i = 0; i < m; i++) {
@@ -495,14 +585,16 @@ int sym_partition_milp(const struct sym_part_problem *p, struct sym_part_result 
 		if (ok) {
 			*r = sc;
 			r->seconds = now_s() - t0;
-			r->status = Cbc_isProvenOptimal(model) && x ? SYM_PART_OPTIMAL : SYM_PART_FEASIBLE;
+			r->status = co.optimal && x ? SYM_PART_OPTIMAL : SYM_PART_FEASIBLE;
 		} else {
 			sym_part_result_free(&sc);
 		}
 	}
-	r->bound = Cbc_getBestPossibleObjValue(model);
+	r->bound = co.bound;
+	r->solver_stopped = !co.finished;
 	if (!isfinite(r->bound) || r->bound < 0)
 		r->bound = 0;
+	free(co.x);
 	free(assign);
 	free(start);
 	free(idx);

@@ -15,7 +15,8 @@
  * model i leaves or joins is at most C_max ((11)).
  *
  * sym_partition_milp solves it with COIN-OR CBC (through its C API) within
- * a time limit and returns the best solution found; sym_partition_random is
+ * a time limit (CBC runs in a child process, stopped at the limit: it checks
+ * its own clock only between nodes) and returns the best solution found; sym_partition_random is
  * the paper's baseline (A.2): random assignments, checked and scored, the
  * best kept, under the same time limit. Both are pure functions of their
  * problem (the random one of its seed as well, and of the time it is given).
@@ -69,6 +70,8 @@ struct sym_part_result {
 	double mem_imbalance;  /* the same of their static memory */
 	double change_cost;    /* sum of c_i over the parts models leave or join */
 	double seconds;        /* solving time */
+	int solver_stopped;    /* MILP: 1 when CBC was still running at the time limit and was stopped (its
+				* work lost: the start, a greedy assignment and local search, stands) */
 	uint64_t tries;        /* random: assignments drawn; MILP: 0 */
 	uint64_t feasible;     /* random: of those, the feasible ones */
 };

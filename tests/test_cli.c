@@ -999,6 +999,19 @@ static void test_partition(void **state)
 	expect_status(&r, 1);
 	expect_contains(r.err, "no assignment fits", "stderr", &r);
 	run_free(&r);
+	/* the Figure 15 study: every configuration's imbalance factors, MILP and random */
+	RUN(&r, "partition", "--zoo", "a100", "--rate", "2000", "--subclusters", "4", "--configs", "3", "--sample", "60",
+	    "--time-limit", "0.5", "--json", "@out_study.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	doc = load_json(tmp_path("out_study.json"));
+	const cJSON *sd = get(doc, "study");
+	assert_int_equal((int)num(sd, "configurations"), 3);
+	assert_int_equal(cJSON_GetArraySize(get(sd, "milp_rate_imbalance")), 3);
+	assert_int_equal(cJSON_GetArraySize(get(sd, "random_memory_imbalance")), 3);
+	assert_true(num(sd, "milp_rate_imbalance_median") <= num(sd, "random_rate_imbalance_median"));
+	assert_true(num(sd, "milp_memory_imbalance_median") <= num(sd, "random_memory_imbalance_median"));
+	cJSON_Delete(doc);
 	RUN(&r, "partition", "--profile", "1,5", "--subclusters", "0");
 	expect_status(&r, 2);
 	run_free(&r);
