@@ -1,6 +1,6 @@
 /* cli/parse.c - the one option parser of the symphony command (cli/cli.h). */
 #include "cli/cli.h"
-#include "sim/subcluster.h"
+#include "experiment/subcluster.h"
 #include "experiment/output.h"
 
 #include <errno.h>

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "sim/subcluster.h"
+#include "experiment/subcluster.h"
 #include "cli/progress.h"
 #include "core/build.h"
 #include "experiment/estimate.h"

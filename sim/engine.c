@@ -1,5 +1,5 @@
 #include "sim/engine.h"
-#include "sim/subcluster.h"
+#include "experiment/subcluster.h"
 
 #include <math.h>
 #include <stdatomic.h>

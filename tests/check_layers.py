@@ -7,7 +7,7 @@ Each folder may include only the folders below it:
     partition/       core/ (the partitioning MILP, with CBC)
     workloads/       core/
     profiles/        core/
-    experiment/      core/, workloads/, profiles/
+    experiment/      core/, workloads/, profiles/, partition/
     sim/             experiment/ and what it may include
     runtime/         experiment/ and what it may include (never sim/)
     cli/             everything
@@ -27,7 +27,7 @@ ALLOWED = {
     "partition": {"core", "partition"},
     "workloads": {"core", "workloads"},
     "profiles": {"core", "profiles"},
-    "experiment": BASE | {"experiment"},
+    "experiment": BASE | {"experiment", "partition"},
     "sim": BASE | {"experiment", "partition", "sim"},
     "runtime": BASE | {"experiment", "partition", "runtime"},
     "cli": BASE | {"experiment", "partition", "sim", "runtime", "cli"},

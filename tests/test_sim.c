@@ -19,7 +19,7 @@
 #include "experiment/config.h"
 #include "sim/engine.h"
 #include "sim/goodput.h"
-#include "sim/subcluster.h"
+#include "experiment/subcluster.h"
 
 static void flag(struct sym_experiment *e, const char *f, const char *v)
 {

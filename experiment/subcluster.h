@@ -1,4 +1,4 @@
-/* sim/subcluster.h - a run's sub-clusters (symphony-centralized-orchestration.md,
+/* experiment/subcluster.h - a run's sub-clusters (symphony-centralized-orchestration.md,
  * Section 4.7 and Appendix A): the models split into parts by the
  * partitioning MILP (partition/partition.h), each part served by GPUs of its
  * own, which hold every model of the part, and by its own ranker (the

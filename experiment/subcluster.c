@@ -1,4 +1,4 @@
-/* sim/subcluster.c - a run's sub-clusters: see subcluster.h. */
+/* experiment/subcluster.c - a run's sub-clusters: see subcluster.h. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 
 #include "core/capacity.h"
 #include "partition/partition.h"
-#include "sim/subcluster.h"
+#include "experiment/subcluster.h"
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
 
