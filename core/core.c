@@ -221,6 +221,14 @@ static int check_cfg(const struct sym_core_cfg *cfg, const struct sym_sink *sink
 				return fail_msg(err, errlen, -EINVAL, "GPU kind out of range");
 	if (cfg->max_ahead < 0 || cfg->max_ahead >= SYM_GPU_MAX_OUTSTANDING)
 		return fail_msg(err, errlen, -EINVAL, "max_ahead out of range");
+	for (int m = 0; m < cfg->nmodels; m++) {
+		uint32_t all = (1u << nkinds) - 1;
+		if ((cfg->models[m].kinds_off & all) == all)
+			return fail_msg(err, errlen, -EINVAL, "a model runs on no kind (kinds_off)");
+		if (cfg->models[m].kinds_off && cfg->policy.ops->sched)
+			return fail_msg(err, errlen, -EINVAL, "this policy schedules every model on every kind: models "
+					"restricted to some kinds (sub-clusters as kinds) need a candidate policy");
+	}
 	return 0;
 }
 

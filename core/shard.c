@@ -82,7 +82,11 @@ int sym_shard_init_kinds(struct sym_shard *s, int id, const struct sym_model_cfg
 	    !isfinite(cfg->rate_hint) || cfg->rate_hint < 0 || net->ctrl < 0 || net->data < 0 ||
 	    net->resp < 0 || gather->target < 0 || !isfinite(gather->sigmas) || gather->sigmas < 0)
 		return -EINVAL;
+	uint32_t all = (1u << nkinds) - 1;
+	if ((cfg->kinds_off & all) == all)
+		return -EINVAL; /* runs on no kind */
 	s->nkinds = nkinds;
+	s->kinds_off = cfg->kinds_off;
 	s->max_batch = 0;
 	for (int k = 0; k < nkinds; k++) {
 		const struct sym_profile *p = k && cfg->by_kind[k] ? cfg->by_kind[k] : cfg->profile;
@@ -117,7 +121,7 @@ int sym_shard_init_kinds(struct sym_shard *s, int id, const struct sym_model_cfg
 		for (int b = 0; b <= s->max_batch + 1; b++) {
 			sym_time best = SYM_TIME_NEVER;
 			for (int k = 0; k < nkinds; k++)
-				if (b <= s->maxb_k[k] && s->lek[k][b] < best)
+				if (!(s->kinds_off >> k & 1) && b <= s->maxb_k[k] && s->lek[k][b] < best)
 					best = s->lek[k][b];
 			s->le[b] = best;
 		}
@@ -261,7 +265,7 @@ void sym_shard_cand_kind(const struct sym_shard *s, sym_time now, const struct s
 {
 	const struct sym_queue *q = &s->queue;
 	size_t n = sym_queue_len(q);
-	const struct sym_request *head = n ? sym_queue_at(q, 0) : NULL;
+	const struct sym_request *head = n && !(s->kinds_off >> k & 1) ? sym_queue_at(q, 0) : NULL;
 	int b = head ? sym_le_fit(s->lek[k], s->maxb_k[k], n, head->deadline - now) : 0;
 	if (!b) {
 		*out = (struct sym_cand){ 0, SYM_TIME_NEVER, SYM_TIME_NEVER, SYM_TIME_NEVER };

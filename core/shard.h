@@ -89,6 +89,10 @@ struct sym_model_cfg {
 	/* Profiles on kinds 1..SYM_MAX_KINDS-1 (entry 0 unused; NULL: same as
 	 * profile). Must outlive the core. */
 	const struct sym_profile *by_kind[SYM_MAX_KINDS];
+	/* Bit k set: the model does not run on kind k (its GPUs do not hold it:
+	 * a sub-cluster that is not the model's). At least one kind must stay;
+	 * candidate policies only (scheduler policies refuse it). */
+	uint32_t kinds_off;
 };
 
 /* The candidate: `size` requests from the queue head, dispatchable from exec,
@@ -108,6 +112,7 @@ struct sym_shard {
 	const struct sym_profile *profile; /* kind 0 */
 	sym_time slo;
 	int nkinds;
+	uint32_t kinds_off;    /* kinds the model does not run on (sym_model_cfg) */
 	/* Per kind: the profile, its largest batch and its effective latency
 	 * table lek[k][0..maxb_k[k]+1] (lek[k][maxb_k[k]+1] = SYM_TIME_NEVER). */
 	const struct sym_profile *prof_k[SYM_MAX_KINDS];

@@ -31,6 +31,7 @@
 #include "core/build.h"
 #include "experiment/output.h"
 #include "experiment/result.h"
+#include "experiment/subcluster.h"
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
 #include "runtime/http.h"
@@ -100,6 +101,11 @@ struct schedd {
 	struct sym_loop *loop;
 	struct sym_sched *sched;
 	struct sym_model_cfg *mc;
+	/* sub-clusters (a partition): the scheduler's kinds are the sub-clusters,
+	 * each with its own ranker (thread); else nsub 0 */
+	int nsub;
+	struct sym_subclusters sc;
+	struct sym_kind sub_kinds[SYM_MAX_KINDS];
 	struct link links;        /* list head */
 	struct sreq *reqs;
 	uint32_t nreqs, capreqs;
@@ -948,6 +954,20 @@ static int write_stats(struct schedd *s, const char *path)
 	cJSON_AddNumberToObject(o, "failed_requests", (double)s->failed_reqs);
 	cJSON_AddNumberToObject(o, "orphaned_requests", (double)s->orphans);
 	cJSON_AddNumberToObject(o, "backend_failures", (double)s->be_failures);
+	if (s->nsub) {
+		cJSON *subs = cJSON_AddArrayToObject(o, "subclusters");
+		for (int j = 0; j < s->nsub; j++) {
+			cJSON *x = cJSON_CreateObject();
+			cJSON *ms = cJSON_AddArrayToObject(x, "models"), *gs = cJSON_AddArrayToObject(x, "gpus");
+			for (size_t m = 0; m < s->c->exp.nmodels; m++)
+				if (s->sc.model_part[m] == j)
+					cJSON_AddItemToArray(ms, cJSON_CreateNumber((double)m));
+			for (int g = 0; g < s->c->exp.gpus; g++)
+				if (s->sc.gpu_part[g] == j)
+					cJSON_AddItemToArray(gs, cJSON_CreateNumber(g));
+			cJSON_AddItemToArray(subs, x);
+		}
+	}
 	cJSON_AddNumberToObject(o, "frontend_failures", (double)s->fe_failures);
 	cJSON_AddNumberToObject(o, "rejected_messages", (double)s->bad_peers);
 	cJSON_AddNumberToObject(o, "refused_hellos", (double)s->refused_hellos);
@@ -982,6 +1002,52 @@ static int write_stats(struct schedd *s, const char *path)
 	return rc;
 }
 
+/* Sub-clusters (symphony-centralized-orchestration.md, Section 4.7): the
+ * partition's parts become the scheduler's kinds, so that each has its own
+ * ranker (a thread of its own with threads >= 2) and its own GPUs; a model
+ * runs only on its part's (kinds_off). The assignment is the configuration's
+ * partition.assign, or Appendix A's MILP solved here at the configured rate
+ * (within partition.time_limit_s). One GPU kind, at most SYM_MAX_KINDS parts. */
+static int setup_subclusters(struct schedd *s, char *err, size_t errlen)
+{
+	struct sym_experiment *e = &s->c->exp;
+	int L = e->partition.subclusters;
+	if (e->nkinds > 1)
+		return snprintf(err, errlen, "partition: the runtime runs sub-clusters on a cluster of one GPU kind "
+			       "(this one has %d)", e->nkinds), -EINVAL;
+	if (L > SYM_MAX_KINDS)
+		return snprintf(err, errlen, "partition: the runtime runs at most %d sub-clusters (one ranker each), "
+			       "got %d", SYM_MAX_KINDS, L), -EINVAL;
+	int rc;
+	if (!e->partition.assign) {
+		sym_rt_log(WHO, "partition: solving Appendix A's MILP for %zu models in %d sub-clusters (at most %g s)",
+			   e->nmodels, L, e->partition.time_limit_s);
+		if ((rc = sym_subclusters_solve(e, e->rate, err, errlen)))
+			return rc;
+	}
+	if ((rc = sym_subclusters_build(e, e->rate, &s->sc, err, errlen)))
+		return rc;
+	s->nsub = L;
+	for (int j = 0; j < L; j++) {
+		s->sub_kinds[j] = e->kinds[0];
+		snprintf(s->sub_kinds[j].name, sizeof(s->sub_kinds[j].name), "%.20s/sub%d", e->kinds[0].name, j);
+		int models = 0, gpus = 0;
+		for (size_t m = 0; m < e->nmodels; m++)
+			models += s->sc.model_part[m] == j;
+		for (int g = 0; g < e->gpus; g++)
+			gpus += s->sc.gpu_part[g] == j;
+		sym_rt_log(WHO, "sub-cluster %d: %d models, %d GPUs (they need %.2f at the configured rate)", j, models,
+			   gpus, s->sc.need[j]);
+	}
+	uint32_t all = (1u << L) - 1;
+	for (size_t m = 0; m < e->nmodels; m++) {
+		for (int j = 1; j < L; j++)
+			s->mc[m].by_kind[j] = &e->profiles[m];
+		s->mc[m].kinds_off = all & ~(1u << s->sc.model_part[m]);
+	}
+	return 0;
+}
+
 static int setup(struct schedd *s, char *err, size_t errlen)
 {
 	struct sym_cluster *c = s->c;
@@ -1007,6 +1073,9 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	}
 	if (s->maxb > SYM_WIRE_MAX_BATCH)
 		s->maxb = SYM_WIRE_MAX_BATCH;
+	int rc;
+	if (e->partition.subclusters > 1 && (rc = setup_subclusters(s, err, errlen)))
+		return rc;
 	s->batch_counts = calloc((size_t)s->maxb + 1, sizeof(uint64_t));
 	s->ms = calloc(e->nmodels, sizeof(*s->ms));
 	s->gpu_busy_s = calloc((size_t)ng, sizeof(double));
@@ -1022,8 +1091,9 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	s->iv_len = (sym_time)(e->interval_s * 1e9);
 	s->iv_start = sym_monotonic_ns();
 	struct sym_sched_cfg sc = {
-		.core = { .nmodels = (int)e->nmodels, .models = mc, .ngpus = ng, .nkinds = e->nkinds,
-			  .kinds = e->kinds, .gpu_kind = e->gpu_kind, .policy = e->policy, .gather = e->gather,
+		.core = { .nmodels = (int)e->nmodels, .models = mc, .ngpus = ng, .nkinds = s->nsub ? s->nsub : e->nkinds,
+			  .kinds = s->nsub ? s->sub_kinds : e->kinds, .gpu_kind = s->nsub ? s->sc.gpu_part : e->gpu_kind,
+			  .policy = e->policy, .gather = e->gather,
 			  .net = { .ctrl = sym_ms(e->ctrl_ms), .data = sym_ms(e->data_ms), .resp = sym_ms(e->resp_ms) },
 			  .send_ahead = e->send_ahead, .max_ahead = 1 },
 		.threads = c->threads,
@@ -1033,8 +1103,7 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 		.idle_poll_ns = c->poll_us > 0 ? sym_ms(c->poll_us / 1000) : -1,
 		.wake_early_ns = c->poll_us > 0 ? 2 * sym_ms(c->poll_us / 1000) : -1,
 	};
-	int rc = sym_sched_create(&s->sched, &sc, err, errlen);
-	if (rc)
+	if ((rc = sym_sched_create(&s->sched, &sc, err, errlen)))
 		return rc;
 	struct sym_fab_cfg fc = { .provider = c->provider, .secret = s->o->secret };
 	if ((rc = sym_fab_open(&s->fab, &fc, err, errlen)))
@@ -1280,6 +1349,7 @@ static void teardown(struct schedd *s)
 	while (s->links.next != &s->links)
 		link_free(s->links.next);
 	free(s->mc);
+	sym_subclusters_finish(&s->sc);
 	for (int g = 0; s->gpus && g < s->c->backends_max; g++)
 		for (int j = 0; j < GPU_Q; j++)
 			free(s->gpus[g].q[j].reqs);

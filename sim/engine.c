@@ -438,7 +438,7 @@ static void core_cfg(const struct sym_experiment *e, double rate, struct sym_mod
 {
 	for (size_t m = 0; m < e->nmodels; m++) {
 		mc[m] = (struct sym_model_cfg){ &e->profiles[m], sym_ms(e->model_slo_ms[m]),
-						rate * sym_experiment_model_rate(e, m), e->models[m].name, { NULL } };
+						rate * sym_experiment_model_rate(e, m), e->models[m].name, { NULL }, 0 };
 		for (int k = 1; k < e->nkinds; k++)
 			mc[m].by_kind[k] = &e->profiles[(size_t)k * e->nmodels + m];
 	}

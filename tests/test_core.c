@@ -123,7 +123,7 @@ static int setup(void **state)
 {
 	(void)state;
 	assert_int_equal(sym_profile_init_linear(&ex_prof, "ex", 1, 5, 7), 0);
-	ex_cfg = (struct sym_model_cfg){ &ex_prof, 12 * SYM_MS, 0, NULL, { NULL } };
+	ex_cfg = (struct sym_model_cfg){ &ex_prof, 12 * SYM_MS, 0, NULL, { NULL }, 0 };
 	return 0;
 }
 
@@ -254,7 +254,7 @@ static void test_grant_smallest_latest(void **state)
 	static struct driver dr;
 	struct sym_profile p2;
 	assert_int_equal(sym_profile_init_linear(&p2, "slow", 1, 5, 7), 0);
-	struct sym_model_cfg mc[2] = { ex_cfg, { &p2, 20 * SYM_MS, 0, NULL, { NULL } } };
+	struct sym_model_cfg mc[2] = { ex_cfg, { &p2, 20 * SYM_MS, 0, NULL, { NULL }, 0 } };
 	/* t=0: model 0 takes the GPU (eager). t=1: model 1 (SLO 20), t=2: model 0
 	 * (SLO 12): both wait; at t=6 the GPU frees and model 0 (latest 2+12-6 = 8)
 	 * beats model 1 (latest 1+20-6 = 15). */
@@ -267,7 +267,7 @@ static void test_grant_smallest_latest(void **state)
 	assert_int_equal(dr.d[2].model, 1);
 	assert_int_equal(dr.d[2].start, 12 * SYM_MS);
 	/* equal latest: lower model id first */
-	struct sym_model_cfg same[2] = { ex_cfg, { &p2, 12 * SYM_MS, 0, NULL, { NULL } } };
+	struct sym_model_cfg same[2] = { ex_cfg, { &p2, 12 * SYM_MS, 0, NULL, { NULL }, 0 } };
 	sym_time arr2[3] = { 0, 1 * SYM_MS, 1 * SYM_MS };
 	int model2[3] = { 0, 1, 0 };
 	run(&dr, arr2, model2, 3, 1, same, 2, "eager", "lazy");
@@ -313,8 +313,8 @@ static void test_random_conservation_determinism(void **state)
 	assert_int_equal(sym_profile_init_linear(&p[1], "b", 0.5, 8, 20), 0);
 	double tab[4] = { 3, 3.5, 6, 6 };
 	assert_int_equal(sym_profile_init_table(&p[2], "c", tab, 4), 0);
-	struct sym_model_cfg mc[3] = { { &p[0], 12 * SYM_MS, 800, NULL, { NULL } }, { &p[1], 20 * SYM_MS, 800, NULL, { NULL } },
-				       { &p[2], 9 * SYM_MS, 800, NULL, { NULL } } };
+	struct sym_model_cfg mc[3] = { { &p[0], 12 * SYM_MS, 800, NULL, { NULL }, 0 }, { &p[1], 20 * SYM_MS, 800, NULL, { NULL }, 0 },
+				       { &p[2], 9 * SYM_MS, 800, NULL, { NULL }, 0 } };
 	const char *pols[] = { "symphony", "eager", "timeout:2", "timeout:40%" };
 	const char *gathers[] = { "lazy", "early", "early:3" };
 	for (int pi = 0; pi < 4; pi++) {

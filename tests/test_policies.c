@@ -125,7 +125,7 @@ static void beta_run(const char *policy, int nexp, const sym_time *at, const int
 {
 	struct sym_profile prof;
 	assert_int_equal(sym_profile_init_linear(&prof, "m", 1, 5, 7), 0);
-	struct sym_model_cfg mc = { &prof, 12 * SYM_MS, 800, "m", { NULL } };
+	struct sym_model_cfg mc = { &prof, 12 * SYM_MS, 800, "m", { NULL }, 0 };
 	struct sym_core_cfg cfg = { .nmodels = 1, .models = &mc, .ngpus = 3 };
 	char err[256];
 	assert_int_equal(sym_policy_parse(policy, &cfg.policy, err, sizeof(err)), 0);
@@ -171,7 +171,7 @@ static void test_heterogeneous_candidates(void **state)
 	struct sym_kind kinds[2] = { { "fast", false, 0 }, { "slow", false, 0 } };
 	int gpu_kind[2] = { 0, 1 };
 	for (int v = 0; v < 2; v++) {
-		struct sym_model_cfg mc = { &fast, (v ? 11 : 30) * SYM_MS, 0, "m", { NULL, &slow } };
+		struct sym_model_cfg mc = { &fast, (v ? 11 : 30) * SYM_MS, 0, "m", { NULL, &slow }, 0 };
 		struct sym_core_cfg cfg = { .nmodels = 1, .models = &mc, .ngpus = 2, .nkinds = 2, .kinds = kinds,
 					    .gpu_kind = gpu_kind };
 		char err[256];
@@ -189,8 +189,8 @@ static void test_heterogeneous_candidates(void **state)
 		assert_int_equal(dr->nlate, 0);
 		cd_free(dr);
 	}
-	struct sym_model_cfg mc2[2] = { { &fast, 30 * SYM_MS, 0, "a", { NULL, &slow } },
-					 { &fast, 40 * SYM_MS, 0, "b", { NULL, &slow } } };
+	struct sym_model_cfg mc2[2] = { { &fast, 30 * SYM_MS, 0, "a", { NULL, &slow }, 0 },
+					 { &fast, 40 * SYM_MS, 0, "b", { NULL, &slow }, 0 } };
 	struct sym_core_cfg cfg = { .nmodels = 2, .models = mc2, .ngpus = 2, .nkinds = 2, .kinds = kinds,
 				    .gpu_kind = gpu_kind };
 	char err[256];
@@ -216,13 +216,60 @@ static void test_heterogeneous_candidates(void **state)
 	sym_profile_finish(&slow);
 }
 
+/* Sub-clusters as kinds (the runtime's ranker threads): a model restricted
+ * to its kind (kinds_off) never takes a GPU of another, even an idle faster
+ * one; scheduler policies, which schedule every model everywhere, refuse
+ * such models, and a model that runs on no kind is refused. */
+static void test_kinds_off(void **state)
+{
+	(void)state;
+	struct sym_profile fast, slow;
+	assert_int_equal(sym_profile_init_linear(&fast, "f", 1, 5, 20), 0);
+	assert_int_equal(sym_profile_init_linear(&slow, "s", 2, 10, 20), 0);
+	struct sym_kind kinds[2] = { { "part0", false, 0 }, { "part1", false, 0 } };
+	int gpu_kind[4] = { 0, 0, 1, 1 };
+	/* a on part 1 only (slow profile there), b on part 0 only */
+	struct sym_model_cfg mc[2] = { { &fast, 40 * SYM_MS, 0, "a", { NULL, &slow }, 1u << 0 },
+				       { &fast, 40 * SYM_MS, 0, "b", { NULL, &slow }, 1u << 1 } };
+	struct sym_core_cfg cfg = { .nmodels = 2, .models = mc, .ngpus = 4, .nkinds = 2, .kinds = kinds,
+				    .gpu_kind = gpu_kind };
+	char err[256];
+	assert_int_equal(sym_policy_parse("eager", &cfg.policy, err, sizeof(err)), 0);
+	assert_int_equal(sym_gather_parse("lazy", &cfg.gather), 0);
+	struct cd_driver *dr = cd_new();
+	cd_start(dr, &cfg);
+	for (int i = 0; i < 40; i++)
+		cd_arrive(dr, i * SYM_MS / 2, i % 2);
+	cd_run(dr);
+	assert_true(dr->nd >= 10);
+	for (int i = 0; i < dr->nd; i++) {
+		/* eager would take the fast, idle GPU 0 for a; kinds_off keeps it on 2 and 3 */
+		assert_int_equal(dr->d[i].kind, dr->d[i].model == 0 ? 1 : 0);
+		assert_int_equal(gpu_kind[dr->d[i].gpu], dr->d[i].kind);
+	}
+	assert_int_equal(dr->nlate, 0);
+	cd_free(dr);
+	struct sym_core *c = NULL;
+	struct sym_sink sink = { NULL, cd_on_dispatch, cd_on_drop, NULL };
+	assert_int_equal(sym_policy_parse("fcfs", &cfg.policy, err, sizeof(err)), 0);
+	assert_int_equal(sym_core_create_err(&c, &cfg, &sink, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "candidate policy");
+	assert_int_equal(sym_policy_parse("symphony", &cfg.policy, err, sizeof(err)), 0);
+	mc[0].kinds_off = 3;
+	assert_int_equal(sym_core_create_err(&c, &cfg, &sink, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "runs on no kind");
+	assert_null(c);
+	sym_profile_finish(&fast);
+	sym_profile_finish(&slow);
+}
+
 /* Bad heterogeneous configurations are refused with a reason. */
 static void test_core_config_errors(void **state)
 {
 	(void)state;
 	struct sym_profile p;
 	assert_int_equal(sym_profile_init_linear(&p, "m", 1, 5, 7), 0);
-	struct sym_model_cfg mc = { &p, 12 * SYM_MS, 0, "m", { NULL } };
+	struct sym_model_cfg mc = { &p, 12 * SYM_MS, 0, "m", { NULL }, 0 };
 	struct sym_kind kinds[2] = { { "a", false, 0 }, { "b", false, 0 } };
 	int bad_kind[2] = { 0, 2 };
 	struct sym_core_cfg cfg = { .nmodels = 1, .models = &mc, .ngpus = 2, .nkinds = 2, .kinds = kinds,
@@ -288,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_betalambda_params),
 		cmocka_unit_test(test_betalambda_worked_example),
 		cmocka_unit_test(test_heterogeneous_candidates),
+		cmocka_unit_test(test_kinds_off),
 		cmocka_unit_test(test_core_config_errors),
 		cmocka_unit_test(test_queue_requeue),
 	};

@@ -1295,6 +1295,44 @@ static cJSON *assert_exactly_once(const char *name)
 }
 
 
+/* Sub-clusters in the runtime: four models in two parts (given), schedd on two scheduler
+ * threads runs one ranker thread per part, each with its two GPUs; the loaded run answers
+ * every request once, every model is served, and schedd reports the split. Then the same
+ * cluster with the assignment left to the MILP. */
+static void test_subclusters(void **state)
+{
+	(void)state;
+	config_replace("\"slo_ms\": 40,", "\"slo_ms\": 40, \"num_models\": 4, "
+		       "\"partition\": {\"subclusters\": 2, \"assign\": [0, 0, 1, 1]},");
+	config_replace("\"heartbeat_ms\": 10,", "\"heartbeat_ms\": 10, \"threads\": 2,");
+	struct cluster c;
+	cluster_start(&c);
+	pid_t lg = loadgen_start("sub.json", "300", "3");
+	int st = wait_for(lg, 40);
+	int sst = cluster_stop(&c);
+	assert_int_equal(st, 0);
+	assert_int_equal(sst, 0);
+	cJSON *j = assert_exactly_once("sub.json");
+	const cJSON *models = cJSON_GetObjectItem(j, "models");
+	assert_int_equal(cJSON_GetArraySize(models), 4);
+	for (int m = 0; m < 4; m++)
+		assert_true(num(cJSON_GetArrayItem(models, m), "served") > 0);
+	assert_true(num(j, "served") > 0.9 * num(j, "offered"));
+	cJSON_Delete(j);
+	cJSON *s = load_json("schedd.json");
+	const cJSON *subs = cJSON_GetObjectItem(s, "subclusters");
+	assert_int_equal(cJSON_GetArraySize(subs), 2);
+	for (int p = 0; p < 2; p++) {
+		const cJSON *x = cJSON_GetArrayItem(subs, p);
+		assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(x, "models")), 2);
+		assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(x, "gpus")), 2);
+		assert_int_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(x, "models"), 0)->valueint, 2 * p);
+	}
+	cJSON_Delete(s);
+	assert_int_equal(count_in("schedd.log", "sub-cluster 1: 2 models, 2 GPUs"), 1);
+	passed = true;
+}
+
 /* A running cluster's membership, under load: a fifth backend joins (backends_max 5) and
  * later leaves on SIGTERM, a backend stalled for 200 ms (SIGSTOP) is only suspect (no new
  * plans, nothing failed) and serves again, and frontend 1 leaves on SIGTERM after answering
@@ -1536,6 +1574,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_failover, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_failover_hung, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_partial_frontends, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_subclusters, setup, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
