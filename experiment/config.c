@@ -484,7 +484,7 @@ static int set_memory_check(struct sym_experiment *e, const cJSON *v, const char
 	return ERR("%s: expected true or false, got %s", where, got(v, g, sizeof(g)));
 }
 
-#define PARTITION_KEYS "subclusters, r_max, s_max, w, time_limit_s, assign"
+#define PARTITION_KEYS "subclusters, r_max, s_max, w, time_limit_s, epoch_s, c_max, load_mbps, load_ms, assign"
 
 /* "partition": a number (the sub-cluster count) or an object of PARTITION_KEYS. */
 static int set_partition(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
@@ -498,6 +498,16 @@ static int set_partition(struct sym_experiment *e, const cJSON *v, const char *w
 			return rc;
 		p->subclusters = (int)d;
 		return 0;
+	}
+	if (cJSON_IsString(v) && v->valuestring[0] == '{') { /* --partition '{"subclusters": 4, ...}' */
+		cJSON *o = cJSON_Parse(v->valuestring);
+		if (!o)
+			return ERR("%s: malformed JSON object '%s'", where, v->valuestring);
+		rc = cJSON_IsObject(o) ? set_partition(e, o, where, err, errlen) : -EINVAL;
+		cJSON_Delete(o);
+		if (rc == -EINVAL && !err[0])
+			return ERR("%s: expected an object", where);
+		return rc;
 	}
 	if (!cJSON_IsObject(v))
 		return ERR("%s: expected a sub-cluster count or an object with " PARTITION_KEYS ", got %s", where,
@@ -516,6 +526,16 @@ static int set_partition(struct sym_experiment *e, const cJSON *v, const char *w
 			rc = get_num(it, w, 0, false, 1e12, &p->w, err, errlen);
 		} else if (!strcmp(it->string, "time_limit_s")) {
 			rc = get_num(it, w, 0, true, 86400, &p->time_limit_s, err, errlen);
+		} else if (!strcmp(it->string, "epoch_s")) {
+			rc = get_num(it, w, 0, false, 1e7, &p->epoch_s, err, errlen);
+			if (!rc && p->epoch_s > 0 && p->epoch_s < 0.01)
+				return ERR("%s: expected 0 (no epochs) or at least 0.01 s, got %g", w, p->epoch_s);
+		} else if (!strcmp(it->string, "c_max")) {
+			rc = get_num(it, w, -1, false, 1e12, &p->c_max, err, errlen);
+		} else if (!strcmp(it->string, "load_mbps")) {
+			rc = get_num(it, w, 0, true, 1e9, &p->load_mbps, err, errlen);
+		} else if (!strcmp(it->string, "load_ms")) {
+			rc = get_num(it, w, 0, false, 1e6, &p->load_ms, err, errlen);
 		} else if (!strcmp(it->string, "assign")) {
 			int n = cJSON_GetArraySize(it);
 			if (!cJSON_IsArray(it) || n < 1 || n > 10000000)
@@ -704,6 +724,10 @@ int sym_experiment_init(struct sym_experiment *e)
 	e->replications = 1;
 	e->memory_check = true;
 	e->partition.time_limit_s = 10;
+	e->partition.epoch_s = 300;
+	e->partition.c_max = -1;
+	e->partition.load_mbps = 12000;
+	e->partition.load_ms = 10;
 	e->interval_s = 1;
 	e->advice_threshold = 0.01;
 	return 0;
@@ -1542,6 +1566,11 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 		if (p->w > 0)
 			cJSON_AddNumberToObject(x, "w", p->w);
 		cJSON_AddNumberToObject(x, "time_limit_s", p->time_limit_s);
+		cJSON_AddNumberToObject(x, "epoch_s", p->epoch_s);
+		if (p->c_max >= 0)
+			cJSON_AddNumberToObject(x, "c_max", p->c_max);
+		cJSON_AddNumberToObject(x, "load_mbps", p->load_mbps);
+		cJSON_AddNumberToObject(x, "load_ms", p->load_ms);
 		if (p->assign)
 			cJSON_AddItemToObject(x, "assign", cJSON_CreateIntArray(p->assign, (int)p->nassign));
 	}

@@ -52,6 +52,11 @@ struct sym_partition_cfg {
 	double s_max;        /* its largest memory need (MB; 0: the smallest memory_mb of the kinds) */
 	double w;            /* the MILP's weight of memory balance (0: R/S) */
 	double time_limit_s; /* the solver's (default 10) */
+	double epoch_s;      /* the simulator re-partitions every epoch_s from the measured rates (default 300;
+			      * 0: never) */
+	double c_max;        /* an epoch's change bound: MB of model files loaded or unloaded (< 0: none, default) */
+	double load_mbps;    /* host-to-GPU bandwidth a model loads at (MB/s, default 12000) */
+	double load_ms;      /* plus this per model loaded (default 10) */
 	int *assign;         /* nassign sub-clusters, one per model, or NULL: solved when a run starts */
 	size_t nassign;
 };

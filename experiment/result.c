@@ -135,6 +135,7 @@ void sym_run_result_finish(struct sym_run_result *r)
 	free(r->timeline);
 	free(r->model_timeline);
 	free(r->model_part);
+	free(r->epochs);
 	free(r->sub_gpus);
 	free(r->sub_need);
 	memset(r, 0, sizeof(*r));
@@ -348,6 +349,25 @@ cJSON *sym_result_json(const char *command, const struct sym_experiment *e, cons
 			cJSON_AddItemToArray(subs, so);
 		}
 	}
+	if (r->nepochs) {
+		cJSON *eps = cJSON_AddArrayToObject(o, "epochs");
+		for (size_t i = 0; i < r->nepochs; i++) {
+			const struct sym_epoch_result *x = &r->epochs[i];
+			cJSON *eo = cJSON_CreateObject();
+			cJSON_AddNumberToObject(eo, "t_s", x->t_s);
+			cJSON_AddBoolToObject(eo, "repartitioned", x->repartitioned);
+			cJSON_AddNumberToObject(eo, "models_moved", x->models_moved);
+			cJSON_AddNumberToObject(eo, "stalled_moves", x->stalled);
+			cJSON_AddNumberToObject(eo, "gpus_moved", x->gpus_moved);
+			cJSON_AddNumberToObject(eo, "load_gpu_seconds", x->load_gpu_s);
+			cJSON_AddNumberToObject(eo, "held_requests", (double)x->held);
+			cJSON_AddNumberToObject(eo, "moved_requests", (double)x->moved_requests);
+			cJSON_AddNumberToObject(eo, "moved_bad", (double)x->moved_bad);
+			cJSON_AddNumberToObject(eo, "rate_imbalance", x->rate_imbalance);
+			cJSON_AddNumberToObject(eo, "memory_imbalance", x->mem_imbalance);
+			cJSON_AddItemToArray(eps, eo);
+		}
+	}
 	cJSON *models = cJSON_AddArrayToObject(o, "models");
 	for (size_t m = 0; m < r->nmodels; m++) {
 		cJSON *mo = cJSON_CreateObject();
@@ -407,6 +427,24 @@ void sym_result_print(FILE *f, const char *command, const struct sym_experiment 
 				r->sub_need[j], r->window_s > 0 ? (double)x.offered / r->window_s : 0, x.static_mb,
 				x.dynamic_mb, x.offered ? 100.0 * (double)x.bad / (double)x.offered : 0);
 		}
+	}
+	if (r->nepochs) {
+		int moved = 0, stalled = 0, gmoved = 0;
+		double load = 0;
+		uint64_t held = 0, mreq = 0, mbad = 0;
+		for (size_t i = 0; i < r->nepochs; i++) {
+			mreq += r->epochs[i].moved_requests;
+			mbad += r->epochs[i].moved_bad;
+			moved += r->epochs[i].models_moved;
+			stalled += r->epochs[i].stalled;
+			gmoved += r->epochs[i].gpus_moved;
+			load += r->epochs[i].load_gpu_s;
+			held += r->epochs[i].held;
+		}
+		fprintf(f, "%zu epochs: %d model moves (%d stalled for memory, %llu requests waited), %d GPU moves, %.1f "
+			   "GPU-seconds loading; %llu requests arrived during their model's move, %llu of them late or "
+			   "dropped\n", r->nepochs, moved, stalled, (unsigned long long)held, gmoved, load,
+			(unsigned long long)mreq, (unsigned long long)mbad);
 	}
 	fprintf(f, "\nGPU busy %.1f%%, %d of %d GPUs used; %llu requests simulated in %.2f s (%.2f M/s)\n",
 		100 * r->gpu_busy_fraction, r->gpus_used, e->gpus, (unsigned long long)r->simulated_requests,

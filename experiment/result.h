@@ -62,6 +62,21 @@ struct sym_run_result {
 	struct sym_timeline_row *timeline;
 	uint64_t *model_timeline;      /* with opts.model_timeline: per interval and model, offered,
 					* good, bad: [(i * nmodels + m) * 3 + 0..2]; else NULL */
+	/* epochs (re-partitioning with sub-clusters), else nepochs 0 */
+	size_t nepochs;
+	struct sym_epoch_result {
+		double t_s;              /* when */
+		bool repartitioned;      /* false: kept (moves of the last epoch still under way, or no better
+					  * assignment within the limits) */
+		int models_moved, stalled; /* moves; of them, those the target had no memory for until its own
+					    * models left (their arrivals wait for the load) */
+		int gpus_moved;
+		double load_gpu_s;       /* GPU time spent loading models */
+		uint64_t held;           /* requests that waited for a stalled move's load */
+		uint64_t moved_requests; /* requests of moving models that arrived during their move */
+		uint64_t moved_bad;      /* of them, those that ended late or dropped */
+		double rate_imbalance, mem_imbalance; /* of the new assignment at the measured rates */
+	} *epochs;
 	/* sub-clusters (a partition), else nsub 0 */
 	int nsub;
 	int *model_part;               /* nmodels: each model's sub-cluster */

@@ -102,44 +102,24 @@ static double gpu_time(const struct sym_experiment *e, int k, size_t i, double r
 }
 
 /* Part j's GPU time on kind k with n GPUs. */
-static double part_time(const struct sym_experiment *e, const int *part, int j, int k, double rate, int n)
+static double part_time(const struct sym_experiment *e, const int *part, int j, int k, const double *rates, int n)
 {
 	double t = 0;
 	for (size_t i = 0; i < e->nmodels; i++)
 		if (part[i] == j)
-			t += gpu_time(e, k, i, rate * sym_experiment_model_rate(e, i), n);
+			t += gpu_time(e, k, i, rates[i], n);
 	return t;
 }
 
-int sym_subclusters_build(const struct sym_experiment *e, double rate, struct sym_subclusters *sc, char *err,
-			  size_t errlen)
+int sym_subclusters_split(const struct sym_experiment *e, const double *rates, const int *model_part, int L,
+			  const int *prev, int *gpu_part, double *need, char *err, size_t errlen)
 {
-	memset(sc, 0, sizeof(*sc));
-	size_t n = e->nmodels;
-	int L = e->partition.subclusters > 0 ? e->partition.subclusters : 1;
-	sc->n = L;
-	sc->model_part = calloc(n ? n : 1, sizeof(int));
-	sc->gpu_part = calloc((size_t)e->gpus, sizeof(int));
-	sc->need = calloc((size_t)L, sizeof(double));
 	int *got = calloc((size_t)L, sizeof(int)), *total = calloc((size_t)L, sizeof(int));
 	int rc = 0;
-	if (!sc->model_part || !sc->gpu_part || !sc->need || !got || !total) {
+	if (!got || !total) {
 		rc = -ENOMEM;
 		snprintf(err, errlen, "out of memory");
 		goto out;
-	}
-	if (L == 1)
-		goto out;
-	if (e->partition.assign) {
-		memcpy(sc->model_part, e->partition.assign, n * sizeof(int));
-	} else {
-		int *a = NULL;
-		if ((rc = solve(e, rate, &a, err, errlen)) || (rc = sym_experiment_check_memory(e, a, err, errlen))) {
-			free(a);
-			goto out;
-		}
-		memcpy(sc->model_part, a, n * sizeof(int));
-		free(a);
 	}
 	/* Each kind's GPUs one at a time to the part whose models would keep
 	 * its GPUs the busiest (water-filling): a part's batches shrink with
@@ -167,7 +147,7 @@ int sym_subclusters_build(const struct sym_experiment *e, double rate, struct sy
 			double bu = -1;
 			for (int j = 0; j < L; j++) {
 				int have = total[j] + got[j];
-				double u = part_time(e, sc->model_part, j, k, rate, have ? have : 1) / (have ? have : 0.5);
+				double u = part_time(e, model_part, j, k, rates, have ? have : 1) / (have ? have : 0.5);
 				if (u > bu) {
 					bu = u;
 					best = j;
@@ -178,22 +158,77 @@ int sym_subclusters_build(const struct sym_experiment *e, double rate, struct sy
 		}
 		for (int j = 0; j < L; j++)
 			total[j] += got[j];
-		/* GPUs of kind k in id order: part 0's first */
-		int j = 0, left = got[0];
+		/* kind k's GPUs: with a previous split, each stays in its part while
+		 * the part's count allows (fewest moves), the rest fill the parts
+		 * short of GPUs in id order; else in id order, part 0's first */
+		for (int g = 0; g < e->gpus; g++)
+			if (e->gpu_kind[g] == k)
+				gpu_part[g] = -1;
+		for (int g = 0; prev && g < e->gpus; g++)
+			if (e->gpu_kind[g] == k && prev[g] >= 0 && prev[g] < L && got[prev[g]] > 0) {
+				gpu_part[g] = prev[g];
+				got[prev[g]]--;
+			}
+		int j = 0;
 		for (int g = 0; g < e->gpus; g++) {
-			if (e->gpu_kind[g] != k)
+			if (e->gpu_kind[g] != k || gpu_part[g] >= 0)
 				continue;
-			while (!left && j + 1 < L)
-				left = got[++j];
-			sc->gpu_part[g] = j;
-			left--;
+			while (!got[j] && j + 1 < L)
+				j++;
+			gpu_part[g] = j;
+			got[j]--;
 		}
 	}
-	for (int j = 0; j < L; j++)
-		sc->need[j] = part_time(e, sc->model_part, j, 0, rate, total[j]);
+	for (int j = 0; need && j < L; j++)
+		need[j] = part_time(e, model_part, j, 0, rates, total[j]);
 out:
 	free(got);
 	free(total);
+	return rc;
+}
+
+int sym_subclusters_build(const struct sym_experiment *e, double rate, struct sym_subclusters *sc, char *err,
+			  size_t errlen)
+{
+	memset(sc, 0, sizeof(*sc));
+	size_t n = e->nmodels;
+	int L = e->partition.subclusters > 0 ? e->partition.subclusters : 1;
+	sc->n = L;
+	sc->model_part = calloc(n ? n : 1, sizeof(int));
+	sc->gpu_part = calloc((size_t)e->gpus, sizeof(int));
+	sc->need = calloc((size_t)L, sizeof(double));
+	int rc = 0;
+	if (!sc->model_part || !sc->gpu_part || !sc->need) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (L == 1)
+		goto out;
+	if (e->partition.assign) {
+		memcpy(sc->model_part, e->partition.assign, n * sizeof(int));
+	} else {
+		int *a = NULL;
+		if ((rc = solve(e, rate, &a, err, errlen)) || (rc = sym_experiment_check_memory(e, a, err, errlen))) {
+			free(a);
+			goto out;
+		}
+		memcpy(sc->model_part, a, n * sizeof(int));
+		free(a);
+	}
+	{
+		double *rates = malloc((n ? n : 1) * sizeof(double));
+		if (!rates) {
+			rc = -ENOMEM;
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		}
+		for (size_t i = 0; i < n; i++)
+			rates[i] = rate * sym_experiment_model_rate(e, i);
+		rc = sym_subclusters_split(e, rates, sc->model_part, L, NULL, sc->gpu_part, sc->need, err, errlen);
+		free(rates);
+	}
+out:
 	if (rc)
 		sym_subclusters_finish(sc);
 	return rc;

@@ -42,4 +42,11 @@ int sym_subclusters_build(const struct sym_experiment *e, double rate, struct sy
 			  size_t errlen);
 void sym_subclusters_finish(struct sym_subclusters *sc);
 
+/* The GPU split alone: e->gpus GPUs among L parts for models assigned by
+ * model_part at per-model rates (requests/s), into gpu_part (and each part's
+ * need into need, when not NULL). prev: the split before (GPUs keep their
+ * part where the new counts allow: fewest moves), or NULL. */
+int sym_subclusters_split(const struct sym_experiment *e, const double *rates, const int *model_part, int L,
+			  const int *prev, int *gpu_part, double *need, char *err, size_t errlen);
+
 #endif

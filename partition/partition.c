@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -291,7 +292,7 @@ static bool ls_try(struct ls *t, int i, int b, int k, double cur)
 	return true;
 }
 
-static void local_search(const struct sym_part_problem *p, int *a, double seconds)
+static void local_search(const struct sym_part_problem *p, int *a, double seconds, int max_passes)
 {
 	int m = p->nmodels, l = p->nparts;
 	struct ls t = { p, a, calloc((size_t)l, sizeof(double)), calloc((size_t)l, sizeof(double)),
@@ -306,7 +307,7 @@ static void local_search(const struct sym_part_problem *p, int *a, double second
 	}
 	t.cost = change_cost(p, a);
 	double end = now_s() + seconds, cur = ls_obj(&t);
-	for (bool better = true; better && now_s() < end;) {
+	for (bool better = true; better && now_s() < end && max_passes-- > 0;) {
 		better = false;
 		for (int i = 0; i < m && now_s() < end; i++) {
 			for (int b = 0; b < l; b++)
@@ -540,7 +541,7 @@ int sym_partition_milp(const struct sym_part_problem *p, struct sym_part_result 
 	double limit = p->time_limit_s > 0 ? p->time_limit_s : 10;
 	int *start = greedy(p);
 	if (start)
-		local_search(p, start, limit / 5);
+		local_search(p, start, limit / 5, INT_MAX);
 	if (start) {
 		int *sidx = malloc((size_t)nx * sizeof(int));
 		double *sval = malloc((size_t)nx * sizeof(double));
@@ -601,6 +602,30 @@ int sym_partition_milp(const struct sym_part_problem *p, struct sym_part_result 
 	free(val);
 	Cbc_deleteModel(model);
 	return rc;
+}
+
+int sym_partition_local(const struct sym_part_problem *p, int max_passes, struct sym_part_result *r, char *err,
+			size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	r->status = SYM_PART_UNKNOWN;
+	int rc = check(p, err, errlen);
+	if (rc)
+		return rc;
+	double t0 = now_s();
+	int *a = greedy(p); /* the current assignment when complete and feasible */
+	if (!a) {
+		r->seconds = now_s() - t0;
+		return 0; /* UNKNOWN: the greedy assignment found no room */
+	}
+	local_search(p, a, INFINITY, max_passes);
+	if (sym_partition_score(p, a, r) == 1)
+		r->status = SYM_PART_FEASIBLE;
+	else
+		r->status = SYM_PART_UNKNOWN;
+	r->seconds = now_s() - t0;
+	free(a);
+	return 0;
 }
 
 /* xoshiro256** (Blackman and Vigna), seeded by splitmix64. */

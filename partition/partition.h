@@ -81,6 +81,15 @@ struct sym_part_result {
  * sym_part_result_free. */
 int sym_partition_milp(const struct sym_part_problem *p, struct sym_part_result *r, char *err, size_t errlen);
 
+/* The solver's start alone, deterministic (no clock): the current
+ * assignment when every model has one and it meets the limits, else the
+ * greedy one, improved by the local search (moves and swaps that lower the
+ * objective within (5), (6) and (11)) for at most max_passes passes. What the
+ * simulator's epochs use: the same problem gives the same answer on any
+ * machine. FEASIBLE, or UNKNOWN when no start meets the limits. */
+int sym_partition_local(const struct sym_part_problem *p, int max_passes, struct sym_part_result *r, char *err,
+			size_t errlen);
+
 /* The random baseline under the same time limit (FEASIBLE when one was
  * found, else UNKNOWN). */
 int sym_partition_random(const struct sym_part_problem *p, struct sym_part_result *r, char *err, size_t errlen);

@@ -116,6 +116,7 @@ struct schedd {
 	uint64_t next_batch;
 	sym_time failure_ns, suspect_ns;
 	uint64_t suspects, leaves; /* backends found suspect, peers that left saying bye */
+	uint64_t recovered;        /* suspect backends heard again and back online */
 	int last_status;           /* GPUs online as last told to the frontends (-1: never) */
 	/* counters */
 	uint64_t metas, plans, planned_reqs, drops_sent, dones, be_failures, fe_failures, bad_peers;
@@ -434,6 +435,7 @@ static void backend_heard(struct schedd *s, int b)
 	}
 	p->suspect = p->back = false;
 	gpu_call(s, sym_sched_gpu_online, b);
+	s->recovered++;
 	sym_rt_log_limited(&s->heard_log, WHO, "backend %d heard again: GPU %d online", b, b);
 	send_status(s, -1);
 }
@@ -972,6 +974,7 @@ static int write_stats(struct schedd *s, const char *path)
 	cJSON_AddNumberToObject(o, "rejected_messages", (double)s->bad_peers);
 	cJSON_AddNumberToObject(o, "refused_hellos", (double)s->refused_hellos);
 	cJSON_AddNumberToObject(o, "suspect_backends", (double)s->suspects);
+	cJSON_AddNumberToObject(o, "suspects_back_online", (double)s->recovered);
 	if (s->o->standby) {
 		cJSON *fo = cJSON_AddObjectToObject(o, "failover");
 		cJSON_AddBoolToObject(fo, "took_over", s->took_over != 0);

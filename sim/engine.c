@@ -12,11 +12,16 @@
 
 #include "core/core.h"
 #include "core/error.h"
+#include "partition/partition.h"
 #include "workloads/workload.h"
 
 /* ---- event heap: (time, seq) ---- */
 
-enum { EV_ARRIVAL, EV_FINISH, EV_FREE };
+/* EV_EPOCH: re-partition (idx: the epoch); EV_SWITCH: model idx's arrivals
+ * go to its new sub-cluster, which has loaded it; EV_LOADED: GPU idx, moved,
+ * has loaded its new sub-cluster's models and goes online there;
+ * EV_GPUMOVE: the epoch's model moves are done, GPUs change part. */
+enum { EV_ARRIVAL, EV_FINISH, EV_FREE, EV_EPOCH, EV_SWITCH, EV_LOADED, EV_GPUMOVE };
 
 struct event {
 	sym_time t;
@@ -105,9 +110,10 @@ static void ev_replace_top(struct evheap *h, sym_time t, int kind, int idx)
 
 /* A request's state: flags in the low bits, then the timeline interval of
  * its arrival (kept at arrival, so that its outcome needs no division), or
- * REQ_IV_FAR when it does not fit (a run with over 2^29 intervals). */
-enum { REQ_WARMUP = 1, REQ_COUNTED = 2, REQ_IV_SHIFT = 2 };
-#define REQ_IV_FAR ((1u << 29) - 1)
+ * REQ_IV_FAR when it does not fit (a run with over 2^28 intervals); REQ_MOVING: it arrived while its model
+ * moved between sub-clusters (epochs). */
+enum { REQ_WARMUP = 1, REQ_COUNTED = 2, REQ_MOVING = 4, REQ_IV_SHIFT = 3 };
+#define REQ_IV_FAR ((1u << 28) - 1)
 
 /* A batch sent to a GPU: what the simulated worker knows of it. */
 struct batch {
@@ -135,6 +141,9 @@ struct gpu {
 	int eh, en;
 	sym_time start, finish; /* of the running batch */
 	uint64_t finish_seq;  /* the event of the running batch's completion */
+	bool leaving;         /* moving to another sub-cluster: offline in its old core, finishing its batches */
+	int skip_ends;        /* ends of batches its old core forgot (not reported) */
+	uint32_t epoch;       /* its offline/online count (sym_core_gpu_offline) */
 	size_t last_iv;       /* 1 + the last timeline interval it was counted busy in, 0: none */
 	struct batch *q;
 	struct sym_batch_end *ends;
@@ -153,9 +162,20 @@ struct sim {
 	 * scheduled by cores[model_core[m]], GPU g by cores[gpu_core[g]] */
 	struct sym_core **cores;
 	int ncores;
-	const int *model_core, *gpu_core;
+	int *model_core, *gpu_core;
 	struct sym_model_cfg *mcs; /* ncores * nmodels: each core's models (rate hints 0 outside its part) */
 	struct sym_subclusters sc;
+	/* epochs: arrivals per model since the last epoch; a model's pending
+	 * move (its new part, -1: none); requests held while a stalled move
+	 * loads; each part's loaded static memory */
+	uint64_t *ep_arrivals;
+	int *move_to;
+	bool *stalled;
+	struct held { struct sym_request **r; size_t n, cap; } *held;
+	double *hold_mb;
+	int *gpu_to;         /* each GPU's part after the epoch's moves */
+	bool gpu_move_pending; /* an EV_GPUMOVE is due */
+	sym_time epoch_len;
 	struct evheap ev;
 	struct gpu *gpus;
 	struct sym_arrivals *arr;
@@ -177,6 +197,11 @@ struct sim {
 	bool stop;      /* a model reached its stop_model_bad limit */
 	int err;
 };
+
+static double model_static(const struct sym_experiment *e, size_t i);
+static void on_epoch(struct sim *s, int idx, sym_time now);
+static void on_switch(struct sim *s, int m, sym_time now);
+static void on_loaded(struct sim *s, int gi, sym_time now);
 
 static struct sym_request *req_alloc(struct sim *s)
 {
@@ -219,6 +244,8 @@ static inline size_t interval_of(const struct sim *s, sym_time t)
 static void timeline_outcome(struct sim *s, const struct sym_request *r, bool good)
 {
 	size_t sec = (uint32_t)r->state >> REQ_IV_SHIFT;
+	if (!good && (r->state & REQ_MOVING) && s->res->nepochs)
+		s->res->epochs[s->res->nepochs - 1].moved_bad++;
 	if (sec == REQ_IV_FAR)
 		sec = interval_of(s, r->arrival);
 	if (sec < s->res->nintervals) {
@@ -379,9 +406,18 @@ static void on_cancel(void *ctx, int gi, sym_time now)
 	g->finish_seq = UINT64_MAX;
 }
 
-static void report_end(struct sim *s, int gi, const struct sym_batch_end *e)
+static void gpu_left(struct sim *s, int gi, sym_time now);
+
+static void report_end(struct sim *s, int gi, sym_time now, const struct sym_batch_end *e)
 {
-	sym_core_gpu_done(s->cores[s->gpu_core[gi]], gi, e->end, e);
+	struct gpu *g = &s->gpus[gi];
+	if (g->skip_ends > 0) { /* its old core forgot the batch when the GPU left it */
+		g->skip_ends--;
+		if (g->leaving && !g->skip_ends && !g->qn)
+			gpu_left(s, gi, now);
+		return;
+	}
+	sym_core_gpu_done(s->cores[s->gpu_core[gi]], gi, now, e);
 }
 
 static void on_finish(struct sim *s, int gi, sym_time now)
@@ -428,7 +464,7 @@ static void on_finish(struct sim *s, int gi, sym_time now)
 		if (ev_push(&s->ev, now + sym_ms(s->e->done_ms), EV_FREE, gi))
 			s->err = -ENOMEM;
 	} else {
-		report_end(s, gi, &e);
+		report_end(s, gi, now, &e);
 	}
 }
 
@@ -557,6 +593,25 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 			}
 	}
 	s->qcap = sym_core_max_outstanding(s->cores[0]);
+	if (s->ncores > 1 && e->partition.epoch_s > 0 && sym_s(e->partition.epoch_s) < s->end) {
+		size_t n = e->nmodels;
+		s->epoch_len = sym_s(e->partition.epoch_s);
+		s->ep_arrivals = calloc(n, sizeof(uint64_t));
+		s->move_to = malloc(n * sizeof(int));
+		s->stalled = calloc(n, sizeof(bool));
+		s->held = calloc(n, sizeof(*s->held));
+		s->hold_mb = calloc((size_t)s->ncores, sizeof(double));
+		s->gpu_to = calloc((size_t)e->gpus, sizeof(int));
+		res->epochs = calloc((size_t)(s->end / s->epoch_len) + 1, sizeof(*res->epochs));
+		if (!s->ep_arrivals || !s->move_to || !s->stalled || !s->held || !s->hold_mb || !s->gpu_to || !res->epochs)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			s->move_to[i] = -1;
+			s->hold_mb[s->model_core[i]] += model_static(e, i);
+		}
+		if ((rc = ev_push(&s->ev, s->epoch_len, EV_EPOCH, 0)))
+			return rc;
+	}
 	for (int g = 0; g < e->gpus; g++) {
 		s->gpus[g].q = calloc((size_t)s->qcap, sizeof(*s->gpus[g].q));
 		s->gpus[g].ends = calloc((size_t)s->qcap, sizeof(*s->gpus[g].ends));
@@ -578,6 +633,213 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 			return rc;
 	}
 	return 0;
+}
+
+/* ---- epochs (symphony-centralized-orchestration.md, Section 4.7) ---- */
+
+static double model_static(const struct sym_experiment *e, size_t i)
+{
+	double x = 0;
+	for (int k = 0; k < e->nkinds; k++)
+		x = fmax(x, e->profiles[(size_t)k * e->nmodels + i].static_mb);
+	return x;
+}
+
+static double model_dynamic(const struct sym_experiment *e, size_t i)
+{
+	double x = 0;
+	for (int k = 0; k < e->nkinds; k++)
+		x = fmax(x, e->profiles[(size_t)k * e->nmodels + i].dynamic_mb);
+	return x;
+}
+
+/* Loading model i onto a GPU. */
+static sym_time load_time(const struct sym_experiment *e, size_t i)
+{
+	double mb = e->models[i].file_mb >= 0 ? e->models[i].file_mb : model_static(e, i);
+	return sym_ms(e->partition.load_ms + 1000 * mb / e->partition.load_mbps);
+}
+
+/* The memory a part's GPUs hold (the smallest of the kinds; 0: not modelled). */
+static double part_cap(const struct sym_experiment *e)
+{
+	double m = 0;
+	for (int k = 0; e->memory_check && k < e->nkinds; k++)
+		if (e->kinds[k].memory_mb > 0 && (m == 0 || e->kinds[k].memory_mb < m))
+			m = e->kinds[k].memory_mb;
+	return m;
+}
+
+/* GPU gi finished its old part's batches: it loads its new part's models,
+ * then goes online there (EV_LOADED). */
+static void gpu_left(struct sim *s, int gi, sym_time now)
+{
+	const struct sym_experiment *e = s->e;
+	int j = s->gpu_to[gi];
+	sym_time t = 0;
+	for (size_t i = 0; i < e->nmodels; i++)
+		if ((s->move_to[i] >= 0 ? s->move_to[i] : s->model_core[i]) == j)
+			t += load_time(e, i);
+	if (s->res->nepochs)
+		s->res->epochs[s->res->nepochs - 1].load_gpu_s += sym_to_s(t);
+	if (ev_push(&s->ev, now + t, EV_LOADED, gi))
+		s->err = -ENOMEM;
+}
+
+static void on_loaded(struct sim *s, int gi, sym_time now)
+{
+	struct gpu *g = &s->gpus[gi];
+	g->leaving = false;
+	s->gpu_core[gi] = s->gpu_to[gi];
+	sym_core_gpu_online(s->cores[s->gpu_core[gi]], gi, ++g->epoch, now);
+}
+
+/* Model m's new part has loaded it: its arrivals go there (with those held
+ * while a stalled move loaded), and its old part unloads it. */
+static void on_switch(struct sim *s, int m, sym_time now)
+{
+	int from = s->model_core[m], to = s->move_to[m];
+	s->hold_mb[from] -= model_static(s->e, (size_t)m);
+	s->model_core[m] = to;
+	s->move_to[m] = -1;
+	s->stalled[m] = false;
+	struct held *h = &s->held[m];
+	for (size_t i = 0; i < h->n && !s->err; i++)
+		if (sym_core_arrive(s->cores[to], h->r[i], now))
+			s->err = -ENOMEM;
+	h->n = 0;
+}
+
+/* Every epoch: the rates measured since the last one, the partition
+ * recomputed from the current assignment (deterministic local search under
+ * the MILP's constraints and the change bound c_max), and the moves: a model
+ * is loaded on its new part's GPUs while its old part still serves it, then
+ * switches (smooth) - when the new part has the memory for it beside what it
+ * holds; otherwise its arrivals wait until its new part's own leaving models
+ * have switched and it is loaded (stalled). GPUs that change part finish
+ * their batches, load the new part's models, and go online there. */
+static void on_epoch(struct sim *s, int idx, sym_time now)
+{
+	const struct sym_experiment *e = s->e;
+	struct sym_run_result *res = s->res;
+	size_t n = e->nmodels;
+	int L = s->ncores;
+	struct sym_epoch_result *x = &res->epochs[res->nepochs++];
+	*x = (struct sym_epoch_result){ .t_s = sym_to_s(now) };
+	sym_time next = now + s->epoch_len;
+	if (next < s->end && ev_push(&s->ev, next, EV_EPOCH, idx + 1)) {
+		s->err = -ENOMEM;
+		return;
+	}
+	double secs = sym_to_s(s->epoch_len);
+	double *rates = calloc(n, sizeof(double));
+	struct sym_part_model *pm = calloc(n, sizeof(*pm));
+	int *gpu_new = calloc((size_t)e->gpus, sizeof(int));
+	double *dyn = calloc((size_t)L, sizeof(double)), *load = calloc((size_t)L, sizeof(double));
+	struct sym_part_result r = { 0 };
+	if (!rates || !pm || !gpu_new || !dyn || !load) {
+		s->err = -ENOMEM;
+		goto out;
+	}
+	bool busy = false; /* the last epoch's moves still under way: keep this one */
+	for (size_t i = 0; i < n; i++) {
+		rates[i] = (double)s->ep_arrivals[i] / secs;
+		s->ep_arrivals[i] = 0;
+		busy |= s->move_to[i] >= 0;
+	}
+	for (int g = 0; g < e->gpus; g++)
+		busy |= s->gpus[g].leaving;
+	if (busy || s->gpu_move_pending)
+		goto out;
+	double cap = e->partition.s_max > 0 ? e->partition.s_max : part_cap(e);
+	for (size_t i = 0; i < n; i++)
+		pm[i] = (struct sym_part_model){ .rate = rates[i], .static_mb = model_static(e, i),
+						 .dynamic_mb = model_dynamic(e, i),
+						 .move_cost = e->models[i].file_mb >= 0 ? e->models[i].file_mb
+											 : model_static(e, i),
+						 .current = s->model_core[i] };
+	struct sym_part_problem p = { .nmodels = (int)n, .models = pm, .nparts = L, .r_max = e->partition.r_max,
+				      .s_max = cap, .w = e->partition.w,
+				      .c_max = e->partition.c_max, .time_limit_s = 1, .seed = e->seed };
+	char err[256];
+	if (sym_partition_local(&p, 100, &r, err, sizeof(err)) || r.status != SYM_PART_FEASIBLE)
+		goto out;
+	x->repartitioned = true;
+	x->rate_imbalance = r.rate_imbalance;
+	x->mem_imbalance = r.mem_imbalance;
+	/* GPUs for the new assignment at the measured rates (each stays where it can) */
+	if (sym_subclusters_split(e, rates, r.assign, L, s->gpu_core, gpu_new, NULL, err, sizeof(err)))
+		goto out;
+	/* the largest dynamic memory each part will need: its models after the moves */
+	for (size_t i = 0; i < n; i++)
+		dyn[r.assign[i]] = fmax(dyn[r.assign[i]], pm[i].dynamic_mb);
+	/* smooth moves first (room beside what the new part holds), loading one
+	 * after another on the new part's GPUs */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n; i++) {
+			int to = r.assign[i];
+			if (to == s->model_core[i] || s->move_to[i] >= 0)
+				continue;
+			bool room = !(cap > 0) || s->hold_mb[to] + pm[i].static_mb + dyn[to] <= cap;
+			if (pass == 0 && !room)
+				continue;
+			x->models_moved++;
+			s->move_to[i] = to;
+			if (pass == 1) {
+				/* stalled: its arrivals wait from now until it is loaded, after the
+				 * smooth moves out of its new part (which free the memory) */
+				s->stalled[i] = true;
+				x->stalled++;
+			}
+			s->hold_mb[to] += pm[i].static_mb;
+			load[to] += sym_to_s(load_time(e, i));
+			int gpus = 0;
+			for (int g = 0; g < e->gpus; g++)
+				gpus += gpu_new[g] == to;
+			x->load_gpu_s += sym_to_s(load_time(e, i)) * gpus;
+			if (ev_push(&s->ev, now + sym_s(load[to]), EV_SWITCH, (int)i)) {
+				s->err = -ENOMEM;
+				goto out;
+			}
+		}
+	/* GPUs change part once the models have moved (a moving model's old part
+	 * keeps its GPUs while it still serves the model) */
+	double last = 0;
+	for (int j = 0; j < L; j++)
+		last = fmax(last, load[j]);
+	memcpy(s->gpu_to, gpu_new, (size_t)e->gpus * sizeof(int));
+	s->gpu_move_pending = true;
+	if (ev_push(&s->ev, now + sym_s(last), EV_GPUMOVE, idx))
+		s->err = -ENOMEM;
+out:
+	sym_part_result_free(&r);
+	free(rates);
+	free(pm);
+	free(gpu_new);
+	free(dyn);
+	free(load);
+}
+
+/* The epoch's GPU moves: each GPU whose part changes leaves its old core
+ * now; its batches run out, then it loads the new part's models. */
+static void on_gpumove(struct sim *s, sym_time now)
+{
+	s->gpu_move_pending = false;
+	struct sym_run_result *res = s->res;
+	for (int g = 0; g < s->e->gpus; g++) {
+		if (s->gpu_to[g] == s->gpu_core[g])
+			continue;
+		struct gpu *gg = &s->gpus[g];
+		res->epochs[res->nepochs - 1].gpus_moved++;
+		gg->leaving = true;
+		gg->skip_ends = gg->qn + gg->en;
+		if (sym_core_gpu_offline(s->cores[s->gpu_core[g]], g, ++gg->epoch, now)) {
+			s->err = -EPROTO;
+			return;
+		}
+		if (!gg->skip_ends)
+			gpu_left(s, g, now);
+	}
 }
 
 /* An arrival of model m at time t (the event at the top of the heap, which
@@ -606,7 +868,28 @@ static int on_arrival(struct sim *s, int m, sym_time t)
 			res->model_timeline[(iv * res->nmodels + (size_t)m) * 3]++;
 	}
 	res->simulated_requests++;
-	int rc = sym_core_arrive(s->cores[s->model_core[m]], r, t);
+	int rc = 0;
+	if (s->move_to && s->move_to[m] >= 0) {
+		r->state |= REQ_MOVING;
+		s->res->epochs[s->res->nepochs - 1].moved_requests++;
+	}
+	if (s->stalled && s->stalled[m]) { /* its move waits for memory: held until it is loaded */
+		struct held *h = &s->held[m];
+		if (h->n == h->cap) {
+			size_t cap = h->cap ? 2 * h->cap : 64;
+			struct sym_request **x = realloc(h->r, cap * sizeof(*x));
+			if (!x)
+				return -ENOMEM;
+			h->r = x, h->cap = cap;
+		}
+		h->r[h->n++] = r;
+		if (s->res->nepochs)
+			s->res->epochs[s->res->nepochs - 1].held++;
+	} else {
+		if (s->ep_arrivals)
+			s->ep_arrivals[m]++;
+		rc = sym_core_arrive(s->cores[s->model_core[m]], r, t);
+	}
 	if (rc)
 		return rc;
 	sym_time next = sym_arrivals_next(&s->arr[m]);
@@ -652,7 +935,15 @@ static int sim_loop(struct sim *s, const struct sym_run_opts *opts)
 				struct sym_batch_end be = g->ends[g->eh];
 				g->eh = ring_at(s, g->eh + 1);
 				g->en--;
-				sym_core_gpu_done(s->cores[s->gpu_core[ev.idx]], ev.idx, ev.t, &be);
+				report_end(s, ev.idx, ev.t, &be);
+			} else if (ev.kind == EV_EPOCH) {
+				on_epoch(s, ev.idx, ev.t);
+			} else if (ev.kind == EV_SWITCH) {
+				on_switch(s, ev.idx, ev.t);
+			} else if (ev.kind == EV_LOADED) {
+				on_loaded(s, ev.idx, ev.t);
+			} else if (ev.kind == EV_GPUMOVE) {
+				on_gpumove(s, ev.t);
 			} else if ((rc = on_arrival(s, ev.idx, ev.t))) {
 				return rc;
 			}
@@ -749,6 +1040,14 @@ static void sim_free(struct sim *s)
 		sym_core_destroy(s->cores[j]);
 	free(s->cores);
 	free(s->mcs);
+	for (size_t i = 0; s->held && i < e->nmodels; i++)
+		free(s->held[i].r);
+	free(s->held);
+	free(s->ep_arrivals);
+	free(s->move_to);
+	free(s->stalled);
+	free(s->hold_mb);
+	free(s->gpu_to);
 	sym_subclusters_finish(&s->sc);
 	if (s->arr)
 		for (size_t m = 0; m < e->nmodels; m++)

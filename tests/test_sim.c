@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "experiment/config.h"
 #include "sim/engine.h"
@@ -543,6 +544,84 @@ static void test_subclusters(void **state)
 	free(t);
 }
 
+/* Epochs: eight models whose popular half swaps every 120 s, four sub-clusters
+ * re-partitioned every 60 s from the measured rates. Models and GPUs move; a
+ * moving model is served by its old part until its new one has loaded it, so
+ * no request that arrived during a move is lost when the new part had room;
+ * every request ends once; a seed repeats the run. With memory so tight that
+ * a move has no room beside the new part's models, the move stalls: its
+ * arrivals wait for the load, and are counted. */
+static void epoch_run(const char *partition, const char *csv, const char *zoo, struct sym_run_result *r)
+{
+	struct sym_experiment e;
+	sym_experiment_init(&e);
+	flag(&e, "zoo", zoo);
+	flag(&e, "models", "ResNet50,VGG16,MobileNet,DenseNet121,InceptionV3,EfficientNetB0,ResNet101,Xception");
+	flag(&e, "rate-csv", csv);
+	flag(&e, "gpus", "12");
+	flag(&e, "warmup", "1");
+	flag(&e, "partition", partition);
+	resolve(&e);
+	run(&e, 1, r);
+	check_invariants(&e, r);
+	sym_experiment_finish(&e);
+}
+
+static void test_epochs(void **state)
+{
+	(void)state;
+	char csv[] = "/tmp/symphony-epochs-XXXXXX";
+	int fd = mkstemp(csv);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fprintf(f, "second,ResNet50,VGG16,MobileNet,DenseNet121,InceptionV3,EfficientNetB0,ResNet101,Xception\n");
+	for (int t = 0; t < 600; t++) {
+		fprintf(f, "%d", t);
+		for (int i = 0; i < 8; i++)
+			fprintf(f, ",%d", (i < 4) == ((t / 120) % 2 == 0) ? 300 : 40);
+		fprintf(f, "\n");
+	}
+	fclose(f);
+	struct sym_run_result a, b;
+	epoch_run("{\"subclusters\": 4, \"epoch_s\": 60}", csv, "a100", &a);
+	epoch_run("{\"subclusters\": 4, \"epoch_s\": 60}", csv, "a100", &b);
+	assert_int_equal(a.nepochs, 9);
+	int moved = 0, gmoved = 0;
+	uint64_t mreq = 0, mbad = 0;
+	for (size_t i = 0; i < a.nepochs; i++) {
+		assert_near(a.epochs[i].t_s, 60.0 * (double)(i + 1), 1e-9, "epoch time");
+		moved += a.epochs[i].models_moved;
+		gmoved += a.epochs[i].gpus_moved;
+		mreq += a.epochs[i].moved_requests;
+		mbad += a.epochs[i].moved_bad;
+		assert_int_equal(a.epochs[i].stalled, 0); /* 40 GB: always room */
+		assert_int_equal(a.epochs[i].held, 0);
+		assert_int_equal(a.epochs[i].models_moved, b.epochs[i].models_moved); /* a seed repeats it */
+		assert_int_equal(a.epochs[i].gpus_moved, b.epochs[i].gpus_moved);
+	}
+	assert_true(moved >= 4 && gmoved >= 1);
+	assert_true(mreq > 0);
+	assert_int_equal(mbad, 0); /* no request lost to a move that had room */
+	assert_int_equal(a.total.served, b.total.served);
+	assert_int_equal(a.total.dropped, b.total.dropped);
+	sym_run_result_finish(&a);
+	sym_run_result_finish(&b);
+	/* memory so tight that the new part must first see its own models leave: stalled moves */
+	epoch_run("{\"subclusters\": 4, \"epoch_s\": 60, \"s_max\": 7500}", csv, "a100", &a);
+	int stalled = 0;
+	uint64_t held = 0;
+	mbad = 0;
+	for (size_t i = 0; i < a.nepochs; i++) {
+		stalled += a.epochs[i].stalled;
+		held += a.epochs[i].held;
+		mbad += a.epochs[i].moved_bad;
+	}
+	assert_true(stalled >= 1 && held >= 1);
+	assert_true(mbad <= held); /* only the requests that waited for a stalled load can be lost */
+	sym_run_result_finish(&a);
+	unlink(csv);
+}
+
 static void test_light_load_packs_low_ids(void **state)
 {
 	(void)state;
@@ -992,6 +1071,7 @@ int main(void)
 		cmocka_unit_test(test_eager_is_symphony_sending_now),
 		cmocka_unit_test(test_light_load_packs_low_ids),
 		cmocka_unit_test(test_subclusters),
+		cmocka_unit_test(test_epochs),
 		cmocka_unit_test(test_segments_follow_schedule),
 		cmocka_unit_test(test_scale),
 		cmocka_unit_test(test_goodput_bracket),
