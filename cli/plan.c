@@ -261,6 +261,8 @@ static const char *binding(int gpus, int floor, const struct sym_plan_analytic *
 		return "none (no count serves the rate)";
 	if (floor > 1 && gpus == floor)
 		return an->staggered >= 0 && an->staggered >= floor ? "memory and rate" : "memory";
+	if (floor > 1)
+		return "rate and SLO, in the sub-clusters memory forces (compare memory_check false)";
 	return "rate and SLO";
 }
 

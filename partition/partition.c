@@ -217,6 +217,57 @@ out:
 	return result;
 }
 
+/* Another start, for memory-tight problems where the balancing greedy one
+ * finds no room: first fit, largest dynamic memory first (then largest
+ * static), each model into the first part it fits. NULL when none fits. */
+static int *first_fit(const struct sym_part_problem *p)
+{
+	int m = p->nmodels, l = p->nparts;
+	int *a = malloc((size_t)(m ? m : 1) * sizeof(int)), *order = malloc((size_t)(m ? m : 1) * sizeof(int));
+	double *R = calloc((size_t)l, sizeof(double)), *S = calloc((size_t)l, sizeof(double)),
+	       *D = calloc((size_t)l, sizeof(double));
+	int *result = NULL;
+	if (!a || !order || !R || !S || !D)
+		goto out;
+	for (int i = 0; i < m; i++)
+		order[i] = i;
+	for (int i = 1; i < m; i++) { /* insertion sort: (dynamic, static) descending */
+		int k = order[i], j = i;
+		const struct sym_part_model *x = &p->models[k];
+		while (j > 0) {
+			const struct sym_part_model *y = &p->models[order[j - 1]];
+			if (y->dynamic_mb > x->dynamic_mb || (y->dynamic_mb == x->dynamic_mb && y->static_mb >= x->static_mb))
+				break;
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = k;
+	}
+	for (int n = 0; n < m; n++) {
+		const struct sym_part_model *md = &p->models[order[n]];
+		int j = 0;
+		for (; j < l; j++)
+			if (!(p->r_max > 0 && R[j] + md->rate > p->r_max) &&
+			    !(p->s_max > 0 && S[j] + md->static_mb + fmax(D[j], md->dynamic_mb) > p->s_max))
+				break;
+		if (j == l)
+			goto out;
+		a[order[n]] = j;
+		R[j] += md->rate;
+		S[j] += md->static_mb;
+		D[j] = fmax(D[j], md->dynamic_mb);
+	}
+	result = a;
+	a = NULL;
+out:
+	free(a);
+	free(order);
+	free(R);
+	free(S);
+	free(D);
+	return result;
+}
+
 /* ---- a local search: the solver's start ----
  *
  * From a feasible assignment, single moves and pairwise swaps that lower dR + w dS and keep (5),
@@ -540,6 +591,8 @@ int sym_partition_milp(const struct sym_part_problem *p, struct sym_part_result 
 	 * the time) */
 	double limit = p->time_limit_s > 0 ? p->time_limit_s : 10;
 	int *start = greedy(p);
+	if (!start)
+		start = first_fit(p);
 	if (start)
 		local_search(p, start, limit / 5, INT_MAX);
 	if (start) {
@@ -614,6 +667,8 @@ int sym_partition_local(const struct sym_part_problem *p, int max_passes, struct
 		return rc;
 	double t0 = now_s();
 	int *a = greedy(p); /* the current assignment when complete and feasible */
+	if (!a)
+		a = first_fit(p);
 	if (!a) {
 		r->seconds = now_s() - t0;
 		return 0; /* UNKNOWN: the greedy assignment found no room */

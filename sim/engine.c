@@ -20,8 +20,9 @@
 /* EV_EPOCH: re-partition (idx: the epoch); EV_SWITCH: model idx's arrivals
  * go to its new sub-cluster, which has loaded it; EV_LOADED: GPU idx, moved,
  * has loaded its new sub-cluster's models and goes online there;
- * EV_GPUMOVE: the epoch's model moves are done, GPUs change part. */
-enum { EV_ARRIVAL, EV_FINISH, EV_FREE, EV_EPOCH, EV_SWITCH, EV_LOADED, EV_GPUMOVE };
+ * EV_GPUMOVE: the epoch's model moves are done, GPUs change part;
+ * EV_STALL: model idx's stalled move begins (its arrivals wait). */
+enum { EV_ARRIVAL, EV_FINISH, EV_FREE, EV_EPOCH, EV_SWITCH, EV_LOADED, EV_GPUMOVE, EV_STALL };
 
 struct event {
 	sym_time t;
@@ -773,23 +774,47 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 	/* the largest dynamic memory each part will need: its models after the moves */
 	for (size_t i = 0; i < n; i++)
 		dyn[r.assign[i]] = fmax(dyn[r.assign[i]], pm[i].dynamic_mb);
-	/* smooth moves first (room beside what the new part holds), loading one
-	 * after another on the new part's GPUs */
-	for (int pass = 0; pass < 2; pass++)
+	/* Three kinds of move, each loading on the new part's GPUs one model
+	 * after another while the old part serves it:
+	 *  - smooth: room beside what the new part holds; from now;
+	 *  - deferred: room once the smooth moves out of the new part have
+	 *    switched (their memory freed), at t1, the end of the smooth loads;
+	 *  - stalled: no room even then (parts that wait on each other): its old
+	 *    part unloads it at t1 for room, and its arrivals wait for the load. */
+	double *out1 = dyn == NULL ? NULL : calloc((size_t)L, sizeof(double));
+	if (!out1) {
+		s->err = -ENOMEM;
+		goto out;
+	}
+	double t1 = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			for (int j = 0; j < L; j++) {
+				t1 = fmax(t1, load[j]);
+				load[j] = 0;
+			}
+			for (size_t i = 0; i < n; i++)
+				if (s->move_to[i] >= 0)
+					out1[s->model_core[i]] += pm[i].static_mb;
+		}
 		for (size_t i = 0; i < n; i++) {
 			int to = r.assign[i];
 			if (to == s->model_core[i] || s->move_to[i] >= 0)
 				continue;
-			bool room = !(cap > 0) || s->hold_mb[to] + pm[i].static_mb + dyn[to] <= cap;
+			double held_mb = s->hold_mb[to] - (pass ? out1[to] : 0);
+			bool room = !(cap > 0) || held_mb + pm[i].static_mb + dyn[to] <= cap;
 			if (pass == 0 && !room)
 				continue;
 			x->models_moved++;
 			s->move_to[i] = to;
-			if (pass == 1) {
-				/* stalled: its arrivals wait from now until it is loaded, after the
-				 * smooth moves out of its new part (which free the memory) */
-				s->stalled[i] = true;
+			if (pass == 1 && !room) {
 				x->stalled++;
+				out1[s->model_core[i]] += pm[i].static_mb; /* unloaded at t1: room for the others */
+				if (ev_push(&s->ev, now + sym_s(t1), EV_STALL, (int)i)) {
+					s->err = -ENOMEM;
+					free(out1);
+					goto out;
+				}
 			}
 			s->hold_mb[to] += pm[i].static_mb;
 			load[to] += sym_to_s(load_time(e, i));
@@ -797,11 +822,16 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 			for (int g = 0; g < e->gpus; g++)
 				gpus += gpu_new[g] == to;
 			x->load_gpu_s += sym_to_s(load_time(e, i)) * gpus;
-			if (ev_push(&s->ev, now + sym_s(load[to]), EV_SWITCH, (int)i)) {
+			if (ev_push(&s->ev, now + sym_s((pass ? t1 : 0) + load[to]), EV_SWITCH, (int)i)) {
 				s->err = -ENOMEM;
+				free(out1);
 				goto out;
 			}
 		}
+	}
+	free(out1);
+	for (int j = 0; j < L; j++)
+		load[j] += t1;
 	/* GPUs change part once the models have moved (a moving model's old part
 	 * keeps its GPUs while it still serves the model) */
 	double last = 0;
@@ -944,6 +974,8 @@ static int sim_loop(struct sim *s, const struct sym_run_opts *opts)
 				on_loaded(s, ev.idx, ev.t);
 			} else if (ev.kind == EV_GPUMOVE) {
 				on_gpumove(s, ev.t);
+			} else if (ev.kind == EV_STALL) {
+				s->stalled[ev.idx] = true;
 			} else if ((rc = on_arrival(s, ev.idx, ev.t))) {
 				return rc;
 			}
