@@ -117,9 +117,16 @@ static const struct cli_opt o_pa_configs = { "configs", 0, CLI_INT, "N",
 static const struct cli_opt o_pa_sample = { "sample", 0, CLI_INT, "M",
 					    "with --configs: models per configuration, drawn with replacement (variants)",
 					    "800", 1, 1000000 };
+static const struct cli_opt o_pa_clusters = { "clusters", 0, CLI_INT, "C",
+					      "two levels: first split the models among C clusters (schedulers) by the same "
+					      "MILP (rate and static memory balanced, no memory limit), then each cluster's "
+					      "models among --subclusters (1: one level)", "1", 1, 10000 };
+static const struct cli_opt o_pa_crmax = { "cluster-r-max", 0, CLI_NUM, "REQ/S",
+					   "with --clusters: the most request rate one scheduler takes (default: no limit)",
+					   NULL, 1e-9, 1e12 };
 static const struct cli_opt *const partition_opts[] = { &o_config, &o_pa_sub, &o_pa_rmax, &o_pa_smax, &o_pa_w,
 							&o_pa_time, &o_pa_random, &o_pa_variants, &o_pa_rates, &o_pa_configs,
-							&o_pa_sample, &o_json, &o_quiet, NULL };
+							&o_pa_sample, &o_pa_clusters, &o_pa_crmax, &o_json, &o_quiet, NULL };
 
 static const char partition_text[] =
 	"Divides the experiment's models among L sub-clusters as the orchestration paper's Appendix A "

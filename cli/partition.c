@@ -238,6 +238,88 @@ static int partition_study(struct cli *c, struct sym_experiment *e, const struct
 	return rc;
 }
 
+/* The top level (Section 4.7: several schedulers, each with its sub-clusters):
+ * the same MILP splits the models into --clusters parts, balancing rate and
+ * static memory, with --cluster-r-max the rate one scheduler takes and no
+ * memory limit (a cluster's GPUs hold only their sub-cluster's models); then
+ * each cluster's models into --subclusters parts under S_max and R_max. */
+static int partition_two_levels(struct cli *c, const struct sym_experiment *e, const struct sym_part_problem *base)
+{
+	int C = (int)cli_int(c, "clusters"), n = base->nmodels;
+	bool quiet = cli_flag(c, "quiet");
+	FILE *f = cli_table_stream(c);
+	struct sym_part_problem top = *base;
+	top.nparts = C;
+	top.s_max = 0;
+	top.r_max = cli_given(c, "cluster-r-max") ? cli_num(c, "cluster-r-max") : 0;
+	struct sym_part_result tr = { 0 };
+	char err[512];
+	int rc = sym_partition_milp(&top, &tr, err, sizeof(err));
+	if (rc)
+		return rc == -ENOMEM ? cli_fail(c, 1, "out of memory") : cli_usage_error(c, "%s", err);
+	if (!tr.assign) {
+		sym_part_result_free(&tr);
+		return cli_fail(c, 1, "no split of the %d models into %d clusters meets --cluster-r-max", n, C);
+	}
+	struct sym_part_model *sub = calloc((size_t)n, sizeof(*sub));
+	cJSON *doc = sym_result_head("partition");
+	cJSON_AddItemToObject(doc, "config", sym_experiment_to_json(e));
+	cJSON *cl = cJSON_AddObjectToObject(doc, "clusters");
+	cJSON_AddItemToObject(cl, "milp", result_json(&tr, &top, true));
+	cJSON *arr = cJSON_AddArrayToObject(cl, "each");
+	if (!quiet)
+		fprintf(f, "symphony %s partition: %d models into %d clusters (schedulers), then %d sub-clusters each; "
+			   "time limit %g s per solve\n\nclusters: %s in %.2f s, imbalance rate %.4f, static memory %.4f\n",
+			SYM_VERSION, n, C, base->nparts, base->time_limit_s, sym_part_status_name(tr.status), tr.seconds,
+			tr.rate_imbalance, tr.mem_imbalance);
+	for (int k = 0; k < C && !rc; k++) {
+		int m = 0;
+		double R = 0, S = 0;
+		for (int i = 0; i < n; i++)
+			if (tr.assign[i] == k) {
+				sub[m++] = base->models[i];
+				R += base->models[i].rate, S += base->models[i].static_mb;
+			}
+		struct sym_part_problem p = *base;
+		p.models = sub;
+		p.nmodels = m;
+		struct sym_part_result r = { 0 };
+		cJSON *co = cJSON_CreateObject();
+		cJSON_AddNumberToObject(co, "models", m);
+		cJSON_AddNumberToObject(co, "rate", R);
+		cJSON_AddNumberToObject(co, "static_mb", S);
+		if (!m) {
+			cJSON_AddItemToArray(arr, co);
+			continue;
+		}
+		if ((rc = sym_partition_milp(&p, &r, err, sizeof(err)))) {
+			cJSON_Delete(co);
+			rc = rc == -ENOMEM ? cli_fail(c, 1, "out of memory") : cli_usage_error(c, "%s", err);
+			break;
+		}
+		cJSON_AddItemToObject(co, "subclusters", result_json(&r, &p, true));
+		cJSON_AddItemToArray(arr, co);
+		if (!quiet) {
+			fprintf(f, "  cluster %-3d %5d models %10.1f req/s %10.0f MB static: sub-clusters %s in %.2f s, "
+				   "imbalance rate %.4f, static memory %.4f\n", k, m, R, S, sym_part_status_name(r.status),
+				r.seconds, r.rate_imbalance, r.mem_imbalance);
+			if (r.assign)
+				print_parts(f, e, &p, &r, 2); /* (indices are the cluster's: no names) */
+		}
+		if (!r.assign)
+			rc = cli_fail(c, 1, "cluster %d: no split of its %d models into %d sub-clusters fits S_max %.0f MB "
+				      "and R_max (%s)", k, m, base->nparts, base->s_max, sym_part_status_name(r.status));
+		sym_part_result_free(&r);
+	}
+	const char *json = cli_str(c, "json");
+	if (!rc && json && sym_write_json(json, doc, err, sizeof(err)))
+		rc = cli_fail(c, 1, "%s", err);
+	cJSON_Delete(doc);
+	free(sub);
+	sym_part_result_free(&tr);
+	return rc;
+}
+
 int cli_cmd_partition(struct cli *c)
 {
 	struct sym_experiment e;
@@ -270,6 +352,12 @@ int cli_cmd_partition(struct cli *c)
 				      .r_max = cli_given(c, "r-max") ? cli_num(c, "r-max") : 0,
 				      .s_max = s_max > 0 ? s_max : 0, .w = cli_given(c, "weight") ? cli_num(c, "weight") : 0,
 				      .c_max = -1, .time_limit_s = cli_num(c, "time-limit"), .seed = e.seed };
+	if (cli_int(c, "clusters") > 1) {
+		rc = partition_two_levels(c, &e, &p);
+		free(models);
+		sym_experiment_finish(&e);
+		return rc;
+	}
 	if (cli_int(c, "configs") > 0) {
 		rc = partition_study(c, &e, &p);
 		free(models);

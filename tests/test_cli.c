@@ -999,6 +999,22 @@ static void test_partition(void **state)
 	expect_status(&r, 1);
 	expect_contains(r.err, "no assignment fits", "stderr", &r);
 	run_free(&r);
+	/* two levels: clusters (schedulers), then each cluster's sub-clusters */
+	RUN(&r, "partition", "--zoo", "a100", "--variants", "2", "--rate", "4000", "--clusters", "2", "--subclusters", "3",
+	    "--time-limit", "0.5", "--json", "@out_two.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	doc = load_json(tmp_path("out_two.json"));
+	const cJSON *each = get(get(doc, "clusters"), "each");
+	assert_int_equal(cJSON_GetArraySize(each), 2);
+	int total = 0;
+	for (int k = 0; k < 2; k++) {
+		const cJSON *ck = cJSON_GetArrayItem(each, k);
+		total += (int)num(ck, "models");
+		assert_int_equal(cJSON_GetArraySize(get(get(ck, "subclusters"), "assignment")), (int)num(ck, "models"));
+	}
+	assert_int_equal(total, 74);
+	cJSON_Delete(doc);
 	/* the Figure 15 study: every configuration's imbalance factors, MILP and random */
 	RUN(&r, "partition", "--zoo", "a100", "--rate", "2000", "--subclusters", "4", "--configs", "3", "--sample", "60",
 	    "--time-limit", "0.5", "--json", "@out_study.json", "--quiet");
