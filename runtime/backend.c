@@ -112,6 +112,26 @@ struct backend {
 	sym_time schedd_since;  /* when the connection to schedd came up */
 	unsigned schedd_try;    /* connection attempts: even the active scheduler, odd its standby */
 	struct sym_loop_timer *leave_t;
+	/* models on the GPU (symphony-centralized-orchestration.md Section 4.7):
+	 * schedd's LOADs and UNLOADs, run in order by the loader thread while the
+	 * executor thread runs batches of the other models */
+	bool *held;      /* loaded, and no unload asked: plans for it are taken */
+	bool *unloading; /* an unload is queued or running */
+	struct lop {
+		uint16_t model;
+		uint8_t op; /* enum sym_wire_load_op */
+	} *lq;           /* queued operations, a ring of lq_cap */
+	int lq_head, lq_n, lq_cap;
+	bool lbusy;      /* lq[lq_head] is with the loader thread */
+	int lrc;         /* its result, and */
+	sym_time ltook;  /* how long it took, written by the loader thread */
+	char lerr[512];
+	pthread_t lthr;
+	bool lthr_started;
+	int to_load, from_load; /* eventfds */
+	atomic_int load_state;  /* 0 idle, 1 given, 2 done, 3 stop */
+	uint64_t loads, unloads, load_failures;
+	double load_s;
 };
 
 static void *exec_thread(void *arg)
@@ -144,25 +164,153 @@ static void *exec_thread(void *arg)
 	return NULL;
 }
 
+static void *load_thread(void *arg)
+{
+	struct backend *be = arg;
+	for (;;) {
+		uint64_t v;
+		if (read(be->to_load, &v, sizeof(v)) < 0 && errno != EINTR && errno != EAGAIN)
+			break;
+		int st = atomic_load_explicit(&be->load_state, memory_order_acquire);
+		if (st == 3)
+			break;
+		if (st != 1)
+			continue;
+		const struct lop *op = &be->lq[be->lq_head];
+		sym_time t0 = sym_monotonic_ns();
+		be->lerr[0] = 0;
+		be->lrc = op->op == SYM_WIRE_LOAD
+				  ? be->x->ops->load(be->x, op->model, &be->descs[op->model], be->lerr, sizeof(be->lerr))
+				  : be->x->ops->unload(be->x, op->model, be->lerr, sizeof(be->lerr));
+		be->ltook = sym_monotonic_ns() - t0;
+		int given = 1;
+		if (!atomic_compare_exchange_strong_explicit(&be->load_state, &given, 2, memory_order_acq_rel,
+							     memory_order_acquire))
+			break;
+		v = 1;
+		if (write(be->from_load, &v, sizeof(v)) < 0)
+			break;
+	}
+	return NULL;
+}
+
+/* True when a batch in hand runs model m. */
+static bool model_in_hand(const struct backend *be, int m)
+{
+	for (int j = 0; j < be->nb; j++)
+		if (be->b[(be->head + j) % SLOTS].model == m)
+			return true;
+	return false;
+}
+
+/* Hands the next queued load or unload to the loader thread: an unload once
+ * no batch in hand runs the model (its plans all came before the UNLOAD). */
+static void maybe_load(struct backend *be)
+{
+	if (be->lbusy || !be->lq_n)
+		return;
+	const struct lop *op = &be->lq[be->lq_head];
+	if (op->op == SYM_WIRE_UNLOAD && model_in_hand(be, op->model))
+		return;
+	be->lbusy = true;
+	atomic_store_explicit(&be->load_state, 1, memory_order_release);
+	uint64_t v = 1;
+	if (write(be->to_load, &v, sizeof(v)) < 0)
+		sym_rt_log(be->who, "eventfd: %s", strerror(errno));
+}
+
+/* The loader thread is done with lq[lq_head]: schedd hears how it went. */
+static void on_load_done(struct sym_loop_io *io, uint32_t events, void *ctx)
+{
+	(void)events;
+	struct backend *be = ctx;
+	uint64_t v;
+	if (read(sym_loop_io_fd(io), &v, sizeof(v)) < 0 && errno != EAGAIN)
+		sym_rt_log(be->who, "eventfd: %s", strerror(errno));
+	if (!be->lbusy || atomic_load_explicit(&be->load_state, memory_order_acquire) != 2)
+		return;
+	struct lop op = be->lq[be->lq_head];
+	be->lq_head = (be->lq_head + 1) % be->lq_cap;
+	be->lq_n--;
+	be->lbusy = false;
+	atomic_store_explicit(&be->load_state, 0, memory_order_relaxed);
+	const char *name = be->c->exp.models[op.model].name;
+	double took = (double)be->ltook / 1e9;
+	if (op.op == SYM_WIRE_LOAD) {
+		if (be->lrc) {
+			be->load_failures++;
+			sym_rt_log(be->who, "could not load model %s: %s", name, be->lerr);
+		} else {
+			be->held[op.model] = true;
+			be->loads++;
+			be->load_s += took;
+			if (be->o->verbose)
+				sym_rt_log(be->who, "model %s loaded in %.3f s", name, took);
+		}
+	} else {
+		/* an unload of a model that is not there leaves it not there: done */
+		be->held[op.model] = false;
+		be->unloading[op.model] = false;
+		be->unloads++;
+		if (be->o->verbose)
+			sym_rt_log(be->who, "model %s unloaded", name);
+	}
+	if (be->schedd_up && be->hello_sent) {
+		struct sym_msg m = { .type = SYM_MSG_LOADED };
+		m.u.loaded.model = op.model;
+		m.u.loaded.op = op.op;
+		m.u.loaded.status = op.op == SYM_WIRE_LOAD && be->lrc ? SYM_WIRE_BACKEND_FAILED : SYM_WIRE_OK;
+		m.u.loaded.took_ns = be->ltook < 0 ? 0 : be->ltook > 3600 * SYM_S ? 3600 * SYM_S : be->ltook;
+		sym_rt_send(be->who, be->schedd, &m, NULL, NULL);
+	}
+	maybe_load(be);
+}
+
+static void schedd_lost(struct backend *be, const char *why);
+
+/* schedd asks for a model to be loaded or unloaded: queued, in order. */
+static void on_load(struct backend *be, const struct sym_msg *m)
+{
+	if (m->u.load.model >= be->c->exp.nmodels) {
+		sym_rt_log(be->who, "bad %s from schedd (model %u of %zu); closing the connection",
+			   sym_wire_type_name(m->type), m->u.load.model, be->c->exp.nmodels);
+		schedd_lost(be, "bad load");
+		return;
+	}
+	if (be->lq_n == be->lq_cap) {
+		sym_rt_log(be->who, "schedd queued more than %d loads and unloads; closing the connection", be->lq_cap);
+		schedd_lost(be, "too many loads");
+		return;
+	}
+	if (m->u.load.op == SYM_WIRE_UNLOAD)
+		be->unloading[m->u.load.model] = true; /* from now on its plans are refused */
+	be->lq[(be->lq_head + be->lq_n) % be->lq_cap] = (struct lop){ m->u.load.model, m->u.load.op };
+	be->lq_n++;
+	maybe_load(be);
+}
+
 static void send_hello(struct backend *be)
 {
 	const struct sym_experiment *e = &be->c->exp;
 	uint16_t *models = malloc(e->nmodels * sizeof(*models));
 	if (!models)
 		return;
+	uint16_t n = 0;
 	for (size_t m = 0; m < e->nmodels; m++)
-		models[m] = (uint16_t)m;
+		if (be->held[m] && !be->unloading[m])
+			models[n++] = (uint16_t)m;
 	struct sym_msg h = { .type = SYM_MSG_HELLO };
 	h.u.hello.role = SYM_ROLE_BACKEND;
 	h.u.hello.id = (uint32_t)be->id;
 	snprintf(h.u.hello.kind, sizeof(h.u.hello.kind), "%s", e->kinds[be->kind].name);
-	h.u.hello.nmodels = (uint16_t)e->nmodels;
+	h.u.hello.nmodels = n;
 	if (sym_rt_send(be->who, be->schedd, &h, NULL, models) == 0) {
 		be->hello_sent = true;
 		be->schedd_heard = sym_monotonic_ns(); /* silence counts from here (the hello may come long after connecting) */
 		sym_loop_timer_set(be->beat_t, sym_monotonic_ns(), sym_ms(be->c->heartbeat_ms));
 		if (!be->o->quiet)
-			sym_rt_log(be->who, "registered with schedd (%s, %zu models)", h.u.hello.kind, e->nmodels);
+			sym_rt_log(be->who, "registered with schedd (%s, %u of the %zu models loaded)", h.u.hello.kind, n,
+				   e->nmodels);
 	}
 	free(models);
 }
@@ -373,6 +521,9 @@ static void on_plan(struct backend *be, const struct sym_msg *m, sym_time now)
 		snprintf(why, sizeof(why), "a plan for GPU %u", m->u.plan.gpu);
 	else if ((size_t)model >= e->nmodels)
 		snprintf(why, sizeof(why), "a plan for model %d of %zu", model, e->nmodels);
+	else if (!be->held[model] || be->unloading[model])
+		snprintf(why, sizeof(why), "a plan for model %s, which is %s", e->models[model].name,
+			 be->held[model] ? "being unloaded" : "not loaded");
 	else if (m->u.plan.n > e->profiles[(size_t)be->kind * e->nmodels + (size_t)model].max_batch)
 		snprintf(why, sizeof(why), "a batch of %u, beyond the model's largest", m->u.plan.n);
 	for (uint16_t i = 0; !why[0] && i < m->u.plan.n; i++) {
@@ -458,6 +609,10 @@ static void on_msg(struct backend *be, struct sym_fab_conn *conn, const uint8_t 
 		return; /* schedd is alive (it answers some of our heartbeats) */
 	if (n > 0 && (size_t)n == len && from_schedd && m.type == SYM_MSG_PLAN) {
 		on_plan(be, &m, sym_monotonic_ns());
+		return;
+	}
+	if (n > 0 && (size_t)n == len && from_schedd && m.type == SYM_MSG_LOAD) {
+		on_load(be, &m);
 		return;
 	}
 	int fi = -1;
@@ -583,6 +738,7 @@ static void on_exec_done(struct sym_loop_io *io, uint32_t events, void *ctx)
 		return;
 	batch_done(be, be->b[be->head].rc ? SYM_WIRE_BACKEND_FAILED : SYM_WIRE_OK);
 	maybe_run(be);
+	maybe_load(be); /* an unload waiting for this batch */
 	maybe_leave(be);
 	maybe_hello(be); /* after a failover: the last batch of the old scheduler is done */
 }
@@ -612,6 +768,20 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 			"How long after its planned start each batch began");
 	sym_prom_hist(b, "symphony_backend_start_lateness_seconds", l, &be->late, sym_prom_latency_bounds,
 		      sym_prom_latency_nbounds);
+	sym_prom_family(b, "symphony_backend_model_loads_total", "counter", "Models loaded on schedd's command");
+	sym_prom_sample(b, "symphony_backend_model_loads_total", l, (double)be->loads);
+	sym_prom_family(b, "symphony_backend_model_unloads_total", "counter", "Models unloaded on schedd's command");
+	sym_prom_sample(b, "symphony_backend_model_unloads_total", l, (double)be->unloads);
+	sym_prom_family(b, "symphony_backend_model_load_failures_total", "counter",
+			"Loads that failed (the model did not fit, the executor refused it)");
+	sym_prom_sample(b, "symphony_backend_model_load_failures_total", l, (double)be->load_failures);
+	sym_prom_family(b, "symphony_backend_model_load_seconds_total", "counter", "Time spent loading models");
+	sym_prom_sample(b, "symphony_backend_model_load_seconds_total", l, be->load_s);
+	size_t held = 0;
+	for (size_t m = 0; m < be->c->exp.nmodels; m++)
+		held += be->held[m] && !be->unloading[m];
+	sym_prom_family(b, "symphony_backend_models_loaded", "gauge", "Models loaded on the GPU");
+	sym_prom_sample(b, "symphony_backend_models_loaded", l, (double)held);
 	sym_prom_family(b, "symphony_backend_scheduler_up", "gauge", "1 when the backend is registered with schedd");
 	sym_prom_sample(b, "symphony_backend_scheduler_up", l, be->schedd_up);
 }
@@ -656,20 +826,34 @@ static int setup(struct backend *be, char *err, size_t errlen)
 			return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	}
 	/* sleeps are precise to ~1 us here (timer slack) */
+	const struct sym_kind *kd = &e->kinds[be->kind];
 	struct sym_executor_opts xo = { .spin_ns = EXEC_SPIN, .device = c->device,
-					.model_lib = c->model_lib[0] ? c->model_lib : NULL };
+					.model_lib = c->model_lib[0] ? c->model_lib : NULL,
+					.memory_mb = e->memory_check && kd->memory_mb > 0 ? kd->memory_mb : 0,
+					.load_mbps = e->partition.load_mbps, .load_ms = e->partition.load_ms };
 	be->x = sym_executor_open(c->executor, &xo, err, errlen);
 	if (!be->x)
 		return -EINVAL;
 	be->descs = calloc(e->nmodels, sizeof(*be->descs));
-	if (!be->descs)
+	be->held = calloc(e->nmodels, sizeof(*be->held));
+	be->unloading = calloc(e->nmodels, sizeof(*be->unloading));
+	be->lq_cap = 2 * (int)e->nmodels + 8;
+	be->lq = calloc((size_t)be->lq_cap, sizeof(*be->lq));
+	if (!be->descs || !be->held || !be->unloading || !be->lq)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	/* With sub-clusters the backend starts empty and loads what schedd asks
+	 * for (its sub-cluster's models); else it loads every model now. */
+	bool on_command = e->partition.subclusters > 1;
 	for (size_t m = 0; m < e->nmodels; m++) {
 		be->descs[m] = c->models[m];
 		be->descs[m].profile = &e->profiles[(size_t)be->kind * e->nmodels + m];
+		be->descs[m].file_mb = e->models[m].file_mb;
+		if (on_command)
+			continue;
 		int rc = be->x->ops->load(be->x, (int)m, &be->descs[m], err, errlen);
 		if (rc)
 			return rc;
+		be->held[m] = true;
 	}
 	struct sym_fab_cfg fc = { .provider = c->provider, .secret = be->o->secret };
 	int rc = sym_fab_open(&be->fab, &fc, err, errlen);
@@ -684,6 +868,13 @@ static int setup(struct backend *be, char *err, size_t errlen)
 	if ((rc = pthread_create(&be->thr, NULL, exec_thread, be)))
 		return snprintf(err, errlen, "cannot start the executor thread: %s", strerror(rc)), -rc;
 	be->thr_started = true;
+	be->to_load = eventfd(0, EFD_CLOEXEC);
+	be->from_load = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (be->to_load < 0 || be->from_load < 0)
+		return snprintf(err, errlen, "eventfd: %s", strerror(errno)), -errno;
+	if ((rc = pthread_create(&be->lthr, NULL, load_thread, be)))
+		return snprintf(err, errlen, "cannot start the loader thread: %s", strerror(rc)), -rc;
+	be->lthr_started = true;
 	return 0;
 }
 
@@ -701,6 +892,7 @@ static int setup_loop(struct backend *be)
 	struct sym_loop_io *io;
 	int rc = sym_rt_loop(&be->loop, be->who, be->fab, on_fab, be->http, be);
 	if (!rc && ((rc = sym_loop_io_start(be->loop, be->from_exec, EPOLLIN, on_exec_done, be, &io)) ||
+		    (rc = sym_loop_io_start(be->loop, be->from_load, EPOLLIN, on_load_done, be, &io)) ||
 		    (rc = sym_loop_timer_new(be->loop, on_connect_timer, be, &be->connect_t)) ||
 		    (rc = sym_loop_timer_new(be->loop, on_beat_timer, be, &be->beat_t)) ||
 		    (rc = sym_loop_timer_new(be->loop, on_leave_timer, be, &be->leave_t))))
@@ -718,11 +910,21 @@ static void teardown(struct backend *be)
 		if (write(be->to_exec, &v, sizeof(v)) >= 0)
 			pthread_join(be->thr, NULL);
 	}
+	if (be->lthr_started) { /* a load under way finishes first */
+		atomic_store_explicit(&be->load_state, 3, memory_order_release);
+		uint64_t v = 1;
+		if (write(be->to_load, &v, sizeof(v)) >= 0)
+			pthread_join(be->lthr, NULL);
+	}
 	sym_loop_destroy(be->loop); /* connections closing now */
 	if (be->to_exec >= 0)
 		close(be->to_exec);
 	if (be->from_exec >= 0)
 		close(be->from_exec);
+	if (be->to_load >= 0)
+		close(be->to_load);
+	if (be->from_load >= 0)
+		close(be->from_load);
 	if (be->mr)
 		sym_fab_mr_close(be->mr);
 	if (be->fab)
@@ -732,6 +934,9 @@ static void teardown(struct backend *be)
 	free(be->staging);
 	free(be->outbuf);
 	free(be->descs);
+	free(be->held);
+	free(be->unloading);
+	free(be->lq);
 	free(be->fe);
 	free(be->fe_up);
 	free(be->fe_key);
@@ -749,7 +954,8 @@ static void teardown(struct backend *be)
 
 int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 {
-	struct backend be = { .c = c, .o = o, .id = o->id, .to_exec = -1, .from_exec = -1 };
+	struct backend be = { .c = c, .o = o, .id = o->id, .to_exec = -1, .from_exec = -1, .to_load = -1,
+			      .from_load = -1 };
 	snprintf(be.who, sizeof(be.who), "backend %d", o->id);
 	sym_hist_init(&be.late);
 	sym_hist_init(&be.run);

@@ -1,6 +1,7 @@
 #include "runtime/executor.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,7 @@ void sym_model_desc_default(struct sym_model_desc *m, const char *name, const st
 	memset(m, 0, sizeof(*m));
 	m->name = name;
 	m->profile = p;
+	m->file_mb = -1;
 	int64_t in = input_bytes ? (int64_t)input_bytes : 1, out = 1;
 	sym_tensor_sig_set(&m->input, "INPUT0", SYM_DT_UINT8, 1, &in);
 	sym_tensor_sig_set(&m->output, "OUTPUT0", SYM_DT_UINT64, 1, &out);
@@ -59,9 +61,27 @@ void sym_exec_fill_output(uint64_t d, void *out, size_t len)
 struct emulated {
 	struct sym_executor base;
 	sym_time spin;
-	const struct sym_profile *models[MAX_MODELS];
+	double memory_mb, load_mbps, load_ms;
+	/* written by the loading thread for a model no batch runs, read by the running one */
+	_Atomic(const struct sym_profile *) models[MAX_MODELS];
 	uint32_t out_bytes[MAX_MODELS];
 };
+
+/* Static memory of the loaded models but `skip` plus `extra`, and the
+ * largest dynamic memory of a full batch among them (unknown counts 0), in MB. */
+static double emu_footprint(struct emulated *e, int skip, const struct sym_profile *extra)
+{
+	double st = 0, dyn = 0;
+	for (int i = 0; i <= MAX_MODELS; i++) {
+		const struct sym_profile *p = i == skip ? NULL : i < MAX_MODELS ? atomic_load(&e->models[i]) : extra;
+		if (!p)
+			continue;
+		st += p->static_mb > 0 ? p->static_mb : 0;
+		double d = p->dynamic_mb > 0 ? p->dynamic_mb * p->max_batch : 0;
+		dyn = d > dyn ? d : dyn;
+	}
+	return st + dyn;
+}
 
 static int emu_load(struct sym_executor *x, int id, const struct sym_model_desc *m, char *err, size_t errlen)
 {
@@ -73,15 +93,34 @@ static int emu_load(struct sym_executor *x, int id, const struct sym_model_desc 
 	if (ob < 1 || ob > UINT32_MAX)
 		return snprintf(err, errlen, "emulated executor: model '%s': its output signature is empty or too large",
 				m->name ? m->name : m->profile->name), -EINVAL;
-	e->models[id] = m->profile;
+	const char *name = m->name ? m->name : m->profile->name;
+	double need = emu_footprint(e, id, m->profile); /* (a model loaded again replaces itself) */
+	if (e->memory_mb > 0 && need > e->memory_mb)
+		return snprintf(err, errlen, "emulated executor: model '%s' does not fit: the models loaded and it need "
+					     "%.0f MB, the GPU has %.0f", name, need, e->memory_mb), -ENOSPC;
+	/* the time the model's weights take to reach the GPU */
+	double mb = m->file_mb >= 0 ? m->file_mb : m->profile->static_mb > 0 ? m->profile->static_mb : 0;
+	double hold_ms = (e->load_mbps > 0 ? mb / e->load_mbps * 1e3 : 0) + (e->load_ms > 0 ? e->load_ms : 0);
+	if (hold_ms > 0)
+		sym_wait_until(sym_monotonic_ns() + (sym_time)(hold_ms * 1e6), 0);
 	e->out_bytes[id] = (uint32_t)ob;
+	atomic_store(&e->models[id], m->profile);
+	return 0;
+}
+
+static int emu_unload(struct sym_executor *x, int id, char *err, size_t errlen)
+{
+	struct emulated *e = (struct emulated *)x;
+	if (id < 0 || id >= MAX_MODELS || !atomic_load(&e->models[id]))
+		return snprintf(err, errlen, "emulated executor: model %d is not loaded", id), -EINVAL;
+	atomic_store(&e->models[id], NULL);
 	return 0;
 }
 
 static int emu_memory(struct sym_executor *x, int id, int b, struct sym_model_memory *out)
 {
 	struct emulated *e = (struct emulated *)x;
-	const struct sym_profile *p = id >= 0 && id < MAX_MODELS ? e->models[id] : NULL;
+	const struct sym_profile *p = id >= 0 && id < MAX_MODELS ? atomic_load(&e->models[id]) : NULL;
 	if (!p || b < 1 || b > p->max_batch)
 		return -EINVAL;
 	out->static_mb = p->static_mb;
@@ -93,7 +132,7 @@ static int emu_run(struct sym_executor *x, int id, const struct sym_batch_io *io
 		   sym_time *ended, char *err, size_t errlen)
 {
 	struct emulated *e = (struct emulated *)x;
-	const struct sym_profile *p = id >= 0 && id < MAX_MODELS ? e->models[id] : NULL;
+	const struct sym_profile *p = id >= 0 && id < MAX_MODELS ? atomic_load(&e->models[id]) : NULL;
 	if (!p)
 		return snprintf(err, errlen, "emulated executor: model %d is not loaded", id), -EINVAL;
 	if (io->n < 1 || io->n > p->max_batch)
@@ -119,15 +158,21 @@ static void emu_destroy(struct sym_executor *x)
 	free(x);
 }
 
-static const struct sym_executor_ops emulated_ops = { "emulated", emu_load, emu_run, emu_memory, emu_destroy };
+static const struct sym_executor_ops emulated_ops = { "emulated", emu_load, emu_run, emu_unload, emu_memory,
+							emu_destroy };
 
-struct sym_executor *sym_executor_emulated(sym_time spin_ns)
+struct sym_executor *sym_executor_emulated(const struct sym_executor_opts *o)
 {
 	struct emulated *e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
 	e->base.ops = &emulated_ops;
-	e->spin = spin_ns > 0 ? spin_ns : 200 * SYM_US;
+	e->spin = o && o->spin_ns > 0 ? o->spin_ns : 200 * SYM_US;
+	if (o) {
+		e->memory_mb = o->memory_mb;
+		e->load_mbps = o->load_mbps;
+		e->load_ms = o->load_ms;
+	}
 	return &e->base;
 }
 
@@ -137,7 +182,7 @@ struct sym_executor *sym_executor_open(const char *name, const struct sym_execut
 	if (!o)
 		o = &none;
 	if (name && !strcmp(name, "emulated")) {
-		struct sym_executor *x = sym_executor_emulated(o->spin_ns);
+		struct sym_executor *x = sym_executor_emulated(o);
 		if (!x)
 			snprintf(err, errlen, "emulated executor: out of memory");
 		return x;

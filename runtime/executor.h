@@ -7,7 +7,10 @@
  * `cuda` (its own issue). Everything above this interface (the backend, its
  * tests, the fidelity check) runs on a machine without a GPU.
  *
- * Thread safety: one executor per GPU, driven by one thread.
+ * Thread safety: one executor per GPU. `run` is called from one thread;
+ * `load` and `unload` may be called from one other thread at the same time,
+ * for a model that no batch in flight runs (the backend loads on command
+ * while the GPU serves its other models: docs/runtime.md, "Sub-clusters").
  */
 #ifndef SYM_EXECUTOR_H
 #define SYM_EXECUTOR_H
@@ -47,6 +50,8 @@ struct sym_model_desc {
 	struct sym_tensor_sig input;       /* one request's input and output */
 	struct sym_tensor_sig output;
 	const cJSON *spec;                 /* the model's "executor" object in the cluster file, or NULL */
+	double file_mb;                    /* its file (weights) size in MB, < 0 when unknown: the emulated
+					    * executor's load time */
 };
 
 /* The default signature of a model on the emulated executor: INPUT0 UINT8
@@ -72,6 +77,8 @@ struct sym_executor_ops {
 	 * moments it began and ended. 0, or -EINVAL (unknown model, bad size) with a message. */
 	int (*run)(struct sym_executor *x, int id, const struct sym_batch_io *io, sym_time start, sym_time *began,
 		   sym_time *ended, char *err, size_t errlen);
+	/* Unloads model `id`, freeing its memory. 0, or -EINVAL (not loaded). */
+	int (*unload)(struct sym_executor *x, int id, char *err, size_t errlen);
 	/* Memory of loaded model `id` for batches of b. 0 or -EINVAL. */
 	int (*memory)(struct sym_executor *x, int id, int b, struct sym_model_memory *out);
 	void (*destroy)(struct sym_executor *x);
@@ -81,15 +88,12 @@ struct sym_executor {
 	const struct sym_executor_ops *ops;
 };
 
-/* The emulated executor: holds for l(n) of the model's profile (sleeping,
- * then spinning the last `spin_ns`; 0: the default 200 us). Each output is
- * the input's digest, repeated to fill the output signature's bytes. Memory
- * is the profile's static_mb and dynamic_mb * b (unknown stays negative). */
-struct sym_executor *sym_executor_emulated(sym_time spin_ns);
-
 /* Options for sym_executor_open. */
 struct sym_executor_opts {
-	sym_time spin_ns;      /* emulated: see above */
+	sym_time spin_ns;      /* emulated: see sym_executor_emulated */
+	double memory_mb;      /* emulated: the device's memory (0: unlimited) */
+	double load_mbps;      /* emulated: a load holds file_mb / load_mbps s ... (0: no hold) */
+	double load_ms;        /* ... plus this */
 	int device;            /* cuda: the device ordinal */
 	const char *model_lib; /* cuda: a plugin library for models with no built-in (--model-lib), or NULL */
 };
@@ -99,6 +103,18 @@ struct sym_executor_opts {
  * build without CUDA. */
 struct sym_executor *sym_executor_open(const char *name, const struct sym_executor_opts *o, char *err,
 				       size_t errlen);
+
+/* The emulated executor: a batch holds for l(n) of the model's profile
+ * (sleeping, then spinning the last `spin_ns`; 0: the default 200 us). Each
+ * output is the input's digest, repeated to fill the output signature's
+ * bytes. Memory is the profile's static_mb and dynamic_mb * b (unknown stays
+ * negative). A load holds for the modelled loading time (file_mb, or
+ * static_mb when the file size is unknown, over load_mbps, plus load_ms:
+ * the simulator's model, symphony-centralized-orchestration.md Section 4.7)
+ * and, with memory_mb > 0, is refused (-ENOSPC) when the static memory of
+ * the models loaded plus the largest dynamic memory of a full batch would
+ * exceed it. NULL when out of memory; o may be NULL. */
+struct sym_executor *sym_executor_emulated(const struct sym_executor_opts *o);
 
 /* The CUDA executor (runtime/cuda/), with the same contract as above. */
 struct sym_executor *sym_executor_cuda(const struct sym_executor_opts *o, char *err, size_t errlen);

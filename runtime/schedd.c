@@ -85,6 +85,12 @@ struct peer {
 	bool suspect;              /* backend: silent past suspect_ms, its GPU offline to the core */
 	bool leaving;              /* said bye: its GPU offline to the core, it finishes its plans */
 	bool back;                 /* suspect, heard again: online once its queue is empty */
+	/* backend, with sub-clusters: loading its sub-cluster's models (offline
+	 * to the core until every one is loaded), and the loads and unloads it
+	 * was asked for and has not reported yet */
+	bool loading;
+	int pending;
+	sym_time hello_at;
 };
 
 /* What an accepted connection is, once it said hello. */
@@ -93,6 +99,8 @@ struct link {
 	int id;
 	struct link *prev, *next; /* every open connection's, to free them at exit */
 };
+
+enum hold { HOLD_NO, HOLD_YES, HOLD_LOADING, HOLD_UNLOADING };
 
 struct schedd {
 	struct sym_cluster *c;
@@ -106,6 +114,10 @@ struct schedd {
 	int nsub;
 	struct sym_subclusters sc;
 	struct sym_kind sub_kinds[SYM_MAX_KINDS];
+	/* per backend and model (b * nmodels + m): what its GPU holds */
+	uint8_t *holds; /* enum hold */
+	uint64_t loads, unloads, load_failures;
+	double load_s;
 	struct link links;        /* list head */
 	struct sreq *reqs;
 	uint32_t nreqs, capreqs;
@@ -396,7 +408,8 @@ static void backend_down(struct schedd *s, int b, const char *why)
 		gb->n = 0;
 	}
 	gpu_call(s, sym_sched_gpu_offline, b);
-	p->suspect = p->leaving = p->back = false;
+	p->suspect = p->leaving = p->back = p->loading = false;
+	p->pending = 0;
 	send_status(s, -1);
 }
 
@@ -429,6 +442,10 @@ static void backend_heard(struct schedd *s, int b)
 	struct peer *p = &s->be[b];
 	if (!p->suspect || p->leaving)
 		return;
+	if (p->loading) { /* never online yet: it goes online when its loads are done */
+		p->suspect = p->back = false;
+		return;
+	}
 	if (s->gpus[b].qn) {
 		p->back = true; /* on_done puts it online when its queue is empty */
 		return;
@@ -444,7 +461,7 @@ static int gpus_online(const struct schedd *s)
 {
 	int n = 0;
 	for (int g = 0; g < s->c->backends_max; g++)
-		n += s->be[g].conn && !s->be[g].suspect && !s->be[g].leaving;
+		n += s->be[g].conn && !s->be[g].suspect && !s->be[g].leaving && !s->be[g].loading;
 	return n;
 }
 
@@ -518,6 +535,91 @@ static void refuse_identity(struct schedd *s, struct sym_fab_conn *conn, const c
 	refuse_hello(s, conn, why);
 }
 
+static void send_load(struct schedd *s, int b, int model, int op)
+{
+	struct sym_msg m = { .type = SYM_MSG_LOAD };
+	m.u.load.model = (uint16_t)model;
+	m.u.load.op = (uint8_t)op;
+	s->holds[(size_t)b * s->c->exp.nmodels + (size_t)model] = op == SYM_WIRE_LOAD ? HOLD_LOADING : HOLD_UNLOADING;
+	s->be[b].pending++;
+	sym_rt_send(WHO, s->be[b].conn, &m, NULL, NULL);
+}
+
+/* Backend b registered holding the models its hello lists: it unloads those
+ * its sub-cluster does not serve (first: their memory is what the others
+ * need) and loads the missing ones. True when it holds its sub-cluster's
+ * models already (online at once); else it is loading, offline to the core. */
+static bool reconcile_models(struct schedd *s, int b, const struct sym_msg *hello)
+{
+	size_t n = s->c->exp.nmodels;
+	uint8_t *h = s->holds + (size_t)b * n;
+	memset(h, HOLD_NO, n);
+	for (uint16_t i = 0; i < hello->u.hello.nmodels; i++)
+		h[sym_wire_hello_model(hello, i)] = HOLD_YES;
+	struct peer *p = &s->be[b];
+	p->pending = 0;
+	int part = s->sc.gpu_part[b];
+	for (size_t m = 0; m < n; m++)
+		if (h[m] == HOLD_YES && s->sc.model_part[m] != part)
+			send_load(s, b, (int)m, SYM_WIRE_UNLOAD);
+	int loads = 0;
+	for (size_t m = 0; m < n; m++)
+		if (h[m] == HOLD_NO && s->sc.model_part[m] == part) {
+			send_load(s, b, (int)m, SYM_WIRE_LOAD);
+			loads++;
+		}
+	p->loading = loads > 0;
+	return !p->loading;
+}
+
+/* Backend b loaded or unloaded a model. Once every model of its sub-cluster
+ * is loaded its GPU goes online; a load that failed keeps it offline (it
+ * cannot serve its sub-cluster) and says why in the log. */
+static void on_loaded(struct schedd *s, struct sym_fab_conn *conn, int b, const struct sym_msg *m)
+{
+	const struct sym_experiment *e = &s->c->exp;
+	struct peer *p = &s->be[b];
+	uint8_t *h = m->u.loaded.model < e->nmodels ? &s->holds[(size_t)b * e->nmodels + m->u.loaded.model] : NULL;
+	bool load = m->u.loaded.op == SYM_WIRE_LOAD;
+	if (!h || *h != (load ? HOLD_LOADING : HOLD_UNLOADING) || p->pending <= 0) {
+		char why[160];
+		snprintf(why, sizeof(why), "a report of a model %s (model %u) that was not asked for", load ? "load" : "unload",
+			 m->u.loaded.model);
+		s->bad_peers++;
+		drop_conn(s, conn, why);
+		return;
+	}
+	p->pending--;
+	const char *name = e->models[m->u.loaded.model].name;
+	if (!load) {
+		*h = HOLD_NO;
+		s->unloads++;
+		return;
+	}
+	if (m->u.loaded.status != SYM_WIRE_OK) {
+		*h = HOLD_NO;
+		s->load_failures++;
+		sym_rt_log(WHO, "backend %d could not load model %s (its log says why): GPU %d stays offline", b, name, b);
+		return;
+	}
+	*h = HOLD_YES;
+	s->loads++;
+	s->load_s += (double)m->u.loaded.took_ns / 1e9;
+	if (!p->loading)
+		return;
+	for (size_t k = 0; k < e->nmodels; k++)
+		if (s->sc.model_part[k] == s->sc.gpu_part[b] && s->holds[(size_t)b * e->nmodels + k] != HOLD_YES)
+			return;
+	p->loading = false;
+	if (!s->o->quiet)
+		sym_rt_log(WHO, "backend %d loaded the models of sub-cluster %d in %.3f s: GPU %d online", b,
+			   s->sc.gpu_part[b], (double)(sym_monotonic_ns() - p->hello_at) / 1e9, b);
+	if (p->suspect || p->leaving)
+		return;
+	gpu_call(s, sym_sched_gpu_online, b);
+	send_status(s, -1);
+}
+
 static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l, const struct sym_msg *m)
 {
 	char why[200];
@@ -579,26 +681,42 @@ static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l
 		return;
 	}
 	const char *kind = e->kinds[e->gpu_kind[id]].name;
-	if (strcmp(m->u.hello.kind, kind) || m->u.hello.nmodels != e->nmodels) {
+	if (strcmp(m->u.hello.kind, kind) || m->u.hello.nmodels > e->nmodels) {
 		snprintf(why, sizeof(why), "backend %d says kind '%s' with %u models, the cluster has '%s' with %zu",
 			 id, m->u.hello.kind, m->u.hello.nmodels, kind, e->nmodels);
 		refuse_hello(s, conn, why);
 		return;
 	}
-	for (uint16_t i = 0; i < m->u.hello.nmodels; i++)
-		if (sym_wire_hello_model(m, i) != i) {
-			refuse_hello(s, conn, "a backend must load every model of the cluster, in order");
+	for (uint16_t i = 0; i < m->u.hello.nmodels; i++) {
+		uint16_t mi = sym_wire_hello_model(m, i);
+		if (mi >= e->nmodels || (i && mi <= sym_wire_hello_model(m, i - 1))) {
+			refuse_hello(s, conn, "a backend's models must be ids of the cluster's, in increasing order");
 			return;
 		}
+	}
+	if (!s->nsub && m->u.hello.nmodels != e->nmodels) {
+		snprintf(why, sizeof(why), "backend %d has %u of the %zu models loaded; without sub-clusters a backend "
+			 "holds them all", id, m->u.hello.nmodels, e->nmodels);
+		refuse_hello(s, conn, why);
+		return;
+	}
 	if (s->be[id].conn) {
 		refuse_identity(s, conn, "backend", id);
 		return;
 	}
 	l->role = SYM_ROLE_BACKEND;
 	l->id = id;
-	s->be[id].conn = conn;
-	s->be[id].last_seen = sym_monotonic_ns();
-	s->be[id].ever = true;
+	struct peer *p = &s->be[id];
+	p->conn = conn;
+	p->last_seen = p->hello_at = sym_monotonic_ns();
+	p->ever = true;
+	if (s->nsub && !reconcile_models(s, id, m)) {
+		if (!s->o->quiet)
+			sym_rt_log(WHO, "backend %d (%s) registered: loading %d models of sub-cluster %d (GPU %d offline "
+				   "until they are loaded)", id, kind, p->pending, s->sc.gpu_part[id], id);
+		check_taken_over(s);
+		return;
+	}
 	gpu_call(s, sym_sched_gpu_online, id);
 	if (!s->o->quiet)
 		sym_rt_log(WHO, "backend %d (%s) registered: GPU %d online", id, kind, id);
@@ -749,6 +867,10 @@ static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *d
 		on_done(s, conn, l->id, &m, now);
 		return;
 	}
+	if (m.type == SYM_MSG_LOADED && l->role == SYM_ROLE_BACKEND) {
+		on_loaded(s, conn, l->id, &m);
+		return;
+	}
 	s->bad_peers++;
 	snprintf(why, sizeof(why), "unexpected %s message from %s", sym_wire_type_name(m.type),
 		 l->role == SYM_ROLE_FRONTEND ? "a frontend" : l->role == SYM_ROLE_BACKEND ? "a backend"
@@ -858,8 +980,20 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 		}
 	}
 	sym_prom_family(b, "symphony_gpus_online", "gauge",
-			"GPUs whose backend is registered with schedd, not suspect and not leaving");
+			"GPUs whose backend is registered with schedd, not suspect, not leaving and not loading its models");
 	sym_prom_sample(b, "symphony_gpus_online", NULL, up);
+	if (s->nsub) {
+		int loading = 0;
+		for (int g = 0; g < s->c->backends_max; g++)
+			loading += s->be[g].conn && s->be[g].loading;
+		sym_prom_family(b, "symphony_gpus_loading", "gauge",
+				"GPUs registered and still loading their sub-cluster's models (offline until done)");
+		sym_prom_sample(b, "symphony_gpus_loading", NULL, loading);
+		sym_prom_family(b, "symphony_model_loads_total", "counter", "Models the backends loaded on schedd's command");
+		sym_prom_sample(b, "symphony_model_loads_total", NULL, (double)s->loads);
+		sym_prom_family(b, "symphony_model_load_failures_total", "counter", "Loads a backend reported failed");
+		sym_prom_sample(b, "symphony_model_load_failures_total", NULL, (double)s->load_failures);
+	}
 	sym_prom_family(b, "symphony_scheduler_events_total", "counter",
 			"Scheduler events: arrivals, dispatches, completions, drops, failures, rejected messages");
 	const struct {
@@ -969,6 +1103,11 @@ static int write_stats(struct schedd *s, const char *path)
 					cJSON_AddItemToArray(gs, cJSON_CreateNumber(g));
 			cJSON_AddItemToArray(subs, x);
 		}
+		cJSON *ld = cJSON_AddObjectToObject(o, "model_loading");
+		cJSON_AddNumberToObject(ld, "loads", (double)s->loads);
+		cJSON_AddNumberToObject(ld, "unloads", (double)s->unloads);
+		cJSON_AddNumberToObject(ld, "failures", (double)s->load_failures);
+		cJSON_AddNumberToObject(ld, "load_seconds", s->load_s);
 	}
 	cJSON_AddNumberToObject(o, "frontend_failures", (double)s->fe_failures);
 	cJSON_AddNumberToObject(o, "rejected_messages", (double)s->bad_peers);
@@ -1031,6 +1170,8 @@ static int setup_subclusters(struct schedd *s, char *err, size_t errlen)
 	if ((rc = sym_subclusters_build(e, e->rate, &s->sc, err, errlen)))
 		return rc;
 	s->nsub = L;
+	if (!(s->holds = calloc((size_t)e->gpus * e->nmodels, 1)))
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	for (int j = 0; j < L; j++) {
 		s->sub_kinds[j] = e->kinds[0];
 		snprintf(s->sub_kinds[j].name, sizeof(s->sub_kinds[j].name), "%.20s/sub%d", e->kinds[0].name, j);
@@ -1353,6 +1494,7 @@ static void teardown(struct schedd *s)
 		link_free(s->links.next);
 	free(s->mc);
 	sym_subclusters_finish(&s->sc);
+	free(s->holds);
 	for (int g = 0; s->gpus && g < s->c->backends_max; g++)
 		for (int j = 0; j < GPU_Q; j++)
 			free(s->gpus[g].q[j].reqs);

@@ -1,6 +1,7 @@
 #include "runtime/wire.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -77,6 +78,8 @@ static uint64_t get64(struct rd *r)
 #define BYE_SIZE 5
 #define STATUS_SIZE 9
 #define GRANT_SIZE 12
+#define LOAD_SIZE 3
+#define LOADED_SIZE 12
 
 static bool drop_reason_ok(int r)
 {
@@ -87,6 +90,11 @@ static bool drop_reason_ok(int r)
 static bool done_status_ok(int st)
 {
 	return st == SYM_WIRE_OK || st == SYM_WIRE_BACKEND_FAILED || st == SYM_WIRE_REJECTED;
+}
+
+static bool load_op_ok(int op)
+{
+	return op == SYM_WIRE_LOAD || op == SYM_WIRE_UNLOAD;
 }
 
 static bool latest_ok(int64_t latest, int64_t start)
@@ -143,6 +151,14 @@ static size_t payload_size(const struct sym_msg *m)
 		return m->u.status.draining <= 1 && m->u.status.gpus_online <= m->u.status.gpus_max ? STATUS_SIZE : 0;
 	case SYM_MSG_GRANT:
 		return GRANT_SIZE;
+	case SYM_MSG_LOAD:
+		return load_op_ok(m->u.load.op) ? LOAD_SIZE : 0;
+	case SYM_MSG_LOADED:
+		return load_op_ok(m->u.loaded.op) &&
+				       (m->u.loaded.status == SYM_WIRE_OK || m->u.loaded.status == SYM_WIRE_BACKEND_FAILED) &&
+				       m->u.loaded.took_ns >= 0 && m->u.loaded.took_ns <= HOUR_NS
+			       ? LOADED_SIZE
+			       : 0;
 	default:
 		return 0;
 	}
@@ -259,6 +275,16 @@ size_t sym_wire_encode(const struct sym_msg *m, const struct sym_wire_input *inp
 	case SYM_MSG_GRANT:
 		put32(&w, m->u.grant.frontend);
 		put64(&w, m->u.grant.key);
+		break;
+	case SYM_MSG_LOAD:
+		put16(&w, m->u.load.model);
+		put8(&w, m->u.load.op);
+		break;
+	case SYM_MSG_LOADED:
+		put16(&w, m->u.loaded.model);
+		put8(&w, m->u.loaded.op);
+		put8(&w, m->u.loaded.status);
+		put64(&w, (uint64_t)m->u.loaded.took_ns);
 		break;
 	default:
 		return 0;
@@ -460,6 +486,30 @@ long sym_wire_decode(const uint8_t *buf, size_t len, struct sym_msg *m, char *er
 		m->u.grant.key = get64(&r);
 		want = GRANT_SIZE;
 		break;
+	case SYM_MSG_LOAD:
+		if (plen != LOAD_SIZE)
+			return BAD("%s: payload of %u bytes, want %d", tn, plen, LOAD_SIZE);
+		m->u.load.model = get16(&r);
+		m->u.load.op = get8(&r);
+		if (!load_op_ok(m->u.load.op))
+			return BAD("%s: unknown operation %u (1 load, 2 unload)", tn, m->u.load.op);
+		want = LOAD_SIZE;
+		break;
+	case SYM_MSG_LOADED:
+		if (plen != LOADED_SIZE)
+			return BAD("%s: payload of %u bytes, want %d", tn, plen, LOADED_SIZE);
+		m->u.loaded.model = get16(&r);
+		m->u.loaded.op = get8(&r);
+		m->u.loaded.status = get8(&r);
+		m->u.loaded.took_ns = (int64_t)get64(&r);
+		if (!load_op_ok(m->u.loaded.op))
+			return BAD("%s: unknown operation %u (1 load, 2 unload)", tn, m->u.loaded.op);
+		if (m->u.loaded.status != SYM_WIRE_OK && m->u.loaded.status != SYM_WIRE_BACKEND_FAILED)
+			return BAD("%s: status %u is not ok or failed", tn, m->u.loaded.status);
+		if (m->u.loaded.took_ns < 0 || m->u.loaded.took_ns > HOUR_NS)
+			return BAD("%s: took %" PRId64 " ns, outside 0..1 h", tn, m->u.loaded.took_ns);
+		want = LOADED_SIZE;
+		break;
 	default:
 		return BAD("unknown message type %u", type);
 	}
@@ -487,7 +537,8 @@ uint16_t sym_wire_hello_model(const struct sym_msg *m, uint16_t i)
 const char *sym_wire_type_name(int type)
 {
 	static const char *const names[] = { "?", "hello", "heartbeat", "request", "meta", "plan",
-					     "done", "result", "drop", "answer", "bye", "status", "grant" };
+					     "done", "result", "drop", "answer", "bye", "status", "grant",
+					     "load", "loaded" };
 	return type > 0 && type < SYM_MSG_NTYPES ? names[type] : "?";
 }
 

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #define SYM_WIRE_MAGIC 0x314d5953u
-#define SYM_WIRE_VERSION 3
+#define SYM_WIRE_VERSION 4
 #define SYM_WIRE_HEADER 16
 #define SYM_WIRE_MAX_PAYLOAD (1u << 20) /* 1 MiB: inputs and outputs travel inline for clients */
 #define SYM_WIRE_MAX_BATCH 1024         /* inputs in one plan */
@@ -50,6 +50,8 @@ enum sym_msg_type {
 			       * schedd -> backend: nothing more will come (its plans came before) */
 	SYM_MSG_STATUS,       /* schedd -> frontend: the GPUs online, for readiness */
 	SYM_MSG_GRANT,        /* frontend -> backend: the key of its input pool for this connection */
+	SYM_MSG_LOAD,         /* schedd -> backend: load a model onto the GPU, or unload it (since version 4) */
+	SYM_MSG_LOADED,       /* backend -> schedd: a load or unload is done (or failed), and how long it took */
 	SYM_MSG_NTYPES
 };
 
@@ -68,6 +70,9 @@ enum sym_wire_status {
 	SYM_WIRE_REJECTED,         /* its batch could not start by the latest start its scheduler gave */
 	SYM_WIRE_NSTATUS
 };
+
+/* LOAD.op, LOADED.op */
+enum sym_wire_load_op { SYM_WIRE_LOAD = 1, SYM_WIRE_UNLOAD = 2 };
 
 /* One input of a plan: which frontend holds it and where, for an RMA read. */
 struct sym_wire_input {
@@ -157,6 +162,16 @@ struct sym_msg {
 			uint32_t gpus_max;      /* the most the cluster may have (backends_max) */
 			uint8_t draining;       /* 1: schedd is shutting down and takes no new request */
 		} status;
+		struct {
+			uint16_t model;
+			uint8_t op;             /* enum sym_wire_load_op */
+		} load;
+		struct {
+			uint16_t model;
+			uint8_t op;             /* enum sym_wire_load_op */
+			uint8_t status;         /* SYM_WIRE_OK, or SYM_WIRE_BACKEND_FAILED (it does not fit, the executor refused) */
+			int64_t took_ns;        /* how long the load or unload took on the backend */
+		} loaded;
 	} u;
 };
 

@@ -52,7 +52,7 @@ static void test_timing(void **state)
 	(void)state;
 	struct sym_profile p;
 	assert_int_equal(sym_profile_init_linear(&p, "m", 0.5, 2.0, 8), 0); /* l(4) = 4 ms */
-	struct sym_executor *x = sym_executor_emulated(0);
+	struct sym_executor *x = sym_executor_emulated(NULL);
 	assert_non_null(x);
 	assert_string_equal(x->ops->name, "emulated");
 	char err[256];
@@ -92,12 +92,57 @@ static void test_timing(void **state)
 	sym_profile_finish(&p);
 }
 
+/* Loading holds for the modelled time (file over bandwidth, plus a fixed
+ * cost), refuses a model that does not fit the device's memory, and an
+ * unloaded model frees its memory and runs no more. */
+static void test_load_unload(void **state)
+{
+	(void)state;
+	struct sym_profile a, b;
+	assert_int_equal(sym_profile_init_linear(&a, "a", 0.5, 2.0, 8), 0);
+	assert_int_equal(sym_profile_init_linear(&b, "b", 0.5, 2.0, 8), 0);
+	a.static_mb = 600, a.dynamic_mb = 10; /* 600 + 80 */
+	b.static_mb = 300, b.dynamic_mb = 25; /* 300 + 200 */
+	struct sym_executor_opts o = { .memory_mb = 1000, .load_mbps = 10000, .load_ms = 20 };
+	struct sym_executor *x = sym_executor_emulated(&o);
+	char err[256];
+	struct sym_model_desc ma, mb;
+	sym_model_desc_default(&ma, "a", &a, 16);
+	sym_model_desc_default(&mb, "b", &b, 16);
+	ma.file_mb = 500; /* 500 MB at 10 GB/s = 50 ms, + 20 ms */
+	mb.file_mb = -1;  /* unknown: its static memory, 300 MB = 30 ms, + 20 ms */
+	sym_time t0 = sym_monotonic_ns();
+	assert_int_equal(x->ops->load(x, 0, &ma, err, sizeof(err)), 0);
+	sym_time t1 = sym_monotonic_ns();
+	assert_true(t1 - t0 >= 70 * SYM_MS);
+	assert_true(t1 - t0 < 140 * SYM_MS); /* (generous: CI machines are shared) */
+	/* 600 + 300 static, and the largest batch's 200 dynamic: 1100 > 1000 */
+	assert_int_equal(x->ops->load(x, 1, &mb, err, sizeof(err)), -ENOSPC);
+	assert_contains(err, "model 'b' does not fit: the models loaded and it need 1100 MB, the GPU has 1000");
+	assert_true(sym_monotonic_ns() - t1 < 40 * SYM_MS); /* refused before any loading (50 ms) */
+	assert_int_equal(x->ops->unload(x, 0, err, sizeof(err)), 0);
+	assert_int_equal(x->ops->unload(x, 0, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "model 0 is not loaded");
+	struct io_bufs io;
+	make_io(&io, 2);
+	sym_time began, ended;
+	assert_int_equal(x->ops->run(x, 0, &io.io, t1, &began, &ended, err, sizeof(err)), -EINVAL);
+	t0 = sym_monotonic_ns();
+	assert_int_equal(x->ops->load(x, 1, &mb, err, sizeof(err)), 0); /* room now */
+	t1 = sym_monotonic_ns();
+	assert_true(t1 - t0 >= 50 * SYM_MS && t1 - t0 < 100 * SYM_MS);
+	assert_int_equal(x->ops->run(x, 1, &io.io, t1, &began, &ended, err, sizeof(err)), 0);
+	x->ops->destroy(x);
+	sym_profile_finish(&a);
+	sym_profile_finish(&b);
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
 	struct sym_profile p;
 	assert_int_equal(sym_profile_init_linear(&p, "m", 0.1, 0.1, 4), 0);
-	struct sym_executor *x = sym_executor_emulated(50 * SYM_US);
+	struct sym_executor *x = sym_executor_emulated(&(struct sym_executor_opts){ .spin_ns = 50 * SYM_US });
 	char err[256];
 	struct sym_model_desc md;
 	sym_model_desc_default(&md, "m", &p, 16);
@@ -145,6 +190,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_timing),
+		cmocka_unit_test(test_load_unload),
 		cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

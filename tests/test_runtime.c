@@ -179,12 +179,15 @@ static void cluster_start(struct cluster *c)
 		c->be[i] = spawn(log, a);
 	}
 	double end = now_s() + 20;
-	while (now_s() < end && (count_in("schedd.log", "registered: GPU") < NBE ||
+	/* (with sub-clusters a backend's GPU goes online once it loaded its models) */
+#define ONLINE() (count_in("schedd.log", "registered: GPU") + count_in("schedd.log", "loaded the models of sub-cluster"))
+	while (now_s() < end && (ONLINE() < NBE ||
 				 count_in("schedd.log", "frontend 1 registered") + count_in("schedd.log", "frontend 0 registered") < NFE))
 		sleep_ms(50);
 	running = *c;
 	is_running = true;
-	assert_int_equal(count_in("schedd.log", "registered: GPU"), NBE);
+	assert_int_equal(ONLINE(), NBE);
+#undef ONLINE
 }
 
 /* Fails if a process's log holds a report of AddressSanitizer, LeakSanitizer or
@@ -465,8 +468,15 @@ static struct fake fake_peer(const char *fport, const uint8_t *key, const void *
 		for (int i = 0; i < n; i++) {
 			if (ev[i].type == SYM_FAB_CONNECTED) {
 				r.connected = true;
-				if (len)
-					assert_int_equal(sym_fab_send(conn, msg, len), 0);
+				/* one fabric message per wire message it holds (the rest, garbage, as one) */
+				for (size_t off = 0; off < len;) {
+					struct sym_msg d;
+					char why[128];
+					long k = sym_wire_decode((const uint8_t *)msg + off, len - off, &d, why, sizeof(why));
+					size_t part = k > 0 ? (size_t)k : len - off;
+					assert_int_equal(sym_fab_send(conn, (const uint8_t *)msg + off, part), 0);
+					off += part;
+				}
 				for (int k = 0; k < nreads; k++)
 					assert_int_equal(sym_fab_read(conn, buf + 64 * k, 64, mr, 0, (uint64_t)k, NULL), 0);
 			}
@@ -1313,10 +1323,25 @@ static void test_subclusters(void **state)
 {
 	(void)state;
 	config_replace("\"slo_ms\": 40,", "\"slo_ms\": 40, \"num_models\": 4, "
-		       "\"partition\": {\"subclusters\": 2, \"assign\": [0, 0, 1, 1]},");
+		       "\"partition\": {\"subclusters\": 2, \"assign\": [0, 0, 1, 1], \"load_ms\": 30},");
 	config_replace("\"heartbeat_ms\": 10,", "\"heartbeat_ms\": 10, \"threads\": 2,");
+	config_replace("\"failure_ms\": 50,", "\"failure_ms\": 3000, \"backends_max\": 5,");
 	struct cluster c;
 	cluster_start(&c);
+	/* a member registering as backend 4 (holding model 0) is told what to load and unload; it
+	 * then reports an unload nobody asked for, and is closed */
+	char err[512];
+	uint8_t key[SYM_FAB_SECRET_BYTES], msg[512];
+	assert_int_equal(sym_secret_load(secret, key, err, sizeof(err)), 0);
+	size_t len = hello_as_backend(msg, sizeof(msg), 4);
+	struct sym_msg ld = { .type = SYM_MSG_LOADED };
+	ld.u.loaded.model = 1;
+	ld.u.loaded.op = SYM_WIRE_UNLOAD;
+	ld.u.loaded.status = SYM_WIRE_OK;
+	size_t n2 = sym_wire_encode(&ld, NULL, NULL, msg + len, sizeof(msg) - len);
+	assert_true(n2 > 0);
+	struct fake r = fake_peer(port, key, msg, len + n2, 0);
+	assert_true(r.connected && r.closed);
 	pid_t lg = loadgen_start("sub.json", "300", "3");
 	int st = wait_for(lg, 40);
 	int sst = cluster_stop(&c);
@@ -1331,14 +1356,29 @@ static void test_subclusters(void **state)
 	cJSON *s = load_json("schedd.json");
 	const cJSON *subs = cJSON_GetObjectItem(s, "subclusters");
 	assert_int_equal(cJSON_GetArraySize(subs), 2);
+	int gpus = 0;
 	for (int p = 0; p < 2; p++) {
 		const cJSON *x = cJSON_GetArrayItem(subs, p);
 		assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(x, "models")), 2);
-		assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(x, "gpus")), 2);
+		gpus += cJSON_GetArraySize(cJSON_GetObjectItem(x, "gpus"));
 		assert_int_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(x, "models"), 0)->valueint, 2 * p);
 	}
+	assert_int_equal(gpus, 5); /* backends_max: the fifth is split too */
+	/* the four backends started empty and loaded their sub-cluster's two models each on
+	 * schedd's command (30 ms each on the emulated executor), then went online */
+	assert_true(num(s, "model_loading.loads") >= 8);
+	assert_true(num(s, "model_loading.load_seconds") >= 8 * 0.030);
+	assert_int_equal((int)num(s, "model_loading.failures"), 0);
+	assert_true(num(s, "rejected_messages") >= 1);
 	cJSON_Delete(s);
-	assert_int_equal(count_in("schedd.log", "sub-cluster 1: 2 models, 2 GPUs"), 1);
+	assert_int_equal(count_in("schedd.log", "loaded the models of sub-cluster"), 4);
+	assert_int_equal(count_in("schedd.log", "backend 4 (a100) registered: loading"), 1);
+	assert_int_equal(count_in("schedd.log", "a report of a model unload (model 1) that was not asked for"), 1);
+	for (int b = 0; b < 4; b++) {
+		char log[32];
+		snprintf(log, sizeof(log), "backend%d.log", b);
+		assert_int_equal(count_in(log, "registered with schedd (a100, 0 of the 4 models loaded)"), 1);
+	}
 	passed = true;
 }
 

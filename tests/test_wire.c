@@ -109,6 +109,16 @@ static struct sym_msg sample(int type)
 		m.u.grant.frontend = 2;
 		m.u.grant.key = 0xfedcba9876543210ull;
 		break;
+	case SYM_MSG_LOAD:
+		m.u.load.model = 1023;
+		m.u.load.op = SYM_WIRE_UNLOAD;
+		break;
+	case SYM_MSG_LOADED:
+		m.u.loaded.model = 7;
+		m.u.loaded.op = SYM_WIRE_LOAD;
+		m.u.loaded.status = SYM_WIRE_BACKEND_FAILED;
+		m.u.loaded.took_ns = 1234567890;
+		break;
 	}
 	return m;
 }
@@ -211,12 +221,22 @@ static void test_round_trip(void **state)
 			assert_int_equal(d.u.grant.frontend, 2);
 			assert_true(d.u.grant.key == 0xfedcba9876543210ull);
 			break;
+		case SYM_MSG_LOAD:
+			assert_int_equal(d.u.load.model, 1023);
+			assert_int_equal(d.u.load.op, SYM_WIRE_UNLOAD);
+			break;
+		case SYM_MSG_LOADED:
+			assert_int_equal(d.u.loaded.model, 7);
+			assert_int_equal(d.u.loaded.op, SYM_WIRE_LOAD);
+			assert_int_equal(d.u.loaded.status, SYM_WIRE_BACKEND_FAILED);
+			assert_true(d.u.loaded.took_ns == 1234567890);
+			break;
 		}
 	}
 	/* the header bytes are exactly as documented */
 	struct sym_msg m = sample(SYM_MSG_DROP);
 	enc(&m);
-	const uint8_t head[16] = { 'S', 'Y', 'M', '1', 3, 0, SYM_MSG_DROP, 0, 9, 0, 0, 0, 0, 0, 0, 0 };
+	const uint8_t head[16] = { 'S', 'Y', 'M', '1', 4, 0, SYM_MSG_DROP, 0, 9, 0, 0, 0, 0, 0, 0, 0 };
 	assert_memory_equal(buf, head, 16);
 }
 
@@ -295,13 +315,28 @@ static void test_bounds(void **state)
 	FRESH(SYM_MSG_STATUS);
 	poke(24, 2, 1);
 	expect_bad(n, "draining flag 2");
+	/* load: an operation that is neither load nor unload; loaded: a status other than ok/failed, a negative time */
+	FRESH(SYM_MSG_LOAD);
+	poke(18, 0, 1);
+	expect_bad(n, "unknown operation 0");
+	poke(18, 3, 1);
+	expect_bad(n, "unknown operation 3");
+	FRESH(SYM_MSG_LOADED);
+	poke(19, SYM_WIRE_DROPPED_EXPIRED, 1);
+	expect_bad(n, "is not ok or failed");
+	FRESH(SYM_MSG_LOADED);
+	poke(20, (uint64_t)-5, 8);
+	expect_bad(n, "outside 0..1 h");
+	m.type = SYM_MSG_LOAD;
+	m.u.load.op = 0;
+	assert_int_equal(sym_wire_size(&m), 0); /* nor encoded */
 	FRESH(SYM_MSG_DROP);
 	poke(24, SYM_WIRE_UNAVAILABLE, 1);
 	char e2[64];
 	assert_int_equal(sym_wire_decode(buf, n, &m, e2, sizeof(e2)), (long)n); /* schedd shutting down drops with it */
 	/* fixed-size payloads: one byte more or less */
-	int fixed[] = { SYM_MSG_HEARTBEAT, SYM_MSG_META, SYM_MSG_DONE, SYM_MSG_DROP };
-	for (size_t i = 0; i < 4; i++) {
+	int fixed[] = { SYM_MSG_HEARTBEAT, SYM_MSG_META, SYM_MSG_DONE, SYM_MSG_DROP, SYM_MSG_LOAD, SYM_MSG_LOADED };
+	for (size_t i = 0; i < 6; i++) {
 		FRESH(fixed[i]);
 		uint32_t plen = (uint32_t)(n - 16);
 		poke(8, plen + 1, 4);

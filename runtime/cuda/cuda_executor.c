@@ -17,6 +17,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +56,8 @@ struct cuda_x {
 	sym_time spin;
 	cudaStream_t stream;
 	char *model_lib;
-	struct cmodel *models[MAX_MODELS];
+	/* written by the loading thread for a model no batch runs, read by the running one */
+	_Atomic(struct cmodel *) models[MAX_MODELS];
 };
 
 #define ERR(rc, ...) (snprintf(err, errlen, __VA_ARGS__), (rc))
@@ -311,8 +313,8 @@ static int cu_load(struct sym_executor *xe, int id, const struct sym_model_desc 
 	if ((!cm->spec.is_builtin && (rc = plugin_load(x, cm, m, who, err, errlen))) ||
 	    (rc = warm_up(x, cm, who, err, errlen)))
 		goto fail;
-	free_model(x->models[id]);
-	x->models[id] = cm;
+	free_model(atomic_load(&x->models[id]));
+	atomic_store(&x->models[id], cm);
 	return 0;
 fail:
 	free_model(cm);
@@ -322,7 +324,7 @@ fail:
 static int cu_memory(struct sym_executor *xe, int id, int b, struct sym_model_memory *out)
 {
 	struct cuda_x *x = (struct cuda_x *)xe;
-	const struct cmodel *cm = id >= 0 && id < MAX_MODELS ? x->models[id] : NULL;
+	const struct cmodel *cm = id >= 0 && id < MAX_MODELS ? atomic_load(&x->models[id]) : NULL;
 	if (!cm || b < 1 || b > cm->max_batch)
 		return -EINVAL;
 	uint64_t dyn = cm->dyn_per_sample * (uint64_t)b, st, pdyn;
@@ -337,7 +339,7 @@ static int cu_run(struct sym_executor *xe, int id, const struct sym_batch_io *io
 		  sym_time *ended, char *err, size_t errlen)
 {
 	struct cuda_x *x = (struct cuda_x *)xe;
-	struct cmodel *cm = id >= 0 && id < MAX_MODELS ? x->models[id] : NULL;
+	struct cmodel *cm = id >= 0 && id < MAX_MODELS ? atomic_load(&x->models[id]) : NULL;
 	if (!cm)
 		return ERR(-EINVAL, "cuda executor: model %d is not loaded", id);
 	char who[160];
@@ -382,14 +384,28 @@ static void cu_destroy(struct sym_executor *xe)
 		return;
 	(void)cudaSetDevice(x->device);
 	for (int i = 0; i < MAX_MODELS; i++)
-		free_model(x->models[i]);
+		free_model(atomic_load(&x->models[i]));
 	if (x->stream)
 		cudaStreamDestroy(x->stream);
 	free(x->model_lib);
 	free(x);
 }
 
-static const struct sym_executor_ops cuda_ops = { "cuda", cu_load, cu_run, cu_memory, cu_destroy };
+/* Frees what the model holds on the GPU (cudaFree waits for the device:
+ * the batch running another model finishes first). */
+static int cu_unload(struct sym_executor *xe, int id, char *err, size_t errlen)
+{
+	struct cuda_x *x = (struct cuda_x *)xe;
+	struct cmodel *cm = id >= 0 && id < MAX_MODELS ? atomic_load(&x->models[id]) : NULL;
+	if (!cm)
+		return ERR(-EINVAL, "cuda executor: model %d is not loaded", id);
+	(void)cudaSetDevice(x->device);
+	atomic_store(&x->models[id], NULL);
+	free_model(cm);
+	return 0;
+}
+
+static const struct sym_executor_ops cuda_ops = { "cuda", cu_load, cu_run, cu_unload, cu_memory, cu_destroy };
 
 /* Why cudaGetDeviceCount failed, in a phrase. */
 static const char *explain(cudaError_t e, char *buf, size_t len)
