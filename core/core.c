@@ -668,6 +668,21 @@ int sym_core_gpu_online(struct sym_core *c, int gpu, uint32_t epoch, sym_time no
 	return 0;
 }
 
+int sym_core_set_kinds_off(struct sym_core *c, int m, uint32_t kinds_off, sym_time now)
+{
+	struct core *k = impl(c);
+	if (m < 0 || m >= c->nmodels)
+		return -EINVAL;
+	if (k->sched)
+		return -ENOTSUP;
+	if (sym_core_next_wakeup(c) <= now)
+		sym_core_advance(c, now);
+	int rc = sym_models_set_kinds_off(&k->models, m, kinds_off, now);
+	if (!rc)
+		deliver(k, now);
+	return rc;
+}
+
 uint64_t sym_core_queued(const struct sym_core *c)
 {
 	const struct core *k = cimpl(c);

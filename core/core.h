@@ -140,6 +140,13 @@ void sym_core_gpu_free(struct sym_core *c, int gpu, sym_time now);
 int sym_core_gpu_offline(struct sym_core *c, int g, uint32_t epoch, sym_time now);
 int sym_core_gpu_online(struct sym_core *c, int g, uint32_t epoch, sym_time now);
 
+/* Model m runs on the kinds not in kinds_off from now on (a model moving to
+ * another sub-cluster, Section 4.7 of symphony-centralized-orchestration.md):
+ * its queue stays, and its next batch goes to a GPU of a kind it runs on.
+ * Returns 0; -EINVAL for a bad model, a core of one kind, or every kind off;
+ * -ENOTSUP for a scheduler policy (kinds_off is the candidate policies'). */
+int sym_core_set_kinds_off(struct sym_core *c, int m, uint32_t kinds_off, sym_time now);
+
 /* Runs every timer due at or before now. */
 void sym_core_advance(struct sym_core *c, sym_time now);
 

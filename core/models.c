@@ -217,6 +217,15 @@ void sym_models_grant(struct sym_models *ms, const struct sym_xmsg *m, sym_time 
 	update(ms, li, now);
 }
 
+int sym_models_set_kinds_off(struct sym_models *ms, int m, uint32_t kinds_off, sym_time now)
+{
+	int li = local_id(ms, m);
+	int rc = sym_shard_set_kinds_off(&ms->shards[li], kinds_off);
+	if (!rc)
+		update(ms, li, now); /* unready where it may no longer run, ready where it now may */
+	return rc;
+}
+
 uint64_t sym_models_queued(const struct sym_models *ms)
 {
 	uint64_t n = 0;

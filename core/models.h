@@ -89,6 +89,11 @@ void sym_models_timer(struct sym_models *ms, int li, sym_time now);
 /* A GRANT from a ranker. */
 void sym_models_grant(struct sym_models *ms, const struct sym_xmsg *m, sym_time now);
 
+/* Model m (one of ours) runs on the kinds not in kinds_off from now: its
+ * standing is recomputed (UNREADY where it no longer runs; a stale GRANT
+ * from there is given back). 0 or -EINVAL (see sym_shard_set_kinds_off). */
+int sym_models_set_kinds_off(struct sym_models *ms, int m, uint32_t kinds_off, sym_time now);
+
 /* Requests queued over the local models. */
 uint64_t sym_models_queued(const struct sym_models *ms);
 

@@ -74,6 +74,34 @@ int sym_shard_init(struct sym_shard *s, int id, const struct sym_model_cfg *cfg,
 	return sym_shard_init_kinds(s, id, cfg, 1, gather, net);
 }
 
+/* le: the best kind's effective latency per batch size over the kinds the
+ * model runs on (several kinds). */
+static void envelope(struct sym_shard *s)
+{
+	for (int b = 0; b <= s->max_batch + 1; b++) {
+		sym_time best = SYM_TIME_NEVER;
+		for (int k = 0; k < s->nkinds; k++)
+			if (!(s->kinds_off >> k & 1) && b <= s->maxb_k[k] && s->lek[k][b] < best)
+				best = s->lek[k][b];
+		s->le[b] = best;
+	}
+	/* a kind dropping out can only raise the minimum: keep it monotone */
+	for (int b = 1; b <= s->max_batch + 1; b++)
+		if (s->le[b] < s->le[b - 1])
+			s->le[b] = s->le[b - 1];
+}
+
+int sym_shard_set_kinds_off(struct sym_shard *s, uint32_t kinds_off)
+{
+	uint32_t all = (1u << s->nkinds) - 1;
+	if (s->nkinds < 2 || (kinds_off & all) == all)
+		return -EINVAL;
+	s->kinds_off = kinds_off & all;
+	envelope(s);
+	s->version++;
+	return 0;
+}
+
 int sym_shard_init_kinds(struct sym_shard *s, int id, const struct sym_model_cfg *cfg, int nkinds,
 			 const struct sym_gather *gather, const struct sym_net *net)
 {
@@ -118,17 +146,7 @@ int sym_shard_init_kinds(struct sym_shard *s, int id, const struct sym_model_cfg
 			sym_shard_finish(s);
 			return -ENOMEM;
 		}
-		for (int b = 0; b <= s->max_batch + 1; b++) {
-			sym_time best = SYM_TIME_NEVER;
-			for (int k = 0; k < nkinds; k++)
-				if (!(s->kinds_off >> k & 1) && b <= s->maxb_k[k] && s->lek[k][b] < best)
-					best = s->lek[k][b];
-			s->le[b] = best;
-		}
-		/* a kind dropping out can only raise the minimum: keep it monotone */
-		for (int b = 1; b <= s->max_batch + 1; b++)
-			if (s->le[b] < s->le[b - 1])
-				s->le[b] = s->le[b - 1];
+		envelope(s);
 	}
 	s->id = id;
 	s->name = cfg->name;

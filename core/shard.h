@@ -155,6 +155,10 @@ int sym_shard_init_kinds(struct sym_shard *s, int id, const struct sym_model_cfg
 			 const struct sym_gather *gather, const struct sym_net *net);
 void sym_shard_finish(struct sym_shard *s);
 
+/* Changes the kinds the model does not run on (a model moving to another
+ * sub-cluster). 0, or -EINVAL (one kind only, or every kind off). */
+int sym_shard_set_kinds_off(struct sym_shard *s, uint32_t kinds_off);
+
 /* Queues r (r->model must be s->id) and updates the rate estimate.
  * Returns 0 or -ENOMEM. */
 int sym_shard_push(struct sym_shard *s, struct sym_request *r, sym_time now);

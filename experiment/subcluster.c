@@ -233,3 +233,32 @@ out:
 		sym_subclusters_finish(sc);
 	return rc;
 }
+
+static double max_over_kinds(const struct sym_experiment *e, size_t i, bool dynamic)
+{
+	double x = 0;
+	for (int k = 0; k < e->nkinds; k++) {
+		const struct sym_profile *pr = &e->profiles[(size_t)k * e->nmodels + i];
+		x = fmax(x, dynamic ? pr->dynamic_mb : pr->static_mb);
+	}
+	return x;
+}
+
+void sym_subclusters_epoch_problem(const struct sym_experiment *e, const double *rates, const int *current,
+				   struct sym_part_model *pm, struct sym_part_problem *p)
+{
+	double cap = e->partition.s_max;
+	for (int k = 0; !(cap > 0) && e->memory_check && k < e->nkinds; k++)
+		if (e->kinds[k].memory_mb > 0)
+			cap = cap > 0 ? fmin(cap, e->kinds[k].memory_mb) : e->kinds[k].memory_mb;
+	for (size_t i = 0; i < e->nmodels; i++) {
+		double st = max_over_kinds(e, i, false);
+		pm[i] = (struct sym_part_model){ .rate = rates[i], .static_mb = st,
+						 .dynamic_mb = max_over_kinds(e, i, true),
+						 .move_cost = e->models[i].file_mb >= 0 ? e->models[i].file_mb : st,
+						 .current = current[i] };
+	}
+	*p = (struct sym_part_problem){ .nmodels = (int)e->nmodels, .models = pm, .nparts = e->partition.subclusters,
+					.r_max = e->partition.r_max, .s_max = cap > 0 ? cap : 0, .w = e->partition.w,
+					.c_max = e->partition.c_max, .time_limit_s = 1, .seed = e->seed };
+}

@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "experiment/config.h"
+#include "partition/partition.h"
 
 struct sym_subclusters {
 	int n;           /* parts (1 when the experiment has no partition) */
@@ -41,6 +42,17 @@ int sym_subclusters_solve(struct sym_experiment *e, double rate, char *err, size
 int sym_subclusters_build(const struct sym_experiment *e, double rate, struct sym_subclusters *sc, char *err,
 			  size_t errlen);
 void sym_subclusters_finish(struct sym_subclusters *sc);
+
+/* The partition problem of an epoch (Section 4.7: re-partitioned from the
+ * rates measured in the last epoch, under the disruption bound): model i at
+ * rates[i] with its static and dynamic memory (the largest over the kinds),
+ * its move cost (its file size, else its static memory) and its part
+ * current[i]; e's L, R_max, w and C_max, S_max e's or else the smallest
+ * memory of the kinds (memory_check), and 1 s for the search (the simulator
+ * and schedd run sym_partition_local on it). pm: nmodels entries, filled;
+ * p points to it. */
+void sym_subclusters_epoch_problem(const struct sym_experiment *e, const double *rates, const int *current,
+				   struct sym_part_model *pm, struct sym_part_problem *p);
 
 /* The GPU split alone: e->gpus GPUs among L parts for models assigned by
  * model_part at per-model rates (requests/s), into gpu_part (and each part's

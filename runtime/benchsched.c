@@ -211,7 +211,7 @@ static int run_trial(const struct sym_benchsched_opts *o, int threads, const str
 	}
 	struct sym_hist late;
 	sym_hist_init(&late);
-	const struct sym_sched_out out = { &v, on_dispatch, on_drop };
+	const struct sym_sched_out out = { &v, on_dispatch, on_drop, NULL };
 	sym_time slo = sym_ms(o->slo_ms);
 	sym_time t0 = sym_monotonic_ns() + 2 * SYM_MS;
 	sym_time end = t0 + sym_s(o->duration_s);

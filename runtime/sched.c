@@ -68,18 +68,18 @@
 
 /* ---- messages ---- */
 
-enum { IN_REQ, IN_GPU_FREE, IN_GPU_OFFLINE, IN_GPU_ONLINE };
+enum { IN_REQ, IN_GPU_FREE, IN_GPU_OFFLINE, IN_GPU_ONLINE, IN_MODEL_KINDS };
 
 /* driver -> solo / worker / ranker */
 struct in_msg {
-	uint64_t id;   /* request id, or the GPU */
+	uint64_t id;   /* request id, or the GPU, or (MODEL_KINDS) the model's new kinds_off */
 	int32_t model; /* request model, or the GPU's new epoch */
 	int32_t type;
 	sym_time arrival;  /* GPU_FREE: when its batch started */
 	sym_time deadline; /* GPU_FREE: when its batch ended */
 };
 
-enum { OUT_DISPATCH = 1, OUT_DROP };
+enum { OUT_DISPATCH = 1, OUT_DROP, OUT_MOVED };
 
 struct out_head {
 	int32_t type;
@@ -89,7 +89,7 @@ struct out_head {
 	sym_time now, start, finish, reject_after;
 	uint64_t id;   /* drop: the request; dispatch: the GPU's dispatch sequence number */
 	uint32_t epoch; /* dispatch: the GPU's epoch when it was granted */
-	int32_t why;   /* drop */
+	int32_t why;   /* drop; moved: 0, or the -errno of the change */
 };
 
 /* scheduler -> driver */
@@ -529,6 +529,16 @@ static void emit_drop(struct emitter *em, uint64_t id, int model, enum sym_drop_
 	bump(&em->ctr.drops, 1);
 }
 
+/* Model m's kinds changed (or not: why < 0): after every dispatch of it
+ * decided before, on the same queue. */
+static void emit_moved(struct emitter *em, int model, int why, sym_time now)
+{
+	union out_elem e;
+	memset(&e, 0, sizeof(e));
+	e.h = (struct out_head){ .type = OUT_MOVED, .model = model, .why = why, .now = now };
+	outq_put(&em->out, &e, &em->ctr.queue_full, &em->s->stop);
+}
+
 /* A dispatch: the header, then the ids; the requests go back to the pool. */
 static void emit_dispatch(struct emitter *em, const struct sym_dispatch *d, struct sym_request *const *reqs)
 {
@@ -615,6 +625,10 @@ static inline void solo_timers(struct solo *so, sym_time now)
 static void solo_msg(struct solo *so, const struct in_msg *m, sym_time now)
 {
 	struct sym_core *c = so->core;
+	if (m->type == IN_MODEL_KINDS) {
+		emit_moved(&so->em, m->model, sym_core_set_kinds_off(c, m->model, (uint32_t)m->id, now), now);
+		return;
+	}
 	if (m->type == IN_REQ) {
 		struct sym_request *r = take_request(&so->em, m, now);
 		if (r && sym_core_arrive(c, r, now)) {
@@ -725,6 +739,10 @@ static int wk_timers(struct worker *wk, sym_time now)
 
 static void wk_arrive(struct worker *wk, const struct in_msg *m, sym_time now)
 {
+	if (m->type == IN_MODEL_KINDS) {
+		emit_moved(&wk->em, m->model, sym_models_set_kinds_off(&wk->ms, m->model, (uint32_t)m->id, now), now);
+		return;
+	}
 	struct sym_request *r = take_request(&wk->em, m, now);
 	if (!r)
 		return;
@@ -1234,6 +1252,19 @@ int sym_sched_submit(struct sym_sched *s, const struct sym_sched_req *r)
 	return 0;
 }
 
+int sym_sched_set_kinds_off(struct sym_sched *s, int model, uint32_t kinds_off)
+{
+	if (model < 0 || model >= s->nmodels)
+		return -EINVAL;
+	struct in_msg m = { .id = kinds_off, .model = model, .type = IN_MODEL_KINDS };
+	if (!sym_spsc_push(in_queue(s, model), &m)) {
+		s->drv_full++;
+		return -EAGAIN;
+	}
+	wake(s->model_thr[model]);
+	return 0;
+}
+
 static int gpu_msg(struct sym_sched *s, int g, int type, uint32_t epoch, sym_time start, sym_time end)
 {
 	struct in_msg m = { .id = (uint64_t)g, .model = (int32_t)epoch, .type = type, .arrival = start, .deadline = end };
@@ -1339,6 +1370,12 @@ static size_t drain(struct sym_sched *s, struct reader *rd, const struct sym_sch
 		union out_elem e;
 		if (!sym_spsc_pop(rd->q, &e))
 			break;
+		if (e.h.type == OUT_MOVED) {
+			if (out->moved)
+				out->moved(out->ctx, e.h.model, e.h.why);
+			done++;
+			continue;
+		}
 		if (e.h.type == OUT_DROP) {
 			if (out->drop)
 				out->drop(out->ctx, e.h.id, e.h.model, (enum sym_drop_reason)e.h.why, e.h.now);

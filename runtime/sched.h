@@ -114,6 +114,10 @@ struct sym_sched_out {
 	void *ctx;
 	void (*dispatch)(void *ctx, const struct sym_sched_dispatch *d);
 	void (*drop)(void *ctx, uint64_t id, int model, enum sym_drop_reason why, sym_time now);
+	/* sym_sched_set_kinds_off took effect (rc 0) or was refused (-errno);
+	 * every dispatch of the model decided before it was delivered first.
+	 * May be NULL. */
+	void (*moved)(void *ctx, int model, int rc);
 };
 
 struct sym_sched_stats {
@@ -137,6 +141,12 @@ int sym_sched_create(struct sym_sched **out, const struct sym_sched_cfg *cfg, ch
 void sym_sched_destroy(struct sym_sched *s);
 
 /* ---- driver thread only ---- */
+
+/* Model m runs on the kinds (sub-clusters) not in kinds_off from now on:
+ * queued in order with m's requests; the `moved` callback reports it, after
+ * every dispatch of m decided before it (so that a GPU of a kind m left gets
+ * no plan of m after it). 0; -EINVAL for an unknown model; -EAGAIN (full). */
+int sym_sched_set_kinds_off(struct sym_sched *s, int model, uint32_t kinds_off);
 
 /* Queues a request. 0; -EINVAL for an unknown model; -EAGAIN when its
  * worker's queue is full (poll, then retry). */

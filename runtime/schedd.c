@@ -118,6 +118,20 @@ struct schedd {
 	uint8_t *holds; /* enum hold */
 	uint64_t loads, unloads, load_failures;
 	double load_s;
+	/* epochs (partition.epoch_s): the partition recomputed from the rates
+	 * measured, and each model that changes part moved: loaded on its new
+	 * part's GPUs, then switched (the core's kinds_off), then unloaded from
+	 * its old part's; the GPU split stays as it was at start */
+	struct sym_loop_timer *epoch_t;
+	sym_time epoch_start;
+	uint64_t *ep_base;  /* per model: requests at the epoch's start */
+	int *move_to;       /* per model: the part it is moving to, or -1 */
+	uint8_t *move_phase; /* 1 loading on the new part, 2 switching */
+	int *retry_to;      /* per model: a move that failed for want of room, tried again once the others are done */
+	int moving;         /* moves under way */
+	int nepochs;
+	uint64_t moves_started, moves_done, moves_failed, moves_retried;
+	double last_rate_imb, last_mem_imb;
 	struct link links;        /* list head */
 	struct sreq *reqs;
 	uint32_t nreqs, capreqs;
@@ -315,9 +329,11 @@ static void on_drop(void *ctx, uint64_t id, int model, enum sym_drop_reason why,
 	req_free(s, (uint32_t)id);
 }
 
+static void on_moved(void *ctx, int m, int rc);
+
 static void poll_sched(struct schedd *s)
 {
-	const struct sym_sched_out out = { .ctx = s, .dispatch = on_dispatch, .drop = on_drop };
+	const struct sym_sched_out out = { .ctx = s, .dispatch = on_dispatch, .drop = on_drop, .moved = on_moved };
 	while (sym_sched_poll(s->sched, &out, 4096) > 0)
 		;
 }
@@ -381,6 +397,8 @@ static void link_free(void *ctx)
 static void send_status(struct schedd *s, int only_fe);
 static void check_taken_over(struct schedd *s);
 
+static void move_check(struct schedd *s, int m);
+
 static void backend_down(struct schedd *s, int b, const char *why)
 {
 	struct peer *p = &s->be[b];
@@ -411,6 +429,9 @@ static void backend_down(struct schedd *s, int b, const char *why)
 	p->suspect = p->leaving = p->back = p->loading = false;
 	p->pending = 0;
 	send_status(s, -1);
+	for (size_t m = 0; s->move_phase && m < s->c->exp.nmodels; m++)
+		if (s->move_phase[m] == 1 && s->move_to[m] == s->sc.gpu_part[b])
+			move_check(s, (int)m); /* it was loading a moving model: the move goes on without it */
 }
 
 /* Backend b's GPU gets no new plans (offline to the core) while the backend
@@ -535,6 +556,13 @@ static void refuse_identity(struct schedd *s, struct sym_fab_conn *conn, const c
 	refuse_hello(s, conn, why);
 }
 
+/* Whether part `part`'s GPUs are to hold model m: it is the model's part, or
+ * the part it is moving to. */
+static bool part_holds(const struct schedd *s, size_t m, int part)
+{
+	return s->sc.model_part[m] == part || (s->move_to && s->move_to[m] == part);
+}
+
 static void send_load(struct schedd *s, int b, int model, int op)
 {
 	struct sym_msg m = { .type = SYM_MSG_LOAD };
@@ -560,11 +588,11 @@ static bool reconcile_models(struct schedd *s, int b, const struct sym_msg *hell
 	p->pending = 0;
 	int part = s->sc.gpu_part[b];
 	for (size_t m = 0; m < n; m++)
-		if (h[m] == HOLD_YES && s->sc.model_part[m] != part)
+		if (h[m] == HOLD_YES && !part_holds(s, m, part))
 			send_load(s, b, (int)m, SYM_WIRE_UNLOAD);
 	int loads = 0;
 	for (size_t m = 0; m < n; m++)
-		if (h[m] == HOLD_NO && s->sc.model_part[m] == part) {
+		if (h[m] == HOLD_NO && part_holds(s, m, part)) {
 			send_load(s, b, (int)m, SYM_WIRE_LOAD);
 			loads++;
 		}
@@ -590,25 +618,36 @@ static void on_loaded(struct schedd *s, struct sym_fab_conn *conn, int b, const 
 		return;
 	}
 	p->pending--;
-	const char *name = e->models[m->u.loaded.model].name;
+	int mi = m->u.loaded.model;
+	const char *name = e->models[mi].name;
 	if (!load) {
 		*h = HOLD_NO;
 		s->unloads++;
 		return;
 	}
+	bool moving = s->move_to && s->move_to[mi] == s->sc.gpu_part[b];
 	if (m->u.loaded.status != SYM_WIRE_OK) {
 		*h = HOLD_NO;
 		s->load_failures++;
-		sym_rt_log(WHO, "backend %d could not load model %s (its log says why): GPU %d stays offline", b, name, b);
+		if (moving && !p->loading)
+			sym_rt_log(WHO, "backend %d could not load model %s for its move to sub-cluster %d (its log says "
+				   "why)", b, name, s->move_to[mi]);
+		else
+			sym_rt_log(WHO, "backend %d could not load model %s (its log says why): GPU %d stays offline", b,
+				   name, b);
+		if (moving)
+			move_check(s, mi);
 		return;
 	}
 	*h = HOLD_YES;
 	s->loads++;
 	s->load_s += (double)m->u.loaded.took_ns / 1e9;
+	if (moving)
+		move_check(s, mi);
 	if (!p->loading)
 		return;
 	for (size_t k = 0; k < e->nmodels; k++)
-		if (s->sc.model_part[k] == s->sc.gpu_part[b] && s->holds[(size_t)b * e->nmodels + k] != HOLD_YES)
+		if (part_holds(s, k, s->sc.gpu_part[b]) && s->holds[(size_t)b * e->nmodels + k] != HOLD_YES)
 			return;
 	p->loading = false;
 	if (!s->o->quiet)
@@ -618,6 +657,166 @@ static void on_loaded(struct schedd *s, struct sym_fab_conn *conn, int b, const 
 		return;
 	gpu_call(s, sym_sched_gpu_online, b);
 	send_status(s, -1);
+}
+
+/* ---- epochs: moving models between sub-clusters ---- */
+
+static void move_start(struct schedd *s, int m, int to)
+{
+	s->move_to[m] = to;
+	s->move_phase[m] = 1;
+	s->moving++;
+	s->moves_started++;
+	size_t n = s->c->exp.nmodels;
+	for (int g = 0; g < s->c->backends_max; g++)
+		if (s->sc.gpu_part[g] == to && s->be[g].conn && s->holds[(size_t)g * n + (size_t)m] == HOLD_NO)
+			send_load(s, g, m, SYM_WIRE_LOAD);
+	move_check(s, m);
+}
+
+/* The moves that failed for want of room are tried once more when the
+ * others are done (their unloads freed memory: the simulator's deferred move). */
+static void move_end(struct schedd *s, int m)
+{
+	s->move_to[m] = -1;
+	s->move_phase[m] = 0;
+	s->moving--;
+	if (s->moving)
+		return;
+	for (size_t k = 0; k < s->c->exp.nmodels; k++)
+		if (s->retry_to[k] >= 0) {
+			int to = s->retry_to[k];
+			s->retry_to[k] = -2; /* tried again: not a third time */
+			s->moves_retried++;
+			move_start(s, (int)k, to);
+		}
+}
+
+/* Model m's move, loading on its new part: once every GPU of that part that
+ * is connected reported, it switches (if one holds it online) or is given up
+ * (a load failed: the part's GPUs that loaded it unload it again). */
+static void move_check(struct schedd *s, int m)
+{
+	if (s->move_phase[m] != 1)
+		return;
+	size_t n = s->c->exp.nmodels;
+	int to = s->move_to[m], serving = 0;
+	bool failed = false;
+	for (int g = 0; g < s->c->backends_max; g++) {
+		if (s->sc.gpu_part[g] != to || !s->be[g].conn)
+			continue;
+		uint8_t h = s->holds[(size_t)g * n + (size_t)m];
+		if (h == HOLD_LOADING)
+			return; /* not yet */
+		failed |= h == HOLD_NO;
+		serving += h == HOLD_YES && !s->be[g].loading && !s->be[g].suspect && !s->be[g].leaving;
+	}
+	const char *name = s->c->exp.models[m].name;
+	if (failed || !serving) {
+		for (int g = 0; g < s->c->backends_max; g++)
+			if (s->sc.gpu_part[g] == to && s->be[g].conn && s->holds[(size_t)g * n + (size_t)m] == HOLD_YES)
+				send_load(s, g, m, SYM_WIRE_UNLOAD);
+		s->moves_failed++;
+		bool again = s->retry_to[m] == -1 && failed;
+		sym_rt_log(WHO, "model %s stays in sub-cluster %d: %s sub-cluster %d%s", name, s->sc.model_part[m],
+			   failed ? "a GPU could not load it in" : "no GPU serves yet in", to,
+			   again ? "; tried again when this epoch's other moves are done" : "");
+		if (again)
+			s->retry_to[m] = to;
+		move_end(s, m);
+		return;
+	}
+	uint32_t all = (1u << s->nsub) - 1, off = all & ~(1u << to);
+	if (sym_sched_set_kinds_off(s->sched, m, off)) {
+		poll_sched(s); /* the queue was full: room, then once more */
+		if (sym_sched_set_kinds_off(s->sched, m, off)) {
+			sym_rt_log(WHO, "model %s: the scheduler did not take its move; it stays", name);
+			s->moves_failed++;
+			move_end(s, m);
+			return;
+		}
+	}
+	s->move_phase[m] = 2;
+}
+
+/* The core switched model m (every plan of it to its old part's GPUs has
+ * been sent): the old part's GPUs unload it (each after its batches of m). */
+static void on_moved(void *ctx, int m, int rc)
+{
+	struct schedd *s = ctx;
+	if (!s->move_to || s->move_phase[m] != 2)
+		return;
+	size_t n = s->c->exp.nmodels;
+	int from = s->sc.model_part[m], to = s->move_to[m];
+	if (rc) {
+		sym_rt_log(WHO, "model %s: the scheduler refused its move (%s); it stays", s->c->exp.models[m].name,
+			   strerror(-rc));
+		s->moves_failed++;
+		move_end(s, m);
+		return;
+	}
+	s->sc.model_part[m] = to;
+	for (int g = 0; g < s->c->backends_max; g++)
+		if (s->sc.gpu_part[g] == from && s->be[g].conn && s->holds[(size_t)g * n + (size_t)m] == HOLD_YES)
+			send_load(s, g, m, SYM_WIRE_UNLOAD);
+	s->moves_done++;
+	if (s->o->verbose)
+		sym_rt_log(WHO, "model %s moved from sub-cluster %d to %d", s->c->exp.models[m].name, from, to);
+	move_end(s, m);
+}
+
+/* Every partition.epoch_s: the partition from the rates of the last epoch
+ * (the simulator's sym_partition_local, under R_max, S_max and C_max), and
+ * the moves it asks for. An epoch whose moves are still under way is skipped. */
+static void on_epoch(struct sym_loop_timer *t, void *ctx)
+{
+	(void)t;
+	struct schedd *s = ctx;
+	struct sym_experiment *e = &s->c->exp;
+	size_t n = e->nmodels;
+	sym_time now = sym_monotonic_ns();
+	double secs = (double)(now - s->epoch_start) / 1e9;
+	s->epoch_start = now;
+	s->nepochs++;
+	double *rates = calloc(n, sizeof(double));
+	struct sym_part_model *pm = calloc(n, sizeof(*pm));
+	struct sym_part_result r = { 0 };
+	if (!rates || !pm)
+		goto out;
+	for (size_t m = 0; m < n; m++) {
+		rates[m] = secs > 0 ? (double)(s->ms[m].requests - s->ep_base[m]) / secs : 0;
+		s->ep_base[m] = s->ms[m].requests;
+		if (s->retry_to[m] == -2)
+			s->retry_to[m] = -1;
+	}
+	if (s->moving) {
+		sym_rt_log(WHO, "epoch %d: %d moves of the last epoch still under way; no new partition", s->nepochs,
+			   s->moving);
+		goto out;
+	}
+	struct sym_part_problem p;
+	sym_subclusters_epoch_problem(e, rates, s->sc.model_part, pm, &p);
+	char err[256];
+	if (sym_partition_local(&p, 100, &r, err, sizeof(err)) || r.status != SYM_PART_FEASIBLE) {
+		sym_rt_log(WHO, "epoch %d: no partition meets the limits at the measured rates%s%s; the models stay",
+			   s->nepochs, err[0] ? ": " : "", err[0] ? err : "");
+		goto out;
+	}
+	s->last_rate_imb = r.rate_imbalance;
+	s->last_mem_imb = r.mem_imbalance;
+	int moves = 0;
+	for (size_t m = 0; m < n; m++)
+		moves += r.assign[m] != s->sc.model_part[m];
+	if (!s->o->quiet)
+		sym_rt_log(WHO, "epoch %d: rates over %.1f s; %d models move; imbalance rate %.4f, static memory %.4f",
+			   s->nepochs, secs, moves, r.rate_imbalance, r.mem_imbalance);
+	for (size_t m = 0; m < n; m++)
+		if (r.assign[m] != s->sc.model_part[m])
+			move_start(s, (int)m, r.assign[m]);
+out:
+	sym_part_result_free(&r);
+	free(rates);
+	free(pm);
 }
 
 static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l, const struct sym_msg *m)
@@ -1108,6 +1307,15 @@ static int write_stats(struct schedd *s, const char *path)
 		cJSON_AddNumberToObject(ld, "unloads", (double)s->unloads);
 		cJSON_AddNumberToObject(ld, "failures", (double)s->load_failures);
 		cJSON_AddNumberToObject(ld, "load_seconds", s->load_s);
+		cJSON *ep = cJSON_AddObjectToObject(o, "epochs");
+		cJSON_AddNumberToObject(ep, "epoch_s", s->c->exp.partition.epoch_s);
+		cJSON_AddNumberToObject(ep, "epochs", s->nepochs);
+		cJSON_AddNumberToObject(ep, "moves_started", (double)s->moves_started);
+		cJSON_AddNumberToObject(ep, "moves_done", (double)s->moves_done);
+		cJSON_AddNumberToObject(ep, "moves_failed", (double)s->moves_failed);
+		cJSON_AddNumberToObject(ep, "moves_retried", (double)s->moves_retried);
+		cJSON_AddNumberToObject(ep, "rate_imbalance", s->last_rate_imb);
+		cJSON_AddNumberToObject(ep, "mem_imbalance", s->last_mem_imb);
 	}
 	cJSON_AddNumberToObject(o, "frontend_failures", (double)s->fe_failures);
 	cJSON_AddNumberToObject(o, "rejected_messages", (double)s->bad_peers);
@@ -1170,8 +1378,15 @@ static int setup_subclusters(struct schedd *s, char *err, size_t errlen)
 	if ((rc = sym_subclusters_build(e, e->rate, &s->sc, err, errlen)))
 		return rc;
 	s->nsub = L;
-	if (!(s->holds = calloc((size_t)e->gpus * e->nmodels, 1)))
+	s->holds = calloc((size_t)e->gpus * e->nmodels, 1);
+	s->ep_base = calloc(e->nmodels, sizeof(*s->ep_base));
+	s->move_to = malloc(e->nmodels * sizeof(*s->move_to));
+	s->retry_to = malloc(e->nmodels * sizeof(*s->retry_to));
+	s->move_phase = calloc(e->nmodels, 1);
+	if (!s->holds || !s->ep_base || !s->move_to || !s->retry_to || !s->move_phase)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	for (size_t m = 0; m < e->nmodels; m++)
+		s->move_to[m] = s->retry_to[m] = -1;
 	for (int j = 0; j < L; j++) {
 		s->sub_kinds[j] = e->kinds[0];
 		snprintf(s->sub_kinds[j].name, sizeof(s->sub_kinds[j].name), "%.20s/sub%d", e->kinds[0].name, j);
@@ -1471,6 +1686,15 @@ static int setup_loop(struct schedd *s)
 		return rc;
 	}
 	sym_loop_timer_set(t, sym_monotonic_ns() + check_every, check_every);
+	if (s->nsub && s->c->exp.partition.epoch_s > 0) {
+		if ((rc = sym_loop_timer_new(s->loop, on_epoch, s, &s->epoch_t))) {
+			sym_rt_log(WHO, "event loop: %s", strerror(-rc));
+			return rc;
+		}
+		sym_time every = (sym_time)(s->c->exp.partition.epoch_s * 1e9);
+		s->epoch_start = sym_monotonic_ns();
+		sym_loop_timer_set(s->epoch_t, s->epoch_start + every, every);
+	}
 	if (s->standby) {
 		if ((rc = sym_loop_timer_new(s->loop, on_watch, s, &s->watch_t))) {
 			sym_rt_log(WHO, "event loop: %s", strerror(-rc));
@@ -1495,6 +1719,10 @@ static void teardown(struct schedd *s)
 	free(s->mc);
 	sym_subclusters_finish(&s->sc);
 	free(s->holds);
+	free(s->ep_base);
+	free(s->move_to);
+	free(s->retry_to);
+	free(s->move_phase);
 	for (int g = 0; s->gpus && g < s->c->backends_max; g++)
 		for (int j = 0; j < GPU_Q; j++)
 			free(s->gpus[g].q[j].reqs);

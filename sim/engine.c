@@ -646,29 +646,11 @@ static double model_static(const struct sym_experiment *e, size_t i)
 	return x;
 }
 
-static double model_dynamic(const struct sym_experiment *e, size_t i)
-{
-	double x = 0;
-	for (int k = 0; k < e->nkinds; k++)
-		x = fmax(x, e->profiles[(size_t)k * e->nmodels + i].dynamic_mb);
-	return x;
-}
-
 /* Loading model i onto a GPU. */
 static sym_time load_time(const struct sym_experiment *e, size_t i)
 {
 	double mb = e->models[i].file_mb >= 0 ? e->models[i].file_mb : model_static(e, i);
 	return sym_ms(e->partition.load_ms + 1000 * mb / e->partition.load_mbps);
-}
-
-/* The memory a part's GPUs hold (the smallest of the kinds; 0: not modelled). */
-static double part_cap(const struct sym_experiment *e)
-{
-	double m = 0;
-	for (int k = 0; e->memory_check && k < e->nkinds; k++)
-		if (e->kinds[k].memory_mb > 0 && (m == 0 || e->kinds[k].memory_mb < m))
-			m = e->kinds[k].memory_mb;
-	return m;
 }
 
 /* GPU gi finished its old part's batches: it loads its new part's models,
@@ -752,16 +734,9 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 		busy |= s->gpus[g].leaving;
 	if (busy || s->gpu_move_pending)
 		goto out;
-	double cap = e->partition.s_max > 0 ? e->partition.s_max : part_cap(e);
-	for (size_t i = 0; i < n; i++)
-		pm[i] = (struct sym_part_model){ .rate = rates[i], .static_mb = model_static(e, i),
-						 .dynamic_mb = model_dynamic(e, i),
-						 .move_cost = e->models[i].file_mb >= 0 ? e->models[i].file_mb
-											 : model_static(e, i),
-						 .current = s->model_core[i] };
-	struct sym_part_problem p = { .nmodels = (int)n, .models = pm, .nparts = L, .r_max = e->partition.r_max,
-				      .s_max = cap, .w = e->partition.w,
-				      .c_max = e->partition.c_max, .time_limit_s = 1, .seed = e->seed };
+	struct sym_part_problem p;
+	sym_subclusters_epoch_problem(e, rates, s->model_core, pm, &p);
+	double cap = p.s_max; /* 0: memory unchecked */
 	char err[256];
 	if (sym_partition_local(&p, 100, &r, err, sizeof(err)) || r.status != SYM_PART_FEASIBLE)
 		goto out;

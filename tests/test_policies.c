@@ -249,6 +249,29 @@ static void test_kinds_off(void **state)
 	}
 	assert_int_equal(dr->nlate, 0);
 	cd_free(dr);
+	/* a moves to part 0 half-way (an epoch's move): its batches before the move ran on part
+	 * 1, those after on part 0, its queue kept (every request ends once: cd_run) */
+	dr = cd_new();
+	cd_start(dr, &cfg);
+	for (int i = 0; i < 80; i++)
+		cd_arrive(dr, i * SYM_MS / 2, i % 2);
+	cd_run_until(dr, 20 * SYM_MS);
+	int before = dr->nd;
+	assert_true(before >= 2);
+	assert_int_equal(sym_core_set_kinds_off(dr->core, 0, 1u << 1, 20 * SYM_MS), 0);
+	int at = dr->nd; /* (a batch of a may have been dispatched on part 1 by then, no later) */
+	cd_run(dr);
+	int a_after = 0;
+	for (int i = 0; i < dr->nd; i++) {
+		if (dr->d[i].model != 0)
+			continue;
+		assert_int_equal(dr->d[i].kind, i < at ? 1 : 0);
+		a_after += i >= at;
+	}
+	assert_true(a_after >= 2);
+	assert_int_equal(sym_core_set_kinds_off(dr->core, 0, 3, 40 * SYM_MS), -EINVAL); /* on no kind */
+	assert_int_equal(sym_core_set_kinds_off(dr->core, 2, 0, 40 * SYM_MS), -EINVAL); /* no model 2 */
+	cd_free(dr);
 	struct sym_core *c = NULL;
 	struct sym_sink sink = { NULL, cd_on_dispatch, cd_on_drop, NULL };
 	assert_int_equal(sym_policy_parse("fcfs", &cfg.policy, err, sizeof(err)), 0);

@@ -1382,6 +1382,46 @@ static void test_subclusters(void **state)
 	passed = true;
 }
 
+/* Epochs in the runtime: four models of equal rates start three in sub-cluster 0 and one in
+ * sub-cluster 1; every second schedd re-partitions from the measured rates and moves a model
+ * to sub-cluster 1: loaded there, switched, unloaded from sub-cluster 0's GPUs, while the
+ * load goes on. Every request is answered exactly once, none lost to the move. */
+static void test_epochs(void **state)
+{
+	(void)state;
+	config_replace("\"slo_ms\": 40,", "\"slo_ms\": 40, \"num_models\": 4, "
+		       "\"partition\": {\"subclusters\": 2, \"assign\": [0, 0, 0, 1], \"load_ms\": 30, "
+		       "\"epoch_s\": 1},");
+	config_replace("\"heartbeat_ms\": 10,", "\"heartbeat_ms\": 10, \"threads\": 2,");
+	config_replace("\"failure_ms\": 50,", "\"failure_ms\": 3000,");
+	struct cluster c;
+	cluster_start(&c);
+	pid_t lg = loadgen_start("epochs.json", "300", "4");
+	int st = wait_for(lg, 40);
+	int sst = cluster_stop(&c);
+	assert_int_equal(st, 0);
+	assert_int_equal(sst, 0);
+	cJSON *j = assert_exactly_once("epochs.json");
+	assert_int_equal((int)num(j, "checks.failed_by_status.backend failed"), 0);
+	const cJSON *models = cJSON_GetObjectItem(j, "models");
+	for (int m = 0; m < 4; m++)
+		assert_true(num(cJSON_GetArrayItem(models, m), "served") > 0);
+	cJSON_Delete(j);
+	cJSON *s = load_json("schedd.json");
+	assert_true(num(s, "epochs.epochs") >= 2);
+	assert_true(num(s, "epochs.moves_done") >= 1);
+	assert_int_equal((int)num(s, "epochs.moves_failed"), 0);
+	assert_int_equal((int)num(s, "failed_requests"), 0);
+	/* the moved model left every GPU of sub-cluster 0 */
+	const cJSON *subs = cJSON_GetObjectItem(s, "subclusters");
+	int p0_gpus = cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(subs, 0), "gpus"));
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(subs, 1), "models")), 2);
+	assert_true(num(s, "model_loading.unloads") >= p0_gpus);
+	cJSON_Delete(s);
+	assert_true(count_in("schedd.log", "models move") >= 1);
+	passed = getenv("SYM_TEST_KEEP") == NULL;
+}
+
 /* A running cluster's membership, under load: a fifth backend joins (backends_max 5) and
  * later leaves on SIGTERM, a backend stalled for 200 ms (SIGSTOP) is only suspect (no new
  * plans, nothing failed) and serves again, and frontend 1 leaves on SIGTERM after answering
@@ -1627,6 +1667,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_failover, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_failover_hung, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_partial_frontends, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_epochs, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_subclusters, setup, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -47,6 +47,8 @@ struct action {
 	sym_time at; /* relative to the start */
 	int gpu;
 	bool online;
+	int move;           /* > 0: model move - 1 gets kinds_off instead (gpu, online unused) */
+	uint32_t kinds_off;
 };
 
 struct td {
@@ -75,6 +77,12 @@ struct td {
 	uint64_t lat_viol;
 	uint64_t sizes[MAXB + 1];
 	sym_time t0;
+	/* moves: each GPU's kind, each model's kinds_off once its move was reported */
+	const int *gpu_kind;
+	uint32_t kinds_off[8];
+	int moved_rc[8], moves_reported;
+	uint32_t pending_off[8]; /* asked for, not yet reported */
+	uint64_t kind_viol, disp_by_kind[8][2];
 };
 
 static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
@@ -131,6 +139,22 @@ static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
 	}
 	t->gpu_batches[d->gpu]++;
 	t->batches_after_online[d->gpu]++;
+	if (t->gpu_kind && d->model < 8) {
+		int k = t->gpu_kind[d->gpu];
+		if (t->kinds_off[d->model] >> k & 1)
+			t->kind_viol++;
+		t->disp_by_kind[d->model][k]++;
+	}
+}
+
+static void on_moved(void *ctx, int model, int rc)
+{
+	struct td *t = ctx;
+	assert_true(model >= 0 && model < 8);
+	t->moved_rc[model] = rc;
+	t->moves_reported++;
+	if (!rc)
+		t->kinds_off[model] = t->pending_off[model];
 }
 
 static void on_drop(void *ctx, uint64_t id, int model, enum sym_drop_reason why, sym_time now)
@@ -197,7 +221,7 @@ static int plan(struct td *t, int i, sym_time from, sym_time dur, double rate, i
  * every GPU is idle (or limit passes: fails). SLO per model in slo[]. */
 static void td_run(struct td *t, const sym_time *slo, sym_time limit)
 {
-	const struct sym_sched_out out = { t, on_dispatch, on_drop };
+	const struct sym_sched_out out = { t, on_dispatch, on_drop, on_moved };
 	t->t0 = sym_monotonic_ns() + 2 * SYM_MS;
 	for (;;) {
 		sym_time now = sym_monotonic_ns();
@@ -205,7 +229,10 @@ static void td_run(struct td *t, const sym_time *slo, sym_time limit)
 		assert_true(rel < limit);
 		while (t->next_act < t->nact && t->act[t->next_act].at <= rel) {
 			const struct action *a = &t->act[t->next_act];
-			if (a->online) {
+			if (a->move) {
+				t->pending_off[a->move - 1] = a->kinds_off;
+				assert_int_equal(sym_sched_set_kinds_off(t->s, a->move - 1, a->kinds_off), 0);
+			} else if (a->online) {
 				assert_int_equal(sym_sched_gpu_online(t->s, a->gpu), 0);
 				t->off[a->gpu] = false;
 				t->nq[a->gpu] = 0; /* batches lost while offline */
@@ -383,10 +410,10 @@ static void offline_online(int threads)
 	td_init(&t, 2000);
 	t.nreq = plan(&t, 0, 0, 900 * SYM_MS, 1200, 4, true);
 	static const struct action act[] = {
-		{ 0, 2, true }, { 0, 3, true },
-		{ 300 * SYM_MS, 0, true }, { 300 * SYM_MS, 1, true }, { 300 * SYM_MS, 3, false },
-		{ 500 * SYM_MS, 0, false },
-		{ 700 * SYM_MS, 3, true }, { 700 * SYM_MS, 0, true },
+		{ 0, 2, true, 0, 0 }, { 0, 3, true, 0, 0 },
+		{ 300 * SYM_MS, 0, true, 0, 0 }, { 300 * SYM_MS, 1, true, 0, 0 }, { 300 * SYM_MS, 3, false, 0, 0 },
+		{ 500 * SYM_MS, 0, false, 0, 0 },
+		{ 700 * SYM_MS, 3, true, 0, 0 }, { 700 * SYM_MS, 0, true, 0, 0 },
 	};
 	t.act = act;
 	t.nact = (int)(sizeof(act) / sizeof(act[0]));
@@ -510,7 +537,7 @@ static void backlog(int threads)
 	sym_sched_stats(t.s, &st);
 	assert_true(st.queue_full > 0);
 	assert_int_equal(st.drops, (uint64_t)t.nreq);
-	const struct sym_sched_out out = { &t, on_dispatch, on_drop };
+	const struct sym_sched_out out = { &t, on_dispatch, on_drop, on_moved };
 	while (t.ndrops < (uint64_t)t.nreq) {
 		assert_true(sym_monotonic_ns() < limit);
 		if (!sym_sched_poll(t.s, &out, 7))
@@ -683,7 +710,7 @@ static void vd_poll(struct vd *v, sym_time now)
 	if (!v->sched)
 		return;
 	sym_sched_step(v->sched, now);
-	const struct sym_sched_out out = { v, vd_sched_dispatch, vd_sched_drop };
+	const struct sym_sched_out out = { v, vd_sched_dispatch, vd_sched_drop, NULL };
 	while (sym_sched_poll(v->sched, &out, 1024) > 0)
 		;
 }
@@ -879,8 +906,8 @@ static void test_split_kinds(void **state)
 	cfg.core.gpu_kind = gk;
 	struct action act[8];
 	for (int g = 0; g < 4; g++) {
-		act[g] = (struct action){ 0, g, false };
-		act[4 + g] = (struct action){ 400 * SYM_MS, g, true };
+		act[g] = (struct action){ 0, g, false, 0, 0 };
+		act[4 + g] = (struct action){ 400 * SYM_MS, g, true, 0, 0 };
 	}
 	t.act = act;
 	t.nact = 8;
@@ -900,6 +927,59 @@ static void test_split_kinds(void **state)
 	assert_true(t.batches_after_online[0] > 0); /* kind 0 serves again */
 	td_finish(&t);
 	sym_profile_finish(&half);
+}
+
+/* A model moving to another sub-cluster while it serves (an epoch's move,
+ * schedd's runtime/schedd.c): 4 models on two kinds of 4 GPUs each, models
+ * 0 and 1 on kind 0, 2 and 3 on kind 1; at 400 ms model 1 moves to kind 1.
+ * Once the move is reported, no batch of model 1 goes to kind 0; before, none
+ * went to kind 1; every request is decided once, none late. */
+static void split_move(int threads)
+{
+	struct td t;
+	td_init(&t, 800);
+	t.nreq = plan(&t, 0, 0, 1 * SYM_S, 400, 4, false);
+	struct sym_model_cfg mc[4];
+	struct sym_sched_cfg cfg;
+	make_cfg(&cfg, mc, 4, &slow, 150 * SYM_MS, 8, "symphony", threads);
+	for (int m = 0; m < 4; m++) {
+		mc[m].by_kind[1] = &slow;
+		mc[m].kinds_off = m < 2 ? 2u : 1u;
+		t.kinds_off[m] = mc[m].kinds_off;
+	}
+	struct sym_kind kinds[2] = { { "part0", false, 0 }, { "part1", false, 0 } };
+	static const int gk[8] = { 0, 0, 0, 0, 1, 1, 1, 1 };
+	cfg.core.nkinds = 2;
+	cfg.core.kinds = kinds;
+	cfg.core.gpu_kind = gk;
+	t.gpu_kind = gk;
+	struct action act[] = { { .at = 400 * SYM_MS, .move = 2, .kinds_off = 1u } };
+	t.act = act;
+	t.nact = 1;
+	start(&t, &cfg);
+	sym_time slo[4] = { 150 * SYM_MS, 150 * SYM_MS, 150 * SYM_MS, 150 * SYM_MS };
+	td_run(&t, slo, 20 * SYM_S);
+	assert_int_equal(t.moves_reported, 1);
+	assert_int_equal(t.moved_rc[1], 0);
+	assert_int_equal(t.kind_viol, 0);
+	assert_int_equal(t.dup, 0);
+	assert_int_equal(t.late, 0);
+	assert_true(t.ndisp_reqs + t.ndrops == (uint64_t)t.nreq);
+	assert_true(t.disp_by_kind[1][0] > 0 && t.disp_by_kind[1][1] > 0); /* served on both sides of the move */
+	assert_int_equal(t.disp_by_kind[0][1], 0);
+	td_finish(&t);
+}
+
+static void test_split_move_1(void **state)
+{
+	(void)state;
+	split_move(1);
+}
+
+static void test_split_move_2(void **state)
+{
+	(void)state;
+	split_move(2);
 }
 
 /* More workers than models: the idle worker sleeps, the others serve. */
@@ -1010,6 +1090,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_split_same_as_core),
 		cmocka_unit_test(test_split_kinds),
+		cmocka_unit_test(test_split_move_1),
+		cmocka_unit_test(test_split_move_2),
 		cmocka_unit_test(test_low_load_1),
 		cmocka_unit_test(test_low_load_2),
 		cmocka_unit_test(test_offline_online_1),
