@@ -568,6 +568,65 @@ static int set_partition(struct sym_experiment *e, const cJSON *v, const char *w
 	return 0;
 }
 
+#define AUTOSCALE_KEYS \
+	"interval_s, threshold, provision_s, min_gpus, max_gpus, start_gpus, cooldown_s, policy (papers|target), target"
+
+/* "autoscale": true (the defaults), false, or an object of AUTOSCALE_KEYS. */
+static int set_autoscale(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	char g[96];
+	struct sym_autoscale_cfg *a = &e->autoscale;
+	double d;
+	int rc = 0;
+	if (cJSON_IsBool(v) || (cJSON_IsString(v) && (!strcmp(v->valuestring, "true") || !strcmp(v->valuestring, "false")))) {
+		a->on = cJSON_IsTrue(v) || (cJSON_IsString(v) && !strcmp(v->valuestring, "true"));
+		return 0;
+	}
+	if (cJSON_IsString(v) && v->valuestring[0] == '{') { /* --autoscale '{"interval_s": 30, ...}' */
+		cJSON *o = cJSON_Parse(v->valuestring);
+		if (!o)
+			return ERR("%s: malformed JSON object '%s'", where, v->valuestring);
+		rc = cJSON_IsObject(o) ? set_autoscale(e, o, where, err, errlen) : -EINVAL;
+		cJSON_Delete(o);
+		if (rc == -EINVAL && !err[0])
+			return ERR("%s: expected an object", where);
+		return rc;
+	}
+	if (!cJSON_IsObject(v))
+		return ERR("%s: expected true, false or an object with " AUTOSCALE_KEYS ", got %s", where,
+			   got(v, g, sizeof(g)));
+	a->on = true;
+	for (const cJSON *it = v->child; it && !rc; it = it->next) {
+		char w[600];
+		snprintf(w, sizeof(w), "%s.%s", where, it->string);
+		if (!strcmp(it->string, "interval_s")) {
+			rc = get_num(it, w, 0.001, false, 1e6, &a->interval_s, err, errlen);
+		} else if (!strcmp(it->string, "threshold")) {
+			rc = get_num(it, w, 0, false, 0.99, &a->threshold, err, errlen);
+		} else if (!strcmp(it->string, "provision_s")) {
+			rc = get_num(it, w, 0, false, 1e6, &a->provision_s, err, errlen);
+		} else if (!strcmp(it->string, "cooldown_s")) {
+			rc = get_num(it, w, 0, false, 1e7, &a->cooldown_s, err, errlen);
+		} else if (!strcmp(it->string, "target")) {
+			rc = get_num(it, w, 0.01, false, 1, &a->target, err, errlen);
+		} else if (!strcmp(it->string, "min_gpus") || !strcmp(it->string, "max_gpus") ||
+			   !strcmp(it->string, "start_gpus")) {
+			rc = get_int(it, w, 1, 1000000, &d, err, errlen);
+			*(it->string[1] == 'i' ? &a->min_gpus : it->string[1] == 'a' ? &a->max_gpus : &a->start_gpus) = (int)d;
+		} else if (!strcmp(it->string, "policy")) {
+			if (cJSON_IsString(it) && !strcmp(it->valuestring, "papers"))
+				a->policy = SYM_AS_PAPERS;
+			else if (cJSON_IsString(it) && !strcmp(it->valuestring, "target"))
+				a->policy = SYM_AS_TARGET;
+			else
+				return ERR("%s: expected papers or target, got %s", w, got(it, g, sizeof(g)));
+		} else {
+			return ERR("%s: unknown key (expected " AUTOSCALE_KEYS ")", w);
+		}
+	}
+	return rc;
+}
+
 static int set_jitter(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
 	return get_num(v, where, 0, false, 0.99, &e->jitter, err, errlen);
@@ -679,6 +738,7 @@ static const struct key keys[] = {
 	{ "send_ahead", "send-ahead", "true|false", "candidate policies: plan a GPU's next batch so that its plan and inputs arrive as it frees (default true; false: only once its end is reported)", set_send_ahead, false },
 	{ "memory_check", "memory-check", "true|false", "refuse models that do not fit the GPUs' memory (static + dynamic, per kind's memory_mb; default true; false: memory is not modelled)", set_memory_check, false },
 	{ "partition", "partition", "L", "sub-clusters: split the models into L parts, each with its own GPUs and ranker (Appendix A's MILP; or an object with " PARTITION_KEYS "; default 0: every GPU holds every model)", set_partition, false },
+	{ "autoscale", "autoscale", "A", "sim: an autoscaler adds and releases GPUs as the run goes (true for the defaults, or an object with " AUTOSCALE_KEYS "; default false: a fixed GPU count)", set_autoscale, false },
 	{ "jitter", "jitter", "J", "GPU time = l(b) * uniform[1-J, 1+J] (default 0)", set_jitter, false },
 	{ "duration_s", "duration", "S", "simulated seconds of arrivals (default 30, or the schedule's length)", set_duration, false },
 	{ "warmup_s", "warmup", "S", "seconds at the start not counted in metrics (default 3)", set_warmup, false },
@@ -728,6 +788,8 @@ int sym_experiment_init(struct sym_experiment *e)
 	e->partition.c_max = -1;
 	e->partition.load_mbps = 12000;
 	e->partition.load_ms = 10;
+	e->autoscale = (struct sym_autoscale_cfg){ .interval_s = 30, .threshold = -1, .provision_s = 60, .min_gpus = 1,
+						   .cooldown_s = -1, .target = 0.7 };
 	e->interval_s = 1;
 	e->advice_threshold = 0.01;
 	return 0;
@@ -1144,6 +1206,39 @@ double sym_experiment_model_memory(const struct sym_experiment *e, int k, size_t
 	return (p->static_mb > 0 ? p->static_mb : 0) + (p->dynamic_mb > 0 ? p->dynamic_mb : 0);
 }
 
+/* The autoscaler's defaults that follow other keys, and its bounds. */
+static int check_autoscale(struct sym_experiment *e, char *err, size_t errlen)
+{
+	struct sym_autoscale_cfg *a = &e->autoscale;
+	if (a->threshold < 0)
+		a->threshold = e->advice_threshold;
+	if (a->cooldown_s < 0)
+		a->cooldown_s = a->interval_s;
+	if (!a->on)
+		return 0;
+	if (!a->max_gpus)
+		a->max_gpus = e->gpus;
+	if (a->max_gpus > e->gpus)
+		return ERR("autoscale.max_gpus: %d, but the cluster has %d GPUs (gpus is the pool it draws from)",
+			   a->max_gpus, e->gpus);
+	if (a->min_gpus > a->max_gpus)
+		return ERR("autoscale: min_gpus %d is above max_gpus %d", a->min_gpus, a->max_gpus);
+	if (!a->start_gpus)
+		a->start_gpus = a->max_gpus;
+	if (a->start_gpus < a->min_gpus || a->start_gpus > a->max_gpus)
+		return ERR("autoscale.start_gpus: %d is outside min_gpus..max_gpus (%d..%d)", a->start_gpus, a->min_gpus,
+			   a->max_gpus);
+	if (e->partition.subclusters > 1)
+		return ERR("autoscale: not with sub-clusters (which sub-cluster an added GPU joins is not modelled yet)");
+	if (e->nkinds > 1)
+		return ERR("autoscale: one GPU kind only (the cluster has %d)", e->nkinds);
+	const char *pol = sym_policy_name(&e->policy);
+	if (!strcmp(pol, "nexus") || !strcmp(pol, "shepherd"))
+		return ERR("autoscale: policy '%s' cannot run with GPUs coming and going (%s)", pol,
+			   !strcmp(pol, "nexus") ? "it packs models onto every GPU of its plan" : "it preempts batches");
+	return 0;
+}
+
 static int check_partition(struct sym_experiment *e, char *err, size_t errlen)
 {
 	const struct sym_partition_cfg *p = &e->partition;
@@ -1387,7 +1482,8 @@ static int resolve(struct sym_experiment *e, char *err, size_t errlen)
 	}
 	if ((rc = resolve_kinds(e, net1, err, errlen)))
 		goto fail;
-	if ((rc = check_partition(e, err, errlen)) || (rc = sym_experiment_check_memory(e, NULL, err, errlen)))
+	if ((rc = check_partition(e, err, errlen)) || (rc = check_autoscale(e, err, errlen)) ||
+	    (rc = sym_experiment_check_memory(e, NULL, err, errlen)))
 		goto fail;
 	sym_popularity_shares(&e->popularity, n, e->shares);
 	if (e->rate_csv[0]) {
@@ -1573,6 +1669,19 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 		cJSON_AddNumberToObject(x, "load_ms", p->load_ms);
 		if (p->assign)
 			cJSON_AddItemToObject(x, "assign", cJSON_CreateIntArray(p->assign, (int)p->nassign));
+	}
+	const struct sym_autoscale_cfg *a = &e->autoscale;
+	if (a->on) {
+		cJSON *x = cJSON_AddObjectToObject(o, "autoscale");
+		cJSON_AddNumberToObject(x, "interval_s", a->interval_s);
+		cJSON_AddNumberToObject(x, "threshold", a->threshold);
+		cJSON_AddNumberToObject(x, "provision_s", a->provision_s);
+		cJSON_AddNumberToObject(x, "min_gpus", a->min_gpus);
+		cJSON_AddNumberToObject(x, "max_gpus", a->max_gpus);
+		cJSON_AddNumberToObject(x, "start_gpus", a->start_gpus);
+		cJSON_AddNumberToObject(x, "cooldown_s", a->cooldown_s);
+		cJSON_AddStringToObject(x, "policy", a->policy == SYM_AS_TARGET ? "target" : "papers");
+		cJSON_AddNumberToObject(x, "target", a->target);
 	}
 	return o;
 }

@@ -61,6 +61,23 @@ struct sym_partition_cfg {
 	size_t nassign;
 };
 
+/* The simulated autoscaler (both Symphony papers' closed loop): every
+ * interval_s it reads the interval's signals and adds or releases GPUs. */
+enum sym_autoscale_policy { SYM_AS_PAPERS, SYM_AS_TARGET };
+struct sym_autoscale_cfg {
+	bool on;
+	double interval_s;  /* decisions this far apart (default 30) */
+	double threshold;   /* papers: the bad rate above which to add (default: advice_threshold) */
+	double provision_s; /* an added GPU serves this long after the decision, plus its models' loading (default 60) */
+	int min_gpus;       /* default 1 */
+	int max_gpus;       /* default: gpus (the pool the simulator holds) */
+	int start_gpus;     /* in service at the start (default: max_gpus) */
+	double cooldown_s;  /* no action sooner than this after the last (default: interval_s) */
+	enum sym_autoscale_policy policy; /* papers (default): add N r/(1-r) above the threshold, release N f;
+					   * target: Kubernetes HPA's rule on the busy fraction */
+	double target;      /* target: the busy fraction aimed at (default 0.7; HPA's tolerance 0.1) */
+};
+
 struct sym_experiment {
 	/* as configured */
 	char zoo[512];
@@ -97,6 +114,7 @@ struct sym_experiment {
 	enum sym_criterion criterion; /* how a rate is judged (default per-model) */
 	bool memory_check;      /* refuse models that do not fit the GPUs' memory (default true) */
 	struct sym_partition_cfg partition;
+	struct sym_autoscale_cfg autoscale;
 	int replications;       /* seeds seed, seed+1, ..., seed+replications-1 (goodput, plan, loadcurve, sweep;
 				 * default 1) */
 	/* resolved */

@@ -136,6 +136,7 @@ void sym_run_result_finish(struct sym_run_result *r)
 	free(r->model_timeline);
 	free(r->model_part);
 	free(r->epochs);
+	free(r->as.decisions);
 	free(r->sub_gpus);
 	free(r->sub_need);
 	memset(r, 0, sizeof(*r));
@@ -368,6 +369,30 @@ cJSON *sym_result_json(const char *command, const struct sym_experiment *e, cons
 			cJSON_AddItemToArray(eps, eo);
 		}
 	}
+	if (r->as.on) {
+		cJSON *ao = cJSON_AddObjectToObject(o, "autoscaler"); /* (the advice summary is "autoscale") */
+		cJSON_AddNumberToObject(ao, "gpu_hours", r->as.gpu_hours);
+		cJSON_AddNumberToObject(ao, "mean_gpus", r->as.mean_gpus);
+		cJSON_AddNumberToObject(ao, "peak_gpus", r->as.peak_gpus);
+		cJSON_AddNumberToObject(ao, "adds", r->as.adds);
+		cJSON_AddNumberToObject(ao, "releases", r->as.releases);
+		cJSON_AddNumberToObject(ao, "gpus_added", r->as.gpus_added);
+		cJSON_AddNumberToObject(ao, "gpus_released", r->as.gpus_released);
+		cJSON *ds = cJSON_AddArrayToObject(ao, "decisions");
+		for (size_t i = 0; i < r->as.ndecisions; i++) {
+			const struct sym_as_decision *x = &r->as.decisions[i];
+			cJSON *d = cJSON_CreateObject();
+			cJSON_AddNumberToObject(d, "t_s", x->t_s);
+			cJSON_AddNumberToObject(d, "gpus_in_service", x->in_service);
+			cJSON_AddNumberToObject(d, "gpus_provisioned", x->provisioned);
+			cJSON_AddNumberToObject(d, "busy_fraction", x->busy_fraction);
+			cJSON_AddNumberToObject(d, "bad_rate", x->bad_rate);
+			cJSON_AddNumberToObject(d, "delta", x->delta);
+			if (x->delta)
+				cJSON_AddNumberToObject(d, "bad_rate_next", x->bad_rate_next);
+			cJSON_AddItemToArray(ds, d);
+		}
+	}
 	cJSON *models = cJSON_AddArrayToObject(o, "models");
 	for (size_t m = 0; m < r->nmodels; m++) {
 		cJSON *mo = cJSON_CreateObject();
@@ -445,6 +470,20 @@ void sym_result_print(FILE *f, const char *command, const struct sym_experiment 
 			   "GPU-seconds loading; %llu requests arrived during their model's move, %llu of them late or "
 			   "dropped\n", r->nepochs, moved, stalled, (unsigned long long)held, gmoved, load,
 			(unsigned long long)mreq, (unsigned long long)mbad);
+	}
+	if (r->as.on) {
+		double after = 0;
+		int n = 0;
+		for (size_t i = 0; i < r->as.ndecisions; i++)
+			if (r->as.decisions[i].delta && r->as.decisions[i].bad_rate_next >= 0) {
+				after += r->as.decisions[i].bad_rate_next;
+				n++;
+			}
+		fprintf(f, "autoscale (%s): %.2f GPU-hours, %.1f GPUs on average, %d at most; %d adds (%d GPUs), %d "
+			   "releases (%d GPUs); bad rate in the interval after an action %.2f%% on average\n",
+			e->autoscale.policy == SYM_AS_TARGET ? "target" : "papers", r->as.gpu_hours, r->as.mean_gpus,
+			r->as.peak_gpus, r->as.adds, r->as.gpus_added, r->as.releases, r->as.gpus_released,
+			n ? 100 * after / n : 0);
 	}
 	fprintf(f, "\nGPU busy %.1f%%, %d of %d GPUs used; %llu requests simulated in %.2f s (%.2f M/s)\n",
 		100 * r->gpu_busy_fraction, r->gpus_used, e->gpus, (unsigned long long)r->simulated_requests,

@@ -77,6 +77,23 @@ struct sym_run_result {
 		uint64_t moved_bad;      /* of them, those that ended late or dropped */
 		double rate_imbalance, mem_imbalance; /* of the new assignment at the measured rates */
 	} *epochs;
+	/* the autoscaler (experiment autoscale.on), else as.on false */
+	struct sym_autoscale_result {
+		bool on;
+		double gpu_hours;        /* GPUs provisioned (in service, coming up or draining) over the run */
+		double mean_gpus;        /* gpu_hours over the run's length */
+		int peak_gpus;
+		int adds, releases;      /* actions */
+		int gpus_added, gpus_released;
+		size_t ndecisions;
+		struct sym_as_decision {
+			double t_s;
+			int in_service, provisioned; /* when it decided */
+			double busy_fraction, bad_rate; /* of the interval that ended then (requests that ended in it) */
+			int delta;               /* GPUs added (> 0) or released (< 0) */
+			double bad_rate_next;    /* of the interval after it (-1: none) */
+		} *decisions;
+	} as;
 	/* sub-clusters (a partition), else nsub 0 */
 	int nsub;
 	int *model_part;               /* nmodels: each model's sub-cluster */

@@ -10,6 +10,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "core/autoscale.h"
 #include "core/core.h"
 #include "core/error.h"
 #include "partition/partition.h"
@@ -22,7 +23,12 @@
  * has loaded its new sub-cluster's models and goes online there;
  * EV_GPUMOVE: the epoch's model moves are done, GPUs change part;
  * EV_STALL: model idx's stalled move begins (its arrivals wait). */
-enum { EV_ARRIVAL, EV_FINISH, EV_FREE, EV_EPOCH, EV_SWITCH, EV_LOADED, EV_GPUMOVE, EV_STALL };
+enum { EV_ARRIVAL, EV_FINISH, EV_FREE, EV_EPOCH, EV_SWITCH, EV_LOADED, EV_GPUMOVE, EV_STALL, EV_SCALE, EV_PROVISIONED };
+
+/* A GPU's standing with the autoscaler: in service, out (not paid for),
+ * coming up (paid for, provisioning and loading), draining (paid for, its
+ * batches running out before it is released). */
+enum { AS_ON, AS_OFF, AS_UP, AS_DRAIN };
 
 struct event {
 	sym_time t;
@@ -146,6 +152,7 @@ struct gpu {
 	int skip_ends;        /* ends of batches its old core forgot (not reported) */
 	uint32_t epoch;       /* its offline/online count (sym_core_gpu_offline) */
 	size_t last_iv;       /* 1 + the last timeline interval it was counted busy in, 0: none */
+	uint8_t svc;          /* AS_ON unless the autoscaler says otherwise */
 	struct batch *q;
 	struct sym_batch_end *ends;
 };
@@ -194,6 +201,14 @@ struct sim {
 	uint64_t next_id;
 	uint64_t ended; /* all requests that ended, warm-up included */
 	uint64_t bad;   /* measured requests that ended late or dropped */
+	/* the autoscaler: the requests that ended and the GPU time run in the
+	 * current interval; GPUs paid for, and the GPU-seconds they add up to */
+	bool as_on;
+	sym_time as_len, as_last_action;
+	uint64_t as_good, as_bad;
+	double as_busy_s, as_gpu_s;
+	int as_paid;
+	sym_time as_paid_t;
 	const uint64_t *stop_model_bad; /* opts->stop_model_bad */
 	bool stop;      /* a model reached its stop_model_bad limit */
 	int err;
@@ -201,6 +216,7 @@ struct sim {
 
 static double model_static(const struct sym_experiment *e, size_t i);
 static void on_epoch(struct sim *s, int idx, sym_time now);
+static void as_paid(struct sim *s, sym_time now, int delta);
 static void on_switch(struct sim *s, int m, sym_time now);
 static void on_loaded(struct sim *s, int gi, sym_time now);
 
@@ -244,6 +260,8 @@ static inline size_t interval_of(const struct sim *s, sym_time t)
 
 static void timeline_outcome(struct sim *s, const struct sym_request *r, bool good)
 {
+	if (s->as_on)
+		*(good ? &s->as_good : &s->as_bad) += 1;
 	size_t sec = (uint32_t)r->state >> REQ_IV_SHIFT;
 	if (!good && (r->state & REQ_MOVING) && s->res->nepochs)
 		s->res->epochs[s->res->nepochs - 1].moved_bad++;
@@ -291,6 +309,7 @@ static void account_busy(struct sim *s, int gi, sym_time a, sym_time b)
 	sym_time lo = a > s->warmup ? a : s->warmup, hi = b < s->end ? b : s->end;
 	if (hi > lo)
 		s->res->gpu_busy_fraction += sym_to_s(hi - lo);
+	s->as_busy_s += sym_to_s(b - a);
 	struct gpu *g = &s->gpus[gi];
 	sym_time t = a;
 	while (t < b && t < s->end) {
@@ -408,6 +427,7 @@ static void on_cancel(void *ctx, int gi, sym_time now)
 }
 
 static void gpu_left(struct sim *s, int gi, sym_time now);
+static void gpu_released(struct sim *s, int gi, sym_time now);
 
 static void report_end(struct sim *s, int gi, sym_time now, const struct sym_batch_end *e)
 {
@@ -415,7 +435,7 @@ static void report_end(struct sim *s, int gi, sym_time now, const struct sym_bat
 	if (g->skip_ends > 0) { /* its old core forgot the batch when the GPU left it */
 		g->skip_ends--;
 		if (g->leaving && !g->skip_ends && !g->qn)
-			gpu_left(s, gi, now);
+			(g->svc == AS_DRAIN ? gpu_released : gpu_left)(s, gi, now);
 		return;
 	}
 	sym_core_gpu_done(s->cores[s->gpu_core[gi]], gi, now, e);
@@ -611,6 +631,22 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 			s->hold_mb[s->model_core[i]] += model_static(e, i);
 		}
 		if ((rc = ev_push(&s->ev, s->epoch_len, EV_EPOCH, 0)))
+			return rc;
+	}
+	if (e->autoscale.on) {
+		const struct sym_autoscale_cfg *c = &e->autoscale;
+		s->as_on = res->as.on = true;
+		s->as_len = sym_s(c->interval_s);
+		res->as.decisions = calloc((size_t)(s->end / s->as_len) + 2, sizeof(*res->as.decisions));
+		if (!res->as.decisions)
+			return -ENOMEM;
+		for (int g = c->start_gpus; g < e->gpus; g++) {
+			s->gpus[g].svc = AS_OFF;
+			if ((rc = sym_core_gpu_offline(s->cores[0], g, ++s->gpus[g].epoch, 0)))
+				return snprintf(err, errlen, "autoscale: the policy cannot take GPUs out of service"), rc;
+		}
+		as_paid(s, 0, c->start_gpus);
+		if (s->as_len < s->end && (rc = ev_push(&s->ev, s->as_len, EV_SCALE, 0)))
 			return rc;
 	}
 	for (int g = 0; g < e->gpus; g++) {
@@ -905,6 +941,140 @@ static int on_arrival(struct sim *s, int m, sym_time t)
 	return 0;
 }
 
+/* ---- the autoscaler (both Symphony papers: the bad rate and the idle
+ * fraction as signals; experiment/config.h, struct sym_autoscale_cfg) ---- */
+
+/* GPUs paid for change by delta at now: the GPU-seconds so far first. */
+static void as_paid(struct sim *s, sym_time now, int delta)
+{
+	sym_time t = now < s->end ? now : s->end;
+	if (t > s->as_paid_t)
+		s->as_gpu_s += s->as_paid * sym_to_s(t - s->as_paid_t);
+	if (t > s->as_paid_t)
+		s->as_paid_t = t;
+	s->as_paid += delta;
+	if (s->as_paid > s->res->as.peak_gpus)
+		s->res->as.peak_gpus = s->as_paid;
+}
+
+static void gpu_released(struct sim *s, int gi, sym_time now)
+{
+	struct gpu *g = &s->gpus[gi];
+	g->svc = AS_OFF;
+	g->leaving = false;
+	as_paid(s, now, -1);
+}
+
+static void on_provisioned(struct sim *s, int gi, sym_time now)
+{
+	struct gpu *g = &s->gpus[gi];
+	g->svc = AS_ON;
+	sym_core_gpu_online(s->cores[0], gi, ++g->epoch, now);
+}
+
+/* Adds k GPUs (the lowest ids out of service): they serve after
+ * provision_s and the loading of every model (no sub-clusters). */
+static void as_add(struct sim *s, int k, sym_time now)
+{
+	const struct sym_experiment *e = s->e;
+	sym_time load = 0;
+	for (size_t i = 0; i < e->nmodels; i++)
+		load += load_time(e, i);
+	for (int g = 0; g < e->gpus && k > 0; g++) {
+		if (s->gpus[g].svc != AS_OFF)
+			continue;
+		s->gpus[g].svc = AS_UP;
+		as_paid(s, now, 1);
+		if (ev_push(&s->ev, now + sym_s(e->autoscale.provision_s) + load, EV_PROVISIONED, g))
+			s->err = -ENOMEM;
+		k--;
+	}
+}
+
+/* Releases k GPUs in service, the highest ids, idle ones first: each leaves
+ * the core now (no new batch), runs out what it holds, then is released. */
+static void as_release(struct sim *s, int k, sym_time now)
+{
+	for (int pass = 0; pass < 2 && k > 0; pass++)
+		for (int g = s->e->gpus - 1; g >= 0 && k > 0; g--) {
+			struct gpu *gg = &s->gpus[g];
+			if (gg->svc != AS_ON || (pass == 0 && (gg->qn || gg->en)))
+				continue;
+			gg->svc = AS_DRAIN;
+			gg->leaving = true;
+			gg->skip_ends = gg->qn + gg->en;
+			if (sym_core_gpu_offline(s->cores[0], g, ++gg->epoch, now)) {
+				s->err = -EPROTO;
+				return;
+			}
+			if (!gg->skip_ends)
+				gpu_released(s, g, now);
+			k--;
+		}
+}
+
+/* Every autoscale.interval_s: the interval's signals (the requests that
+ * ended in it, good or bad, and the GPU time of the batches that ended in
+ * it, over the GPUs in service) and the policy's action, within min_gpus,
+ * max_gpus and the cooldown. GPUs still coming up count as added. */
+static void on_scale(struct sim *s, sym_time now)
+{
+	const struct sym_experiment *e = s->e;
+	const struct sym_autoscale_cfg *c = &e->autoscale;
+	struct sym_autoscale_result *as = &s->res->as;
+	int on = 0, up = 0;
+	for (int g = 0; g < e->gpus; g++) {
+		on += s->gpus[g].svc == AS_ON;
+		up += s->gpus[g].svc == AS_UP;
+	}
+	double secs = sym_to_s(s->as_len);
+	struct sym_autoscale a;
+	sym_autoscale_advice(s->as_good, s->as_bad, s->as_busy_s, secs, on > 0 ? on : 1, c->threshold, &a);
+	double busy = on > 0 ? s->as_busy_s / (on * secs) : 1;
+	int delta = 0;
+	if (c->policy == SYM_AS_PAPERS) {
+		delta = a.add ? a.add - up : up ? 0 : -a.release;
+		if (a.add && delta < 0)
+			delta = 0;
+	} else {
+		/* Kubernetes' HPA: desired = ceil(current * metric / target), no change within 10% */
+		double ratio = busy / c->target;
+		if (ratio > 1.1 || (ratio < 0.9 && !up))
+			delta = (int)ceil(on * ratio - 1e-9) - on - (ratio > 1 ? up : 0);
+		if (ratio > 1 && delta < 0)
+			delta = 0;
+	}
+	if (delta > 0 && on + up + delta > c->max_gpus)
+		delta = c->max_gpus - on - up;
+	if (delta < 0 && on + delta < c->min_gpus)
+		delta = c->min_gpus - on;
+	if (delta < 0 && on < 1)
+		delta = 0;
+	if (delta && as->adds + as->releases && now - s->as_last_action < sym_s(c->cooldown_s))
+		delta = 0;
+	double bad = s->as_good + s->as_bad ? (double)s->as_bad / (double)(s->as_good + s->as_bad) : 0;
+	if (as->ndecisions && as->decisions[as->ndecisions - 1].delta)
+		as->decisions[as->ndecisions - 1].bad_rate_next = bad;
+	as->decisions[as->ndecisions++] = (struct sym_as_decision){ .t_s = sym_to_s(now), .in_service = on,
+								    .provisioned = on + up, .busy_fraction = busy,
+								    .bad_rate = bad, .delta = delta, .bad_rate_next = -1 };
+	if (delta > 0) {
+		as->adds++;
+		as->gpus_added += delta;
+		as_add(s, delta, now);
+	} else if (delta < 0) {
+		as->releases++;
+		as->gpus_released -= delta;
+		as_release(s, -delta, now);
+	}
+	if (delta)
+		s->as_last_action = now;
+	s->as_good = s->as_bad = 0;
+	s->as_busy_s = 0;
+	if (now + s->as_len < s->end && ev_push(&s->ev, now + s->as_len, EV_SCALE, 0))
+		s->err = -ENOMEM;
+}
+
 /* The event loop: the earlier of the next event and the core's next wakeup,
  * until both are done (or the run stops early). Returns 0 or -errno. */
 static int sim_loop(struct sim *s, const struct sym_run_opts *opts)
@@ -951,6 +1121,10 @@ static int sim_loop(struct sim *s, const struct sym_run_opts *opts)
 				on_gpumove(s, ev.t);
 			} else if (ev.kind == EV_STALL) {
 				s->stalled[ev.idx] = true;
+			} else if (ev.kind == EV_SCALE) {
+				on_scale(s, ev.t);
+			} else if (ev.kind == EV_PROVISIONED) {
+				on_provisioned(s, ev.idx, ev.t);
 			} else if ((rc = on_arrival(s, ev.idx, ev.t))) {
 				return rc;
 			}
@@ -1037,6 +1211,11 @@ static int sum_totals(const struct sim *s)
 	}
 	for (int g = 0; g < e->gpus; g++)
 		res->gpus_used += s->gpus[g].used;
+	if (s->as_on) {
+		as_paid((struct sim *)s, s->end, 0);
+		res->as.gpu_hours = s->as_gpu_s / 3600;
+		res->as.mean_gpus = s->end > 0 ? s->as_gpu_s / sym_to_s(s->end) : 0;
+	}
 	return 0;
 }
 

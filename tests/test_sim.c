@@ -567,6 +567,102 @@ static void epoch_run(const char *partition, const char *csv, const char *zoo, s
 	sym_experiment_finish(&e);
 }
 
+static void as_run(const char *autoscale, const char *policy, struct sym_run_result *r)
+{
+	struct sym_experiment e;
+	sym_experiment_init(&e);
+	flag(&e, "zoo", "a100");
+	flag(&e, "models", "ResNet50,VGG16,InceptionV3,MobileNet");
+	flag(&e, "segments", "60:2000,60:8000,60:3000");
+	flag(&e, "gpus", "32");
+	flag(&e, "policy", policy);
+	flag(&e, "autoscale", autoscale);
+	resolve(&e);
+	run(&e, 1, r);
+	check_invariants(&e, r);
+	sym_experiment_finish(&e);
+}
+
+/* The simulated autoscaler on a step up and down (2000, 8000, 3000 req/s for
+ * a minute each, 32 GPUs at most): it releases at low load and adds at the
+ * step, within its limits; GPUs added serve only after provisioning and
+ * loading; the GPU-hours are the integral of the GPUs paid for; a seed
+ * repeats the run; each decision sees the GPUs of the one before, changed by
+ * its action. */
+static void test_autoscale(void **state)
+{
+	(void)state;
+	static const char *cfg = "{\"interval_s\": 10, \"provision_s\": 20, \"min_gpus\": 2, \"max_gpus\": 24}";
+	struct sym_run_result a, b;
+	as_run(cfg, "symphony", &a);
+	as_run(cfg, "symphony", &b);
+	assert_true(a.as.on);
+	assert_int_equal(a.as.ndecisions, 17); /* every 10 s of 180, the last before the end */
+	assert_true(a.as.adds >= 1 && a.as.releases >= 1);
+	assert_int_equal(a.as.peak_gpus, 24); /* start_gpus: max_gpus */
+	double gpu_s = 0;
+	int prov = 24;
+	for (size_t i = 0; i < a.as.ndecisions; i++) {
+		const struct sym_as_decision *x = &a.as.decisions[i];
+		assert_true(x->in_service >= 2 && x->provisioned <= 24 && x->in_service <= x->provisioned);
+		assert_int_equal(x->provisioned, prov); /* the last action's */
+		assert_true(x->busy_fraction >= 0 && x->busy_fraction <= 1 + 1e-9);
+		if (i == 0)
+			assert_true(x->delta < 0); /* 24 GPUs for 2000 req/s: mostly idle */
+		gpu_s += 10.0 * prov;
+		prov += x->delta;
+		/* an action waits for the cooldown (10 s: the next decision may act again) */
+		assert_true(x->bad_rate >= 0 && x->bad_rate <= 1);
+		assert_true(b.as.decisions[i].delta == x->delta && b.as.decisions[i].t_s == x->t_s);
+	}
+	/* GPUs paid for: the decisions' counts over their 10 s, the last 10 s at the final count (a
+	 * released GPU stops counting when its batches have run out, a few ms after the decision) */
+	gpu_s += 10.0 * prov;
+	assert_true(fabs(a.as.gpu_hours * 3600 - gpu_s) < 0.01 * gpu_s);
+	assert_true(fabs(a.as.mean_gpus - gpu_s / 180) < 0.01 * gpu_s / 180);
+	assert_true(a.as.gpu_hours < 24.0 * 180 / 3600 * 0.6); /* well below fixed provisioning */
+	assert_int_equal(a.total.served, b.total.served);
+	/* at the step up GPUs are added, and the first decision after it sees the bad rate */
+	bool added_at_step = false;
+	for (size_t i = 0; i < a.as.ndecisions; i++)
+		added_at_step |= a.as.decisions[i].t_s > 60 && a.as.decisions[i].t_s <= 90 && a.as.decisions[i].delta > 0;
+	assert_true(added_at_step);
+	sym_run_result_finish(&a);
+	sym_run_result_finish(&b);
+	/* the target-utilisation rule (HPA) runs too, and so does eager */
+	as_run("{\"interval_s\": 10, \"policy\": \"target\", \"target\": 0.6}", "symphony", &a);
+	assert_true(a.as.releases >= 1);
+	sym_run_result_finish(&a);
+	as_run("{\"interval_s\": 10}", "eager", &a);
+	assert_true(a.as.ndecisions == 17);
+	sym_run_result_finish(&a);
+	/* bad configurations, each named */
+	const struct {
+		const char *cfg, *policy, *want;
+	} bad[] = {
+		{ "{\"max_gpus\": 40}", "symphony", "max_gpus: 40, but the cluster has 32" },
+		{ "{\"min_gpus\": 8, \"max_gpus\": 4}", "symphony", "min_gpus 8 is above max_gpus 4" },
+		{ "{\"start_gpus\": 1, \"min_gpus\": 2}", "symphony", "start_gpus: 1 is outside" },
+		{ "true", "nexus", "policy 'nexus' cannot run with GPUs coming and going" },
+		{ "{\"policy\": \"hpa\"}", "symphony", "expected papers or target" },
+		{ "{\"interval\": 5}", "symphony", "unknown key" },
+		{ "{\"interval_s\": 0}", "symphony", "interval_s" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct sym_experiment e;
+		sym_experiment_init(&e);
+		flag(&e, "gpus", "32");
+		flag(&e, "policy", bad[i].policy);
+		char err[512] = "";
+		int rc = sym_experiment_apply_flag(&e, "autoscale", bad[i].cfg, err, sizeof(err));
+		if (!rc)
+			rc = sym_experiment_resolve(&e, err, sizeof(err));
+		if (rc != -EINVAL || !strstr(err, bad[i].want))
+			fail_msg("autoscale %s: got %d '%s', want '%s'", bad[i].cfg, rc, err, bad[i].want);
+		sym_experiment_finish(&e);
+	}
+}
+
 static void test_epochs(void **state)
 {
 	(void)state;
@@ -1093,6 +1189,7 @@ int main(void)
 		cmocka_unit_test(test_light_load_packs_low_ids),
 		cmocka_unit_test(test_subclusters),
 		cmocka_unit_test(test_epochs),
+		cmocka_unit_test(test_autoscale),
 		cmocka_unit_test(test_segments_follow_schedule),
 		cmocka_unit_test(test_scale),
 		cmocka_unit_test(test_goodput_bracket),
