@@ -201,11 +201,12 @@ struct sim {
 	uint64_t next_id;
 	uint64_t ended; /* all requests that ended, warm-up included */
 	uint64_t bad;   /* measured requests that ended late or dropped */
+	uint64_t bad_all; /* all requests that ended late or dropped, warm-up included */
 	/* the autoscaler: the requests that ended and the GPU time run in the
 	 * current interval; GPUs paid for, and the GPU-seconds they add up to */
 	bool as_on;
 	sym_time as_len, as_last_action;
-	uint64_t as_good, as_bad;
+	uint64_t as_ended, as_bad; /* s->ended and s->bad_all when the interval began */
 	double as_busy_s, as_gpu_s;
 	int as_paid;
 	sym_time as_paid_t;
@@ -260,9 +261,9 @@ static inline size_t interval_of(const struct sim *s, sym_time t)
 
 static void timeline_outcome(struct sim *s, const struct sym_request *r, bool good)
 {
-	if (s->as_on)
-		*(good ? &s->as_good : &s->as_bad) += 1;
 	size_t sec = (uint32_t)r->state >> REQ_IV_SHIFT;
+	if (!good)
+		s->bad_all++;
 	if (!good && (r->state & REQ_MOVING) && s->res->nepochs)
 		s->res->epochs[s->res->nepochs - 1].moved_bad++;
 	if (sec == REQ_IV_FAR)
@@ -309,7 +310,8 @@ static void account_busy(struct sim *s, int gi, sym_time a, sym_time b)
 	sym_time lo = a > s->warmup ? a : s->warmup, hi = b < s->end ? b : s->end;
 	if (hi > lo)
 		s->res->gpu_busy_fraction += sym_to_s(hi - lo);
-	s->as_busy_s += sym_to_s(b - a);
+	if (s->as_on)
+		s->as_busy_s += sym_to_s(b - a);
 	struct gpu *g = &s->gpus[gi];
 	sym_time t = a;
 	while (t < b && t < s->end) {
@@ -1028,8 +1030,10 @@ static void on_scale(struct sim *s, sym_time now)
 		up += s->gpus[g].svc == AS_UP;
 	}
 	double secs = sym_to_s(s->as_len);
+	/* the requests that ended in the interval, and of them the bad */
+	uint64_t nbad = s->bad_all - s->as_bad, ngood = s->ended - s->as_ended - nbad;
 	struct sym_autoscale a;
-	sym_autoscale_advice(s->as_good, s->as_bad, s->as_busy_s, secs, on > 0 ? on : 1, c->threshold, &a);
+	sym_autoscale_advice(ngood, nbad, s->as_busy_s, secs, on > 0 ? on : 1, c->threshold, &a);
 	double busy = on > 0 ? s->as_busy_s / (on * secs) : 1;
 	int delta = 0;
 	if (c->policy == SYM_AS_PAPERS) {
@@ -1052,7 +1056,7 @@ static void on_scale(struct sim *s, sym_time now)
 		delta = 0;
 	if (delta && as->adds + as->releases && now - s->as_last_action < sym_s(c->cooldown_s))
 		delta = 0;
-	double bad = s->as_good + s->as_bad ? (double)s->as_bad / (double)(s->as_good + s->as_bad) : 0;
+	double bad = ngood + nbad ? (double)nbad / (double)(ngood + nbad) : 0;
 	if (as->ndecisions && as->decisions[as->ndecisions - 1].delta)
 		as->decisions[as->ndecisions - 1].bad_rate_next = bad;
 	as->decisions[as->ndecisions++] = (struct sym_as_decision){ .t_s = sym_to_s(now), .in_service = on,
@@ -1069,7 +1073,8 @@ static void on_scale(struct sim *s, sym_time now)
 	}
 	if (delta)
 		s->as_last_action = now;
-	s->as_good = s->as_bad = 0;
+	s->as_ended = s->ended;
+	s->as_bad = s->bad_all;
 	s->as_busy_s = 0;
 	if (now + s->as_len < s->end && ev_push(&s->ev, now + s->as_len, EV_SCALE, 0))
 		s->err = -ENOMEM;
