@@ -569,7 +569,8 @@ static int set_partition(struct sym_experiment *e, const cJSON *v, const char *w
 }
 
 #define AUTOSCALE_KEYS \
-	"interval_s, threshold, provision_s, min_gpus, max_gpus, start_gpus, cooldown_s, policy (papers|target), target"
+	"interval_s, threshold, provision_s, min_gpus, max_gpus, start_gpus, cooldown_s, policy (papers|target), target, " \
+	"release_fraction"
 
 /* "autoscale": true (the defaults), false, or an object of AUTOSCALE_KEYS. */
 static int set_autoscale(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
@@ -609,6 +610,8 @@ static int set_autoscale(struct sym_experiment *e, const cJSON *v, const char *w
 			rc = get_num(it, w, 0, false, 1e7, &a->cooldown_s, err, errlen);
 		} else if (!strcmp(it->string, "target")) {
 			rc = get_num(it, w, 0.01, false, 1, &a->target, err, errlen);
+		} else if (!strcmp(it->string, "release_fraction")) {
+			rc = get_num(it, w, 0, false, 1, &a->release_fraction, err, errlen);
 		} else if (!strcmp(it->string, "min_gpus") || !strcmp(it->string, "max_gpus") ||
 			   !strcmp(it->string, "start_gpus")) {
 			rc = get_int(it, w, 1, 1000000, &d, err, errlen);
@@ -789,7 +792,8 @@ int sym_experiment_init(struct sym_experiment *e)
 	e->partition.load_mbps = 12000;
 	e->partition.load_ms = 10;
 	e->autoscale = (struct sym_autoscale_cfg){ .interval_s = 30, .threshold = -1, .provision_s = 60, .min_gpus = 1,
-						   .cooldown_s = -1, .target = 0.7 };
+						   .cooldown_s = -1, .target = 0.7,
+						   .release_fraction = 1 };
 	e->interval_s = 1;
 	e->advice_threshold = 0.01;
 	return 0;
@@ -1682,6 +1686,7 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 		cJSON_AddNumberToObject(x, "cooldown_s", a->cooldown_s);
 		cJSON_AddStringToObject(x, "policy", a->policy == SYM_AS_TARGET ? "target" : "papers");
 		cJSON_AddNumberToObject(x, "target", a->target);
+		cJSON_AddNumberToObject(x, "release_fraction", a->release_fraction);
 	}
 	return o;
 }

@@ -76,6 +76,7 @@ struct sym_autoscale_cfg {
 	enum sym_autoscale_policy policy; /* papers (default): add N r/(1-r) above the threshold, release N f;
 					   * target: Kubernetes HPA's rule on the busy fraction */
 	double target;      /* target: the busy fraction aimed at (default 0.7; HPA's tolerance 0.1) */
+	double release_fraction; /* papers: release this fraction of N f (default 1: as published; < 1 keeps headroom) */
 };
 
 struct sym_experiment {

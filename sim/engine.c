@@ -1037,7 +1037,10 @@ static void on_scale(struct sim *s, sym_time now)
 	double busy = on > 0 ? s->as_busy_s / (on * secs) : 1;
 	int delta = 0;
 	if (c->policy == SYM_AS_PAPERS) {
-		delta = a.add ? a.add - up : up ? 0 : -a.release;
+		int release = c->release_fraction < 1 ? (int)floor(on * a.idle_fraction * c->release_fraction) : a.release;
+		if (release > a.release)
+			release = a.release;
+		delta = a.add ? a.add - up : up ? 0 : -release;
 		if (a.add && delta < 0)
 			delta = 0;
 	} else {

@@ -627,6 +627,11 @@ static void test_autoscale(void **state)
 	for (size_t i = 0; i < a.as.ndecisions; i++)
 		added_at_step |= a.as.decisions[i].t_s > 60 && a.as.decisions[i].t_s <= 90 && a.as.decisions[i].delta > 0;
 	assert_true(added_at_step);
+	sym_run_result_finish(&b);
+	/* releasing half of N f (an ablation: headroom) releases fewer at the first decision */
+	as_run("{\"interval_s\": 10, \"provision_s\": 20, \"min_gpus\": 2, \"max_gpus\": 24, \"release_fraction\": 0.5}",
+	       "symphony", &b);
+	assert_true(b.as.decisions[0].delta < 0 && b.as.decisions[0].delta > a.as.decisions[0].delta);
 	sym_run_result_finish(&a);
 	sym_run_result_finish(&b);
 	/* the target-utilisation rule (HPA) runs too, and so does eager */
