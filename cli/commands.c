@@ -352,6 +352,51 @@ static const struct cli_opt o_fb_json = { "json", 0, CLI_OUT, "FILE|-", "also wr
 					  "(and no text)" };
 static const struct cli_opt *const fabbench_opts[] = { &o_fb_provider, &o_fb_iters, &o_fb_size, &o_fb_json, NULL };
 
+static const struct cli_opt o_as_add = { "add-cmd", 0, CLI_TEXT, "CMD",
+					 "shell command that starts a backend (it should return at once: start the backend "
+					 "in the background); $SYMPHONY_BACKEND_ID and $SYMPHONY_SUBCLUSTER say which" };
+static const struct cli_opt o_as_remove = { "remove-cmd", 0, CLI_TEXT, "CMD",
+					    "shell command that stops backend $SYMPHONY_BACKEND_ID gracefully (SIGTERM: it "
+					    "finishes its batches and leaves)" };
+static const struct cli_opt o_as_url = { "url", 0, CLI_TEXT, "URL",
+					 "schedd's /metrics (default: from the cluster file: schedd's metrics or HTTP port, "
+					 "https when http_tls_cert is set)" };
+static const struct cli_opt o_as_cacert = { "cacert", 0, CLI_TEXT, "FILE",
+					    "PEM certificate(s) to check an HTTPS schedd with (default: the cluster's "
+					    "http_tls_cert, for a self-signed one)" };
+static const struct cli_opt o_as_interval = { "interval", 0, CLI_NUM, "S", "seconds between reads of the advice",
+					      "5", 0.01, 3600 };
+static const struct cli_opt o_as_cooldown = { "cooldown", 0, CLI_NUM, "S",
+					      "no action sooner than this after the last", "30", 0, 86400 };
+static const struct cli_opt o_as_min = { "min", 0, CLI_INT, "N", "fewest backends serving it keeps", "1", 1, 4096 };
+static const struct cli_opt o_as_max = { "max", 0, CLI_INT, "N",
+					 "most backends serving or coming up (0: the cluster's backends_max)", "0", 0, 4096 };
+static const struct cli_opt o_as_start_timeout = { "start-timeout", 0, CLI_NUM, "S",
+						   "a backend started that does not serve by then is no longer awaited",
+						   "60", 0.1, 86400 };
+static const struct cli_opt o_as_release = { "release-fraction", 0, CLI_NUM, "F",
+					     "release this fraction of the advised GPUs (1: the papers' rule; less keeps "
+					     "headroom, see docs/simulator.md)", "1", 0, 1 };
+static const struct cli_opt o_as_duration = { "duration", 0, CLI_NUM, "S", "stop after S seconds (0: at SIGTERM)",
+					      "0", 0, 1e7 };
+static const struct cli_opt o_as_cmd_timeout = { "cmd-timeout", 0, CLI_NUM, "S",
+						 "a command still running after S seconds is killed", "30", 0.1, 3600 };
+static const struct cli_opt *const autoscale_opts[] = { &o_cluster_config, &o_as_add, &o_as_remove, &o_as_url,
+							 &o_as_cacert, &o_as_interval, &o_as_cooldown, &o_as_min,
+							 &o_as_max, &o_as_start_timeout, &o_as_release, &o_as_duration,
+							 &o_as_cmd_timeout, &o_quiet_rt, NULL };
+
+static const char autoscale_text[] =
+	"A small controller that lets the cluster follow its load: every --interval it reads schedd's autoscaling "
+	"advice from its /metrics (per sub-cluster: add N r/(1-r) GPUs when the bad rate r of the GPUs serving is "
+	"above advice_threshold, else release N f, f their idle fraction: the papers' rule) and which backend ids "
+	"serve, and runs --add-cmd for the lowest free ids of the sub-cluster that asks, or --remove-cmd for the "
+	"highest serving ones, with SYMPHONY_BACKEND_ID, SYMPHONY_SUBCLUSTER and SYMPHONY_ACTION in the "
+	"command's environment. It waits --cooldown between actions, awaits a started backend until it serves "
+	"(or --start-timeout), releases nothing while one comes up, keeps --min to --max backends and one per "
+	"sub-cluster, and logs every action. On Kubernetes, deploy/ has the same loop as a HorizontalPodAutoscaler "
+	"on schedd's metrics instead (docs/runtime.md, \"Autoscaling\").";
+
 static const struct cli_opt o_kg_quiet = { "quiet", 0, CLI_FLAG, NULL, "no line on stderr" };
 static const struct cli_opt *const keygen_opts[] = { &o_kg_quiet, NULL };
 
@@ -451,6 +496,11 @@ static const struct cli_cmd commands[] = {
 	  "  symphony profile --model ResNet50 --batches 1..32\n" },
 	{ "bench-sched", "runtime", "the scheduler's capacity: requests/s it sustains in real time, 1..N threads", "", 0,
 	  0, bench_sched_text, bench_sched_opts, 0, RT(cli_cmd_runtime), NULL },
+	{ "autoscale", "runtime", "a controller that adds and removes backends on schedd's autoscaling advice",
+	  "[CLUSTER.json|-]", 0, 1, autoscale_text, autoscale_opts, CLI_CLUSTER, RT(cli_cmd_runtime),
+	  "  symphony autoscale cluster.json \\\n"
+	  "      --add-cmd 'symphony backend cluster.json --id $SYMPHONY_BACKEND_ID & echo $! > be$SYMPHONY_BACKEND_ID.pid' \\\n"
+	  "      --remove-cmd 'kill -TERM $(cat be$SYMPHONY_BACKEND_ID.pid)'\n" },
 	{ "keygen", "runtime", "write a new cluster secret: the key fabric peers prove they hold", "FILE", 1, 1,
 	  keygen_text, keygen_opts, 0, RT(cli_cmd_runtime), "  symphony keygen cluster.key\n" },
 	{ "fabbench", "runtime", "the transport's control round trip and 150 KB RMA read latency on loopback", "", 0, 0,

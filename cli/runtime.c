@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "core/policy.h"
 #include "runtime/auth.h"
+#include "runtime/autoscaler.h"
 #include "runtime/benchsched.h"
 #include "runtime/cluster.h"
 #include "runtime/fabbench.h"
@@ -156,9 +157,54 @@ static int cmd_fabbench(struct cli *c)
 				cli_str(c, "json"));
 }
 
+/* symphony autoscale: schedd's /metrics URL from the cluster file unless given. */
+static int cmd_autoscale(struct cli *c)
+{
+	if (!cli_given(c, "add-cmd") || !cli_given(c, "remove-cmd"))
+		return cli_usage_error(c, "give both --add-cmd and --remove-cmd (the shell commands that start and stop "
+				       "backend $SYMPHONY_BACKEND_ID)");
+	struct sym_cluster cl;
+	char err[1024], url[600], port[16];
+	int rc = load_cluster(c, &cl);
+	if (!rc && sym_cluster_resolve(&cl, err, sizeof(err)))
+		rc = cli_usage_error(c, "%s", err);
+	const char *p = NULL;
+	if (!rc && !cli_given(c, "url")) {
+		p = sym_cluster_metrics_port(&cl, SYM_ROLE_SCHEDD, 0, port, sizeof(port));
+		if (!p)
+			p = sym_cluster_http_port(&cl, SYM_ROLE_SCHEDD, 0, port, sizeof(port));
+		if (!p)
+			rc = cli_usage_error(c, "the cluster gives schedd no HTTP or metrics port: set http_base or "
+					     "metrics_base, or give --url");
+		else
+			snprintf(url, sizeof(url), "%s://%s:%s/metrics", cl.http_tls_cert[0] ? "https" : "http",
+				 cl.schedd.host, p);
+	}
+	int max = (int)cli_int(c, "max");
+	if (!rc && max == 0)
+		max = cl.backends_max;
+	if (!rc && cli_int(c, "min") > max)
+		rc = cli_usage_error(c, "--min %ld is above --max %d", cli_int(c, "min"), max);
+	struct sym_ctl_opts o = {
+		.url = cli_given(c, "url") ? cli_str(c, "url") : url,
+		.cacert = cli_given(c, "cacert") ? cli_str(c, "cacert") : cl.http_tls_cert[0] ? cl.http_tls_cert : NULL,
+		.add_cmd = cli_str(c, "add-cmd"), .remove_cmd = cli_str(c, "remove-cmd"),
+		.interval_s = cli_num(c, "interval"), .duration_s = cli_num(c, "duration"),
+		.cmd_timeout_s = cli_num(c, "cmd-timeout"), .quiet = cli_flag(c, "quiet"),
+		.cfg = { .cooldown_s = cli_num(c, "cooldown"), .min_backends = (int)cli_int(c, "min"), .max_backends = max,
+			 .start_timeout_s = cli_num(c, "start-timeout"), .release_fraction = cli_num(c, "release-fraction") },
+	};
+	if (!rc)
+		rc = sym_ctl_run(&o);
+	sym_cluster_finish(&cl);
+	return rc;
+}
+
 int cli_runtime_main(struct cli *c)
 {
 	const char *cmd = c->cmd->name;
+	if (!strcmp(cmd, "autoscale"))
+		return cmd_autoscale(c);
 	if (!strcmp(cmd, "profile"))
 		return cmd_profile(c);
 	if (!strcmp(cmd, "bench-sched"))

@@ -175,9 +175,39 @@ struct schedd {
 	double iv_busy_s;
 	struct sym_autoscale advice;
 	bool advice_set;
+	/* the same per sub-cluster (nsub of each; requests by their model's
+	 * part, GPU time by its GPU's), for an autoscaler that adds a part's GPUs */
+	struct iv_part {
+		uint64_t good, bad;
+		double busy_s;
+		struct sym_autoscale advice;
+	} *iv_part;
 	uint64_t *batch_counts; /* by size */
 	int maxb;
 };
+
+/* This interval's signals: n requests of model m served (negative: taken
+ * back) or bad, GPU g busy for busy_s. */
+static void iv_good(struct schedd *s, int m, int64_t n)
+{
+	s->iv_good += (uint64_t)n;
+	if (s->iv_part)
+		s->iv_part[s->sc.model_part[m]].good += (uint64_t)n;
+}
+
+static void iv_bad(struct schedd *s, int m, uint64_t n)
+{
+	s->iv_bad += n;
+	if (s->iv_part)
+		s->iv_part[s->sc.model_part[m]].bad += n;
+}
+
+static void iv_busy(struct schedd *s, int g, double busy_s)
+{
+	s->iv_busy_s += busy_s;
+	if (s->iv_part)
+		s->iv_part[s->sc.gpu_part[g]].busy_s += busy_s;
+}
 
 static uint32_t req_alloc(struct schedd *s)
 {
@@ -264,7 +294,7 @@ static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
 		if (!be->conn) { /* offline raced with the decision */
 			send_drop(s, r, SYM_WIRE_BACKEND_FAILED);
 			s->failed_reqs++;
-			s->iv_bad++;
+			iv_bad(s, r->model, 1);
 			req_free(s, idx);
 			continue;
 		}
@@ -305,8 +335,8 @@ static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
 	double busy = (double)(d->finish - d->start) / 1e9;
 	s->gpu_busy_s[d->gpu] += busy;
 	s->gpu_plans[d->gpu]++;
-	s->iv_busy_s += busy;
-	s->iv_good += (uint64_t)n;
+	iv_busy(s, d->gpu, busy);
+	iv_good(s, d->model, n);
 	if (n <= s->maxb)
 		s->batch_counts[n]++;
 	if (sym_rt_send(WHO, be->conn, &m, in, NULL))
@@ -324,7 +354,7 @@ static void on_drop(void *ctx, uint64_t id, int model, enum sym_drop_reason why,
 		return;
 	s->drops_by[why]++;
 	s->ms[r->model].drops[why]++;
-	s->iv_bad++;
+	iv_bad(s, r->model, 1);
 	send_drop(s, r, why == SYM_DROP_EARLY ? SYM_WIRE_DROPPED_EARLY : SYM_WIRE_DROPPED_EXPIRED);
 	req_free(s, (uint32_t)id);
 }
@@ -420,7 +450,7 @@ static void backend_down(struct schedd *s, int b, const char *why)
 			struct sreq *r = &s->reqs[gb->reqs[i]];
 			send_drop(s, r, SYM_WIRE_BACKEND_FAILED);
 			s->failed_reqs++;
-			s->iv_bad++;
+			iv_bad(s, r->model, 1);
 			req_free(s, gb->reqs[i]);
 		}
 		gb->n = 0;
@@ -478,11 +508,17 @@ static void backend_heard(struct schedd *s, int b)
 	send_status(s, -1);
 }
 
+/* Backend g's GPU serves: registered, not suspect, not leaving, its models loaded. */
+static bool gpu_serving(const struct schedd *s, int g)
+{
+	return s->be[g].conn && !s->be[g].suspect && !s->be[g].leaving && !s->be[g].loading;
+}
+
 static int gpus_online(const struct schedd *s)
 {
 	int n = 0;
 	for (int g = 0; g < s->c->backends_max; g++)
-		n += s->be[g].conn && !s->be[g].suspect && !s->be[g].leaving && !s->be[g].loading;
+		n += gpu_serving(s, g);
 	return n;
 }
 
@@ -981,12 +1017,14 @@ static void on_done(struct schedd *s, struct sym_fab_conn *conn, int g, const st
 	if (rejected) {
 		/* the backend answered its requests' frontends */
 		s->drops_by[SYM_DROP_REJECTED] += (uint64_t)gb->n;
-		s->iv_good -= (uint64_t)gb->n;
-		s->iv_bad += (uint64_t)gb->n;
 	}
 	for (int i = 0; i < gb->n; i++) {
-		if (rejected)
-			s->ms[s->reqs[gb->reqs[i]].model].drops[SYM_DROP_REJECTED]++;
+		if (rejected) {
+			int model = s->reqs[gb->reqs[i]].model;
+			s->ms[model].drops[SYM_DROP_REJECTED]++;
+			iv_good(s, model, -1);
+			iv_bad(s, model, 1);
+		}
 		req_free(s, gb->reqs[i]);
 	}
 	gb->n = 0;
@@ -1090,6 +1128,16 @@ static void interval_roll(struct schedd *s, sym_time now)
 	double secs = (double)(now - s->iv_start) / 1e9;
 	sym_autoscale_advice(s->iv_good, s->iv_bad, s->iv_busy_s, secs, gpus_online(s), s->c->exp.advice_threshold,
 			     &s->advice);
+	for (int j = 0; s->iv_part && j < s->nsub; j++) {
+		struct iv_part *x = &s->iv_part[j];
+		int online = 0;
+		for (int g = 0; g < s->c->backends_max; g++)
+			online += s->sc.gpu_part[g] == j && gpu_serving(s, g);
+		sym_autoscale_advice(x->good, x->bad, x->busy_s, secs, online > 0 ? online : 1, s->c->exp.advice_threshold,
+				     &x->advice);
+		x->good = x->bad = 0;
+		x->busy_s = 0;
+	}
 	s->advice_set = true;
 	s->iv_start = now;
 	s->iv_good = s->iv_bad = 0;
@@ -1232,6 +1280,46 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	sym_prom_sample(b, "symphony_autoscale_release_gpus", NULL, s->advice_set ? s->advice.release : 0);
 	sym_prom_family(b, "symphony_autoscale_interval_seconds", "gauge", "Length of the autoscaling interval");
 	sym_prom_sample(b, "symphony_autoscale_interval_seconds", NULL, (double)s->iv_len / 1e9);
+	/* per sub-cluster (none: the whole cluster is sub-cluster 0), for an autoscaler adding a part's GPUs */
+	static const char *const fam[][2] = {
+		{ "symphony_subcluster_autoscale_add_gpus", "Advice per sub-cluster: GPUs to add" },
+		{ "symphony_subcluster_autoscale_release_gpus", "Advice per sub-cluster: GPUs that can be released" },
+		{ "symphony_subcluster_autoscale_bad_rate", "Per sub-cluster: the last interval's bad rate" },
+		{ "symphony_subcluster_autoscale_idle_fraction", "Per sub-cluster: the last interval's idle fraction" },
+		{ "symphony_subcluster_autoscale_desired_gpus",
+		  "Per sub-cluster: the GPUs the advice asks for (serving + add - release, at least 1): a "
+		  "HorizontalPodAutoscaler's AverageValue-1 target (deploy/)" } };
+	int L = s->iv_part ? s->nsub : 1;
+	for (int f = 0; f < 5; f++) {
+		sym_prom_family(b, fam[f][0], "gauge", fam[f][1]);
+		for (int j = 0; j < L; j++) {
+			const struct sym_autoscale *a = s->iv_part ? &s->iv_part[j].advice : &s->advice;
+			char sj[16];
+			snprintf(sj, sizeof(sj), "%d", j);
+			const char *l[] = { "subcluster", sj, NULL };
+			int serving = 0;
+			for (int g = 0; g < s->c->backends_max; g++)
+				serving += (s->nsub ? s->sc.gpu_part[g] == j : 1) && gpu_serving(s, g);
+			int desired = serving + (s->advice_set ? a->add - a->release : 0);
+			double v = f == 4	   ? (desired > 1 ? desired : 1)
+				   : !s->advice_set ? (f == 3 ? 1 : 0)
+				   : f == 0	   ? a->add
+				   : f == 1	   ? a->release
+				   : f == 2	   ? a->bad_rate
+						   : a->idle_fraction;
+			sym_prom_sample(b, fam[f][0], l, v);
+		}
+	}
+	sym_prom_family(b, "symphony_backend_serving", "gauge",
+			"Per backend id the cluster takes (0..backends_max-1): 1 when its GPU serves (registered, not suspect, "
+			"leaving or loading), with its sub-cluster");
+	for (int g = 0; g < s->c->backends_max; g++) {
+		char sg[16], sj[16];
+		snprintf(sg, sizeof(sg), "%d", g);
+		snprintf(sj, sizeof(sj), "%d", s->nsub ? s->sc.gpu_part[g] : 0);
+		const char *l[] = { "backend", sg, "subcluster", sj, NULL };
+		sym_prom_sample(b, "symphony_backend_serving", l, gpu_serving(s, g));
+	}
 }
 
 /* schedd serves /metrics and the liveness probe. */
@@ -1378,12 +1466,13 @@ static int setup_subclusters(struct schedd *s, char *err, size_t errlen)
 	if ((rc = sym_subclusters_build(e, e->rate, &s->sc, err, errlen)))
 		return rc;
 	s->nsub = L;
+	s->iv_part = calloc((size_t)L, sizeof(*s->iv_part));
 	s->holds = calloc((size_t)e->gpus * e->nmodels, 1);
 	s->ep_base = calloc(e->nmodels, sizeof(*s->ep_base));
 	s->move_to = malloc(e->nmodels * sizeof(*s->move_to));
 	s->retry_to = malloc(e->nmodels * sizeof(*s->retry_to));
 	s->move_phase = calloc(e->nmodels, 1);
-	if (!s->holds || !s->ep_base || !s->move_to || !s->retry_to || !s->move_phase)
+	if (!s->iv_part || !s->holds || !s->ep_base || !s->move_to || !s->retry_to || !s->move_phase)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	for (size_t m = 0; m < e->nmodels; m++)
 		s->move_to[m] = s->retry_to[m] = -1;
@@ -1719,6 +1808,7 @@ static void teardown(struct schedd *s)
 	free(s->mc);
 	sym_subclusters_finish(&s->sc);
 	free(s->holds);
+	free(s->iv_part);
 	free(s->ep_base);
 	free(s->move_to);
 	free(s->retry_to);

@@ -10,7 +10,8 @@ import tempfile
 
 exe = sys.argv[1]
 libs = subprocess.run(["ldd", exe], capture_output=True, text=True, check=True).stdout
-bad = [l.strip() for l in libs.splitlines() if "libfabric" in l or "libmicrohttpd" in l or "libsodium" in l]
+bad = [l.strip() for l in libs.splitlines()
+       if "libfabric" in l or "libmicrohttpd" in l or "libsodium" in l or "libcurl" in l]
 if bad:
     print("check_no_transport: %s loads %s at start" % (exe, ", ".join(bad)))
     sys.exit(1)
@@ -35,5 +36,5 @@ r = subprocess.run([exe, "schedd", "--check"], capture_output=True, text=True)
 if r.returncode != 2 or "names no secret" not in r.stderr:
     print("check_no_transport: schedd ran without a secret (exit %d):\n%s" % (r.returncode, r.stderr))
     sys.exit(1)
-print("check_no_transport: %s loads neither libfabric, libmicrohttpd nor libsodium; keygen and schedd --check "
+print("check_no_transport: %s loads neither libfabric, libmicrohttpd, libsodium nor libcurl; keygen and schedd --check "
       "ran from the module" % exe)

@@ -45,6 +45,7 @@ static double low_load_bad_allowed;
 
 #define NFE 2
 #define NBE 4
+static int start_backends = NBE; /* backends cluster_start starts (ids 0..start_backends-1) */
 
 struct cluster {
 	pid_t schedd, fe[NFE], be[NBE];
@@ -176,17 +177,17 @@ static void cluster_start(struct cluster *c)
 		snprintf(id, sizeof(id), "%d", i);
 		snprintf(log, sizeof(log), "backend%d.log", i);
 		const char *a[] = { "backend", cfg, "--id", id, NULL };
-		c->be[i] = spawn(log, a);
+		c->be[i] = i < start_backends ? spawn(log, a) : -1;
 	}
 	double end = now_s() + 20;
 	/* (with sub-clusters a backend's GPU goes online once it loaded its models) */
 #define ONLINE() (count_in("schedd.log", "registered: GPU") + count_in("schedd.log", "loaded the models of sub-cluster"))
-	while (now_s() < end && (ONLINE() < NBE ||
+	while (now_s() < end && (ONLINE() < start_backends ||
 				 count_in("schedd.log", "frontend 1 registered") + count_in("schedd.log", "frontend 0 registered") < NFE))
 		sleep_ms(50);
 	running = *c;
 	is_running = true;
-	assert_int_equal(ONLINE(), NBE);
+	assert_int_equal(ONLINE(), start_backends);
 #undef ONLINE
 }
 
@@ -195,7 +196,7 @@ static void cluster_start(struct cluster *c)
 static void assert_no_sanitizer_reports(void)
 {
 	const char *logs[] = { "schedd.log", "frontend0.log", "frontend1.log", "backend0.log", "backend1.log",
-			       "backend2.log", "backend3.log", "loadgen.log" };
+			       "backend2.log", "backend3.log", "loadgen.log", "autoscale.log" };
 	const char *pats[] = { "ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:" };
 	for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++)
 		for (size_t k = 0; k < sizeof(pats) / sizeof(pats[0]); k++)
@@ -262,6 +263,7 @@ static int setup(void **state)
 {
 	(void)state;
 	scheme = "http"; /* a failed TLS test must not leave its scheme to the next */
+	start_backends = NBE;
 	snprintf(dir, sizeof(dir), "/tmp/symphony-rt-XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
@@ -1422,6 +1424,73 @@ static void test_epochs(void **state)
 	passed = getenv("SYM_TEST_KEEP") == NULL;
 }
 
+/* The pid in DIR/NAME (written by the autoscaler's add command), or -1. */
+static pid_t pid_in(const char *name)
+{
+	char *t = slurp(name);
+	pid_t p = t ? (pid_t)atoi(t) : -1;
+	free(t);
+	return p > 0 ? p : -1;
+}
+
+/* `symphony autoscale` following a step in load: the cluster starts with backend 0 of up to 4
+ * (backends_max); loadgen offers 100 req/s, then 1,000 (about three GPUs' worth), then 100
+ * again. The controller, reading schedd's advice every 0.3 s, starts backends with its add
+ * command at the step and stops them (SIGTERM: they drain) with its remove command after it.
+ * Every request is answered exactly once, none for a failed backend. */
+static void test_autoscale(void **state)
+{
+	(void)state;
+	start_backends = 1;
+	config_replace("\"failure_ms\": 50,", "\"failure_ms\": 3000, \"backends_max\": 4,");
+	config_replace("\"backends\": 4,", "\"backends\": 1,");
+	struct cluster c;
+	cluster_start(&c);
+	char add[1200], rm[600];
+	snprintf(add, sizeof(add), "%s backend %s --id $SYMPHONY_BACKEND_ID >> %s/backend$SYMPHONY_BACKEND_ID.log 2>&1 & "
+		 "echo $! > %s/be$SYMPHONY_BACKEND_ID.pid", bin, cfg, dir, dir);
+	snprintf(rm, sizeof(rm), "kill -TERM $(cat %s/be$SYMPHONY_BACKEND_ID.pid)", dir);
+	const char *aa[] = { "autoscale", cfg, "--add-cmd", add, "--remove-cmd", rm, "--interval", "0.3", "--cooldown",
+			     "1", "--start-timeout", "10", NULL };
+	pid_t ctl = spawn("autoscale.log", aa);
+	assert_int_equal(wait_log("autoscale.log", "following http", 1), 1);
+	char out[400];
+	snprintf(out, sizeof(out), "%s/step.json", dir);
+	const char *la[] = { "loadgen", cfg, "--segments", "4:100,6:1000,8:100", "--warmup", "0.5", "--json", out,
+			     "--quiet", NULL };
+	pid_t lg = spawn("loadgen.log", la);
+	int st = wait_for(lg, 60);
+	kill(ctl, SIGTERM);
+	int cst = wait_for(ctl, 10);
+	/* the backends it started and did not stop */
+	for (int i = 1; i < NBE; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "be%d.pid", i);
+		pid_t p = pid_in(name);
+		if (p > 0 && kill(p, SIGTERM) == 0)
+			for (int k = 0; k < 200 && kill(p, 0) == 0; k++)
+				sleep_ms(50);
+	}
+	int sst = cluster_stop(&c);
+	assert_int_equal(st, 0);
+	assert_int_equal(cst, 0);
+	assert_int_equal(sst, 0);
+	int adds = count_in("autoscale.log", "adding backend"), removes = count_in("autoscale.log", "removing backend");
+	assert_true(adds >= 1);
+	assert_true(removes >= 1);
+	assert_int_equal(count_in("autoscale.log", "command exited 0"), adds + removes);
+	assert_int_equal(count_in("autoscale.log", "adding backend 0"), 0); /* it serves: never started again */
+	cJSON *j = assert_exactly_once("step.json");
+	assert_int_equal((int)num(j, "checks.failed_by_status.backend failed"), 0);
+	cJSON_Delete(j);
+	cJSON *s = load_json("schedd.json");
+	assert_int_equal((int)num(s, "backend_failures"), 0);
+	assert_int_equal((int)num(s, "failed_requests"), 0);
+	assert_true(num(s, "peers_left") >= removes); /* each removed backend said bye and drained */
+	cJSON_Delete(s);
+	passed = getenv("SYM_TEST_KEEP") == NULL;
+}
+
 /* A running cluster's membership, under load: a fifth backend joins (backends_max 5) and
  * later leaves on SIGTERM, a backend stalled for 200 ms (SIGSTOP) is only suspect (no new
  * plans, nothing failed) and serves again, and frontend 1 leaves on SIGTERM after answering
@@ -1668,6 +1737,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_failover_hung, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_partial_frontends, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_epochs, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_autoscale, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_subclusters, setup, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,92 @@
+/* runtime/autoscaler.h - `symphony autoscale`: a small controller that lets
+ * a cluster follow its load on schedd's advice.
+ *
+ * Every interval it reads schedd's /metrics (runtime/schedd.c): the advice
+ * per sub-cluster (symphony_subcluster_autoscale_add_gpus and _release_gpus,
+ * from the bad rate and the idle fraction of the GPUs that serve: the
+ * papers' rule, core/autoscale.h) and, per backend id the cluster takes,
+ * whether its GPU serves and in which sub-cluster (symphony_backend_serving).
+ * It then runs the operator's commands: --add-cmd for each backend to start
+ * (the lowest free ids of the sub-cluster that asks), --remove-cmd for each to
+ * stop (the highest serving ids), with SYMPHONY_BACKEND_ID and
+ * SYMPHONY_SUBCLUSTER in their environment. Between actions it waits
+ * --cooldown; a backend it started counts as coming up until it serves (or
+ * --start-timeout passes); it releases nothing while one comes up; it keeps
+ * between --min and --max backends and at least one per sub-cluster. Every
+ * action is logged. A remove command should stop the backend gracefully
+ * (SIGTERM: it says bye, finishes its batches and leaves), so that no request
+ * is lost.
+ *
+ * The parsing of the metrics and the decision are pure functions, tested
+ * apart (tests/test_autoscaler.c); sym_ctl_run adds the HTTP client
+ * (libcurl), the commands and the clock.
+ */
+#ifndef SYM_AUTOSCALER_H
+#define SYM_AUTOSCALER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define SYM_CTL_MAX_BACKENDS 4096
+#define SYM_CTL_MAX_PARTS 64
+
+/* What one scrape of schedd says. */
+struct sym_ctl_metrics {
+	int nparts;                              /* sub-clusters seen (1 without a partition) */
+	double add[SYM_CTL_MAX_PARTS];           /* GPUs to add */
+	double release[SYM_CTL_MAX_PARTS];       /* GPUs that can be released */
+	double bad_rate[SYM_CTL_MAX_PARTS];
+	double idle_fraction[SYM_CTL_MAX_PARTS];
+	int nbackends;                           /* ids 0..nbackends-1 the cluster takes */
+	signed char serving[SYM_CTL_MAX_BACKENDS]; /* 1 serving, 0 not, -1 not listed */
+	short part[SYM_CTL_MAX_BACKENDS];        /* each id's sub-cluster */
+};
+
+/* Reads the samples it needs from a Prometheus text exposition. 0, or
+ * -EPROTO with a message (a sample malformed, a sub-cluster or id out of
+ * range, no symphony_backend_serving sample at all: not schedd's metrics). */
+int sym_ctl_parse(const char *text, size_t len, struct sym_ctl_metrics *m, char *err, size_t errlen);
+
+struct sym_ctl_cfg {
+	double cooldown_s;       /* no action sooner than this after the last */
+	int min_backends, max_backends;
+	double start_timeout_s;  /* a backend started that does not serve by then is no longer awaited */
+	double release_fraction; /* release this fraction of the advice (1: the papers' rule) */
+};
+
+struct sym_ctl_state {
+	bool acted;
+	double last_action_s;
+	double pending_since[SYM_CTL_MAX_BACKENDS]; /* started at, < 0: not coming up */
+	bool removing[SYM_CTL_MAX_BACKENDS];        /* asked to stop, still serving */
+	int expired;                                /* starts given up by the last decision */
+};
+
+void sym_ctl_state_init(struct sym_ctl_state *st);
+
+struct sym_ctl_action {
+	bool add;
+	int backend, subcluster;
+};
+
+/* The actions at now_s (at most cap) for the scrape m; st is updated as if
+ * they were carried out. Pure: no clock, no I/O. */
+int sym_ctl_decide(const struct sym_ctl_cfg *c, struct sym_ctl_state *st, const struct sym_ctl_metrics *m,
+		   double now_s, struct sym_ctl_action *out, int cap);
+
+struct sym_ctl_opts {
+	const char *url;        /* schedd's /metrics */
+	const char *cacert;     /* PEM to check an HTTPS schedd with, or NULL */
+	const char *add_cmd, *remove_cmd;
+	double interval_s;
+	double duration_s;      /* > 0: stop after this long (else at SIGTERM or SIGINT) */
+	double cmd_timeout_s;   /* a command still running then is killed */
+	struct sym_ctl_cfg cfg;
+	bool quiet;
+};
+
+/* Runs the controller until SIGTERM/SIGINT or duration_s. 0, or 1 (it could
+ * not start: the message is logged). */
+int sym_ctl_run(const struct sym_ctl_opts *o);
+
+#endif
