@@ -597,16 +597,22 @@ int sym_write_timeline(const char *path, const char *command, const struct sym_e
 	int rc = sym_outfile_open(&o, path, err, errlen);
 	if (rc)
 		return rc;
-	fprintf(o.f, "t_s,offered,good,bad,bad_rate,busy_gpus,gpus_in_use,idle_fraction,advice_add,advice_release\n");
+	bool as = r->as.on; /* the autoscaler's GPUs: paid for and in service (averages), the advice over the latter */
+	fprintf(o.f, "t_s,offered,good,bad,bad_rate,busy_gpus,gpus_in_use,idle_fraction,advice_add,advice_release%s\n",
+		as ? ",gpus_paid,gpus_serving" : "");
 	double dur = sym_experiment_duration(e);
 	for (size_t i = 0; i < r->nintervals; i++) {
 		const struct sym_timeline_row *t = &r->timeline[i];
 		double len = sym_timeline_interval_len(r, dur, i);
+		int n = as ? (int)lround(t->serving_gpu_s / len) : e->gpus;
 		struct sym_autoscale a;
-		sym_autoscale_advice(t->good, t->bad, t->busy_gpu_s, len, e->gpus, e->advice_threshold, &a);
-		fprintf(o.f, "%g,%llu,%llu,%llu,%.6f,%.4f,%u,%.4f,%d,%d\n", (double)i * r->interval_s,
+		sym_autoscale_advice(t->good, t->bad, t->busy_gpu_s, len, n > 0 ? n : 1, e->advice_threshold, &a);
+		fprintf(o.f, "%g,%llu,%llu,%llu,%.6f,%.4f,%u,%.4f,%d,%d", (double)i * r->interval_s,
 			(unsigned long long)t->offered, (unsigned long long)t->good, (unsigned long long)t->bad,
 			a.bad_rate, t->busy_gpu_s / len, t->gpus_used, a.idle_fraction, a.add, a.release);
+		if (as)
+			fprintf(o.f, ",%.2f,%.2f", t->paid_gpu_s / len, t->serving_gpu_s / len);
+		fputc('\n', o.f);
 	}
 	cJSON *meta = sym_csv_meta(command, "timeline",
 				   "per interval: requests offered, good and bad (counted in the interval they "
@@ -616,7 +622,9 @@ int sym_write_timeline(const char *path, const char *command, const struct sym_e
 	cJSON_AddNumberToObject(meta, "advice_threshold", e->advice_threshold);
 	char rule[200];
 	snprintf(rule, sizeof(rule), "advice_add = N*r/(1-r) GPUs when the bad rate r > %g, else advice_release = N*f "
-		 "(f: the idle fraction of the N = %d GPUs)", e->advice_threshold, e->gpus);
+		 "(f: the idle fraction of the N = %d GPUs%s)", e->advice_threshold, e->gpus,
+		 r->as.on ? "; with the autoscaler, N = the GPUs in service that interval (gpus_serving), and gpus_paid "
+			    "counts those coming up and draining too" : "");
 	cJSON_AddStringToObject(meta, "advice", rule);
 	return sym_csv_commit(&o, meta, err, errlen);
 }

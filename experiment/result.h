@@ -39,6 +39,7 @@ struct sym_model_result {
 struct sym_timeline_row {
 	uint64_t offered, good, bad;
 	double busy_gpu_s;  /* GPU-seconds busy during this interval */
+	double paid_gpu_s, serving_gpu_s; /* the autoscaler's: GPU-seconds paid for and in service (else 0) */
 	uint32_t gpus_used; /* distinct GPUs busy at some moment of it */
 };
 

@@ -208,8 +208,8 @@ struct sim {
 	sym_time as_len, as_last_action;
 	uint64_t as_ended, as_bad; /* s->ended and s->bad_all when the interval began */
 	double as_busy_s, as_gpu_s;
-	int as_paid;
-	sym_time as_paid_t;
+	int as_paid, as_serving; /* GPUs paid for; of them, in service */
+	sym_time as_paid_t;     /* both counted up to here */
 	const uint64_t *stop_model_bad; /* opts->stop_model_bad */
 	bool stop;      /* a model reached its stop_model_bad limit */
 	int err;
@@ -217,7 +217,7 @@ struct sim {
 
 static double model_static(const struct sym_experiment *e, size_t i);
 static void on_epoch(struct sim *s, int idx, sym_time now);
-static void as_paid(struct sim *s, sym_time now, int delta);
+static void as_count(struct sim *s, sym_time now, int dpaid, int dserving);
 static void on_switch(struct sim *s, int m, sym_time now);
 static void on_loaded(struct sim *s, int gi, sym_time now);
 
@@ -647,7 +647,7 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 			if ((rc = sym_core_gpu_offline(s->cores[0], g, ++s->gpus[g].epoch, 0)))
 				return snprintf(err, errlen, "autoscale: the policy cannot take GPUs out of service"), rc;
 		}
-		as_paid(s, 0, c->start_gpus);
+		as_count(s, 0, c->start_gpus, c->start_gpus);
 		if (s->as_len < s->end && (rc = ev_push(&s->ev, s->as_len, EV_SCALE, 0)))
 			return rc;
 	}
@@ -946,15 +946,27 @@ static int on_arrival(struct sim *s, int m, sym_time t)
 /* ---- the autoscaler (both Symphony papers: the bad rate and the idle
  * fraction as signals; experiment/config.h, struct sym_autoscale_cfg) ---- */
 
-/* GPUs paid for change by delta at now: the GPU-seconds so far first. */
-static void as_paid(struct sim *s, sym_time now, int delta)
+/* GPUs paid for and in service change by dpaid and dserving at now: their
+ * GPU-seconds so far first, in total and per timeline interval. */
+static void as_count(struct sim *s, sym_time now, int dpaid, int dserving)
 {
-	sym_time t = now < s->end ? now : s->end;
-	if (t > s->as_paid_t)
-		s->as_gpu_s += s->as_paid * sym_to_s(t - s->as_paid_t);
-	if (t > s->as_paid_t)
+	sym_time t = now < s->end ? now : s->end, a = s->as_paid_t;
+	if (t > a) {
+		s->as_gpu_s += s->as_paid * sym_to_s(t - a);
+		while (a < t) {
+			size_t iv = interval_of(s, a);
+			sym_time stop = (sym_time)(iv + 1) * s->interval;
+			stop = stop < t ? stop : t;
+			if (iv < s->res->nintervals) {
+				s->res->timeline[iv].paid_gpu_s += s->as_paid * sym_to_s(stop - a);
+				s->res->timeline[iv].serving_gpu_s += s->as_serving * sym_to_s(stop - a);
+			}
+			a = stop;
+		}
 		s->as_paid_t = t;
-	s->as_paid += delta;
+	}
+	s->as_paid += dpaid;
+	s->as_serving += dserving;
 	if (s->as_paid > s->res->as.peak_gpus)
 		s->res->as.peak_gpus = s->as_paid;
 }
@@ -964,13 +976,14 @@ static void gpu_released(struct sim *s, int gi, sym_time now)
 	struct gpu *g = &s->gpus[gi];
 	g->svc = AS_OFF;
 	g->leaving = false;
-	as_paid(s, now, -1);
+	as_count(s, now, -1, 0);
 }
 
 static void on_provisioned(struct sim *s, int gi, sym_time now)
 {
 	struct gpu *g = &s->gpus[gi];
 	g->svc = AS_ON;
+	as_count(s, now, 0, 1);
 	sym_core_gpu_online(s->cores[0], gi, ++g->epoch, now);
 }
 
@@ -986,7 +999,7 @@ static void as_add(struct sim *s, int k, sym_time now)
 		if (s->gpus[g].svc != AS_OFF)
 			continue;
 		s->gpus[g].svc = AS_UP;
-		as_paid(s, now, 1);
+		as_count(s, now, 1, 0);
 		if (ev_push(&s->ev, now + sym_s(e->autoscale.provision_s) + load, EV_PROVISIONED, g))
 			s->err = -ENOMEM;
 		k--;
@@ -1003,6 +1016,7 @@ static void as_release(struct sim *s, int k, sym_time now)
 			if (gg->svc != AS_ON || (pass == 0 && (gg->qn || gg->en)))
 				continue;
 			gg->svc = AS_DRAIN;
+			as_count(s, now, 0, -1);
 			gg->leaving = true;
 			gg->skip_ends = gg->qn + gg->en;
 			if (sym_core_gpu_offline(s->cores[0], g, ++gg->epoch, now)) {
@@ -1220,7 +1234,7 @@ static int sum_totals(const struct sim *s)
 	for (int g = 0; g < e->gpus; g++)
 		res->gpus_used += s->gpus[g].used;
 	if (s->as_on) {
-		as_paid((struct sim *)s, s->end, 0);
+		as_count((struct sim *)s, s->end, 0, 0);
 		res->as.gpu_hours = s->as_gpu_s / 3600;
 		res->as.mean_gpus = s->end > 0 ? s->as_gpu_s / sym_to_s(s->end) : 0;
 	}

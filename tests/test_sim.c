@@ -621,6 +621,15 @@ static void test_autoscale(void **state)
 	assert_true(fabs(a.as.gpu_hours * 3600 - gpu_s) < 0.01 * gpu_s);
 	assert_true(fabs(a.as.mean_gpus - gpu_s / 180) < 0.01 * gpu_s / 180);
 	assert_true(a.as.gpu_hours < 24.0 * 180 / 3600 * 0.6); /* well below fixed provisioning */
+	/* the timeline holds the same GPU-seconds, interval by interval; in service never above paid */
+	double paid = 0, serving = 0;
+	for (size_t i = 0; i < a.nintervals; i++) {
+		paid += a.timeline[i].paid_gpu_s;
+		serving += a.timeline[i].serving_gpu_s;
+		assert_true(a.timeline[i].serving_gpu_s <= a.timeline[i].paid_gpu_s + 1e-6);
+	}
+	assert_true(fabs(paid - a.as.gpu_hours * 3600) < 1e-6 * paid);
+	assert_true(serving > 0.5 * paid);
 	assert_int_equal(a.total.served, b.total.served);
 	/* at the step up GPUs are added, and the first decision after it sees the bad rate */
 	bool added_at_step = false;
