@@ -1478,7 +1478,8 @@ static int setup_subclusters(struct schedd *s, char *err, size_t errlen)
 		s->move_to[m] = s->retry_to[m] = -1;
 	for (int j = 0; j < L; j++) {
 		s->sub_kinds[j] = e->kinds[0];
-		snprintf(s->sub_kinds[j].name, sizeof(s->sub_kinds[j].name), "%.20s/sub%d", e->kinds[0].name, j);
+		snprintf(s->sub_kinds[j].name, sizeof(s->sub_kinds[j].name), "%.20s/sub%u", e->kinds[0].name,
+			 (unsigned)(unsigned char)j); /* (j < SYM_MAX_KINDS: the cast tells the compiler it fits) */
 		int models = 0, gpus = 0;
 		for (size_t m = 0; m < e->nmodels; m++)
 			models += s->sc.model_part[m] == j;
