@@ -580,6 +580,26 @@ static void test_policy_conservation(void **state)
 	}
 }
 
+/* Epochs triggered by change (trigger=F): with epochs of 100 s nothing re-plans in the 3 s of
+ * run_mixed, so model 2 keeps the GPUs it had when its rate grows 15x at 1.5 s; with
+ * trigger=0.5 (at least 0.2 s between plans) its arrivals start a new epoch and it moves onto
+ * more GPUs. Deterministic, no request late (run_mixed), each ends once (cd_run). */
+static void test_policy_trigger(void **state)
+{
+	(void)state;
+	struct mixed_run fixed, trig, again;
+	run_mixed("nexus:epoch=100", 1, &fixed);
+	run_mixed("nexus:epoch=100,trigger=0.5,min_epoch=0.2", 1, &trig);
+	run_mixed("nexus:epoch=100,trigger=0.5,min_epoch=0.2", 1, &again);
+	print_message("GPUs of model 2 before/after the shift: fixed %d/%d, triggered %d/%d; drops %llu vs %llu\n",
+		      fixed.gpus_m2[0], fixed.gpus_m2[1], trig.gpus_m2[0], trig.gpus_m2[1],
+		      (unsigned long long)fixed.ndrops, (unsigned long long)trig.ndrops);
+	assert_int_equal(fixed.gpus_m2[1], fixed.gpus_m2[0]);
+	assert_true(trig.gpus_m2[1] > trig.gpus_m2[0]);
+	assert_true(trig.ndrops < fixed.ndrops);
+	assert_true(trig.hash == again.hash && trig.nd == again.nd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -593,6 +613,7 @@ int main(void)
 		cmocka_unit_test(test_policy_frontends),
 		cmocka_unit_test(test_policy_unservable),
 		cmocka_unit_test(test_policy_conservation),
+		cmocka_unit_test(test_policy_trigger),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

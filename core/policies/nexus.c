@@ -79,9 +79,19 @@
  * (id ngpus).
  *
  * Parameters: frontends=N (default 1), epoch=S seconds (default 30),
- * drop=early|lazy (default early).
+ * drop=early|lazy (default early), trigger=F and min_epoch=S below.
+ *
+ * Epochs triggered by change (nexus.md Section 5: "a new epoch can also be
+ * triggered by large changes in workload", at most one every 10 s). With
+ * trigger=F > 0, an arrival of model m whose count since the epoch began
+ * differs from what its planned rate predicts by more than F of it (and by
+ * more than three Poisson standard deviations, so that noise does not
+ * trigger) starts a new epoch at once, once min_epoch (default 10 s) has
+ * passed since the last. A model that stops arriving is noticed at the next
+ * epoch only. Off by default (trigger=0), as before.
  */
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +104,7 @@
 #define NX_EPOCH_DEFAULT 30.0
 #define NX_EPOCH_MIN 1e-3
 #define NX_EPOCH_MAX 1e6
+#define NX_MIN_EPOCH_DEFAULT 10.0
 #define NX_SCALE_MIN 1e-6
 #define NX_BISECT 30
 #define NX_SCALE_MAX 1024.0 /* spare=use: the largest headroom factor tried */
@@ -111,6 +122,8 @@ struct params {
 	double epoch_s;
 	int drop;  /* DROP_EARLY, DROP_LAZY */
 	int spare; /* SPARE_USE, SPARE_IDLE */
+	double trigger;
+	double min_epoch_s;
 };
 SYM_POLICY_PARAMS(struct params, params_of)
 
@@ -124,6 +137,11 @@ static const struct sym_param params[] = {
 	  .hi = NX_EPOCH_MAX, .unit = "s", .def = NX_EPOCH_DEFAULT, .help = "time between plans" },
 	{ .key = "drop", .type = SYM_PARAM_ENUM, .offset = offsetof(struct params, drop), .words = drop_words,
 	  .def = DROP_EARLY, .help = "a backend's drop rule: Nexus's sliding window, or only what cannot finish" },
+	{ .key = "trigger", .type = SYM_PARAM_NUM, .offset = offsetof(struct params, trigger), .lo = 0, .hi = 1e6,
+	  .def = 0, .help = "re-plan early when a model's rate moves by more than this fraction (0: only every epoch)" },
+	{ .key = "min_epoch", .type = SYM_PARAM_NUM, .offset = offsetof(struct params, min_epoch_s), .lo = NX_EPOCH_MIN,
+	  .hi = NX_EPOCH_MAX, .unit = "s", .def = NX_MIN_EPOCH_DEFAULT,
+	  .help = "the least time between two plans when triggered by change" },
 	{ .key = "spare", .type = SYM_PARAM_ENUM, .offset = offsetof(struct params, spare), .words = spare_words,
 	  .def = SPARE_USE, .help = "spread the headroom over spare GPUs, or leave them idle" },
 	{ .key = NULL },
@@ -160,6 +178,9 @@ struct nx {
 	bool spare_idle;
 	sym_time epoch;
 	double min_rate;
+	double trigger;
+	sym_time min_epoch;
+	uint64_t triggered; /* epochs started by a change */
 	int nm, ng, nk;
 	struct sym_queue *q; /* per (GPU, model): q[g * nm + m] */
 	struct nx_gpu *gpu;
@@ -729,6 +750,8 @@ static int nx_init(struct sym_core *c, char *err, size_t errlen)
 	st->spare_idle = p.spare == SPARE_IDLE;
 	st->epoch = sym_s(p.epoch_s);
 	st->min_rate = 1 / p.epoch_s;
+	st->trigger = p.trigger;
+	st->min_epoch = sym_s(p.min_epoch_s);
 	st->nm = nm;
 	st->ng = ng;
 	st->nk = nk;
@@ -792,6 +815,18 @@ nomem:
 	return -ENOMEM;
 }
 
+static void nx_epoch(struct sym_core *c, struct nx *st, sym_time now);
+
+/* trigger=F: model m's count since the epoch began is off its planned rate
+ * by more than F of the prediction and three Poisson standard deviations. */
+static bool changed(const struct nx *st, int m, sym_time now)
+{
+	if (st->trigger <= 0 || now - st->epoch_start < st->min_epoch)
+		return false;
+	double expect = st->rates[m] * sym_to_s(now - st->epoch_start), dev = fabs((double)st->count[m] - expect);
+	return dev > st->trigger * expect && dev > 3 * sqrt(expect > 1 ? expect : 1);
+}
+
 static int nx_arrive(struct sym_core *c, struct sym_request *r, sym_time now)
 {
 	struct nx *st = c->sched_state;
@@ -800,6 +835,15 @@ static int nx_arrive(struct sym_core *c, struct sym_request *r, sym_time now)
 		st->epoch_start = now;
 		memset(st->count, 0, (size_t)st->nm * sizeof(*st->count));
 		sym_core_timer_set(c, st->ng, now + st->epoch);
+	}
+	if (changed(st, r->model, now)) {
+		st->triggered++;
+		nx_epoch(c, st, now);
+		if (!st->armed) { /* (it had arrivals: it stays armed) */
+			st->armed = true;
+			st->epoch_start = now;
+			sym_core_timer_set(c, st->ng, now + st->epoch);
+		}
 	}
 	int rc = place(c, st, r, now);
 	if (!rc)
