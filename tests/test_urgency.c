@@ -37,7 +37,8 @@ static void expect(const struct cd_driver *dr, int i, sym_time now, int model, i
  * arrive at 1 ms (deadline 31), one B request at 2 ms (deadline 22). At 5 ms:
  *   A: b = 4, est l(4) = 8, slack = 31 - 5 - 8 = 18 ms, U = -18^3 = -5832;
  *   B: b = 1, est l(1) = 5, slack = 22 - 5 - 5 = 12 ms, U = -12^3 = -1728.
- * By slack alone B is more urgent. Loads, expected = rate * SLO:
+ * By slack alone B is more urgent. Loads with navg=slo (expected = rate * SLO; the default
+ * navg=second gives the same picks here, see the end of test_load_changes_pick):
  *   rates 133.3/s and 50/s: L_A = L_B = 1, the pure slack order: B[1] at 5 ms,
  *     A[4] at 10 ms (done 18 <= 31), in every form.
  *   Published product U*L (the default), rates 1000/s and 50/s: L_A = 4/30,
@@ -86,8 +87,11 @@ static void test_load_changes_pick(void **state)
 	(void)state;
 	const double equal_a = 4 / 0.030, equal_b = 1 / 0.020;
 	load_run("urgency", 1000, 50, true);
+	load_run("urgency:navg=slo", 1000, 50, true);
 	load_run("urgency", equal_a, equal_b, false);
+	load_run("urgency:navg=slo", equal_a, equal_b, false);
 	load_run("urgency", 100, 500, false);
+	load_run("urgency:load=monotone,navg=slo", 100, 500, true);
 	load_run("urgency:load=monotone", 100, 500, true);
 	load_run("urgency:load=monotone", equal_a, equal_b, false);
 	load_run("urgency:shape=linear", 1000, 50, true);
@@ -96,6 +100,19 @@ static void test_load_changes_pick(void **state)
 	load_run("urgency:shape=exp", 100, 500, false);
 	load_run("urgency:shape=exp,load=monotone", 100, 500, false);
 	load_run("urgency:shape=exp", equal_a, equal_b, false);
+	/* Eq. 3 (navg=second, the default) against navg=slo: at rates 1100/s and 100/s, per second
+	 * L_A = 4/1100, L_B = 1/100: A -21.2, B -17.3, B first; per SLO L_A = 4/33, L_B = 1/2:
+	 * A -706.9, B -864, A first. (The cases above pick alike under both: their load ratios are
+	 * far from the boundary, rA/rB > 13.5 per second, > 9 per SLO.) */
+	load_run("urgency", 1100, 100, false);
+	load_run("urgency:navg=second", 1100, 100, false);
+	load_run("urgency:navg=slo", 1100, 100, true);
+	/* Eq. 5 literally (app=abs), rates 1000/50: |U_A| = 5832 * 4/1000 = 23.3, |U_B| = 1728 /
+	 * 50 = 34.6: B, the application with more slack relative to its load, goes first; the signed
+	 * default picks A (-23.3 > -34.6) */
+	load_run("urgency:app=abs", 1000, 50, false);
+	load_run("urgency:app=signed", 1000, 50, true);
+	load_run("urgency:app=abs,shape=exp", 100, 500, false); /* exp: urg > 0, the two agree */
 }
 
 /* The resource: the free kind where the application is least urgent (the
@@ -416,6 +433,8 @@ static void test_params(void **state)
 	round_trip("urgency:shape=linear", "urgency:shape=linear");
 	round_trip("urgency:p=2.5", "urgency:p=2.5");
 	round_trip("urgency:load=product", "urgency");
+	round_trip("urgency:navg=second,app=signed", "urgency");
+	round_trip("urgency:app=abs,navg=slo", "urgency:navg=slo,app=abs");
 	round_trip("urgency:max=4,load=monotone", "urgency:load=monotone,max=4");
 	round_trip("urgency:min_samples=8,max.resnet=4,p=2,shape=exp,max=8,max.bert_large=1",
 		   "urgency:shape=exp,p=2,max=8,max.resnet=4,max.bert_large=1,min_samples=8");

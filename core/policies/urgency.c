@@ -11,9 +11,13 @@
  *   slack   = d_head - (now + est_A,R(b))            (ms; d_head = queue head's deadline)
  *   U       = -sign(slack) |slack|^p  (power, default p = 3; = -slack^3),
  *             -slack (linear) or 2^-slack (exp);
- *   L_A     = pending_A / expected_A, expected_A = max(1, rate_A * SLO_A):
- *             the requests that arrive within one SLO at the configured rate
- *             (the measured rate when none was configured), at least one;
+ *   L_A     = pending_A / navg_A (Eq. 3), navg_A = max(1, rate_A * 1 s): the
+ *             requests expected every second at the configured rate (the
+ *             measured rate when none was configured), at least one, as
+ *             published (navg=second, the default); navg=slo: rate_A * SLO_A,
+ *             the requests that arrive within one SLO (this policy's form
+ *             before it followed Eq. 3: it weighs a model's queue against its
+ *             own deadline horizon, so tight-SLO models count as more loaded);
  *   urg_A,R = U * L_A, as published (load=product, the default), or with
  *             load=monotone: U * L_A when U >= 0, U / L_A when U < 0.
  *
@@ -28,7 +32,8 @@
  * Busy resources count as urgency -infinity, i.e. only free kinds are looked at.
  *
  * Decision: the application with the highest urgency over the free kinds
- * (ties: earlier head deadline, then lower model index) issues its batch of
+ * (app=signed, the default: the largest urg_A,R over them; ties: earlier head
+ * deadline, then lower model index) issues its batch of
  * min(MAX_A,R, pending_A) requests from its queue head (requests are never
  * reordered within an application) to the free kind on which its urgency is
  * *lowest* (the most slack, i.e. the fastest for it; ties: a GPU kind before
@@ -49,7 +54,16 @@
  * that, the configured profile's l(b). The fit is refreshed at every
  * completion; the batches' sizes and starts are recorded here at dispatch.
  *
+ * Eq. 5 taken literally (app=abs): U_A = min over the free kinds of
+ * |urg_A,R|, the application with the largest U_A. Not the default: with the
+ * power and linear shapes urg is negative while the slack is positive, and
+ * its absolute value is then largest for the application with the MOST slack,
+ * the opposite of what the paper says the metric is for ("if a request falls
+ * behind in meeting its deadline, its urgency sharply increases"); the signed
+ * largest urgency is that intent. With exp (urg > 0) the two agree.
+ *
  * Parameters: shape=power|linear|exp, p=X (0 < X <= 16), load=product|monotone,
+ * navg=second|slo, app=signed|abs,
  * max=N, max.MODEL=N (up to SYM_POLICY_MAX_OVERRIDES), min_samples=N
  * (2..HIST_CAP).
  */
@@ -72,6 +86,8 @@
 
 enum { SHAPE_POWER, SHAPE_LINEAR, SHAPE_EXP };
 enum { LOAD_PRODUCT, LOAD_MONOTONE };
+enum { NAVG_SECOND, NAVG_SLO };
+enum { APP_SIGNED, APP_ABS };
 
 struct params {
 	int shape;  /* SHAPE_* */
@@ -80,6 +96,8 @@ struct params {
 	int max;    /* consolidation limit (0: the model's largest batch) */
 	struct sym_policy_overrides over; /* max.MODEL */
 	int min_samples; /* history samples before the fit replaces the profile */
+	int navg;   /* NAVG_SECOND (Eq. 3) or NAVG_SLO */
+	int app;    /* APP_SIGNED or APP_ABS (Eq. 5 literally) */
 };
 SYM_POLICY_PARAMS(struct params, params_of)
 
@@ -89,6 +107,9 @@ static const struct sym_param_word shape_words[] = {
 static const struct sym_param_word load_words[] = {
 	{ "product", LOAD_PRODUCT }, { "monotone", LOAD_MONOTONE }, { NULL, 0 },
 };
+
+static const struct sym_param_word navg_words[] = { { "second", NAVG_SECOND }, { "slo", NAVG_SLO }, { NULL, 0 } };
+static const struct sym_param_word app_words[] = { { "signed", APP_SIGNED }, { "abs", APP_ABS }, { NULL, 0 } };
 
 static const struct sym_param params[] = {
 	{ .key = "shape", .type = SYM_PARAM_ENUM, .offset = offsetof(struct params, shape), .words = shape_words,
@@ -102,6 +123,10 @@ static const struct sym_param params[] = {
 	  .help = "consolidation limit" },
 	{ .key = "max", .type = SYM_PARAM_PER_MODEL, .offset = offsetof(struct params, over), .lo = 1,
 	  .hi = SYM_PROFILE_BATCH_LIMIT, .help = "consolidation limit of one model" },
+	{ .key = "navg", .type = SYM_PARAM_ENUM, .offset = offsetof(struct params, navg), .words = navg_words,
+	  .def = NAVG_SECOND, .help = "L = pending / requests expected per second (Eq. 3), or per SLO" },
+	{ .key = "app", .type = SYM_PARAM_ENUM, .offset = offsetof(struct params, app), .words = app_words,
+	  .def = APP_SIGNED, .help = "the application with the largest urgency, or Eq. 5 literally: largest min |U|" },
 	{ .key = "min_samples", .type = SYM_PARAM_INT, .offset = offsetof(struct params, min_samples), .lo = 2,
 	  .hi = HIST_CAP, .def = 16, .help = "history samples before the fitted latency replaces the profile" },
 	{ .key = NULL },
@@ -131,6 +156,7 @@ struct shape {
 
 struct ustate {
 	struct shape shape;
+	bool per_slo, app_abs;
 	int min_samples;
 	int *limit;          /* [m * nkinds + k]: the consolidation limit MAX_A,R */
 	double *rate;        /* [m]: the configured rate (requests/s), 0 when none */
@@ -176,6 +202,8 @@ static int init(struct sym_core *c, char *err, size_t errlen)
 	c->sched_state = st;
 	st->shape = (struct shape){ pp.shape, pp.p, pp.load == LOAD_MONOTONE };
 	st->min_samples = pp.min_samples;
+	st->per_slo = pp.navg == NAVG_SLO;
+	st->app_abs = pp.app == APP_ABS;
 	size_t mk = (size_t)c->nmodels * (size_t)c->nkinds;
 	st->limit = malloc(mk * sizeof(*st->limit));
 	st->rate = malloc((size_t)c->nmodels * sizeof(*st->rate));
@@ -241,7 +269,7 @@ static double est_ms(const struct ustate *st, const struct sym_core *c, int m, i
 static double expected(const struct ustate *st, const struct sym_core *c, int m)
 {
 	double rate = st->rate[m] > 0 ? st->rate[m] : c->shards[m].lambda;
-	double e = rate * sym_to_s(c->shards[m].slo);
+	double e = st->per_slo ? rate * sym_to_s(c->shards[m].slo) : rate;
 	return e > EXPECTED_FLOOR ? e : EXPECTED_FLOOR;
 }
 
@@ -290,7 +318,7 @@ static __attribute__((noinline)) void schedule(struct sym_core *c, sym_time now)
 			sym_time dl = sym_queue_at(&c->shards[m].queue, 0)->deadline;
 			double to_dl = sym_to_ms(dl - now);
 			double load = (double)n / expected(st, c, m);
-			double umax = -INFINITY, umin = INFINITY;
+			double umax = -INFINITY, umin = INFINITY; /* umax: the application's urgency (see app=) */
 			int kmin = -1;
 			for (int k = 0; k < nk; k++) {
 				if (!c->nfree_kind[k])
@@ -299,8 +327,14 @@ static __attribute__((noinline)) void schedule(struct sym_core *c, sym_time now)
 				if ((size_t)b > n)
 					b = (int)n;
 				double u = urgency(&shape, to_dl - est_ms(st, c, m, k, b), load);
-				if (u > umax)
-					umax = u;
+				if (!st->app_abs) {
+					if (u > umax)
+						umax = u;
+				} else { /* Eq. 5: U_A = min over R of |U_A,R| (exp: U > 0, its log image) */
+					double a = shape.kind == SHAPE_EXP ? u : fabs(u);
+					if (umax == -INFINITY || a < umax)
+						umax = a;
+				}
 				if (kmin < 0 || u < umin || (u == umin && c->kinds[kmin].cpu && !c->kinds[k].cpu)) {
 					umin = u;
 					kmin = k;
