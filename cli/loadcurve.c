@@ -129,7 +129,7 @@ static void print_table(FILE *f, const struct sym_experiment *e, const struct sy
 				bx[s] *= 100;
 			char g[64], b[64], w[96] = "-";
 			if (pt->v.worst >= 0)
-				snprintf(w, sizeof(w), "%.24s (%.2f%%)", e->models[pt->v.worst].name, 100 * pt->v.worst_bad_rate);
+				snprintf(w, sizeof(w), "%.24s (%.2f%%)", sym_unit_name(e, pt->v.worst), 100 * pt->v.worst_bad_rate);
 			sym_format_pm(g, sizeof(g), "%.0f", gx, nrep);
 			sym_format_pm(b, sizeof(b), "%.2f", bx, nrep);
 			/* the width counts bytes: one more for the two of a UTF-8 "±" */
@@ -165,7 +165,7 @@ static int write_csv(const struct cli *c, const struct sym_experiment *e, const 
 			fprintf(of.f, "%.3f,%.3f,%.6f,%.6f,", glo, ghi, blo, bhi);
 		else
 			fprintf(of.f, ",,,,");
-		fprintf(of.f, "\"%s\",%.6f\n", pt->v.worst >= 0 ? e->models[pt->v.worst].name : "", pt->v.worst_bad_rate);
+		fprintf(of.f, "\"%s\",%.6f\n", pt->v.worst >= 0 ? sym_unit_name(e, pt->v.worst) : "", pt->v.worst_bad_rate);
 	}
 	bool oom = !gx || !bx;
 	free(gx);

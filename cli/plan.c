@@ -101,7 +101,7 @@ static cJSON *row_json(const struct sym_experiment *e, const struct plan_row *r,
 	cJSON_AddNumberToObject(from, "gpus", r->p0.at_gpus);
 	cJSON_AddNumberToObject(o, "bad_rate", r->p0.bad_rate);
 	if (r->p0.worst >= 0)
-		cJSON_AddStringToObject(o, "worst_model", e->models[r->p0.worst].name);
+		cJSON_AddStringToObject(o, "worst_model", sym_unit_name(e, r->p0.worst));
 	else
 		cJSON_AddNullToObject(o, "worst_model");
 	cJSON_AddNumberToObject(o, "worst_model_bad_rate", r->p0.worst_bad_rate);
@@ -140,7 +140,7 @@ static void print_row(FILE *f, const struct sym_experiment *e, const struct plan
 	snprintf(label, sizeof(label), "simulated: %s", r->name);
 	snprintf(gp, sizeof(gp), r->over ? "none <= %d" : "%d", r->over ? max_gpus : r->gmax);
 	if (r->p0.worst >= 0)
-		snprintf(worst, sizeof(worst), "%.20s (%.2f%%)%s", e->models[r->p0.worst].name, 100 * r->p0.worst_bad_rate,
+		snprintf(worst, sizeof(worst), "%.20s (%.2f%%)%s", sym_unit_name(e, r->p0.worst), 100 * r->p0.worst_bad_rate,
 			 r->p0.gpus < 0 ? " at max" : "");
 	if (nrep > 1 && !r->over)
 		snprintf(seeds, sizeof(seeds), "%d..%d, mean %s", r->gmin, r->gmax, r->pm);
@@ -209,8 +209,8 @@ static int plan_policy(const struct cli *c, struct sym_experiment *e, double rat
 			r->p0.few == 1 ? "" : "s", (unsigned long long)sym_min_requests(e->max_bad_rate),
 			100 * e->max_bad_rate);
 	if (r->over)
-		fprintf(stderr, "%s: %s: no count up to --max-gpus %d serves %.1f req/s%s: at %d GPUs the bad rate is %.2f%%\n",
-			c->who, r->name, max_gpus, rate, nrep > 1 ? " under every seed" : "", r->p0.at_gpus,
+		fprintf(stderr, "%s: %s: no count up to --max-gpus %d serves %.1f %s%s: at %d GPUs the bad rate is %.2f%%\n",
+			c->who, r->name, max_gpus, rate, sym_rate_unit(e), nrep > 1 ? " under every seed" : "", r->p0.at_gpus,
 			100 * r->p0.bad_rate);
 	return 0;
 }
@@ -287,12 +287,17 @@ int cli_cmd_plan(struct cli *c)
 	int max_gpus = (int)cli_int(c, "max-gpus");
 	bool quiet = cli_flag(c, "quiet");
 	e.rate = rate;
+	char err[1024];
+	/* a query's split and its GPU counts come from the rate */
+	if (e.queries_json && (rc = sym_experiment_resolve(&e, err, sizeof(err)))) {
+		sym_experiment_finish(&e);
+		return cli_usage_error(c, "%s", err);
+	}
 	struct sym_plan_analytic an;
 	sym_plan_analytic(&e, rate, max_gpus, &an);
 	/* the search doubles its GPU count past the answer: about twice the larger estimate */
 	int est = an.staggered > an.nexus ? an.staggered : an.nexus, jobs = cli_jobs(c);
 	int top_gpus = est < 0 || 2.0 * est > max_gpus ? max_gpus : 2 * est + 1;
-	char err[1024];
 	if (sym_estimate_check(&e, rate, top_gpus, false, jobs < e.replications ? jobs : e.replications, err,
 			       sizeof(err))) {
 		sym_experiment_finish(&e);
@@ -304,11 +309,13 @@ int cli_cmd_plan(struct cli *c)
 	cJSON_AddNumberToObject(mem, "min_gpus", floor);
 	cJSON_AddNumberToObject(mem, "gpu_memory_mb", e.kinds[0].memory_mb);
 	cJSON_AddBoolToObject(mem, "checked", e.memory_check && e.kinds[0].memory_mb > 0);
+	if (e.nqueries)
+		cJSON_AddItemToObject(doc, "queries", sym_queries_json(&e, NULL));
 	FILE *f = cli_table_stream(c);
 	size_t nrep = e.replications > 1 ? (size_t)e.replications : 1;
 	if (!quiet)
-		fprintf(f, "symphony %s plan: %zu model(s), %.1f req/s, bad rate <= %g%% (%s criterion), seeds %llu..%llu\n",
-			SYM_VERSION, e.nmodels, rate, 100 * e.max_bad_rate, sym_criterion_name(e.criterion),
+		fprintf(f, "symphony %s plan: %zu model(s), %.1f %s, bad rate <= %g%% (%s criterion), seeds %llu..%llu\n",
+			SYM_VERSION, e.nmodels, rate, sym_rate_unit(&e), 100 * e.max_bad_rate, sym_criterion_name(e.criterion),
 			(unsigned long long)e.seed, (unsigned long long)(e.seed + nrep - 1));
 	struct sym_plan_result *prs = calloc(nrep, sizeof(*prs));
 	double *x = calloc(nrep, sizeof(*x));
@@ -331,6 +338,7 @@ int cli_cmd_plan(struct cli *c)
 		for (int i = 0; i < npol; i++)
 			print_row(f, &e, &rows[i], nrep, max_gpus);
 		print_analytic(f, &an, nrep, &e);
+		sym_queries_print(f, &e, NULL);
 		if (floor > 1)
 			fprintf(f, "memory: the %zu models fit no %s together (%.0f MB): %d sub-clusters, each with GPUs of its "
 				   "own: at least %d GPUs\n", e.nmodels, e.kinds[0].name, e.kinds[0].memory_mb, floor, floor);

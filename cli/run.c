@@ -47,13 +47,13 @@ static void print_goodput_line(FILE *f, const struct sym_experiment *e, const st
 	for (size_t i = 0; i < g->n; i++)
 		x[i] = g->by_seed[i].goodput_rps;
 	char pm[128];
-	fprintf(f, "goodput: %s req/s (%s criterion, bad rate <= %g%%, tolerance %g%%)\n",
-		sym_format_pm(pm, sizeof(pm), "%.1f", x, g->n), sym_criterion_name(e->criterion), 100 * e->max_bad_rate,
+	fprintf(f, "goodput: %s %s (%s criterion, bad rate <= %g%%, tolerance %g%%)\n",
+		sym_format_pm(pm, sizeof(pm), "%.1f", x, g->n), sym_rate_unit(e), sym_criterion_name(e->criterion), 100 * e->max_bad_rate,
 		100 * e->tolerance);
 	if (g->n > 1)
 		fprintf(f, "  the mean of %zu seeds (%llu to %llu) with its 95%% interval; the table is seed %llu's run at "
-			   "its goodput, %.1f req/s\n", g->n, (unsigned long long)g->seed,
-			(unsigned long long)(g->seed + g->n - 1), (unsigned long long)g->seed, x[0]);
+			   "its goodput, %.1f %s\n", g->n, (unsigned long long)g->seed,
+			(unsigned long long)(g->seed + g->n - 1), (unsigned long long)g->seed, x[0], sym_rate_unit(e));
 	free(x);
 }
 
@@ -163,11 +163,12 @@ static void say_no_goodput(const struct cli *c, const struct sym_experiment *e, 
 	const struct sym_goodput *g0 = &g->by_seed[0];
 	double lowest = g0->nsteps ? g0->steps[g0->nsteps - 1].rate : g0->floor_rps;
 	fprintf(stderr, "%s: no rate meets the %s criterion (bad rate <= %g%%)%s: every rate tried failed, down to "
-			"%.1f req/s\n", c->who, sym_criterion_name(e->criterion), 100 * e->max_bad_rate,
-		g->n > 1 ? " for the first seed" : "", lowest);
+			"%.1f %s\n", c->who, sym_criterion_name(e->criterion), 100 * e->max_bad_rate,
+		g->n > 1 ? " for the first seed" : "", lowest, sym_rate_unit(e));
 	if (g0->hit_floor)
-		fprintf(stderr, "%s: below %.1f req/s some model gets fewer than %llu measured requests in the %.0f s "
-				"measured, too few to judge; the table is the run at %.1f req/s\n", c->who, g0->floor_rps,
+		fprintf(stderr, "%s: below %.1f %s some %s gets fewer than %llu measured requests in the %.0f s "
+				"measured, too few to judge; the table is the run at %.1f\n", c->who, g0->floor_rps,
+			sym_rate_unit(e), e->nqueries ? "query" : "model",
 			(unsigned long long)sym_min_requests(e->max_bad_rate),
 			sym_experiment_duration(e) - e->warmup_s, lowest);
 }

@@ -707,6 +707,155 @@ const char *sym_criterion_name(enum sym_criterion c)
 	return c == SYM_CRITERION_AGGREGATE ? "aggregate" : "per-model";
 }
 
+/* ---- complex queries ---- */
+
+const char *sym_split_name(enum sym_split s)
+{
+	return s == SYM_SPLIT_EVEN ? "even" : s == SYM_SPLIT_NEXUS ? "nexus" : "none";
+}
+
+const char *sym_rate_unit(const struct sym_experiment *e)
+{
+	return e->nqueries ? "queries/s" : "req/s";
+}
+
+const char *sym_unit_name(const struct sym_experiment *e, int i)
+{
+	if (i < 0)
+		return "-";
+	return e->nqueries ? e->queries[i].name : e->models[i].name;
+}
+
+static int parse_split(const char *s, enum sym_split *out)
+{
+	if (!strcmp(s, "none"))
+		*out = SYM_SPLIT_NONE;
+	else if (!strcmp(s, "even"))
+		*out = SYM_SPLIT_EVEN;
+	else if (!strcmp(s, "nexus"))
+		*out = SYM_SPLIT_NEXUS;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+#define QUERY_KEYS "name, slo_ms, share, split (none|even|nexus), eps_ms, stages"
+#define STAGE_KEYS "model, parent, gamma"
+
+/* Checks one query object's form (the models are checked at resolve). */
+static int check_query(const cJSON *q, const char *where, char *err, size_t errlen)
+{
+	if (!cJSON_IsObject(q))
+		return ERR("%s: expected an object with " QUERY_KEYS ", got %s", where, sym_json_type(q));
+	for (const cJSON *it = q->child; it; it = it->next) {
+		static const char *known[] = { "name", "slo_ms", "share", "split", "eps_ms", "stages" };
+		bool ok = false;
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			ok |= !strcmp(it->string, known[i]);
+		if (!ok)
+			return ERR("%s: unknown key '%s' (expected " QUERY_KEYS ")", where, it->string);
+	}
+	char w[400];
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(q, "name");
+	if (!cJSON_IsString(v) || !v->valuestring[0] || strlen(v->valuestring) >= 64)
+		return ERR("%s: 'name' must be a string of 1 to 63 characters", where);
+	double d;
+	snprintf(w, sizeof(w), "%s: 'slo_ms'", where);
+	if (get_num(cJSON_GetObjectItemCaseSensitive(q, "slo_ms"), w, 0, true, 1e7, &d, err, errlen))
+		return -EINVAL;
+	if ((v = cJSON_GetObjectItemCaseSensitive(q, "share"))) {
+		snprintf(w, sizeof(w), "%s: 'share'", where);
+		if (get_num(v, w, 0, true, 1e9, &d, err, errlen))
+			return -EINVAL;
+	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(q, "eps_ms"))) {
+		snprintf(w, sizeof(w), "%s: 'eps_ms'", where);
+		if (get_num(v, w, 0, true, 1e7, &d, err, errlen))
+			return -EINVAL;
+	}
+	enum sym_split sp;
+	if ((v = cJSON_GetObjectItemCaseSensitive(q, "split")) && (!cJSON_IsString(v) || parse_split(v->valuestring, &sp)))
+		return ERR("%s: 'split' must be none, even or nexus", where);
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(q, "stages");
+	int n = cJSON_IsArray(st) ? cJSON_GetArraySize(st) : 0;
+	if (n < 1 || n > SYM_QUERY_MAX_STAGES)
+		return ERR("%s: 'stages' must be an array of 1 to %d stages (objects with " STAGE_KEYS ")", where,
+			   SYM_QUERY_MAX_STAGES);
+	int i = 0;
+	for (const cJSON *x = st->child; x; x = x->next, i++) {
+		char sw[500];
+		snprintf(sw, sizeof(sw), "%s: stages[%d]", where, i);
+		if (!cJSON_IsObject(x))
+			return ERR("%s: expected an object with " STAGE_KEYS ", got %s", sw, sym_json_type(x));
+		for (const cJSON *it = x->child; it; it = it->next)
+			if (strcmp(it->string, "model") && strcmp(it->string, "parent") && strcmp(it->string, "gamma"))
+				return ERR("%s: unknown key '%s' (expected " STAGE_KEYS ")", sw, it->string);
+		v = cJSON_GetObjectItemCaseSensitive(x, "model");
+		if (!cJSON_IsString(v) || !v->valuestring[0])
+			return ERR("%s: 'model' must name one of the experiment's models", sw);
+		v = cJSON_GetObjectItemCaseSensitive(x, "parent");
+		double par = i ? 0 : -1;
+		if (v) {
+			snprintf(w, sizeof(w), "%s: 'parent'", sw);
+			if (get_int(v, w, -1, i - 1, &par, err, errlen))
+				return -EINVAL;
+		}
+		if ((i == 0) != (par < 0))
+			return ERR("%s: 'parent' must be -1 for stage 0 (the root) and an earlier stage (0..%d) for "
+				   "the others", sw, i - 1);
+		if ((v = cJSON_GetObjectItemCaseSensitive(x, "gamma"))) {
+			snprintf(w, sizeof(w), "%s: 'gamma'", sw);
+			if (get_num(v, w, 0, true, 1000, &d, err, errlen))
+				return -EINVAL;
+			if (i == 0 && d != 1)
+				return ERR("%s: the root's 'gamma' is 1 (a query arrival is one root request)", sw);
+		}
+	}
+	return 0;
+}
+
+/* "queries": an array of query objects, an object {"queries": [...]}, or
+ * (a string) a JSON file holding either. */
+static int set_queries(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	cJSON *file = NULL;
+	if (cJSON_IsString(v)) {
+		int rc;
+		char msg[600];
+		if (!(file = sym_experiment_read_json(v->valuestring, &rc, msg, sizeof(msg)))) {
+			cJSON *arr = v->valuestring[0] == '[' ? cJSON_Parse(v->valuestring) : NULL;
+			if (!arr)
+				return ERR("%s: %s", where, msg);
+			file = arr;
+		}
+		v = file;
+	}
+	if (cJSON_IsObject(v) && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(v, "queries")))
+		v = cJSON_GetObjectItemCaseSensitive(v, "queries");
+	int rc = 0;
+	if (!cJSON_IsArray(v)) {
+		rc = ERR("%s: expected an array of queries (objects with " QUERY_KEYS "), or a JSON file of one", where);
+	} else {
+		int i = 0;
+		for (const cJSON *q = v->child; q && !rc; q = q->next, i++) {
+			char w[500];
+			snprintf(w, sizeof(w), "%s: queries[%d]", where, i);
+			rc = check_query(q, w, err, errlen);
+		}
+	}
+	if (!rc) {
+		cJSON *dup = cJSON_GetArraySize(v) ? cJSON_Duplicate(v, true) : NULL;
+		if (cJSON_GetArraySize(v) && !dup)
+			rc = ERR("out of memory");
+		else {
+			cJSON_Delete(e->queries_json);
+			e->queries_json = dup;
+		}
+	}
+	cJSON_Delete(file);
+	return rc;
+}
+
 struct key {
 	const char *key;  /* JSON key */
 	const char *flag; /* command-line flag */
@@ -751,6 +900,7 @@ static const struct key keys[] = {
 	{ "max_bad_rate", "max-bad-rate", "R", "goodput: highest acceptable bad rate (default 0.01)", set_max_bad, false },
 	{ "tolerance", "tolerance", "T", "goodput: relative search tolerance (default 0.005)", set_tolerance, false },
 	{ "criterion", "criterion", "per-model|aggregate", "how a rate is judged: every model's bad rate <= R (default), or all requests together", set_criterion, true },
+	{ "queries", "queries", "FILE|JSON", "complex queries (Nexus): an array of {" QUERY_KEYS "}, stages of {" STAGE_KEYS "}; arrivals are per query at --rate in all (see docs/queries.md; default: none, requests per model)", set_queries, true },
 	{ "replications", "seeds", "N", "goodput, plan, loadcurve, sweep: run seeds seed..seed+N-1, report the mean and its 95% interval (default 1)", set_replications, false },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -799,6 +949,8 @@ int sym_experiment_init(struct sym_experiment *e)
 	return 0;
 }
 
+static void queries_free(struct sym_experiment *e);
+
 static void unresolve(struct sym_experiment *e)
 {
 	for (size_t i = 0; i < e->nmodels; i++)
@@ -818,6 +970,7 @@ static void unresolve(struct sym_experiment *e)
 	e->profiles = NULL;
 	e->model_slo_ms = e->shares = NULL;
 	e->table_col = NULL;
+	queries_free(e);
 	e->nmodels = 0;
 	e->resolved = false;
 }
@@ -828,6 +981,7 @@ void sym_experiment_finish(struct sym_experiment *e)
 		return;
 	unresolve(e);
 	cJSON_Delete(e->models_json);
+	cJSON_Delete(e->queries_json);
 	free(e->segments);
 	free(e->groups);
 	free(e->partition.assign);
@@ -1049,8 +1203,22 @@ double sym_experiment_duration(const struct sym_experiment *e)
 	return 30;
 }
 
+double sym_experiment_share(const struct sym_experiment *e, size_t m)
+{
+	if (e->query_of && e->query_of[m] >= 0) {
+		const struct sym_query *q = &e->queries[e->query_of[m]];
+		return e->shares[q->model[0]] * q->mult[e->stage_of[m]];
+	}
+	return e->shares[m];
+}
+
 double sym_experiment_model_rate(const struct sym_experiment *e, size_t m)
 {
+	if (e->query_of && e->query_of[m] >= 0 && e->stage_of[m] > 0) {
+		/* a later stage: its root's rate times the gammas on its path */
+		const struct sym_query *q = &e->queries[e->query_of[m]];
+		return sym_experiment_model_rate(e, (size_t)q->model[0]) * q->mult[e->stage_of[m]];
+	}
 	if (e->rate_csv[0]) {
 		double sum = 0;
 		for (size_t r = 0; r < e->table.nrows; r++)
@@ -1388,6 +1556,144 @@ out:
 	return rc;
 }
 
+static void queries_free(struct sym_experiment *e)
+{
+	for (size_t i = 0; e->queries && i < e->nqueries; i++) {
+		struct sym_query *q = &e->queries[i];
+		free(q->model);
+		free(q->parent);
+		free(q->gamma);
+		free(q->mult);
+		free(q->deadline_ms);
+		free(q->plan);
+	}
+	free(e->queries);
+	free(e->query_of);
+	free(e->stage_of);
+	e->queries = NULL;
+	e->query_of = e->stage_of = NULL;
+	e->nqueries = 0;
+}
+
+/* The queries' stages against the resolved models: each stage a model of
+ * the list, no model in two stages. */
+static int resolve_queries(struct sym_experiment *e, char *err, size_t errlen)
+{
+	size_t n = cJSON_GetArraySize(e->queries_json);
+	e->queries = calloc(n, sizeof(*e->queries));
+	e->query_of = malloc(e->nmodels * sizeof(int));
+	e->stage_of = malloc(e->nmodels * sizeof(int));
+	if (!e->queries || !e->query_of || !e->stage_of)
+		return -ENOMEM;
+	for (size_t m = 0; m < e->nmodels; m++)
+		e->query_of[m] = e->stage_of[m] = -1;
+	double total = 0;
+	for (const cJSON *qj = e->queries_json->child; qj; qj = qj->next, e->nqueries++) {
+		struct sym_query *q = &e->queries[e->nqueries];
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(qj, "name");
+		snprintf(q->name, sizeof(q->name), "%s", v->valuestring);
+		for (size_t j = 0; j < e->nqueries; j++)
+			if (!strcmp(e->queries[j].name, q->name))
+				return ERR("queries: two queries are named '%s'", q->name);
+		q->slo_ms = cJSON_GetObjectItemCaseSensitive(qj, "slo_ms")->valuedouble;
+		v = cJSON_GetObjectItemCaseSensitive(qj, "share");
+		q->share = v ? v->valuedouble : 1;
+		total += q->share;
+		v = cJSON_GetObjectItemCaseSensitive(qj, "split");
+		q->split = SYM_SPLIT_NONE;
+		if (v)
+			parse_split(v->valuestring, &q->split);
+		v = cJSON_GetObjectItemCaseSensitive(qj, "eps_ms");
+		q->eps_ms = v ? v->valuedouble : q->slo_ms / 500;
+		const cJSON *st = cJSON_GetObjectItemCaseSensitive(qj, "stages");
+		int ns = cJSON_GetArraySize(st);
+		q->model = malloc((size_t)ns * sizeof(int));
+		q->parent = malloc((size_t)ns * sizeof(int));
+		q->gamma = malloc((size_t)ns * sizeof(double));
+		q->mult = malloc((size_t)ns * sizeof(double));
+		q->deadline_ms = malloc((size_t)ns * sizeof(double));
+		q->plan = calloc((size_t)ns, sizeof(*q->plan));
+		if (!q->model || !q->parent || !q->gamma || !q->mult || !q->deadline_ms || !q->plan)
+			return -ENOMEM;
+		for (const cJSON *x = st->child; x; x = x->next, q->nstages++) {
+			int i = q->nstages;
+			const char *name = cJSON_GetObjectItemCaseSensitive(x, "model")->valuestring;
+			int m = -1;
+			for (size_t k = 0; k < e->nmodels && m < 0; k++)
+				if (!strcmp(e->models[k].name, name))
+					m = (int)k;
+			if (m < 0)
+				return ERR("queries: query '%s' stage %d: model '%s' is not one of the experiment's "
+					   "models (list it in \"models\")", q->name, i, name);
+			if (e->query_of[m] >= 0)
+				return ERR("queries: model '%s' is a stage of query '%s' and again of query '%s' (each "
+					   "stage needs a model of its own; use num_models or a copy under another name)",
+					   name, e->queries[e->query_of[m]].name, q->name);
+			e->query_of[m] = (int)e->nqueries;
+			e->stage_of[m] = i;
+			q->model[i] = m;
+			v = cJSON_GetObjectItemCaseSensitive(x, "parent");
+			q->parent[i] = v ? v->valueint : (i ? 0 : -1);
+			v = cJSON_GetObjectItemCaseSensitive(x, "gamma");
+			q->gamma[i] = v ? v->valuedouble : 1;
+			q->mult[i] = i ? q->mult[q->parent[i]] * q->gamma[i] : 1;
+		}
+	}
+	for (size_t i = 0; i < e->nqueries; i++)
+		e->queries[i].share /= total;
+	return 0;
+}
+
+/* Each query's split (on kind 0's profiles), its stage deadlines, and the
+ * stage models' SLOs (their budgets: what their policy plans with). */
+static int plan_queries(struct sym_experiment *e, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < e->nqueries; i++) {
+		struct sym_query *q = &e->queries[i];
+		struct sym_query_stage st[SYM_QUERY_MAX_STAGES];
+		for (int v = 0; v < q->nstages; v++)
+			st[v] = (struct sym_query_stage){ .name = e->models[q->model[v]].name,
+							  .profile = &e->profiles[q->model[v]],
+							  .parent = q->parent[v], .gamma = v ? q->gamma[v] : 1 };
+		double rate = e->rate * q->share;
+		if (!(rate > 0))
+			rate = 1; /* the split does not depend on the rate (fractional GPUs), only the GPU counts do */
+		char msg[400];
+		int rc = 0;
+		if (q->split == SYM_SPLIT_NEXUS)
+			rc = sym_query_split(st, q->nstages, rate, q->slo_ms, q->eps_ms, q->plan, &q->plan_gpus, msg,
+					     sizeof(msg));
+		else
+			rc = sym_query_even(st, q->nstages, rate, q->slo_ms, q->plan, &q->plan_gpus, msg, sizeof(msg));
+		if (rc == -ENOMEM)
+			return rc;
+		if (rc)
+			return ERR("queries: query '%s' (split %s): %s", q->name, sym_split_name(q->split), msg);
+		if (q->split == SYM_SPLIT_NONE) {
+			/* every stage has the whole SLO: its deadline is the query's */
+			struct sym_query_stage one;
+			q->plan_gpus = 0;
+			for (int v = 0; v < q->nstages; v++) {
+				one = st[v];
+				one.parent = -1;
+				one.gamma = 1;
+				double g;
+				if ((rc = sym_query_even(&one, 1, rate * q->mult[v], q->slo_ms, &q->plan[v], &g, msg,
+							 sizeof(msg))))
+					return rc == -ENOMEM ? rc : ERR("queries: query '%s': %s", q->name, msg);
+				q->plan_gpus += g;
+			}
+		}
+		for (int v = 0; v < q->nstages; v++) {
+			int m = q->model[v];
+			q->deadline_ms[v] = q->split == SYM_SPLIT_NONE ? q->slo_ms
+								 : (v ? q->deadline_ms[q->parent[v]] : 0) + q->plan[v].budget_ms;
+			e->model_slo_ms[m] = q->plan[v].budget_ms;
+		}
+	}
+	return 0;
+}
+
 static int resolve(struct sym_experiment *e, char *err, size_t errlen)
 {
 	unresolve(e);
@@ -1464,11 +1770,22 @@ static int resolve(struct sym_experiment *e, char *err, size_t errlen)
 	if (!e->profiles || !e->model_slo_ms || !e->shares)
 		goto fail;
 	double net1 = e->ctrl_ms + e->data_ms + e->resp_ms;
+	if (e->queries_json) {
+		if (e->rate_csv[0]) {
+			rc = ERR("queries: a rate table (rate_csv) gives rates per model; with queries, give the "
+				 "total query rate (rate or segments) and each query's share");
+			goto fail;
+		}
+		if ((rc = resolve_queries(e, err, errlen)))
+			goto fail;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct sym_model_spec *s = &e->models[i];
 		double slo = e->slo_ms > 0 ? e->slo_ms : s->slo_ms;
 		if (e->slo_ms > 0 && e->slo_at_least && s->slo_ms > slo)
 			slo = s->slo_ms;
+		if (e->query_of && e->query_of[i] >= 0)
+			slo = e->queries[e->query_of[i]].slo_ms; /* a stage: the query's (then its budget) */
 		if (slo <= 0) {
 			rc = ERR("model '%s' has no SLO: give one with --slo MS (or \"slo_ms\")", s->name);
 			goto fail;
@@ -1490,6 +1807,15 @@ static int resolve(struct sym_experiment *e, char *err, size_t errlen)
 	    (rc = sym_experiment_check_memory(e, NULL, err, errlen)))
 		goto fail;
 	sym_popularity_shares(&e->popularity, n, e->shares);
+	if (e->nqueries) {
+		/* arrivals are the queries' roots'; the other stages' come from their parents */
+		for (size_t i = 0; i < n; i++)
+			e->shares[i] = 0;
+		for (size_t i = 0; i < e->nqueries; i++)
+			e->shares[e->queries[i].model[0]] = e->queries[i].share;
+		if ((rc = plan_queries(e, err, errlen)))
+			goto fail;
+	}
 	if (e->rate_csv[0]) {
 		if ((rc = sym_rate_table_load(e->rate_csv, &e->table, err, errlen)))
 			goto fail;
@@ -1561,7 +1887,13 @@ int sym_experiment_copy(struct sym_experiment *dst, const struct sym_experiment 
 	dst->model_slo_ms = dst->shares = NULL;
 	memset(&dst->table, 0, sizeof(dst->table));
 	dst->table_col = NULL;
+	dst->nqueries = 0;
+	dst->queries = NULL;
+	dst->query_of = dst->stage_of = NULL;
 	dst->partition.assign = NULL;
+	dst->queries_json = NULL;
+	if (src->queries_json && !(dst->queries_json = cJSON_Duplicate(src->queries_json, true)))
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	dst->models_json = cJSON_Duplicate(src->models_json, true);
 	if (src->partition.assign) {
 		dst->partition.assign = malloc(src->partition.nassign * sizeof(int));
@@ -1655,6 +1987,8 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 	cJSON_AddStringToObject(o, "criterion", sym_criterion_name(e->criterion));
 	cJSON_AddNumberToObject(o, "replications", e->replications);
 	cJSON_AddBoolToObject(o, "memory_check", e->memory_check);
+	if (e->queries_json)
+		cJSON_AddItemToObject(o, "queries", cJSON_Duplicate(e->queries_json, true));
 	const struct sym_partition_cfg *p = &e->partition;
 	if (p->subclusters > 0) {
 		cJSON *x = cJSON_AddObjectToObject(o, "partition");

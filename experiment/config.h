@@ -23,6 +23,7 @@
 #include "core/core.h"
 #include "core/policy.h"
 #include "core/profile.h"
+#include "core/query.h"
 #include "core/shard.h"
 #include "profiles/zoo.h"
 #include "workloads/workload.h"
@@ -79,6 +80,38 @@ struct sym_autoscale_cfg {
 	double release_fraction; /* papers: release this fraction of N f (default 1: as published; < 1 keeps headroom) */
 };
 
+/* Complex queries (nexus.md, Sections 2 and 6.2): a query is a tree of
+ * model invocations with one end-to-end SLO. Its arrivals are the root
+ * stage's; a stage's requests arrive when its parent's response is back,
+ * gamma of them per parent request (floor(gamma), plus one with probability
+ * its fraction). Each stage's requests have the stage's deadline: the query's
+ * arrival plus the budgets of the stages on its path, from the split. */
+enum sym_split {
+	SYM_SPLIT_NONE,  /* every stage's deadline is the query's (no analysis) */
+	SYM_SPLIT_EVEN,  /* the SLO split evenly over the deepest path's stages */
+	SYM_SPLIT_NEXUS, /* Nexus's query analysis (Section 6.2): the split that needs the fewest GPUs */
+};
+
+struct sym_query {
+	char name[64];
+	double slo_ms;
+	double share;          /* of the total rate (normalised: the queries' shares sum to 1) */
+	enum sym_split split;
+	double eps_ms;         /* the split's grid (default slo_ms / 500) */
+	int nstages;
+	int *model;            /* stage -> model index */
+	int *parent;           /* stage -> parent stage (-1: the root, stage 0) */
+	double *gamma;         /* invocations per parent request (the root: 1) */
+	double *mult;          /* requests per query: the product of the gammas on its path */
+	double *deadline_ms;   /* from the query's arrival to the stage's deadline */
+	struct sym_query_split *plan; /* the split at the query's rate (budget, batch, GPUs); with split none,
+				       * every budget is the SLO */
+	double plan_gpus;      /* the split's GPUs in all (fractional, kind 0's profiles) */
+};
+
+/* "none", "even" or "nexus". */
+const char *sym_split_name(enum sym_split s);
+
 struct sym_experiment {
 	/* as configured */
 	char zoo[512];
@@ -118,6 +151,7 @@ struct sym_experiment {
 	struct sym_autoscale_cfg autoscale;
 	int replications;       /* seeds seed, seed+1, ..., seed+replications-1 (goodput, plan, loadcurve, sweep;
 				 * default 1) */
+	cJSON *queries_json;    /* complex queries (an array), or NULL: requests are per model */
 	/* resolved */
 	bool resolved;
 	size_t nmodels;
@@ -131,7 +165,16 @@ struct sym_experiment {
 	double *shares;          /* popularity shares, sum 1 */
 	struct sym_rate_table table; /* loaded rate_csv */
 	int *table_col;          /* model -> column of table */
+	size_t nqueries;         /* queries_json resolved (0: none) */
+	struct sym_query *queries;
+	int *query_of, *stage_of; /* with queries, per model: its query and stage (-1: in none, no arrivals) */
 };
+
+/* The unit of rates: "queries/s" with queries, else "req/s". */
+const char *sym_rate_unit(const struct sym_experiment *e);
+
+/* With queries, what a verdict's index names: query i's name; else model i's. */
+const char *sym_unit_name(const struct sym_experiment *e, int i);
 
 /* The memory model i needs on a GPU of kind k that holds it (static +
  * dynamic; 0 when unknown). */
@@ -199,6 +242,11 @@ int sym_experiment_resolve(struct sym_experiment *e, char *err, size_t errlen);
  * constant rate (the scale *is* the rate then, so this is the share), of the
  * segments' time-weighted mean, or its rate-table column's mean. */
 double sym_experiment_model_rate(const struct sym_experiment *e, size_t m);
+
+/* Model m's share of the total rate: its popularity share, or with queries,
+ * its query's share times the requests per query its stage gets (a stage in
+ * no query: 0). Unlike e->shares (arrivals: only the queries' roots arrive). */
+double sym_experiment_share(const struct sym_experiment *e, size_t m);
 
 /* Simulated length (s) and warm-up. */
 double sym_experiment_duration(const struct sym_experiment *e);

@@ -52,10 +52,10 @@ static void model_rates(const struct sym_experiment *e, const struct sched *s, s
 		for (size_t r = 0; r < e->table.nrows; r++)
 			*peak = fmax(*peak, rate * e->table.rates[r * e->table.ncols + (size_t)e->table_col[m]]);
 	} else if (e->nseg) {
-		*mean = rate * e->shares[m] * s->seg_mean;
-		*peak = rate * e->shares[m] * s->seg_peak;
+		*mean = rate * sym_experiment_share(e, m) * s->seg_mean;
+		*peak = rate * sym_experiment_share(e, m) * s->seg_peak;
 	} else {
-		*mean = *peak = rate * e->shares[m];
+		*mean = *peak = rate * sym_experiment_share(e, m);
 	}
 }
 

@@ -86,6 +86,14 @@ int sym_run_result_alloc(struct sym_run_result *r, const struct sym_experiment *
 	sym_hist_init(&r->total.queueing);
 	r->total.max_batch = maxb;
 	r->total.batch_counts = calloc((size_t)maxb + 1, sizeof(uint64_t));
+	if (e->nqueries) {
+		r->queries = calloc(e->nqueries, sizeof(*r->queries));
+		if (!r->queries)
+			return -ENOMEM;
+		r->nqueries = e->nqueries;
+		for (size_t i = 0; i < e->nqueries; i++)
+			sym_hist_init(&r->queries[i].latency);
+	}
 	r->interval_s = sym_to_s(interval);
 	r->nintervals = (size_t)((end + interval - 1) / interval);
 	r->timeline = calloc(r->nintervals ? r->nintervals : 1, sizeof(*r->timeline));
@@ -132,6 +140,9 @@ void sym_run_result_finish(struct sym_run_result *r)
 		model_result_finish(&r->models[m]);
 	free(r->models);
 	model_result_finish(&r->total);
+	for (size_t i = 0; i < r->nqueries && r->queries; i++)
+		sym_hist_finish(&r->queries[i].latency);
+	free(r->queries);
 	free(r->timeline);
 	free(r->model_timeline);
 	free(r->model_part);
@@ -180,20 +191,40 @@ uint64_t sym_min_requests(double max_bad_rate)
 	return (uint64_t)ceil(1 / max_bad_rate - 1e-9);
 }
 
+double sym_run_bad_rate(const struct sym_run_result *r)
+{
+	if (!r->nqueries)
+		return sym_bad_rate(&r->total);
+	uint64_t off = 0, bad = 0;
+	for (size_t i = 0; i < r->nqueries; i++) {
+		off += r->queries[i].offered;
+		bad += r->queries[i].late + r->queries[i].dropped;
+	}
+	return off ? (double)bad / (double)off : 0;
+}
+
 void sym_judge(const struct sym_experiment *e, const struct sym_run_result *r, struct sym_verdict *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->worst = -1;
 	uint64_t few = sym_min_requests(e->max_bad_rate);
 	bool worst_fails = false;
-	for (size_t m = 0; m < r->nmodels; m++) {
-		const struct sym_model_result *mr = &r->models[m];
-		v->few += mr->offered < few;
-		if (!mr->offered)
+	size_t units = r->nqueries ? r->nqueries : r->nmodels;
+	for (size_t m = 0; m < units; m++) {
+		uint64_t offered, nbad;
+		if (r->nqueries) {
+			offered = r->queries[m].offered;
+			nbad = r->queries[m].late + r->queries[m].dropped;
+		} else {
+			offered = r->models[m].offered;
+			nbad = r->models[m].late + r->models[m].dropped;
+		}
+		v->few += offered < few;
+		if (!offered)
 			continue;
-		bool fails = !sym_model_within(mr->offered, mr->late + mr->dropped, e->max_bad_rate);
+		bool fails = !sym_model_within(offered, nbad, e->max_bad_rate);
 		v->failing += fails;
-		double bad = sym_bad_rate(mr);
+		double bad = (double)nbad / (double)offered;
 		/* a failing model outranks any passing one; then the higher bad rate */
 		if (v->worst < 0 || (fails && !worst_fails) || (fails == worst_fails && bad > v->worst_bad_rate)) {
 			v->worst = (int)m;
@@ -201,7 +232,7 @@ void sym_judge(const struct sym_experiment *e, const struct sym_run_result *r, s
 			worst_fails = fails;
 		}
 	}
-	bool pass = e->criterion == SYM_CRITERION_AGGREGATE ? sym_bad_rate(&r->total) <= e->max_bad_rate
+	bool pass = e->criterion == SYM_CRITERION_AGGREGATE ? sym_run_bad_rate(r) <= e->max_bad_rate
 							     : v->failing == 0;
 	v->ok = !r->stopped_early && r->total.offered > 0 && pass;
 }
@@ -321,8 +352,10 @@ cJSON *sym_result_json(const char *command, const struct sym_experiment *e, cons
 	sym_judge(e, r, &v);
 	cJSON_AddStringToObject(o, "criterion", sym_criterion_name(e->criterion));
 	cJSON_AddBoolToObject(o, "meets_criterion", v.ok);
+	if (r->nqueries)
+		cJSON_AddStringToObject(o, "judged_by", "queries"); /* worst_model, failing_models, ...: queries */
 	if (v.worst >= 0)
-		cJSON_AddStringToObject(o, "worst_model", e->models[v.worst].name);
+		cJSON_AddStringToObject(o, "worst_model", sym_unit_name(e, v.worst));
 	else
 		cJSON_AddNullToObject(o, "worst_model");
 	cJSON_AddNumberToObject(o, "worst_model_bad_rate", v.worst_bad_rate);
@@ -401,9 +434,92 @@ cJSON *sym_result_json(const char *command, const struct sym_experiment *e, cons
 		add_metrics(mo, &r->models[m], r->window_s);
 		cJSON_AddItemToArray(models, mo);
 	}
+	if (r->nqueries)
+		cJSON_AddItemToObject(o, "queries", sym_queries_json(e, r));
 	cJSON_AddNumberToObject(o, "simulated_requests", (double)r->simulated_requests);
 	cJSON_AddNumberToObject(o, "wall_seconds", r->wall_seconds);
 	return o;
+}
+
+cJSON *sym_query_plan_json(const struct sym_experiment *e, size_t i)
+{
+	const struct sym_query *q = &e->queries[i];
+	cJSON *a = cJSON_CreateArray();
+	for (int v = 0; v < q->nstages; v++) {
+		const struct sym_query_split *p = &q->plan[v];
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "model", e->models[q->model[v]].name);
+		cJSON_AddNumberToObject(x, "parent", q->parent[v]);
+		cJSON_AddNumberToObject(x, "gamma", q->gamma[v]);
+		cJSON_AddNumberToObject(x, "requests_per_query", q->mult[v]);
+		cJSON_AddNumberToObject(x, "budget_ms", p->budget_ms);
+		cJSON_AddNumberToObject(x, "deadline_ms", q->deadline_ms[v]);
+		cJSON_AddNumberToObject(x, "batch", p->batch);
+		cJSON_AddNumberToObject(x, "batch_latency_ms", p->lat_ms);
+		cJSON_AddNumberToObject(x, "rate", p->rate);
+		cJSON_AddNumberToObject(x, "throughput_per_gpu", p->tput);
+		cJSON_AddNumberToObject(x, "gpus", p->gpus);
+		cJSON_AddItemToArray(a, x);
+	}
+	return a;
+}
+
+cJSON *sym_queries_json(const struct sym_experiment *e, const struct sym_run_result *r)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < e->nqueries; i++) {
+		const struct sym_query *q = &e->queries[i];
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "name", q->name);
+		cJSON_AddNumberToObject(x, "slo_ms", q->slo_ms);
+		cJSON_AddNumberToObject(x, "share", q->share);
+		cJSON_AddStringToObject(x, "split", sym_split_name(q->split));
+		if (r && i < r->nqueries) {
+			const struct sym_query_result *qr = &r->queries[i];
+			cJSON_AddNumberToObject(x, "offered", (double)qr->offered);
+			cJSON_AddNumberToObject(x, "offered_rate", r->window_s > 0 ? (double)qr->offered / r->window_s : 0);
+			cJSON_AddNumberToObject(x, "good", (double)qr->good);
+			cJSON_AddNumberToObject(x, "late", (double)qr->late);
+			cJSON_AddNumberToObject(x, "dropped", (double)qr->dropped);
+			cJSON_AddNumberToObject(x, "bad_rate", sym_query_bad_rate(qr));
+			cJSON_AddNumberToObject(x, "goodput_rate", r->window_s > 0 ? (double)qr->good / r->window_s : 0);
+			cJSON_AddNumberToObject(x, "stage_requests_per_query",
+						qr->offered ? (double)qr->stage_requests / (double)qr->offered : 0);
+			cJSON_AddNumberToObject(x, "latency_p50_ms", ms(sym_hist_quantile(&qr->latency, 0.5)));
+			cJSON_AddNumberToObject(x, "latency_p99_ms", ms(sym_hist_quantile(&qr->latency, 0.99)));
+		}
+		cJSON_AddNumberToObject(x, "split_gpus", q->plan_gpus);
+		cJSON_AddItemToObject(x, "stages", sym_query_plan_json(e, i));
+		cJSON_AddItemToArray(a, x);
+	}
+	return a;
+}
+
+void sym_queries_print(FILE *f, const struct sym_experiment *e, const struct sym_run_result *r)
+{
+	for (size_t i = 0; i < e->nqueries; i++) {
+		const struct sym_query *q = &e->queries[i];
+		fprintf(f, "\nquery %s: SLO %g ms, %.1f%% of the rate, split %s (%.2f GPUs at %.1f queries/s by the "
+			"split's count)\n", q->name, q->slo_ms, 100 * q->share, sym_split_name(q->split), q->plan_gpus,
+			q->plan[0].rate);
+		if (r && i < r->nqueries) {
+			const struct sym_query_result *qr = &r->queries[i];
+			fprintf(f, "  %llu queries, %llu good, %llu late, %llu dropped: %.2f%% bad; %.2f stage requests "
+				"each; latency p50 %.2f ms, p99 %.2f ms\n", (unsigned long long)qr->offered,
+				(unsigned long long)qr->good, (unsigned long long)qr->late, (unsigned long long)qr->dropped,
+				100 * sym_query_bad_rate(qr),
+				qr->offered ? (double)qr->stage_requests / (double)qr->offered : 0,
+				ms(sym_hist_quantile(&qr->latency, 0.5)), ms(sym_hist_quantile(&qr->latency, 0.99)));
+		}
+		fprintf(f, "  %-5s %-20s %6s %7s %9s %10s %6s %9s %7s\n", "stage", "model", "parent", "gamma", "budget",
+			"deadline", "batch", "req/s", "GPUs");
+		for (int v = 0; v < q->nstages; v++) {
+			const struct sym_query_split *p = &q->plan[v];
+			fprintf(f, "  %-5d %-20.20s %6d %7.3g %6.1f ms %7.1f ms %6d %9.1f %7.2f\n", v,
+				e->models[q->model[v]].name, q->parent[v], q->gamma[v], p->budget_ms, q->deadline_ms[v],
+				p->batch, p->rate, p->gpus);
+		}
+	}
 }
 
 void sym_result_print(FILE *f, const char *command, const struct sym_experiment *e,
@@ -433,9 +549,11 @@ void sym_result_print(FILE *f, const char *command, const struct sym_experiment 
 	}
 	struct sym_verdict v;
 	sym_judge(e, r, &v);
+	sym_queries_print(f, e, r);
 	if (v.worst >= 0)
-		fprintf(f, "\nworst model %s: %.2f%% bad; %zu of %zu models over %g%% (%s criterion: %s)\n",
-			e->models[v.worst].name, 100 * v.worst_bad_rate, v.failing, r->nmodels, 100 * e->max_bad_rate,
+		fprintf(f, "\nworst %s %s: %.2f%% bad; %zu of %zu %s over %g%% (%s criterion: %s)\n",
+			r->nqueries ? "query" : "model", sym_unit_name(e, v.worst), 100 * v.worst_bad_rate, v.failing,
+			r->nqueries ? r->nqueries : r->nmodels, r->nqueries ? "queries" : "models", 100 * e->max_bad_rate,
 			sym_criterion_name(e->criterion), v.ok ? "passes" : "fails");
 	if (!strcmp(command, "loadgen")) { /* measured at the client: no view of the GPUs */
 		fprintf(f, "\n%llu requests sent to %d GPUs in %.2f s\n", (unsigned long long)r->simulated_requests,
@@ -523,20 +641,24 @@ size_t sym_warn_few_requests(FILE *f, const char *what, const struct sym_experim
 	uint64_t few = sym_min_requests(e->max_bad_rate);
 	size_t n = 0;
 	char names[300] = "";
-	for (size_t m = 0; m < r->nmodels; m++) {
-		if (r->models[m].offered >= few)
+	size_t units = r->nqueries ? r->nqueries : r->nmodels;
+	for (size_t m = 0; m < units; m++) {
+		uint64_t off = r->nqueries ? r->queries[m].offered : r->models[m].offered;
+		if (off >= few)
 			continue;
 		if (n < 5) {
 			size_t l = strlen(names);
-			snprintf(names + l, sizeof(names) - l, "%s%s %llu", n ? ", " : "", e->models[m].name,
-				 (unsigned long long)r->models[m].offered);
+			snprintf(names + l, sizeof(names) - l, "%s%s %llu", n ? ", " : "", sym_unit_name(e, (int)m),
+				 (unsigned long long)off);
 		}
 		n++;
 	}
+	const char *unit = r->nqueries ? "quer" : "model", *pl = r->nqueries ? (n == 1 ? "y" : "ies") : (n == 1 ? "" : "s");
 	if (n)
-		fprintf(f, "symphony: warning%s%s: %zu model%s had fewer than %llu measured requests (%s%s), too few for a "
+		fprintf(f, "symphony: warning%s%s: %zu %s%s had fewer than %llu measured %s (%s%s), too few for a "
 			   "bad rate of %g%% to mean much; run longer or at a higher rate\n", what[0] ? " " : "", what, n,
-			n == 1 ? "" : "s", (unsigned long long)few, names, n > 5 ? ", ..." : "", 100 * e->max_bad_rate);
+			unit, pl, (unsigned long long)few, r->nqueries ? "queries" : "requests", names, n > 5 ? ", ..." : "",
+			100 * e->max_bad_rate);
 	return n;
 }
 

@@ -34,6 +34,17 @@ struct sym_model_result {
 	uint64_t *batch_counts;   /* [0..max_batch] */
 };
 
+/* A complex query's outcomes (experiment/config.h, struct sym_query): a
+ * query is good when every stage request it made was served and its
+ * response was back by the query's deadline; bad when some stage was dropped
+ * (dropped) or else some response came after the deadline (late). Counted
+ * for queries that arrived in [warmup, duration). */
+struct sym_query_result {
+	uint64_t offered, good, late, dropped;
+	uint64_t stage_requests;  /* the stage requests the counted queries made, the root's included */
+	struct sym_hist latency;  /* arrival to its last stage's response, queries with no stage dropped */
+};
+
 /* One interval of the timeline (interval_s long; the last may be cut short
  * by the end of arrivals). Requests count in the interval they arrived in. */
 struct sym_timeline_row {
@@ -95,6 +106,9 @@ struct sym_run_result {
 			double bad_rate_next;    /* of the interval after it (-1: none) */
 		} *decisions;
 	} as;
+	/* complex queries (e->nqueries of them), else nqueries 0 */
+	size_t nqueries;
+	struct sym_query_result *queries;
 	/* sub-clusters (a partition), else nsub 0 */
 	int nsub;
 	int *model_part;               /* nmodels: each model's sub-cluster */
@@ -114,6 +128,15 @@ static inline double sym_bad_rate(const struct sym_model_result *m)
 	return m->offered ? (double)(m->late + m->dropped) / (double)m->offered : 0;
 }
 
+static inline double sym_query_bad_rate(const struct sym_query_result *q)
+{
+	return q->offered ? (double)(q->late + q->dropped) / (double)q->offered : 0;
+}
+
+/* The bad rate a run is judged by in aggregate: all queries' together with
+ * queries, else all requests'. */
+double sym_run_bad_rate(const struct sym_run_result *r);
+
 /* The length (s) of timeline interval i: interval_s, except a last one cut
  * short by the end of arrivals. */
 double sym_timeline_interval_len(const struct sym_run_result *r, double duration_s, size_t i);
@@ -121,7 +144,9 @@ double sym_timeline_interval_len(const struct sym_run_result *r, double duration
 /* The q-quantile of the batch-size distribution (0 when no batch). */
 int sym_batch_quantile(const struct sym_model_result *m, double q);
 
-/* A run judged under its experiment's criterion. */
+/* A run judged under its experiment's criterion. With queries, the units
+ * judged are the queries, not the models: worst, failing and few count
+ * queries (name them with sym_unit_name). */
 struct sym_verdict {
 	bool ok;               /* the run passes */
 	int worst;             /* the worst model: the failing model with the highest bad rate, else the model
@@ -177,6 +202,14 @@ cJSON *sym_ci95_json(const double *x, size_t n);
 /* "MEAN" (n = 1) or "MEAN ± HALF" (the 95% interval's half-width), each
  * printed with fmt (e.g. "%.1f"), into buf. Returns buf. */
 const char *sym_format_pm(char *buf, size_t len, const char *fmt, const double *x, size_t n);
+
+/* The queries of e (their split per stage) and, with r, what r measured of
+ * them: an array for the result's "queries". r may be NULL (a plan). */
+cJSON *sym_queries_json(const struct sym_experiment *e, const struct sym_run_result *r);
+/* Query i's split, one object per stage. */
+cJSON *sym_query_plan_json(const struct sym_experiment *e, size_t i);
+/* The same as text: per query its outcome (with r) and its split. */
+void sym_queries_print(FILE *f, const struct sym_experiment *e, const struct sym_run_result *r);
 
 /* The human-readable table of one run, with its worst model and verdict. */
 void sym_result_print(FILE *f, const char *command, const struct sym_experiment *e,

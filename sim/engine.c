@@ -23,7 +23,8 @@
  * has loaded its new sub-cluster's models and goes online there;
  * EV_GPUMOVE: the epoch's model moves are done, GPUs change part;
  * EV_STALL: model idx's stalled move begins (its arrivals wait). */
-enum { EV_ARRIVAL, EV_FINISH, EV_FREE, EV_EPOCH, EV_SWITCH, EV_LOADED, EV_GPUMOVE, EV_STALL, EV_SCALE, EV_PROVISIONED };
+enum { EV_ARRIVAL, EV_FINISH, EV_FREE, EV_EPOCH, EV_SWITCH, EV_LOADED, EV_GPUMOVE, EV_STALL, EV_SCALE, EV_PROVISIONED,
+       EV_STAGE };
 
 /* A GPU's standing with the autoscaler: in service, out (not paid for),
  * coming up (paid for, provisioning and loading), draining (paid for, its
@@ -157,9 +158,30 @@ struct gpu {
 	struct sym_batch_end *ends;
 };
 
+/* A pooled request, and the query it belongs to (0: none; else its record's
+ * index + 1). */
+struct simreq {
+	struct sym_request r;
+	uint32_t query;
+};
+
 struct pool_chunk {
 	struct pool_chunk *next;
-	struct sym_request r[4096];
+	struct simreq r[4096];
+};
+
+static inline struct simreq *simreq_of(struct sym_request *r)
+{
+	return (struct simreq *)((char *)r - offsetof(struct simreq, r));
+}
+
+/* A complex query under way: its stage requests still to end (spawned or
+ * waiting to arrive), and whether one already failed it. */
+struct qrec {
+	sym_time arrival, deadline, last; /* last: its latest stage response so far */
+	uint32_t pending, nreq;
+	uint16_t query;
+	bool counted, dropped, late;
 };
 
 struct sim {
@@ -212,6 +234,17 @@ struct sim {
 	sym_time as_paid_t;     /* both counted up to here */
 	const uint64_t *stop_model_bad; /* opts->stop_model_bad */
 	bool stop;      /* a model reached its stop_model_bad limit */
+	/* complex queries: records (a free list of indices), the stage
+	 * requests waiting for their arrival events (idx: their slot), and the
+	 * fan-out's random stream */
+	struct qrec *qr;
+	uint32_t *qfree;
+	size_t nqr, qcap_rec, nqfree;
+	struct sym_request **stage_wait;
+	int *swfree;
+	size_t nsw, swcap, nswfree;
+	gsl_rng *fan_rng;
+	uint64_t q_started, q_ended;
 	int err;
 };
 
@@ -238,14 +271,135 @@ static struct sym_request *req_alloc(struct sim *s)
 		c->next = s->chunks;
 		s->chunks = c;
 		for (size_t i = 0; i < n; i++)
-			s->free_list[s->nfree++] = &c->r[n - 1 - i];
+			s->free_list[s->nfree++] = &c->r[n - 1 - i].r;
 	}
-	return s->free_list[--s->nfree];
+	struct sym_request *r = s->free_list[--s->nfree];
+	simreq_of(r)->query = 0;
+	return r;
 }
 
 static void req_free(struct sim *s, struct sym_request *r)
 {
 	s->free_list[s->nfree++] = r;
+}
+
+/* ---- complex queries (experiment/config.h, struct sym_query) ---- */
+
+static uint32_t query_new(struct sim *s, int q, sym_time t)
+{
+	uint32_t i;
+	if (s->nqfree) {
+		i = s->qfree[--s->nqfree];
+	} else {
+		if (s->nqr == s->qcap_rec) {
+			size_t cap = s->qcap_rec ? 2 * s->qcap_rec : 1024;
+			struct qrec *x = realloc(s->qr, cap * sizeof(*x));
+			uint32_t *f = x ? realloc(s->qfree, cap * sizeof(*f)) : NULL;
+			if (x)
+				s->qr = x;
+			if (!x || !f || cap > UINT32_MAX - 1) {
+				s->err = -ENOMEM;
+				return 0;
+			}
+			s->qfree = f;
+			s->qcap_rec = cap;
+		}
+		i = (uint32_t)s->nqr++;
+	}
+	s->qr[i] = (struct qrec){ .arrival = t, .deadline = t + sym_ms(s->e->queries[q].slo_ms), .last = t,
+				  .query = (uint16_t)q, .counted = t >= s->warmup };
+	s->q_started++;
+	if (s->qr[i].counted)
+		s->res->queries[q].offered++;
+	return i + 1;
+}
+
+/* Query record qi (index + 1) has no stage request left: its outcome. */
+static void query_end(struct sim *s, uint32_t qi)
+{
+	struct qrec *x = &s->qr[qi - 1];
+	s->q_ended++;
+	if (x->counted) {
+		struct sym_query_result *r = &s->res->queries[x->query];
+		r->stage_requests += x->nreq;
+		if (x->dropped)
+			r->dropped++;
+		else if (x->late)
+			r->late++;
+		else
+			r->good++;
+		if (!x->dropped && sym_hist_record(&r->latency, x->last - x->arrival))
+			s->err = -ENOMEM;
+		if (x->dropped || x->late) {
+			s->bad++;
+			int root = s->e->queries[x->query].model[0];
+			if (s->stop_model_bad && s->stop_model_bad[root] &&
+			    r->late + r->dropped >= s->stop_model_bad[root])
+				s->stop = true;
+		}
+	}
+	s->qfree[s->nqfree++] = qi - 1;
+}
+
+/* A stage request of a query ended at `done` (its response back), served or
+ * not: the query's count, and its children's requests when it was served
+ * and the query can still be good (a dropped stage, or a response past the
+ * query's deadline, fails the query: its later stages are not run). */
+static void stage_end(struct sim *s, struct sym_request *r, sym_time done, bool served)
+{
+	uint32_t qi = simreq_of(r)->query;
+	if (!qi)
+		return;
+	struct qrec *x = &s->qr[qi - 1];
+	x->pending--;
+	if (!served)
+		x->dropped = true;
+	else if (done > x->deadline)
+		x->late = true;
+	if (served && done > x->last)
+		x->last = done;
+	const struct sym_query *q = &s->e->queries[x->query];
+	int v = s->e->stage_of[r->model];
+	for (int c = v + 1; served && !x->dropped && !x->late && c < q->nstages && !s->err; c++) {
+		if (q->parent[c] != v)
+			continue;
+		double g = q->gamma[c], whole = floor(g);
+		int k = (int)whole + (gsl_rng_uniform(s->fan_rng) < g - whole);
+		for (int j = 0; j < k; j++) {
+			struct sym_request *cr = req_alloc(s);
+			if (!cr)
+				return;
+			*cr = (struct sym_request){ .id = s->next_id++, .arrival = done,
+						    .deadline = x->arrival + sym_ms(q->deadline_ms[c]), .model = q->model[c] };
+			simreq_of(cr)->query = qi;
+			x->pending++;
+			x->nreq++;
+			int slot;
+			if (s->nswfree) {
+				slot = s->swfree[--s->nswfree];
+			} else {
+				if (s->nsw == s->swcap) {
+					size_t cap = s->swcap ? 2 * s->swcap : 1024;
+					struct sym_request **w = realloc(s->stage_wait, cap * sizeof(*w));
+					int *f = w ? realloc(s->swfree, cap * sizeof(*f)) : NULL;
+					if (w)
+						s->stage_wait = w;
+					if (!w || !f || cap > INT32_MAX) {
+						s->err = -ENOMEM;
+						return;
+					}
+					s->swfree = f;
+					s->swcap = cap;
+				}
+				slot = (int)s->nsw++;
+			}
+			s->stage_wait[slot] = cr;
+			if (ev_push(&s->ev, done, EV_STAGE, slot))
+				s->err = -ENOMEM;
+		}
+	}
+	if (!x->pending)
+		query_end(s, qi);
 }
 
 /* i (< 2 * qcap) wrapped into a GPU's ring of qcap slots. */
@@ -282,6 +436,8 @@ static void timeline_outcome(struct sim *s, const struct sym_request *r, bool go
  * counted in mr): the run's count, and the model's early-stop limit. */
 static inline void count_bad(struct sim *s, const struct sym_model_result *mr, int m)
 {
+	if (s->e->nqueries)
+		return; /* queries are judged, and stop the run, by their own outcomes (query_end) */
 	s->bad++;
 	if (s->stop_model_bad && s->stop_model_bad[m] && mr->late + mr->dropped >= s->stop_model_bad[m])
 		s->stop = true;
@@ -299,6 +455,7 @@ static void on_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, 
 	}
 	timeline_outcome(s, r, false);
 	s->ended++;
+	stage_end(s, r, now, false);
 	req_free(s, r);
 }
 
@@ -471,6 +628,7 @@ static void on_finish(struct sim *s, int gi, sym_time now)
 			}
 			timeline_outcome(s, r, good);
 			s->ended++;
+			stage_end(s, r, done, true);
 			req_free(s, r);
 		}
 	}
@@ -573,6 +731,11 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 	if (rc || !mc || !s->slo || !s->arr || !s->gpus || !s->jitter_rng)
 		return -ENOMEM;
 	gsl_rng_set(s->jitter_rng, (unsigned long)(sym_seed_stream(e->seed, 1u << 30) & 0xffffffffu) | 1);
+	if (e->nqueries) {
+		if (!(s->fan_rng = gsl_rng_alloc(gsl_rng_mt19937)))
+			return -ENOMEM;
+		gsl_rng_set(s->fan_rng, (unsigned long)(sym_seed_stream(e->seed, (1u << 30) + 1) & 0xffffffffu) | 1);
+	}
 	for (size_t m = 0; m < e->nmodels; m++)
 		s->slo[m] = sym_ms(e->model_slo_ms[m]);
 	if ((rc = sym_subclusters_build(e, opts->rate, &s->sc, err, errlen)))
@@ -887,21 +1050,48 @@ static void on_gpumove(struct sim *s, sym_time now)
 
 /* An arrival of model m at time t (the event at the top of the heap, which
  * it then replaces by the model's next arrival). Returns 0 or -errno. */
+static int admit(struct sim *s, struct sym_request *r, int m, sym_time t);
+
 static int on_arrival(struct sim *s, int m, sym_time t)
 {
-	struct sym_run_result *res = s->res;
 	struct sym_request *r = req_alloc(s);
 	if (!r)
 		return -ENOMEM;
+	*r = (struct sym_request){ .id = s->next_id++, .arrival = t, .deadline = t + s->slo[m], .model = m };
+	if (s->e->nqueries) { /* a query's root: the query arrives */
+		uint32_t qi = query_new(s, s->e->query_of[m], t);
+		if (!qi)
+			return s->err;
+		struct qrec *x = &s->qr[qi - 1];
+		x->pending = x->nreq = 1;
+		r->deadline = t + sym_ms(s->e->queries[x->query].deadline_ms[0]);
+		simreq_of(r)->query = qi;
+	}
+	int rc = admit(s, r, m, t);
+	if (rc)
+		return rc;
+	sym_time next = sym_arrivals_next(&s->arr[m]);
+	if (next < s->end)
+		ev_replace_top(&s->ev, next, EV_ARRIVAL, m);
+	else
+		ev_pop(&s->ev);
+	return 0;
+}
+
+/* Request r of model m (id, arrival, deadline and query set) arrives at t:
+ * counted, and given to its core (or held while its model's move stalls).
+ * Returns 0 or -errno. */
+static int admit(struct sim *s, struct sym_request *r, int m, sym_time t)
+{
+	struct sym_run_result *res = s->res;
 	/* arrivals come in time order: the interval moves forward */
 	while (t >= s->arr_iv_end) {
 		s->arr_iv++;
 		s->arr_iv_end += s->interval;
 	}
 	size_t iv = s->arr_iv;
-	*r = (struct sym_request){ .id = s->next_id++, .arrival = t, .deadline = t + s->slo[m], .model = m };
 	r->state = (int32_t)((iv < REQ_IV_FAR ? (uint32_t)iv : REQ_IV_FAR) << REQ_IV_SHIFT);
-	if (t >= s->warmup) {
+	if (t >= s->warmup && t < s->end) {
 		r->state |= REQ_COUNTED;
 		res->models[m].offered++;
 	}
@@ -933,14 +1123,15 @@ static int on_arrival(struct sim *s, int m, sym_time t)
 			s->ep_arrivals[m]++;
 		rc = sym_core_arrive(s->cores[s->model_core[m]], r, t);
 	}
-	if (rc)
-		return rc;
-	sym_time next = sym_arrivals_next(&s->arr[m]);
-	if (next < s->end)
-		ev_replace_top(&s->ev, next, EV_ARRIVAL, m);
-	else
-		ev_pop(&s->ev);
-	return 0;
+	return rc;
+}
+
+/* A later stage's request arrives (its parent's response is back). */
+static int on_stage(struct sim *s, int slot, sym_time t)
+{
+	struct sym_request *r = s->stage_wait[slot];
+	s->swfree[s->nswfree++] = slot;
+	return admit(s, r, r->model, t);
 }
 
 /* ---- the autoscaler (both Symphony papers: the bad rate and the idle
@@ -1147,6 +1338,9 @@ static int sim_loop(struct sim *s, const struct sym_run_opts *opts)
 				on_scale(s, ev.t);
 			} else if (ev.kind == EV_PROVISIONED) {
 				on_provisioned(s, ev.idx, ev.t);
+			} else if (ev.kind == EV_STAGE) {
+				if ((rc = on_stage(s, ev.idx, ev.t)))
+					return rc;
 			} else if ((rc = on_arrival(s, ev.idx, ev.t))) {
 				return rc;
 			}
@@ -1184,6 +1378,17 @@ static int check_conservation(const struct sim *s, char *err, size_t errlen)
 		const struct sym_model_result *mr = &res->models[m];
 		counted_off += mr->offered;
 		counted_end += mr->served + mr->late + mr->dropped;
+	}
+	uint64_t q_off = 0, q_end = 0;
+	for (size_t i = 0; i < res->nqueries; i++) {
+		q_off += res->queries[i].offered;
+		q_end += res->queries[i].good + res->queries[i].late + res->queries[i].dropped;
+	}
+	if (!res->stopped_early && (s->q_started != s->q_ended || q_off != q_end)) {
+		snprintf(err, errlen, "internal error: query conservation violated: %llu queries arrived, %llu ended; "
+			 "counted %llu offered, %llu ended", (unsigned long long)s->q_started,
+			 (unsigned long long)s->q_ended, (unsigned long long)q_off, (unsigned long long)q_end);
+		return -EPROTO;
 	}
 	if (res->stopped_early ||
 	    (s->ended == res->simulated_requests && counted_end == counted_off && !queued))
@@ -1271,6 +1476,12 @@ static void sim_free(struct sim *s)
 	free(s->slo);
 	if (s->jitter_rng)
 		gsl_rng_free(s->jitter_rng);
+	if (s->fan_rng)
+		gsl_rng_free(s->fan_rng);
+	free(s->qr);
+	free(s->qfree);
+	free(s->stage_wait);
+	free(s->swfree);
 	while (s->chunks) {
 		struct pool_chunk *c = s->chunks;
 		s->chunks = c->next;

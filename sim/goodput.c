@@ -16,7 +16,8 @@ double sym_schedule_mean_rate(const struct sym_experiment *e)
 {
 	double sum = 0;
 	for (size_t m = 0; m < e->nmodels; m++)
-		sum += sym_experiment_model_rate(e, m);
+		if (!e->nqueries || e->stage_of[m] == 0) /* with queries: queries per second (their roots') */
+			sum += sym_experiment_model_rate(e, m);
 	return sum;
 }
 
@@ -111,6 +112,8 @@ int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym
 	double window = sym_experiment_duration(e) - e->warmup_s, least = INFINITY;
 	for (size_t m = 0; m < e->nmodels; m++) {
 		double r = sym_experiment_model_rate(e, m);
+		if (e->nqueries && e->stage_of[m] != 0)
+			continue; /* queries are judged: their roots' rates */
 		if (r > 0 && r < least)
 			least = r;
 	}
@@ -132,12 +135,12 @@ int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym
 		}
 		struct sym_verdict v;
 		sym_judge(e, &r, &v);
-		double bad = sym_bad_rate(&r.total);
+		double bad = sym_run_bad_rate(&r);
 		out->steps[out->nsteps++] = (struct sym_goodput_step){ mid * mean, bad, v.worst, v.worst_bad_rate, v.ok,
 								       r.stopped_early };
 		if (progress)
-			fprintf(stderr, "  goodput search: %10.1f req/s  bad rate %7.3f%%, worst %-16.16s %7.3f%%  %s  "
-				"(%.2f s)\n", mid * mean, 100 * bad, v.worst >= 0 ? e->models[v.worst].name : "-",
+			fprintf(stderr, "  goodput search: %10.1f %-9s bad rate %7.3f%%, worst %-16.16s %7.3f%%  %s  "
+				"(%.2f s)\n", mid * mean, sym_rate_unit(e), 100 * bad, v.worst >= 0 ? sym_unit_name(e, v.worst) : "-",
 				100 * v.worst_bad_rate, v.ok ? "ok" : r.stopped_early ? "too bad (stopped early)" : "too bad",
 				r.wall_seconds);
 		if (v.ok) {
@@ -236,8 +239,8 @@ int sym_goodput_replicate(const struct sym_experiment *e, int jobs, bool progres
 	if (progress && n > 1) {
 		for (size_t i = 0; i < n; i++) {
 			const struct sym_goodput *g = &out->by_seed[i];
-			fprintf(stderr, "  seed %llu: goodput %10.1f req/s (%zu steps)\n",
-				(unsigned long long)(out->seed + i), g->goodput_rps, g->nsteps);
+			fprintf(stderr, "  seed %llu: goodput %10.1f %s (%zu steps)\n",
+				(unsigned long long)(out->seed + i), g->goodput_rps, sym_rate_unit(e), g->nsteps);
 		}
 	}
 done:
@@ -333,7 +336,7 @@ cJSON *sym_goodput_result_json(const struct sym_experiment *e, const struct sym_
 		cJSON_AddNumberToObject(s, "rate", st->rate);
 		cJSON_AddNumberToObject(s, "bad_rate", st->bad_rate);
 		if (st->worst >= 0)
-			cJSON_AddStringToObject(s, "worst_model", e->models[st->worst].name);
+			cJSON_AddStringToObject(s, "worst_model", sym_unit_name(e, st->worst));
 		cJSON_AddNumberToObject(s, "worst_model_bad_rate", st->worst_bad_rate);
 		cJSON_AddBoolToObject(s, "ok", st->ok);
 		if (st->stopped_early)

@@ -25,7 +25,7 @@ static void keep_run(struct sym_loadcurve *L, size_t k, const struct sym_experim
 	struct sym_lc_run *x = &L->runs[k];
 	x->offered_rps = r->total.offered / r->window_s;
 	x->good_rps = r->total.served / r->window_s;
-	x->bad_rate = sym_bad_rate(&r->total);
+	x->bad_rate = sym_run_bad_rate(r);
 	x->busy = r->gpu_busy_fraction;
 	x->gpus_used = r->gpus_used;
 	x->batch_p50 = sym_batch_quantile(&r->total, 0.5);
@@ -173,7 +173,7 @@ static cJSON *point_json(const struct sym_experiment *e, const struct sym_loadcu
 	cJSON_AddNumberToObject(o, "gpus_used", pt->gpus_used);
 	cJSON_AddBoolToObject(o, "meets_criterion", pt->v.ok);
 	if (pt->v.worst >= 0)
-		cJSON_AddStringToObject(o, "worst_model", e->models[pt->v.worst].name);
+		cJSON_AddStringToObject(o, "worst_model", sym_unit_name(e, pt->v.worst));
 	else
 		cJSON_AddNullToObject(o, "worst_model");
 	cJSON_AddNumberToObject(o, "worst_model_bad_rate", pt->v.worst_bad_rate);

@@ -35,13 +35,13 @@ static int try_gpus(struct sym_experiment *e, double rate, int gpus, bool progre
 		return rc;
 	}
 	sym_judge(e, &r, v);
-	*bad = sym_bad_rate(&r.total);
+	*bad = sym_run_bad_rate(&r);
 	out->steps++;
 	if (progress) {
 		char pol[128];
 		fprintf(stderr, "  plan %-20s %6d GPUs: bad rate %7.3f%%, worst %-16.16s %7.3f%%  %s  (%.2f s)\n",
 			sym_policy_format(&e->policy, pol, sizeof(pol)), gpus, 100 * *bad,
-			v->worst >= 0 ? e->models[v->worst].name : "-", 100 * v->worst_bad_rate,
+			v->worst >= 0 ? sym_unit_name(e, v->worst) : "-", 100 * v->worst_bad_rate,
 			v->ok ? "ok" : r.stopped_early ? "too bad (stopped early)" : "too bad", r.wall_seconds);
 	}
 	sym_run_result_finish(&r);
@@ -64,7 +64,7 @@ static int measure_at(struct sym_experiment *e, double rate, int gpus, struct sy
 		struct sym_verdict v;
 		sym_judge(e, &r, &v);
 		out->at_gpus = gpus;
-		out->bad_rate = sym_bad_rate(&r.total);
+		out->bad_rate = sym_run_bad_rate(&r);
 		out->worst = v.worst;
 		out->worst_bad_rate = v.worst_bad_rate;
 		out->few = v.few;
@@ -202,9 +202,7 @@ void sym_plan_analytic(const struct sym_experiment *e, double rate, int max_gpus
 			goto done;
 	if (!nm || !lat)
 		goto done;
-	double mean = 0;
-	for (size_t m = 0; m < n; m++)
-		mean += sym_experiment_model_rate(e, m);
+	double mean = sym_schedule_mean_rate(e); /* with queries: queries/s */
 	sym_time fixed = sym_ms(e->ctrl_ms + e->resp_ms);
 	int staggered = 0;
 	for (size_t m = 0; m < n; m++) {

@@ -316,8 +316,11 @@ static int sim_point(const struct sym_experiment *e0, cJSON **doc, char *err, si
 		struct sym_run_result r;
 		rc = sym_sim_run(&e, &o, &r, err, errlen);
 		if (!rc) {
-			bad[s] = sym_bad_rate(&r.total);
-			good[s] = r.window_s > 0 ? (double)r.total.served / r.window_s : 0;
+			bad[s] = sym_run_bad_rate(&r);
+			double served = r.nqueries ? 0 : (double)r.total.served; /* queries: good queries */
+			for (size_t q = 0; q < r.nqueries; q++)
+				served += (double)r.queries[q].good;
+			good[s] = r.window_s > 0 ? served / r.window_s : 0;
 			if (s == 0 && !(*doc = sym_result_json("sim", e0, &r)))
 				rc = -ENOMEM;
 		}

@@ -11,6 +11,7 @@
 
 #include "testutil.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1189,6 +1190,290 @@ static void test_replications(void **state)
 	sym_experiment_finish(&e);
 }
 
+/* ---- complex queries (Nexus, nexus.md Sections 2 and 6.2) ---- */
+
+/* A two-model experiment, A (l = 1 b + 5 ms) and B (l = 2 b + 3 ms), with
+ * the queries given (JSON text) and `extra` keys. */
+static void qexp(struct sym_experiment *e, const char *queries, const char *extra)
+{
+	char buf[2048], err[512];
+	snprintf(buf, sizeof(buf),
+		 "{\"models\": [{\"name\": \"A\", \"alpha_ms\": 1, \"beta_ms\": 5, \"slo_ms\": 100},"
+		 " {\"name\": \"B\", \"alpha_ms\": 2, \"beta_ms\": 3, \"slo_ms\": 100},"
+		 " {\"name\": \"C\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 100}],"
+		 " \"queries\": %s%s%s}", queries, extra[0] ? ", " : "", extra);
+	cJSON *j = cJSON_Parse(buf);
+	assert_non_null(j);
+	sym_experiment_init(e);
+	if (sym_experiment_apply_json(e, j, "test", err, sizeof(err)))
+		fail_msg("%s", err);
+	cJSON_Delete(j);
+}
+
+static void check_query_invariants(const struct sym_run_result *r)
+{
+	assert_true(r->nqueries > 0);
+	for (size_t i = 0; i < r->nqueries; i++) {
+		const struct sym_query_result *q = &r->queries[i];
+		assert_int_equal(q->offered, q->good + q->late + q->dropped);
+		assert_int_equal(q->latency.n, q->good + q->late);
+		assert_true(q->stage_requests >= q->offered); /* the root at least */
+	}
+}
+
+/* One query, A then two B per A (gamma 2): the trace shows A's batch, then
+ * B's requests arriving when A's response is back (finish + resp_ms) with
+ * the query's deadline; the query is good; models in no stage get nothing. */
+static void test_query_worked_example(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	qexp(&e, "[{\"name\": \"q\", \"slo_ms\": 100, \"stages\": [{\"model\": \"A\"}, {\"model\": \"B\", \"gamma\": 2}]}]",
+	     "\"gpus\": 1, \"arrival\": \"uniform\", \"rate\": 1, \"duration_s\": 1.5, \"warmup_s\": 0, "
+	     "\"policy\": \"eager\", \"network\": {\"resp_ms\": 0.5}");
+	resolve(&e);
+	assert_int_equal(e.nqueries, 1);
+	assert_int_equal(e.query_of[2], -1);
+	assert_int_equal(e.stage_of[1], 1);
+	assert_true(sym_experiment_model_rate(&e, 1) == 2 * sym_experiment_model_rate(&e, 0));
+	FILE *tr = tmpfile();
+	assert_non_null(tr);
+	struct sym_run_result r;
+	char err[512];
+	struct sym_run_opts o = { .rate = 1, .trace = tr };
+	if (sym_sim_run(&e, &o, &r, err, sizeof(err)))
+		fail_msg("%s", err);
+	char *t = slurp(tr);
+	fclose(tr);
+	/* rows: gpu,kind,model,size,start,finish,dropped_before */
+	double a_start, a_fin, b_start, b_fin;
+	int na, nb;
+	char *line2 = strchr(t, '\n');
+	assert_non_null(line2);
+	assert_int_equal(sscanf(t, "0,%*[^,],A,%d,%lf,%lf,", &na, &a_start, &a_fin), 3);
+	assert_int_equal(na, 1);
+	assert_true(fabs(a_fin - a_start - 6) < 1e-6); /* l_A(1) = 6 ms */
+	assert_int_equal(sscanf(line2 + 1, "0,%*[^,],B,%d,%lf,%lf,", &nb, &b_start, &b_fin), 3);
+	int total_b = nb;
+	if (nb == 1) { /* eager may send the first B alone: the second follows it */
+		char *line3 = strchr(line2 + 1, '\n');
+		int nb2;
+		assert_non_null(line3);
+		assert_int_equal(sscanf(line3 + 1, "0,%*[^,],B,%d,", &nb2), 1);
+		total_b += nb2;
+	}
+	assert_int_equal(total_b, 2);
+	assert_true(b_start >= a_fin + 0.5 - 1e-6); /* B arrives when A's response is back */
+	free(t);
+	assert_int_equal(r.nqueries, 1);
+	assert_int_equal(r.queries[0].offered, 1);
+	assert_int_equal(r.queries[0].good, 1);
+	assert_int_equal(r.queries[0].stage_requests, 3);
+	assert_int_equal(r.models[0].offered, 1);
+	assert_int_equal(r.models[1].offered, 2);
+	assert_int_equal(r.models[2].offered, 0);
+	check_query_invariants(&r);
+	sym_run_result_finish(&r);
+	sym_experiment_finish(&e);
+}
+
+/* Fan-out: gamma 0.5 makes half a B per A on average, gamma 3 exactly three;
+ * a seed repeats a run bit for bit; every query ends exactly once (the
+ * engine checks it); the result names the queries and their split. */
+static void test_query_fanout_and_determinism(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	qexp(&e, "[{\"name\": \"half\", \"slo_ms\": 100, \"stages\": [{\"model\": \"A\"}, {\"model\": \"B\", \"gamma\": 0.5}]},"
+		 " {\"name\": \"three\", \"slo_ms\": 80, \"share\": 3, \"split\": \"nexus\", \"stages\": [{\"model\": \"C\"}]}]",
+	     "\"gpus\": 4, \"duration_s\": 20, \"warmup_s\": 2");
+	resolve(&e);
+	assert_true(fabs(e.queries[0].share - 0.25) < 1e-12);
+	assert_true(fabs(e.queries[1].share - 0.75) < 1e-12);
+	struct sym_run_result a, b;
+	run(&e, 400, &a);
+	run(&e, 400, &b);
+	check_query_invariants(&a);
+	const struct sym_query_result *h = &a.queries[0];
+	double per = (double)h->stage_requests / (double)h->offered; /* 1.5 on average */
+	double sd = sqrt(0.25 / (double)h->offered);
+	assert_true(fabs(per - 1.5) < 4 * sd);
+	assert_int_equal(a.queries[1].stage_requests, a.queries[1].offered);
+	/* the measured query rate follows the shares */
+	assert_true(fabs((double)a.queries[1].offered / (double)(a.queries[0].offered + a.queries[1].offered) - 0.75) < 0.03);
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(a.queries[i].offered, b.queries[i].offered);
+		assert_int_equal(a.queries[i].good, b.queries[i].good);
+		assert_int_equal(a.queries[i].stage_requests, b.queries[i].stage_requests);
+		assert_memory_equal(a.queries[i].latency.counts, b.queries[i].latency.counts,
+				    SYM_HIST_BUCKETS * sizeof(uint32_t));
+	}
+	cJSON *j = sym_result_json("sim", &e, &a);
+	const cJSON *qs = cJSON_GetObjectItemCaseSensitive(j, "queries");
+	assert_int_equal(cJSON_GetArraySize(qs), 2);
+	const cJSON *q0 = cJSON_GetArrayItem(qs, 0);
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(q0, "name")->valuestring, "half");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(q0, "stages")), 2);
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "judged_by")->valuestring, "queries");
+	/* the config echoed reproduces the run */
+	struct sym_experiment e2;
+	sym_experiment_init(&e2);
+	char err[512];
+	if (sym_experiment_load_json(&e2, j, "result", err, sizeof(err)) || sym_experiment_resolve(&e2, err, sizeof(err)))
+		fail_msg("%s", err);
+	struct sym_run_result c;
+	run(&e2, 400, &c);
+	assert_int_equal(c.queries[0].good, a.queries[0].good);
+	assert_int_equal(c.queries[1].stage_requests, a.queries[1].stage_requests);
+	sym_run_result_finish(&c);
+	sym_experiment_finish(&e2);
+	cJSON_Delete(j);
+	sym_run_result_finish(&a);
+	sym_run_result_finish(&b);
+	sym_experiment_finish(&e);
+}
+
+/* Deadlines: with no split every stage has the query's deadline, so a
+ * deferring scheduler sends the root as late as its batch allows and its
+ * children often have no time left: many queries fail; with a split (even or
+ * Nexus's) the root's deadline is its budget and the queries are good. A dropped stage fails its
+ * query and its children never run. */
+static void test_query_split_deadlines(void **state)
+{
+	(void)state;
+	const char *q = "[{\"name\": \"q\", \"slo_ms\": 60, \"split\": \"%s\", \"stages\": [{\"model\": \"A\"}, "
+			"{\"model\": \"B\", \"gamma\": 1}]}]";
+	double bad[3];
+	const char *splits[3] = { "none", "even", "nexus" };
+	for (int i = 0; i < 3; i++) {
+		char buf[300];
+		snprintf(buf, sizeof(buf), q, splits[i]);
+		struct sym_experiment e;
+		qexp(&e, buf, "\"gpus\": 4, \"duration_s\": 10, \"warmup_s\": 1");
+		resolve(&e);
+		const struct sym_query *x = &e.queries[0];
+		if (i == 0) {
+			assert_true(x->deadline_ms[0] == 60 && x->deadline_ms[1] == 60);
+		} else {
+			assert_true(fabs(x->deadline_ms[1] - 60) < 1e-9); /* the leaf's deadline is the query's */
+			assert_true(x->deadline_ms[0] < 60);
+			assert_true(fabs(x->plan[0].budget_ms + x->plan[1].budget_ms - 60) < 1e-6 ||
+				    x->plan[0].budget_ms + x->plan[1].budget_ms < 60);
+			assert_true(e.model_slo_ms[0] == x->plan[0].budget_ms); /* the stage's policy plans with it */
+		}
+		if (i == 1)
+			assert_true(fabs(x->plan[0].budget_ms - 30) < 1e-9);
+		struct sym_run_result r;
+		run(&e, 200, &r);
+		check_query_invariants(&r);
+		bad[i] = sym_query_bad_rate(&r.queries[0]);
+		/* a child never runs for a query already failed by its root */
+		assert_true(r.models[1].offered <= r.models[0].served + 1);
+		sym_run_result_finish(&r);
+		sym_experiment_finish(&e);
+	}
+	print_message("query bad rate by split: none %.4f even %.4f nexus %.4f\n", bad[0], bad[1], bad[2]);
+	assert_true(bad[0] > 0.1); /* 18% at this commit */
+	assert_true(bad[1] < 0.01);
+	assert_true(bad[2] < 0.01);
+}
+
+/* Goodput and its judge count queries: the search's rate is queries/s and a
+ * run passes when every query's bad rate is within the allowance. */
+static void test_query_goodput(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	qexp(&e, "[{\"name\": \"q\", \"slo_ms\": 60, \"split\": \"nexus\", \"stages\": [{\"model\": \"A\"}, "
+		 "{\"model\": \"B\", \"gamma\": 2}]}]", "\"gpus\": 2, \"duration_s\": 10, \"warmup_s\": 1");
+	resolve(&e);
+	assert_true(fabs(sym_schedule_mean_rate(&e) - 1) < 1e-12); /* one query per unit of rate */
+	struct sym_goodput g;
+	char err[512];
+	if (sym_goodput_search(&e, false, &g, err, sizeof(err)))
+		fail_msg("%s", err);
+	/* A at its largest batch within its budget and B twice per query bound the rate */
+	assert_true(g.goodput_rps > 0 && g.goodput_rps < g.upper_bound_rps);
+	struct sym_run_result r;
+	run(&e, g.goodput_rps, &r);
+	struct sym_verdict v;
+	sym_judge(&e, &r, &v);
+	assert_true(v.ok);
+	assert_int_equal(v.worst, 0);
+	assert_string_equal(sym_unit_name(&e, v.worst), "q");
+	sym_run_result_finish(&r);
+	run(&e, 1.3 * g.goodput_rps, &r);
+	sym_judge(&e, &r, &v);
+	assert_false(v.ok);
+	sym_run_result_finish(&r);
+	sym_goodput_finish(&g);
+	sym_experiment_finish(&e);
+}
+
+/* Every malformed query is refused with a message naming what is wrong. */
+static void test_query_errors(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *queries, *extra, *want;
+	} cases[] = {
+		{ "[{\"name\": \"q\", \"slo_ms\": 60, \"stages\": [{\"model\": \"Z\"}]}]", "", "model 'Z' is not one" },
+		{ "[{\"name\": \"q\", \"slo_ms\": 60, \"stages\": [{\"model\": \"A\"}, {\"model\": \"A\"}]}]", "", "again" },
+		{ "[{\"name\": \"q\", \"slo_ms\": 60, \"stages\": [{\"model\": \"A\"}]}, {\"name\": \"q\", \"slo_ms\": 60, "
+		  "\"stages\": [{\"model\": \"B\"}]}]", "", "two queries are named 'q'" },
+		{ "[{\"name\": \"q\", \"slo_ms\": 7, \"split\": \"nexus\", \"stages\": [{\"model\": \"A\"}, {\"model\": \"B\"}]}]",
+		  "", "query 'q' (split nexus)" },
+		{ "[{\"name\": \"q\", \"slo_ms\": 60, \"stages\": [{\"model\": \"A\"}]}]", "\"rate_csv\": \"x.csv\"",
+		  "rate_csv" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sym_experiment e;
+		qexp(&e, cases[i].queries, cases[i].extra);
+		char err[512] = "";
+		assert_int_equal(sym_experiment_resolve(&e, err, sizeof(err)), -EINVAL);
+		if (!strstr(err, cases[i].want))
+			fail_msg("case %zu: '%s' lacks '%s'", i, err, cases[i].want);
+		sym_experiment_finish(&e);
+	}
+	/* the form is checked when the key is set */
+	static const struct {
+		const char *queries, *want;
+	} forms[] = {
+		{ "{}", "expected an array of queries" },
+		{ "[1]", "expected an object" },
+		{ "[{\"name\": \"q\", \"slo_ms\": 60, \"stages\": []}]", "'stages' must be" },
+		{ "[{\"name\": \"q\", \"slo_ms\": -1, \"stages\": [{\"model\": \"A\"}]}]", "slo_ms" },
+		{ "[{\"name\": \"q\", \"slo_ms\": 60, \"split\": \"fast\", \"stages\": [{\"model\": \"A\"}]}]", "'split'" },
+		{ "[{\"name\": \"q\", \"slo_ms\": 60, \"stages\": [{\"model\": \"A\"}, {\"model\": \"B\", \"parent\": 1}]}]",
+		  "'parent'" },
+		{ "[{\"name\": \"q\", \"slo_ms\": 60, \"stages\": [{\"model\": \"A\", \"gamma\": 2}]}]", "root's 'gamma'" },
+		{ "[{\"name\": \"q\", \"slo_ms\": 60, \"stages\": [{\"model\": \"A\"}, {\"model\": \"B\", \"gamma\": 0}]}]",
+		  "'gamma'" },
+		{ "[{\"name\": \"q\", \"slo_ms\": 60, \"stages\": [{\"model\": \"A\", \"fanout\": 1}]}]", "unknown key 'fanout'" },
+		{ "[{\"name\": \"q\", \"slo\": 60, \"stages\": [{\"model\": \"A\"}]}]", "unknown key 'slo'" },
+	};
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		struct sym_experiment e;
+		sym_experiment_init(&e);
+		char err[512] = "";
+		cJSON *v = cJSON_Parse(forms[i].queries);
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddItemToObject(o, "queries", v);
+		assert_int_equal(sym_experiment_apply_json(&e, o, "t", err, sizeof(err)), -EINVAL);
+		if (!strstr(err, forms[i].want))
+			fail_msg("form %zu: '%s' lacks '%s'", i, err, forms[i].want);
+		cJSON_Delete(o);
+		sym_experiment_finish(&e);
+	}
+	/* --queries FILE: a missing file is named */
+	struct sym_experiment e;
+	sym_experiment_init(&e);
+	char err[512] = "";
+	assert_int_equal(sym_experiment_apply_flag(&e, "queries", "/nonexistent/q.json", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "/nonexistent/q.json"));
+	sym_experiment_finish(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1212,6 +1497,11 @@ int main(void)
 		cmocka_unit_test(test_stop_limits),
 		cmocka_unit_test(test_goodput_per_model),
 		cmocka_unit_test(test_replications),
+		cmocka_unit_test(test_query_worked_example),
+		cmocka_unit_test(test_query_fanout_and_determinism),
+		cmocka_unit_test(test_query_split_deadlines),
+		cmocka_unit_test(test_query_goodput),
+		cmocka_unit_test(test_query_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
