@@ -147,6 +147,7 @@ int cli_cmd_sim(struct cli *c);
 int cli_cmd_goodput(struct cli *c);
 int cli_cmd_plan(struct cli *c);
 int cli_cmd_partition(struct cli *c);
+int cli_cmd_split(struct cli *c);
 int cli_cmd_loadcurve(struct cli *c);
 int cli_cmd_sweep(struct cli *c);
 int cli_cmd_merge(struct cli *c);

@@ -454,6 +454,25 @@ static const char profile_text[] =
 	"--models, --profile A,B, --slo, --model-lib, --device, ...); without one, the a100 zoo. Network delays "
 	"play no part here.";
 
+static const struct cli_opt o_split_json = { "json", 0, CLI_OUT, "FILE|-", "write the splits as JSON (- for stdout)" };
+static const struct cli_opt o_split_file = { "config", 0, CLI_TEXT, "FILE|-",
+					     "the query file (also the first argument; - reads standard input)" };
+static const struct cli_opt *const split_opts[] = { &o_split_file, &o_split_json, &o_quiet, NULL };
+
+static const char split_text[] =
+	"Nexus's query analysis (nexus.md, Section 6.2) on its own: for a query (a tree of stages, each with "
+	"a fan-out gamma from its parent) and its end-to-end SLO, the split of the SLO over the stages that "
+	"needs the fewest GPUs (the dynamic program on a grid of eps_ms), beside the even split (Nexus's "
+	"baseline) and any fixed plans, each as GPUs at `rate` queries/s and queries/s per GPU (rate / GPUs: "
+	"Figure 4's average throughput). A stage's throughput within a budget k is the best of its batches "
+	"with l(b) <= k (b / l(b)), or of its (latency, throughput) points with latency <= k.\n\n"
+	"The file: {\"slo_ms\": L, \"stages\": [{\"name\", \"parent\" (-1 for stage 0, the root; default 0), "
+	"\"gamma\" (default 1), and \"points\": [[ms, req/s], ...] or \"model\": a zoo name (with "
+	"\"zoo\") or an inline model object}], \"eps_ms\" (default L/500), \"rate\" (default 1), \"zoo\", "
+	"\"gammas\": [g, ...] (each replaces every non-root stage's gamma in turn), \"plans\": [[budget ms per "
+	"stage], ...], \"budget\": \"batch\" (default) or \"session\" (a batch fits a budget k when 2 l(b) <= k, a "
+	"Nexus session's worst case)}; or a study file whose \"query\" is that object. The simulator runs queries with the key \"queries\" (docs/queries.md).";
+
 #if SYM_HAVE_RUNTIME
 #define RT(f) f
 #else
@@ -471,6 +490,9 @@ static const struct cli_cmd commands[] = {
 	{ "plan", "simulator", "the fewest GPUs that serve a target rate, per policy, beside analytic estimates",
 	  "[CONFIG.json|-]", 0, 1, plan_text, plan_opts, CLI_EXPERIMENT, cli_cmd_plan,
 	  "  symphony plan --zoo a100 --models ResNet50 --slo 25 --target-rate 20000 --policies 'symphony;eager'\n" },
+	{ "split", "simulator", "split a query's SLO over its stages: Nexus's query analysis beside the even split and fixed plans",
+	  "[QUERY.json|-]", 0, 1, split_text, split_opts, 0, cli_cmd_split,
+	  "  symphony split experiments/nexus-fig4.json --json -\n" },
 	{ "partition", "simulator", "divide the models among sub-clusters: Appendix A's MILP (CBC), balancing rate and memory",
 	  "[CONFIG.json|-]", 0, 1, partition_text, partition_opts, CLI_EXPERIMENT, cli_cmd_partition,
 	  "  symphony partition --zoo a100 --models all --rate 20000 --subclusters 4 --random\n" },

@@ -36,6 +36,8 @@ static int check(const struct sym_query_stage *st, int n, double rate, double sl
 			return ERR(-EINVAL, "query: %s: parent %d is not a stage before it (0..%d)", nm, s->parent, v - 1);
 		if (!isfinite(s->gamma) || s->gamma < 0)
 			return ERR(-EINVAL, "query: %s: fan-out gamma %g (expected >= 0)", nm, s->gamma);
+		if (!isfinite(s->lat_factor) || s->lat_factor < 0 || s->lat_factor > 100)
+			return ERR(-EINVAL, "query: %s: latency factor %g (expected 0 to 100)", nm, s->lat_factor);
 		if (!s->profile) {
 			if (s->npoints < 1 || !s->lat_ms || !s->tput)
 				return ERR(-EINVAL, "query: %s has neither a profile nor (latency, throughput) points", nm);
@@ -54,6 +56,8 @@ static int check(const struct sym_query_stage *st, int n, double rate, double sl
 static double best_within(const struct sym_query_stage *s, double budget_ms, int *which, double *lat)
 {
 	double best = 0;
+	if (s->lat_factor > 0)
+		budget_ms /= s->lat_factor;
 	*which = -1;
 	*lat = 0;
 	if (s->profile) {
@@ -160,6 +164,31 @@ out:
 	return rc;
 }
 
+int sym_query_eval(const struct sym_query_stage *st, int n, double rate, double slo_ms, const double *budget_ms,
+		   struct sym_query_split *out, double *total, char *err, size_t errlen)
+{
+	double rates[SYM_QUERY_MAX_STAGES], used[SYM_QUERY_MAX_STAGES];
+	int rc = check(st, n, rate, slo_ms, rates, err, errlen);
+	if (rc)
+		return rc;
+	*total = 0;
+	for (int v = 0; v < n; v++) {
+		char nb[32];
+		const char *nm = stage_name(&st[v], v, nb, sizeof(nb));
+		if (!isfinite(budget_ms[v]) || budget_ms[v] <= 0)
+			return ERR(-EINVAL, "query: %s: budget %g ms (expected a positive number)", nm, budget_ms[v]);
+		used[v] = budget_ms[v] + (v ? used[st[v].parent] : 0);
+		if (used[v] > slo_ms * (1 + 1e-9))
+			return ERR(-ERANGE, "query: the path to %s takes %g ms of budgets, over the SLO of %g ms", nm,
+				   used[v], slo_ms);
+		fill(&st[v], rates[v], budget_ms[v], &out[v]);
+		if (rates[v] > 0 && out[v].tput <= 0)
+			return ERR(-ERANGE, "query: %s cannot run a batch within its budget, %g ms", nm, budget_ms[v]);
+		*total += out[v].gpus;
+	}
+	return 0;
+}
+
 int sym_query_even(const struct sym_query_stage *st, int n, double rate, double slo_ms,
 		   struct sym_query_split *out, double *total, char *err, size_t errlen)
 {
@@ -168,19 +197,20 @@ int sym_query_even(const struct sym_query_stage *st, int n, double rate, double 
 	if (rc)
 		return rc;
 	int depth[SYM_QUERY_MAX_STAGES], dmax = 0;
+	double budget[SYM_QUERY_MAX_STAGES];
 	for (int v = 0; v < n; v++) {
 		depth[v] = v ? depth[st[v].parent] + 1 : 1;
 		dmax = depth[v] > dmax ? depth[v] : dmax;
 	}
-	*total = 0;
+	for (int v = 0; v < n; v++)
+		budget[v] = slo_ms / dmax;
 	for (int v = 0; v < n; v++) {
-		fill(&st[v], rates[v], slo_ms / dmax, &out[v]);
+		fill(&st[v], rates[v], budget[v], &out[v]);
 		if (rates[v] > 0 && out[v].tput <= 0) {
 			char nb[32];
 			return ERR(-ERANGE, "query: %s cannot run a batch within its even share, %g ms",
-				   stage_name(&st[v], v, nb, sizeof(nb)), slo_ms / dmax);
+				   stage_name(&st[v], v, nb, sizeof(nb)), budget[v]);
 		}
-		*total += out[v].gpus;
 	}
-	return 0;
+	return sym_query_eval(st, n, rate, slo_ms, budget, out, total, err, errlen);
 }

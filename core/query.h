@@ -40,6 +40,9 @@ struct sym_query_stage {
 	const double *lat_ms, *tput;       /* npoints each */
 	int parent;                        /* -1 for stage 0 (the root), else a stage before this one */
 	double gamma;                      /* invocations per output of the parent (the root: its share of R, 1) */
+	double lat_factor;                 /* a batch fits budget k when lat_factor * l(b) <= k: 1 (or 0, the
+					    * default) as Figure 4's plans; 2 for the worst case of a Nexus
+					    * session, a request that just missed a batch (Section 6.1) */
 };
 
 struct sym_query_split {
@@ -63,6 +66,12 @@ int sym_query_split(const struct sym_query_stage *st, int n, double rate, double
  * the deepest path (every stage gets slo_ms / depth). Same results and
  * errors; -ERANGE when a stage cannot run within its even share. */
 int sym_query_even(const struct sym_query_stage *st, int n, double rate, double slo_ms,
+		   struct sym_query_split *out, double *total, char *err, size_t errlen);
+
+/* A given split: stage v gets budget_ms[v]. Same results and errors;
+ * -ERANGE when a path's budgets sum to more than slo_ms or a stage cannot
+ * run a batch within its budget. */
+int sym_query_eval(const struct sym_query_stage *st, int n, double rate, double slo_ms, const double *budget_ms,
 		   struct sym_query_split *out, double *total, char *err, size_t errlen);
 
 #endif

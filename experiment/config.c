@@ -739,7 +739,7 @@ static int parse_split(const char *s, enum sym_split *out)
 	return 0;
 }
 
-#define QUERY_KEYS "name, slo_ms, share, split (none|even|nexus), eps_ms, stages"
+#define QUERY_KEYS "name, slo_ms, share, split (none|even|nexus), budget (batch|session), eps_ms, stages"
 #define STAGE_KEYS "model, parent, gamma"
 
 /* Checks one query object's form (the models are checked at resolve). */
@@ -748,7 +748,7 @@ static int check_query(const cJSON *q, const char *where, char *err, size_t errl
 	if (!cJSON_IsObject(q))
 		return ERR("%s: expected an object with " QUERY_KEYS ", got %s", where, sym_json_type(q));
 	for (const cJSON *it = q->child; it; it = it->next) {
-		static const char *known[] = { "name", "slo_ms", "share", "split", "eps_ms", "stages" };
+		static const char *known[] = { "name", "slo_ms", "share", "split", "budget", "eps_ms", "stages" };
 		bool ok = false;
 		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 			ok |= !strcmp(it->string, known[i]);
@@ -776,6 +776,10 @@ static int check_query(const cJSON *q, const char *where, char *err, size_t errl
 	enum sym_split sp;
 	if ((v = cJSON_GetObjectItemCaseSensitive(q, "split")) && (!cJSON_IsString(v) || parse_split(v->valuestring, &sp)))
 		return ERR("%s: 'split' must be none, even or nexus", where);
+	if ((v = cJSON_GetObjectItemCaseSensitive(q, "budget")) &&
+	    (!cJSON_IsString(v) || (strcmp(v->valuestring, "batch") && strcmp(v->valuestring, "session"))))
+		return ERR("%s: 'budget' must be batch (a stage's batch latency within its budget, as Nexus's Figure 4) "
+			   "or session (twice it: a Nexus session's worst case)", where);
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(q, "stages");
 	int n = cJSON_IsArray(st) ? cJSON_GetArraySize(st) : 0;
 	if (n < 1 || n > SYM_QUERY_MAX_STAGES)
@@ -820,14 +824,22 @@ static int set_queries(struct sym_experiment *e, const cJSON *v, const char *whe
 {
 	cJSON *file = NULL;
 	if (cJSON_IsString(v)) {
-		int rc;
-		char msg[600];
-		if (!(file = sym_experiment_read_json(v->valuestring, &rc, msg, sizeof(msg)))) {
-			cJSON *arr = v->valuestring[0] == '[' ? cJSON_Parse(v->valuestring) : NULL;
-			if (!arr)
-				return ERR("%s: %s", where, msg);
-			file = arr;
+		/* inline JSON text, else a file */
+		const char *name = v->valuestring;
+		char msg[600] = "";
+		if (name[0] == '[' || name[0] == '{') {
+			file = sym_json_parse(name, "the inline queries", msg, sizeof(msg));
+		} else {
+			char *text = NULL;
+			int rc = sym_read_file(name, &text);
+			if (rc)
+				return ERR("%s: cannot read %s: %s", where, name,
+					   rc == -ENOENT ? "no such file" : rc == -EISDIR ? "a directory" : sym_strerror(rc));
+			file = sym_json_parse(text, name, msg, sizeof(msg));
+			free(text);
 		}
+		if (!file)
+			return ERR("%s: %s", where, msg);
 		v = file;
 	}
 	if (cJSON_IsObject(v) && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(v, "queries")))
@@ -1605,6 +1617,8 @@ static int resolve_queries(struct sym_experiment *e, char *err, size_t errlen)
 			parse_split(v->valuestring, &q->split);
 		v = cJSON_GetObjectItemCaseSensitive(qj, "eps_ms");
 		q->eps_ms = v ? v->valuedouble : q->slo_ms / 500;
+		v = cJSON_GetObjectItemCaseSensitive(qj, "budget");
+		q->lat_factor = v && !strcmp(v->valuestring, "session") ? 2 : 1;
 		const cJSON *st = cJSON_GetObjectItemCaseSensitive(qj, "stages");
 		int ns = cJSON_GetArraySize(st);
 		q->model = malloc((size_t)ns * sizeof(int));
@@ -1654,7 +1668,8 @@ static int plan_queries(struct sym_experiment *e, char *err, size_t errlen)
 		for (int v = 0; v < q->nstages; v++)
 			st[v] = (struct sym_query_stage){ .name = e->models[q->model[v]].name,
 							  .profile = &e->profiles[q->model[v]],
-							  .parent = q->parent[v], .gamma = v ? q->gamma[v] : 1 };
+							  .parent = q->parent[v], .gamma = v ? q->gamma[v] : 1,
+							  .lat_factor = q->lat_factor };
 		double rate = e->rate * q->share;
 		if (!(rate > 0))
 			rate = 1; /* the split does not depend on the rate (fractional GPUs), only the GPU counts do */

@@ -98,6 +98,9 @@ struct sym_query {
 	double share;          /* of the total rate (normalised: the queries' shares sum to 1) */
 	enum sym_split split;
 	double eps_ms;         /* the split's grid (default slo_ms / 500) */
+	double lat_factor;     /* a stage's batch fits its budget when lat_factor * l(b) <= budget: 1 ("budget":
+				* "batch", default, as Nexus's Figure 4) or 2 ("session": a Nexus session's worst
+				* case, Section 6.1) */
 	int nstages;
 	int *model;            /* stage -> model index */
 	int *parent;           /* stage -> parent stage (-1: the root, stage 0) */

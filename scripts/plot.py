@@ -1617,6 +1617,48 @@ def plot_large_changing(name, out):
     finish(out, name, hdr, rows, fig, table)
 
 
+def plot_nexus_fig4(name, out):
+    """Nexus's Figure 4: queries/s per GPU of each split plan and of the optimum, per gamma, with the
+    paper's values (its table) as markers."""
+    d = load_json(name, os.path.join(out, "split.json"))
+    study = study_file(name) or {}
+    pap = study.get("paper", {})
+    gammas = pap.get("gammas", [])
+    rows, lines = [], []
+    hdr = ["gamma", "split", "budgets_ms", "gpus", "throughput_per_gpu", "paper", "version", "commit"]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    res = d.get("results", [])
+    names = [s["split"] for s in res[0]["splits"]] if res else []
+    width = 0.8 / max(1, len(names))
+    lines.append("%s (symphony %s @%s): queries/s per GPU (rate / GPUs), the paper's value in brackets\n" % (
+        name, d.get("version"), d.get("commit")))
+    lines.append("%-7s %s\n" % ("gamma", "  ".join("%-18s" % n for n in names)))
+    for gi, r in enumerate(res):
+        g = r.get("gamma")
+        cells = []
+        for si, sp in enumerate(r["splits"]):
+            v = sp.get("throughput_per_gpu")
+            pv = None
+            if sp["split"] in pap.get("plans", {}) and g in gammas:
+                pv = pap["plans"][sp["split"]][gammas.index(g)]
+            budgets = "/".join("%g" % st["budget_ms"] for st in sp.get("stages", []))
+            rows.append([g, sp["split"], budgets, fmt(sp.get("gpus"), "%.4f"), fmt(v, "%.2f"), fmt(pv, "%.1f"),
+                         d.get("version"), d.get("commit")])
+            cells.append("%-18s" % ("%s (%s)%s" % (fmt(v, "%.1f"), budgets, " [%g]" % pv if pv is not None else "")))
+            x = gi + (si - (len(names) - 1) / 2) * width
+            ax.bar(x, v or 0, width, color=PALETTE[si % len(PALETTE)], label=sp["split"] if gi == 0 else None)
+            if pv is not None:
+                paper_mark(ax, x, pv, text=None)
+        lines.append("%-7s %s\n" % (fmt(g, "%g"), "  ".join(cells)))
+    ax.set_xticks(range(len(res)))
+    ax.set_xticklabels(["gamma %g" % r.get("gamma") for r in res])
+    ax.set_ylabel("queries/s per GPU")
+    ax.set_title("Nexus Figure 4: latency split plans (diamonds: the paper's values)", fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    finish(out, name, hdr, rows, fig, "".join(lines))
+
+
 STUDIES = {
     "compare-policies": plot_compare_policies,
     "table2": plot_table2,
@@ -1633,6 +1675,7 @@ STUDIES = {
     "ablation-criterion": plot_ablation_criterion,
     "ablation-drop": plot_ablation_drop,
     "large-changing": plot_large_changing,
+    "nexus-fig4": plot_nexus_fig4,
 }
 
 

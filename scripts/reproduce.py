@@ -11,7 +11,9 @@ A study file says how its raw results are computed ("run"):
   loadcurve  "cases", "policies", "loads": symphony loadcurve per case ->
              results/NAME/loadcurve-I.json;
   sim        "cases": one symphony sim per case with its timelines ->
-             results/NAME/sim-I.json, timeline-I.csv and model-timeline-I.csv.
+             results/NAME/sim-I.json, timeline-I.csv and model-timeline-I.csv;
+  split      "query" (see `symphony help split`): symphony split ->
+             results/NAME/split.json.
 
 Every raw file carries the program version, commit, seed, replications and
 full configuration. scripts/plot.py NAME then writes results/NAME/NAME.csv and
@@ -168,8 +170,8 @@ def main():
     except json.JSONDecodeError as e:
         die("%s: not valid JSON: %s" % (path, e))
     kind = study.get("run")
-    if kind not in ("sweep", "plan", "loadcurve", "sim"):
-        die("%s: key 'run' must be sweep, plan, loadcurve or sim" % path)
+    if kind not in ("sweep", "plan", "loadcurve", "sim", "split"):
+        die("%s: key 'run' must be sweep, plan, loadcurve, sim or split" % path)
     outdir = os.path.abspath(a.out) if a.out else os.path.join(ROOT, "results", a.name)
     os.makedirs(outdir, exist_ok=True)
     t0 = time.time()
@@ -177,6 +179,10 @@ def main():
         print("%s: %s" % (a.name, study.get("description", "")), file=sys.stderr)
         if kind == "sweep":
             run_sweep(study, outdir, a.j, path)
+        elif kind == "split":
+            q = os.path.join(outdir, "query.json")
+            write_json(q, need(study, "query", dict, path))
+            run([SYM, "split", q, "--quiet", "--json", os.path.join(outdir, "split.json")], a.name)
         else:
             run_cases(study, kind, outdir, a.j, path)
         print("%s: computed in %.0f s" % (a.name, time.time() - t0), file=sys.stderr)

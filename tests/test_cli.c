@@ -672,6 +672,69 @@ static void test_bad_input(void **state)
 	}
 }
 
+/* `symphony split` on Nexus's Figure 4 (its study file): the optimum per
+ * gamma and the three plans' queries/s per GPU as the paper gives them; a
+ * query workload in sim (--queries FILE) reports per-query outcomes and
+ * its split; bad query files are refused naming what is wrong. */
+static void test_split_and_queries(void **state)
+{
+	(void)state;
+	char study[512];
+	snprintf(study, sizeof(study), "%s/experiments/nexus-fig4.json", SYM_SOURCE_ROOT);
+	struct run r;
+	RUN(&r, "split", study, "--quiet", "--json", tmp_path("split.json"));
+	expect_status(&r, 0);
+	run_free(&r);
+	cJSON *doc = load_json(tmp_path("split.json"));
+	check_provenance(doc, true);
+	const cJSON *res = get(doc, "results");
+	const double paper[3][3] = { { 192.3, 142.9, 40.0 }, { 235.3, 153.8, 34.5 }, { 272.7, 150.0, 27.3 } };
+	const double best[3] = { 272.7, 153.8, 40.0 };
+	assert_int_equal(cJSON_GetArraySize(res), 3);
+	for (int g = 0; g < 3; g++) {
+		const cJSON *splits = get(cJSON_GetArrayItem(res, g), "splits");
+		assert_int_equal(cJSON_GetArraySize(splits), 5); /* nexus, even, three plans */
+		assert_string_equal(get(cJSON_GetArrayItem(splits, 0), "split")->valuestring, "nexus");
+		assert_true(fabs(num(cJSON_GetArrayItem(splits, 0), "throughput_per_gpu") - best[g]) < 0.06);
+		for (int p = 0; p < 3; p++)
+			assert_true(fabs(num(cJSON_GetArrayItem(splits, 2 + p), "throughput_per_gpu") - paper[p][g]) < 0.06);
+	}
+	cJSON_Delete(doc);
+	unlink(tmp_path("split.json"));
+	write_text("q.json", "[{\"name\": \"q\", \"slo_ms\": 60, \"split\": \"nexus\", \"stages\": [{\"model\": \"A\"}, "
+			     "{\"model\": \"B\", \"gamma\": 2}]}]");
+	write_text("q-exp.json", "{\"models\": [{\"name\": \"A\", \"alpha_ms\": 1, \"beta_ms\": 5}, {\"name\": \"B\", "
+				 "\"alpha_ms\": 2, \"beta_ms\": 3}], \"slo_ms\": 60}");
+	RUN(&r, "sim", tmp_path("q-exp.json"), "--gpus", "4", "--rate", "100", "--duration", "3", "--warmup", "1",
+	    "--queries", tmp_path("q.json"), "--json", tmp_path("q-result.json"));
+	expect_status(&r, 0);
+	expect_contains(r.out, "query q: SLO 60 ms", "the table", &r);
+	expect_contains(r.out, "worst query q", "the table", &r);
+	run_free(&r);
+	doc = load_json(tmp_path("q-result.json"));
+	const cJSON *q = cJSON_GetArrayItem(get(doc, "queries"), 0);
+	assert_true(num(q, "offered") > 100);
+	assert_true(fabs(num(q, "stage_requests_per_query") - 3) < 1e-9);
+	assert_int_equal(cJSON_GetArraySize(get(q, "stages")), 2);
+	assert_string_equal(get(doc, "judged_by")->valuestring, "queries");
+	cJSON_Delete(doc);
+	unlink(tmp_path("q-result.json"));
+	write_text("bad-split.json", "{\"slo_ms\": 100, \"stages\": [{\"points\": [[40, 200]], \"gamma\": -1}]}");
+	RUN(&r, "split", tmp_path("bad-split.json"));
+	expect_status(&r, 2);
+	expect_contains(r.err, "stages[0]: 'gamma' must be a number from 0 to 1000", "stderr", &r);
+	run_free(&r);
+	write_text("bad-q.json", "[{\"name\": \"q\", \"slo_ms\": 60, \"stages\": [{\"model\": \"Z\"}]}]");
+	RUN(&r, "sim", SMALL, "--queries", tmp_path("bad-q.json"));
+	expect_status(&r, 2);
+	expect_contains(r.err, "model 'Z' is not one of the experiment's models", "stderr", &r);
+	run_free(&r);
+	unlink(tmp_path("q.json"));
+	unlink(tmp_path("q-exp.json"));
+	unlink(tmp_path("bad-split.json"));
+	unlink(tmp_path("bad-q.json"));
+}
+
 /* No arguments at all, and help on an unknown topic. */
 static void test_usage_errors(void **state)
 {
@@ -2524,6 +2587,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_memory),
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_partition),
+		cmocka_unit_test(test_split_and_queries),
 		cmocka_unit_test(test_sweep),
 		cmocka_unit_test(test_loadcurve),
 		cmocka_unit_test(test_info_commands),

@@ -32,8 +32,8 @@ static void test_figure4(void **state)
 	char err[256];
 	for (int g = 0; g < 3; g++) {
 		struct sym_query_stage st[2] = {
-			{ "X", NULL, 3, lat, tx, -1, 1 },
-			{ "Y", NULL, 3, lat, ty, 0, gammas[g] },
+			{ "X", NULL, 3, lat, tx, -1, 1, 1 },
+			{ "Y", NULL, 3, lat, ty, 0, gammas[g], 1 },
 		};
 		struct sym_query_split out[2];
 		double gpus;
@@ -42,6 +42,11 @@ static void test_figure4(void **state)
 		for (int p = 0; p < 3; p++) {
 			double avg = 1 / (1 / tx[p] + gammas[g] / ty[2 - p]);
 			assert_true(fabs(avg - paper[p][g]) < 0.06);
+			const double plan[2] = { lat[p], lat[2 - p] };
+			struct sym_query_split o2[2];
+			double g2;
+			assert_int_equal(sym_query_eval(st, 2, 1000, 100, plan, o2, &g2, err, sizeof(err)), 0);
+			assert_true(fabs(1000 / g2 - paper[p][g]) < 0.06);
 		}
 		int b = best_plan[g];
 		print_message("gamma %g: split X %g ms, Y %g ms; %.1f queries/s per GPU (paper's best %.1f)\n", gammas[g],
@@ -116,7 +121,7 @@ static void test_against_brute_force(void **state)
 		for (int v = 0; v < n; v++) {
 			assert_int_equal(sym_profile_init_linear(&prof[v], "m", 0.2 + 3 * rnd(), 1 + 10 * rnd(), 32), 0);
 			st[v] = (struct sym_query_stage){ NULL, &prof[v], 0, NULL, NULL, v ? (int)(rnd() * v) : -1,
-							  v ? 0.1 + 3 * rnd() : 1 };
+							  v ? 0.1 + 3 * rnd() : 1, rnd() < 0.5 ? 1 : 2 };
 		}
 		double slo = 40 + 80 * rnd(), eps = slo / 12, gpus;
 		struct sym_query_split out[4];
@@ -150,7 +155,7 @@ static void test_errors(void **state)
 {
 	(void)state;
 	static const double lat[] = { 40 }, tp[] = { 200 }, bad_lat[] = { -1 };
-	struct sym_query_stage ok[2] = { { "X", NULL, 1, lat, tp, -1, 1 }, { "Y", NULL, 1, lat, tp, 0, 1 } };
+	struct sym_query_stage ok[2] = { { "X", NULL, 1, lat, tp, -1, 1, 1 }, { "Y", NULL, 1, lat, tp, 0, 1, 1 } };
 	struct sym_query_split out[2];
 	double g;
 	char err[256];
@@ -183,15 +188,31 @@ static void test_errors(void **state)
 		if (rc != cases[i].want || !strstr(err, cases[i].msg))
 			fail_msg("case %zu: got %d '%s', want %d '%s'", i, rc, err, cases[i].want, cases[i].msg);
 	}
-	struct sym_query_stage root_child[1] = { { "X", NULL, 1, lat, tp, 0, 1 } };
+	/* a Nexus session's worst case: a batch fits its budget when twice its latency does */
+	struct sym_query_stage session[1] = { { "X", NULL, 1, lat, tp, -1, 1, 2 } };
+	assert_int_equal(sym_query_split(session, 1, 10, 2 * lat[0] - 1, 1, out, &g, err, sizeof(err)), -ERANGE);
+	assert_int_equal(sym_query_split(session, 1, 10, 2 * lat[0], 1, out, &g, err, sizeof(err)), 0);
+	assert_true(fabs(out[0].budget_ms - 2 * lat[0]) < 1e-9 && out[0].lat_ms == lat[0]);
+	session[0].lat_factor = -1;
+	assert_int_equal(sym_query_split(session, 1, 10, 100, 1, out, &g, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "latency factor -1");
+	struct sym_query_stage root_child[1] = { { "X", NULL, 1, lat, tp, 0, 1, 1 } };
 	assert_int_equal(sym_query_split(root_child, 1, 10, 100, 10, out, &g, err, sizeof(err)), -EINVAL);
 	assert_contains(err, "its parent must be -1");
-	struct sym_query_stage none[1] = { { "X", NULL, 0, NULL, NULL, -1, 1 } };
+	struct sym_query_stage none[1] = { { "X", NULL, 0, NULL, NULL, -1, 1, 1 } };
 	assert_int_equal(sym_query_split(none, 1, 10, 100, 10, out, &g, err, sizeof(err)), -EINVAL);
 	assert_contains(err, "neither a profile nor");
 	/* the even split: 2 stages of 35 ms each cannot run X's 40 ms point */
 	assert_int_equal(sym_query_even(ok, 2, 10, 70, out, &g, err, sizeof(err)), -ERANGE);
 	assert_contains(err, "within its even share, 35 ms");
+	/* a given split: budgets over the SLO on a path, a stage with no batch, a budget not positive */
+	const double over[2] = { 40, 40 }, nobatch[2] = { 5, 60 }, zero[2] = { 0, 60 };
+	assert_int_equal(sym_query_eval(ok, 2, 10, 70, over, out, &g, err, sizeof(err)), -ERANGE);
+	assert_contains(err, "80 ms of budgets, over the SLO of 70 ms");
+	assert_int_equal(sym_query_eval(ok, 2, 10, 70, nobatch, out, &g, err, sizeof(err)), -ERANGE);
+	assert_contains(err, "within its budget, 5 ms");
+	assert_int_equal(sym_query_eval(ok, 2, 10, 70, zero, out, &g, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "budget 0 ms");
 	/* a stage no request reaches (gamma 0) needs nothing, whatever its budget */
 	struct sym_query_stage filt[2] = { ok[0], ok[1] };
 	filt[1].gamma = 0;
