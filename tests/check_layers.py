@@ -10,6 +10,7 @@ Each folder may include only the folders below it:
     experiment/      core/, workloads/, profiles/, partition/
     sim/             experiment/ and what it may include
     runtime/         experiment/ and what it may include (never sim/)
+    urgency/         core/ (libsymphony-urgency: the urgency scheduler's application API)
     cli/             everything
 
 core/policy_api.h (the core's state and services, for policy authors) is
@@ -30,6 +31,7 @@ ALLOWED = {
     "experiment": BASE | {"experiment", "partition"},
     "sim": BASE | {"experiment", "partition", "sim"},
     "runtime": BASE | {"experiment", "partition", "runtime"},
+    "urgency": {"core", "urgency"},
     "cli": BASE | {"experiment", "partition", "sim", "runtime", "cli"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"')

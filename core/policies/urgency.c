@@ -75,11 +75,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <gsl/gsl_fit.h>
-
 #include "core/policy_api.h"
+#include "core/urgency.h"
 
-#define HIST_CAP 64
+#define HIST_CAP SYM_URG_HIST_CAP
 #define EXPECTED_FLOOR 1.0 /* requests */
 
 /* ---- parameters ---- */
@@ -134,33 +133,22 @@ static const struct sym_param params[] = {
 
 /* ---- state ---- */
 
-/* Completed batches of one model on one kind: batch size and measured l(b) (ms). */
-struct hist {
-	double x[HIST_CAP], y[HIST_CAP];
-	int n, pos;
-	bool fitted;
-	double c0, c1; /* l(b) = c0 + c1*b ms, when fitted */
-};
+/* Completed batches of one model on one kind: batch size and measured l(b)
+ * (ms), the history table of core/urgency.h. */
+typedef struct sym_urg_hist hist_t;
 
 struct running {
 	int model, size; /* size 0: nothing of ours running */
 	sym_time start;
 };
 
-/* How urgency grows as slack shrinks. */
-struct shape {
-	int kind;      /* SHAPE_* */
-	double power;
-	bool monotone; /* load=monotone */
-};
-
 struct ustate {
-	struct shape shape;
+	struct sym_urg_shape shape;
 	bool per_slo, app_abs;
 	int min_samples;
 	int *limit;          /* [m * nkinds + k]: the consolidation limit MAX_A,R */
 	double *rate;        /* [m]: the configured rate (requests/s), 0 when none */
-	struct hist *hist;   /* [m * nkinds + k] */
+	hist_t *hist;        /* [m * nkinds + k] */
 	struct running *run; /* [g] */
 };
 
@@ -200,7 +188,9 @@ static int init(struct sym_core *c, char *err, size_t errlen)
 	if (!st)
 		return -ENOMEM;
 	c->sched_state = st;
-	st->shape = (struct shape){ pp.shape, pp.p, pp.load == LOAD_MONOTONE };
+	st->shape = (struct sym_urg_shape){ pp.shape == SHAPE_EXP ? SYM_URG_EXP : pp.shape == SHAPE_LINEAR ? SYM_URG_LINEAR
+										 : SYM_URG_POWER,
+					    pp.p, pp.load == LOAD_MONOTONE };
 	st->min_samples = pp.min_samples;
 	st->per_slo = pp.navg == NAVG_SLO;
 	st->app_abs = pp.app == APP_ABS;
@@ -232,26 +222,7 @@ static int init(struct sym_core *c, char *err, size_t errlen)
 
 static void observe(struct ustate *st, const struct sym_core *c, int m, int k, int b, sym_time took)
 {
-	struct hist *h = &st->hist[m * c->nkinds + k];
-	h->x[h->pos] = b;
-	h->y[h->pos] = sym_to_ms(took);
-	h->pos = (h->pos + 1) % HIST_CAP;
-	if (h->n < HIST_CAP)
-		h->n++;
-	if (h->n < st->min_samples)
-		return;
-	bool distinct = false;
-	for (int i = 1; i < h->n && !distinct; i++)
-		distinct = h->x[i] != h->x[0];
-	if (!distinct)
-		return; /* keep the previous fit, if any */
-	double c0, c1, cov00, cov01, cov11, sumsq;
-	gsl_fit_linear(h->x, 1, h->y, 1, (size_t)h->n, &c0, &c1, &cov00, &cov01, &cov11, &sumsq);
-	if (isfinite(c0) && isfinite(c1)) {
-		h->c0 = c0;
-		h->c1 = c1;
-		h->fitted = true;
-	}
+	sym_urg_hist_add(&st->hist[m * c->nkinds + k], b, sym_to_ms(took), st->min_samples);
 }
 
 /* Estimated response time (ms) of a batch of b (<= the kind's largest) of
@@ -259,11 +230,10 @@ static void observe(struct ustate *st, const struct sym_core *c, int m, int k, i
 static double est_ms(const struct ustate *st, const struct sym_core *c, int m, int k, int b)
 {
 	const struct sym_shard *s = &c->shards[m];
-	const struct hist *h = &st->hist[m * c->nkinds + k];
+	const hist_t *h = &st->hist[m * c->nkinds + k];
 	if (!h->fitted)
 		return sym_to_ms(s->lek[k][b]);
-	double l = h->c0 + h->c1 * b;
-	return sym_to_ms(s->lek[k][b] - s->prof_k[k]->lat[b]) + (l > 0 ? l : 0);
+	return sym_to_ms(s->lek[k][b] - s->prof_k[k]->lat[b]) + sym_urg_hist_estimate(h, b, 0);
 }
 
 static double expected(const struct ustate *st, const struct sym_core *c, int m)
@@ -271,23 +241,6 @@ static double expected(const struct ustate *st, const struct sym_core *c, int m)
 	double rate = st->rate[m] > 0 ? st->rate[m] : c->shards[m].lambda;
 	double e = st->per_slo ? rate * sym_to_s(c->shards[m].slo) : rate;
 	return e > EXPECTED_FLOOR ? e : EXPECTED_FLOOR;
-}
-
-/* The application urgency (a monotone image of it for exp; see the top). */
-static double urgency(const struct shape *sh, double slack, double load)
-{
-	double u;
-	switch (sh->kind) {
-	case SHAPE_EXP:
-		return -slack + log2(load);
-	case SHAPE_LINEAR:
-		u = -slack;
-		break;
-	default:
-		u = sh->power == 3 ? -(slack * slack * slack) : -copysign(pow(fabs(slack), sh->power), slack);
-		break;
-	}
-	return u >= 0 || !sh->monotone ? u * load : u / load;
 }
 
 /* ---- scheduling ---- */
@@ -305,7 +258,7 @@ static int lowest_free(const struct sym_core *c, int k)
 static __attribute__((noinline)) void schedule(struct sym_core *c, sym_time now)
 {
 	struct ustate *st = c->sched_state;
-	const struct shape shape = st->shape; /* a local: read once, not after every call */
+	const struct sym_urg_shape shape = st->shape; /* a local: read once, not after every call */
 	const int nk = c->nkinds;
 	while (c->nfree > 0) {
 		int best = -1, best_k = -1;
@@ -326,12 +279,12 @@ static __attribute__((noinline)) void schedule(struct sym_core *c, sym_time now)
 				int b = st->limit[m * nk + k];
 				if ((size_t)b > n)
 					b = (int)n;
-				double u = urgency(&shape, to_dl - est_ms(st, c, m, k, b), load);
+				double u = sym_urgency(&shape, to_dl - est_ms(st, c, m, k, b), load);
 				if (!st->app_abs) {
 					if (u > umax)
 						umax = u;
 				} else { /* Eq. 5: U_A = min over R of |U_A,R| (exp: U > 0, its log image) */
-					double a = shape.kind == SHAPE_EXP ? u : fabs(u);
+					double a = shape.kind == SYM_URG_EXP ? u : fabs(u);
 					if (umax == -INFINITY || a < umax)
 						umax = a;
 				}

@@ -1,0 +1,53 @@
+/* core/urgency.h - the urgency scheduler's metric (urgency-scheduler.md,
+ * Section IV-A4, Equations 1-5), shared by the core's policy
+ * (core/policies/urgency.c) and the application API library
+ * (urgency/symphony_urgency.h). Pure: no clock, no allocation.
+ *
+ *   slack = DL - (now + EPT)                        (Eq. 1, ms)
+ *   U     = -slack^p (power, default p = 3), -slack (linear) or 2^-slack (exp)   (Eq. 2)
+ *   L_A   = n_A / navg_A                            (Eq. 3)
+ *   U_A,R = U * L_A                                 (Eq. 4; monotone: U / L_A when U < 0)
+ *
+ * For exp the value returned is the log2 image -slack + log2(L_A), which
+ * orders applications the same way and cannot overflow.
+ *
+ * The history table (Section IV-A3): the recent (x, seconds) pairs of one
+ * application on one resource, x the consolidated requests' size, fitted as
+ * time = c0 + c1 x by least squares once enough samples with two distinct x
+ * exist. */
+#ifndef SYM_URGENCY_H
+#define SYM_URGENCY_H
+
+#include <stdbool.h>
+
+enum sym_urg_shape_kind { SYM_URG_POWER, SYM_URG_LINEAR, SYM_URG_EXP };
+
+struct sym_urg_shape {
+	enum sym_urg_shape_kind kind;
+	double power;  /* SYM_URG_POWER: p (> 0) */
+	bool monotone; /* U / L instead of U * L while U < 0 */
+};
+
+/* U_A,R of an application whose head request has `slack_ms` and whose load
+ * is `load` (> 0). */
+double sym_urgency(const struct sym_urg_shape *sh, double slack_ms, double load);
+
+#define SYM_URG_HIST_CAP 64
+
+struct sym_urg_hist {
+	double x[SYM_URG_HIST_CAP], y[SYM_URG_HIST_CAP];
+	int n, pos;
+	bool fitted;
+	double c0, c1; /* y = c0 + c1 x, when fitted */
+};
+
+/* Adds a completed set of size x that took y_ms; refits once min_samples
+ * (2..SYM_URG_HIST_CAP) samples with two distinct sizes exist (a fit that
+ * is not finite keeps the previous one). */
+void sym_urg_hist_add(struct sym_urg_hist *h, double x, double y_ms, int min_samples);
+
+/* The fitted time (ms, at least 0) of a set of size x, or `fallback` when
+ * there is no fit yet. */
+double sym_urg_hist_estimate(const struct sym_urg_hist *h, double x, double fallback);
+
+#endif
