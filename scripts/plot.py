@@ -1659,6 +1659,44 @@ def plot_nexus_fig4(name, out):
     finish(out, name, hdr, rows, fig, "".join(lines))
 
 
+def plot_urgency(name, out):
+    """An urgency study (scripts/urgency-study): per case, the % of requests missing their response
+    time under each policy (mean over seeds), all applications together and per minute."""
+    d = load_json(name, os.path.join(out, "urgency.json"))
+    res = d.get("results", [])
+    cases, pols = [], []
+    for r in res:
+        if r["case"] not in cases:
+            cases.append(r["case"])
+        if r["policy"] not in pols:
+            pols.append(r["policy"])
+    hdr = ["case", "policy", "seed", "app", "offered", "bad", "miss_pct", "per_minute_mean_pct", "per_minute_max_pct",
+           "version", "commit"]
+    rows = []
+    for r in res:
+        for a, v in r["apps"].items():
+            rows.append([r["case"], r["policy"], r["seed"], a, v["offered"], v["bad"], "%.4f" % v["miss_pct"],
+                         "%.4f" % v["per_minute_mean_pct"], "%.4f" % v["per_minute_max_pct"], r["version"], r["commit"]])
+    fig, ax = plt.subplots(figsize=(max(8, 1.2 * len(cases) * len(pols) / 3), 4.8))
+    width = 0.8 / max(1, len(pols))
+    for pi, pol in enumerate(pols):
+        ys = []
+        for c in cases:
+            rs = [r for r in res if r["case"] == c and r["policy"] == pol]
+            ys.append(sum(r["per_minute_mean_pct"] for r in rs) / len(rs) if rs else 0)
+        ax.bar([i + (pi - (len(pols) - 1) / 2) * width for i in range(len(cases))], ys, width,
+               color=PALETTE[pi % len(PALETTE)], label=pol)
+    ax.set_xticks(range(len(cases)))
+    ax.set_xticklabels([wrap(c, 18) for c in cases], fontsize=7)
+    ax.set_ylabel("requests missing QoS, mean % per minute")
+    ax.set_title("%s (symphony %s @%s)" % (name, d.get("version"), d.get("commit")), fontsize=10)
+    ax.legend(fontsize=7)
+    ax.grid(axis="y", alpha=0.3)
+    with open(os.path.join(out, "table.txt")) as f:
+        table = f.read()
+    finish(out, name, hdr, rows, fig, table)
+
+
 STUDIES = {
     "compare-policies": plot_compare_policies,
     "table2": plot_table2,
@@ -1676,6 +1714,8 @@ STUDIES = {
     "ablation-drop": plot_ablation_drop,
     "large-changing": plot_large_changing,
     "nexus-fig4": plot_nexus_fig4,
+    "urgency-spikes": plot_urgency,
+    "urgency-grid": plot_urgency,
 }
 
 

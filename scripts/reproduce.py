@@ -13,7 +13,9 @@ A study file says how its raw results are computed ("run"):
   sim        "cases": one symphony sim per case with its timelines ->
              results/NAME/sim-I.json, timeline-I.csv and model-timeline-I.csv;
   split      "query" (see `symphony help split`): symphony split ->
-             results/NAME/split.json.
+             results/NAME/split.json;
+  urgency    spike traces and one symphony sim per case, policy and seed
+             (scripts/urgency-study) -> results/NAME/urgency.json.
 
 Every raw file carries the program version, commit, seed, replications and
 full configuration. scripts/plot.py NAME then writes results/NAME/NAME.csv and
@@ -170,8 +172,8 @@ def main():
     except json.JSONDecodeError as e:
         die("%s: not valid JSON: %s" % (path, e))
     kind = study.get("run")
-    if kind not in ("sweep", "plan", "loadcurve", "sim", "split"):
-        die("%s: key 'run' must be sweep, plan, loadcurve, sim or split" % path)
+    if kind not in ("sweep", "plan", "loadcurve", "sim", "split", "urgency"):
+        die("%s: key 'run' must be sweep, plan, loadcurve, sim, split or urgency" % path)
     outdir = os.path.abspath(a.out) if a.out else os.path.join(ROOT, "results", a.name)
     os.makedirs(outdir, exist_ok=True)
     t0 = time.time()
@@ -179,6 +181,8 @@ def main():
         print("%s: %s" % (a.name, study.get("description", "")), file=sys.stderr)
         if kind == "sweep":
             run_sweep(study, outdir, a.j, path)
+        elif kind == "urgency":
+            run([sys.executable, os.path.join(ROOT, "scripts", "urgency-study"), path, outdir], a.name)
         elif kind == "split":
             q = os.path.join(outdir, "query.json")
             write_json(q, need(study, "query", dict, path))

@@ -361,6 +361,42 @@ static void test_fcfs_vs_edf(void **state)
 	sym_profile_finish(&prof);
 }
 
+/* max=N: four requests at 0 on one GPU (l = b + 4 ms). The first goes at
+ * once (work conserving); by default the other three go together when the
+ * GPU frees at 5 ms; with max=1 one at a time (5, 10, 15 ms); with max=2 two
+ * at 5 ms (until 11) and the last at 11 ms. */
+static void test_fifo_max(void **state)
+{
+	(void)state;
+	struct sym_profile prof;
+	assert_int_equal(sym_profile_init_linear(&prof, "p", 1, 4, 8), 0);
+	struct sym_model_cfg mc = { .profile = &prof, .slo = 100 * SYM_MS, .name = "a" };
+	const char *pols[] = { "fcfs", "edf:max=1", "fcfs:max=2" };
+	for (int v = 0; v < 3; v++) {
+		struct sym_core_cfg cfg = make_cfg(pols[v], &mc, 1, 1);
+		struct cd_driver *dr = cd_new();
+		cd_start(dr, &cfg);
+		for (int i = 0; i < 4; i++)
+			cd_arrive(dr, 0, 0);
+		cd_run(dr);
+		expect(dr, 0, 0, 0, 1, 0);
+		if (v == 0) {
+			assert_int_equal(dr->nd, 2);
+			expect(dr, 1, 5 * SYM_MS, 0, 3, 0);
+		} else if (v == 1) {
+			assert_int_equal(dr->nd, 4);
+			for (int i = 1; i < 4; i++)
+				expect(dr, i, 5 * SYM_MS * i, 0, 1, 0);
+		} else {
+			assert_int_equal(dr->nd, 3);
+			expect(dr, 1, 5 * SYM_MS, 0, 2, 0);
+			expect(dr, 2, 11 * SYM_MS, 0, 1, 0);
+		}
+		cd_free(dr);
+	}
+	sym_profile_finish(&prof);
+}
+
 /* GPUs before CPUs, batches up to the kind's largest. Device 0 is a CPU
  * (l = b + 1 ms, largest batch 2), device 1 a GPU (l = b + 9 ms, largest 8).
  * Requests at 0 go to the GPU (until 10 ms) although the CPU is device 0 and
@@ -480,11 +516,13 @@ static void test_params(void **state)
 	for (int i = 0; i < 2; i++) {
 		const char *spec = i ? "edf:x=1" : "fcfs:1";
 		assert_int_equal(sym_policy_parse(spec, &p, err, sizeof(err)), -EINVAL);
-		assert_contains(err, "takes no parameters");
+		assert_contains(err, i ? "unknown parameter 'x' (expected max)" : "expected key=value (max)");
 		assert_contains(err, i ? "edf" : "fcfs");
 	}
+	bad("fcfs:max=0", "max must be an integer in 1..");
 	round_trip("fcfs", "fcfs");
 	round_trip("edf", "edf");
+	round_trip("edf:max=1", "edf:max=1");
 
 	/* an override naming no model is refused when the core starts */
 	struct sym_profile prof;
@@ -585,6 +623,7 @@ int main(void)
 		cmocka_unit_test(test_consolidation_limit),
 		cmocka_unit_test(test_history_fit),
 		cmocka_unit_test(test_fcfs_vs_edf),
+		cmocka_unit_test(test_fifo_max),
 		cmocka_unit_test(test_gpu_before_cpu),
 		cmocka_unit_test(test_params),
 		cmocka_unit_test(test_random_conservation),

@@ -16,12 +16,28 @@
  * head is dropped (expired) once it cannot finish even alone on the fastest
  * kind: now + le(1) > d. One O(models) scan per dispatch.
  *
- * No parameters.
+ * Parameter: max=N, the consolidation limit (requests issued together at
+ * most; default: the kind's largest batch). max=1 processes one request at
+ * a time, as the urgency paper's description of its baselines reads
+ * ("the client request with the closest deadline is processed first").
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "core/policy_api.h"
+
+struct params {
+	int max; /* 0: the kind's largest batch */
+};
+SYM_POLICY_PARAMS(struct params, params_of)
+
+static const struct sym_param params[] = {
+	{ .key = "max", .type = SYM_PARAM_INT, .offset = offsetof(struct params, max), .lo = 1,
+	  .hi = SYM_PROFILE_BATCH_LIMIT, .def = 0, .def_text = "the kind's largest batch",
+	  .help = "consolidation limit: requests issued together at most" },
+	{ .key = NULL },
+};
 
 /* The lowest free GPU, else the lowest free CPU, else -1. */
 static int pick_device(const struct sym_core *c)
@@ -59,7 +75,9 @@ static void schedule(struct sym_core *c, sym_time now, bool edf)
 			return;
 		int g = pick_device(c);
 		size_t n = sym_queue_len(&c->shards[best].queue);
-		int size = sym_core_max_batch(c, best, c->gpus[g].kind);
+		int size = sym_core_max_batch(c, best, c->gpus[g].kind), lim = params_of(&c->policy).max;
+		if (lim > 0 && size > lim)
+			size = lim;
 		if ((size_t)size > n)
 			size = (int)n;
 		sym_core_dispatch_queue(c, best, g, size, now);
@@ -99,13 +117,17 @@ static const struct sym_sched_ops edf_ops = {
 const struct sym_policy_ops sym_policy_fcfs = {
 	.name = "fcfs",
 	.summary = "first come first served: the model whose queue head arrived first issues all it has queued "
-		   "(up to the largest batch) to a free device, GPUs before CPUs",
+		   "(up to the largest batch, or max=N) to a free device, GPUs before CPUs",
+	.params = params,
+	.params_size = sizeof(struct params),
 	.sched = &fcfs_ops,
 };
 
 const struct sym_policy_ops sym_policy_edf = {
 	.name = "edf",
 	.summary = "earliest deadline first: the model whose queue head is due first issues all it has queued "
-		   "(up to the largest batch) to a free device, GPUs before CPUs",
+		   "(up to the largest batch, or max=N) to a free device, GPUs before CPUs",
+	.params = params,
+	.params_size = sizeof(struct params),
 	.sched = &edf_ops,
 };
