@@ -171,12 +171,79 @@ def drop(w, study, recs):
     w("")
 
 
-def urgency(w, study, doc, name):
-    """The urgency studies write their own summary (scripts/urgency-study); shown as they give it."""
-    w("%s (commit %s): %s" % (name, doc.get("commit"), doc.get("summary_md", "")))
+def _mean(rs, f):
+    return sum(f(r) for r in rs) / len(rs) if rs else float("nan")
+
+
+def urgency_spikes(w, study, doc):
+    pap = study.get("paper", {})
+    apps = study.get("apps", [])
+    # the paper's order: semantic search, video transcoding, sql server, option pricing
+    order = {"search": 0, "transcode": 1, "sql": 2, "options": 3}
+    res = doc.get("results", [])
+    w("Table IV and Figure 3 (%s; commit %s, seeds %s): %% of each application's requests that missed their "
+      "response time (late or dropped) over one simulated hour with random spikes; the paper's value in "
+      "brackets (24 h on its cluster). `:max=1` runs the baseline one request at a time." % (
+          pap.get("source", ""), doc.get("commit"), ", ".join(str(x) for x in study.get("seeds", [1]))))
     w("")
-    for line in doc.get("table_md", []):
-        w(line)
+    w("| cluster | policy | %s | all | mean per minute |" % " | ".join(apps))
+    w("| --- | --- | %s | ---: | ---: |" % " | ".join("---:" for _ in apps))
+    seen = []
+    for r in res:
+        if (r["case"], r["policy"]) not in seen:
+            seen.append((r["case"], r["policy"]))
+    for case, pol in seen:
+        rs = [r for r in res if r["case"] == case and r["policy"] == pol]
+        key = "3 nodes" if case.startswith("3 nodes") else "7 nodes"
+        base = pol.split(":")[0]
+        pv = pap.get(key, {}).get(base) if pol in (base, base + ":max=1") else None
+        cells = []
+        for a in apps:
+            x = _mean(rs, lambda r: r["apps"][a]["miss_pct"])
+            cells.append("%.2f%s" % (x, " [%g]" % pv[order[a]] if pv and a in order else ""))
+        w("| %s | `%s` | %s | %.2f | %.2f |" % (case, pol, " | ".join(cells), _mean(rs, lambda r: r["miss_pct"]),
+                                               _mean(rs, lambda r: r["per_minute_mean_pct"])))
+    w("")
+
+
+def urgency_grid(w, study, doc):
+    pap = study.get("paper", {})
+    res = doc.get("results", [])
+    t3 = pap.get("table3", {})
+    w("Table III and Figure 4 (%s; commit %s): mean %% of requests per minute missing their response time "
+      "(over the applications), spikes of a fixed height and width on the 7-node cluster; the paper's Table III "
+      "values (polynomial / linear) in brackets." % (pap.get("source", ""), doc.get("commit")))
+    w("")
+    pols = []
+    for r in res:
+        if r["policy"] not in pols:
+            pols.append(r["policy"])
+    w("| spikes | %s |" % " | ".join("`%s`" % p for p in pols))
+    w("| --- | %s |" % " | ".join("---:" for _ in pols))
+    cases = []
+    for r in res:
+        if r["case"] not in cases:
+            cases.append(r["case"])
+    for case in cases:
+        parts = case.replace(",", "").split()  # height H width W min
+        h, wd = parts[1], parts[3]
+        ref = t3.get("%s min" % wd, {}).get("2.0" if h == "2" else h)
+        cells = []
+        for pol in pols:
+            x = _mean([r for r in res if r["case"] == case and r["policy"] == pol], lambda r: r["per_minute_mean_pct"])
+            note = ""
+            if ref and pol == "urgency":
+                note = " [%g]" % ref[0]
+            elif ref and pol == "urgency:shape=linear":
+                note = " [%g]" % ref[1]
+            cells.append("%.2f%s" % (x, note))
+        w("| %s | %s |" % (case, " | ".join(cells)))
+    f4 = pap.get("fig4", {})
+    w("")
+    w("Across the points (Figure 4's summary), mean per minute: %s. The paper: %s." % (
+        ", ".join("`%s` %.2f%%" % (pol, _mean([r for r in res if r["policy"] == pol], lambda r: r["per_minute_mean_pct"]))
+                  for pol in pols),
+        ", ".join("%s %g%%" % (k, v) for k, v in f4.get("mean_per_minute", {}).items())))
     w("")
 
 
@@ -186,7 +253,8 @@ def section(results):
     w("Generated from the studies `%s` (`scripts/reproduce NAME`); the papers' numbers are in each study "
       "file's \"paper\" object. A difference from the paper is explained under its table." % "`, `".join(STUDIES))
     w("")
-    render = {"nexus-fig4": fig4, "nexus-traffic": traffic, "nexus-query-gamma": query_gamma, "nexus-drop": drop}
+    render = {"nexus-fig4": fig4, "nexus-traffic": traffic, "nexus-query-gamma": query_gamma, "nexus-drop": drop,
+              "urgency-spikes": urgency_spikes, "urgency-grid": urgency_grid}
     notes = {
         "nexus-traffic":
             "Why the QA gain differs: with the zoo's SSDMobilenet (weak batching, beta/alpha 0.4) a larger "
@@ -205,6 +273,25 @@ def section(results):
             "even split is infeasible for Nexus's sessions at SLO 300-400 ms and QA's gain exceeds the "
             "paper's 13-55% range. The `session` rows split with Nexus's session rule (2 l(b) within the "
             "budget); they are not better here.",
+        "urgency-spikes":
+            "Why the gap: the paper's tenfold advantage over EDF appears here only against baselines that run "
+            "one request at a time (`fcfs:max=1`, `edf:max=1`: 20-26% missed at 7 nodes against urgency's 1.5%). "
+            "Against baselines that consolidate as urgency does, EDF misses as few requests as urgency or fewer "
+            "(1.58% against 1.52% at 7 nodes; 11.8% against 14.2% at 3 nodes), and FCFS loses on the 5 ms "
+            "search. The paper's text does not say whether its FCFS and EDF consolidated; these rows show that "
+            "consolidation, not the urgency metric, carries most of the difference in our setting. The load "
+            "term as published (U*L) and its monotone form give the same results here. Our applications' "
+            "profiles and loads are assumptions (the paper gives response times only), so the absolute "
+            "percentages are not comparable to its 24 h runs.",
+        "urgency-grid":
+            "Not reproduced: the polynomial, linear and exponential functions give the same misses here (within "
+            "a few hundredths of a point), where the paper's Table III has linear 4-10x worse. With U*L the "
+            "shape changes which application goes first only when the applications' loads differ enough to "
+            "outweigh the transform of their slacks, and our four applications' slacks differ by orders of "
+            "magnitude (5 ms to 45 s), so the slack decides under every shape. The paper does not give the "
+            "unit its slack is measured in (ms or s changes how the power weighs against the load), nor its "
+            "applications' processing times, so its Table III cannot be reconstructed. FCFS and EDF here "
+            "consolidate (see urgency-spikes for one request at a time).",
         "nexus-drop":
             "Early drop's gain over lazy drop appears under Poisson arrivals only (uniform arrivals never "
             "leave a head that forces a small batch), as the paper's Figure 5 shows for lazy drop. Under "
@@ -221,10 +308,7 @@ def section(results):
             w("*not run*: %s (`scripts/reproduce %s`)." % (why, name))
             w("")
             continue
-        if name in render:
-            render[name](w, study, data)
-        else:
-            urgency(w, study, data, name)
+        render[name](w, study, data)
         if name in notes:
             w(notes[name])
             w("")
