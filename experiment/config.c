@@ -108,6 +108,7 @@ static int set_models(struct sym_experiment *e, const cJSON *v, const char *wher
 		return -ENOMEM;
 	cJSON_Delete(e->models_json);
 	e->models_json = dup;
+	e->models_given = true;
 	return 0;
 }
 
@@ -868,6 +869,84 @@ static int set_queries(struct sym_experiment *e, const cJSON *v, const char *whe
 	return rc;
 }
 
+/* ---- prefix models (nexus.md, Section 6.3, prefix batching) ---- */
+
+#define PREFIX_KEYS "name, prefix {alpha_ms, beta_ms, static_mb, dynamic_mb}, suffix {alpha_ms, beta_ms, static_mb}, variants, slo_ms"
+
+static int check_part(const cJSON *o, const char *where, bool suffix, char *err, size_t errlen)
+{
+	if (!cJSON_IsObject(o))
+		return ERR("%s: expected an object with alpha_ms, beta_ms and static_mb", where);
+	for (const cJSON *it = o->child; it; it = it->next)
+		if (strcmp(it->string, "alpha_ms") && strcmp(it->string, "beta_ms") && strcmp(it->string, "static_mb") &&
+		    (suffix || strcmp(it->string, "dynamic_mb")))
+			return ERR("%s: unknown key '%s' (expected alpha_ms, beta_ms, static_mb%s)", where, it->string,
+				   suffix ? "" : ", dynamic_mb");
+	double d;
+	char w[600];
+	static const char *keys[] = { "alpha_ms", "beta_ms", "static_mb", "dynamic_mb" };
+	for (int k = 0; k < 4; k++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, keys[k]);
+		if (!v && k < 2)
+			return ERR("%s: '%s' is missing", where, keys[k]);
+		snprintf(w, sizeof(w), "%s: '%s'", where, keys[k]);
+		if (v && get_num(v, w, 0, false, k < 2 ? 1e6 : 1e7, &d, err, errlen))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_prefix_models(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	if (!cJSON_IsArray(v))
+		return ERR("%s: expected an array of prefix models (objects with " PREFIX_KEYS ")", where);
+	int i = 0;
+	for (const cJSON *q = v->child; q; q = q->next, i++) {
+		char w[600], w2[700];
+		snprintf(w, sizeof(w), "%s[%d]", where, i);
+		if (!cJSON_IsObject(q))
+			return ERR("%s: expected an object with " PREFIX_KEYS, w);
+		for (const cJSON *it = q->child; it; it = it->next)
+			if (strcmp(it->string, "name") && strcmp(it->string, "prefix") && strcmp(it->string, "suffix") &&
+			    strcmp(it->string, "variants") && strcmp(it->string, "slo_ms"))
+				return ERR("%s: unknown key '%s' (expected " PREFIX_KEYS ")", w, it->string);
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(q, "name");
+		if (!cJSON_IsString(n) || !n->valuestring[0] || strlen(n->valuestring) > 40)
+			return ERR("%s: 'name' must be a string of 1 to 40 characters", w);
+		snprintf(w2, sizeof(w2), "%s: 'prefix'", w);
+		if (check_part(cJSON_GetObjectItemCaseSensitive(q, "prefix"), w2, false, err, errlen))
+			return -EINVAL;
+		snprintf(w2, sizeof(w2), "%s: 'suffix'", w);
+		if (check_part(cJSON_GetObjectItemCaseSensitive(q, "suffix"), w2, true, err, errlen))
+			return -EINVAL;
+		double d;
+		snprintf(w2, sizeof(w2), "%s: 'variants'", w);
+		if (get_int(cJSON_GetObjectItemCaseSensitive(q, "variants"), w2, 1, 4096, &d, err, errlen))
+			return -EINVAL;
+		const cJSON *slo = cJSON_GetObjectItemCaseSensitive(q, "slo_ms");
+		snprintf(w2, sizeof(w2), "%s: 'slo_ms'", w);
+		if (slo && get_num(slo, w2, 0, true, 1e6, &d, err, errlen))
+			return -EINVAL;
+	}
+	cJSON *dup = cJSON_GetArraySize(v) ? cJSON_Duplicate(v, true) : NULL;
+	if (cJSON_GetArraySize(v) && !dup)
+		return -ENOMEM;
+	cJSON_Delete(e->prefix_json);
+	e->prefix_json = dup;
+	return 0;
+}
+
+static int set_prefix_batching(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	if (cJSON_IsBool(v))
+		e->prefix_batching = cJSON_IsTrue(v);
+	else if (cJSON_IsString(v) && (!strcmp(v->valuestring, "true") || !strcmp(v->valuestring, "false")))
+		e->prefix_batching = !strcmp(v->valuestring, "true");
+	else
+		return ERR("%s: expected true or false", where);
+	return 0;
+}
+
 struct key {
 	const char *key;  /* JSON key */
 	const char *flag; /* command-line flag */
@@ -913,6 +992,8 @@ static const struct key keys[] = {
 	{ "tolerance", "tolerance", "T", "goodput: relative search tolerance (default 0.005)", set_tolerance, false },
 	{ "criterion", "criterion", "per-model|aggregate", "how a rate is judged: every model's bad rate <= R (default), or all requests together", set_criterion, true },
 	{ "queries", "queries", "FILE|JSON", "complex queries (Nexus): an array of {" QUERY_KEYS "}, stages of {" STAGE_KEYS "}; arrivals are per query at --rate in all (see docs/queries.md; default: none, requests per model)", set_queries, true },
+	{ "prefix_models", "prefix-models", "JSON", "model variants that share all but their last layers (Nexus's prefix batching): an array of {" PREFIX_KEYS "}; each serves `variants` models NAME/1, NAME/2, ... of latency prefix + suffix (see docs/simulator.md)", set_prefix_models, true },
+	{ "prefix_batching", "prefix-batching", "true|false", "batch a prefix model's variants together through their shared prefix: one queue, latency prefix(b) + suffix alpha b + suffix beta per variant present, memory prefix once (default false)", set_prefix_batching, false },
 	{ "replications", "seeds", "N", "goodput, plan, loadcurve, sweep: run seeds seed..seed+N-1, report the mean and its 95% interval (default 1)", set_replications, false },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -982,6 +1063,10 @@ static void unresolve(struct sym_experiment *e)
 	e->profiles = NULL;
 	e->model_slo_ms = e->shares = NULL;
 	e->table_col = NULL;
+	free(e->pfx_n);
+	free(e->pfx_sbeta_ms);
+	e->pfx_n = NULL;
+	e->pfx_sbeta_ms = NULL;
 	queries_free(e);
 	e->nmodels = 0;
 	e->resolved = false;
@@ -994,6 +1079,7 @@ void sym_experiment_finish(struct sym_experiment *e)
 	unresolve(e);
 	cJSON_Delete(e->models_json);
 	cJSON_Delete(e->queries_json);
+	cJSON_Delete(e->prefix_json);
 	free(e->segments);
 	free(e->groups);
 	free(e->partition.assign);
@@ -1568,6 +1654,71 @@ out:
 	return rc;
 }
 
+/* prefix_models: each expands to its variants NAME/1..NAME/N, plain models
+ * of latency prefix + suffix and memory prefix + suffix; with prefix
+ * batching, to one model NAME that serves them all: a table of l(b) =
+ * (prefix alpha + suffix alpha) b + prefix beta + suffix beta min(b, N) (the
+ * most a batch can take: every request of another variant; the simulator
+ * charges the variants a batch really holds), memory prefix + N suffixes. */
+static int add_prefix_models(struct sym_experiment *e, char *err, size_t errlen)
+{
+	if (e->num_models > 0)
+		return ERR("prefix_models: num_models cannot repeat prefix models (give their variants instead)");
+	size_t first = e->nmodels;
+	for (const cJSON *p = e->prefix_json->child; p; p = p->next) {
+		const char *name = cJSON_GetObjectItemCaseSensitive(p, "name")->valuestring;
+		const cJSON *pre = cJSON_GetObjectItemCaseSensitive(p, "prefix"), *suf = cJSON_GetObjectItemCaseSensitive(p, "suffix");
+		int nv = cJSON_GetObjectItemCaseSensitive(p, "variants")->valueint;
+#define PART(o, k, def) (cJSON_GetObjectItemCaseSensitive(o, k) ? cJSON_GetObjectItemCaseSensitive(o, k)->valuedouble : (def))
+		double pa = PART(pre, "alpha_ms", 0), pb = PART(pre, "beta_ms", 0), pm = PART(pre, "static_mb", -1);
+		double pd = PART(pre, "dynamic_mb", -1), sa = PART(suf, "alpha_ms", 0), sb = PART(suf, "beta_ms", 0);
+		double sm = PART(suf, "static_mb", -1), slo = PART(p, "slo_ms", 0);
+#undef PART
+		if (e->slo_ms > 0)
+			slo = e->slo_ms;
+		struct sym_model_spec spec = { .alpha_ms = pa + sa, .beta_ms = pb + sb, .slo_ms = slo,
+					       .static_mb = pm >= 0 && sm >= 0 ? pm + sm : -1, .dynamic_mb = pd, .file_mb = -1 };
+		if (!(pa + sa + pb + sb >= SYM_LATENCY_MIN_MS))
+			return ERR("prefix_models: '%s': l(1) = %g ms (at least %g)", name, pa + sa + pb + sb, SYM_LATENCY_MIN_MS);
+		int rc;
+		if (!e->prefix_batching) {
+			for (int k = 1; k <= nv; k++) {
+				snprintf(spec.name, sizeof(spec.name), "%s/%d", name, k);
+				if ((rc = add_model(e, &spec, err, errlen)))
+					return rc;
+			}
+			continue;
+		}
+		if (!(slo > 0))
+			return ERR("prefix_models: '%s' needs an SLO for its batches' table (slo_ms, or the experiment's)", name);
+		double table[SYM_PROFILE_BATCH_LIMIT];
+		int nt = 0;
+		for (int b = 1; b <= SYM_PROFILE_BATCH_LIMIT; b++) {
+			double l = (pa + sa) * b + pb + sb * (b < nv ? b : nv);
+			if (b > 1 && l > slo)
+				break;
+			table[nt++] = l;
+		}
+		snprintf(spec.name, sizeof(spec.name), "%s", name);
+		spec.alpha_ms = spec.beta_ms = NAN;
+		spec.table_ms = table;
+		spec.ntable = nt;
+		spec.static_mb = pm >= 0 && sm >= 0 ? pm + nv * sm : -1;
+		if ((rc = add_model(e, &spec, err, errlen)))
+			return rc;
+		if (!e->pfx_n) {
+			e->pfx_n = calloc(e->nmodels + (size_t)cJSON_GetArraySize(e->prefix_json), sizeof(int));
+			e->pfx_sbeta_ms = calloc(e->nmodels + (size_t)cJSON_GetArraySize(e->prefix_json), sizeof(double));
+			if (!e->pfx_n || !e->pfx_sbeta_ms)
+				return -ENOMEM;
+		}
+		e->pfx_n[e->nmodels - 1] = nv;
+		e->pfx_sbeta_ms[e->nmodels - 1] = sb;
+	}
+	(void)first;
+	return 0;
+}
+
 static void queries_free(struct sym_experiment *e)
 {
 	for (size_t i = 0; e->queries && i < e->nqueries; i++) {
@@ -1713,7 +1864,8 @@ static int resolve(struct sym_experiment *e, char *err, size_t errlen)
 {
 	unresolve(e);
 	struct sym_zoo zoo = { 0 };
-	bool need_zoo = cJSON_IsString(e->models_json);
+	bool plain = !(e->prefix_json && !e->models_given); /* prefix models alone: no "all" */
+	bool need_zoo = plain && cJSON_IsString(e->models_json);
 	for (const cJSON *it = cJSON_IsArray(e->models_json) ? e->models_json->child : NULL; it; it = it->next)
 		need_zoo |= cJSON_IsString(it);
 	int rc;
@@ -1721,11 +1873,15 @@ static int resolve(struct sym_experiment *e, char *err, size_t errlen)
 		return rc;
 	size_t cap = need_zoo ? zoo.n : 0;
 	cap += cJSON_IsArray(e->models_json) ? (size_t)cJSON_GetArraySize(e->models_json) : 0;
+	for (const cJSON *p = e->prefix_json ? e->prefix_json->child : NULL; p; p = p->next)
+		cap += (size_t)cJSON_GetObjectItemCaseSensitive(p, "variants")->valueint;
 	e->models = calloc(cap ? cap : 1, sizeof(*e->models));
 	rc = -ENOMEM;
 	if (!e->models)
 		goto fail;
-	if (cJSON_IsString(e->models_json)) {
+	if (!plain) {
+		/* only the prefix models */
+	} else if (cJSON_IsString(e->models_json)) {
 		for (size_t i = 0; i < zoo.n; i++)
 			if ((rc = add_model(e, &zoo.models[i], err, errlen)))
 				goto fail;
@@ -1754,6 +1910,12 @@ static int resolve(struct sym_experiment *e, char *err, size_t errlen)
 		}
 	}
 	e->nlisted = e->nmodels < (size_t)e->num_models || !e->num_models ? e->nmodels : (size_t)e->num_models;
+	if (e->prefix_json && (rc = add_prefix_models(e, err, errlen)))
+		goto fail;
+	if (!e->nmodels) {
+		rc = ERR("models: no model to serve (list some, or give prefix_models)");
+		goto fail;
+	}
 	if (e->num_models > 0 && (rc = cycle_models(e))) {
 		if (rc == -EEXIST)
 			rc = ERR("num_models: a copy's name NAME#k is already the name of a listed model (or two "
@@ -1821,7 +1983,25 @@ static int resolve(struct sym_experiment *e, char *err, size_t errlen)
 	if ((rc = check_partition(e, err, errlen)) || (rc = check_autoscale(e, err, errlen)) ||
 	    (rc = sym_experiment_check_memory(e, NULL, err, errlen)))
 		goto fail;
-	sym_popularity_shares(&e->popularity, n, e->shares);
+	if (e->pfx_n) {
+		/* the popularity is over the variants: a merged prefix model gets its variants' shares */
+		size_t nv = 0;
+		for (size_t i = 0; i < n; i++)
+			nv += e->pfx_n[i] ? (size_t)e->pfx_n[i] : 1;
+		double *v = malloc(nv * sizeof(double));
+		rc = -ENOMEM;
+		if (!v)
+			goto fail;
+		sym_popularity_shares(&e->popularity, nv, v);
+		for (size_t i = 0, k = 0; i < n; i++) {
+			e->shares[i] = 0;
+			for (int j = 0; j < (e->pfx_n[i] ? e->pfx_n[i] : 1); j++)
+				e->shares[i] += v[k++];
+		}
+		free(v);
+	} else {
+		sym_popularity_shares(&e->popularity, n, e->shares);
+	}
 	if (e->nqueries) {
 		/* arrivals are the queries' roots'; the other stages' come from their parents */
 		for (size_t i = 0; i < n; i++)
@@ -1907,7 +2087,11 @@ int sym_experiment_copy(struct sym_experiment *dst, const struct sym_experiment 
 	dst->query_of = dst->stage_of = NULL;
 	dst->partition.assign = NULL;
 	dst->queries_json = NULL;
-	if (src->queries_json && !(dst->queries_json = cJSON_Duplicate(src->queries_json, true)))
+	dst->prefix_json = NULL;
+	dst->pfx_n = NULL;
+	dst->pfx_sbeta_ms = NULL;
+	if ((src->queries_json && !(dst->queries_json = cJSON_Duplicate(src->queries_json, true))) ||
+	    (src->prefix_json && !(dst->prefix_json = cJSON_Duplicate(src->prefix_json, true))))
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	dst->models_json = cJSON_Duplicate(src->models_json, true);
 	if (src->partition.assign) {
@@ -1934,9 +2118,11 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 	char buf[128];
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "zoo", e->zoo);
-	cJSON *models = cJSON_AddArrayToObject(o, "models");
-	/* with num_models, the list before repetition: the copies follow from it */
-	for (size_t i = 0; i < (e->num_models > 0 ? e->nlisted : e->nmodels); i++) {
+	/* with num_models, the list before repetition: the copies follow from it; the prefix models' own
+	 * entries follow from prefix_models */
+	size_t nout = e->num_models > 0 || e->prefix_json ? e->nlisted : e->nmodels;
+	cJSON *models = nout || !e->prefix_json ? cJSON_AddArrayToObject(o, "models") : NULL;
+	for (size_t i = 0; i < nout; i++) {
 		cJSON *m = sym_model_spec_to_json(&e->models[i]);
 		cJSON_DeleteItemFromObjectCaseSensitive(m, "slo_ms");
 		cJSON_AddNumberToObject(m, "slo_ms", e->model_slo_ms[i]);
@@ -2004,6 +2190,10 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 	cJSON_AddBoolToObject(o, "memory_check", e->memory_check);
 	if (e->queries_json)
 		cJSON_AddItemToObject(o, "queries", cJSON_Duplicate(e->queries_json, true));
+	if (e->prefix_json) {
+		cJSON_AddItemToObject(o, "prefix_models", cJSON_Duplicate(e->prefix_json, true));
+		cJSON_AddBoolToObject(o, "prefix_batching", e->prefix_batching);
+	}
 	const struct sym_partition_cfg *p = &e->partition;
 	if (p->subclusters > 0) {
 		cJSON *x = cJSON_AddObjectToObject(o, "partition");

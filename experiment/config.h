@@ -155,6 +155,10 @@ struct sym_experiment {
 	int replications;       /* seeds seed, seed+1, ..., seed+replications-1 (goodput, plan, loadcurve, sweep;
 				 * default 1) */
 	cJSON *queries_json;    /* complex queries (an array), or NULL: requests are per model */
+	cJSON *prefix_json;     /* prefix_models (nexus.md, Section 6.3: variants sharing all but their last
+				 * layers), an array, or NULL */
+	bool prefix_batching;   /* batch a prefix model's variants together through the prefix (default false) */
+	bool models_given;      /* "models" was set (else, with prefix_models, only those are served) */
 	/* resolved */
 	bool resolved;
 	size_t nmodels;
@@ -168,6 +172,8 @@ struct sym_experiment {
 	double *shares;          /* popularity shares, sum 1 */
 	struct sym_rate_table table; /* loaded rate_csv */
 	int *table_col;          /* model -> column of table */
+	int *pfx_n;              /* per model: with prefix batching, the variants it merges (0: a plain model) */
+	double *pfx_sbeta_ms;    /* and each variant's suffix beta (ms), paid once per variant in a batch */
 	size_t nqueries;         /* queries_json resolved (0: none) */
 	struct sym_query *queries;
 	int *query_of, *stage_of; /* with queries, per model: its query and stage (-1: in none, no arrivals) */

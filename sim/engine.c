@@ -244,6 +244,7 @@ struct sim {
 	int *swfree;
 	size_t nsw, swcap, nswfree;
 	gsl_rng *fan_rng;
+	gsl_rng *pfx_rng; /* prefix batching: the variants a batch holds */
 	uint64_t q_started, q_ended;
 	int err;
 };
@@ -532,6 +533,23 @@ static void on_dispatch(void *ctx, const struct sym_dispatch *d)
 	}
 	g->qn++;
 	sym_time dur = d->finish - d->start;
+	if (s->e->pfx_n && s->e->pfx_n[d->model] > 0) {
+		/* prefix batching: the plan charged a suffix beta for every request that could be of another
+		 * variant; the batch pays it once per variant it holds (each request of one of the N variants,
+		 * equally likely: their arrivals are one Poisson stream split evenly) */
+		int nv = s->e->pfx_n[d->model], bound = d->size < nv ? d->size : nv, distinct = 0;
+		uint64_t seen[(4096 + 63) / 64] = { 0 };
+		for (int i = 0; i < d->size; i++) {
+			unsigned v = (unsigned)gsl_rng_uniform_int(s->pfx_rng, (unsigned long)nv);
+			if (!(seen[v / 64] & (1ull << (v % 64)))) {
+				seen[v / 64] |= 1ull << (v % 64);
+				distinct++;
+			}
+		}
+		dur -= sym_ms(s->e->pfx_sbeta_ms[d->model] * (bound - distinct));
+		if (dur < 1)
+			dur = 1;
+	}
 	if (s->e->jitter > 0) {
 		double f = 1 + s->e->jitter * (2 * gsl_rng_uniform(s->jitter_rng) - 1);
 		dur = (sym_time)llround((double)dur * f);
@@ -731,6 +749,11 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 	if (rc || !mc || !s->slo || !s->arr || !s->gpus || !s->jitter_rng)
 		return -ENOMEM;
 	gsl_rng_set(s->jitter_rng, (unsigned long)(sym_seed_stream(e->seed, 1u << 30) & 0xffffffffu) | 1);
+	if (e->pfx_n) {
+		if (!(s->pfx_rng = gsl_rng_alloc(gsl_rng_mt19937)))
+			return -ENOMEM;
+		gsl_rng_set(s->pfx_rng, (unsigned long)(sym_seed_stream(e->seed, (1u << 30) + 2) & 0xffffffffu) | 1);
+	}
 	if (e->nqueries) {
 		if (!(s->fan_rng = gsl_rng_alloc(gsl_rng_mt19937)))
 			return -ENOMEM;
@@ -1478,6 +1501,8 @@ static void sim_free(struct sim *s)
 		gsl_rng_free(s->jitter_rng);
 	if (s->fan_rng)
 		gsl_rng_free(s->fan_rng);
+	if (s->pfx_rng)
+		gsl_rng_free(s->pfx_rng);
 	free(s->qr);
 	free(s->qfree);
 	free(s->stage_wait);

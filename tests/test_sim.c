@@ -1474,6 +1474,147 @@ static void test_query_errors(void **state)
 	sym_experiment_finish(&e);
 }
 
+/* ---- prefix batching (nexus.md, Section 6.3) ---- */
+
+static void pexp(struct sym_experiment *e, int variants, bool batching, const char *extra)
+{
+	char buf[1024], err[512];
+	snprintf(buf, sizeof(buf),
+		 "{\"prefix_models\": [{\"name\": \"R\", \"variants\": %d, \"slo_ms\": 60, "
+		 "\"prefix\": {\"alpha_ms\": 1, \"beta_ms\": 4, \"static_mb\": 90}, "
+		 "\"suffix\": {\"alpha_ms\": 0.5, \"beta_ms\": 2, \"static_mb\": 8}}], \"prefix_batching\": %s%s%s}",
+		 variants, batching ? "true" : "false", extra[0] ? ", " : "", extra);
+	cJSON *j = cJSON_Parse(buf);
+	assert_non_null(j);
+	sym_experiment_init(e);
+	if (sym_experiment_apply_json(e, j, "test", err, sizeof(err)))
+		fail_msg("%s", err);
+	cJSON_Delete(j);
+}
+
+/* Without prefix batching the variants are models of their own (prefix +
+ * suffix latency and memory); with it, one model whose batch pays the prefix
+ * once and the suffix beta once per variant it holds (planned: every
+ * request another variant), memory the prefix once. The config echoed
+ * reproduces either. */
+static void test_prefix_models(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	pexp(&e, 3, false, "");
+	resolve(&e);
+	assert_int_equal(e.nmodels, 3);
+	assert_string_equal(e.models[2].name, "R/3");
+	assert_true(e.models[0].alpha_ms == 1.5 && e.models[0].beta_ms == 6 && e.models[0].static_mb == 98);
+	assert_true(fabs(e.shares[1] - 1.0 / 3) < 1e-12);
+	assert_null(e.pfx_n);
+	sym_experiment_finish(&e);
+	pexp(&e, 3, true, "");
+	resolve(&e);
+	assert_int_equal(e.nmodels, 1);
+	assert_string_equal(e.models[0].name, "R");
+	/* l(b) = 1.5 b + 4 + 2 min(b, 3) */
+	assert_true(e.models[0].table_ms[0] == 7.5 && e.models[0].table_ms[1] == 11 && e.models[0].table_ms[3] == 16);
+	assert_true(e.models[0].static_mb == 90 + 3 * 8);
+	assert_int_equal(e.pfx_n[0], 3);
+	assert_true(e.shares[0] == 1);
+	cJSON *j = sym_experiment_to_json(&e);
+	assert_null(cJSON_GetObjectItemCaseSensitive(j, "models"));
+	struct sym_experiment e2;
+	sym_experiment_init(&e2);
+	char err[512];
+	if (sym_experiment_load_json(&e2, j, "echo", err, sizeof(err)))
+		fail_msg("%s", err);
+	resolve(&e2);
+	assert_int_equal(e2.nmodels, 1);
+	assert_int_equal(e2.pfx_n[0], 3);
+	cJSON_Delete(j);
+	sym_experiment_finish(&e2);
+	sym_experiment_finish(&e);
+	/* bad input */
+	static const struct {
+		const char *json, *want;
+	} bad[] = {
+		{ "{\"prefix_models\": [{\"name\": \"R\", \"variants\": 0, \"prefix\": {\"alpha_ms\": 1, \"beta_ms\": 1}, "
+		  "\"suffix\": {\"alpha_ms\": 1, \"beta_ms\": 1}}]}", "'variants'" },
+		{ "{\"prefix_models\": [{\"name\": \"R\", \"variants\": 2, \"suffix\": {\"alpha_ms\": 1, \"beta_ms\": 1}}]}",
+		  "'prefix'" },
+		{ "{\"prefix_models\": [{\"name\": \"R\", \"variants\": 2, \"prefix\": {\"alpha_ms\": 1}, "
+		  "\"suffix\": {\"alpha_ms\": 1, \"beta_ms\": 1}}]}", "'beta_ms' is missing" },
+		{ "{\"prefix_models\": [{\"name\": \"R\", \"variants\": 2, \"layers\": 3, \"prefix\": {\"alpha_ms\": 1, "
+		  "\"beta_ms\": 1}, \"suffix\": {\"alpha_ms\": 1, \"beta_ms\": 1}}]}", "unknown key 'layers'" },
+		{ "{\"prefix_models\": {}}", "expected an array" },
+		{ "{\"prefix_batching\": 2}", "true or false" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		sym_experiment_init(&e);
+		cJSON *b = cJSON_Parse(bad[i].json);
+		assert_non_null(b);
+		err[0] = 0;
+		assert_int_equal(sym_experiment_apply_json(&e, b, "t", err, sizeof(err)), -EINVAL);
+		if (!strstr(err, bad[i].want))
+			fail_msg("case %zu: '%s' lacks '%s'", i, err, bad[i].want);
+		cJSON_Delete(b);
+		sym_experiment_finish(&e);
+	}
+	pexp(&e, 2, false, "\"num_models\": 4");
+	assert_int_equal(sym_experiment_resolve(&e, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "num_models"));
+	sym_experiment_finish(&e);
+}
+
+/* In a run, a merged batch of b requests takes exactly (1.5 b + 4) ms plus
+ * 2 ms per distinct variant in it: from 1 to min(b, N); batches of two
+ * variants or more sometimes hold fewer; and prefix batching serves more
+ * than the variants apart on one GPU. */
+static void test_prefix_batching_run(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	pexp(&e, 4, true, "\"gpus\": 1, \"duration_s\": 10, \"warmup_s\": 1, \"policy\": \"eager\"");
+	resolve(&e);
+	FILE *tr = tmpfile();
+	assert_non_null(tr);
+	struct sym_run_opts o = { .rate = 300, .trace = tr };
+	struct sym_run_result r;
+	char err[512];
+	if (sym_sim_run(&e, &o, &r, err, sizeof(err)))
+		fail_msg("%s", err);
+	char *t = slurp(tr);
+	fclose(tr);
+	int fewer = 0, multi = 0;
+	for (char *line = t; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		int size;
+		double a, b;
+		if (sscanf(line, "%*d,%*[^,],R,%d,%lf,%lf,", &size, &a, &b) != 3 || size <= 0)
+			continue;
+		double k = (b - a - 1.5 * size - 4) / 2;
+		int bound = size < 4 ? size : 4;
+		assert_true(fabs(k - round(k)) < 1e-6);
+		assert_true(k >= 1 - 1e-9 && k <= bound + 1e-9);
+		multi += size >= 2;
+		fewer += size >= 2 && round(k) < bound;
+	}
+	free(t);
+	assert_true(multi > 10);
+	assert_true(fewer > 0);
+	sym_run_result_finish(&r);
+	struct sym_goodput g1, g2;
+	if (sym_goodput_search(&e, false, &g1, err, sizeof(err)))
+		fail_msg("%s", err);
+	sym_experiment_finish(&e);
+	pexp(&e, 4, false, "\"gpus\": 1, \"duration_s\": 10, \"warmup_s\": 1, \"policy\": \"eager\"");
+	resolve(&e);
+	if (sym_goodput_search(&e, false, &g2, err, sizeof(err)))
+		fail_msg("%s", err);
+	print_message("4 variants on one GPU: %.1f req/s with prefix batching, %.1f without\n", g1.goodput_rps,
+		      g2.goodput_rps);
+	assert_true(g1.goodput_rps > 1.2 * g2.goodput_rps);
+	sym_goodput_finish(&g1);
+	sym_goodput_finish(&g2);
+	sym_experiment_finish(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1502,6 +1643,8 @@ int main(void)
 		cmocka_unit_test(test_query_split_deadlines),
 		cmocka_unit_test(test_query_goodput),
 		cmocka_unit_test(test_query_errors),
+		cmocka_unit_test(test_prefix_models),
+		cmocka_unit_test(test_prefix_batching_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
