@@ -25,6 +25,15 @@ static void keep_run(struct sym_loadcurve *L, size_t k, const struct sym_experim
 	struct sym_lc_run *x = &L->runs[k];
 	x->offered_rps = r->total.offered / r->window_s;
 	x->good_rps = r->total.served / r->window_s;
+	if (r->nqueries) { /* queries: queries per second */
+		uint64_t off = 0, good = 0;
+		for (size_t q = 0; q < r->nqueries; q++) {
+			off += r->queries[q].offered;
+			good += r->queries[q].good;
+		}
+		x->offered_rps = (double)off / r->window_s;
+		x->good_rps = (double)good / r->window_s;
+	}
 	x->bad_rate = sym_run_bad_rate(r);
 	x->busy = r->gpu_busy_fraction;
 	x->gpus_used = r->gpus_used;
@@ -32,9 +41,12 @@ static void keep_run(struct sym_loadcurve *L, size_t k, const struct sym_experim
 	struct sym_verdict v;
 	sym_judge(e, r, &v);
 	x->few = v.few;
+	/* the units judged: the models, or the queries (never more than the models) in the first slots */
 	for (size_t m = 0; m < r->nmodels; m++) {
-		L->counts[(k * r->nmodels + m) * 2] = r->models[m].offered;
-		L->counts[(k * r->nmodels + m) * 2 + 1] = r->models[m].late + r->models[m].dropped;
+		bool q = m < r->nqueries;
+		L->counts[(k * r->nmodels + m) * 2] = r->nqueries ? (q ? r->queries[m].offered : 0) : r->models[m].offered;
+		L->counts[(k * r->nmodels + m) * 2 + 1] = r->nqueries ? (q ? r->queries[m].late + r->queries[m].dropped : 0)
+							    : r->models[m].late + r->models[m].dropped;
 	}
 }
 
@@ -84,15 +96,24 @@ static int point_make(const struct sym_experiment *e, struct sym_loadcurve *L, s
 		out->batch_p50 += x->batch_p50 / (double)n;
 		out->few = x->few > out->few ? x->few : out->few;
 	}
-	struct sym_run_result pooled = { .nmodels = nm };
+	struct sym_run_result pooled = { .nmodels = nm, .nqueries = e->nqueries };
 	pooled.models = calloc(nm, sizeof(*pooled.models));
-	if (!pooled.models)
+	pooled.queries = e->nqueries ? calloc(e->nqueries, sizeof(*pooled.queries)) : NULL;
+	if (!pooled.models || (e->nqueries && !pooled.queries)) {
+		free(pooled.models);
+		free(pooled.queries);
 		return -ENOMEM;
+	}
 	for (size_t s = 0; s < n; s++) {
 		for (size_t m = 0; m < nm; m++) {
 			const uint64_t *c = &L->counts[((pt * n + s) * nm + m) * 2];
-			pooled.models[m].offered += c[0];
-			pooled.models[m].late += c[1];
+			if (e->nqueries && m < e->nqueries) {
+				pooled.queries[m].offered += c[0];
+				pooled.queries[m].late += c[1];
+			} else if (!e->nqueries) {
+				pooled.models[m].offered += c[0];
+				pooled.models[m].late += c[1];
+			}
 			pooled.total.offered += c[0];
 			pooled.total.late += c[1];
 		}
@@ -101,6 +122,7 @@ static int point_make(const struct sym_experiment *e, struct sym_loadcurve *L, s
 	pe.policy = L->pols[out->policy];
 	sym_judge(&pe, &pooled, &out->v);
 	free(pooled.models);
+	free(pooled.queries);
 	return 0;
 }
 

@@ -719,6 +719,19 @@ static void test_split_and_queries(void **state)
 	assert_string_equal(get(doc, "judged_by")->valuestring, "queries");
 	cJSON_Delete(doc);
 	unlink(tmp_path("q-result.json"));
+	/* loadcurve judges and counts queries too */
+	RUN(&r, "loadcurve", tmp_path("q-exp.json"), "--gpus", "4", "--rate", "100", "--duration", "3", "--warmup", "1",
+	    "--queries", tmp_path("q.json"), "--loads", "0.5,1", "--json", tmp_path("q-lc.json"));
+	expect_status(&r, 0);
+	run_free(&r);
+	doc = load_json(tmp_path("q-lc.json"));
+	char *text = cJSON_PrintUnformatted(doc);
+	assert_non_null(text);
+	if (!strstr(text, "\"worst_model\":\"q\""))
+		fail_msg("loadcurve does not name the query as the worst unit: %.600s", text);
+	free(text);
+	cJSON_Delete(doc);
+	unlink(tmp_path("q-lc.json"));
 	write_text("bad-split.json", "{\"slo_ms\": 100, \"stages\": [{\"points\": [[40, 200]], \"gamma\": -1}]}");
 	RUN(&r, "split", tmp_path("bad-split.json"));
 	expect_status(&r, 2);
