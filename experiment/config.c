@@ -710,6 +710,14 @@ const char *sym_criterion_name(enum sym_criterion c)
 
 /* ---- complex queries ---- */
 
+double sym_query_gamma_at(const struct sym_query *q, int v, double t_s)
+{
+	double g = q->gamma[v];
+	for (int i = 0; i < q->ngsteps[v] && q->gsteps[q->gfirst[v] + i].t_s <= t_s; i++)
+		g = q->gsteps[q->gfirst[v] + i].gamma;
+	return g;
+}
+
 const char *sym_split_name(enum sym_split s)
 {
 	return s == SYM_SPLIT_EVEN ? "even" : s == SYM_SPLIT_NEXUS ? "nexus" : "none";
@@ -740,8 +748,8 @@ static int parse_split(const char *s, enum sym_split *out)
 	return 0;
 }
 
-#define QUERY_KEYS "name, slo_ms, share, split (none|even|nexus), budget (batch|session), eps_ms, stages"
-#define STAGE_KEYS "model, parent, gamma"
+#define QUERY_KEYS "name, slo_ms, share, split (none|even|nexus), budget (batch|session), eps_ms, replan_s, stages"
+#define STAGE_KEYS "model, parent, gamma, gamma_after"
 
 /* Checks one query object's form (the models are checked at resolve). */
 static int check_query(const cJSON *q, const char *where, char *err, size_t errlen)
@@ -749,14 +757,14 @@ static int check_query(const cJSON *q, const char *where, char *err, size_t errl
 	if (!cJSON_IsObject(q))
 		return ERR("%s: expected an object with " QUERY_KEYS ", got %s", where, sym_json_type(q));
 	for (const cJSON *it = q->child; it; it = it->next) {
-		static const char *known[] = { "name", "slo_ms", "share", "split", "budget", "eps_ms", "stages" };
+		static const char *known[] = { "name", "slo_ms", "share", "split", "budget", "eps_ms", "replan_s", "stages" };
 		bool ok = false;
 		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 			ok |= !strcmp(it->string, known[i]);
 		if (!ok)
 			return ERR("%s: unknown key '%s' (expected " QUERY_KEYS ")", where, it->string);
 	}
-	char w[400];
+	char w[800];
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(q, "name");
 	if (!cJSON_IsString(v) || !v->valuestring[0] || strlen(v->valuestring) >= 64)
 		return ERR("%s: 'name' must be a string of 1 to 63 characters", where);
@@ -773,6 +781,14 @@ static int check_query(const cJSON *q, const char *where, char *err, size_t errl
 		snprintf(w, sizeof(w), "%s: 'eps_ms'", where);
 		if (get_num(v, w, 0, true, 1e7, &d, err, errlen))
 			return -EINVAL;
+	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(q, "replan_s"))) {
+		snprintf(w, sizeof(w), "%s: 'replan_s'", where);
+		if (get_num(v, w, 0, false, 1e7, &d, err, errlen))
+			return -EINVAL;
+		const cJSON *sp = cJSON_GetObjectItemCaseSensitive(q, "split");
+		if (d > 0 && !(cJSON_IsString(sp) && !strcmp(sp->valuestring, "nexus")))
+			return ERR("%s: 'replan_s' re-plans Nexus's split: it needs \"split\": \"nexus\"", where);
 	}
 	enum sym_split sp;
 	if ((v = cJSON_GetObjectItemCaseSensitive(q, "split")) && (!cJSON_IsString(v) || parse_split(v->valuestring, &sp)))
@@ -793,8 +809,28 @@ static int check_query(const cJSON *q, const char *where, char *err, size_t errl
 		if (!cJSON_IsObject(x))
 			return ERR("%s: expected an object with " STAGE_KEYS ", got %s", sw, sym_json_type(x));
 		for (const cJSON *it = x->child; it; it = it->next)
-			if (strcmp(it->string, "model") && strcmp(it->string, "parent") && strcmp(it->string, "gamma"))
+			if (strcmp(it->string, "model") && strcmp(it->string, "parent") && strcmp(it->string, "gamma") &&
+			    strcmp(it->string, "gamma_after"))
 				return ERR("%s: unknown key '%s' (expected " STAGE_KEYS ")", sw, it->string);
+		const cJSON *ga = cJSON_GetObjectItemCaseSensitive(x, "gamma_after");
+		if (ga) {
+			int ns = cJSON_IsArray(ga) ? cJSON_GetArraySize(ga) : 0;
+			if (i == 0 || ns < 1 || ns > 1000)
+				return ERR("%s: 'gamma_after' (not for the root) must be an array of 1 to 1000 steps "
+					   "{\"t_s\": seconds, \"gamma\": fan-out}", sw);
+			double prev = -1;
+			int k = 0;
+			for (const cJSON *st2 = ga->child; st2; st2 = st2->next, k++) {
+				const cJSON *t = cJSON_GetObjectItemCaseSensitive(st2, "t_s"),
+					    *g = cJSON_GetObjectItemCaseSensitive(st2, "gamma");
+				if (!cJSON_IsObject(st2) || cJSON_GetArraySize(st2) != 2 || !cJSON_IsNumber(t) ||
+				    !cJSON_IsNumber(g) || !(t->valuedouble >= 0) || t->valuedouble > 1e7 ||
+				    t->valuedouble <= prev || !(g->valuedouble > 0) || g->valuedouble > 1000)
+					return ERR("%s: gamma_after[%d] must be {\"t_s\": seconds (increasing, >= 0), "
+						   "\"gamma\": 0 < fan-out <= 1000}", sw, k);
+				prev = t->valuedouble;
+			}
+		}
 		v = cJSON_GetObjectItemCaseSensitive(x, "model");
 		if (!cJSON_IsString(v) || !v->valuestring[0])
 			return ERR("%s: 'model' must name one of the experiment's models", sw);
@@ -1729,6 +1765,9 @@ static void queries_free(struct sym_experiment *e)
 		free(q->mult);
 		free(q->deadline_ms);
 		free(q->plan);
+		free(q->gsteps);
+		free(q->gfirst);
+		free(q->ngsteps);
 	}
 	free(e->queries);
 	free(e->query_of);
@@ -1751,11 +1790,13 @@ static int resolve_queries(struct sym_experiment *e, char *err, size_t errlen)
 	for (size_t m = 0; m < e->nmodels; m++)
 		e->query_of[m] = e->stage_of[m] = -1;
 	double total = 0;
-	for (const cJSON *qj = e->queries_json->child; qj; qj = qj->next, e->nqueries++) {
-		struct sym_query *q = &e->queries[e->nqueries];
+	for (const cJSON *qj = e->queries_json->child; qj; qj = qj->next) {
+		/* counted at once, so that an error below still frees what it has */
+		size_t qi = e->nqueries++;
+		struct sym_query *q = &e->queries[qi];
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(qj, "name");
 		snprintf(q->name, sizeof(q->name), "%s", v->valuestring);
-		for (size_t j = 0; j < e->nqueries; j++)
+		for (size_t j = 0; j < qi; j++)
 			if (!strcmp(e->queries[j].name, q->name))
 				return ERR("queries: two queries are named '%s'", q->name);
 		q->slo_ms = cJSON_GetObjectItemCaseSensitive(qj, "slo_ms")->valuedouble;
@@ -1770,6 +1811,8 @@ static int resolve_queries(struct sym_experiment *e, char *err, size_t errlen)
 		q->eps_ms = v ? v->valuedouble : q->slo_ms / 500;
 		v = cJSON_GetObjectItemCaseSensitive(qj, "budget");
 		q->lat_factor = v && !strcmp(v->valuestring, "session") ? 2 : 1;
+		v = cJSON_GetObjectItemCaseSensitive(qj, "replan_s");
+		q->replan_s = v ? v->valuedouble : 0;
 		const cJSON *st = cJSON_GetObjectItemCaseSensitive(qj, "stages");
 		int ns = cJSON_GetArraySize(st);
 		q->model = malloc((size_t)ns * sizeof(int));
@@ -1778,7 +1821,15 @@ static int resolve_queries(struct sym_experiment *e, char *err, size_t errlen)
 		q->mult = malloc((size_t)ns * sizeof(double));
 		q->deadline_ms = malloc((size_t)ns * sizeof(double));
 		q->plan = calloc((size_t)ns, sizeof(*q->plan));
-		if (!q->model || !q->parent || !q->gamma || !q->mult || !q->deadline_ms || !q->plan)
+		q->gfirst = calloc((size_t)ns, sizeof(int));
+		q->ngsteps = calloc((size_t)ns, sizeof(int));
+		if (!q->model || !q->parent || !q->gamma || !q->mult || !q->deadline_ms || !q->plan || !q->gfirst ||
+		    !q->ngsteps)
+			return -ENOMEM;
+		int nsteps = 0;
+		for (const cJSON *x = st->child; x; x = x->next)
+			nsteps += cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(x, "gamma_after"));
+		if (nsteps && !(q->gsteps = calloc((size_t)nsteps, sizeof(*q->gsteps))))
 			return -ENOMEM;
 		for (const cJSON *x = st->child; x; x = x->next, q->nstages++) {
 			int i = q->nstages;
@@ -1794,7 +1845,7 @@ static int resolve_queries(struct sym_experiment *e, char *err, size_t errlen)
 				return ERR("queries: model '%s' is a stage of query '%s' and again of query '%s' (each "
 					   "stage needs a model of its own; use num_models or a copy under another name)",
 					   name, e->queries[e->query_of[m]].name, q->name);
-			e->query_of[m] = (int)e->nqueries;
+			e->query_of[m] = (int)qi;
 			e->stage_of[m] = i;
 			q->model[i] = m;
 			v = cJSON_GetObjectItemCaseSensitive(x, "parent");
@@ -1802,6 +1853,12 @@ static int resolve_queries(struct sym_experiment *e, char *err, size_t errlen)
 			v = cJSON_GetObjectItemCaseSensitive(x, "gamma");
 			q->gamma[i] = v ? v->valuedouble : 1;
 			q->mult[i] = i ? q->mult[q->parent[i]] * q->gamma[i] : 1;
+			const cJSON *ga = cJSON_GetObjectItemCaseSensitive(x, "gamma_after");
+			q->gfirst[i] = i ? q->gfirst[i - 1] + q->ngsteps[i - 1] : 0;
+			for (const cJSON *g = ga ? ga->child : NULL; g; g = g->next)
+				q->gsteps[q->gfirst[i] + q->ngsteps[i]++] = (struct sym_gamma_step){
+					cJSON_GetObjectItemCaseSensitive(g, "t_s")->valuedouble,
+					cJSON_GetObjectItemCaseSensitive(g, "gamma")->valuedouble };
 		}
 	}
 	for (size_t i = 0; i < e->nqueries; i++)

@@ -110,7 +110,16 @@ struct sym_query {
 	struct sym_query_split *plan; /* the split at the query's rate (budget, batch, GPUs); with split none,
 				       * every budget is the SLO */
 	double plan_gpus;      /* the split's GPUs in all (fractional, kind 0's profiles) */
+	double replan_s;       /* split nexus: re-plan every replan_s from the fan-outs measured meanwhile (0: the
+				* split is fixed for the run) */
+	/* a stage's fan-out over time: from gsteps[first[v] + i].t_s on, gsteps[...].gamma (ngsteps[v] steps,
+	 * in time order; before the first, gamma[v]) */
+	struct sym_gamma_step { double t_s, gamma; } *gsteps;
+	int *gfirst, *ngsteps;
 };
+
+/* Query q's stage v's fan-out at simulated second t_s. */
+double sym_query_gamma_at(const struct sym_query *q, int v, double t_s);
 
 /* "none", "even" or "nexus". */
 const char *sym_split_name(enum sym_split s);

@@ -143,6 +143,7 @@ void sym_run_result_finish(struct sym_run_result *r)
 	for (size_t i = 0; i < r->nqueries && r->queries; i++)
 		sym_hist_finish(&r->queries[i].latency);
 	free(r->queries);
+	free(r->replans);
 	free(r->timeline);
 	free(r->model_timeline);
 	free(r->model_part);
@@ -436,6 +437,18 @@ cJSON *sym_result_json(const char *command, const struct sym_experiment *e, cons
 	}
 	if (r->nqueries)
 		cJSON_AddItemToObject(o, "queries", sym_queries_json(e, r));
+	if (r->nreplans) {
+		cJSON *a = cJSON_AddArrayToObject(o, "replans");
+		for (size_t i = 0; i < r->nreplans; i++) {
+			const struct sym_replan *x = &r->replans[i];
+			cJSON *ro = cJSON_CreateObject();
+			cJSON_AddNumberToObject(ro, "t_s", x->t_s);
+			cJSON_AddStringToObject(ro, "query", e->queries[x->query].name);
+			cJSON_AddItemToObject(ro, "gammas", cJSON_CreateDoubleArray(x->gamma, x->nstages));
+			cJSON_AddItemToObject(ro, "budgets_ms", cJSON_CreateDoubleArray(x->budget_ms, x->nstages));
+			cJSON_AddItemToArray(a, ro);
+		}
+	}
 	cJSON_AddNumberToObject(o, "simulated_requests", (double)r->simulated_requests);
 	cJSON_AddNumberToObject(o, "wall_seconds", r->wall_seconds);
 	return o;

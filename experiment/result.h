@@ -109,6 +109,14 @@ struct sym_run_result {
 	/* complex queries (e->nqueries of them), else nqueries 0 */
 	size_t nqueries;
 	struct sym_query_result *queries;
+	/* the splits re-planned during the run (queries with replan_s) */
+	size_t nreplans;
+	struct sym_replan {
+		double t_s;
+		int query, nstages;
+		double gamma[SYM_QUERY_MAX_STAGES];  /* the fan-outs measured since the last (the root: 1) */
+		double budget_ms[SYM_QUERY_MAX_STAGES]; /* the new split */
+	} *replans;
 	/* sub-clusters (a partition), else nsub 0 */
 	int nsub;
 	int *model_part;               /* nmodels: each model's sub-cluster */

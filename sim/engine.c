@@ -24,7 +24,7 @@
  * EV_GPUMOVE: the epoch's model moves are done, GPUs change part;
  * EV_STALL: model idx's stalled move begins (its arrivals wait). */
 enum { EV_ARRIVAL, EV_FINISH, EV_FREE, EV_EPOCH, EV_SWITCH, EV_LOADED, EV_GPUMOVE, EV_STALL, EV_SCALE, EV_PROVISIONED,
-       EV_STAGE };
+       EV_STAGE, EV_REPLAN };
 
 /* A GPU's standing with the autoscaler: in service, out (not paid for),
  * coming up (paid for, provisioning and loading), draining (paid for, its
@@ -245,6 +245,12 @@ struct sim {
 	size_t nsw, swcap, nswfree;
 	gsl_rng *fan_rng;
 	gsl_rng *pfx_rng; /* prefix batching: the variants a batch holds */
+	/* per query and stage (q * SYM_QUERY_MAX_STAGES + v): the deadline offsets in force (ms), and for
+	 * re-planning, the requests of v that spawned children, the children of v spawned, and the fan-out
+	 * last measured, since the last re-plan */
+	double *qdl, *qgam;
+	uint64_t *qatt, *qkids;
+	size_t replan_cap;
 	uint64_t q_started, q_ended;
 	int err;
 };
@@ -361,17 +367,22 @@ static void stage_end(struct sim *s, struct sym_request *r, sym_time done, bool 
 		x->last = done;
 	const struct sym_query *q = &s->e->queries[x->query];
 	int v = s->e->stage_of[r->model];
-	for (int c = v + 1; served && !x->dropped && !x->late && c < q->nstages && !s->err; c++) {
+	size_t qb = (size_t)x->query * SYM_QUERY_MAX_STAGES;
+	bool spawn = served && !x->dropped && !x->late;
+	if (spawn)
+		s->qatt[qb + (size_t)v]++;
+	for (int c = v + 1; spawn && c < q->nstages && !s->err; c++) {
 		if (q->parent[c] != v)
 			continue;
-		double g = q->gamma[c], whole = floor(g);
+		double g = q->ngsteps[c] ? sym_query_gamma_at(q, c, sym_to_s(done)) : q->gamma[c], whole = floor(g);
 		int k = (int)whole + (gsl_rng_uniform(s->fan_rng) < g - whole);
+		s->qkids[qb + (size_t)c] += (uint64_t)k;
 		for (int j = 0; j < k; j++) {
 			struct sym_request *cr = req_alloc(s);
 			if (!cr)
 				return;
 			*cr = (struct sym_request){ .id = s->next_id++, .arrival = done,
-						    .deadline = x->arrival + sym_ms(q->deadline_ms[c]), .model = q->model[c] };
+						    .deadline = x->arrival + sym_ms(s->qdl[qb + (size_t)c]), .model = q->model[c] };
 			simreq_of(cr)->query = qi;
 			x->pending++;
 			x->nreq++;
@@ -755,6 +766,23 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 		gsl_rng_set(s->pfx_rng, (unsigned long)(sym_seed_stream(e->seed, (1u << 30) + 2) & 0xffffffffu) | 1);
 	}
 	if (e->nqueries) {
+		size_t nq = e->nqueries * SYM_QUERY_MAX_STAGES;
+		s->qdl = calloc(nq, sizeof(double));
+		s->qgam = calloc(nq, sizeof(double));
+		s->qatt = calloc(nq, sizeof(uint64_t));
+		s->qkids = calloc(nq, sizeof(uint64_t));
+		if (!s->qdl || !s->qgam || !s->qatt || !s->qkids)
+			return -ENOMEM;
+		for (size_t q = 0; q < e->nqueries; q++) {
+			const struct sym_query *x = &e->queries[q];
+			for (int v = 0; v < x->nstages; v++) {
+				s->qdl[q * SYM_QUERY_MAX_STAGES + (size_t)v] = x->deadline_ms[v];
+				s->qgam[q * SYM_QUERY_MAX_STAGES + (size_t)v] = x->gamma[v];
+			}
+			if (x->replan_s > 0 && sym_s(x->replan_s) < s->end &&
+			    ev_push(&s->ev, sym_s(x->replan_s), EV_REPLAN, (int)q))
+				return -ENOMEM;
+		}
 		if (!(s->fan_rng = gsl_rng_alloc(gsl_rng_mt19937)))
 			return -ENOMEM;
 		gsl_rng_set(s->fan_rng, (unsigned long)(sym_seed_stream(e->seed, (1u << 30) + 1) & 0xffffffffu) | 1);
@@ -1073,6 +1101,55 @@ static void on_gpumove(struct sim *s, sym_time now)
 
 /* An arrival of model m at time t (the event at the top of the heap, which
  * it then replaces by the model's next arrival). Returns 0 or -errno. */
+/* Query qi's split, re-planned at now from the fan-outs measured since the
+ * last re-plan (an edge whose parent spawned nothing keeps its last value):
+ * the requests that arrive from now on get the new deadlines. The stage
+ * models keep the SLO they were configured with (their first budget). */
+static void on_replan(struct sim *s, int qi, sym_time now)
+{
+	const struct sym_experiment *e = s->e;
+	const struct sym_query *q = &e->queries[qi];
+	size_t qb = (size_t)qi * SYM_QUERY_MAX_STAGES;
+	sym_time next = now + sym_s(q->replan_s);
+	if (next < s->end && ev_push(&s->ev, next, EV_REPLAN, qi)) {
+		s->err = -ENOMEM;
+		return;
+	}
+	struct sym_query_stage st[SYM_QUERY_MAX_STAGES];
+	for (int v = 0; v < q->nstages; v++) {
+		if (v && s->qatt[qb + (size_t)q->parent[v]] > 0)
+			s->qgam[qb + (size_t)v] = (double)s->qkids[qb + (size_t)v] / (double)s->qatt[qb + (size_t)q->parent[v]];
+		st[v] = (struct sym_query_stage){ .name = e->models[q->model[v]].name, .profile = &e->profiles[q->model[v]],
+						  .parent = q->parent[v], .gamma = v ? s->qgam[qb + (size_t)v] : 1,
+						  .lat_factor = q->lat_factor };
+	}
+	for (int v = 0; v < q->nstages; v++)
+		s->qatt[qb + (size_t)v] = s->qkids[qb + (size_t)v] = 0;
+	struct sym_query_split out[SYM_QUERY_MAX_STAGES];
+	double gpus, rate = e->rate * q->share > 0 ? e->rate * q->share : 1;
+	char msg[256];
+	if (sym_query_split(st, q->nstages, rate, q->slo_ms, q->eps_ms, out, &gpus, msg, sizeof(msg)))
+		return; /* no split fits (cannot happen: the gammas do not change feasibility); keep the last */
+	struct sym_run_result *res = s->res;
+	if (res->nreplans == s->replan_cap) {
+		size_t cap = s->replan_cap ? 2 * s->replan_cap : 16;
+		struct sym_replan *x = realloc(res->replans, cap * sizeof(*x));
+		if (!x) {
+			s->err = -ENOMEM;
+			return;
+		}
+		res->replans = x;
+		s->replan_cap = cap;
+	}
+	struct sym_replan *r = &res->replans[res->nreplans++];
+	*r = (struct sym_replan){ .t_s = sym_to_s(now), .query = qi, .nstages = q->nstages };
+	for (int v = 0; v < q->nstages; v++) {
+		s->qdl[qb + (size_t)v] = (v ? s->qdl[qb + (size_t)q->parent[v]] : 0) + out[v].budget_ms;
+		r->gamma[v] = st[v].gamma;
+		r->budget_ms[v] = out[v].budget_ms;
+	}
+}
+
 static int admit(struct sim *s, struct sym_request *r, int m, sym_time t);
 
 static int on_arrival(struct sim *s, int m, sym_time t)
@@ -1087,7 +1164,7 @@ static int on_arrival(struct sim *s, int m, sym_time t)
 			return s->err;
 		struct qrec *x = &s->qr[qi - 1];
 		x->pending = x->nreq = 1;
-		r->deadline = t + sym_ms(s->e->queries[x->query].deadline_ms[0]);
+		r->deadline = t + sym_ms(s->qdl[(size_t)x->query * SYM_QUERY_MAX_STAGES]);
 		simreq_of(r)->query = qi;
 	}
 	int rc = admit(s, r, m, t);
@@ -1361,6 +1438,8 @@ static int sim_loop(struct sim *s, const struct sym_run_opts *opts)
 				on_scale(s, ev.t);
 			} else if (ev.kind == EV_PROVISIONED) {
 				on_provisioned(s, ev.idx, ev.t);
+			} else if (ev.kind == EV_REPLAN) {
+				on_replan(s, ev.idx, ev.t);
 			} else if (ev.kind == EV_STAGE) {
 				if ((rc = on_stage(s, ev.idx, ev.t)))
 					return rc;
@@ -1505,6 +1584,10 @@ static void sim_free(struct sim *s)
 		gsl_rng_free(s->pfx_rng);
 	free(s->qr);
 	free(s->qfree);
+	free(s->qdl);
+	free(s->qgam);
+	free(s->qatt);
+	free(s->qkids);
 	free(s->stage_wait);
 	free(s->swfree);
 	while (s->chunks) {

@@ -1474,6 +1474,67 @@ static void test_query_errors(void **state)
 	sym_experiment_finish(&e);
 }
 
+/* Nexus re-plans the split every epoch from the measured fan-out (nexus.md,
+ * Sections 4.2 and 6.2): B's fan-out goes from 0.1 to 10 at 5 s; re-planned
+ * every 2 s, the splits after the change are the split for gamma 10 exactly
+ * (a whole fan-out: every eligible request of A spawns 10), the earlier ones
+ * are planned for about 0.1, and they differ; the result lists them. */
+static void test_query_replan(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	qexp(&e, "[{\"name\": \"q\", \"slo_ms\": 60, \"split\": \"nexus\", \"replan_s\": 2, \"eps_ms\": 0.5, \"stages\": "
+		 "[{\"model\": \"A\"}, {\"model\": \"B\", \"gamma\": 0.1, \"gamma_after\": [{\"t_s\": 5, \"gamma\": 10}]}]}]",
+	     "\"gpus\": 16, \"duration_s\": 11, \"warmup_s\": 1");
+	resolve(&e);
+	struct sym_run_result r;
+	run(&e, 200, &r);
+	check_query_invariants(&r);
+	assert_int_equal(r.nreplans, 5); /* at 2, 4, 6, 8, 10 s */
+	struct sym_query_stage st[2] = {
+		{ .profile = &e.profiles[0], .parent = -1, .gamma = 1, .lat_factor = 1 },
+		{ .profile = &e.profiles[1], .parent = 0, .gamma = 10, .lat_factor = 1 },
+	};
+	struct sym_query_split out[2];
+	double g;
+	char err[256];
+	assert_int_equal(sym_query_split(st, 2, 200, 60, 0.5, out, &g, err, sizeof(err)), 0);
+	for (int i = 3; i < 5; i++) {
+		assert_true(r.replans[i].gamma[1] == 10);
+		assert_true(fabs(r.replans[i].budget_ms[0] - out[0].budget_ms) < 1e-9);
+		assert_true(fabs(r.replans[i].budget_ms[1] - out[1].budget_ms) < 1e-9);
+	}
+	for (int i = 0; i < 2; i++)
+		assert_true(r.replans[i].gamma[1] > 0.03 && r.replans[i].gamma[1] < 0.3);
+	assert_true(r.replans[0].budget_ms[0] != r.replans[4].budget_ms[0]);
+	cJSON *j = sym_result_json("sim", &e, &r);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "replans")), 5);
+	cJSON_Delete(j);
+	sym_run_result_finish(&r);
+	sym_experiment_finish(&e);
+	/* bad input */
+	static const struct {
+		const char *q, *want;
+	} bad[] = {
+		{ "[{\"name\": \"q\", \"slo_ms\": 60, \"replan_s\": 2, \"stages\": [{\"model\": \"A\"}]}]", "needs \"split\": \"nexus\"" },
+		{ "[{\"name\": \"q\", \"slo_ms\": 60, \"stages\": [{\"model\": \"A\", \"gamma_after\": [{\"t_s\": 1, \"gamma\": 2}]}]}]",
+		  "not for the root" },
+		{ "[{\"name\": \"q\", \"slo_ms\": 60, \"stages\": [{\"model\": \"A\"}, {\"model\": \"B\", \"gamma_after\": "
+		  "[{\"t_s\": 3, \"gamma\": 2}, {\"t_s\": 3, \"gamma\": 1}]}]}]", "gamma_after[1]" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		sym_experiment_init(&e);
+		cJSON *v = cJSON_Parse(bad[i].q), *o = cJSON_CreateObject();
+		cJSON_AddItemToObject(o, "queries", v);
+		err[0] = 0;
+		assert_int_equal(sym_experiment_apply_json(&e, o, "t", err, sizeof(err)), -EINVAL);
+		if (!strstr(err, bad[i].want))
+			fail_msg("case %zu: '%s' lacks '%s'", i, err, bad[i].want);
+		cJSON_Delete(o);
+		sym_experiment_finish(&e);
+	}
+}
+
 /* ---- prefix batching (nexus.md, Section 6.3) ---- */
 
 static void pexp(struct sym_experiment *e, int variants, bool batching, const char *extra)
@@ -1643,6 +1704,7 @@ int main(void)
 		cmocka_unit_test(test_query_split_deadlines),
 		cmocka_unit_test(test_query_goodput),
 		cmocka_unit_test(test_query_errors),
+		cmocka_unit_test(test_query_replan),
 		cmocka_unit_test(test_prefix_models),
 		cmocka_unit_test(test_prefix_batching_run),
 	};
