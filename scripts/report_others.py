@@ -367,6 +367,12 @@ def section(results):
             "unit its slack is measured in (ms or s changes how the power weighs against the load), nor its "
             "applications' processing times, so its Table III cannot be reconstructed. FCFS and EDF here "
             "consolidate (see urgency-spikes for one request at a time).",
+        "nexus-replan":
+            "Under symphony, whose batches follow the requests' deadlines, re-planning follows the jump and "
+            "serves the most; the split planned once for gamma 0.1 leaves Inception too little budget for a "
+            "fan-out of 10. Under policy nexus no split passes here: its sessions plan with each stage model's "
+            "configured SLO (the first budget), which re-planning does not change (docs/queries.md), and "
+            "with the strong SSD a session's worst case (2 l(b)) does not fit.",
         "nexus-drop":
             "Early drop's gain over lazy drop appears under Poisson arrivals only (uniform arrivals never "
             "leave a head that forces a small batch), as the paper's Figure 5 shows for lazy drop. Under "
