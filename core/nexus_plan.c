@@ -342,3 +342,294 @@ out:
 	free(bins);
 	return rc;
 }
+
+/* ---- incremental re-planning (Section 6.1, its last paragraph) ---- */
+
+/* Sessions (mod[i], rate[i]) on one GPU: whether they fit it, and then its
+ * cycle, busy time, memory and each session's batch. One session may run
+ * saturated (back to back at its largest SLO-safe batch, up to its
+ * throughput); several share a cycle as in step 3. */
+static bool gpu_fit(const struct sym_nexus_model *models, const int *mod, const double *rate, int n, double cap,
+		    sym_time *duty, sym_time *busy, double *mem, int *batch)
+{
+	sym_time D = 0;
+	if (n == 1) {
+		const struct sym_nexus_model *md = &models[mod[0]];
+		int B = sat_batch(md);
+		if (rate[0] > (double)B * 1e9 / (double)md->lat[B] * (1 + 1e-9))
+			return false;
+		if (!resid_choose(md, rate[0], &batch[0], &D)) {
+			batch[0] = B;
+			D = md->lat[B];
+		}
+		*duty = D;
+		*busy = md->lat[batch[0]];
+		*mem = known(md->static_mb) + known(md->dynamic_mb);
+		return true;
+	}
+	for (int i = 0; i < n; i++) {
+		int b;
+		sym_time d;
+		if (!resid_choose(&models[mod[i]], rate[i], &b, &d))
+			return false; /* needs a GPU of its own */
+		D = i == 0 || d < D ? d : D;
+	}
+	sym_time bz = 0;
+	double stat = 0, dyn = 0;
+	for (int i = 0; i < n; i++) {
+		const struct sym_nexus_model *md = &models[mod[i]];
+		batch[i] = batch_for(D, rate[i], md->max_batch);
+		if (D + md->lat[batch[i]] + md->delay > md->slo)
+			return false;
+		bz += md->lat[batch[i]];
+		stat += known(md->static_mb);
+		dyn = known(md->dynamic_mb) > dyn ? known(md->dynamic_mb) : dyn;
+	}
+	if (bz > D || (cap > 0 && stat + dyn > cap))
+		return false;
+	*duty = D;
+	*busy = bz;
+	*mem = stat + dyn;
+	return true;
+}
+
+struct igpu {
+	int n;
+	int *mod;    /* nmodels slots */
+	double *rate;
+	int *batch;
+	sym_time duty, busy;
+	double mem;
+	bool gone;
+};
+
+static bool igpu_refit(const struct sym_nexus_model *models, struct igpu *x, double cap)
+{
+	return x->n > 0 && gpu_fit(models, x->mod, x->rate, x->n, cap, &x->duty, &x->busy, &x->mem, x->batch);
+}
+
+int sym_nexus_plan_incremental(struct sym_nexus_plan *plan, const struct sym_nexus_plan *prev,
+			       const struct sym_nexus_model *models, int nmodels, double gpu_memory_mb, int max_gpus,
+			       int *evicted, int *released)
+{
+	sym_nexus_plan_finish(plan);
+	*evicted = *released = 0;
+	if (!prev || nmodels < 1 || !models || isnan(gpu_memory_mb))
+		return -EINVAL;
+	for (int m = 0; m < nmodels; m++)
+		if (!model_ok(&models[m]))
+			return -EINVAL;
+	for (int i = 0; i < prev->nsessions; i++)
+		if (prev->sessions[i].model < 0 || prev->sessions[i].model >= nmodels)
+			return -EINVAL;
+	int P = prev->ngpus, rc = -ENOMEM;
+	double *old = calloc((size_t)nmodels, sizeof(double)), *kept = calloc((size_t)nmodels, sizeof(double));
+	struct igpu *gp = calloc(P ? (size_t)P : 1, sizeof(*gp));
+	int *slots = calloc((size_t)(P ? P : 1) * (size_t)nmodels * 2, sizeof(int));
+	double *rates = calloc((size_t)(P ? P : 1) * (size_t)nmodels, sizeof(double));
+	struct sym_nexus_model *resid = malloc((size_t)nmodels * sizeof(*resid));
+	struct sym_nexus_plan extra;
+	sym_nexus_plan_init(&extra);
+	if (!old || !kept || !gp || !slots || !rates || !resid)
+		goto out;
+	double old_total = 0, new_total = 0;
+	for (int m = 0; m < nmodels; m++) {
+		old[m] = sym_nexus_plan_rate(prev, m);
+		old_total += old[m];
+		new_total += models[m].rate;
+	}
+	/* the previous GPUs with their sessions' rates scaled to the new rates (a saturated GPU keeps its
+	 * throughput when its model grew: the growth is left to the residual) */
+	for (int p = 0; p < P; p++) {
+		struct igpu *x = &gp[p];
+		x->mod = slots + (size_t)p * (size_t)nmodels * 2;
+		x->batch = x->mod + nmodels;
+		x->rate = rates + (size_t)p * (size_t)nmodels;
+		for (int i = 0; i < prev->gpus[p].nsessions; i++) {
+			const struct sym_nexus_session *s = sym_nexus_plan_session(prev, p, i);
+			double f = old[s->model] > 0 ? models[s->model].rate / old[s->model] : 0;
+			double r = prev->gpus[p].saturated && f > 1 ? s->rate : s->rate * f;
+			if (r <= RESID_EPS || models[s->model].lat[1] + models[s->model].delay > models[s->model].slo)
+				continue;
+			x->mod[x->n] = s->model;
+			x->rate[x->n++] = r;
+		}
+		/* overloaded: evict the cheapest session (the least occupancy alone) until it fits */
+		while (x->n > 0 && !igpu_refit(models, x, gpu_memory_mb)) {
+			int cheap = 0;
+			double best = INFINITY;
+			for (int i = 0; i < x->n; i++) {
+				const struct sym_nexus_model *md = &models[x->mod[i]];
+				int b;
+				sym_time d;
+				double occ = resid_choose(md, x->rate[i], &b, &d) ? (double)md->lat[b] / (double)d : 1;
+				if (occ < best) {
+					best = occ;
+					cheap = i;
+				}
+			}
+			x->mod[cheap] = x->mod[x->n - 1];
+			x->rate[cheap] = x->rate[x->n - 1];
+			x->n--;
+			(*evicted)++;
+		}
+		x->gone = x->n == 0;
+	}
+	/* less load: move the sessions of the least utilised GPUs (under half busy) onto the others */
+	while (new_total < old_total) {
+		int lo = -1;
+		for (int p = 0; p < P; p++)
+			if (!gp[p].gone && (double)gp[p].busy < 0.5 * (double)gp[p].duty &&
+			    (lo < 0 || (double)gp[p].busy / (double)gp[p].duty < (double)gp[lo].busy / (double)gp[lo].duty))
+				lo = p;
+		if (lo < 0)
+			break;
+		struct igpu *x = &gp[lo];
+		x->gone = true; /* tentatively: its sessions try the others */
+		int moved = 0;
+		for (int i = 0; i < x->n; i++) {
+			int dst = -1;
+			for (int p = 0; p < P && dst < 0; p++) {
+				struct igpu *y = &gp[p];
+				if (y->gone || y->n >= nmodels)
+					continue;
+				bool dup = false;
+				for (int j = 0; j < y->n; j++)
+					dup |= y->mod[j] == x->mod[i];
+				if (dup)
+					continue;
+				y->mod[y->n] = x->mod[i];
+				y->rate[y->n++] = x->rate[i];
+				if (igpu_refit(models, y, gpu_memory_mb))
+					dst = p;
+				else
+					y->n--;
+			}
+			if (dst < 0)
+				break;
+			moved++;
+		}
+		if (moved < x->n) {
+			/* undo: take the moved sessions back off their new GPUs, and stop */
+			for (int i = 0; i < moved; i++)
+				for (int p = 0; p < P; p++) {
+					struct igpu *y = &gp[p];
+					if (y->gone)
+						continue;
+					for (int j = 0; j < y->n; j++)
+						if (y->mod[j] == x->mod[i] && y->rate[j] == x->rate[i]) {
+							y->mod[j] = y->mod[y->n - 1];
+							y->rate[j] = y->rate[y->n - 1];
+							y->n--;
+							igpu_refit(models, y, gpu_memory_mb);
+							p = P;
+							break;
+						}
+				}
+			x->gone = false;
+			break;
+		}
+		(*released)++;
+	}
+	/* what the kept GPUs do not carry goes to the bin packing of steps 1-3 */
+	int nkept = 0, nsess = 0;
+	for (int p = 0; p < P; p++) {
+		if (gp[p].gone)
+			continue;
+		if (!igpu_refit(models, &gp[p], gpu_memory_mb)) {
+			rc = -EINVAL; /* cannot happen: every kept GPU fits */
+			goto out;
+		}
+		nkept++;
+		nsess += gp[p].n;
+		for (int i = 0; i < gp[p].n; i++)
+			kept[gp[p].mod[i]] += gp[p].rate[i];
+	}
+	for (int m = 0; m < nmodels; m++) {
+		resid[m] = models[m];
+		double r = models[m].rate - kept[m];
+		resid[m].rate = r > RESID_EPS * (models[m].rate > 1 ? models[m].rate : 1) ? r : 0;
+		/* relocate it onto a kept GPU that has room for it (the fullest such), else leave it to the packing */
+		if (resid[m].rate > 0 && models[m].lat[1] + models[m].delay <= models[m].slo) {
+			int dst = -1;
+			double occ = -1;
+			for (int p = 0; p < P; p++) {
+				struct igpu *y = &gp[p];
+				bool dup = false;
+				for (int j = 0; j < y->n; j++)
+					dup |= y->mod[j] == m;
+				if (y->gone || dup || y->n >= nmodels)
+					continue;
+				y->mod[y->n] = m;
+				y->rate[y->n++] = resid[m].rate;
+				if (igpu_refit(models, y, gpu_memory_mb) && (double)y->busy / (double)y->duty > occ) {
+					occ = (double)y->busy / (double)y->duty;
+					dst = p;
+				}
+				y->n--;
+				igpu_refit(models, y, gpu_memory_mb);
+			}
+			if (dst >= 0) {
+				struct igpu *y = &gp[dst];
+				y->mod[y->n] = m;
+				y->rate[y->n++] = resid[m].rate;
+				igpu_refit(models, y, gpu_memory_mb);
+				nsess++;
+				resid[m].rate = 0;
+			}
+		}
+	}
+	int left = max_gpus > 0 ? max_gpus - nkept : 0;
+	if (max_gpus > 0 && left < 0) {
+		rc = -ENOSPC;
+		goto out;
+	}
+	bool any = false;
+	for (int m = 0; m < nmodels; m++)
+		any |= resid[m].rate > 0;
+	if (any && (rc = sym_nexus_plan_compute(&extra, resid, nmodels, gpu_memory_mb, max_gpus > 0 ? (left ? left : -1) : 0)))
+		goto out;
+	if (any && max_gpus > 0 && left == 0 && extra.ngpus > 0) {
+		rc = -ENOSPC;
+		goto out;
+	}
+	int ng = nkept + extra.ngpus, ns = nsess + extra.nsessions;
+	plan->gpus = calloc(ng ? (size_t)ng : 1, sizeof(*plan->gpus));
+	plan->sessions = calloc(ns ? (size_t)ns : 1, sizeof(*plan->sessions));
+	if (!plan->gpus || !plan->sessions) {
+		sym_nexus_plan_finish(plan);
+		rc = -ENOMEM;
+		goto out;
+	}
+	int g = 0, s = 0;
+	for (int p = 0; p < P; p++) {
+		const struct igpu *x = &gp[p];
+		if (x->gone)
+			continue;
+		const struct sym_nexus_model *md = &models[x->mod[0]];
+		plan->gpus[g++] = (struct sym_nexus_gpu){
+			.duty = x->duty, .busy = x->busy, .memory_mb = x->mem, .first = s, .nsessions = x->n,
+			.saturated = x->n == 1 && x->batch[0] == sat_batch(md) && x->duty == md->lat[x->batch[0]] };
+		for (int i = 0; i < x->n; i++)
+			plan->sessions[s++] = (struct sym_nexus_session){ .model = x->mod[i], .batch = x->batch[i],
+									  .rate = x->rate[i] };
+	}
+	for (int p = 0; p < extra.ngpus; p++) {
+		plan->gpus[g] = extra.gpus[p];
+		plan->gpus[g++].first = s;
+		for (int i = 0; i < extra.gpus[p].nsessions; i++)
+			plan->sessions[s++] = *sym_nexus_plan_session(&extra, p, i);
+	}
+	plan->ngpus = g;
+	plan->nsessions = s;
+	rc = 0;
+out:
+	sym_nexus_plan_finish(&extra);
+	free(old);
+	free(kept);
+	free(gp);
+	free(slots);
+	free(rates);
+	free(resid);
+	return rc;
+}

@@ -81,6 +81,23 @@ void sym_nexus_plan_init(struct sym_nexus_plan *plan);
 int sym_nexus_plan_compute(struct sym_nexus_plan *plan, const struct sym_nexus_model *models, int nmodels,
 			   double gpu_memory_mb, int max_gpus);
 
+/* Nexus's incremental epoch (nexus.md, Section 6.1, last paragraph): the
+ * plan for models' new rates that keeps prev's GPUs where it can. Each
+ * previous GPU keeps its sessions with their rates scaled to their model's
+ * new rate (a saturated GPU keeps its throughput when its model grew); a GPU
+ * that no longer fits (overloaded) evicts its cheapest session (the least
+ * occupancy alone) until it fits. When the total rate fell, the sessions of
+ * the least utilised GPUs (under half busy) move onto the others where they
+ * fit, and a GPU left empty is released. What the kept GPUs do not carry
+ * (evicted sessions, growth) is bin-packed as by sym_nexus_plan_compute
+ * onto new GPUs, after the kept ones. *evicted and *released count the
+ * sessions evicted and the GPUs released. Same returns as
+ * sym_nexus_plan_compute (-ENOSPC when the kept and new GPUs exceed
+ * max_gpus > 0); -EINVAL also for a prev that names a model >= nmodels. */
+int sym_nexus_plan_incremental(struct sym_nexus_plan *plan, const struct sym_nexus_plan *prev,
+			       const struct sym_nexus_model *models, int nmodels, double gpu_memory_mb, int max_gpus,
+			       int *evicted, int *released);
+
 /* Releases the plan's arrays and leaves it empty. Accepts an empty plan. */
 void sym_nexus_plan_finish(struct sym_nexus_plan *plan);
 

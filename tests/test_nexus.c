@@ -77,6 +77,83 @@ static void assert_session(const struct sym_nexus_plan *pl, int g, int i, int mo
 
 /* ---- planner ---- */
 
+/* Every GPU of a plan keeps Nexus's two rules: duty + l(b) + delay <= SLO
+ * for each session, and the batches fit the cycle. */
+static void check_plan_rules(const struct sym_nexus_plan *pl, const struct sym_nexus_model *m)
+{
+	for (int g = 0; g < pl->ngpus; g++) {
+		sym_time busy = 0;
+		for (int i = 0; i < pl->gpus[g].nsessions; i++) {
+			const struct sym_nexus_session *s = sym_nexus_plan_session(pl, g, i);
+			busy += m[s->model].lat[s->batch];
+			if (!pl->gpus[g].saturated)
+				assert_true(pl->gpus[g].duty + m[s->model].lat[s->batch] + m[s->model].delay <= m[s->model].slo);
+			/* a batch per cycle keeps up with the session's rate */
+			assert_true((double)s->batch >= (double)pl->gpus[g].duty / 1e9 * s->rate - 1e-6);
+		}
+		assert_true(busy <= pl->gpus[g].duty);
+		assert_int_equal(busy, pl->gpus[g].busy);
+	}
+}
+
+/* The incremental epoch (Section 6.1): from the reference plan (GPU 0: A
+ * and B, GPU 1: C), the same rates keep it as it is; B growing to 48 r/s
+ * overloads GPU 0, which evicts its cheapest session (B: A's batch of 8
+ * fills 60% of its cycle) and keeps A as it was; B is placed again and every
+ * model is planned at its new rate; halving every rate leaves GPU 1 under
+ * half busy, and C moves beside A and B: one GPU is released. A plan naming
+ * a model out of range is refused. */
+static void test_plan_incremental(void **state)
+{
+	(void)state;
+	struct sym_nexus_model m[3] = { pmodel(&prof_a, 64, 200), pmodel(&prof_b, 32, 250),
+					pmodel(&prof_c, 32, 250) };
+	struct sym_nexus_plan prev, pl;
+	sym_nexus_plan_init(&prev);
+	sym_nexus_plan_init(&pl);
+	assert_int_equal(sym_nexus_plan_compute(&prev, m, 3, 0, 0), 0);
+	int ev, rel;
+	assert_int_equal(sym_nexus_plan_incremental(&pl, &prev, m, 3, 0, 0, &ev, &rel), 0);
+	assert_int_equal(ev, 0);
+	assert_int_equal(rel, 0);
+	assert_int_equal(pl.ngpus, 2);
+	assert_session(&pl, 0, 0, 0, 8, 64);
+	assert_session(&pl, 0, 1, 1, 4, 32);
+	assert_session(&pl, 1, 0, 2, 5, 32);
+	check_plan_rules(&pl, m);
+
+	m[1].rate = 48;
+	assert_int_equal(sym_nexus_plan_incremental(&pl, &prev, m, 3, 0, 0, &ev, &rel), 0);
+	assert_int_equal(ev, 1);
+	assert_session(&pl, 0, 0, 0, 8, 64); /* A stays as it was */
+	for (int k = 0; k < 3; k++)
+		assert_near(sym_nexus_plan_rate(&pl, k), m[k].rate, 1e-6, "planned rate");
+	check_plan_rules(&pl, m);
+	print_message("B at 48 r/s: %d GPUs (from scratch: ", pl.ngpus);
+	struct sym_nexus_plan full;
+	sym_nexus_plan_init(&full);
+	assert_int_equal(sym_nexus_plan_compute(&full, m, 3, 0, 0), 0);
+	print_message("%d)\n", full.ngpus);
+
+	for (int k = 0; k < 3; k++)
+		m[k].rate = (k ? 32 : 64) / 2.0;
+	assert_int_equal(sym_nexus_plan_incremental(&pl, &prev, m, 3, 0, 0, &ev, &rel), 0);
+	assert_int_equal(ev, 0);
+	assert_int_equal(rel, 1);
+	assert_int_equal(pl.ngpus, 1);
+	for (int k = 0; k < 3; k++)
+		assert_near(sym_nexus_plan_rate(&pl, k), m[k].rate, 1e-6, "planned rate");
+	check_plan_rules(&pl, m);
+	/* the cap, and a bad previous plan */
+	m[1].rate = 200;
+	assert_int_equal(sym_nexus_plan_incremental(&pl, &prev, m, 3, 0, 2, &ev, &rel), -ENOSPC);
+	assert_int_equal(sym_nexus_plan_incremental(&pl, &prev, m, 2, 0, 0, &ev, &rel), -EINVAL);
+	sym_nexus_plan_finish(&full);
+	sym_nexus_plan_finish(&pl);
+	sym_nexus_plan_finish(&prev);
+}
+
+
 /* A 64 r/s, B and C 32 r/s: A (batch 8, duty 125 ms) shares a GPU with B
  * (batch 4: 75 + 50 = 125 ms); C (batch 4 would cost 60 ms beside A's 75) gets
  * its own GPU, where it runs batch 5 every 156.25 ms (68.75 + 156.25 <= 250). */
@@ -607,6 +684,7 @@ int main(void)
 		cmocka_unit_test(test_plan_saturate),
 		cmocka_unit_test(test_plan_memory),
 		cmocka_unit_test(test_plan_bad_and_empty),
+		cmocka_unit_test(test_plan_incremental),
 		cmocka_unit_test(test_params),
 		cmocka_unit_test(test_policy_cycles),
 		cmocka_unit_test(test_policy_spare),

@@ -188,7 +188,7 @@ static void test_every_policy(void **state)
 	size_t n;
 	const struct sym_policy_ops *const *list = sym_policy_list(&n);
 	const char *variants[] = { "timeout:30%", "betalambda:beta=2", "clockwork:legacy", "clockwork:sizes=all", "shepherd:lambda=1.5",
-				   "nexus:frontends=8", "nexus:drop=lazy,epoch=1", "urgency:shape=linear",
+				   "nexus:frontends=8", "nexus:drop=lazy,epoch=1", "nexus:plan=incremental,epoch=1", "urgency:shape=linear",
 				   "urgency:shape=exp,max=4" };
 	const char *clusters[] = { NULL, "a100:5,gtx1080ti:3,cpu:2:x15" };
 	size_t total = n + sizeof(variants) / sizeof(variants[0]);

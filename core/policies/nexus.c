@@ -79,7 +79,13 @@
  * (id ngpus).
  *
  * Parameters: frontends=N (default 1), epoch=S seconds (default 30),
- * drop=early|lazy (default early), trigger=F and min_epoch=S below.
+ * drop=early|lazy (default early), trigger=F and min_epoch=S below, and
+ * plan=full|incremental (default full: every epoch plans from scratch and
+ * maps the plan onto the GPUs with the most overlap; incremental, Section
+ * 6.1's last paragraph: the GPUs keep their sessions at the new rates, an
+ * overloaded one evicts its cheapest sessions, the least used are emptied
+ * onto the others when the load falls, and what is left is packed anew;
+ * one GPU kind only (else full), spare GPUs then stay idle).
  *
  * Epochs triggered by change (nexus.md Section 5: "a new epoch can also be
  * triggered by large changes in workload", at most one every 10 s). With
@@ -116,6 +122,7 @@
 
 enum { DROP_EARLY, DROP_LAZY };
 enum { SPARE_USE, SPARE_IDLE };
+enum { PLAN_FULL, PLAN_INCREMENTAL };
 
 struct params {
 	int frontends;
@@ -124,11 +131,14 @@ struct params {
 	int spare; /* SPARE_USE, SPARE_IDLE */
 	double trigger;
 	double min_epoch_s;
+	int plan;  /* PLAN_FULL, PLAN_INCREMENTAL */
 };
 SYM_POLICY_PARAMS(struct params, params_of)
 
 static const struct sym_param_word drop_words[] = { { "early", DROP_EARLY }, { "lazy", DROP_LAZY }, { NULL, 0 } };
 static const struct sym_param_word spare_words[] = { { "use", SPARE_USE }, { "idle", SPARE_IDLE }, { NULL, 0 } };
+static const struct sym_param_word plan_words[] = { { "full", PLAN_FULL }, { "incremental", PLAN_INCREMENTAL },
+						    { NULL, 0 } };
 
 static const struct sym_param params[] = {
 	{ .key = "frontends", .type = SYM_PARAM_INT, .offset = offsetof(struct params, frontends), .lo = 1,
@@ -144,6 +154,9 @@ static const struct sym_param params[] = {
 	  .help = "the least time between two plans when triggered by change" },
 	{ .key = "spare", .type = SYM_PARAM_ENUM, .offset = offsetof(struct params, spare), .words = spare_words,
 	  .def = SPARE_USE, .help = "spread the headroom over spare GPUs, or leave them idle" },
+	{ .key = "plan", .type = SYM_PARAM_ENUM, .offset = offsetof(struct params, plan), .words = plan_words,
+	  .def = PLAN_FULL, .help = "each epoch: plan from scratch, or incrementally (Section 6.1: keep the GPUs, evict "
+				    "the cheapest sessions of an overloaded one, release the least used; one GPU kind)" },
 	{ .key = NULL },
 };
 
@@ -176,6 +189,7 @@ struct nx {
 	int nf;
 	bool lazy;
 	bool spare_idle;
+	bool incremental; /* plan=incremental */
 	sym_time epoch;
 	double min_rate;
 	double trigger;
@@ -414,9 +428,58 @@ static int scale_up(struct sym_core *c, struct nx *st, int k, int n, struct sym_
 	return rc == -ENOMEM ? rc : 0;
 }
 
+/* plan=incremental: the plan for rem from the GPUs' current sessions
+ * (nexus_plan.h, sym_nexus_plan_incremental), when there are some and there
+ * is one GPU kind. Returns 0 with the plan, 1 when it does not apply or does
+ * not fit (the full planning then runs), or -ENOMEM. */
+static int incremental(struct sym_core *c, struct nx *st, int k, int n, struct sym_nexus_plan *best)
+{
+	if (!st->incremental || st->nk != 1)
+		return 1;
+	int ng = 0, ns = 0;
+	for (int g = 0; g < st->ng; g++)
+		if (c->gpus[g].kind == k && st->gpu[g].nsess) {
+			ng++;
+			ns += st->gpu[g].nsess;
+		}
+	if (!ng)
+		return 1;
+	struct sym_nexus_plan prev = { .ngpus = ng, .nsessions = ns };
+	prev.gpus = calloc((size_t)ng, sizeof(*prev.gpus));
+	prev.sessions = calloc((size_t)ns, sizeof(*prev.sessions));
+	if (!prev.gpus || !prev.sessions) {
+		sym_nexus_plan_finish(&prev);
+		return -ENOMEM;
+	}
+	int p = 0, si = 0;
+	for (int g = 0; g < st->ng; g++) {
+		const struct nx_gpu *x = &st->gpu[g];
+		if (c->gpus[g].kind != k || !x->nsess)
+			continue;
+		sym_time busy = 0;
+		for (int i = 0; i < x->nsess; i++) {
+			prev.sessions[si + i] = (struct sym_nexus_session){ .model = x->sess[i].model, .batch = x->sess[i].batch,
+									    .rate = x->sess[i].rate };
+			busy += st->lat[x->sess[i].model * st->nk + k][x->sess[i].batch];
+		}
+		prev.gpus[p++] = (struct sym_nexus_gpu){ .duty = x->duty, .busy = busy, .first = si, .nsessions = x->nsess,
+							 .saturated = x->nsess == 1 && busy == x->duty };
+		si += x->nsess;
+	}
+	for (int m = 0; m < st->nm; m++)
+		st->pm[m].rate = st->rem[m];
+	int ev, rel;
+	int rc = sym_nexus_plan_incremental(best, &prev, st->pm, st->nm, c->kinds[k].memory_mb, n, &ev, &rel);
+	sym_nexus_plan_finish(&prev);
+	return rc == -ENOMEM ? rc : rc ? 1 : 0;
+}
+
 static int fit_kind(struct sym_core *c, struct nx *st, int k, int n, struct sym_nexus_plan *best)
 {
 	fill_models(c, st, k);
+	int inc = incremental(c, st, k, n, best);
+	if (inc <= 0)
+		return inc;
 	memset(st->excl, 0, (size_t)st->nm * sizeof(*st->excl));
 	int rc = try_plan(c, st, k, n, 1, best);
 	if (!rc && !st->spare_idle)
@@ -748,6 +811,7 @@ static int nx_init(struct sym_core *c, char *err, size_t errlen)
 	st->nf = p.frontends;
 	st->lazy = p.drop == DROP_LAZY;
 	st->spare_idle = p.spare == SPARE_IDLE;
+	st->incremental = p.plan == PLAN_INCREMENTAL;
 	st->epoch = sym_s(p.epoch_s);
 	st->min_rate = 1 / p.epoch_s;
 	st->trigger = p.trigger;
