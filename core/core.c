@@ -701,6 +701,14 @@ const struct sym_core_stats *sym_core_stats(const struct sym_core *c)
 	return &cimpl(c)->stats;
 }
 
+int sym_core_set_slo(struct sym_core *c, int m, sym_time slo)
+{
+	if (!c || m < 0 || m >= c->nmodels || slo <= 0)
+		return -EINVAL;
+	c->shards[m].slo = slo;
+	return 0;
+}
+
 int sym_core_max_outstanding(const struct sym_core *c)
 {
 	return c->max_outstanding;

@@ -147,6 +147,13 @@ int sym_core_gpu_online(struct sym_core *c, int g, uint32_t epoch, sym_time now)
  * -ENOTSUP for a scheduler policy (kinds_off is the candidate policies'). */
 int sym_core_set_kinds_off(struct sym_core *c, int m, uint32_t kinds_off, sym_time now);
 
+/* Model m's SLO is slo from now on (a complex query's stage whose budget was
+ * re-planned): what the policies plan with (Nexus's sessions, early drop's
+ * target, timeout's wait) uses it from their next use; the requests' own
+ * deadlines are the driver's. Its largest batch stays the one of the SLO it
+ * was created with. Returns 0, or -EINVAL for a bad model or slo <= 0. */
+int sym_core_set_slo(struct sym_core *c, int m, sym_time slo);
+
 /* Runs every timer due at or before now. */
 void sym_core_advance(struct sym_core *c, sym_time now);
 

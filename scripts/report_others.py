@@ -370,9 +370,8 @@ def section(results):
         "nexus-replan":
             "Under symphony, whose batches follow the requests' deadlines, re-planning follows the jump and "
             "serves the most; the split planned once for gamma 0.1 leaves Inception too little budget for a "
-            "fan-out of 10. Under policy nexus no split passes here: its sessions plan with each stage model's "
-            "configured SLO (the first budget), which re-planning does not change (docs/queries.md), and "
-            "with the strong SSD a session's worst case (2 l(b)) does not fit.",
+            "fan-out of 10. Under policy nexus (whose sessions re-plan with the new budgets at their next "
+            "epoch) the strong SSD's session worst case, 2 l(b), leaves the rows as the table shows.",
         "nexus-drop":
             "Early drop's gain over lazy drop appears under Poisson arrivals only (uniform arrivals never "
             "leave a head that forces a small batch), as the paper's Figure 5 shows for lazy drop. Under "

@@ -1103,8 +1103,8 @@ static void on_gpumove(struct sim *s, sym_time now)
  * it then replaces by the model's next arrival). Returns 0 or -errno. */
 /* Query qi's split, re-planned at now from the fan-outs measured since the
  * last re-plan (an edge whose parent spawned nothing keeps its last value):
- * the requests that arrive from now on get the new deadlines. The stage
- * models keep the SLO they were configured with (their first budget). */
+ * the requests that arrive from now on get the new deadlines, and the stage
+ * models their new budgets as SLOs (sym_core_set_slo). */
 static void on_replan(struct sim *s, int qi, sym_time now)
 {
 	const struct sym_experiment *e = s->e;
@@ -1147,6 +1147,10 @@ static void on_replan(struct sim *s, int qi, sym_time now)
 		s->qdl[qb + (size_t)v] = (v ? s->qdl[qb + (size_t)q->parent[v]] : 0) + out[v].budget_ms;
 		r->gamma[v] = st[v].gamma;
 		r->budget_ms[v] = out[v].budget_ms;
+		/* the stage's model plans with its new budget (Nexus's sessions at their next epoch) */
+		int m = q->model[v];
+		if (out[v].budget_ms > 0)
+			sym_core_set_slo(s->cores[s->model_core[m]], m, sym_ms(out[v].budget_ms));
 	}
 }
 

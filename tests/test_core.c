@@ -412,6 +412,10 @@ static void test_bad_args(void **state)
 	assert_int_equal(sym_core_create(&c, &cfg, &sink), 0);
 	struct sym_request r = { .model = 5 };
 	assert_int_equal(sym_core_arrive(c, &r, 0), -EINVAL);
+	assert_int_equal(sym_core_set_slo(c, 0, 20 * SYM_MS), 0);
+	assert_int_equal(sym_core_set_slo(c, 1, 20 * SYM_MS), -EINVAL);
+	assert_int_equal(sym_core_set_slo(c, 0, 0), -EINVAL);
+	assert_int_equal(sym_core_set_slo(NULL, 0, 20 * SYM_MS), -EINVAL);
 	sym_core_destroy(c);
 	sym_core_destroy(NULL);
 }
