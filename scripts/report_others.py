@@ -370,10 +370,10 @@ def section(results):
         "nexus-replan":
             "Under symphony, whose batches follow the requests' deadlines, re-planning follows the jump and "
             "serves the most; the split planned once for gamma 0.1 leaves Inception too little budget for a "
-            "fan-out of 10. Under policy nexus no split passes with its 30 s epochs: Inception's rate jumps "
-            "a hundredfold and its sessions keep the old plan until the next epoch, long enough to fail "
-            "the 1% criterion at any rate; the `trigger=0.5` rows re-plan when the rate moves (nexus.md, "
-            "Section 5).",
+            "fan-out of 10. Under policy nexus no split passes, with its 30 s epochs or with epochs triggered "
+            "by change (`trigger=0.5`); the cause is not established here (candidates: the hundredfold jump "
+            "of Inception's rate between epochs; the strong SSD's session worst case, 2 l(b), within its "
+            "budget). Open.",
         "nexus-drop":
             "Early drop's gain over lazy drop appears under Poisson arrivals only (uniform arrivals never "
             "leave a head that forces a small batch), as the paper's Figure 5 shows for lazy drop. Under "
