@@ -932,7 +932,23 @@ static int check_part(const cJSON *o, const char *where, bool suffix, char *err,
 	return 0;
 }
 
+static int check_prefix_models(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen);
+
 static int set_prefix_models(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	if (!cJSON_IsString(v))
+		return check_prefix_models(e, v, where, err, errlen);
+	/* the command line's JSON text */
+	char msg[400] = "";
+	cJSON *p = sym_json_parse(v->valuestring, "the prefix models", msg, sizeof(msg));
+	if (!p)
+		return ERR("%s: %s", where, msg);
+	int rc = check_prefix_models(e, p, where, err, errlen);
+	cJSON_Delete(p);
+	return rc;
+}
+
+static int check_prefix_models(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
 	if (!cJSON_IsArray(v))
 		return ERR("%s: expected an array of prefix models (objects with " PREFIX_KEYS ")", where);

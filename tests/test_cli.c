@@ -732,6 +732,18 @@ static void test_split_and_queries(void **state)
 	free(text);
 	cJSON_Delete(doc);
 	unlink(tmp_path("q-lc.json"));
+	/* prefix models from the command line (JSON text) */
+	RUN(&r, "sim", "--zoo", "gtx1080ti", "--gpus", "1", "--slo", "100", "--rate", "100", "--duration", "3", "--warmup",
+	    "1", "--prefix-batching", "true", "--prefix-models",
+	    "[{\"name\": \"R\", \"variants\": 3, \"prefix\": {\"alpha_ms\": 2, \"beta_ms\": 5}, "
+	    "\"suffix\": {\"alpha_ms\": 0.1, \"beta_ms\": 0.2}}]");
+	expect_status(&r, 0);
+	expect_contains(r.out, "R ", "the table", &r);
+	run_free(&r);
+	RUN(&r, "sim", "--zoo", "gtx1080ti", "--prefix-models", "[{\"name\": \"R\"");
+	expect_status(&r, 2);
+	expect_contains(r.err, "--prefix-models", "stderr", &r);
+	run_free(&r);
 	write_text("bad-split.json", "{\"slo_ms\": 100, \"stages\": [{\"points\": [[40, 200]], \"gamma\": -1}]}");
 	RUN(&r, "split", tmp_path("bad-split.json"));
 	expect_status(&r, 2);
