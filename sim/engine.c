@@ -281,7 +281,8 @@ static struct sym_request *req_alloc(struct sim *s)
 			s->free_list[s->nfree++] = &c->r[n - 1 - i].r;
 	}
 	struct sym_request *r = s->free_list[--s->nfree];
-	simreq_of(r)->query = 0;
+	if (s->e->nqueries) /* the link is read only with queries */
+		simreq_of(r)->query = 0;
 	return r;
 }
 
@@ -467,7 +468,8 @@ static void on_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, 
 	}
 	timeline_outcome(s, r, false);
 	s->ended++;
-	stage_end(s, r, now, false);
+	if (s->e->nqueries)
+		stage_end(s, r, now, false);
 	req_free(s, r);
 }
 
@@ -657,7 +659,8 @@ static void on_finish(struct sim *s, int gi, sym_time now)
 			}
 			timeline_outcome(s, r, good);
 			s->ended++;
-			stage_end(s, r, done, true);
+			if (s->e->nqueries)
+				stage_end(s, r, done, true);
 			req_free(s, r);
 		}
 	}
