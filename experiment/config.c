@@ -1716,7 +1716,6 @@ static int add_prefix_models(struct sym_experiment *e, char *err, size_t errlen)
 {
 	if (e->num_models > 0)
 		return ERR("prefix_models: num_models cannot repeat prefix models (give their variants instead)");
-	size_t first = e->nmodels;
 	for (const cJSON *p = e->prefix_json->child; p; p = p->next) {
 		const char *name = cJSON_GetObjectItemCaseSensitive(p, "name")->valuestring;
 		const cJSON *pre = cJSON_GetObjectItemCaseSensitive(p, "prefix"), *suf = cJSON_GetObjectItemCaseSensitive(p, "suffix");
@@ -1767,7 +1766,6 @@ static int add_prefix_models(struct sym_experiment *e, char *err, size_t errlen)
 		e->pfx_n[e->nmodels - 1] = nv;
 		e->pfx_sbeta_ms[e->nmodels - 1] = sb;
 	}
-	(void)first;
 	return 0;
 }
 

@@ -30,7 +30,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from studylib import (PM, ROOT, SweepError, interp, label_of, load_paper_values, mean_ci,  # noqa: E402
+from studylib import (PM, ROOT, SweepError, interp, label_of, load_paper_values, mean_ci, study_file,  # noqa: E402
                       paired_ratio, read_sweep, request_median_batch, seeds_text, share_of_requests_at_least,
                       sweep_record)
 
@@ -62,14 +62,6 @@ class Missing(Exception):
     def __init__(self, study, why):
         super().__init__("%s: %s" % (study, why))
         self.study, self.why = study, why
-
-
-def study_file(name):
-    try:
-        with open(os.path.join(ROOT, "experiments", name + ".json")) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
 
 
 def rel(path):

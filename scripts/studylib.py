@@ -167,6 +167,15 @@ def signature(config):
     return hashlib.sha1(json.dumps(c, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def study_file(name):
+    """experiments/NAME.json as an object, or None when it is missing or not valid JSON."""
+    try:
+        with open(os.path.join(ROOT, "experiments", name + ".json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
 def label_of(v):
     """The label of an axis value: an @axis object's "label", else its text."""
     if isinstance(v, dict):

@@ -22,7 +22,9 @@
  * go to its new sub-cluster, which has loaded it; EV_LOADED: GPU idx, moved,
  * has loaded its new sub-cluster's models and goes online there;
  * EV_GPUMOVE: the epoch's model moves are done, GPUs change part;
- * EV_STALL: model idx's stalled move begins (its arrivals wait). */
+ * EV_STALL: model idx's stalled move begins (its arrivals wait); EV_STAGE:
+ * the oldest waiting stage request of a query arrives; EV_REPLAN: query
+ * idx's split is re-planned. */
 enum { EV_ARRIVAL, EV_FINISH, EV_FREE, EV_EPOCH, EV_SWITCH, EV_LOADED, EV_GPUMOVE, EV_STALL, EV_SCALE, EV_PROVISIONED,
        EV_STAGE, EV_REPLAN };
 
@@ -235,14 +237,16 @@ struct sim {
 	const uint64_t *stop_model_bad; /* opts->stop_model_bad */
 	bool stop;      /* a model reached its stop_model_bad limit */
 	/* complex queries: records (a free list of indices), the stage
-	 * requests waiting for their arrival events (idx: their slot), and the
-	 * fan-out's random stream */
+	 * requests waiting for their arrival events, and the fan-out's random
+	 * stream. Stage requests are spawned at finish + resp_ms as finishes
+	 * come, in time order, so their events fire in the order they were
+	 * spawned: the waiting requests are a FIFO (a ring: head swh, nsw of
+	 * swcap). */
 	struct qrec *qr;
 	uint32_t *qfree;
 	size_t nqr, qcap_rec, nqfree;
 	struct sym_request **stage_wait;
-	int *swfree;
-	size_t nsw, swcap, nswfree;
+	size_t swh, nsw, swcap;
 	gsl_rng *fan_rng;
 	gsl_rng *pfx_rng; /* prefix batching: the variants a batch holds */
 	/* per query and stage (q * SYM_QUERY_MAX_STAGES + v): the deadline offsets in force (ms), and for
@@ -387,27 +391,22 @@ static void stage_end(struct sim *s, struct sym_request *r, sym_time done, bool 
 			simreq_of(cr)->query = qi;
 			x->pending++;
 			x->nreq++;
-			int slot;
-			if (s->nswfree) {
-				slot = s->swfree[--s->nswfree];
-			} else {
-				if (s->nsw == s->swcap) {
-					size_t cap = s->swcap ? 2 * s->swcap : 1024;
-					struct sym_request **w = realloc(s->stage_wait, cap * sizeof(*w));
-					int *f = w ? realloc(s->swfree, cap * sizeof(*f)) : NULL;
-					if (w)
-						s->stage_wait = w;
-					if (!w || !f || cap > INT32_MAX) {
-						s->err = -ENOMEM;
-						return;
-					}
-					s->swfree = f;
-					s->swcap = cap;
+			if (s->nsw == s->swcap) {
+				size_t cap = s->swcap ? 2 * s->swcap : 1024;
+				struct sym_request **w = malloc(cap * sizeof(*w));
+				if (!w) {
+					s->err = -ENOMEM;
+					return;
 				}
-				slot = (int)s->nsw++;
+				for (size_t i = 0; i < s->nsw; i++)
+					w[i] = s->stage_wait[(s->swh + i) % s->swcap];
+				free(s->stage_wait);
+				s->stage_wait = w;
+				s->swh = 0;
+				s->swcap = cap;
 			}
-			s->stage_wait[slot] = cr;
-			if (ev_push(&s->ev, done, EV_STAGE, slot))
+			s->stage_wait[(s->swh + s->nsw++) % s->swcap] = cr;
+			if (ev_push(&s->ev, done, EV_STAGE, 0))
 				s->err = -ENOMEM;
 		}
 	}
@@ -1233,11 +1232,15 @@ static int admit(struct sim *s, struct sym_request *r, int m, sym_time t)
 	return rc;
 }
 
-/* A later stage's request arrives (its parent's response is back). */
-static int on_stage(struct sim *s, int slot, sym_time t)
+/* A later stage's request arrives (its parent's response is back): the
+ * oldest waiting one, whose arrival time this event is. */
+static int on_stage(struct sim *s, sym_time t)
 {
-	struct sym_request *r = s->stage_wait[slot];
-	s->swfree[s->nswfree++] = slot;
+	struct sym_request *r = s->nsw ? s->stage_wait[s->swh] : NULL;
+	if (!r || r->arrival != t)
+		return -EPROTO; /* the FIFO's order is broken: a bug */
+	s->swh = (s->swh + 1) % s->swcap;
+	s->nsw--;
 	return admit(s, r, r->model, t);
 }
 
@@ -1448,7 +1451,7 @@ static int sim_loop(struct sim *s, const struct sym_run_opts *opts)
 			} else if (ev.kind == EV_REPLAN) {
 				on_replan(s, ev.idx, ev.t);
 			} else if (ev.kind == EV_STAGE) {
-				if ((rc = on_stage(s, ev.idx, ev.t)))
+				if ((rc = on_stage(s, ev.t)))
 					return rc;
 			} else if ((rc = on_arrival(s, ev.idx, ev.t))) {
 				return rc;
@@ -1596,7 +1599,6 @@ static void sim_free(struct sim *s)
 	free(s->qatt);
 	free(s->qkids);
 	free(s->stage_wait);
-	free(s->swfree);
 	while (s->chunks) {
 		struct pool_chunk *c = s->chunks;
 		s->chunks = c->next;

@@ -1210,6 +1210,26 @@ static void qexp(struct sym_experiment *e, const char *queries, const char *extr
 	cJSON_Delete(j);
 }
 
+/* Applying json (an object; or, with key, the value of that key) to a fresh
+ * experiment fails with -EINVAL and a message containing want. */
+static void apply_fails(const char *key, const char *json, const char *want)
+{
+	struct sym_experiment e;
+	sym_experiment_init(&e);
+	char err[512] = "";
+	cJSON *v = cJSON_Parse(json), *o = v;
+	assert_non_null(v);
+	if (key) {
+		o = cJSON_CreateObject();
+		cJSON_AddItemToObject(o, key, v);
+	}
+	assert_int_equal(sym_experiment_apply_json(&e, o, "t", err, sizeof(err)), -EINVAL);
+	if (!strstr(err, want))
+		fail_msg("%s: '%s' lacks '%s'", json, err, want);
+	cJSON_Delete(o);
+	sym_experiment_finish(&e);
+}
+
 static void check_query_invariants(const struct sym_run_result *r)
 {
 	assert_true(r->nqueries > 0);
@@ -1452,19 +1472,8 @@ static void test_query_errors(void **state)
 		{ "[{\"name\": \"q\", \"slo_ms\": 60, \"stages\": [{\"model\": \"A\", \"fanout\": 1}]}]", "unknown key 'fanout'" },
 		{ "[{\"name\": \"q\", \"slo\": 60, \"stages\": [{\"model\": \"A\"}]}]", "unknown key 'slo'" },
 	};
-	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
-		struct sym_experiment e;
-		sym_experiment_init(&e);
-		char err[512] = "";
-		cJSON *v = cJSON_Parse(forms[i].queries);
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddItemToObject(o, "queries", v);
-		assert_int_equal(sym_experiment_apply_json(&e, o, "t", err, sizeof(err)), -EINVAL);
-		if (!strstr(err, forms[i].want))
-			fail_msg("form %zu: '%s' lacks '%s'", i, err, forms[i].want);
-		cJSON_Delete(o);
-		sym_experiment_finish(&e);
-	}
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++)
+		apply_fails("queries", forms[i].queries, forms[i].want);
 	/* --queries FILE: a missing file is named */
 	struct sym_experiment e;
 	sym_experiment_init(&e);
@@ -1522,17 +1531,8 @@ static void test_query_replan(void **state)
 		{ "[{\"name\": \"q\", \"slo_ms\": 60, \"stages\": [{\"model\": \"A\"}, {\"model\": \"B\", \"gamma_after\": "
 		  "[{\"t_s\": 3, \"gamma\": 2}, {\"t_s\": 3, \"gamma\": 1}]}]}]", "gamma_after[1]" },
 	};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		sym_experiment_init(&e);
-		cJSON *v = cJSON_Parse(bad[i].q), *o = cJSON_CreateObject();
-		cJSON_AddItemToObject(o, "queries", v);
-		err[0] = 0;
-		assert_int_equal(sym_experiment_apply_json(&e, o, "t", err, sizeof(err)), -EINVAL);
-		if (!strstr(err, bad[i].want))
-			fail_msg("case %zu: '%s' lacks '%s'", i, err, bad[i].want);
-		cJSON_Delete(o);
-		sym_experiment_finish(&e);
-	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		apply_fails("queries", bad[i].q, bad[i].want);
 }
 
 /* ---- prefix batching (nexus.md, Section 6.3) ---- */
@@ -1607,17 +1607,8 @@ static void test_prefix_models(void **state)
 		{ "{\"prefix_models\": {}}", "expected an array" },
 		{ "{\"prefix_batching\": 2}", "true or false" },
 	};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		sym_experiment_init(&e);
-		cJSON *b = cJSON_Parse(bad[i].json);
-		assert_non_null(b);
-		err[0] = 0;
-		assert_int_equal(sym_experiment_apply_json(&e, b, "t", err, sizeof(err)), -EINVAL);
-		if (!strstr(err, bad[i].want))
-			fail_msg("case %zu: '%s' lacks '%s'", i, err, bad[i].want);
-		cJSON_Delete(b);
-		sym_experiment_finish(&e);
-	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		apply_fails(NULL, bad[i].json, bad[i].want);
 	pexp(&e, 2, false, "\"num_models\": 4");
 	assert_int_equal(sym_experiment_resolve(&e, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "num_models"));
