@@ -19,6 +19,10 @@ struct sym_request {
 	int32_t model;     /* index of its model in the core's model table */
 	int32_t state;     /* free for the driver (the core never reads or writes it) */
 	sym_time start;    /* set by the core at dispatch: planned execution start */
+	float size;        /* its data size, in units of its model's mean request (the profile's
+			    * alpha is the cost of a request of mean size); 0: not known, read as 1.
+			    * Only policies that fit against size read it (urgency) */
+	uint32_t tag;      /* a second word free for the driver */
 };
 
 /* A batch to run: what the core's sink (core/core.h) and the model side

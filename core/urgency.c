@@ -20,6 +20,14 @@ double sym_urgency(const struct sym_urg_shape *sh, double slack, double load)
 	return u >= 0 || !sh->monotone ? u * load : u / load;
 }
 
+double sym_urg_app_fold(enum sym_urg_app_rule rule, const struct sym_urg_shape *sh, double acc, double u)
+{
+	if (rule == SYM_URG_APP_SIGNED)
+		return u > acc ? u : acc;
+	double a = sh->kind == SYM_URG_EXP ? u : fabs(u);
+	return acc == -INFINITY || a < acc ? a : acc;
+}
+
 void sym_urg_hist_add(struct sym_urg_hist *h, double x, double y_ms, int min_samples)
 {
 	h->x[h->pos] = x;

@@ -8,6 +8,8 @@
  *   L_A   = n_A / navg_A                            (Eq. 3)
  *   U_A,R = U * L_A                                 (Eq. 4; monotone: U / L_A when U < 0)
  *
+ *   U_A   = min over available R of |U_A,R|       (Eq. 5; the application with the largest U_A goes)
+ *
  * For exp the value returned is the log2 image -slack + log2(L_A), which
  * orders applications the same way and cannot overflow.
  *
@@ -31,6 +33,19 @@ struct sym_urg_shape {
 /* U_A,R of an application whose head request has `slack_ms` and whose load
  * is `load` (> 0). */
 double sym_urgency(const struct sym_urg_shape *sh, double slack_ms, double load);
+
+/* How an application's urgencies on its available resources become its
+ * U_A, by which applications are ranked (the largest goes first):
+ * SYM_URG_APP_EQ5 is Eq. 5 as printed, the smallest |U_A,R| (with exp,
+ * U > 0 and its log image is compared as it is); SYM_URG_APP_SIGNED the
+ * largest signed U_A,R. They differ while the slack is positive under the
+ * power and linear shapes: there U < 0, and |U| is largest for the
+ * application with the most slack (docs/policies.md). */
+enum sym_urg_app_rule { SYM_URG_APP_EQ5, SYM_URG_APP_SIGNED };
+
+/* U_A so far (-INFINITY before the first resource) with one more
+ * available resource's U_A,R = u folded in. */
+double sym_urg_app_fold(enum sym_urg_app_rule rule, const struct sym_urg_shape *sh, double acc, double u);
 
 #define SYM_URG_HIST_CAP 64
 

@@ -636,6 +636,11 @@ static int set_jitter(struct sym_experiment *e, const cJSON *v, const char *wher
 	return get_num(v, where, 0, false, 0.99, &e->jitter, err, errlen);
 }
 
+static int set_size_cv(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	return get_num(v, where, 0, false, SYM_SIZE_CV_MAX, &e->size_cv, err, errlen);
+}
+
 static int set_duration(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
 	return get_num(v, where, DURATION_MIN_S, false, DURATION_MAX_S, &e->duration_s, err, errlen);
@@ -1035,6 +1040,7 @@ static const struct key keys[] = {
 	{ "partition", "partition", "L", "sub-clusters: split the models into L parts, each with its own GPUs and ranker (Appendix A's MILP; or an object with " PARTITION_KEYS "; default 0: every GPU holds every model)", set_partition, false },
 	{ "autoscale", "autoscale", "A", "sim: an autoscaler adds and releases GPUs as the run goes (true for the defaults, or an object with " AUTOSCALE_KEYS "; default false: a fixed GPU count)", set_autoscale, false },
 	{ "jitter", "jitter", "J", "GPU time = l(b) * uniform[1-J, 1+J] (default 0)", set_jitter, false },
+	{ "size_cv", "size-cv", "CV", "requests carry a data size, gamma with mean 1 and this coefficient of variation; a batch takes beta + alpha * (its summed size) (default 0: every request the mean size; a model's own size_cv replaces it)", set_size_cv, false },
 	{ "duration_s", "duration", "S", "simulated seconds of arrivals (default 30, or the schedule's length)", set_duration, false },
 	{ "warmup_s", "warmup", "S", "seconds at the start not counted in metrics (default 3)", set_warmup, false },
 	{ "seed", "seed", "N", "random seed (default 1)", set_seed, false },
@@ -1520,6 +1526,11 @@ static int resolve_kinds(struct sym_experiment *e, double net1, char *err, size_
 			return rc;
 	}
 	return 0;
+}
+
+double sym_experiment_size_cv(const struct sym_experiment *e, size_t i)
+{
+	return e->models[i].size_cv > 0 ? e->models[i].size_cv : e->size_cv;
 }
 
 double sym_experiment_model_memory(const struct sym_experiment *e, int k, size_t i)
@@ -2249,6 +2260,8 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 		cJSON_AddNumberToObject(net, "tail_ms", e->tail_ms);
 	cJSON_AddBoolToObject(o, "send_ahead", e->send_ahead);
 	cJSON_AddNumberToObject(o, "jitter", e->jitter);
+	if (e->size_cv > 0)
+		cJSON_AddNumberToObject(o, "size_cv", e->size_cv);
 	cJSON_AddNumberToObject(o, "duration_s", sym_experiment_duration(e));
 	cJSON_AddNumberToObject(o, "warmup_s", e->warmup_s);
 	cJSON_AddNumberToObject(o, "seed", (double)e->seed);

@@ -150,6 +150,8 @@ struct sym_experiment {
 				 * at its planned start (ctrl + data*b after the decision) or then if later */
 	bool send_ahead;        /* candidate policies: send a GPU's next plan before it frees (default true) */
 	double jitter;          /* GPU time factor uniform in [1-jitter, 1+jitter] */
+	double size_cv;         /* requests' data sizes: gamma, mean 1, this coefficient of variation, for
+				 * models without their own size_cv (0: none) */
 	double duration_s;      /* 0: from the schedule, else 30 */
 	double warmup_s;
 	uint64_t seed;
@@ -197,6 +199,10 @@ const char *sym_unit_name(const struct sym_experiment *e, int i);
 /* The memory model i needs on a GPU of kind k that holds it (static +
  * dynamic; 0 when unknown). */
 double sym_experiment_model_memory(const struct sym_experiment *e, int k, size_t i);
+
+/* The coefficient of variation of model i's request data sizes: its own
+ * size_cv, else the experiment's (0: every request the mean size). */
+double sym_experiment_size_cv(const struct sym_experiment *e, size_t i);
 
 /* Checks memory (when memory_check is set and the kinds' memory is known):
  * every model fits a GPU of every kind alone, and every GPU's share of the

@@ -42,7 +42,11 @@ struct sym_model_spec {
 	double static_mb; /* < 0: unknown */
 	double dynamic_mb;
 	double file_mb;
+	double size_cv;   /* its requests' data sizes: gamma, mean 1, this coefficient of variation (0: none
+			   * given; the simulator's size_cv applies) */
 };
+
+#define SYM_SIZE_CV_MAX 10
 
 struct sym_zoo {
 	char gpu[32];

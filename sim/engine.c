@@ -160,22 +160,12 @@ struct gpu {
 	struct sym_batch_end *ends;
 };
 
-/* A pooled request, and the query it belongs to (0: none; else its record's
- * index + 1). */
-struct simreq {
-	struct sym_request r;
-	uint32_t query;
-};
-
+/* A pooled request's tag is the query it belongs to (0: none; else its
+ * record's index + 1). */
 struct pool_chunk {
 	struct pool_chunk *next;
-	struct simreq r[4096];
+	struct sym_request r[4096];
 };
-
-static inline struct simreq *simreq_of(struct sym_request *r)
-{
-	return (struct simreq *)((char *)r - offsetof(struct simreq, r));
-}
 
 /* A complex query under way: its stage requests still to end (spawned or
  * waiting to arrive), and whether one already failed it. */
@@ -249,6 +239,10 @@ struct sim {
 	size_t swh, nsw, swcap;
 	gsl_rng *fan_rng;
 	gsl_rng *pfx_rng; /* prefix batching: the variants a batch holds */
+	/* request data sizes (gamma, mean 1): per model its coefficient of variation (NULL: no model
+	 * has one, every request's size is 0, read as 1) */
+	double *size_cv;
+	gsl_rng *size_rng;
 	/* per query and stage (q * SYM_QUERY_MAX_STAGES + v): the deadline offsets in force (ms), and for
 	 * re-planning, the requests of v that spawned children, the children of v spawned, and the fan-out
 	 * last measured, since the last re-plan */
@@ -264,6 +258,16 @@ static void on_epoch(struct sim *s, int idx, sym_time now);
 static void as_count(struct sim *s, sym_time now, int dpaid, int dserving);
 static void on_switch(struct sim *s, int m, sym_time now);
 static void on_loaded(struct sim *s, int gi, sym_time now);
+
+/* A request's data size in units of its model's mean request: gamma with
+ * mean 1 and the model's size_cv, or 0 (not drawn) for a model without. */
+static inline float draw_size(struct sim *s, int m)
+{
+	if (!s->size_cv || !(s->size_cv[m] > 0))
+		return 0;
+	double cv2 = s->size_cv[m] * s->size_cv[m];
+	return (float)gsl_ran_gamma(s->size_rng, 1 / cv2, cv2);
+}
 
 static struct sym_request *req_alloc(struct sim *s)
 {
@@ -282,12 +286,9 @@ static struct sym_request *req_alloc(struct sim *s)
 		c->next = s->chunks;
 		s->chunks = c;
 		for (size_t i = 0; i < n; i++)
-			s->free_list[s->nfree++] = &c->r[n - 1 - i].r;
+			s->free_list[s->nfree++] = &c->r[n - 1 - i];
 	}
-	struct sym_request *r = s->free_list[--s->nfree];
-	if (s->e->nqueries) /* the link is read only with queries */
-		simreq_of(r)->query = 0;
-	return r;
+	return s->free_list[--s->nfree];
 }
 
 static void req_free(struct sim *s, struct sym_request *r)
@@ -359,7 +360,7 @@ static void query_end(struct sim *s, uint32_t qi)
  * query's deadline, fails the query: its later stages are not run). */
 static void stage_end(struct sim *s, struct sym_request *r, sym_time done, bool served)
 {
-	uint32_t qi = simreq_of(r)->query;
+	uint32_t qi = r->tag;
 	if (!qi)
 		return;
 	struct qrec *x = &s->qr[qi - 1];
@@ -387,8 +388,8 @@ static void stage_end(struct sim *s, struct sym_request *r, sym_time done, bool 
 			if (!cr)
 				return;
 			*cr = (struct sym_request){ .id = s->next_id++, .arrival = done,
-						    .deadline = x->arrival + sym_ms(s->qdl[qb + (size_t)c]), .model = q->model[c] };
-			simreq_of(cr)->query = qi;
+						    .deadline = x->arrival + sym_ms(s->qdl[qb + (size_t)c]), .model = q->model[c],
+						    .size = draw_size(s, q->model[c]), .tag = qi };
 			x->pending++;
 			x->nreq++;
 			if (s->nsw == s->swcap) {
@@ -559,6 +560,17 @@ static void on_dispatch(void *ctx, const struct sym_dispatch *d)
 			}
 		}
 		dur -= sym_ms(s->e->pfx_sbeta_ms[d->model] * (bound - distinct));
+		if (dur < 1)
+			dur = 1;
+	}
+	if (s->size_cv && s->size_cv[d->model] > 0) {
+		/* data sizes: the plan charged alpha per request of mean size; the batch takes alpha per unit of
+		 * its summed size (l = beta + alpha S, the fitted alpha for table profiles) */
+		double sum = 0;
+		for (int i = 0; i < d->size; i++)
+			sum += d->reqs[i]->size;
+		double alpha = s->e->profiles[(size_t)d->kind * s->e->nmodels + (size_t)d->model].alpha_ms;
+		dur += sym_ms(alpha * (sum - d->size));
 		if (dur < 1)
 			dur = 1;
 	}
@@ -766,6 +778,17 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 		if (!(s->pfx_rng = gsl_rng_alloc(gsl_rng_mt19937)))
 			return -ENOMEM;
 		gsl_rng_set(s->pfx_rng, (unsigned long)(sym_seed_stream(e->seed, (1u << 30) + 2) & 0xffffffffu) | 1);
+	}
+	for (size_t m = 0; m < e->nmodels; m++) {
+		double cv = sym_experiment_size_cv(e, m);
+		if (cv > 0 && !s->size_cv) {
+			if (!(s->size_cv = calloc(e->nmodels, sizeof(double))) ||
+			    !(s->size_rng = gsl_rng_alloc(gsl_rng_mt19937)))
+				return -ENOMEM;
+			gsl_rng_set(s->size_rng, (unsigned long)(sym_seed_stream(e->seed, (1u << 30) + 3) & 0xffffffffu) | 1);
+		}
+		if (s->size_cv)
+			s->size_cv[m] = cv;
 	}
 	if (e->nqueries) {
 		size_t nq = e->nqueries * SYM_QUERY_MAX_STAGES;
@@ -1163,7 +1186,8 @@ static int on_arrival(struct sim *s, int m, sym_time t)
 	struct sym_request *r = req_alloc(s);
 	if (!r)
 		return -ENOMEM;
-	*r = (struct sym_request){ .id = s->next_id++, .arrival = t, .deadline = t + s->slo[m], .model = m };
+	*r = (struct sym_request){ .id = s->next_id++, .arrival = t, .deadline = t + s->slo[m], .model = m,
+				   .size = draw_size(s, m) };
 	if (s->e->nqueries) { /* a query's root: the query arrives */
 		uint32_t qi = query_new(s, s->e->query_of[m], t);
 		if (!qi)
@@ -1171,7 +1195,7 @@ static int on_arrival(struct sim *s, int m, sym_time t)
 		struct qrec *x = &s->qr[qi - 1];
 		x->pending = x->nreq = 1;
 		r->deadline = t + sym_ms(s->qdl[(size_t)x->query * SYM_QUERY_MAX_STAGES]);
-		simreq_of(r)->query = qi;
+		r->tag = qi;
 	}
 	int rc = admit(s, r, m, t);
 	if (rc)
@@ -1592,6 +1616,9 @@ static void sim_free(struct sim *s)
 		gsl_rng_free(s->fan_rng);
 	if (s->pfx_rng)
 		gsl_rng_free(s->pfx_rng);
+	if (s->size_rng)
+		gsl_rng_free(s->size_rng);
+	free(s->size_cv);
 	free(s->qr);
 	free(s->qfree);
 	free(s->qdl);

@@ -1192,22 +1192,29 @@ static void test_replications(void **state)
 
 /* ---- complex queries (Nexus, nexus.md Sections 2 and 6.2) ---- */
 
-/* A two-model experiment, A (l = 1 b + 5 ms) and B (l = 2 b + 3 ms), with
- * the queries given (JSON text) and `extra` keys. */
-static void qexp(struct sym_experiment *e, const char *queries, const char *extra)
+/* A fresh experiment with the JSON object text applied. */
+static void exp_json(struct sym_experiment *e, const char *text)
 {
-	char buf[2048], err[512];
-	snprintf(buf, sizeof(buf),
-		 "{\"models\": [{\"name\": \"A\", \"alpha_ms\": 1, \"beta_ms\": 5, \"slo_ms\": 100},"
-		 " {\"name\": \"B\", \"alpha_ms\": 2, \"beta_ms\": 3, \"slo_ms\": 100},"
-		 " {\"name\": \"C\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 100}],"
-		 " \"queries\": %s%s%s}", queries, extra[0] ? ", " : "", extra);
-	cJSON *j = cJSON_Parse(buf);
+	char err[512];
+	cJSON *j = cJSON_Parse(text);
 	assert_non_null(j);
 	sym_experiment_init(e);
 	if (sym_experiment_apply_json(e, j, "test", err, sizeof(err)))
 		fail_msg("%s", err);
 	cJSON_Delete(j);
+}
+
+/* A two-model experiment, A (l = 1 b + 5 ms) and B (l = 2 b + 3 ms), with
+ * the queries given (JSON text) and `extra` keys. */
+static void qexp(struct sym_experiment *e, const char *queries, const char *extra)
+{
+	char buf[2048];
+	snprintf(buf, sizeof(buf),
+		 "{\"models\": [{\"name\": \"A\", \"alpha_ms\": 1, \"beta_ms\": 5, \"slo_ms\": 100},"
+		 " {\"name\": \"B\", \"alpha_ms\": 2, \"beta_ms\": 3, \"slo_ms\": 100},"
+		 " {\"name\": \"C\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 100}],"
+		 " \"queries\": %s%s%s}", queries, extra[0] ? ", " : "", extra);
+	exp_json(e, buf);
 }
 
 /* Applying json (an object; or, with key, the value of that key) to a fresh
@@ -1228,6 +1235,64 @@ static void apply_fails(const char *key, const char *json, const char *want)
 		fail_msg("%s: '%s' lacks '%s'", json, err, want);
 	cJSON_Delete(o);
 	sym_experiment_finish(&e);
+}
+
+/* A model with alpha 2, beta 3 ms and an SLO of 1 s on one GPU under
+ * eager at 5 r/s: mostly batches of one. Without data sizes no request
+ * takes less than 5 ms; with size_cv 0.5 a batch takes 3 + 2 size ms, the size gamma with
+ * mean 1, so latencies spread (min below 5, max above) while the mean
+ * stays near 5 ms; the same seed gives the same run; the model's own
+ * size_cv replaces the experiment's; bad values are refused by name. */
+static void sized(struct sym_experiment *e, const char *model_extra, const char *cv)
+{
+	char buf[512];
+	snprintf(buf, sizeof(buf), "{\"models\": [{\"name\": \"m\", \"alpha_ms\": 2, \"beta_ms\": 3, \"slo_ms\": 1000%s}], "
+		 "\"gpus\": 1, \"policy\": \"eager\", \"duration_s\": 200, \"warmup_s\": 1, \"size_cv\": %s}",
+		 model_extra, cv);
+	exp_json(e, buf);
+	resolve(e);
+}
+
+static void test_data_sizes(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	struct sym_run_result plain, a, b, c;
+	sized(&e, "", "0");
+	assert_true(sym_experiment_size_cv(&e, 0) == 0);
+	run(&e, 5, &plain);
+	sym_experiment_finish(&e);
+	sized(&e, "", "0.5");
+	assert_true(sym_experiment_size_cv(&e, 0) == 0.5);
+	run(&e, 5, &a);
+	check_invariants(&e, &a);
+	run(&e, 5, &b);
+	cJSON *j = sym_experiment_to_json(&e);
+	assert_true(cJSON_GetObjectItemCaseSensitive(j, "size_cv")->valuedouble == 0.5);
+	cJSON_Delete(j);
+	sym_experiment_finish(&e);
+	sized(&e, ", \"size_cv\": 0.5", "0");
+	assert_true(sym_experiment_size_cv(&e, 0) == 0.5);
+	run(&e, 5, &c);
+	sym_experiment_finish(&e);
+	const struct sym_hist *hp = &plain.total.latency, *ha = &a.total.latency;
+	assert_true(sym_to_ms(sym_hist_quantile(hp, 0)) >= 5 - 1e-6); /* nothing is faster than l(1) */
+	assert_true(sym_to_ms(sym_hist_quantile(ha, 0.01)) < 4 && sym_to_ms(sym_hist_quantile(ha, 0.99)) > 6);
+	double mp = sym_to_ms((sym_time)sym_hist_mean(hp)), ma = sym_to_ms((sym_time)sym_hist_mean(ha));
+	if (fabs(ma - mp) > 0.1)
+		fail_msg("mean latency %g ms with sizes, %g without", ma, mp);
+	/* determinism, and the model's own size_cv acts as the experiment's */
+	assert_int_equal(a.total.served, b.total.served);
+	assert_true(sym_hist_mean(&a.total.latency) == sym_hist_mean(&b.total.latency));
+	assert_true(sym_hist_mean(&a.total.latency) == sym_hist_mean(&c.total.latency));
+	sym_run_result_finish(&plain);
+	sym_run_result_finish(&a);
+	sym_run_result_finish(&b);
+	sym_run_result_finish(&c);
+	apply_fails("size_cv", "-1", "size_cv");
+	apply_fails("size_cv", "11", "size_cv");
+	apply_fails("size_cv", "\"x\"", "size_cv");
+	apply_fails("models", "[{\"name\": \"m\", \"alpha_ms\": 1, \"beta_ms\": 1, \"size_cv\": -0.5}]", "'size_cv'");
 }
 
 static void check_query_invariants(const struct sym_run_result *r)
@@ -1675,6 +1740,7 @@ int main(void)
 		cmocka_unit_test(test_every_policy),
 		cmocka_unit_test(test_warmup_and_rate),
 		cmocka_unit_test(test_jitter_makes_late),
+		cmocka_unit_test(test_data_sizes),
 		cmocka_unit_test(test_network_tail),
 		cmocka_unit_test(test_completion_delay),
 		cmocka_unit_test(test_eager_is_symphony_sending_now),

@@ -86,33 +86,38 @@ static void test_load_changes_pick(void **state)
 {
 	(void)state;
 	const double equal_a = 4 / 0.030, equal_b = 1 / 0.020;
-	load_run("urgency", 1000, 50, true);
-	load_run("urgency:navg=slo", 1000, 50, true);
-	load_run("urgency", equal_a, equal_b, false);
-	load_run("urgency:navg=slo", equal_a, equal_b, false);
-	load_run("urgency", 100, 500, false);
-	load_run("urgency:load=monotone,navg=slo", 100, 500, true);
-	load_run("urgency:load=monotone", 100, 500, true);
-	load_run("urgency:load=monotone", equal_a, equal_b, false);
-	load_run("urgency:shape=linear", 1000, 50, true);
-	load_run("urgency:shape=linear", equal_a, equal_b, false);
-	load_run("urgency:shape=linear,load=monotone", 100, 500, true);
-	load_run("urgency:shape=exp", 100, 500, false);
-	load_run("urgency:shape=exp,load=monotone", 100, 500, false);
-	load_run("urgency:shape=exp", equal_a, equal_b, false);
+	load_run("urgency:app=signed", 1000, 50, true);
+	load_run("urgency:navg=slo,app=signed", 1000, 50, true);
+	load_run("urgency:app=signed", equal_a, equal_b, false);
+	load_run("urgency:navg=slo,app=signed", equal_a, equal_b, false);
+	load_run("urgency:app=signed", 100, 500, false);
+	load_run("urgency:load=monotone,navg=slo,app=signed", 100, 500, true);
+	load_run("urgency:load=monotone,app=signed", 100, 500, true);
+	load_run("urgency:load=monotone,app=signed", equal_a, equal_b, false);
+	load_run("urgency:shape=linear,app=signed", 1000, 50, true);
+	load_run("urgency:shape=linear,app=signed", equal_a, equal_b, false);
+	load_run("urgency:shape=linear,load=monotone,app=signed", 100, 500, true);
+	load_run("urgency:shape=exp,app=signed", 100, 500, false);
+	load_run("urgency:shape=exp,load=monotone,app=signed", 100, 500, false);
+	load_run("urgency:shape=exp,app=signed", equal_a, equal_b, false);
 	/* Eq. 3 (navg=second, the default) against navg=slo: at rates 1100/s and 100/s, per second
 	 * L_A = 4/1100, L_B = 1/100: A -21.2, B -17.3, B first; per SLO L_A = 4/33, L_B = 1/2:
 	 * A -706.9, B -864, A first. (The cases above pick alike under both: their load ratios are
 	 * far from the boundary, rA/rB > 13.5 per second, > 9 per SLO.) */
-	load_run("urgency", 1100, 100, false);
-	load_run("urgency:navg=second", 1100, 100, false);
-	load_run("urgency:navg=slo", 1100, 100, true);
-	/* Eq. 5 literally (app=abs), rates 1000/50: |U_A| = 5832 * 4/1000 = 23.3, |U_B| = 1728 /
-	 * 50 = 34.6: B, the application with more slack relative to its load, goes first; the signed
-	 * default picks A (-23.3 > -34.6) */
+	load_run("urgency:app=signed", 1100, 100, false);
+	load_run("urgency:navg=second,app=signed", 1100, 100, false);
+	load_run("urgency:navg=slo,app=signed", 1100, 100, true);
+	/* Eq. 5 as printed (the default, app=abs), rates 1000/50: |U_A| = 5832 * 4/1000 = 23.3,
+	 * |U_B| = 1728 / 50 = 34.6: B, the application with more slack relative to its load, goes
+	 * first; app=signed picks A (-23.3 > -34.6). With equal loads (L = 1) Eq. 5 ranks by slack
+	 * the other way round from the signed rule: |U_A| = 5832 > |U_B| = 1728, A first (A has the
+	 * more slack); both still end in time here. */
+	load_run("urgency", 1000, 50, false);
 	load_run("urgency:app=abs", 1000, 50, false);
-	load_run("urgency:app=signed", 1000, 50, true);
+	load_run("urgency", equal_a, equal_b, true);
+	load_run("urgency:navg=slo", equal_a, equal_b, true);
 	load_run("urgency:app=abs,shape=exp", 100, 500, false); /* exp: urg > 0, the two agree */
+	load_run("urgency:shape=exp", equal_a, equal_b, false);
 }
 
 /* The resource: the free kind where the application is least urgent (the
@@ -234,15 +239,41 @@ static void hx_drop(void *ctx, struct sym_request *r, enum sym_drop_reason why, 
 	fail_msg("unexpected drop");
 }
 
-static void hx_arrive(struct hx *h, sym_time t, int n)
+static void hx_arrive_sized(struct hx *h, sym_time t, int n, float size)
 {
 	for (int i = 0; i < n; i++) {
 		assert_true(h->nreq < HX_MAXR);
 		struct sym_request *r = &h->req[h->nreq];
-		*r = (struct sym_request){ .id = (uint64_t)h->nreq, .arrival = t, .deadline = t + 1000 * SYM_MS };
+		*r = (struct sym_request){ .id = (uint64_t)h->nreq, .arrival = t, .deadline = t + 1000 * SYM_MS,
+					   .size = size };
 		h->nreq++;
 		assert_int_equal(sym_core_arrive(h->core, r, t), 0);
 	}
+}
+
+static void hx_arrive(struct hx *h, sym_time t, int n)
+{
+	hx_arrive_sized(h, t, n, 0);
+}
+
+/* h's core under policy: one model (SLO 1 s) on two GPUs of two kinds,
+ * GPU 0 of kind 0 (l = b + 4 ms, fast) and GPU 1 of kind 1 (l = 2b + 6). */
+static void two_kinds(struct hx *h, const char *policy, struct sym_profile *fast, struct sym_profile *slow)
+{
+	assert_int_equal(sym_profile_init_linear(fast, "fast", 1, 4, 8), 0);
+	assert_int_equal(sym_profile_init_linear(slow, "slow", 2, 6, 8), 0);
+	struct sym_model_cfg mc = { .profile = fast, .slo = 1000 * SYM_MS, .name = "m", .by_kind = { NULL, slow } };
+	struct sym_kind kinds[2] = { { .name = "k0" }, { .name = "k1" } };
+	int gpu_kind[2] = { 0, 1 };
+	struct sym_core_cfg cfg = make_cfg(policy, &mc, 1, 2);
+	cfg.nkinds = 2;
+	cfg.kinds = kinds;
+	cfg.gpu_kind = gpu_kind;
+	memset(h, 0, sizeof(*h));
+	struct sym_sink sink = { .ctx = h, .dispatch = hx_dispatch, .drop = hx_drop };
+	char err[256] = "";
+	if (sym_core_create_err(&h->core, &cfg, &sink, err, sizeof(err)))
+		fail_msg("%s", err);
 }
 
 /* Kind 0 (GPU 0) is fast by its profile, l = b + 4 ms; kind 1 (GPU 1) is
@@ -258,21 +289,8 @@ static void hx_arrive(struct hx *h, sym_time t, int n)
 static void fit_run(const char *policy, bool two_sizes, int want_gpu)
 {
 	struct sym_profile fast, slow;
-	assert_int_equal(sym_profile_init_linear(&fast, "fast", 1, 4, 8), 0);
-	assert_int_equal(sym_profile_init_linear(&slow, "slow", 2, 6, 8), 0);
-	struct sym_model_cfg mc = { .profile = &fast, .slo = 1000 * SYM_MS, .name = "m", .by_kind = { NULL, &slow } };
-	struct sym_kind kinds[2] = { { .name = "k0" }, { .name = "k1" } };
-	int gpu_kind[2] = { 0, 1 };
-	struct sym_core_cfg cfg = make_cfg(policy, &mc, 1, 2);
-	cfg.nkinds = 2;
-	cfg.kinds = kinds;
-	cfg.gpu_kind = gpu_kind;
 	static struct hx h;
-	memset(&h, 0, sizeof(h));
-	struct sym_sink sink = { .ctx = &h, .dispatch = hx_dispatch, .drop = hx_drop };
-	char err[256] = "";
-	if (sym_core_create_err(&h.core, &cfg, &sink, err, sizeof(err)))
-		fail_msg("%s", err);
+	two_kinds(&h, policy, &fast, &slow);
 	hx_arrive(&h, 0, 1);
 	assert_int_equal(h.last_gpu, 0);
 	hx_arrive(&h, 0, 1);
@@ -316,6 +334,54 @@ static void test_history_fit(void **state)
 	fit_run("urgency:min_samples=6", true, 0);
 	fit_run("urgency", true, 0);
 	fit_run("urgency:min_samples=4", false, 0);
+}
+
+/* The history table fits time against the batch's summed data size
+ * (Section IV-A3), not its request count. The same two kinds as fit_run
+ * (profiles l = b + 4 and 2b + 6 ms), min_samples 4; every batch on GPU 0
+ * holds one request, of size 1, 3, 1, 3, 1, and really takes 10 size - 5
+ * ms (5 or 25), GPU 1 busy meanwhile. The fit is 10 x - 5; by count (every
+ * batch 1) there would be no line to fit. Then a request of size `size`
+ * arrives with both GPUs free: size 0.5 gives EPT 0 on kind 0 against
+ * kind 1's profile 8 ms, GPU 0; size 2 gives 15 ms, GPU 1. */
+static void size_run(float size, int want_gpu)
+{
+	struct sym_profile fast, slow;
+	static struct hx h;
+	two_kinds(&h, "urgency:min_samples=4,max=1", &fast, &slow);
+	hx_arrive_sized(&h, 0, 1, 1);
+	assert_int_equal(h.last_gpu, 0);
+	hx_arrive_sized(&h, 0, 1, 1);
+	assert_int_equal(h.last_gpu, 1);
+	const float sizes[] = { 1, 3, 1, 3, 1 };
+	sym_time start = 0;
+	for (int i = 0; i < 5; i++) {
+		if (i < 4)
+			hx_arrive_sized(&h, start + 1 * SYM_MS, 1, sizes[i + 1]);
+		sym_time t = start + (sym_time)(10 * sizes[i] - 5) * SYM_MS;
+		sym_core_gpu_free(h.core, 0, t);
+		if (i < 4) {
+			assert_int_equal(h.last_gpu, 0);
+			assert_int_equal(h.last_now, t);
+		}
+		start = t;
+	}
+	sym_core_gpu_free(h.core, 1, start + 1 * SYM_MS);
+	int nd = h.nd;
+	hx_arrive_sized(&h, start + 2 * SYM_MS, 1, size);
+	assert_int_equal(h.nd, nd + 1);
+	if (h.last_gpu != want_gpu)
+		fail_msg("size %g: went to GPU %d, want %d", size, h.last_gpu, want_gpu);
+	sym_core_destroy(h.core);
+	sym_profile_finish(&fast);
+	sym_profile_finish(&slow);
+}
+
+static void test_history_by_size(void **state)
+{
+	(void)state;
+	size_run(0.5f, 0);
+	size_run(2, 1);
 }
 
 /* fcfs and edf. One GPU, l = b + 4 ms; model A (0) SLO 100 ms, B (1) SLO
@@ -469,8 +535,8 @@ static void test_params(void **state)
 	round_trip("urgency:shape=linear", "urgency:shape=linear");
 	round_trip("urgency:p=2.5", "urgency:p=2.5");
 	round_trip("urgency:load=product", "urgency");
-	round_trip("urgency:navg=second,app=signed", "urgency");
-	round_trip("urgency:app=abs,navg=slo", "urgency:navg=slo,app=abs");
+	round_trip("urgency:navg=second,app=abs", "urgency");
+	round_trip("urgency:app=signed,navg=slo", "urgency:navg=slo,app=signed");
 	round_trip("urgency:max=4,load=monotone", "urgency:load=monotone,max=4");
 	round_trip("urgency:min_samples=8,max.resnet=4,p=2,shape=exp,max=8,max.bert_large=1",
 		   "urgency:shape=exp,p=2,max=8,max.resnet=4,max.bert_large=1,min_samples=8");
@@ -621,7 +687,7 @@ int main(void)
 		cmocka_unit_test(test_load_changes_pick),
 		cmocka_unit_test(test_resource_choice),
 		cmocka_unit_test(test_consolidation_limit),
-		cmocka_unit_test(test_history_fit),
+		cmocka_unit_test(test_history_fit), cmocka_unit_test(test_history_by_size),
 		cmocka_unit_test(test_fcfs_vs_edf),
 		cmocka_unit_test(test_fifo_max),
 		cmocka_unit_test(test_gpu_before_cpu),

@@ -28,11 +28,11 @@ static double fake_clock(void *ctx)
 	return clock_now;
 }
 
-static struct sym_urg *make(int nodes, int cpus, int gpus, const char *shape)
+static struct sym_urg *make(int nodes, int cpus, int gpus, const char *shape, bool signed_app)
 {
 	char err[256];
 	struct sym_urg_config cfg = { .nodes = nodes, .cpus_per_node = cpus, .gpus_per_node = gpus, .shape = shape,
-				      .min_samples = 4, .clock_ms = fake_clock };
+				      .signed_app = signed_app, .min_samples = 4, .clock_ms = fake_clock };
 	struct sym_urg *u = sym_urg_create(&cfg, err, sizeof(err));
 	if (!u)
 		fail_msg("create: %s", err);
@@ -48,8 +48,9 @@ static int reg(struct sym_urg *u, double resp, double load, const int *nodes, in
 	return id;
 }
 
-/* One node with a CPU and a GPU. A (100 ms) and B (1000 ms) each get a
- * request at t = 0: A has less slack, so A issues first, on the GPU (no
+/* Under the signed rule (signed_app): one node with a CPU and a GPU. A
+ * (100 ms) and B (1000 ms) each get a request at t = 0: A has less slack,
+ * so A issues first, on the GPU (no
  * history: EPT 0 on both, the GPU wins the tie); B is refused while A is
  * the more urgent, then issues on the CPU, the only resource left; with
  * both busy nobody issues; completions free them. */
@@ -57,7 +58,7 @@ static void test_worked_decisions(void **state)
 {
 	(void)state;
 	clock_now = 0;
-	struct sym_urg *u = make(1, 1, 1, NULL);
+	struct sym_urg *u = make(1, 1, 1, NULL, true);
 	const int n0[] = { 0 };
 	int a = reg(u, 100, 10, n0, 1, 1, 4), b = reg(u, 1000, 10, n0, 1, 1, 4);
 	assert_int_equal(a, 0);
@@ -95,10 +96,11 @@ static void test_worked_decisions(void **state)
 	sym_urg_destroy(u);
 }
 
-/* Load (Eq. 3): A has 1 pending request, B 5, both 100 ms from their
- * deadline, 10 expected per second. As published (U * L with U = -slack^3
- * < 0) the *less* loaded A is the more urgent: the quirk docs/policies.md
- * describes; with monotone (U / L while U < 0) the loaded B is. Either way
+/* Load (Eq. 3) under the signed rule: A has 1 pending request, B 5, both
+ * 100 ms from their deadline, 10 expected per second. As published (U * L
+ * with U = -slack^3 < 0) the *less* loaded A is the more urgent: the quirk
+ * docs/policies.md describes; with monotone (U / L while U < 0) the loaded
+ * B is. Either way
  * consolidation issues min(consolidate, pending), oldest first. */
 static void test_load_and_consolidation(void **state)
 {
@@ -106,7 +108,8 @@ static void test_load_and_consolidation(void **state)
 	for (int mono = 0; mono < 2; mono++) {
 		clock_now = 0;
 		char err[256];
-		struct sym_urg_config cfg = { .nodes = 1, .gpus_per_node = 1, .monotone = mono, .clock_ms = fake_clock };
+		struct sym_urg_config cfg = { .nodes = 1, .gpus_per_node = 1, .monotone = mono, .signed_app = true,
+					      .clock_ms = fake_clock };
 		struct sym_urg *u = sym_urg_create(&cfg, err, sizeof(err));
 		assert_non_null(u);
 		const int n0[] = { 0 };
@@ -129,13 +132,52 @@ static void test_load_and_consolidation(void **state)
 	}
 }
 
+/* Eq. 5 as printed (the default): U_A is the smallest |U_A,R|. One node
+ * with a CPU and a GPU; A (100 ms) and B (1000 ms), 10 expected per second,
+ * one request each at t = 0 (EPT 0): |U_A| = 100^3 / 10 = 1e5, |U_B| =
+ * 1000^3 / 10 = 1e8, so B, the one with more slack, issues first (on the
+ * GPU: equal urgency on both, the GPU wins), then A on the CPU. Both
+ * complete at 20 and each gets a new request then; at t = 200 A's is 80 ms
+ * overdue: U_A = +80^3 / 10 = 51200 against B's |-980^3 / 10| = 9.4e7, and
+ * Eq. 5 still sends B first; the signed rule sends A (51200 > -9.4e7). */
+static void test_eq5_default(void **state)
+{
+	(void)state;
+	for (int sgn = 0; sgn < 2; sgn++) {
+		clock_now = 0;
+		struct sym_urg *u = make(1, 1, 1, NULL, sgn);
+		const int n0[] = { 0 };
+		int a = reg(u, 100, 10, n0, 1, 1, 4), b = reg(u, 1000, 10, n0, 1, 1, 4);
+		int n, nodes[1], res[1];
+		uint64_t ida, idb;
+		assert_int_equal(sym_urg_notify(u, a, 1), 0);
+		assert_int_equal(sym_urg_notify(u, b, 1), 0);
+		int first = sgn ? a : b, second = sgn ? b : a;
+		uint64_t *idf = sgn ? &ida : &idb, *ids = sgn ? &idb : &ida;
+		assert_false(sym_urg_can_issue(u, second, &n, ids, nodes, res));
+		assert_true(sym_urg_can_issue(u, first, &n, idf, nodes, res));
+		assert_int_equal(res[0], SYM_URG_GPU);
+		assert_true(sym_urg_can_issue(u, second, &n, ids, nodes, res));
+		assert_int_equal(res[0], SYM_URG_CPU);
+		clock_now = 20;
+		assert_int_equal(sym_urg_complete(u, ida), 0);
+		assert_int_equal(sym_urg_complete(u, idb), 0);
+		assert_int_equal(sym_urg_notify(u, a, 1), 0);
+		assert_int_equal(sym_urg_notify(u, b, 1), 0);
+		clock_now = 200;
+		assert_false(sym_urg_can_issue(u, second, &n, ids, nodes, res));
+		assert_true(sym_urg_can_issue(u, first, &n, idf, nodes, res));
+		sym_urg_destroy(u);
+	}
+}
+
 /* The load balancer: nodes come least loaded first among the application's
  * own, num_nodes of them. */
 static void test_nodes(void **state)
 {
 	(void)state;
 	clock_now = 0;
-	struct sym_urg *u = make(4, 0, 2, NULL);
+	struct sym_urg *u = make(4, 0, 2, NULL, false);
 	const int mine[] = { 3, 1, 2 };
 	int a = reg(u, 100, 1, mine, 3, 2, 1);
 	for (int i = 0; i < 3; i++)
@@ -164,7 +206,7 @@ static void test_history_fit(void **state)
 {
 	(void)state;
 	clock_now = 0;
-	struct sym_urg *u = make(1, 1, 1, NULL);
+	struct sym_urg *u = make(1, 1, 1, NULL, true);
 	const int n0[] = { 0 };
 	int hold = reg(u, 1, 1, n0, 1, 1, 1), a = reg(u, 1e6, 1, n0, 1, 1, 1);
 	int n, nodes[1], res[1];
@@ -224,7 +266,7 @@ static void test_bad_arguments(void **state)
 			fail_msg("config %zu: '%s' lacks '%s'", i, err, want[i]);
 	}
 	clock_now = 0;
-	struct sym_urg *u = make(2, 1, 1, "exp");
+	struct sym_urg *u = make(2, 1, 1, "exp", false);
 	const int ok[] = { 0, 1 }, dup[] = { 1, 1 }, out[] = { 2 };
 	struct {
 		double resp, load;
@@ -333,6 +375,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_worked_decisions), cmocka_unit_test(test_load_and_consolidation),
+		cmocka_unit_test(test_eq5_default),
 		cmocka_unit_test(test_nodes),            cmocka_unit_test(test_history_fit),
 		cmocka_unit_test(test_bad_arguments),    cmocka_unit_test(test_threads),
 	};

@@ -22,12 +22,13 @@
  *
  *   slack_A,R = DL_head - (now + EPT_A,R(s))   (s: the summed size of the set it would issue)
  *   U_A,R     = -slack^p (default p = 3), -slack or 2^-slack, times L_A = n_A / navg_A
+ *   U_A       = min over R of |U_A,R|          (Eq. 5; signed_app: the largest signed U_A,R)
  *
  * with navg_A = max(1, the registered average load), and EPT_A,R from the
  * history table of A's completed sets on R (time from issue to completion
  * against their summed size, fitted as a line once min_samples sets of two
  * sizes or more are in; 0 before, as the paper assumes). The application
- * with the highest urgency (ties: the earlier head deadline, then the lower
+ * with the highest U_A (ties: the earlier head deadline, then the lower
  * id) issues min(consolidate, n_A) requests, oldest first (never reordered
  * within an application), to the resource on which its urgency is lowest
  * (ties: the GPU), on the num_nodes least loaded of its nodes with that
@@ -73,6 +74,10 @@ struct sym_urg_config {
 	bool monotone;      /* U / L instead of U * L while U < 0 (the policy's load=monotone); default false:
 			     * U * L as published, under which a more loaded application is less urgent while
 			     * its slack is positive (docs/policies.md) */
+	bool signed_app;    /* rank applications by their largest signed U_A,R instead of Eq. 5's smallest
+			     * |U_A,R| (the policy's app=signed); default false: Eq. 5 as printed, under which
+			     * an application with more slack counts as more urgent while U < 0 (power and
+			     * linear shapes; docs/urgency-api.md) */
 	int min_samples;    /* history samples before EPT is fitted (default 8; 2..64) */
 	/* the clock (ms, never decreasing), or NULL: CLOCK_MONOTONIC */
 	double (*clock_ms)(void *ctx);

@@ -41,6 +41,7 @@ struct sym_urg {
 	int nnodes, units[SYM_URG_NRES];
 	int *busy; /* [node * SYM_URG_NRES + res] */
 	struct sym_urg_shape shape;
+	enum sym_urg_app_rule app_rule;
 	int min_samples;
 	double (*clock_ms)(void *);
 	void *clock_ctx;
@@ -100,6 +101,7 @@ struct sym_urg *sym_urg_create(const struct sym_urg_config *cfg, char *err, size
 	u->units[SYM_URG_CPU] = cfg->cpus_per_node;
 	u->units[SYM_URG_GPU] = cfg->gpus_per_node;
 	u->shape = sh;
+	u->app_rule = cfg->signed_app ? SYM_URG_APP_SIGNED : SYM_URG_APP_EQ5;
 	u->min_samples = ms;
 	u->clock_ms = cfg->clock_ms ? cfg->clock_ms : mono_ms;
 	u->clock_ctx = cfg->clock_ctx;
@@ -273,7 +275,7 @@ static int decide(const struct sym_urg *u, double now, int *res_out)
 				continue;
 			double ept = sym_urg_hist_estimate(&a->hist[r], size, 0);
 			double x = sym_urgency(&u->shape, dl - (now + ept), load);
-			umax = x > umax ? x : umax;
+			umax = sym_urg_app_fold(u->app_rule, &u->shape, umax, x);
 			if (rmin < 0 || x < umin) {
 				umin = x;
 				rmin = r;

@@ -86,7 +86,7 @@
 enum { SHAPE_POWER, SHAPE_LINEAR, SHAPE_EXP };
 enum { LOAD_PRODUCT, LOAD_MONOTONE };
 enum { NAVG_SECOND, NAVG_SLO };
-enum { APP_SIGNED, APP_ABS };
+enum { APP_ABS, APP_SIGNED };
 
 struct params {
 	int shape;  /* SHAPE_* */
@@ -96,7 +96,7 @@ struct params {
 	struct sym_policy_overrides over; /* max.MODEL */
 	int min_samples; /* history samples before the fit replaces the profile */
 	int navg;   /* NAVG_SECOND (Eq. 3) or NAVG_SLO */
-	int app;    /* APP_SIGNED or APP_ABS (Eq. 5 literally) */
+	int app;    /* APP_ABS (Eq. 5 as printed) or APP_SIGNED */
 };
 SYM_POLICY_PARAMS(struct params, params_of)
 
@@ -108,7 +108,7 @@ static const struct sym_param_word load_words[] = {
 };
 
 static const struct sym_param_word navg_words[] = { { "second", NAVG_SECOND }, { "slo", NAVG_SLO }, { NULL, 0 } };
-static const struct sym_param_word app_words[] = { { "signed", APP_SIGNED }, { "abs", APP_ABS }, { NULL, 0 } };
+static const struct sym_param_word app_words[] = { { "abs", APP_ABS }, { "signed", APP_SIGNED }, { NULL, 0 } };
 
 static const struct sym_param params[] = {
 	{ .key = "shape", .type = SYM_PARAM_ENUM, .offset = offsetof(struct params, shape), .words = shape_words,
@@ -125,7 +125,7 @@ static const struct sym_param params[] = {
 	{ .key = "navg", .type = SYM_PARAM_ENUM, .offset = offsetof(struct params, navg), .words = navg_words,
 	  .def = NAVG_SECOND, .help = "L = pending / requests expected per second (Eq. 3), or per SLO" },
 	{ .key = "app", .type = SYM_PARAM_ENUM, .offset = offsetof(struct params, app), .words = app_words,
-	  .def = APP_SIGNED, .help = "the application with the largest urgency, or Eq. 5 literally: largest min |U|" },
+	  .def = APP_ABS, .help = "Eq. 5: the application with the largest min |U| over resources, or the largest signed U" },
 	{ .key = "min_samples", .type = SYM_PARAM_INT, .offset = offsetof(struct params, min_samples), .lo = 2,
 	  .hi = HIST_CAP, .def = 16, .help = "history samples before the fitted latency replaces the profile" },
 	{ .key = NULL },
@@ -133,18 +133,22 @@ static const struct sym_param params[] = {
 
 /* ---- state ---- */
 
-/* Completed batches of one model on one kind: batch size and measured l(b)
- * (ms), the history table of core/urgency.h. */
+/* Completed batches of one model on one kind: their summed data size
+ * (Section IV-A3: the history table fits time against size; a request of
+ * unknown size counts 1, so without sizes this is the batch size) and
+ * measured l(b) (ms), the history table of core/urgency.h. */
 typedef struct sym_urg_hist hist_t;
 
 struct running {
 	int model, size; /* size 0: nothing of ours running */
+	double data;     /* the batch's summed data size */
 	sym_time start;
 };
 
 struct ustate {
 	struct sym_urg_shape shape;
-	bool per_slo, app_abs;
+	bool per_slo;
+	enum sym_urg_app_rule app;
 	int min_samples;
 	int *limit;          /* [m * nkinds + k]: the consolidation limit MAX_A,R */
 	double *rate;        /* [m]: the configured rate (requests/s), 0 when none */
@@ -193,7 +197,7 @@ static int init(struct sym_core *c, char *err, size_t errlen)
 					    pp.p, pp.load == LOAD_MONOTONE };
 	st->min_samples = pp.min_samples;
 	st->per_slo = pp.navg == NAVG_SLO;
-	st->app_abs = pp.app == APP_ABS;
+	st->app = pp.app == APP_SIGNED ? SYM_URG_APP_SIGNED : SYM_URG_APP_EQ5;
 	size_t mk = (size_t)c->nmodels * (size_t)c->nkinds;
 	st->limit = malloc(mk * sizeof(*st->limit));
 	st->rate = malloc((size_t)c->nmodels * sizeof(*st->rate));
@@ -220,20 +224,33 @@ static int init(struct sym_core *c, char *err, size_t errlen)
 
 /* ---- estimates ---- */
 
-static void observe(struct ustate *st, const struct sym_core *c, int m, int k, int b, sym_time took)
+static void observe(struct ustate *st, const struct sym_core *c, int m, int k, double data, sym_time took)
 {
-	sym_urg_hist_add(&st->hist[m * c->nkinds + k], b, sym_to_ms(took), st->min_samples);
+	sym_urg_hist_add(&st->hist[m * c->nkinds + k], data, sym_to_ms(took), st->min_samples);
 }
 
-/* Estimated response time (ms) of a batch of b (<= the kind's largest) of
- * model m dispatched now on kind k. */
+/* The summed data size of the first b queued requests of model m. */
+static double data_size(const struct sym_core *c, int m, int b)
+{
+	double x = 0;
+	for (int i = 0; i < b; i++) {
+		float z = sym_queue_at(&c->shards[m].queue, (size_t)i)->size;
+		x += z > 0 ? z : 1;
+	}
+	return x;
+}
+
+/* Estimated response time (ms) of a batch of the first b queued requests
+ * (b <= the kind's largest) of model m dispatched now on kind k: the
+ * profile's l(b) until the history has a fit, then the fit at their summed
+ * data size. */
 static double est_ms(const struct ustate *st, const struct sym_core *c, int m, int k, int b)
 {
 	const struct sym_shard *s = &c->shards[m];
 	const hist_t *h = &st->hist[m * c->nkinds + k];
 	if (!h->fitted)
 		return sym_to_ms(s->lek[k][b]);
-	return sym_to_ms(s->lek[k][b] - s->prof_k[k]->lat[b]) + sym_urg_hist_estimate(h, b, 0);
+	return sym_to_ms(s->lek[k][b] - s->prof_k[k]->lat[b]) + sym_urg_hist_estimate(h, data_size(c, m, b), 0);
 }
 
 static double expected(const struct ustate *st, const struct sym_core *c, int m)
@@ -280,14 +297,7 @@ static __attribute__((noinline)) void schedule(struct sym_core *c, sym_time now)
 				if ((size_t)b > n)
 					b = (int)n;
 				double u = sym_urgency(&shape, to_dl - est_ms(st, c, m, k, b), load);
-				if (!st->app_abs) {
-					if (u > umax)
-						umax = u;
-				} else { /* Eq. 5: U_A = min over R of |U_A,R| (exp: U > 0, its log image) */
-					double a = shape.kind == SYM_URG_EXP ? u : fabs(u);
-					if (umax == -INFINITY || a < umax)
-						umax = a;
-				}
+				umax = sym_urg_app_fold(st->app, &shape, umax, u);
 				if (kmin < 0 || u < umin || (u == umin && c->kinds[kmin].cpu && !c->kinds[k].cpu)) {
 					umin = u;
 					kmin = k;
@@ -307,8 +317,9 @@ static __attribute__((noinline)) void schedule(struct sym_core *c, sym_time now)
 		int b = st->limit[best * nk + best_k];
 		if ((size_t)b > n)
 			b = (int)n;
+		double data = data_size(c, best, b);
 		sym_core_dispatch_queue(c, best, g, b, now);
-		st->run[g] = (struct running){ .model = best, .size = b, .start = c->gpus[g].start };
+		st->run[g] = (struct running){ .model = best, .size = b, .data = data, .start = c->gpus[g].start };
 	}
 }
 
@@ -320,7 +331,7 @@ static void react(struct sym_core *c, enum sym_sched_event ev, int id, sym_time 
 	if (ev == SYM_SCHED_GPU_FREE) {
 		struct running *r = &st->run[id];
 		if (r->size > 0 && now >= r->start)
-			observe(st, c, r->model, c->gpus[id].kind, r->size, now - r->start);
+			observe(st, c, r->model, c->gpus[id].kind, r->data, now - r->start);
 		r->size = 0;
 	}
 	if (c->nfree > 0) /* an arrival with every device busy costs nothing more */
