@@ -266,7 +266,8 @@ static inline float draw_size(struct sim *s, int m)
 	if (!s->size_cv || !(s->size_cv[m] > 0))
 		return 0;
 	double cv2 = s->size_cv[m] * s->size_cv[m];
-	return (float)gsl_ran_gamma(s->size_rng, 1 / cv2, cv2);
+	float z = (float)gsl_ran_gamma(s->size_rng, 1 / cv2, cv2);
+	return z > 1e-6f ? z : 1e-6f; /* a large CV can draw 0 (or round to it), which would read as unknown */
 }
 
 static struct sym_request *req_alloc(struct sim *s)
