@@ -348,8 +348,8 @@ static const struct sym_sched_ops ops = {
 
 const struct sym_policy_ops sym_policy_urgency = {
 	.name = "urgency",
-	.summary = "slack-based: the application with the highest load-weighted urgency -slack^p goes to the free "
-		   "resource where it is least urgent",
+	.summary = "slack-based: the application with the largest urgency by Eq. 5, min |U| over free resources of "
+		   "U = -slack^p times its load, goes to the free resource where it is least urgent",
 	.params = params,
 	.params_size = sizeof(struct params),
 	.sched = &ops,
