@@ -385,6 +385,13 @@ def section(results):
         if name in notes:
             w(notes[name])
             w("")
+    w("### urgency scheduler's own cost")
+    w("")
+    w("Figures 5 and 6 of the urgency paper (Section V-F: the scheduler's running time from 3 to 16 nodes and 4 "
+      "to 18 applications, 1.22x at the far corner) are a property of the implementation, not a simulation "
+      "result: `scripts/bench-urgency` measures libsymphony-urgency's time per request over the same grid, and "
+      "docs/urgency-api.md (\"The scheduler's own cost\") gives its numbers.")
+    w("")
     L.append(END)
     return "\n".join(L) + "\n"
 
