@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "core/build.h"
 #include "urgency/symphony_urgency.h"
 
 struct tmpl {
@@ -242,8 +243,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	static const int node_counts[] = { 3, 6, 10, 16 }, app_counts[] = { 4, 8, 12, 18 };
-	printf("urgency-bench: libsymphony-urgency's time per request (ns, inside its calls), %g simulated s per "
-	       "point\n", seconds);
+	printf("urgency-bench (symphony %s @%s, %s build): libsymphony-urgency's time per request (ns, inside its "
+	       "calls), %g simulated s per point, harness seed fixed; 2 GPUs and 1 CPU per node\n",
+	       sym_build_version(), sym_build_commit(), sym_build_type(), seconds);
 	printf("%5s %5s %10s %10s %8s %10s %8s\n", "nodes", "apps", "requests", "calls", "late%", "ns/request", "vs base");
 	double base = 0;
 	for (size_t i = 0; i < sizeof(node_counts) / sizeof(node_counts[0]); i++)
