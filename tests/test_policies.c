@@ -154,6 +154,52 @@ static void test_betalambda_worked_example(void **state)
 	beta_run("betalambda:beta=2", 2, (sym_time[]){ sym_ms(0.5), sym_ms(1.5) }, (int[]){ 2, 2 }, (int[]){ 0, 1 });
 }
 
+/* Two models on one GPU, l(b) = b + 5 ms, SLO 30 ms: A's request at 0 (d 30),
+ * B's at 2 ms (d 32).
+ *   symphony (as published): A's frontrun 30 - l(2) = 23, latest 24; B's
+ *     frontrun 25, latest 26. A runs 23-29 and holds the GPU through B's
+ *     window: at 29 B's request cannot finish by 32 (29 + 6): dropped.
+ *   symphony:reserve=1 (go by d - 2 l(B)): A by 30 - 12 = 18, B by 20. A runs
+ *     18-24; B waits for the GPU and runs 24-30 (latest 26): both served. */
+static void reserve_run(const char *policy, int nexp, const sym_time *at, const int *model, int ndrops)
+{
+	struct sym_profile prof;
+	assert_int_equal(sym_profile_init_linear(&prof, "m", 1, 5, 8), 0);
+	struct sym_model_cfg mc[2] = { { &prof, 30 * SYM_MS, 10, "a", { NULL }, 0 },
+				       { &prof, 30 * SYM_MS, 10, "b", { NULL }, 0 } };
+	struct sym_core_cfg cfg = { .nmodels = 2, .models = mc, .ngpus = 1 };
+	char err[256];
+	assert_int_equal(sym_policy_parse(policy, &cfg.policy, err, sizeof(err)), 0);
+	assert_int_equal(sym_gather_parse("lazy", &cfg.gather), 0);
+	struct cd_driver *dr = cd_new();
+	cd_start(dr, &cfg);
+	cd_arrive(dr, 0, 0);
+	cd_arrive(dr, 2 * SYM_MS, 1);
+	cd_run(dr);
+	assert_int_equal(dr->nd, nexp);
+	for (int i = 0; i < nexp; i++) {
+		assert_int_equal(dr->d[i].now, at[i]);
+		assert_int_equal(dr->d[i].model, model[i]);
+	}
+	assert_int_equal(dr->ndrops, ndrops);
+	cd_free(dr);
+	sym_profile_finish(&prof);
+}
+
+static void test_symphony_reserve(void **state)
+{
+	(void)state;
+	reserve_run("symphony", 1, (sym_time[]){ 23 * SYM_MS }, (int[]){ 0 }, 1);
+	reserve_run("symphony:reserve=1", 2, (sym_time[]){ 18 * SYM_MS, 24 * SYM_MS }, (int[]){ 0, 1 }, 0);
+	struct sym_policy p;
+	char err[256], buf[64];
+	assert_int_equal(sym_policy_parse("symphony:reserve=0", &p, err, sizeof(err)), 0);
+	assert_string_equal(sym_policy_format(&p, buf, sizeof(buf)), "symphony");
+	assert_int_equal(sym_policy_parse("symphony:reserve=17", &p, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "reserve");
+	assert_int_equal(sym_policy_parse("symphony:reserve=x", &p, err, sizeof(err)), -EINVAL);
+}
+
 /* Two kinds: kind 0 fast (l = b + 5 ms), kind 1 slow (l = 2b + 10 ms). GPU 0
  * is fast, GPU 1 slow. One request at 0, SLO 30 ms.
  *   fast: frontrun 30 - l(2) = 30 - 7 = 23 ms; slow: 30 - l(2) = 30 - 14 = 16.
@@ -357,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_kv_next),
 		cmocka_unit_test(test_betalambda_params),
 		cmocka_unit_test(test_betalambda_worked_example),
+		cmocka_unit_test(test_symphony_reserve),
 		cmocka_unit_test(test_heterogeneous_candidates),
 		cmocka_unit_test(test_kinds_off),
 		cmocka_unit_test(test_core_config_errors),
