@@ -74,7 +74,7 @@ PALETTE = list(plt.get_cmap("tab10").colors) + ["#000000", "#aec7e8", "#ffbb78",
 SYMPHONY = "symphony"
 # one colour per policy in every figure (others get the colours left)
 POLICY_ORDER = [SYMPHONY, "eager", "timeout:30%", "betalambda", "clockwork", "shepherd", "nexus", "urgency", "fcfs",
-                "edf", "nexus:frontends=8"]
+                "edf", "nexus:frontends=8", "urgency:app=signed"]
 PAPER_BASELINES = ["clockwork", "nexus", "shepherd"]  # the systems the later paper measured
 
 # the goodput columns of every sweep point in the CSV files, after the study's own ones
