@@ -240,17 +240,26 @@ static double data_size(const struct sym_core *c, int m, int b)
 	return x;
 }
 
+/* One model's data_size for one b, kept while its kinds are looked at (their
+ * consolidation limits are mostly the same). */
+struct data_memo {
+	int b; /* 0: none yet */
+	double x;
+};
+
 /* Estimated response time (ms) of a batch of the first b queued requests
  * (b <= the kind's largest) of model m dispatched now on kind k: the
  * profile's l(b) until the history has a fit, then the fit at their summed
  * data size. */
-static double est_ms(const struct ustate *st, const struct sym_core *c, int m, int k, int b)
+static double est_ms(const struct ustate *st, const struct sym_core *c, int m, int k, int b, struct data_memo *dm)
 {
 	const struct sym_shard *s = &c->shards[m];
 	const hist_t *h = &st->hist[m * c->nkinds + k];
 	if (!h->fitted)
 		return sym_to_ms(s->lek[k][b]);
-	return sym_to_ms(s->lek[k][b] - s->prof_k[k]->lat[b]) + sym_urg_hist_estimate(h, data_size(c, m, b), 0);
+	if (dm->b != b)
+		*dm = (struct data_memo){ b, data_size(c, m, b) };
+	return sym_to_ms(s->lek[k][b] - s->prof_k[k]->lat[b]) + sym_urg_hist_estimate(h, dm->x, 0);
 }
 
 static double expected(const struct ustate *st, const struct sym_core *c, int m)
@@ -290,13 +299,14 @@ static __attribute__((noinline)) void schedule(struct sym_core *c, sym_time now)
 			double load = (double)n / expected(st, c, m);
 			double umax = -INFINITY, umin = INFINITY; /* umax: the application's urgency (see app=) */
 			int kmin = -1;
+			struct data_memo dm = { 0, 0 };
 			for (int k = 0; k < nk; k++) {
 				if (!c->nfree_kind[k])
 					continue;
 				int b = st->limit[m * nk + k];
 				if ((size_t)b > n)
 					b = (int)n;
-				double u = sym_urgency(&shape, to_dl - est_ms(st, c, m, k, b), load);
+				double u = sym_urgency(&shape, to_dl - est_ms(st, c, m, k, b, &dm), load);
 				umax = sym_urg_app_fold(st->app, &shape, umax, u);
 				if (kmin < 0 || u < umin || (u == umin && c->kinds[kmin].cpu && !c->kinds[k].cpu)) {
 					umin = u;
