@@ -426,7 +426,7 @@ static const struct cli_opt o_pr_warmup = { "warmup", 0, CLI_INT, "N",
 					    "3", 0, 10000 };
 static const struct cli_opt o_pr_out = { "out", 0, CLI_OUT, "FILE|-",
 					 "the linear profile: alpha_ms, beta_ms, max_batch (the largest batch measured), "
-					 "slo_ms, static_mb and dynamic_mb (per request) where known (default "
+					 "slo_ms, static_mb and dynamic_mb (a batch's, at the largest batch) where known (default "
 					 "profile-NAME.json)" };
 static const struct cli_opt o_pr_table = { "table-out", 0, CLI_OUT, "FILE|-",
 					   "the table profile: latency_ms = the medians for b = 1 .. the largest batch "

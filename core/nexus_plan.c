@@ -28,10 +28,9 @@
  *    b_i = ceil(D' * r_i) (at least 1) per cycle, enough to keep up with its
  *    rate. Since D' <= d_i = b_i0 / r_i, the new batch is no larger than the
  *    session's own, so its latency bound still holds (checked anyway). The
- *    merge fits when sum lat(b_i) <= D' and the memory fits: the known static
- *    memory of every model on the GPU plus the largest dynamic memory (one
- *    batch runs at a time and releases its dynamic memory when done) must not
- *    exceed the GPU's memory. "Best" is the highest resulting occupancy
+ *    merge fits when sum lat(b_i) <= D' and the memory fits (the one rule of
+ *    core/memory.h: the static memory of every model on the GPU plus the
+ *    largest dynamic memory within the GPU's memory). "Best" is the highest resulting occupancy
  *    sum lat(b_i) / D' (ties: the GPU opened first): it fills GPUs tightly and
  *    leaves the emptier ones for residuals that need room.
  *
@@ -51,6 +50,7 @@
  * 68.75 + 60 = 128.75 <= 156.25, occupancy 0.82; A's GPU wins. Two GPUs.
  */
 #include "core/nexus_plan.h"
+#include "core/memory.h"
 
 #include <errno.h>
 #include <math.h>
@@ -110,11 +110,6 @@ static bool model_ok(const struct sym_nexus_model *m)
 	return true;
 }
 
-static double known(double mb)
-{
-	return mb > 0 ? mb : 0;
-}
-
 /* The batch a session of `rate` runs per cycle of `duty`: ceil(duty * rate),
  * at least 1, at most maxb. */
 static int batch_for(sym_time duty, double rate, int maxb)
@@ -166,16 +161,14 @@ struct packing {
 
 /* Adds residual i to a GPU of cycle D being checked; false when it breaks its
  * latency bound. */
-static bool add_session(const struct packing *pk, int i, sym_time D, sym_time *busy, double *stat, double *dyn)
+static bool add_session(const struct packing *pk, int i, sym_time D, sym_time *busy, struct sym_mem *mem)
 {
 	const struct sym_nexus_model *m = &pk->models[pk->res[i].model];
 	int b = batch_for(D, pk->res[i].rate, m->max_batch);
 	if (D + m->lat[b] + m->delay > m->slo)
 		return false;
 	*busy += m->lat[b];
-	*stat += known(m->static_mb);
-	if (known(m->dynamic_mb) > *dyn)
-		*dyn = known(m->dynamic_mb);
+	sym_mem_add(mem, m->static_mb, m->dynamic_mb);
 	return true;
 }
 
@@ -185,18 +178,18 @@ static bool try_merge(const struct packing *pk, const struct bin *bn, int j, str
 {
 	sym_time D = bn->duty < pk->res[j].duty ? bn->duty : pk->res[j].duty;
 	sym_time busy = 0;
-	double stat = 0, dyn = 0;
+	struct sym_mem mem = { 0, 0 };
 	for (int i = bn->head; i >= 0; i = pk->next[i])
-		if (!add_session(pk, i, D, &busy, &stat, &dyn))
+		if (!add_session(pk, i, D, &busy, &mem))
 			return false;
-	if (!add_session(pk, j, D, &busy, &stat, &dyn))
+	if (!add_session(pk, j, D, &busy, &mem))
 		return false;
-	if (busy > D || (pk->cap > 0 && stat + dyn > pk->cap))
+	if (busy > D || (pk->cap > 0 && sym_mem_need(&mem) > pk->cap))
 		return false;
 	*out = *bn;
 	out->duty = D;
 	out->busy = busy;
-	out->mem = stat + dyn;
+	out->mem = sym_mem_need(&mem);
 	return true;
 }
 
@@ -293,7 +286,7 @@ int sym_nexus_plan_compute(struct sym_nexus_plan *plan, const struct sym_nexus_m
 		bins[nbins++] = (struct bin){
 			.duty = res[j].duty,
 			.busy = md->lat[res[j].batch],
-			.mem = known(md->static_mb) + known(md->dynamic_mb),
+			.mem = sym_mem_model(md->static_mb, md->dynamic_mb),
 			.head = j,
 			.tail = j,
 		};
@@ -310,7 +303,7 @@ int sym_nexus_plan_compute(struct sym_nexus_plan *plan, const struct sym_nexus_m
 	for (int m = 0; m < nmodels; m++) {
 		const struct sym_nexus_model *md = &models[m];
 		int B = satb[m];
-		double mem = known(md->static_mb) + known(md->dynamic_mb);
+		double mem = sym_mem_model(md->static_mb, md->dynamic_mb);
 		for (int i = 0; i < nsat[m] + (whole[m] > 0); i++) {
 			plan->gpus[g++] = (struct sym_nexus_gpu){ .duty = md->lat[B], .busy = md->lat[B], .saturated = true,
 								  .memory_mb = mem, .first = s, .nsessions = 1 };
@@ -364,7 +357,7 @@ static bool gpu_fit(const struct sym_nexus_model *models, const int *mod, const 
 		}
 		*duty = D;
 		*busy = md->lat[batch[0]];
-		*mem = known(md->static_mb) + known(md->dynamic_mb);
+		*mem = sym_mem_model(md->static_mb, md->dynamic_mb);
 		return true;
 	}
 	for (int i = 0; i < n; i++) {
@@ -375,21 +368,20 @@ static bool gpu_fit(const struct sym_nexus_model *models, const int *mod, const 
 		D = i == 0 || d < D ? d : D;
 	}
 	sym_time bz = 0;
-	double stat = 0, dyn = 0;
+	struct sym_mem use = { 0, 0 };
 	for (int i = 0; i < n; i++) {
 		const struct sym_nexus_model *md = &models[mod[i]];
 		batch[i] = batch_for(D, rate[i], md->max_batch);
 		if (D + md->lat[batch[i]] + md->delay > md->slo)
 			return false;
 		bz += md->lat[batch[i]];
-		stat += known(md->static_mb);
-		dyn = known(md->dynamic_mb) > dyn ? known(md->dynamic_mb) : dyn;
+		sym_mem_add(&use, md->static_mb, md->dynamic_mb);
 	}
-	if (bz > D || (cap > 0 && stat + dyn > cap))
+	if (bz > D || (cap > 0 && sym_mem_need(&use) > cap))
 		return false;
 	*duty = D;
 	*busy = bz;
-	*mem = stat + dyn;
+	*mem = sym_mem_need(&use);
 	return true;
 }
 

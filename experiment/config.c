@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/memory.h"
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
 
@@ -1536,7 +1537,7 @@ double sym_experiment_size_cv(const struct sym_experiment *e, size_t i)
 double sym_experiment_model_memory(const struct sym_experiment *e, int k, size_t i)
 {
 	const struct sym_profile *p = &e->profiles[(size_t)k * e->nmodels + i];
-	return (p->static_mb > 0 ? p->static_mb : 0) + (p->dynamic_mb > 0 ? p->dynamic_mb : 0);
+	return sym_mem_model(p->static_mb, p->dynamic_mb);
 }
 
 /* The autoscaler's defaults that follow other keys, and its bounds. */
@@ -1593,15 +1594,15 @@ static int check_partition(struct sym_experiment *e, char *err, size_t errlen)
 }
 
 /* The fewest parts a first-fit packing (largest dynamic memory first) puts
- * the models into on kind k, each part's static memory plus its largest
- * dynamic memory within cap; -1 when a model alone does not fit. */
+ * the models into on kind k, each part within cap by the memory rule
+ * (core/memory.h); -1 when a model alone does not fit. */
 static int first_fit_parts(const struct sym_experiment *e, int k, double cap)
 {
 	size_t n = e->nmodels;
 	size_t *order = malloc(n * sizeof(size_t));
-	double *used = calloc(n, sizeof(double)), *dyn = calloc(n, sizeof(double));
+	struct sym_mem *part = calloc(n, sizeof(*part));
 	int parts = 0;
-	if (!order || !used || !dyn) {
+	if (!order || !part) {
 		parts = -1;
 		goto out;
 	}
@@ -1616,26 +1617,22 @@ static int first_fit_parts(const struct sym_experiment *e, int k, double cap)
 			order[j - 1] = t;
 		}
 	for (size_t x = 0; x < n; x++) {
-		double s = pr[order[x]].static_mb > 0 ? pr[order[x]].static_mb : 0;
-		double d = pr[order[x]].dynamic_mb > 0 ? pr[order[x]].dynamic_mb : 0;
+		const struct sym_profile *p = &pr[order[x]];
 		int j = 0;
-		while (j < parts && used[j] + s + (d > dyn[j] ? d : dyn[j]) > cap)
+		while (j < parts && sym_mem_need_with(&part[j], p->static_mb, p->dynamic_mb) > cap)
 			j++;
 		if (j == parts) {
-			if (s + d > cap) {
+			if (sym_mem_model(p->static_mb, p->dynamic_mb) > cap) {
 				parts = -1;
 				goto out;
 			}
 			parts++;
 		}
-		used[j] += s;
-		if (d > dyn[j])
-			dyn[j] = d;
+		sym_mem_add_profile(&part[j], p);
 	}
 out:
 	free(order);
-	free(used);
-	free(dyn);
+	free(part);
 	return parts;
 }
 
@@ -1663,9 +1660,9 @@ int sym_experiment_check_memory(const struct sym_experiment *e, const int *assig
 	if (!assign)
 		assign = e->partition.assign;
 	bool parted = e->partition.subclusters > 0;
-	double *st = calloc((size_t)L, sizeof(double)), *dy = calloc((size_t)L, sizeof(double));
+	struct sym_mem *use = calloc((size_t)L, sizeof(*use));
 	int rc = 0;
-	if (!st || !dy) {
+	if (!use) {
 		snprintf(err, errlen, "out of memory");
 		rc = -ENOMEM;
 		goto out;
@@ -1685,35 +1682,30 @@ int sym_experiment_check_memory(const struct sym_experiment *e, const int *assig
 			}
 		if (parted && !assign)
 			continue; /* the partition is solved with this limit when a run starts */
-		memset(st, 0, (size_t)L * sizeof(double));
-		memset(dy, 0, (size_t)L * sizeof(double));
-		for (size_t i = 0; i < n; i++) {
-			int j = parted ? assign[i] : 0;
-			st[j] += pr[i].static_mb > 0 ? pr[i].static_mb : 0;
-			if (pr[i].dynamic_mb > dy[j])
-				dy[j] = pr[i].dynamic_mb;
-		}
+		memset(use, 0, (size_t)L * sizeof(*use));
+		for (size_t i = 0; i < n; i++)
+			sym_mem_add_profile(&use[parted ? assign[i] : 0], &pr[i]);
 		for (int j = 0; j < L; j++) {
-			if (st[j] + dy[j] <= cap)
+			double st = use[j].static_mb, dy = use[j].dynamic_mb;
+			if (sym_mem_need(&use[j]) <= cap)
 				continue;
 			if (parted) {
 				rc = ERR("memory: sub-cluster %d's models need %.0f MB on each of its GPUs (static %.0f + the "
-					 "largest dynamic %.0f), more than a %s holds (memory_mb %.0f)", j, st[j] + dy[j],
-					 st[j], dy[j], e->kinds[k].name, cap);
+					 "largest dynamic %.0f), more than a %s holds (memory_mb %.0f)", j, st + dy, st, dy,
+					 e->kinds[k].name, cap);
 			} else {
 				int parts = first_fit_parts(e, k, cap);
 				rc = ERR("memory: the %zu models need %.0f MB on every GPU (static %.0f + the largest "
 					 "dynamic %.0f), more than a %s holds (memory_mb %.0f): split them into sub-clusters "
 					 "with their own GPUs (\"partition\": %d or more, or --partition %d; a first-fit packing "
 					 "needs %d), serve fewer models, or set memory_check false to ignore memory",
-					 n, st[0] + dy[0], st[0], dy[0], e->kinds[k].name, cap, parts, parts, parts);
+					 n, st + dy, st, dy, e->kinds[k].name, cap, parts, parts, parts);
 			}
 			goto out;
 		}
 	}
 out:
-	free(st);
-	free(dy);
+	free(use);
 	return rc;
 }
 

@@ -11,6 +11,7 @@
 #include "core/autoscale.h"
 #include "core/build.h"
 #include "core/error.h"
+#include "core/memory.h"
 #include "experiment/output.h"
 #include "sym_version.h"
 
@@ -113,7 +114,7 @@ static void model_result_finish(struct sym_model_result *m)
 struct sub_summary {
 	int models;
 	uint64_t offered, bad;
-	double static_mb, dynamic_mb; /* the sum of static memory, the largest dynamic (kind 0) */
+	struct sym_mem mem; /* its models' memory on a GPU of kind 0 */
 };
 
 static void sub_summary(const struct sym_experiment *e, const struct sym_run_result *r, int j, struct sub_summary *x)
@@ -126,9 +127,7 @@ static void sub_summary(const struct sym_experiment *e, const struct sym_run_res
 		x->models++;
 		x->offered += r->models[m].offered;
 		x->bad += r->models[m].late + r->models[m].dropped;
-		x->static_mb += p->static_mb > 0 ? p->static_mb : 0;
-		if (p->dynamic_mb > x->dynamic_mb)
-			x->dynamic_mb = p->dynamic_mb;
+		sym_mem_add_profile(&x->mem, p);
 	}
 }
 
@@ -378,8 +377,8 @@ cJSON *sym_result_json(const char *command, const struct sym_experiment *e, cons
 			cJSON_AddNumberToObject(so, "gpus", r->sub_gpus[j]);
 			cJSON_AddNumberToObject(so, "gpus_needed", r->sub_need[j]);
 			cJSON_AddNumberToObject(so, "offered_rate", r->window_s > 0 ? (double)x.offered / r->window_s : 0);
-			cJSON_AddNumberToObject(so, "static_mb", x.static_mb);
-			cJSON_AddNumberToObject(so, "max_dynamic_mb", x.dynamic_mb);
+			cJSON_AddNumberToObject(so, "static_mb", x.mem.static_mb);
+			cJSON_AddNumberToObject(so, "max_dynamic_mb", x.mem.dynamic_mb);
 			cJSON_AddNumberToObject(so, "bad_rate", x.offered ? (double)x.bad / (double)x.offered : 0);
 			cJSON_AddItemToArray(subs, so);
 		}
@@ -580,8 +579,8 @@ void sym_result_print(FILE *f, const char *command, const struct sym_experiment 
 			struct sub_summary x;
 			sub_summary(e, r, j, &x);
 			fprintf(f, "%-11d %6d %6d %8.2f %12.1f %10.0f %10.0f %7.2f%%\n", j, x.models, r->sub_gpus[j],
-				r->sub_need[j], r->window_s > 0 ? (double)x.offered / r->window_s : 0, x.static_mb,
-				x.dynamic_mb, x.offered ? 100.0 * (double)x.bad / (double)x.offered : 0);
+				r->sub_need[j], r->window_s > 0 ? (double)x.offered / r->window_s : 0, x.mem.static_mb,
+				x.mem.dynamic_mb, x.offered ? 100.0 * (double)x.bad / (double)x.offered : 0);
 		}
 	}
 	if (r->nepochs) {

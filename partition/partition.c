@@ -1,5 +1,6 @@
 /* partition/partition.c - the partitioning MILP and its random baseline (see partition.h). */
 #include "partition/partition.h"
+#include "core/memory.h"
 
 #include <errno.h>
 #include <float.h>
@@ -68,6 +69,20 @@ static int check(const struct sym_part_problem *p, char *err, size_t errlen)
 	return 0;
 }
 
+/* A part's memory on each of its GPUs by the one rule (core/memory.h): S its
+ * models' static memory, D their largest dynamic memory; and with md added. */
+static double part_need(double S, double D)
+{
+	struct sym_mem u = { S, D };
+	return sym_mem_need(&u);
+}
+
+static double part_need_with(double S, double D, const struct sym_part_model *md)
+{
+	struct sym_mem u = { S, D };
+	return sym_mem_need_with(&u, md->static_mb, md->dynamic_mb);
+}
+
 /* The averages and the weight. */
 static void averages(const struct sym_part_problem *p, double *rbar, double *sbar, double *w)
 {
@@ -115,7 +130,7 @@ static bool score_into(const struct sym_part_problem *p, const int *assign, doub
 	for (int j = 0; j < l; j++) {
 		if (p->r_max > 0 && R[j] > p->r_max * (1 + EPS) + EPS)
 			ok = false;
-		if (p->s_max > 0 && S[j] + D[j] > p->s_max * (1 + EPS) + EPS)
+		if (p->s_max > 0 && part_need(S[j], D[j]) > p->s_max * (1 + EPS) + EPS)
 			ok = false;
 		dr = fmax(dr, fabs(R[j] - rbar));
 		ds = fmax(ds, fabs(S[j] - sbar));
@@ -189,8 +204,8 @@ static int *greedy(const struct sym_part_problem *p)
 		int best = -1;
 		double best_v = INFINITY;
 		for (int j = 0; j < l; j++) {
-			double d = fmax(D[j], md->dynamic_mb);
-			if ((p->r_max > 0 && R[j] + md->rate > p->r_max) || (p->s_max > 0 && S[j] + md->static_mb + d > p->s_max))
+			if ((p->r_max > 0 && R[j] + md->rate > p->r_max) ||
+			    (p->s_max > 0 && part_need_with(S[j], D[j], md) > p->s_max))
 				continue;
 			double v = (rbar > 0 ? (R[j] + md->rate) / rbar : 0) + (sbar > 0 ? (S[j] + md->static_mb) / sbar : 0);
 			if (v < best_v)
@@ -248,7 +263,7 @@ static int *first_fit(const struct sym_part_problem *p)
 		int j = 0;
 		for (; j < l; j++)
 			if (!(p->r_max > 0 && R[j] + md->rate > p->r_max) &&
-			    !(p->s_max > 0 && S[j] + md->static_mb + fmax(D[j], md->dynamic_mb) > p->s_max))
+			    !(p->s_max > 0 && part_need_with(S[j], D[j], md) > p->s_max))
 				break;
 		if (j == l)
 			goto out;
@@ -328,7 +343,7 @@ static bool ls_try(struct ls *t, int i, int b, int k, double cur)
 	if (ok && p->s_max > 0) {
 		Da = ls_dmax(t, a, i, k);
 		Db = ls_dmax(t, b, k, i);
-		ok = t->S[a] + Da <= p->s_max && t->S[b] + Db <= p->s_max;
+		ok = part_need(t->S[a], Da) <= p->s_max && part_need(t->S[b], Db) <= p->s_max;
 	}
 	if (!ok) {
 		t->R[a] += dR, t->R[b] -= dR, t->S[a] += dS, t->S[b] -= dS;

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/memory.h"
+
 #define MAX_MODELS 4096
 
 sym_time sym_monotonic_ns(void)
@@ -67,20 +69,17 @@ struct emulated {
 	uint32_t out_bytes[MAX_MODELS];
 };
 
-/* Static memory of the loaded models but `skip` plus `extra`, and the
- * largest dynamic memory of a full batch among them (unknown counts 0), in MB. */
+/* What the loaded models but `skip`, plus `extra`, need on the device by the
+ * memory rule (core/memory.h), in MB. */
 static double emu_footprint(struct emulated *e, int skip, const struct sym_profile *extra)
 {
-	double st = 0, dyn = 0;
+	struct sym_mem use = { 0, 0 };
 	for (int i = 0; i <= MAX_MODELS; i++) {
 		const struct sym_profile *p = i == skip ? NULL : i < MAX_MODELS ? atomic_load(&e->models[i]) : extra;
-		if (!p)
-			continue;
-		st += p->static_mb > 0 ? p->static_mb : 0;
-		double d = p->dynamic_mb > 0 ? p->dynamic_mb * p->max_batch : 0;
-		dyn = d > dyn ? d : dyn;
+		if (p)
+			sym_mem_add_profile(&use, p);
 	}
-	return st + dyn;
+	return sym_mem_need(&use);
 }
 
 static int emu_load(struct sym_executor *x, int id, const struct sym_model_desc *m, char *err, size_t errlen)
@@ -124,7 +123,7 @@ static int emu_memory(struct sym_executor *x, int id, int b, struct sym_model_me
 	if (!p || b < 1 || b > p->max_batch)
 		return -EINVAL;
 	out->static_mb = p->static_mb;
-	out->dynamic_mb = p->dynamic_mb < 0 ? p->dynamic_mb : p->dynamic_mb * b;
+	out->dynamic_mb = p->dynamic_mb; /* a batch's, whatever its size (core/memory.h) */
 	return 0;
 }
 

@@ -62,7 +62,7 @@ void sym_model_desc_default(struct sym_model_desc *m, const char *name, const st
 /* Memory a loaded model holds on its device, in MB (negative when unknown). */
 struct sym_model_memory {
 	double static_mb;  /* held while loaded (weights, workspace) */
-	double dynamic_mb; /* allocated for a batch of the size asked for (activations) */
+	double dynamic_mb; /* allocated by a batch of the size asked for (activations, workspace) */
 };
 
 struct sym_executor;
@@ -107,13 +107,13 @@ struct sym_executor *sym_executor_open(const char *name, const struct sym_execut
 /* The emulated executor: a batch holds for l(n) of the model's profile
  * (sleeping, then spinning the last `spin_ns`; 0: the default 200 us). Each
  * output is the input's digest, repeated to fill the output signature's
- * bytes. Memory is the profile's static_mb and dynamic_mb * b (unknown stays
- * negative). A load holds for the modelled loading time (file_mb, or
+ * bytes. Memory is the profile's static_mb and dynamic_mb, a batch's
+ * dynamic memory whatever its size (core/memory.h; unknown stays negative). A load holds for the modelled loading time (file_mb, or
  * static_mb when the file size is unknown, over load_mbps, plus load_ms:
  * the simulator's model, symphony-centralized-orchestration.md Section 4.7)
- * and, with memory_mb > 0, is refused (-ENOSPC) when the static memory of
- * the models loaded plus the largest dynamic memory of a full batch would
- * exceed it. NULL when out of memory; o may be NULL. */
+ * and, with memory_mb > 0, is refused (-ENOSPC) when the models loaded and
+ * it would not fit by the memory rule of core/memory.h (the sum of their
+ * static memory plus the largest dynamic memory). NULL when out of memory; o may be NULL. */
 struct sym_executor *sym_executor_emulated(const struct sym_executor_opts *o);
 
 /* The CUDA executor (runtime/cuda/), with the same contract as above. */

@@ -490,21 +490,18 @@ static int make_profiles(struct record *r)
 	l->max_batch = last;
 	l->slo_ms = r->c->exp.model_slo_ms[r->m];
 	l->static_mb = l->dynamic_mb = l->file_mb = -1;
+	/* Memory as the one rule takes it (core/memory.h): the static memory, and
+	 * the dynamic memory of a batch at its largest (the most any batch asks) */
 	bool mem = true;
-	double xs[SYM_PROFILE_BATCH_LIMIT], ys[SYM_PROFILE_BATCH_LIMIT];
 	for (int k = 0; k < nb; k++) {
 		mem &= p[k].static_mb >= 0 && p[k].dynamic_mb >= 0;
 		l->static_mb = fmax(l->static_mb, p[k].static_mb);
-		xs[k] = p[k].batch;
-		ys[k] = p[k].dynamic_mb;
+		l->dynamic_mb = fmax(l->dynamic_mb, p[k].dynamic_mb);
 	}
 	if (!mem)
-		l->static_mb = -1;
-	if (mem) { /* dynamic memory per request: the line through the origin */
-		double c1, cov11, sumsq;
-		gsl_fit_mul(xs, 1, ys, 1, (size_t)nb, &c1, &cov11, &sumsq);
-		l->dynamic_mb = fmax(round(c1 * 1000) / 1000, 0);
-	}
+		l->static_mb = l->dynamic_mb = -1;
+	else
+		l->dynamic_mb = round(l->dynamic_mb * 1000) / 1000;
 	*t = *l;
 	t->alpha_ms = t->beta_ms = NAN;
 	t->max_batch = 0;

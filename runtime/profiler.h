@@ -16,8 +16,9 @@
  * Two profile files come out, both in the zoo form of profiles/zoo.h, with
  * one model and the whole measurement record as their "source" object:
  *   - linear: alpha_ms, beta_ms, max_batch (the largest batch measured),
- *     slo_ms, static_mb and dynamic_mb (per request) where the executor
- *     knows them;
+ *     slo_ms, static_mb and dynamic_mb (a batch's, at the largest batch
+ *     measured: the memory rule of core/memory.h) where the executor knows
+ *     them;
  *   - table: latency_ms = [l(1), ..., l(B)] up to the largest batch
  *     measured B: the medians; a size not measured between two that were
  *     is interpolated linearly, sizes below the smallest one measured take

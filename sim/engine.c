@@ -13,6 +13,7 @@
 #include "core/autoscale.h"
 #include "core/core.h"
 #include "core/error.h"
+#include "core/memory.h"
 #include "partition/partition.h"
 #include "workloads/workload.h"
 
@@ -1054,8 +1055,10 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 			int to = r.assign[i];
 			if (to == s->model_core[i] || s->move_to[i] >= 0)
 				continue;
-			double held_mb = s->hold_mb[to] - (pass ? out1[to] : 0);
-			bool room = !(cap > 0) || held_mb + pm[i].static_mb + dyn[to] <= cap;
+			/* what the part holds (less what leaves it at t1), its largest dynamic memory after the
+			 * moves, and this model (core/memory.h) */
+			struct sym_mem held = { s->hold_mb[to] - (pass ? out1[to] : 0), dyn[to] };
+			bool room = !(cap > 0) || sym_mem_need_with(&held, pm[i].static_mb, pm[i].dynamic_mb) <= cap;
 			if (pass == 0 && !room)
 				continue;
 			x->models_moved++;

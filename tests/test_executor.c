@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/memory.h"
 #include "runtime/executor.h"
 #include "testutil.h"
 
@@ -101,8 +102,8 @@ static void test_load_unload(void **state)
 	struct sym_profile a, b;
 	assert_int_equal(sym_profile_init_linear(&a, "a", 0.5, 2.0, 8), 0);
 	assert_int_equal(sym_profile_init_linear(&b, "b", 0.5, 2.0, 8), 0);
-	a.static_mb = 600, a.dynamic_mb = 10; /* 600 + 80 */
-	b.static_mb = 300, b.dynamic_mb = 25; /* 300 + 200 */
+	a.static_mb = 600, a.dynamic_mb = 80;  /* dynamic: a batch's (core/memory.h) */
+	b.static_mb = 300, b.dynamic_mb = 200;
 	struct sym_executor_opts o = { .memory_mb = 1000, .load_mbps = 10000, .load_ms = 20 };
 	struct sym_executor *x = sym_executor_emulated(&o);
 	char err[256];
@@ -116,10 +117,20 @@ static void test_load_unload(void **state)
 	sym_time t1 = sym_monotonic_ns();
 	assert_true(t1 - t0 >= 70 * SYM_MS);
 	assert_true(t1 - t0 < 140 * SYM_MS); /* (generous: CI machines are shared) */
-	/* 600 + 300 static, and the largest batch's 200 dynamic: 1100 > 1000 */
+	/* 600 + 300 static, and the largest dynamic 200: 1100 > 1000 (the simulator's rule) */
 	assert_int_equal(x->ops->load(x, 1, &mb, err, sizeof(err)), -ENOSPC);
 	assert_contains(err, "model 'b' does not fit: the models loaded and it need 1100 MB, the GPU has 1000");
 	assert_true(sym_monotonic_ns() - t1 < 40 * SYM_MS); /* refused before any loading (50 ms) */
+	struct sym_mem both = { 0, 0 };
+	sym_mem_add_profile(&both, &a);
+	sym_mem_add_profile(&both, &b);
+	assert_true(sym_mem_need(&both) == 1100);
+	/* what the executor reports is a batch's dynamic memory, whatever the size */
+	struct sym_model_memory mem;
+	assert_int_equal(x->ops->memory(x, 0, 1, &mem), 0);
+	assert_true(mem.static_mb == 600 && mem.dynamic_mb == 80);
+	assert_int_equal(x->ops->memory(x, 0, 8, &mem), 0);
+	assert_true(mem.dynamic_mb == 80);
 	assert_int_equal(x->ops->unload(x, 0, err, sizeof(err)), 0);
 	assert_int_equal(x->ops->unload(x, 0, err, sizeof(err)), -EINVAL);
 	assert_contains(err, "model 0 is not loaded");

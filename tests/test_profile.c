@@ -1,6 +1,7 @@
 /* tests/test_profile.c - batch latency profiles (core/profile.h): linear and
  * table profiles, their bad inputs, the largest batch within a budget and
- * the linear batch limit at exact boundaries, deep copies. */
+ * the linear batch limit at exact boundaries, deep copies; the one memory
+ * rule (core/memory.h). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/memory.h"
 #include "core/profile.h"
 #include "testutil.h"
 
@@ -122,6 +124,34 @@ static void test_linear_batch_limit(void **state)
 	assert_int_equal(sym_profile_linear_batch_limit(1e-6, 1, 1e9), SYM_PROFILE_BATCH_LIMIT);
 }
 
+/* The memory rule: static memory adds up, the largest dynamic memory counts
+ * once (a batch at a time), unknown figures count 0. The 1080 Ti's ResNet50
+ * and VGG16 of the paper's Table 1: 170 + 822 static, VGG16's 6200 dynamic. */
+static void test_memory_rule(void **state)
+{
+	(void)state;
+	struct sym_mem u = { 0, 0 };
+	assert_true(sym_mem_need(&u) == 0);
+	sym_mem_add(&u, 170, 2798);
+	assert_true(sym_mem_need(&u) == 170 + 2798);
+	assert_true(sym_mem_need_with(&u, 822, 6200) == 170 + 822 + 6200);
+	assert_true(sym_mem_need(&u) == 170 + 2798); /* _with changes nothing */
+	sym_mem_add(&u, 822, 6200);
+	sym_mem_add(&u, -1, -1); /* unknown */
+	sym_mem_add(&u, NAN, NAN);
+	assert_true(sym_mem_need(&u) == 170 + 822 + 6200);
+	assert_true(sym_mem_model(-1, 500) == 500);
+	struct sym_profile p;
+	assert_int_equal(sym_profile_init_linear(&p, "VGG16", 2.73, 5.78, 16), 0);
+	p.static_mb = 822;
+	p.dynamic_mb = 6200; /* a batch's, whatever the batch size: never times b */
+	struct sym_mem v = { 0, 0 };
+	sym_mem_add_profile(&v, &p);
+	sym_mem_add_profile(&v, &p);
+	assert_true(sym_mem_need(&v) == 2 * 822 + 6200);
+	sym_profile_finish(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -130,6 +160,7 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_table_bad),
 		cmocka_unit_test(test_linear_batch_limit),
+		cmocka_unit_test(test_memory_rule),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -441,7 +441,7 @@ static void test_config_models(void **state)
 	assert_int_equal(sym_zoo_load(at("profile-mem.json"), &z, err, sizeof(err)), 0);
 	assert_int_equal(z.models[0].max_batch, 8); /* the default: 1..max_batch */
 	assert_near(z.models[0].static_mb, 120, 0, "static_mb");
-	assert_near(z.models[0].dynamic_mb, 15, 1e-9, "dynamic_mb per request");
+	assert_near(z.models[0].dynamic_mb, 15, 1e-9, "dynamic_mb: a batch's (core/memory.h)");
 	sym_zoo_finish(&z);
 	out_free(&r);
 	r = SYMPHONY("profile", at("cluster.json"), "--model", "curvy", "--batches", "1..8", "--repeats", "5", "--warmup",
