@@ -159,7 +159,7 @@ static void deliver(struct core *c, sym_time now)
 			c->xq_head = c->xq_head + 1 == c->xq_cap ? 0 : c->xq_head + 1;
 			c->xq_len--;
 			if (dest < 0) {
-				sym_models_grant(&c->models, &m, now);
+				sym_models_recv(&c->models, &m, now);
 			} else {
 				sym_ranker_recv(&c->rankers[dest], &m);
 				c->dirty |= 1u << dest;
@@ -198,7 +198,14 @@ static int exchange_init(struct core *c, const struct sym_core_cfg *cfg)
 					  to_models, c)))
 			return rc;
 	struct sym_models_out out = { c, to_ranker, models_dispatch, models_drop };
-	return sym_models_init(&c->models, p->shards, p->nmodels, 1, 0, p->nkinds, &p->policy, &c->timers, &out);
+	if ((rc = sym_models_init(&c->models, p->shards, p->nmodels, 1, 0, p->nkinds, &p->policy, &c->timers, &out)))
+		return rc;
+	struct sym_lookahead la;
+	sym_policy_lookahead(&p->policy, &la);
+	for (int k = 0; k < p->nkinds && la.plan; k++)
+		if ((rc = sym_ranker_set_lookahead(&c->rankers[k], la.margin)))
+			return rc;
+	return sym_models_set_lookahead(&c->models, &la);
 }
 
 /* ---- create / destroy ---- */

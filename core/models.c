@@ -1,9 +1,14 @@
 #include "core/models.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+
+/* The measured wait: its start, its smallest step (ns). */
+#define WAIT_START (1.0 * SYM_MS)
+#define WAIT_MIN_STEP (5.0 * SYM_US)
 
 int sym_models_init(struct sym_models *ms, struct sym_shard *shards, int n, int stride, int offset, int nkinds,
 		    const struct sym_policy *policy, struct sym_iheap *timers, const struct sym_models_out *out)
@@ -30,8 +35,22 @@ int sym_models_init(struct sym_models *ms, struct sym_shard *shards, int n, int 
 		sym_models_finish(ms);
 		return -ENOMEM;
 	}
-	for (int i = 0; i < (n ? n : 1) * nkinds; i++)
+	for (int i = 0; i < (n ? n : 1) * nkinds; i++) {
 		ms->stand[i].cand_now = -1; /* nothing remembered */
+		ms->stand[i].cap = SYM_TIME_NEVER;
+	}
+	return 0;
+}
+
+int sym_models_set_lookahead(struct sym_models *ms, const struct sym_lookahead *la)
+{
+	if (la->wait && !(la->wait_quantile > 0 && la->wait_quantile < 1))
+		return -EINVAL;
+	ms->plan = la->plan;
+	ms->measure = la->wait;
+	ms->quantile = la->wait_quantile;
+	for (int i = 0; i < (ms->n ? ms->n : 1) * ms->nkinds; i++)
+		ms->stand[i].wait = ms->stand[i].wait_safe = la->wait ? WAIT_START : 0;
 	return 0;
 }
 
@@ -54,28 +73,119 @@ static inline int local_id(const struct sym_models *ms, int m)
 
 static inline sym_time delay_of(const struct sym_shard *s, int size) { return s->net.ctrl + s->net.data * size; }
 
+static inline struct sym_waits waits(const struct sym_models *ms, int li, int k)
+{
+	const struct sym_mstand *x = &ms->stand[li * ms->nkinds + k];
+	return (struct sym_waits){ (sym_time)x->wait, (sym_time)x->wait_safe };
+}
+
+struct sym_waits sym_models_waits(const struct sym_models *ms, int m, int k)
+{
+	return waits(ms, local_id(ms, m), k);
+}
+
+/* A Robbins-Monro step of estimate *x towards the quantile with sample w. */
+static void quantile_step(double *x, double q, double w)
+{
+	double step = *x / 20 > WAIT_MIN_STEP ? *x / 20 : WAIT_MIN_STEP;
+	if (w > *x)
+		*x += step * q;
+	else
+		*x -= step * (1 - q);
+	if (*x < 0)
+		*x = 0;
+}
+
+/* One sample of x's wait: w, or for a lost head (lost) at least w. */
+static void wait_sample(const struct sym_models *ms, struct sym_mstand *x, sym_time w, bool lost)
+{
+	quantile_step(&x->wait, ms->quantile, (double)w);
+	quantile_step(&x->wait_safe, ms->quantile, lost ? INFINITY : (double)w);
+}
+
+/* The ranker of kind k is told the model has no candidate there. */
 static void unready(struct sym_models *ms, int li, int k)
 {
 	struct sym_mstand *x = &ms->stand[li * ms->nkinds + k];
-	if (!x->ready)
+	if (!x->ready && !x->deferred)
 		return;
-	x->ready = false;
+	x->ready = x->deferred = false;
 	struct sym_xmsg m = { .type = SYM_X_UNREADY, .model = global_id(ms, li), .kind = k };
 	ms->out.send(ms->out.ctx, k, &m);
 }
 
-static void ready(struct sym_models *ms, int li, int k, const struct sym_cand *cd, sym_time delay)
+static void ready(struct sym_models *ms, int li, int k, const struct sym_cand *cd, sym_time now)
 {
 	struct sym_mstand *x = &ms->stand[li * ms->nkinds + k];
+	const struct sym_shard *s = &ms->shards[li];
+	sym_time delay = delay_of(s, cd->size);
 	if (x->ready && x->latest == cd->latest && x->delay == delay)
 		return;
+	if (ms->measure && (!x->ready || x->rd != cd->deadline)) {
+		/* due from now, or from its frontrun moment when pulled before it */
+		sym_time f0 = cd->size < s->maxb_k[k] ? cd->deadline - s->lek[k][cd->size + 1] : now;
+		x->due_since = f0 > now ? f0 : now;
+	}
 	x->seq++;
 	x->ready = true;
+	x->deferred = false;
 	x->latest = cd->latest;
 	x->delay = delay;
+	x->rd = cd->deadline;
 	struct sym_xmsg m = { .type = SYM_X_READY, .model = global_id(ms, li), .kind = k, .seq = x->seq,
-			      .t1 = cd->latest, .t2 = delay };
+			      .t1 = cd->latest, .t2 = delay, .t3 = s->lek[k][cd->size] };
 	ms->out.send(ms->out.ctx, k, &m);
+}
+
+/* Look-ahead: tells the ranker of kind k that cd is held back, and where it
+ * is heading (a new DEFER only when that changed; it drops the old cap). */
+static void defer(struct sym_models *ms, int li, int k, const struct sym_cand *cd, sym_time now)
+{
+	struct sym_mstand *x = &ms->stand[li * ms->nkinds + k];
+	sym_time f, p;
+	struct sym_waits w = waits(ms, li, k);
+	sym_shard_project(&ms->shards[li], now, &ms->policy, k, &w, cd, &f, &p);
+	if (x->deferred && x->dd == cd->deadline && x->df == f && x->dp == p)
+		return;
+	x->seq++;
+	x->deferred = true;
+	x->ready = false;
+	x->dd = cd->deadline;
+	x->df = f;
+	x->dp = p;
+	x->cap = SYM_TIME_NEVER;
+	struct sym_xmsg m = { .type = SYM_X_DEFER, .model = global_id(ms, li), .kind = k, .seq = x->seq,
+			      .t1 = cd->deadline, .t2 = f, .t3 = p };
+	ms->out.send(ms->out.ctx, k, &m);
+}
+
+/* Measured wait: a head that was due and is gone without a grant (dropped)
+ * waited this long at least. */
+static void lost_head(struct sym_models *ms, int li, int k, const struct sym_cand *cd, sym_time now)
+{
+	struct sym_mstand *x = &ms->stand[li * ms->nkinds + k];
+	if (ms->measure && x->ready && (!cd->size || x->rd != cd->deadline)) {
+		/* censored: it would have waited longer than it could; counted as longer than any estimate */
+		wait_sample(ms, x, now - x->due_since, true);
+		x->due_since = now;
+	}
+}
+
+/* When candidate cd on kind k is due (<= now: now), look-ahead included: a
+ * cap pulls it earlier, and one that was due stays due for as long as its
+ * head is the same (a later arrival or a shorter measured wait does not take
+ * it back). Sends DEFER for one that is not due yet. */
+static sym_time due_at(struct sym_models *ms, int li, int k, const struct sym_cand *cd, sym_time now)
+{
+	if (cd->exec <= now)
+		return now;
+	struct sym_mstand *x = &ms->stand[li * ms->nkinds + k];
+	if (x->ready && x->rd == cd->deadline && (ms->plan || ms->measure))
+		return now;
+	if (!ms->plan)
+		return cd->exec;
+	defer(ms, li, k, cd, now);
+	return x->cap < cd->exec ? (x->cap > now ? x->cap : now) : cd->exec;
 }
 
 /* Preference between two due kinds: the larger batch, then the earlier
@@ -103,16 +213,23 @@ static void update1(struct sym_models *ms, int li, sym_time now)
 {
 	struct sym_shard *s = &ms->shards[li];
 	struct sym_cand cd;
-	sym_shard_candidate(s, now, &ms->policy, ms->out.drop, ms->out.ctx, &cd);
+	sym_shard_gather(s, now, ms->out.drop, ms->out.ctx);
+	struct sym_waits w = waits(ms, li, 0);
+	sym_shard_cand_kind(s, now, &ms->policy, 0, &w, &cd);
 	remember(ms, li, 0, &cd, now);
+	lost_head(ms, li, 0, &cd, now);
 	if (!cd.size) {
 		unready(ms, li, 0);
 		sym_iheap_remove(ms->timers, li);
-	} else if (cd.exec > now) {
-		unready(ms, li, 0);
-		sym_iheap_set(ms->timers, li, cd.exec);
+		return;
+	}
+	sym_time due = due_at(ms, li, 0, &cd, now);
+	if (due > now) {
+		if (!ms->plan)
+			unready(ms, li, 0);
+		sym_iheap_set(ms->timers, li, due);
 	} else {
-		ready(ms, li, 0, &cd, delay_of(s, cd.size));
+		ready(ms, li, 0, &cd, now);
 		sym_iheap_set(ms->timers, li, cd.latest + 1);
 	}
 }
@@ -131,13 +248,17 @@ static void update(struct sym_models *ms, int li, sym_time now)
 	int order[SYM_MAX_KINDS], ndue = 0;
 	for (int k = 0; k < nk; k++) {
 		cd[k] = (struct sym_cand){ 0, SYM_TIME_NEVER, SYM_TIME_NEVER, SYM_TIME_NEVER };
+		struct sym_waits w = waits(ms, li, k);
 		if (any)
-			sym_shard_cand_kind(s, now, &ms->policy, k, &cd[k]);
+			sym_shard_cand_kind(s, now, &ms->policy, k, &w, &cd[k]);
 		remember(ms, li, k, &cd[k], now);
-		if (!cd[k].size || cd[k].exec > now) {
-			unready(ms, li, k);
-			if (cd[k].size && cd[k].exec < wake)
-				wake = cd[k].exec;
+		lost_head(ms, li, k, &cd[k], now);
+		sym_time due = cd[k].size ? due_at(ms, li, k, &cd[k], now) : SYM_TIME_NEVER;
+		if (due > now) {
+			if (!cd[k].size || !ms->plan)
+				unready(ms, li, k);
+			if (due < wake)
+				wake = due;
 			continue;
 		}
 		/* insertion sort by preference (at most SYM_MAX_KINDS) */
@@ -151,7 +272,7 @@ static void update(struct sym_models *ms, int li, sym_time now)
 			wake = cd[k].latest + 1;
 	}
 	for (int i = 0; i < ndue; i++)
-		ready(ms, li, order[i], &cd[order[i]], delay_of(s, cd[order[i]].size));
+		ready(ms, li, order[i], &cd[order[i]], now);
 	if (wake == SYM_TIME_NEVER)
 		sym_iheap_remove(ms->timers, li);
 	else
@@ -173,23 +294,28 @@ void sym_models_timer(struct sym_models *ms, int li, sym_time now)
 	update(ms, li, now);
 }
 
-void sym_models_grant(struct sym_models *ms, const struct sym_xmsg *m, sym_time now)
+static void grant(struct sym_models *ms, const struct sym_xmsg *m, sym_time now)
 {
 	int li = local_id(ms, m->model);
 	int k = m->kind;
 	struct sym_mstand *x = &ms->stand[li * ms->nkinds + k];
 	/* The ranker took our READY out of its ready set; if it was the last one
 	 * we sent, we are no longer ready there. */
-	if (x->ready && m->seq == x->seq)
+	bool current = x->ready && m->seq == x->seq;
+	if (current)
 		x->ready = false;
 	struct sym_shard *s = &ms->shards[li];
 	struct sym_cand cd = { 0, SYM_TIME_NEVER, SYM_TIME_NEVER, SYM_TIME_NEVER };
 	if (x->cand_now == now && x->cand_version == s->version)
 		cd = x->cand; /* computed at this moment, on this queue: the same */
-	else if (sym_shard_gather(s, now, ms->out.drop, ms->out.ctx))
-		sym_shard_cand_kind(s, now, &ms->policy, k, &cd);
+	else if (sym_shard_gather(s, now, ms->out.drop, ms->out.ctx)) {
+		struct sym_waits w = waits(ms, li, k);
+		sym_shard_cand_kind(s, now, &ms->policy, k, &w, &cd);
+	}
 	sym_time start = now + delay_of(s, cd.size);
-	if (cd.size && cd.exec <= now && (m->t1 <= now || m->t1 < start)) {
+	/* due: as computed now, or (look-ahead) still the READY this grant answers */
+	bool due = cd.exec <= now || (current && cd.deadline == x->rd && (ms->plan || ms->measure));
+	if (cd.size && due && (m->t1 <= now || m->t1 < start)) {
 		struct sym_dispatch d = {
 			.model = m->model,
 			.gpu = m->gpu,
@@ -203,6 +329,8 @@ void sym_models_grant(struct sym_models *ms, const struct sym_xmsg *m, sym_time 
 			.epoch = m->epoch,
 			.reqs = ms->scratch,
 		};
+		if (ms->measure && current)
+			wait_sample(ms, x, now - x->due_since, false);
 		sym_shard_take(s, cd.size, ms->scratch);
 		for (int i = 0; i < cd.size; i++)
 			ms->scratch[i]->start = start;
@@ -214,6 +342,22 @@ void sym_models_grant(struct sym_models *ms, const struct sym_xmsg *m, sym_time 
 		struct sym_xmsg b = { .type = SYM_X_GIVEBACK, .model = m->model, .gpu = m->gpu, .kind = k };
 		ms->out.send(ms->out.ctx, k, &b);
 	}
+	update(ms, li, now);
+}
+
+void sym_models_recv(struct sym_models *ms, const struct sym_xmsg *m, sym_time now)
+{
+	if (m->type == SYM_X_GRANT) {
+		grant(ms, m, now);
+		return;
+	}
+	if (m->type != SYM_X_PULL)
+		return;
+	int li = local_id(ms, m->model);
+	struct sym_mstand *x = &ms->stand[li * ms->nkinds + m->kind];
+	if (!x->deferred || m->seq != x->seq || x->cap == m->t1)
+		return; /* for an older DEFER, or nothing new */
+	x->cap = m->t1;
 	update(ms, li, now);
 }
 

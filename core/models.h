@@ -23,6 +23,22 @@
  * answers an older READY is handled the same way: recomputing makes it
  * harmless.
  *
+ * Look-ahead (sym_models_set_lookahead, when the policy asks for it: struct
+ * sym_lookahead). A candidate that is not due yet is announced to its kind's
+ * ranker (DEFER: its deadline, and where sym_shard_project says it is
+ * heading) instead of being merely not READY, and the ranker may answer with
+ * a cap (PULL): the candidate is then due at min(exec, cap). The cap belongs
+ * to the DEFER it answers (seq): a new DEFER drops it, a PULL for an older
+ * one is ignored. With the measured wait, each model keeps, per kind, running
+ * estimates of a high quantile of how long its candidates wait from due (the
+ * later of becoming READY and the batch's frontrun moment) to a grant: `wait`,
+ * in which a head lost (dropped) while due counts the time it waited, and
+ * `wait_safe`, in which it counts as longer than any. Each is a Robbins-Monro
+ * quantile step per sample, the step a twentieth of the estimate (at least
+ * 5 us), starting at 1 ms. The policy reads them in its view. They are the
+ * model's own, so a threaded scheduler, whose workers hold disjoint models,
+ * measures exactly what the single-threaded core does.
+ *
  * Models are a stride of the global ids: local li is model li*stride +
  * offset (the single-threaded core: stride 1, offset 0; a worker thread w of
  * T: stride T, offset w). Not thread-safe: one thread runs a model side.
@@ -49,10 +65,17 @@ struct sym_models_out {
 
 /* Per local model and kind: what the ranker of that kind holds of it. */
 struct sym_mstand {
-	uint32_t seq;      /* READYs sent */
+	uint32_t seq;      /* READYs and DEFERs sent */
 	bool ready;        /* the ranker holds (or will hold) a READY of ours */
 	sym_time latest;   /* of that READY */
 	sym_time delay;    /* of that READY */
+	sym_time rd;       /* of that READY: its head's deadline */
+	/* look-ahead */
+	bool deferred;     /* the ranker holds a DEFER of ours */
+	sym_time dd, df, dp; /* of that DEFER: deadline, expected due, expected le */
+	sym_time cap;      /* the ranker's cap for it (SYM_TIME_NEVER: none) */
+	sym_time due_since; /* measured wait: when the READY candidate became due */
+	double wait, wait_safe; /* measured wait: its estimates (ns; see above) */
 	/* the candidate last computed (a grant at the same moment, with the
 	 * shard unchanged, reuses it) */
 	struct sym_cand cand;
@@ -70,6 +93,10 @@ struct sym_models {
 	struct sym_policy policy;
 	struct sym_request **scratch; /* the largest batch */
 	struct sym_models_out out;
+	/* look-ahead */
+	bool plan;                  /* DEFER / PULL with the rankers */
+	bool measure;               /* the measured wait, per kind */
+	double quantile;            /* of the measured wait */
 };
 
 /* shards: n initialised shards (local li = model li*stride + offset);
@@ -86,8 +113,14 @@ int sym_models_arrive(struct sym_models *ms, struct sym_request *r, sym_time now
 /* Local model li's timer fired (the caller popped it from the heap). */
 void sym_models_timer(struct sym_models *ms, int li, sym_time now);
 
-/* A GRANT from a ranker. */
-void sym_models_grant(struct sym_models *ms, const struct sym_xmsg *m, sym_time now);
+/* Look-ahead as the policy asks it (see above). 0 or -EINVAL. */
+int sym_models_set_lookahead(struct sym_models *ms, const struct sym_lookahead *la);
+
+/* A message from a ranker: GRANT, or PULL (look-ahead). */
+void sym_models_recv(struct sym_models *ms, const struct sym_xmsg *m, sym_time now);
+
+/* Model m's (one of ours) measured waits on kind k (ns; 0 when not measured). */
+struct sym_waits sym_models_waits(const struct sym_models *ms, int m, int k);
 
 /* Model m (one of ours) runs on the kinds not in kinds_off from now: its
  * standing is recomputed (UNREADY where it no longer runs; a stale GRANT

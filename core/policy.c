@@ -82,6 +82,13 @@ bool sym_policy_is_scheduler(const struct sym_policy *p)
 	return p->ops->sched != NULL;
 }
 
+void sym_policy_lookahead(const struct sym_policy *p, struct sym_lookahead *out)
+{
+	*out = (struct sym_lookahead){ .plan = false, .margin = 0, .wait = false, .wait_quantile = 0.99 };
+	if (p->ops->lookahead && !p->ops->sched)
+		p->ops->lookahead(p, out);
+}
+
 int sym_policy_register(const struct sym_policy_ops *ops, char *err, size_t errlen)
 {
 	int rc = sym_policy_validate(ops, err, errlen);
@@ -313,7 +320,7 @@ static char *accepts(const struct sym_param *prm, char *buf, size_t len)
 		put_words(buf, len, &l, prm->words, ", ", " or ");
 		return buf;
 	case SYM_PARAM_BOOL:
-		put(buf, len, &l, "true, false, 1 or 0");
+		put(buf, len, &l, "true, false, on, off, 1 or 0");
 		return buf;
 	case SYM_PARAM_NUM:
 		put(buf, len, &l, "%s", !prm->unit ? "a number" : !strcmp(prm->unit, "s") ? "a time in seconds"
@@ -401,8 +408,9 @@ static int parse_scalar(const struct sym_param *prm, const char *val, double *x,
 	case SYM_PARAM_NUM:
 		return parse_num(prm, val, x, pct);
 	case SYM_PARAM_BOOL:
-		if (!strcmp(val, "true") || !strcmp(val, "1") || !strcmp(val, "false") || !strcmp(val, "0")) {
-			*x = !strcmp(val, "true") || !strcmp(val, "1");
+		if (!strcmp(val, "true") || !strcmp(val, "1") || !strcmp(val, "on") || !strcmp(val, "false") ||
+		    !strcmp(val, "0") || !strcmp(val, "off")) {
+			*x = !strcmp(val, "true") || !strcmp(val, "1") || !strcmp(val, "on");
 			return 0;
 		}
 		return -EINVAL;

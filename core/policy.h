@@ -59,6 +59,19 @@ const char *sym_policy_name(const struct sym_policy *p);
  * runtime may split it over threads. */
 bool sym_policy_is_scheduler(const struct sym_policy *p);
 
+/* What a candidate policy asks of the core's look-ahead (core/ranker.h,
+ * core/models.h). */
+struct sym_lookahead {
+	bool plan;             /* the rankers plan every candidate on the GPUs' free times and pull a
+				* deferred one earlier when its batch would collide (PULL caps) */
+	double margin;         /* plan: batch lengths kept free between batches planned on one GPU */
+	bool wait;             /* measure the wait from due to granted, per kind (the view's wait) */
+	double wait_quantile;  /* its quantile, in (0, 1) */
+};
+
+/* The look-ahead p asks for (all off for policies that ask none). */
+void sym_policy_lookahead(const struct sym_policy *p, struct sym_lookahead *out);
+
 /* One parameter's value by key ("lambda", or "max.MODEL" for a per-model
  * override): a number or integer as is, a bool as 0 or 1, an enumeration as
  * its value. Returns 0, or -ENOENT (no such parameter, or no override for

@@ -52,7 +52,15 @@ struct sym_cand_view {
 	sym_time slo;          /* the model's SLO */
 	double lambda;         /* the model's measured arrival rate (requests/s), 0 when unknown */
 	double beta_ms;        /* the profile's intercept beta (ms) on this kind */
+	double cv;             /* the coefficient of variation of the model's inter-arrival gaps (1:
+				* Poisson, also until enough arrivals were seen) */
+	int target;            /* the batch the model's measured load can sustain staggered (the
+				* early-drop target, core/shard.h) */
+	sym_time wait_safe;    /* the same with a head lost while waiting counted as longer than any */
+	sym_time wait;         /* look-ahead with a measured wait: the high quantile of the time a
+				* candidate of this kind waits from due to granted (0 otherwise) */
 };
+
 
 /* ---- parameters ----
  *
@@ -162,6 +170,8 @@ struct sym_policy_ops {
 	 * dispatched (anything <= now means "now"). Pure: same view, same
 	 * answer. NULL for scheduler policies. */
 	sym_time (*exec)(const struct sym_policy *p, const struct sym_cand_view *v);
+	/* Candidate policies: the look-ahead they ask for (NULL: none). */
+	void (*lookahead)(const struct sym_policy *p, struct sym_lookahead *out);
 	/* Scheduler policies: the event handlers. NULL for candidate policies. */
 	const struct sym_sched_ops *sched;
 };

@@ -69,10 +69,44 @@ int sym_ranker_init(struct sym_ranker *r, int kind, int ngpus, const int *gpu_ki
 	return 0;
 }
 
+int sym_ranker_set_lookahead(struct sym_ranker *r, double margin)
+{
+	if (!(margin >= 0 && margin <= 1000))
+		return -EINVAL;
+	r->margin = margin;
+	if (r->lookahead)
+		return 0;
+	r->cand = calloc((size_t)r->nmodels, sizeof(*r->cand));
+	r->active = malloc((size_t)r->nmodels * sizeof(*r->active));
+	r->apos = malloc((size_t)r->nmodels * sizeof(*r->apos));
+	r->order = malloc((size_t)r->nmodels * sizeof(*r->order));
+	r->avail = malloc((size_t)r->ngpus * sizeof(*r->avail));
+	r->mplan = malloc((size_t)r->ngpus * sizeof(*r->mplan));
+	r->slot_gpu = malloc((size_t)r->ngpus * sizeof(*r->slot_gpu));
+	if (!r->cand || !r->active || !r->apos || !r->order || !r->avail || !r->mplan || !r->slot_gpu)
+		return -ENOMEM;
+	for (int m = 0; m < r->nmodels; m++) {
+		r->apos[m] = -1;
+		r->cand[m].cap = SYM_TIME_NEVER;
+	}
+	r->lookahead = true;
+	return 0;
+}
+
 void sym_ranker_finish(struct sym_ranker *r)
 {
 	if (!r)
 		return;
+	free(r->cand);
+	free(r->active);
+	free(r->apos);
+	free(r->order);
+	free(r->avail);
+	free(r->mplan);
+	free(r->slot_gpu);
+	r->cand = NULL;
+	r->active = r->apos = r->order = r->slot_gpu = NULL;
+	r->avail = r->mplan = NULL;
 	free(r->idle);
 	r->idle = NULL;
 	sym_iheap_finish(&r->pend);
@@ -105,6 +139,38 @@ static void place(struct sym_ranker *r, int g)
 		sym_iheap_remove(&r->pend, g);
 }
 
+/* ---- look-ahead: the candidates the plan sees ---- */
+
+static void activate(struct sym_ranker *r, int m)
+{
+	if (r->apos[m] >= 0)
+		return;
+	r->apos[m] = r->nactive;
+	r->active[r->nactive++] = m;
+}
+
+/* Model m has no candidate here any more (neither deferred nor ready). */
+static void deactivate(struct sym_ranker *r, int m)
+{
+	int i = r->apos[m];
+	if (i < 0)
+		return;
+	int last = r->active[--r->nactive];
+	r->active[i] = last;
+	r->apos[last] = i;
+	r->apos[m] = -1;
+}
+
+/* Model m's deferred candidate is gone (it is ready, gone, or replaced). */
+static void undefer(struct sym_ranker *r, int m)
+{
+	struct sym_ranker_cand *c = &r->cand[m];
+	if (c->state == 1 && c->cap != SYM_TIME_NEVER)
+		r->ncapped--;
+	c->state = 0;
+	c->cap = SYM_TIME_NEVER;
+}
+
 void sym_ranker_recv(struct sym_ranker *r, const struct sym_xmsg *m)
 {
 	switch (m->type) {
@@ -112,9 +178,31 @@ void sym_ranker_recv(struct sym_ranker *r, const struct sym_xmsg *m)
 		sym_iheap_set(&r->ready, m->model, m->t1);
 		r->delay[m->model] = m->t2;
 		r->seq[m->model] = m->seq;
+		if (r->lookahead) {
+			undefer(r, m->model);
+			r->cand[m->model].d = m->t1 + m->t3;
+			r->cand[m->model].p = m->t3;
+			activate(r, m->model);
+			r->replan = true;
+		}
 		break;
 	case SYM_X_UNREADY:
 		sym_iheap_remove(&r->ready, m->model);
+		if (r->lookahead) {
+			undefer(r, m->model);
+			deactivate(r, m->model);
+			r->replan = true;
+		}
+		break;
+	case SYM_X_DEFER:
+		if (!r->lookahead)
+			break;
+		sym_iheap_remove(&r->ready, m->model);
+		undefer(r, m->model);
+		r->cand[m->model] = (struct sym_ranker_cand){ .state = 1, .seq = m->seq, .d = m->t1, .f = m->t2,
+							      .p = m->t3, .cap = SYM_TIME_NEVER };
+		activate(r, m->model);
+		r->replan = true;
 		break;
 	case SYM_X_TAKEN: {
 		struct sym_ranker_gpu *x = &r->g[m->gpu];
@@ -133,6 +221,7 @@ void sym_ranker_recv(struct sym_ranker *r, const struct sym_xmsg *m)
 				x->free_at = m->t2;
 		}
 		place(r, m->gpu);
+		r->replan = true;
 		break;
 	}
 	case SYM_X_GIVEBACK: {
@@ -141,6 +230,7 @@ void sym_ranker_recv(struct sym_ranker *r, const struct sym_xmsg *m)
 			break;
 		x->granted = x->lost = false;
 		place(r, m->gpu);
+		r->replan = true;
 		break;
 	}
 	default:
@@ -163,6 +253,7 @@ void sym_ranker_gpu_done(struct sym_ranker *r, int g, sym_time end)
 		x->free_at = end;
 	}
 	place(r, g);
+	r->replan = true;
 }
 
 void sym_ranker_gpu_offline(struct sym_ranker *r, int g, uint32_t epoch)
@@ -176,6 +267,7 @@ void sym_ranker_gpu_offline(struct sym_ranker *r, int g, uint32_t epoch)
 	if (x->granted)
 		x->lost = true;
 	place(r, g);
+	r->replan = true;
 }
 
 void sym_ranker_gpu_online(struct sym_ranker *r, int g, uint32_t epoch, sym_time now)
@@ -190,18 +282,142 @@ void sym_ranker_gpu_online(struct sym_ranker *r, int g, uint32_t epoch, sym_time
 	if (x->granted)
 		x->lost = true;
 	place(r, g);
+	r->replan = true;
 }
 
 static void grant(struct sym_ranker *r, int m, int g, sym_time now)
 {
 	struct sym_ranker_gpu *x = &r->g[g];
 	sym_iheap_remove(&r->ready, m);
+	if (r->lookahead) {
+		if (r->cand[m].state != 1)
+			deactivate(r, m);
+		r->replan = true;
+	}
 	idle_clear(r, g);
 	sym_iheap_remove(&r->pend, g);
 	x->granted = true;
 	struct sym_xmsg msg = { .type = SYM_X_GRANT, .model = m, .gpu = g, .kind = r->kind, .seq = r->seq[m],
 				.epoch = x->epoch, .t1 = x->nout > 0 ? x->free_at : now };
 	r->send(r->ctx, &msg);
+}
+
+/* ---- look-ahead: the plan ---- */
+
+static void send_cap(struct sym_ranker *r, int m, sym_time cap)
+{
+	struct sym_ranker_cand *c = &r->cand[m];
+	if (c->cap == cap)
+		return;
+	if (c->cap == SYM_TIME_NEVER)
+		r->ncapped++;
+	else if (cap == SYM_TIME_NEVER)
+		r->ncapped--;
+	c->cap = cap;
+	if (cap != SYM_TIME_NEVER)
+		r->pstats.pulls++;
+	struct sym_xmsg msg = { .type = SYM_X_PULL, .model = m, .kind = r->kind, .seq = c->seq, .t1 = cap };
+	r->send(r->ctx, &msg);
+}
+
+/* No cap binds: every deferred candidate's cap goes. */
+static void clear_caps(struct sym_ranker *r)
+{
+	for (int i = 0; i < r->nactive && r->ncapped; i++) {
+		int m = r->active[i];
+		if (r->cand[m].state == 1)
+			send_cap(r, m, SYM_TIME_NEVER);
+	}
+}
+
+/* Plan order: the latest deadline first (ties: the lower model). */
+static bool plan_before(const struct sym_ranker *r, int a, int b)
+{
+	sym_time da = r->cand[a].d, db = r->cand[b].d;
+	return da != db ? da > db : a < b;
+}
+
+static void plan(struct sym_ranker *r, sym_time now)
+{
+	r->replan = false;
+	int n = r->nactive;
+	if (n <= r->nidle) {
+		/* each candidate can have an idle GPU of its own: nothing collides */
+		r->pstats.fast++;
+		clear_caps(r);
+		return;
+	}
+	r->pstats.plans++;
+	/* the candidates, latest deadline first (insertion sort: a few dozen) */
+	int *ord = r->order;
+	for (int i = 0; i < n; i++) {
+		int m = r->active[i], j = i;
+		while (j > 0 && plan_before(r, m, ord[j - 1])) {
+			ord[j] = ord[j - 1];
+			j--;
+		}
+		ord[j] = m;
+	}
+	/* the GPUs in service, each free at its predicted time (now when idle);
+	 * one granted but not yet taken is left out (what it will run is unknown) */
+	int ns = 0;
+	for (int g = 0; g < r->ngpus; g++) {
+		const struct sym_ranker_gpu *x = &r->g[g];
+		if (x->off || x->granted)
+			continue;
+		r->avail[ns] = x->nout <= 0 || x->free_at < now ? now : x->free_at;
+		r->mplan[ns] = SYM_TIME_NEVER;
+		r->slot_gpu[ns] = g;
+		ns++;
+	}
+	for (int i = 0; i < n; i++) {
+		int m = ord[i];
+		const struct sym_ranker_cand *c = &r->cand[m];
+		bool deferred = c->state == 1;
+		sym_time f = deferred && c->f > now ? c->f : now;
+		sym_time p = c->p, keep = (sym_time)(r->margin * (double)p);
+		int best = -1;
+		sym_time be = 0;
+		bool bon = false;
+		for (int j = 0; j < ns; j++) {
+			sym_time fin = r->mplan[j] == SYM_TIME_NEVER ? c->d : r->mplan[j] - keep;
+			if (fin > c->d)
+				fin = c->d;
+			sym_time st = fin - p;
+			if (st < r->avail[j])
+				continue;
+			sym_time e = f < st ? f : st;
+			bool on = r->avail[j] <= e;
+			if (best < 0 || e > be || (e == be && on && !bon) ||
+			    (e == be && on == bon && r->avail[j] > r->avail[best])) {
+				best = j;
+				be = e;
+				bon = on;
+			}
+		}
+		sym_time cap = SYM_TIME_NEVER;
+		if (best >= 0) {
+			r->mplan[best] = be > r->avail[best] ? be : r->avail[best];
+			if (be < f)
+				cap = be;
+		} else if (ns > 0) {
+			/* it fits nowhere: as soon as it can, on the GPU it overruns least */
+			sym_time bs = 0;
+			for (int j = 0; j < ns; j++) {
+				sym_time fin = r->mplan[j] < c->d ? r->mplan[j] : c->d;
+				sym_time sl = fin - p - r->avail[j];
+				if (best < 0 || sl > bs) {
+					best = j;
+					bs = sl;
+				}
+			}
+			r->mplan[best] = r->avail[best];
+			cap = now;
+			r->pstats.asap++;
+		}
+		if (deferred)
+			send_cap(r, m, cap);
+	}
 }
 
 void sym_ranker_match(struct sym_ranker *r, sym_time now)
@@ -218,6 +434,8 @@ void sym_ranker_match(struct sym_ranker *r, sym_time now)
 		int g = gi < 0 ? gp : gp < 0 ? gi : gi < gp ? gi : gp;
 		grant(r, m, g, now);
 	}
+	if (r->lookahead && r->replan)
+		plan(r, now);
 }
 
 sym_time sym_ranker_next_wakeup(const struct sym_ranker *r)

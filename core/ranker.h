@@ -35,6 +35,25 @@
  * delay). Without send-ahead a GPU is eligible only once idle, i.e. after the
  * driver reports its batch's end.
  *
+ * Look-ahead (sym_ranker_set_lookahead; the design of
+ * shared/research/lookahead-deferral/report.md, Section 8, made
+ * incremental). A candidate held back to its frontrun moment has a window of
+ * only B x alpha in which it can still take a GPU; when other batches hold
+ * every GPU through it, its oldest requests expire. So the model side tells
+ * the ranker about each candidate it holds back (DEFER: its deadline d, the
+ * moment f it expects to be due, the le p of the batch it expects then), and
+ * the ranker keeps a plan: every candidate, ready or deferred, latest
+ * deadline first, placed as late as it can start on the GPUs' predicted free
+ * times: on the GPU where it can start latest, finishing by its deadline and
+ * `margin` batch lengths (its own) before the next batch planned there, not
+ * before the GPU frees; ties go to the GPU that is free by then (on time),
+ * then to the one freeing latest (best fit). A deferred candidate planned to
+ * start before f gets a cap (PULL): it becomes due at its planned start
+ * instead. One that fits nowhere is pulled to now. The plan is made again
+ * only after something it depends on changed (a candidate, a GPU's free time,
+ * a grant), and not at all while there are at least as many idle GPUs as
+ * candidates (each then has one to itself, and no cap can bind).
+ *
  * Stale messages are harmless: a GRANT names the READY it answers (seq), a
  * model recomputes its candidate on every GRANT, and a GPU whose grant
  * crossed an offline comes back "lost" (its batch, if any, is the driver's
@@ -54,12 +73,16 @@
 #include "core/time.h"
 
 enum sym_xmsg_type {
-	SYM_X_READY,    /* model -> ranker: due; t1 = latest, t2 = delay, seq */
-	SYM_X_UNREADY,  /* model -> ranker: no longer due */
+	SYM_X_READY,    /* model -> ranker: due; t1 = latest, t2 = delay, t3 = its batch's le(B), seq */
+	SYM_X_UNREADY,  /* model -> ranker: no candidate here (nothing queued that fits) */
 	SYM_X_TAKEN,    /* model -> ranker: the granted GPU got a batch; t1 = start, t2 = finish */
 	SYM_X_GIVEBACK, /* model -> ranker: the granted GPU was not used */
 	SYM_X_GRANT,    /* ranker -> model: GPU gpu; seq of the READY it answers, the GPU's epoch;
 			 * t1 = its predicted free time (<= now when idle) */
+	SYM_X_DEFER,    /* model -> ranker (look-ahead): a candidate not due yet; t1 = its deadline d,
+			 * t2 = when it expects to be due (f), t3 = the le of the batch it expects then, seq */
+	SYM_X_PULL,     /* ranker -> model (look-ahead): be due by t1 (SYM_TIME_NEVER: no cap);
+			 * seq of the DEFER it answers */
 };
 
 /* One message of the exchange (a value: copy it freely). */
@@ -70,7 +93,7 @@ struct sym_xmsg {
 	int32_t kind;
 	uint32_t seq;
 	uint32_t epoch;
-	sym_time t1, t2;
+	sym_time t1, t2, t3;
 };
 
 /* A ranker's view of one of its GPUs. */
@@ -83,6 +106,24 @@ struct sym_ranker_gpu {
 	uint32_t epoch;
 	sym_time free_at;  /* predicted: when its last outstanding batch ends */
 	sym_time plan_start, plan_len; /* the last batch taken: its planned start and length */
+};
+
+/* A ranker's view of one model's candidate (look-ahead). */
+struct sym_ranker_cand {
+	int8_t state;      /* 0: none, 1: deferred, 2: ready */
+	uint32_t seq;      /* of the DEFER (deferred) */
+	sym_time d;        /* the head's deadline */
+	sym_time f;        /* deferred: when it expects to be due */
+	sym_time p;        /* the le of its batch */
+	sym_time cap;      /* deferred: the last cap sent for this DEFER (SYM_TIME_NEVER: none) */
+};
+
+/* Look-ahead counters (since init). */
+struct sym_ranker_plan_stats {
+	uint64_t plans;      /* plans made (full ones) */
+	uint64_t fast;       /* plans skipped: at least as many idle GPUs as candidates */
+	uint64_t pulls;      /* PULLs sent with a cap */
+	uint64_t asap;       /* candidates that fit nowhere, pulled to now */
 };
 
 /* Where grants go (called from inside the ranker's operations). */
@@ -101,6 +142,17 @@ struct sym_ranker {
 	struct sym_ranker_gpu *g; /* per GPU id (only this kind's are used) */
 	sym_xsend_fn send;
 	void *ctx;
+	/* look-ahead (off unless sym_ranker_set_lookahead) */
+	bool lookahead;
+	bool replan;              /* something the plan reads changed since it was made */
+	double margin;            /* in batch lengths of the earlier batch */
+	struct sym_ranker_cand *cand; /* per model */
+	int *active, *apos;       /* the models with a candidate here, and where each sits (-1) */
+	int nactive, ncapped;
+	int *order;               /* scratch: candidates in plan order */
+	sym_time *avail, *mplan;  /* scratch per GPU slot: free time, earliest planned start */
+	int *slot_gpu;
+	struct sym_ranker_plan_stats pstats;
 };
 
 /* The ranker of kind `kind` over GPUs 0..ngpus-1, of which it owns those with
@@ -110,8 +162,12 @@ int sym_ranker_init(struct sym_ranker *r, int kind, int ngpus, const int *gpu_ki
 		    sym_xsend_fn send, void *ctx);
 void sym_ranker_finish(struct sym_ranker *r);
 
-/* A message from a model (READY, UNREADY, TAKEN, GIVEBACK). Does not match:
- * call sym_ranker_match when the messages at hand are in. */
+/* Turns look-ahead on with the given margin (>= 0, in batch lengths).
+ * Returns 0, -EINVAL or -ENOMEM. */
+int sym_ranker_set_lookahead(struct sym_ranker *r, double margin);
+
+/* A message from a model (READY, UNREADY, TAKEN, GIVEBACK, DEFER). Does not
+ * match: call sym_ranker_match when the messages at hand are in. */
 void sym_ranker_recv(struct sym_ranker *r, const struct sym_xmsg *m);
 
 /* The oldest outstanding batch of GPU g ended at `end` (<= now). */
@@ -123,7 +179,8 @@ void sym_ranker_gpu_done(struct sym_ranker *r, int g, sym_time end);
 void sym_ranker_gpu_offline(struct sym_ranker *r, int g, uint32_t epoch);
 void sym_ranker_gpu_online(struct sym_ranker *r, int g, uint32_t epoch, sym_time now);
 
-/* Grants what can be granted at now (through send). */
+/* Grants what can be granted at now (through send); then, with look-ahead,
+ * plans again if anything changed and sends the caps that changed (PULL). */
 void sym_ranker_match(struct sym_ranker *r, sym_time now);
 
 /* When the ranker next wants sym_ranker_match, or SYM_TIME_NEVER. */

@@ -225,7 +225,7 @@ int sym_shard_push(struct sym_shard *s, struct sym_request *r, sym_time now)
 					  : sample;
 		s->win_start = now;
 		s->win_count = 0;
-		if (s->gather.rule == SYM_GATHER_EARLY && !s->gather.target)
+		if (!s->gather.target) /* (lazy gathering drops by it never; policies read it) */
 			s->target = sym_shard_target_for_rate(s, s->lambda, sym_shard_gap_cv(s));
 	}
 	s->win_count++;
@@ -278,8 +278,32 @@ int sym_le_fit(const sym_time *le, int maxb, size_t n, sym_time budget)
 	return lo;
 }
 
+/* The policy's view of a batch of b from the head of the queue (n queued). */
+static sym_time policy_exec(const struct sym_shard *s, sym_time now, const struct sym_policy *pol, int k,
+			    const struct sym_waits *w, const struct sym_request *head, int b, size_t n)
+{
+	struct sym_cand_view v = {
+		.now = now,
+		.deadline = head->deadline,
+		.head_arrival = head->arrival,
+		.size = b,
+		.max_batch = s->maxb_k[k],
+		.queued = n,
+		.le = s->lek[k],
+		.slo = s->slo,
+		.lambda = s->lambda,
+		.beta_ms = s->prof_k[k]->beta_ms,
+		.cv = sym_shard_gap_cv(s),
+		.target = s->target,
+		.wait = w ? w->wait : 0,
+		.wait_safe = w ? w->safe : 0,
+	};
+	sym_time exec = pol->ops->exec(pol, &v);
+	return exec > now ? exec : now;
+}
+
 void sym_shard_cand_kind(const struct sym_shard *s, sym_time now, const struct sym_policy *pol, int k,
-			 struct sym_cand *out)
+			 const struct sym_waits *w, struct sym_cand *out)
 {
 	const struct sym_queue *q = &s->queue;
 	size_t n = sym_queue_len(q);
@@ -292,31 +316,43 @@ void sym_shard_cand_kind(const struct sym_shard *s, sym_time now, const struct s
 	out->size = b;
 	out->deadline = head->deadline;
 	out->latest = head->deadline - s->lek[k][b];
-	if (!pol || !pol->ops->exec) {
-		out->exec = now;
+	out->exec = pol && pol->ops->exec ? policy_exec(s, now, pol, k, w, head, b, n) : now;
+}
+
+void sym_shard_project(const struct sym_shard *s, sym_time now, const struct sym_policy *pol, int k,
+		       const struct sym_waits *w, const struct sym_cand *cd, sym_time *f, sym_time *p)
+{
+	*f = cd->exec;
+	*p = s->lek[k][cd->size];
+	if (cd->exec <= now || !(s->lambda > 0) || !pol || !pol->ops->exec)
 		return;
+	const struct sym_request *head = sym_queue_at(&s->queue, 0);
+	/* the largest batch that can still meet the head's deadline */
+	int most = sym_le_fit(s->lek[k], s->maxb_k[k], (size_t)s->maxb_k[k], head->deadline - now);
+	int b = cd->size;
+	sym_time e = cd->exec;
+	for (int it = 0; it < 8; it++) {
+		double grow = s->lambda * sym_to_s(e - now);
+		int nb = cd->size + (grow < most ? (int)grow : most);
+		if (nb > most)
+			nb = most;
+		if (nb < cd->size)
+			nb = cd->size;
+		sym_time ne = policy_exec(s, now, pol, k, w, head, nb, (size_t)nb);
+		b = nb;
+		if (ne == e)
+			break;
+		e = ne;
 	}
-	struct sym_cand_view v = {
-		.now = now,
-		.deadline = head->deadline,
-		.head_arrival = head->arrival,
-		.size = b,
-		.max_batch = s->maxb_k[k],
-		.queued = n,
-		.le = s->lek[k],
-		.slo = s->slo,
-		.lambda = s->lambda,
-		.beta_ms = s->prof_k[k]->beta_ms,
-	};
-	sym_time exec = pol->ops->exec(pol, &v);
-	out->exec = exec > now ? exec : now;
+	*f = e;
+	*p = s->lek[k][b];
 }
 
 void sym_shard_candidate(struct sym_shard *s, sym_time now, const struct sym_policy *pol,
 			 sym_drop_fn drop, void *ctx, struct sym_cand *out)
 {
 	sym_shard_gather(s, now, drop, ctx);
-	sym_shard_cand_kind(s, now, pol, 0, out);
+	sym_shard_cand_kind(s, now, pol, 0, NULL, out);
 }
 
 void sym_shard_take(struct sym_shard *s, int n, struct sym_request **out)

@@ -172,11 +172,26 @@ void sym_shard_candidate(struct sym_shard *s, sym_time now, const struct sym_pol
  * Returns the queue length after it. */
 size_t sym_shard_gather(struct sym_shard *s, sym_time now, sym_drop_fn drop, void *ctx);
 
+/* The measured waits of a kind (core/models.h) for a policy's view; 0 when
+ * not measured. */
+struct sym_waits {
+	sym_time wait, safe;
+};
+
 /* The candidate on kind k after sym_shard_gather (no drops); size 0 when the
  * queue is empty or the head cannot make its deadline on kind k. A NULL
- * policy gives exec = now. */
+ * policy gives exec = now. w: the measured waits of kind k, or NULL. */
 void sym_shard_cand_kind(const struct sym_shard *s, sym_time now, const struct sym_policy *pol, int k,
-			 struct sym_cand *out);
+			 const struct sym_waits *w, struct sym_cand *out);
+
+/* Look-ahead: where candidate cd (deferred: cd->exec > now) is heading if
+ * its model's requests keep arriving at the measured rate. Its batch grows by
+ * lambda per second until the moment the policy would dispatch that larger
+ * batch, which moves that moment earlier: the fixed point (at most 8 steps)
+ * gives *f, when it expects to be due, and *p, the le of the batch it expects
+ * then (never smaller than cd's). */
+void sym_shard_project(const struct sym_shard *s, sym_time now, const struct sym_policy *pol, int k,
+		       const struct sym_waits *w, const struct sym_cand *cd, sym_time *f, sym_time *p);
 
 /* The largest b <= min(n, maxb) with le[b] <= budget, or 0 (le non-decreasing). */
 int sym_le_fit(const sym_time *le, int maxb, size_t n, sym_time budget);

@@ -783,7 +783,7 @@ static int worker_step(struct worker *wk, sym_time now, bool clock)
 	struct sym_xmsg g;
 	for (int k = 0; k < wk->nkinds; k++)
 		for (int j = 0; j < BATCH && sym_spsc_pop(wk->down[k], &g); j++, n++)
-			sym_models_grant(&wk->ms, &g, now);
+			sym_models_recv(&wk->ms, &g, now);
 	struct in_msg m;
 	for (int k = 0; k < BATCH && sym_spsc_pop(wk->in, &m); k++, n++) {
 		if (clock && k % CLOCK_EVERY == CLOCK_EVERY - 1) {
@@ -1023,6 +1023,8 @@ static int make_split(struct sym_sched *s, const struct sym_sched_cfg *cfg, size
 		s->gpu_kind[g] = cc->gpu_kind ? cc->gpu_kind[g] : 0;
 	/* One ranker per kind (sub-cluster): the core's ranker side, over every
 	 * GPU id, owning its kind's. */
+	struct sym_lookahead la;
+	sym_policy_lookahead(&cc->policy, &la);
 	for (int k = 0; k < K; k++) {
 		struct ranker *r = s->rankers[k] = alloc_aligned(sizeof(*r));
 		if (!r)
@@ -1036,7 +1038,8 @@ static int make_split(struct sym_sched *s, const struct sym_sched_cfg *cfg, size
 		r->down = calloc((size_t)T, sizeof(*r->down));
 		r->gpu = sym_spsc_create(cap, sizeof(struct in_msg));
 		if (!r->down || !r->gpu ||
-		    sym_ranker_init(&r->rk, k, s->ngpus, s->gpu_kind, s->nmodels, cc->send_ahead, rk_send, r))
+		    sym_ranker_init(&r->rk, k, s->ngpus, s->gpu_kind, s->nmodels, cc->send_ahead, rk_send, r) ||
+		    (la.plan && sym_ranker_set_lookahead(&r->rk, la.margin)))
 			return fail(err, errlen, -ENOMEM, "%s", "out of memory");
 		for (int g = 0; g < s->ngpus && cfg->gpus_offline; g++)
 			if (s->gpu_kind[g] == k)
@@ -1073,7 +1076,8 @@ static int make_split(struct sym_sched *s, const struct sym_sched_cfg *cfg, size
 			s->model_thr[m] = &wk->t;
 		}
 		struct sym_models_out mo = { wk, wk_send, wk_dispatch, wk_drop };
-		if ((rc = sym_models_init(&wk->ms, wk->shards, wk->nm, T, w, K, &cc->policy, &wk->timers, &mo)))
+		if ((rc = sym_models_init(&wk->ms, wk->shards, wk->nm, T, w, K, &cc->policy, &wk->timers, &mo)) ||
+		    (rc = sym_models_set_lookahead(&wk->ms, &la)))
 			return fail(err, errlen, rc, "%s", "out of memory");
 	}
 	s->nrd = T;

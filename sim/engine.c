@@ -223,6 +223,8 @@ struct sim {
 	sym_time as_len, as_last_action;
 	uint64_t as_ended, as_bad; /* s->ended and s->bad_all when the interval began */
 	double as_busy_s, as_gpu_s;
+	double as_serving_s;       /* GPU-seconds in service since the last decision */
+	sym_time as_iv_start;      /* the last decision */
 	int as_paid, as_serving; /* GPUs paid for; of them, in service */
 	sym_time as_paid_t;     /* both counted up to here */
 	const uint64_t *stop_model_bad; /* opts->stop_model_bad */
@@ -483,8 +485,8 @@ static void account_busy(struct sim *s, int gi, sym_time a, sym_time b)
 	sym_time lo = a > s->warmup ? a : s->warmup, hi = b < s->end ? b : s->end;
 	if (hi > lo)
 		s->res->gpu_busy_fraction += sym_to_s(hi - lo);
-	if (s->as_on)
-		s->as_busy_s += sym_to_s(b - a);
+	if (s->as_on && b > s->as_iv_start) /* this interval's part: the rest counted in the one before */
+		s->as_busy_s += sym_to_s(b - (a > s->as_iv_start ? a : s->as_iv_start));
 	struct gpu *g = &s->gpus[gi];
 	sym_time t = a;
 	while (t < b && t < s->end) {
@@ -1282,6 +1284,7 @@ static void as_count(struct sim *s, sym_time now, int dpaid, int dserving)
 	sym_time t = now < s->end ? now : s->end, a = s->as_paid_t;
 	if (t > a) {
 		s->as_gpu_s += s->as_paid * sym_to_s(t - a);
+		s->as_serving_s += s->as_serving * sym_to_s(t - a);
 		while (a < t) {
 			size_t iv = interval_of(s, a);
 			sym_time stop = (sym_time)(iv + 1) * s->interval;
@@ -1375,9 +1378,14 @@ static void on_scale(struct sim *s, sym_time now)
 	double secs = sym_to_s(s->as_len);
 	/* the requests that ended in the interval, and of them the bad */
 	uint64_t nbad = s->bad_all - s->as_bad, ngood = s->ended - s->as_ended - nbad;
+	/* busy over the GPU-time in service in the interval (GPUs released in it counted while they
+	 * served; a batch running at the decision counted in the next) */
+	as_count(s, now, 0, 0);
+	double busy = s->as_serving_s > 0 ? s->as_busy_s / s->as_serving_s : 1;
+	if (busy > 1)
+		busy = 1;
 	struct sym_autoscale a;
-	sym_autoscale_advice(ngood, nbad, s->as_busy_s, secs, on > 0 ? on : 1, c->threshold, &a);
-	double busy = on > 0 ? s->as_busy_s / (on * secs) : 1;
+	sym_autoscale_advice(ngood, nbad, busy * (on > 0 ? on : 1) * secs, secs, on > 0 ? on : 1, c->threshold, &a);
 	int delta = 0;
 	if (c->policy == SYM_AS_PAPERS) {
 		int release = c->release_fraction < 1 ? (int)floor(on * a.idle_fraction * c->release_fraction) : a.release;
@@ -1422,6 +1430,8 @@ static void on_scale(struct sim *s, sym_time now)
 	s->as_ended = s->ended;
 	s->as_bad = s->bad_all;
 	s->as_busy_s = 0;
+	s->as_serving_s = 0;
+	s->as_iv_start = now;
 	if (now + s->as_len < s->end && ev_push(&s->ev, now + s->as_len, EV_SCALE, 0))
 		s->err = -ENOMEM;
 }

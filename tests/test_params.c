@@ -480,7 +480,7 @@ static void test_registered_policy_parses(void **state)
 	assert_string_equal(sym_policy_format(&p, buf, sizeof(buf)), "testfill:batch=4,batch.m0=3,order=high,greedy=true");
 	assert_true(cd_param(&p, "batch.m0") == 3);
 	assert_string_equal(cd_param_text(&p, "greedy"), "true");
-	expect_bad("testfill:greedy=maybe", "testfill", "greedy must be true, false, 1 or 0", "'maybe'");
+	expect_bad("testfill:greedy=maybe", "testfill", "greedy must be true, false, on, off, 1 or 0", "'maybe'");
 	expect_bad("testfill:batch=65", "testfill", "batch must be an integer in 1..64", "'65'");
 	/* the help names its parameters */
 	assert_true(sym_policy_help_line(sym_policy_find("testfill"), 3, buf, sizeof(buf)));

@@ -156,11 +156,18 @@ static void test_betalambda_worked_example(void **state)
 
 /* Two models on one GPU, l(b) = b + 5 ms, SLO 30 ms: A's request at 0 (d 30),
  * B's at 2 ms (d 32).
- *   symphony (as published): A's frontrun 30 - l(2) = 23, latest 24; B's
- *     frontrun 25, latest 26. A runs 23-29 and holds the GPU through B's
- *     window: at 29 B's request cannot finish by 32 (29 + 6): dropped.
- *   symphony:reserve=1 (go by d - 2 l(B)): A by 30 - 12 = 18, B by 20. A runs
- *     18-24; B waits for the GPU and runs 24-30 (latest 26): both served. */
+ *   symphony:lookahead=off (as published): A's frontrun 30 - l(2) = 23,
+ *     latest 24; B's frontrun 25, latest 26. A runs 23-29 and holds the GPU
+ *     through B's window: at 29 B's request cannot finish by 32 (29 + 6):
+ *     dropped.
+ *   symphony:lookahead=off,reserve=1 (go by d - 2 l(B)): A by 30 - 12 = 18, B
+ *     by 20. A runs 18-24; B waits for the GPU and runs 24-30 (latest 26):
+ *     both served.
+ *   symphony (look-ahead): A defers to 23 (its guard, d - l(1) - 1 ms, the
+ *     measured wait's start, is 23 too). At 2 B defers to 25 and the plan,
+ *     two candidates on one GPU, places B (the later deadline) first, at 25,
+ *     then A to finish one batch length (its margin) before that: by 19, so
+ *     starting at 13. A is pulled to 13 and runs 13-19; B runs 25-31. */
 static void reserve_run(const char *policy, int nexp, const sym_time *at, const int *model, int ndrops)
 {
 	struct sym_profile prof;
@@ -189,8 +196,11 @@ static void reserve_run(const char *policy, int nexp, const sym_time *at, const 
 static void test_symphony_reserve(void **state)
 {
 	(void)state;
-	reserve_run("symphony", 1, (sym_time[]){ 23 * SYM_MS }, (int[]){ 0 }, 1);
-	reserve_run("symphony:reserve=1", 2, (sym_time[]){ 18 * SYM_MS, 24 * SYM_MS }, (int[]){ 0, 1 }, 0);
+	reserve_run("symphony:lookahead=off", 1, (sym_time[]){ 23 * SYM_MS }, (int[]){ 0 }, 1);
+	reserve_run("symphony:lookahead=off,reserve=1", 2, (sym_time[]){ 18 * SYM_MS, 24 * SYM_MS }, (int[]){ 0, 1 },
+		    0);
+	reserve_run("symphony", 2, (sym_time[]){ 13 * SYM_MS, 25 * SYM_MS }, (int[]){ 0, 1 }, 0);
+	reserve_run("symphony:plan=off", 1, (sym_time[]){ 23 * SYM_MS }, (int[]){ 0 }, 1);
 	struct sym_policy p;
 	char err[256], buf[64];
 	assert_int_equal(sym_policy_parse("symphony:reserve=0", &p, err, sizeof(err)), 0);
