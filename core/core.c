@@ -165,16 +165,24 @@ static void deliver(struct core *c, sym_time now)
 				c->dirty |= 1u << dest;
 			}
 		}
-		if (!c->dirty)
+		if (c->dirty) {
+			uint32_t dirty = c->dirty;
+			touched |= dirty;
+			c->dirty = 0;
+			for (int k = 0; k < nkinds; k++)
+				if (dirty & (1u << k))
+					sym_ranker_match(&c->rankers[k], now);
+			if (c->xq_len)
+				continue;
+		}
+		/* settled: look-ahead plans on what everything led to (what a plan
+		 * sends is delivered, matched and settled again) */
+		int k = 0;
+		while (k < nkinds && !sym_ranker_settle(&c->rankers[k], now))
+			k++;
+		if (k == nkinds)
 			break;
-		uint32_t dirty = c->dirty;
-		touched |= dirty;
-		c->dirty = 0;
-		for (int k = 0; k < nkinds; k++)
-			if (dirty & (1u << k))
-				sym_ranker_match(&c->rankers[k], now);
-		if (!c->xq_len)
-			break;
+		touched |= 1u << k;
 	}
 	/* only a ranker that heard something or matched can have moved its timer */
 	for (int k = 0; k < nkinds; k++) {
@@ -202,8 +210,8 @@ static int exchange_init(struct core *c, const struct sym_core_cfg *cfg)
 		return rc;
 	struct sym_lookahead la;
 	sym_policy_lookahead(&p->policy, &la);
-	for (int k = 0; k < p->nkinds && la.plan; k++)
-		if ((rc = sym_ranker_set_lookahead(&c->rankers[k], la.margin)))
+	for (int k = 0; k < p->nkinds && (la.plan || la.wait); k++)
+		if ((rc = sym_ranker_set_lookahead(&c->rankers[k], &la)))
 			return rc;
 	return sym_models_set_lookahead(&c->models, &la);
 }

@@ -1,14 +1,9 @@
 #include "core/models.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
-
-/* The measured wait: its start, its smallest step (ns). */
-#define WAIT_START (1.0 * SYM_MS)
-#define WAIT_MIN_STEP (5.0 * SYM_US)
 
 int sym_models_init(struct sym_models *ms, struct sym_shard *shards, int n, int stride, int offset, int nkinds,
 		    const struct sym_policy *policy, struct sym_iheap *timers, const struct sym_models_out *out)
@@ -48,9 +43,8 @@ int sym_models_set_lookahead(struct sym_models *ms, const struct sym_lookahead *
 		return -EINVAL;
 	ms->plan = la->plan;
 	ms->measure = la->wait;
-	ms->quantile = la->wait_quantile;
 	for (int i = 0; i < (ms->n ? ms->n : 1) * ms->nkinds; i++)
-		ms->stand[i].wait = ms->stand[i].wait_safe = la->wait ? WAIT_START : 0;
+		ms->stand[i].wait = ms->stand[i].wait_safe = la->wait ? SYM_WAIT_START : 0;
 	return 0;
 }
 
@@ -84,25 +78,6 @@ struct sym_waits sym_models_waits(const struct sym_models *ms, int m, int k)
 	return waits(ms, local_id(ms, m), k);
 }
 
-/* A Robbins-Monro step of estimate *x towards the quantile with sample w. */
-static void quantile_step(double *x, double q, double w)
-{
-	double step = *x / 20 > WAIT_MIN_STEP ? *x / 20 : WAIT_MIN_STEP;
-	if (w > *x)
-		*x += step * q;
-	else
-		*x -= step * (1 - q);
-	if (*x < 0)
-		*x = 0;
-}
-
-/* One sample of x's wait: w, or for a lost head (lost) at least w. */
-static void wait_sample(const struct sym_models *ms, struct sym_mstand *x, sym_time w, bool lost)
-{
-	quantile_step(&x->wait, ms->quantile, (double)w);
-	quantile_step(&x->wait_safe, ms->quantile, lost ? INFINITY : (double)w);
-}
-
 /* The ranker of kind k is told the model has no candidate there. */
 static void unready(struct sym_models *ms, int li, int k)
 {
@@ -110,7 +85,9 @@ static void unready(struct sym_models *ms, int li, int k)
 	if (!x->ready && !x->deferred)
 		return;
 	x->ready = x->deferred = false;
-	struct sym_xmsg m = { .type = SYM_X_UNREADY, .model = global_id(ms, li), .kind = k };
+	struct sym_xmsg m = { .type = SYM_X_UNREADY, .model = global_id(ms, li), .kind = k, .epoch = x->lost,
+			      .t4 = x->lost_wait };
+	x->lost = 0;
 	ms->out.send(ms->out.ctx, k, &m);
 }
 
@@ -133,7 +110,9 @@ static void ready(struct sym_models *ms, int li, int k, const struct sym_cand *c
 	x->delay = delay;
 	x->rd = cd->deadline;
 	struct sym_xmsg m = { .type = SYM_X_READY, .model = global_id(ms, li), .kind = k, .seq = x->seq,
-			      .t1 = cd->latest, .t2 = delay, .t3 = s->lek[k][cd->size] };
+			      .epoch = x->lost, .t1 = cd->latest, .t2 = delay, .t3 = s->lek[k][cd->size],
+			      .t4 = x->lost_wait };
+	x->lost = 0;
 	ms->out.send(ms->out.ctx, k, &m);
 }
 
@@ -142,11 +121,14 @@ static void ready(struct sym_models *ms, int li, int k, const struct sym_cand *c
 static void defer(struct sym_models *ms, int li, int k, const struct sym_cand *cd, sym_time now)
 {
 	struct sym_mstand *x = &ms->stand[li * ms->nkinds + k];
+	/* the projection assumes the arrivals to come: made once per head, it
+	 * stands while they come as expected (more make the candidate due
+	 * sooner, which its READY tells; fewer leave the plan a little early) */
+	if (x->deferred && x->dd == cd->deadline)
+		return;
 	sym_time f, p;
 	struct sym_waits w = waits(ms, li, k);
 	sym_shard_project(&ms->shards[li], now, &ms->policy, k, &w, cd, &f, &p);
-	if (x->deferred && x->dd == cd->deadline && x->df == f && x->dp == p)
-		return;
 	x->seq++;
 	x->deferred = true;
 	x->ready = false;
@@ -155,7 +137,8 @@ static void defer(struct sym_models *ms, int li, int k, const struct sym_cand *c
 	x->dp = p;
 	x->cap = SYM_TIME_NEVER;
 	struct sym_xmsg m = { .type = SYM_X_DEFER, .model = global_id(ms, li), .kind = k, .seq = x->seq,
-			      .t1 = cd->deadline, .t2 = f, .t3 = p };
+			      .epoch = x->lost, .t1 = cd->deadline, .t2 = f, .t3 = p, .t4 = x->lost_wait };
+	x->lost = 0;
 	ms->out.send(ms->out.ctx, k, &m);
 }
 
@@ -165,8 +148,8 @@ static void lost_head(struct sym_models *ms, int li, int k, const struct sym_can
 {
 	struct sym_mstand *x = &ms->stand[li * ms->nkinds + k];
 	if (ms->measure && x->ready && (!cd->size || x->rd != cd->deadline)) {
-		/* censored: it would have waited longer than it could; counted as longer than any estimate */
-		wait_sample(ms, x, now - x->due_since, true);
+		x->lost++; /* told with the next message to the ranker */
+		x->lost_wait = now - x->due_since;
 		x->due_since = now;
 	}
 }
@@ -329,13 +312,12 @@ static void grant(struct sym_models *ms, const struct sym_xmsg *m, sym_time now)
 			.epoch = m->epoch,
 			.reqs = ms->scratch,
 		};
-		if (ms->measure && current)
-			wait_sample(ms, x, now - x->due_since, false);
 		sym_shard_take(s, cd.size, ms->scratch);
 		for (int i = 0; i < cd.size; i++)
 			ms->scratch[i]->start = start;
 		struct sym_xmsg t = { .type = SYM_X_TAKEN, .model = m->model, .gpu = m->gpu, .kind = k,
-				      .t1 = d.start, .t2 = d.finish };
+				      .t1 = d.start, .t2 = d.finish,
+				      .t3 = ms->measure && current ? now - x->due_since : -1 };
 		ms->out.send(ms->out.ctx, k, &t);
 		ms->out.dispatch(ms->out.ctx, &d);
 	} else {
@@ -347,14 +329,18 @@ static void grant(struct sym_models *ms, const struct sym_xmsg *m, sym_time now)
 
 void sym_models_recv(struct sym_models *ms, const struct sym_xmsg *m, sym_time now)
 {
+	int li = local_id(ms, m->model);
+	struct sym_mstand *x = &ms->stand[li * ms->nkinds + m->kind];
+	if (ms->measure && (m->type == SYM_X_GRANT || m->type == SYM_X_PULL)) {
+		x->wait = m->t2 < 0 ? 0 : m->t2; /* the kind's estimates, as they stand */
+		x->wait_safe = m->t3 < 0 ? 0 : m->t3;
+	}
 	if (m->type == SYM_X_GRANT) {
 		grant(ms, m, now);
 		return;
 	}
 	if (m->type != SYM_X_PULL)
 		return;
-	int li = local_id(ms, m->model);
-	struct sym_mstand *x = &ms->stand[li * ms->nkinds + m->kind];
 	if (!x->deferred || m->seq != x->seq || x->cap == m->t1)
 		return; /* for an older DEFER, or nothing new */
 	x->cap = m->t1;

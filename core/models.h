@@ -26,18 +26,19 @@
  * Look-ahead (sym_models_set_lookahead, when the policy asks for it: struct
  * sym_lookahead). A candidate that is not due yet is announced to its kind's
  * ranker (DEFER: its deadline, and where sym_shard_project says it is
- * heading) instead of being merely not READY, and the ranker may answer with
+ * heading, once per head) instead of being merely not READY, and the ranker
+ * may answer with
  * a cap (PULL): the candidate is then due at min(exec, cap). The cap belongs
  * to the DEFER it answers (seq): a new DEFER drops it, a PULL for an older
- * one is ignored. With the measured wait, each model keeps, per kind, running
- * estimates of a high quantile of how long its candidates wait from due (the
- * later of becoming READY and the batch's frontrun moment) to a grant: `wait`,
- * in which a head lost (dropped) while due counts the time it waited, and
- * `wait_safe`, in which it counts as longer than any. Each is a Robbins-Monro
- * quantile step per sample, the step a twentieth of the estimate (at least
- * 5 us), starting at 1 ms. The policy reads them in its view. They are the
- * model's own, so a threaded scheduler, whose workers hold disjoint models,
- * measures exactly what the single-threaded core does.
+ * one is ignored. With the measured wait (struct sym_lookahead.wait), the
+ * model side reports what its candidates waited, and the ranker of their
+ * kind keeps the estimates (core/ranker.h): a TAKEN carries how long its
+ * batch's candidate waited from due (the later of becoming READY and its
+ * frontrun moment) to the grant, and a READY, DEFER or UNREADY how many heads
+ * were lost while due since the last message (dropped before a grant), and
+ * how long the last of them had waited. Every
+ * GRANT and PULL brings the kind's current estimates back; the policy reads
+ * the last ones its model heard in its view.
  *
  * Models are a stride of the global ids: local li is model li*stride +
  * offset (the single-threaded core: stride 1, offset 0; a worker thread w of
@@ -75,7 +76,9 @@ struct sym_mstand {
 	sym_time dd, df, dp; /* of that DEFER: deadline, expected due, expected le */
 	sym_time cap;      /* the ranker's cap for it (SYM_TIME_NEVER: none) */
 	sym_time due_since; /* measured wait: when the READY candidate became due */
-	double wait, wait_safe; /* measured wait: its estimates (ns; see above) */
+	uint32_t lost;      /* measured wait: heads lost while due, not reported yet */
+	sym_time lost_wait; /* measured wait: how long the last of them had waited */
+	sym_time wait, wait_safe; /* measured wait: the kind's estimates, as last heard (ns) */
 	/* the candidate last computed (a grant at the same moment, with the
 	 * shard unchanged, reuses it) */
 	struct sym_cand cand;
@@ -95,8 +98,7 @@ struct sym_models {
 	struct sym_models_out out;
 	/* look-ahead */
 	bool plan;                  /* DEFER / PULL with the rankers */
-	bool measure;               /* the measured wait, per kind */
-	double quantile;            /* of the measured wait */
+	bool measure;               /* the measured wait */
 };
 
 /* shards: n initialised shards (local li = model li*stride + offset);

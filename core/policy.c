@@ -84,7 +84,7 @@ bool sym_policy_is_scheduler(const struct sym_policy *p)
 
 void sym_policy_lookahead(const struct sym_policy *p, struct sym_lookahead *out)
 {
-	*out = (struct sym_lookahead){ .plan = false, .margin = 0, .wait = false, .wait_quantile = 0.99 };
+	*out = (struct sym_lookahead){ .plan = false, .margin = 0, .replan = 0, .wait = false, .wait_quantile = 0.99 };
 	if (p->ops->lookahead && !p->ops->sched)
 		p->ops->lookahead(p, out);
 }

@@ -65,6 +65,8 @@ struct sym_lookahead {
 	bool plan;             /* the rankers plan every candidate on the GPUs' free times and pull a
 				* deferred one earlier when its batch would collide (PULL caps) */
 	double margin;         /* plan: batch lengths kept free between batches planned on one GPU */
+	double replan;         /* plan: made again at most once per this many of the shortest batch it
+				* planned (0: after every change) */
 	bool wait;             /* measure the wait from due to granted, per kind (the view's wait) */
 	double wait_quantile;  /* its quantile, in (0, 1) */
 };

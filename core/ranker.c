@@ -1,9 +1,11 @@
 #include "core/ranker.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "core/policy.h"
 
 static inline void idle_set(struct sym_ranker *r, int g)
 {
@@ -69,27 +71,39 @@ int sym_ranker_init(struct sym_ranker *r, int kind, int ngpus, const int *gpu_ki
 	return 0;
 }
 
-int sym_ranker_set_lookahead(struct sym_ranker *r, double margin)
+int sym_ranker_set_lookahead(struct sym_ranker *r, const struct sym_lookahead *la)
 {
-	if (!(margin >= 0 && margin <= 1000))
+	if (!(la->margin >= 0 && la->margin <= 1000) || !(la->replan >= 0 && la->replan <= 1000) ||
+	    (la->wait && !(la->wait_quantile > 0 && la->wait_quantile < 1)))
 		return -EINVAL;
-	r->margin = margin;
-	if (r->lookahead)
+	r->margin = la->margin;
+	r->measure = la->wait;
+	r->quantile = la->wait_quantile;
+	r->wait = r->wait_safe = SYM_WAIT_START;
+	if (r->lookahead || !la->plan)
 		return 0;
-	r->cand = calloc((size_t)r->nmodels, sizeof(*r->cand));
-	r->active = malloc((size_t)r->nmodels * sizeof(*r->active));
-	r->apos = malloc((size_t)r->nmodels * sizeof(*r->apos));
-	r->order = malloc((size_t)r->nmodels * sizeof(*r->order));
-	r->avail = malloc((size_t)r->ngpus * sizeof(*r->avail));
-	r->mplan = malloc((size_t)r->ngpus * sizeof(*r->mplan));
-	r->slot_gpu = malloc((size_t)r->ngpus * sizeof(*r->slot_gpu));
-	if (!r->cand || !r->active || !r->apos || !r->order || !r->avail || !r->mplan || !r->slot_gpu)
+	size_t M = (size_t)r->nmodels, G = (size_t)r->ngpus;
+	r->cand = calloc(M, sizeof(*r->cand));
+	r->ord = malloc(M * sizeof(*r->ord));
+	r->opos = malloc(M * sizeof(*r->opos));
+	r->gkey = malloc(G * sizeof(*r->gkey));
+	r->ggpu = malloc(G * sizeof(*r->ggpu));
+	r->gpos = malloc(G * sizeof(*r->gpos));
+	r->stamp = calloc(G, sizeof(*r->stamp));
+	r->mplan = malloc(G * sizeof(*r->mplan));
+	r->touched = malloc(G * sizeof(*r->touched));
+	r->left = malloc(G * sizeof(*r->left));
+	if (!r->cand || !r->ord || !r->opos || !r->gkey || !r->ggpu || !r->gpos || !r->stamp || !r->mplan ||
+	    !r->touched || !r->left)
 		return -ENOMEM;
 	for (int m = 0; m < r->nmodels; m++) {
-		r->apos[m] = -1;
+		r->opos[m] = -1;
 		r->cand[m].cap = SYM_TIME_NEVER;
 	}
 	r->lookahead = true;
+	r->qfrac = la->replan;
+	for (int g = 0; g < r->ngpus; g++)
+		r->gpos[g] = -1;
 	return 0;
 }
 
@@ -98,15 +112,22 @@ void sym_ranker_finish(struct sym_ranker *r)
 	if (!r)
 		return;
 	free(r->cand);
-	free(r->active);
-	free(r->apos);
-	free(r->order);
-	free(r->avail);
+	free(r->ord);
+	free(r->opos);
+	free(r->gkey);
+	free(r->ggpu);
+	free(r->gpos);
+	free(r->stamp);
 	free(r->mplan);
-	free(r->slot_gpu);
+	free(r->touched);
+	free(r->left);
+	r->left = NULL;
+	free(r->ws);
+	r->ws = NULL;
 	r->cand = NULL;
-	r->active = r->apos = r->order = r->slot_gpu = NULL;
-	r->avail = r->mplan = NULL;
+	r->ord = r->opos = r->ggpu = r->gpos = r->touched = NULL;
+	r->gkey = r->mplan = NULL;
+	r->stamp = NULL;
 	free(r->idle);
 	r->idle = NULL;
 	sym_iheap_finish(&r->pend);
@@ -117,6 +138,64 @@ void sym_ranker_finish(struct sym_ranker *r)
 	r->delay = NULL;
 	r->seq = NULL;
 	r->g = NULL;
+}
+
+/* ---- look-ahead: the GPUs by free time ---- */
+
+/* The first place in the set whose key is above t (binary search). */
+static int gset_upper(const struct sym_ranker *r, sym_time t)
+{
+	int lo = 0, hi = r->nset;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (r->gkey[mid] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The GPUs in service and not granted, ordered by predicted free time (ties:
+ * the lower id), made at plan time from the last plan's order (an insertion
+ * sort: between two plans few GPUs move). */
+static void gset_build(struct sym_ranker *r)
+{
+	int n = 0;
+	/* the last order, those still in it */
+	for (int i = 0; i < r->nset; i++) {
+		int g = r->ggpu[i];
+		const struct sym_ranker_gpu *x = &r->g[g];
+		if (x->off || x->granted) {
+			r->gpos[g] = -1;
+			continue;
+		}
+		r->ggpu[n] = g;
+		r->gkey[n++] = x->free_at;
+	}
+	/* and those that came back */
+	for (int g = 0; g < r->ngpus; g++) {
+		const struct sym_ranker_gpu *x = &r->g[g];
+		if (r->gpos[g] >= 0 || x->off || x->granted)
+			continue;
+		r->ggpu[n] = g;
+		r->gkey[n++] = x->free_at;
+		r->gpos[g] = 0;
+	}
+	for (int i = 1; i < n; i++) {
+		sym_time k = r->gkey[i];
+		int g = r->ggpu[i], j = i;
+		while (j > 0 && (r->gkey[j - 1] > k || (r->gkey[j - 1] == k && r->ggpu[j - 1] > g))) {
+			r->gkey[j] = r->gkey[j - 1];
+			r->ggpu[j] = r->ggpu[j - 1];
+			j--;
+		}
+		r->gkey[j] = k;
+		r->ggpu[j] = g;
+	}
+	for (int i = 0; i < n; i++)
+		r->gpos[r->ggpu[i]] = i;
+	r->nset = n;
 }
 
 /* Puts GPU g where its state says: idle, pending (send-ahead: one batch
@@ -139,26 +218,85 @@ static void place(struct sym_ranker *r, int g)
 		sym_iheap_remove(&r->pend, g);
 }
 
+/* ---- the measured wait ---- */
+
+/* A Robbins-Monro step of estimate *x towards quantile q with sample w. */
+static void quantile_step(double *x, double q, double w)
+{
+	double step = *x / 20 > SYM_WAIT_MIN_STEP ? *x / 20 : SYM_WAIT_MIN_STEP;
+	if (w > *x)
+		*x += step * q;
+	else
+		*x -= step * (1 - q);
+	if (*x < 0)
+		*x = 0;
+}
+
+/* Model m reports a wait w from due to a grant, or (lost) a head lost after
+ * waiting w: kept until the next match. */
+static void wait_sample(struct sym_ranker *r, int m, sym_time w, bool lost)
+{
+	if (r->nws == r->ws_cap) {
+		int cap = r->ws_cap ? 2 * r->ws_cap : 64;
+		struct sym_wsample *x = realloc(r->ws, (size_t)cap * sizeof(*x));
+		if (!x)
+			return; /* a sample less: the estimate moves a step later */
+		r->ws = x;
+		r->ws_cap = cap;
+	}
+	r->ws[r->nws++] = (struct sym_wsample){ .model = m, .lost = lost, .w = w };
+}
+
+/* The samples since the last match, model by model (stable: each model's in
+ * its order). */
+static void wait_apply(struct sym_ranker *r)
+{
+	for (int i = 1; i < r->nws; i++) {
+		struct sym_wsample x = r->ws[i];
+		int j = i;
+		for (; j > 0 && r->ws[j - 1].model > x.model; j--)
+			r->ws[j] = r->ws[j - 1];
+		r->ws[j] = x;
+	}
+	for (int i = 0; i < r->nws; i++) {
+		double w = (double)r->ws[i].w;
+		quantile_step(&r->wait, r->quantile, w);
+		quantile_step(&r->wait_safe, r->quantile, r->ws[i].lost ? INFINITY : w);
+	}
+	if (r->wait_safe > SYM_WAIT_MAX) /* (a lost head counts as longer than any: bounded here) */
+		r->wait_safe = SYM_WAIT_MAX;
+	r->nws = 0;
+}
+
+/* What a model reports of its lost heads with READY, DEFER and UNREADY: n,
+ * the last after waiting w. */
+static void lost_heads(struct sym_ranker *r, int m, uint32_t n, sym_time w)
+{
+	for (uint32_t i = 0; i < n && r->measure; i++)
+		wait_sample(r, m, w, true);
+}
+
 /* ---- look-ahead: the candidates the plan sees ---- */
 
 static void activate(struct sym_ranker *r, int m)
 {
-	if (r->apos[m] >= 0)
+	if (r->opos[m] >= 0)
 		return;
-	r->apos[m] = r->nactive;
-	r->active[r->nactive++] = m;
+	r->opos[m] = r->nactive;
+	r->ord[r->nactive++] = m;
 }
 
 /* Model m has no candidate here any more (neither deferred nor ready). */
 static void deactivate(struct sym_ranker *r, int m)
 {
-	int i = r->apos[m];
+	int i = r->opos[m];
 	if (i < 0)
 		return;
-	int last = r->active[--r->nactive];
-	r->active[i] = last;
-	r->apos[last] = i;
-	r->apos[m] = -1;
+	memmove(&r->ord[i], &r->ord[i + 1], (size_t)(r->nactive - i - 1) * sizeof(*r->ord));
+	r->nactive--;
+	for (int j = i; j < r->nactive; j++)
+		r->opos[r->ord[j]] = j;
+	r->opos[m] = -1;
 }
 
 /* Model m's deferred candidate is gone (it is ready, gone, or replaced). */
@@ -171,44 +309,61 @@ static void undefer(struct sym_ranker *r, int m)
 	c->cap = SYM_TIME_NEVER;
 }
 
+/* Model m's candidate now has deadline d: a new one, or a new head, may need
+ * GPU time that the plan gave to others (a cap may have to come earlier). */
+static void cand_deadline(struct sym_ranker *r, int m, sym_time d)
+{
+	if (r->opos[m] < 0 || r->cand[m].d != d)
+		r->replan = true;
+	r->cand[m].d = d;
+	activate(r, m);
+}
+
 void sym_ranker_recv(struct sym_ranker *r, const struct sym_xmsg *m)
 {
+
 	switch (m->type) {
 	case SYM_X_READY:
+		lost_heads(r, m->model, m->epoch, m->t4);
 		sym_iheap_set(&r->ready, m->model, m->t1);
 		r->delay[m->model] = m->t2;
 		r->seq[m->model] = m->seq;
 		if (r->lookahead) {
 			undefer(r, m->model);
-			r->cand[m->model].d = m->t1 + m->t3;
+			cand_deadline(r, m->model, m->t1 + m->t3);
 			r->cand[m->model].p = m->t3;
-			activate(r, m->model);
-			r->replan = true;
 		}
 		break;
 	case SYM_X_UNREADY:
+		lost_heads(r, m->model, m->epoch, m->t4);
 		sym_iheap_remove(&r->ready, m->model);
 		if (r->lookahead) {
 			undefer(r, m->model);
 			deactivate(r, m->model);
-			r->replan = true;
 		}
 		break;
-	case SYM_X_DEFER:
+	case SYM_X_DEFER: {
+		lost_heads(r, m->model, m->epoch, m->t4);
 		if (!r->lookahead)
 			break;
 		sym_iheap_remove(&r->ready, m->model);
 		undefer(r, m->model);
-		r->cand[m->model] = (struct sym_ranker_cand){ .state = 1, .seq = m->seq, .d = m->t1, .f = m->t2,
-							      .p = m->t3, .cap = SYM_TIME_NEVER };
-		activate(r, m->model);
-		r->replan = true;
+		cand_deadline(r, m->model, m->t1);
+		struct sym_ranker_cand *c = &r->cand[m->model];
+		c->state = 1;
+		c->seq = m->seq;
+		c->f = m->t2;
+		c->p = m->t3;
 		break;
+	}
 	case SYM_X_TAKEN: {
 		struct sym_ranker_gpu *x = &r->g[m->gpu];
 		if (!x->granted)
 			break;
 		x->granted = false;
+		r->ngranted--;
+		if (r->measure && m->t3 >= 0)
+			wait_sample(r, m->model, m->t3, false);
 		if (x->lost) {
 			/* granted before an offline or online: the driver drops its
 			 * batch (older epoch), so it is as if given back */
@@ -219,9 +374,9 @@ void sym_ranker_recv(struct sym_ranker *r, const struct sym_xmsg *m)
 			x->plan_len = m->t2 - m->t1;
 			if (x->nout == 1 || m->t2 > x->free_at)
 				x->free_at = m->t2;
+			r->replan = true;
 		}
 		place(r, m->gpu);
-		r->replan = true;
 		break;
 	}
 	case SYM_X_GIVEBACK: {
@@ -229,8 +384,8 @@ void sym_ranker_recv(struct sym_ranker *r, const struct sym_xmsg *m)
 		if (!x->granted)
 			break;
 		x->granted = x->lost = false;
+		r->ngranted--;
 		place(r, m->gpu);
-		r->replan = true;
 		break;
 	}
 	default:
@@ -243,6 +398,7 @@ void sym_ranker_gpu_done(struct sym_ranker *r, int g, sym_time end)
 	struct sym_ranker_gpu *x = &r->g[g];
 	if (x->off)
 		return;
+	sym_time was = x->free_at;
 	x->nout--;
 	if (x->nout == 1) {
 		/* the planned batch starts at its planned start, or now if the one
@@ -252,8 +408,9 @@ void sym_ranker_gpu_done(struct sym_ranker *r, int g, sym_time end)
 	} else if (x->nout <= 0) {
 		x->free_at = end;
 	}
+	if (x->free_at > was)
+		r->replan = true; /* it frees later than the plan thought */
 	place(r, g);
-	r->replan = true;
 }
 
 void sym_ranker_gpu_offline(struct sym_ranker *r, int g, uint32_t epoch)
@@ -282,23 +439,23 @@ void sym_ranker_gpu_online(struct sym_ranker *r, int g, uint32_t epoch, sym_time
 	if (x->granted)
 		x->lost = true;
 	place(r, g);
-	r->replan = true;
 }
 
 static void grant(struct sym_ranker *r, int m, int g, sym_time now)
 {
 	struct sym_ranker_gpu *x = &r->g[g];
 	sym_iheap_remove(&r->ready, m);
-	if (r->lookahead) {
-		if (r->cand[m].state != 1)
-			deactivate(r, m);
-		r->replan = true;
-	}
 	idle_clear(r, g);
 	sym_iheap_remove(&r->pend, g);
 	x->granted = true;
+	r->ngranted++;
+	if (r->lookahead) {
+		if (r->cand[m].state != 1)
+			deactivate(r, m);
+	}
 	struct sym_xmsg msg = { .type = SYM_X_GRANT, .model = m, .gpu = g, .kind = r->kind, .seq = r->seq[m],
-				.epoch = x->epoch, .t1 = x->nout > 0 ? x->free_at : now };
+				.epoch = x->epoch, .t1 = x->nout > 0 ? x->free_at : now,
+				.t2 = r->measure ? (sym_time)r->wait : -1, .t3 = r->measure ? (sym_time)r->wait_safe : -1 };
 	r->send(r->ctx, &msg);
 }
 
@@ -309,14 +466,19 @@ static void send_cap(struct sym_ranker *r, int m, sym_time cap)
 	struct sym_ranker_cand *c = &r->cand[m];
 	if (c->cap == cap)
 		return;
+	/* a cap that moves by less than an eighth of its batch stays as it was */
+	if (c->cap != SYM_TIME_NEVER && cap != SYM_TIME_NEVER && cap > c->cap - c->p / 8 && cap < c->cap + c->p / 8)
+		return;
 	if (c->cap == SYM_TIME_NEVER)
 		r->ncapped++;
 	else if (cap == SYM_TIME_NEVER)
 		r->ncapped--;
 	c->cap = cap;
+	r->pstats.moved++;
 	if (cap != SYM_TIME_NEVER)
 		r->pstats.pulls++;
-	struct sym_xmsg msg = { .type = SYM_X_PULL, .model = m, .kind = r->kind, .seq = c->seq, .t1 = cap };
+	struct sym_xmsg msg = { .type = SYM_X_PULL, .model = m, .kind = r->kind, .seq = c->seq, .t1 = cap,
+				.t2 = r->measure ? (sym_time)r->wait : -1, .t3 = r->measure ? (sym_time)r->wait_safe : -1 };
 	r->send(r->ctx, &msg);
 }
 
@@ -324,17 +486,58 @@ static void send_cap(struct sym_ranker *r, int m, sym_time cap)
 static void clear_caps(struct sym_ranker *r)
 {
 	for (int i = 0; i < r->nactive && r->ncapped; i++) {
-		int m = r->active[i];
+		int m = r->ord[i];
 		if (r->cand[m].state == 1)
 			send_cap(r, m, SYM_TIME_NEVER);
 	}
 }
 
 /* Plan order: the latest deadline first (ties: the lower model). */
-static bool plan_before(const struct sym_ranker *r, int a, int b)
+static inline bool plan_before(const struct sym_ranker *r, int a, int b)
 {
 	sym_time da = r->cand[a].d, db = r->cand[b].d;
 	return da != db ? da > db : a < b;
+}
+
+/* When GPU g is free for the plan (now when idle or late). */
+static inline sym_time avail_of(const struct sym_ranker *r, int g, sym_time now)
+{
+	const struct sym_ranker_gpu *x = &r->g[g];
+	return x->nout <= 0 || x->free_at < now ? now : x->free_at;
+}
+
+/* The place at or left of i (in the set) of a GPU not used by this plan yet,
+ * or -1. */
+static int unused_at_or_left(struct sym_ranker *r, int i)
+{
+	int root = i;
+	while (root >= 0 && r->stamp[r->ggpu[root]] == r->plan_id)
+		root = r->left[root];
+	while (i >= 0 && i != root && r->stamp[r->ggpu[i]] == r->plan_id) { /* path compression */
+		int next = r->left[i];
+		r->left[i] = root;
+		i = next;
+	}
+	return root;
+}
+
+/* The GPU not used by this plan yet that is free latest by t (best fit), or
+ * -1. */
+static int untouched_by(struct sym_ranker *r, sym_time t)
+{
+	int i = unused_at_or_left(r, gset_upper(r, t) - 1);
+	return i < 0 ? -1 : r->ggpu[i];
+}
+
+static void touch(struct sym_ranker *r, int g, sym_time start)
+{
+	if (r->stamp[g] != r->plan_id) {
+		r->stamp[g] = r->plan_id;
+		r->touched[r->ntouched++] = g;
+		if (r->gpos[g] >= 0)
+			r->left[r->gpos[g]] = r->gpos[g] - 1;
+	}
+	r->mplan[g] = start;
 }
 
 static void plan(struct sym_ranker *r, sym_time now)
@@ -347,71 +550,86 @@ static void plan(struct sym_ranker *r, sym_time now)
 		clear_caps(r);
 		return;
 	}
-	r->pstats.plans++;
-	/* the candidates, latest deadline first (insertion sort: a few dozen) */
-	int *ord = r->order;
+	/* the candidates, latest deadline first: insertion sort, kept from the
+	 * last plan (nearly in order already) */
+	int last = -1;
 	for (int i = 0; i < n; i++) {
-		int m = r->active[i], j = i;
-		while (j > 0 && plan_before(r, m, ord[j - 1])) {
-			ord[j] = ord[j - 1];
+		int m = r->ord[i], j = i;
+		while (j > 0 && plan_before(r, m, r->ord[j - 1])) {
+			r->ord[j] = r->ord[j - 1];
+			r->opos[r->ord[j]] = j;
 			j--;
 		}
-		ord[j] = m;
+		r->ord[j] = m;
+		r->opos[m] = j;
 	}
-	/* the GPUs in service, each free at its predicted time (now when idle);
-	 * one granted but not yet taken is left out (what it will run is unknown) */
-	int ns = 0;
-	for (int g = 0; g < r->ngpus; g++) {
-		const struct sym_ranker_gpu *x = &r->g[g];
-		if (x->off || x->granted)
-			continue;
-		r->avail[ns] = x->nout <= 0 || x->free_at < now ? now : x->free_at;
-		r->mplan[ns] = SYM_TIME_NEVER;
-		r->slot_gpu[ns] = g;
-		ns++;
-	}
-	for (int i = 0; i < n; i++) {
-		int m = ord[i];
+	for (int i = 0; i < n; i++)
+		if (r->cand[r->ord[i]].state == 1)
+			last = i;
+	if (last < 0)
+		return; /* nothing deferred: nothing to cap */
+	r->pstats.plans++;
+	gset_build(r);
+	r->plan_id++;
+	r->min_p = SYM_TIME_NEVER;
+	for (int i = 0; i < n; i++)
+		if (r->cand[r->ord[i]].p < r->min_p)
+			r->min_p = r->cand[r->ord[i]].p;
+	r->ntouched = 0;
+	for (int i = 0; i <= last; i++) {
+		int m = r->ord[i];
 		const struct sym_ranker_cand *c = &r->cand[m];
 		bool deferred = c->state == 1;
 		sym_time f = deferred && c->f > now ? c->f : now;
-		sym_time p = c->p, keep = (sym_time)(r->margin * (double)p);
+		sym_time p = c->p, keep = (sym_time)(r->margin * (double)p), lat = c->d - p;
+		sym_time eu = f < lat ? f : lat; /* the start on a GPU nothing else is planned on */
 		int best = -1;
-		sym_time be = 0;
+		sym_time be = 0, bav = 0;
 		bool bon = false;
-		for (int j = 0; j < ns; j++) {
-			sym_time fin = r->mplan[j] == SYM_TIME_NEVER ? c->d : r->mplan[j] - keep;
-			if (fin > c->d)
-				fin = c->d;
-			sym_time st = fin - p;
-			if (st < r->avail[j])
-				continue;
-			sym_time e = f < st ? f : st;
-			bool on = r->avail[j] <= e;
-			if (best < 0 || e > be || (e == be && on && !bon) ||
-			    (e == be && on == bon && r->avail[j] > r->avail[best])) {
-				best = j;
-				be = e;
-				bon = on;
+		/* a GPU the plan has not used, free by eu (on time): as late a one as can be */
+		int g = eu >= now ? untouched_by(r, eu) : -1;
+		if (g >= 0) {
+			best = g, be = eu, bon = true, bav = avail_of(r, g, now);
+		} else {
+			/* one free by the latest start (late), or a GPU the plan used, before its batch */
+			g = lat >= now ? untouched_by(r, lat) : -1;
+			if (g >= 0)
+				best = g, be = eu, bon = false, bav = avail_of(r, g, now);
+			for (int t = 0; t < r->ntouched; t++) {
+				int h = r->touched[t];
+				sym_time fin = r->mplan[h] - keep < c->d ? r->mplan[h] - keep : c->d;
+				sym_time st = fin - p, av = avail_of(r, h, now);
+				if (st < av)
+					continue;
+				sym_time e = f < st ? f : st;
+				bool on = av <= e;
+				if (best < 0 || e > be || (e == be && on && !bon) || (e == be && on == bon && av > bav))
+					best = h, be = e, bon = on, bav = av;
 			}
 		}
 		sym_time cap = SYM_TIME_NEVER;
 		if (best >= 0) {
-			r->mplan[best] = be > r->avail[best] ? be : r->avail[best];
+			touch(r, best, be > bav ? be : bav);
 			if (be < f)
 				cap = be;
-		} else if (ns > 0) {
-			/* it fits nowhere: as soon as it can, on the GPU it overruns least */
+		} else {
+			/* it fits nowhere: as soon as it can, on the GPU that frees first (not used by the
+			 * plan), else on the used one it overruns least */
+			for (int k = 0; k < r->nset && best < 0; k++)
+				if (r->stamp[r->ggpu[k]] != r->plan_id)
+					best = r->ggpu[k];
 			sym_time bs = 0;
-			for (int j = 0; j < ns; j++) {
-				sym_time fin = r->mplan[j] < c->d ? r->mplan[j] : c->d;
-				sym_time sl = fin - p - r->avail[j];
-				if (best < 0 || sl > bs) {
-					best = j;
-					bs = sl;
-				}
+			for (int t = 0; best < 0 && t < r->ntouched; t++) {
+				int h = r->touched[t];
+				sym_time fin = r->mplan[h] < c->d ? r->mplan[h] : c->d;
+				sym_time sl = fin - p - avail_of(r, h, now);
+				if (t == 0 || sl > bs)
+					g = h, bs = sl;
+				if (t == r->ntouched - 1)
+					best = g;
 			}
-			r->mplan[best] = r->avail[best];
+			if (best >= 0)
+				touch(r, best, avail_of(r, best, now));
 			cap = now;
 			r->pstats.asap++;
 		}
@@ -434,14 +652,32 @@ void sym_ranker_match(struct sym_ranker *r, sym_time now)
 		int g = gi < 0 ? gp : gp < 0 ? gi : gi < gp ? gi : gp;
 		grant(r, m, g, now);
 	}
-	if (r->lookahead && r->replan)
-		plan(r, now);
 }
 
-sym_time sym_ranker_next_wakeup(const struct sym_ranker *r)
+bool sym_ranker_settle(struct sym_ranker *r, sym_time now)
+{
+	if (r->nws)
+		wait_apply(r);
+	r->plan_waits = r->lookahead && r->replan && now < r->next_plan;
+	if (!r->lookahead || !r->replan || r->ngranted || now < r->next_plan)
+		return false;
+	uint64_t moved = r->pstats.moved;
+	plan(r, now);
+	/* the next plan no sooner than a fraction of the shortest batch planned */
+	r->next_plan = now + (sym_time)(r->qfrac * (double)r->min_p);
+	return r->pstats.moved != moved;
+}
+
+sym_time sym_ranker_match_due(const struct sym_ranker *r)
 {
 	if (sym_iheap_empty(&r->ready) || r->nidle || sym_iheap_empty(&r->pend))
 		return SYM_TIME_NEVER;
 	int m = sym_iheap_top(&r->ready);
 	return sym_iheap_top_key(&r->pend) - r->delay[m] + 1;
+}
+
+sym_time sym_ranker_next_wakeup(const struct sym_ranker *r)
+{
+	sym_time t = sym_ranker_match_due(r);
+	return r->plan_waits && r->next_plan < t ? r->next_plan : t;
 }

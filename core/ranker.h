@@ -49,10 +49,37 @@
  * before the GPU frees; ties go to the GPU that is free by then (on time),
  * then to the one freeing latest (best fit). A deferred candidate planned to
  * start before f gets a cap (PULL): it becomes due at its planned start
- * instead. One that fits nowhere is pulled to now. The plan is made again
- * only after something it depends on changed (a candidate, a GPU's free time,
- * a grant), and not at all while there are at least as many idle GPUs as
- * candidates (each then has one to itself, and no cap can bind).
+ * instead. One that fits nowhere is pulled to now.
+ *
+ * What it costs. The plan is made again only when a cap may have to come
+ * earlier: a new candidate or a new head (DEFER or READY with another
+ * deadline), a batch taken, a GPU freeing later than predicted or leaving;
+ * not for what can only relax a cap (a GPU back, a candidate gone, an arrival
+ * that moves a deferred candidate's expected f and p: the plan uses the new
+ * values next time, and the margin covers the growth meanwhile). It waits
+ * while a grant is outstanding (its TAKEN or GIVEBACK follows at once, and
+ * changes the picture). A plan stops after the last deferred candidate in
+ * its order (the ready ones after it can cap nothing), and is skipped while
+ * there are at least as many idle GPUs as candidates (each then has one to
+ * itself). Each candidate first tries the GPU that is free latest by its
+ * start among those the plan has not used yet (a binary search over the
+ * GPUs kept ordered by free time, O(log G)), and only when there is none,
+ * the GPUs the plan has used (at most one per candidate before it): O(C log
+ * G) per plan in the common case, O(C^2) at worst.
+ *
+ * The measured wait (look-ahead with a measured guard). A ranker keeps two
+ * running estimates of a high quantile (struct sym_lookahead.wait_quantile)
+ * of how long its kind's candidates wait from due to a grant, from what the
+ * models report (core/models.h): `wait`, in which a head lost while due
+ * counts the time it waited, and
+ * `wait_safe`, in which a lost head counts as longer than any. Each sample is
+ * a Robbins-Monro quantile step, the step a twentieth of the estimate (at
+ * least SYM_WAIT_MIN_STEP), from SYM_WAIT_START. The waits are a property of
+ * the kind's contention, so they are pooled over its models (one model's
+ * losses make them all more careful); every GRANT and PULL carries them back.
+ * The samples heard between two matches are applied at the second, model by
+ * model (each model's in the order it sent them), so that the estimates do not
+ * depend on how the messages of several models interleaved on their way.
  *
  * Stale messages are harmless: a GRANT names the READY it answers (seq), a
  * model recomputes its candidate on every GRANT, and a GPU whose grant
@@ -75,15 +102,26 @@
 enum sym_xmsg_type {
 	SYM_X_READY,    /* model -> ranker: due; t1 = latest, t2 = delay, t3 = its batch's le(B), seq */
 	SYM_X_UNREADY,  /* model -> ranker: no candidate here (nothing queued that fits) */
-	SYM_X_TAKEN,    /* model -> ranker: the granted GPU got a batch; t1 = start, t2 = finish */
+	SYM_X_TAKEN,    /* model -> ranker: the granted GPU got a batch; t1 = start, t2 = finish,
+			 * t3 = its wait from due to the grant (measured wait; -1: none) */
 	SYM_X_GIVEBACK, /* model -> ranker: the granted GPU was not used */
 	SYM_X_GRANT,    /* ranker -> model: GPU gpu; seq of the READY it answers, the GPU's epoch;
-			 * t1 = its predicted free time (<= now when idle) */
+			 * t1 = its predicted free time (<= now when idle); t2, t3 = the kind's
+			 * measured waits (wait, wait_safe; -1 when not measured) */
 	SYM_X_DEFER,    /* model -> ranker (look-ahead): a candidate not due yet; t1 = its deadline d,
 			 * t2 = when it expects to be due (f), t3 = the le of the batch it expects then, seq */
 	SYM_X_PULL,     /* ranker -> model (look-ahead): be due by t1 (SYM_TIME_NEVER: no cap);
-			 * seq of the DEFER it answers */
+			 * seq of the DEFER it answers; t2, t3 as GRANT's */
 };
+/* READY, DEFER and UNREADY carry in `epoch` (unused from models) how many of
+ * the model's heads were lost while due since its last message, and in t4
+ * how long the last of them had waited (measured wait). */
+
+/* The measured waits' start (ns) and their estimator's smallest step. */
+#define SYM_WAIT_START (1 * SYM_MS)
+#define SYM_WAIT_MIN_STEP (5 * SYM_US)
+/* The most wait_safe counts (lost heads count as longer than any wait). */
+#define SYM_WAIT_MAX (3600 * SYM_S)
 
 /* One message of the exchange (a value: copy it freely). */
 struct sym_xmsg {
@@ -93,7 +131,7 @@ struct sym_xmsg {
 	int32_t kind;
 	uint32_t seq;
 	uint32_t epoch;
-	sym_time t1, t2, t3;
+	sym_time t1, t2, t3, t4;
 };
 
 /* A ranker's view of one of its GPUs. */
@@ -106,6 +144,13 @@ struct sym_ranker_gpu {
 	uint32_t epoch;
 	sym_time free_at;  /* predicted: when its last outstanding batch ends */
 	sym_time plan_start, plan_len; /* the last batch taken: its planned start and length */
+};
+
+/* A measured wait reported by a model (look-ahead). */
+struct sym_wsample {
+	int32_t model;
+	bool lost;         /* a head lost after waiting w */
+	sym_time w;
 };
 
 /* A ranker's view of one model's candidate (look-ahead). */
@@ -123,6 +168,7 @@ struct sym_ranker_plan_stats {
 	uint64_t plans;      /* plans made (full ones) */
 	uint64_t fast;       /* plans skipped: at least as many idle GPUs as candidates */
 	uint64_t pulls;      /* PULLs sent with a cap */
+	uint64_t moved;      /* PULLs sent (caps set, changed or cleared) */
 	uint64_t asap;       /* candidates that fit nowhere, pulled to now */
 };
 
@@ -143,15 +189,37 @@ struct sym_ranker {
 	sym_xsend_fn send;
 	void *ctx;
 	/* look-ahead (off unless sym_ranker_set_lookahead) */
-	bool lookahead;
-	bool replan;              /* something the plan reads changed since it was made */
+	bool measure;             /* the measured wait */
+	double quantile;
+	double wait, wait_safe;   /* its estimates (ns) */
+	struct sym_wsample *ws;   /* the samples heard since the last match, applied then in model order
+				   * (so that threads and the single-threaded core agree) */
+	int nws, ws_cap;
+	bool lookahead;           /* the plan */
+	bool replan;              /* the plan may have to pull a candidate earlier: made again at the next
+				   * match with no grant outstanding */
 	double margin;            /* in batch lengths of the earlier batch */
+	int ngranted;             /* GPUs granted, their TAKEN or GIVEBACK not back yet */
+	double qfrac;             /* plans at most once per this fraction of the shortest batch planned */
+	sym_time min_p;           /* the shortest batch (le) in the last plan */
+	sym_time next_plan;       /* no plan before it */
+	bool plan_waits;          /* a plan is due at next_plan (the ranker's wakeup) */
 	struct sym_ranker_cand *cand; /* per model */
-	int *active, *apos;       /* the models with a candidate here, and where each sits (-1) */
+	int *ord, *opos;          /* the models with a candidate here, kept in plan order (sorted when
+				   * planning), and where each sits (-1: none) */
 	int nactive, ncapped;
-	int *order;               /* scratch: candidates in plan order */
-	sym_time *avail, *mplan;  /* scratch per GPU slot: free time, earliest planned start */
-	int *slot_gpu;
+	/* the GPUs in service and not granted, by predicted free time, as of the
+	 * last plan (the plan's best-fit and earliest queries: binary search) */
+	sym_time *gkey;
+	int *ggpu, *gpos;         /* gpos[g]: g's place in gkey/ggpu, -1 when out */
+	int nset;
+	/* one plan's scratch, per GPU id: the plan that touched it and its earliest planned start */
+	uint32_t plan_id;
+	uint32_t *stamp;
+	sym_time *mplan;
+	int *touched, ntouched;
+	int *left;                /* per place in the set, once used by the plan: a place at or before
+				   * the next one to its left that is not (a union-find, path-compressed) */
 	struct sym_ranker_plan_stats pstats;
 };
 
@@ -162,9 +230,11 @@ int sym_ranker_init(struct sym_ranker *r, int kind, int ngpus, const int *gpu_ki
 		    sym_xsend_fn send, void *ctx);
 void sym_ranker_finish(struct sym_ranker *r);
 
-/* Turns look-ahead on with the given margin (>= 0, in batch lengths).
- * Returns 0, -EINVAL or -ENOMEM. */
-int sym_ranker_set_lookahead(struct sym_ranker *r, double margin);
+struct sym_lookahead;
+
+/* Turns look-ahead on as la asks (its plan with its margin, >= 0 batch
+ * lengths, and the measured wait). Returns 0, -EINVAL or -ENOMEM. */
+int sym_ranker_set_lookahead(struct sym_ranker *r, const struct sym_lookahead *la);
 
 /* A message from a model (READY, UNREADY, TAKEN, GIVEBACK, DEFER). Does not
  * match: call sym_ranker_match when the messages at hand are in. */
@@ -179,12 +249,25 @@ void sym_ranker_gpu_done(struct sym_ranker *r, int g, sym_time end);
 void sym_ranker_gpu_offline(struct sym_ranker *r, int g, uint32_t epoch);
 void sym_ranker_gpu_online(struct sym_ranker *r, int g, uint32_t epoch, sym_time now);
 
-/* Grants what can be granted at now (through send); then, with look-ahead,
- * plans again if anything changed and sends the caps that changed (PULL). */
+/* Grants what can be granted at now (through send). */
 void sym_ranker_match(struct sym_ranker *r, sym_time now);
 
-/* When the ranker next wants sym_ranker_match, or SYM_TIME_NEVER. */
+/* Look-ahead: call when the exchange has settled at now (every message sent
+ * so far delivered, every ranker matched): applies the waits heard since
+ * and, when the plan needs making again (and no grant is outstanding), makes
+ * it and sends the caps that changed (PULL). Returns whether it sent any
+ * (deliver them, match, and settle again). Settling at the same points in
+ * both the single-threaded core and the threaded scheduler makes them decide
+ * alike. */
+bool sym_ranker_settle(struct sym_ranker *r, sym_time now);
+
+/* When the ranker next wants sym_ranker_match and sym_ranker_settle, or
+ * SYM_TIME_NEVER. */
 sym_time sym_ranker_next_wakeup(const struct sym_ranker *r);
+
+/* The same for sym_ranker_match alone (send-ahead: the moment a running GPU
+ * becomes eligible for the most urgent ready candidate). */
+sym_time sym_ranker_match_due(const struct sym_ranker *r);
 
 /* GPUs of the kind that are idle and online. */
 static inline int sym_ranker_idle_count(const struct sym_ranker *r) { return r->nidle; }

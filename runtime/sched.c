@@ -889,7 +889,7 @@ static int ranker_step(struct ranker *r, sym_time now, bool clock, bool *backlog
 		rk_driver_msg(r, &g, now);
 		n++;
 	}
-	sym_time due = sym_ranker_next_wakeup(&r->rk);
+	sym_time due = sym_ranker_match_due(&r->rk);
 	if (due <= now)
 		n++;
 	sym_ranker_match(&r->rk, now);
@@ -902,6 +902,23 @@ static int ranker_step(struct ranker *r, sym_time now, bool clock, bool *backlog
 	return n;
 }
 
+/* Look-ahead once the ranker has nothing at hand (sym_ranker_settle): what
+ * it sends goes down at once. Returns whether it sent anything. */
+static bool ranker_settle(struct ranker *r, sym_time now)
+{
+	struct sym_sched *s = r->t.s;
+	if (!sym_ranker_settle(&r->rk, now))
+		return false;
+	for (int w = 0; w < s->threads; w++) {
+		outq_flush(&r->down[w]);
+		if (r->down[w].pushed) {
+			r->down[w].pushed = false;
+			wake(&s->workers[w]->t);
+		}
+	}
+	return true;
+}
+
 static void *ranker_main(void *arg)
 {
 	struct ranker *r = arg;
@@ -909,7 +926,7 @@ static void *ranker_main(void *arg)
 	thr_setup(&r->t);
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
 		bool backlog;
-		if (ranker_step(r, 0, true, &backlog))
+		if (ranker_step(r, 0, true, &backlog) || ranker_settle(r, sym_monotonic_ns()))
 			continue;
 		thr_wait(&r->t, sym_ranker_next_wakeup(&r->rk), backlog, rk_has_work, r);
 	}
@@ -1039,7 +1056,7 @@ static int make_split(struct sym_sched *s, const struct sym_sched_cfg *cfg, size
 		r->gpu = sym_spsc_create(cap, sizeof(struct in_msg));
 		if (!r->down || !r->gpu ||
 		    sym_ranker_init(&r->rk, k, s->ngpus, s->gpu_kind, s->nmodels, cc->send_ahead, rk_send, r) ||
-		    (la.plan && sym_ranker_set_lookahead(&r->rk, la.margin)))
+		    ((la.plan || la.wait) && sym_ranker_set_lookahead(&r->rk, &la)))
 			return fail(err, errlen, -ENOMEM, "%s", "out of memory");
 		for (int g = 0; g < s->ngpus && cfg->gpus_offline; g++)
 			if (s->gpu_kind[g] == k)
@@ -1433,18 +1450,26 @@ void sym_sched_step(struct sym_sched *s, sym_time now)
 {
 	if (!s->manual)
 		return;
-	int n;
-	do {
-		n = 0;
-		if (s->solo)
-			n += solo_step(s->solo, now, false);
-		for (int w = 0; s->workers && w < s->threads; w++)
-			n += worker_step(s->workers[w], now, false);
-		for (int k = 0; s->rankers && k < s->nkinds; k++) {
-			bool backlog;
-			n += ranker_step(s->rankers[k], now, false, &backlog);
-		}
-	} while (n);
+	for (;;) {
+		int n;
+		do {
+			n = 0;
+			if (s->solo)
+				n += solo_step(s->solo, now, false);
+			for (int w = 0; s->workers && w < s->threads; w++)
+				n += worker_step(s->workers[w], now, false);
+			for (int k = 0; s->rankers && k < s->nkinds; k++) {
+				bool backlog;
+				n += ranker_step(s->rankers[k], now, false, &backlog);
+			}
+		} while (n);
+		/* settled: look-ahead plans (as the single-threaded core does) */
+		int k = 0;
+		while (s->rankers && k < s->nkinds && !ranker_settle(s->rankers[k], now))
+			k++;
+		if (!s->rankers || k == s->nkinds)
+			break;
+	}
 }
 
 sym_time sym_sched_next_wakeup(const struct sym_sched *s)

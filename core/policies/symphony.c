@@ -68,6 +68,7 @@ struct params {
 	bool lookahead;  /* off: the paper's rule, whatever the parts below say */
 	bool plan;       /* the ranker's plan and its caps */
 	double margin;   /* plan: batch lengths between batches planned on one GPU */
+	double replan;   /* plan: at most once per this many of the shortest batch planned */
 	double gain;     /* wait only while the frontrun batch saves this fraction per request; 0: always */
 	double guard;    /* ms; GUARD_AUTO: measured; 0: none */
 	double stagger;  /* GPUs a model's load must keep busy for the head guard; 0: every model */
@@ -87,6 +88,9 @@ static const struct sym_param params[] = {
 		  "its batch would collide" },
 	{ .key = "margin", .type = SYM_PARAM_NUM, .offset = offsetof(struct params, margin), .lo = 0, .hi = 100,
 	  .def = 1, .meta = "K", .help = "plan: batch lengths kept between batches planned on one GPU" },
+	{ .key = "replan", .type = SYM_PARAM_NUM, .offset = offsetof(struct params, replan), .lo = 0, .hi = 100,
+	  .def = 0.5, .meta = "X", .help = "plan: made again at most once per X of the shortest batch it planned (0: after "
+					  "every change)" },
 	{ .key = "gain", .type = SYM_PARAM_NUM, .offset = offsetof(struct params, gain), .lo = 0, .hi = 10,
 	  .def = 0.05, .meta = "X", .help = "wait only while the batch expected at the frontrun moment costs at least X "
 					   "(a fraction) less GPU time per request (0: always wait)" },
@@ -112,22 +116,24 @@ static const struct sym_param params[] = {
 static bool waiting_pays(const struct sym_cand_view *v, sym_time e, double gain)
 {
 	double grow = v->lambda > 0 && e > v->now ? v->lambda * sym_to_s(e - v->now) : 0;
+	if (grow < 1)
+		return true; /* nothing to compare: keep the rule */
 	int bf = v->size + (grow < v->max_batch ? (int)grow : v->max_batch);
 	if (bf > v->max_batch)
 		bf = v->max_batch;
-	while (bf > v->size && v->le[bf] > v->deadline - v->now)
-		bf--;
+	if (v->le[bf] > v->deadline - v->now)
+		bf = sym_le_fit(v->le, v->max_batch, (size_t)bf, v->deadline - v->now);
 	if (bf <= v->size)
-		return true; /* nothing to compare: keep the rule */
-	double now_c = (double)v->le[v->size] / v->size, later_c = (double)v->le[bf] / bf;
-	return now_c >= (1 + gain) * later_c;
+		return true;
+	/* le(B)/B >= (1 + gain) le(bf)/bf */
+	return (double)v->le[v->size] * bf >= (1 + gain) * (double)v->le[bf] * v->size;
 }
 
 /* How many GPUs the model's load keeps busy at the batch it sustains (n of
  * the staggered formula, core/shard.h). */
 static double spread(const struct sym_cand_view *v)
 {
-	int b = v->target >= 1 ? v->target : 1;
+	int b = v->target < 1 ? 1 : v->target > v->max_batch ? v->max_batch : v->target;
 	return v->lambda * sym_to_s(v->le[b]) / b;
 }
 
@@ -168,6 +174,7 @@ static void lookahead(const struct sym_policy *p, struct sym_lookahead *out)
 		return;
 	out->plan = x.plan;
 	out->margin = x.margin;
+	out->replan = x.replan;
 	out->wait = x.guard == GUARD_AUTO;
 	out->wait_quantile = x.quantile;
 }
