@@ -178,7 +178,9 @@ static void deliver(struct core *c, sym_time now)
 		/* settled: look-ahead plans on what everything led to (what a plan
 		 * sends is delivered, matched and settled again) */
 		int k = 0;
-		while (k < nkinds && !sym_ranker_settle(&c->rankers[k], now))
+		while (k < nkinds && !((c->rankers[k].w_above || c->rankers[k].w_below || c->rankers[k].replan ||
+					c->rankers[k].plan_waits) &&
+				       sym_ranker_settle(&c->rankers[k], now)))
 			k++;
 		if (k == nkinds)
 			break;
@@ -556,13 +558,22 @@ void sym_core_advance(struct sym_core *c, sym_time now)
 		k->stats.wakeups++;
 		if (k->sched) {
 			k->sched->react(c, SYM_SCHED_TIMER, id, now);
-		} else {
+			continue;
+		}
+		/* every timer due now, then the exchange once (as the threaded
+		 * scheduler's workers do: the rankers hear all of them before they
+		 * match, so simultaneous candidates go by urgency) */
+		for (;;) {
 			if (id < c->nmodels)
 				sym_models_timer(&k->models, id, now);
 			else
 				k->dirty |= 1u << (id - c->nmodels);
-			deliver(k, now);
+			if (sym_iheap_empty(&k->timers) || sym_iheap_top_key(&k->timers) > now)
+				break;
+			id = sym_iheap_pop(&k->timers);
+			k->stats.wakeups++;
 		}
+		deliver(k, now);
 	}
 }
 

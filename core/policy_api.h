@@ -53,7 +53,8 @@ struct sym_cand_view {
 	double lambda;         /* the model's measured arrival rate (requests/s), 0 when unknown */
 	double beta_ms;        /* the profile's intercept beta (ms) on this kind */
 	double cv;             /* the coefficient of variation of the model's inter-arrival gaps (1:
-				* Poisson, also until enough arrivals were seen) */
+				* Poisson, also until enough arrivals were seen), as of the last
+				* rate window (core/shard.h) */
 	int target;            /* the batch the model's measured load can sustain staggered (the
 				* early-drop target, core/shard.h) */
 	sym_time wait_safe;    /* the same with a head lost while waiting counted as longer than any */

@@ -93,8 +93,11 @@ int sym_ranker_set_lookahead(struct sym_ranker *r, const struct sym_lookahead *l
 	r->mplan = malloc(G * sizeof(*r->mplan));
 	r->touched = malloc(G * sizeof(*r->touched));
 	r->left = malloc(G * sizeof(*r->left));
+	r->skey = malloc(G * sizeof(*r->skey));
+	r->sgpu = malloc(G * sizeof(*r->sgpu));
+	r->sord = malloc(M * sizeof(*r->sord));
 	if (!r->cand || !r->ord || !r->opos || !r->gkey || !r->ggpu || !r->gpos || !r->stamp || !r->mplan ||
-	    !r->touched || !r->left)
+	    !r->touched || !r->left || !r->skey || !r->sgpu || !r->sord)
 		return -ENOMEM;
 	for (int m = 0; m < r->nmodels; m++) {
 		r->opos[m] = -1;
@@ -121,9 +124,12 @@ void sym_ranker_finish(struct sym_ranker *r)
 	free(r->mplan);
 	free(r->touched);
 	free(r->left);
-	r->left = NULL;
-	free(r->ws);
-	r->ws = NULL;
+	free(r->skey);
+	free(r->sgpu);
+	free(r->sord);
+	r->left = r->sgpu = r->sord = NULL;
+	r->skey = NULL;
+
 	r->cand = NULL;
 	r->ord = r->opos = r->ggpu = r->gpos = r->touched = NULL;
 	r->gkey = r->mplan = NULL;
@@ -161,41 +167,53 @@ static int gset_upper(const struct sym_ranker *r, sym_time t)
  * sort: between two plans few GPUs move). */
 static void gset_build(struct sym_ranker *r)
 {
-	int n = 0;
-	/* the last order, those still in it */
+	/* those of the last order whose free time did not change stay in order;
+	 * the others, and those that came back, are sorted apart and merged in */
+	int n = 0, nm = 0;
 	for (int i = 0; i < r->nset; i++) {
 		int g = r->ggpu[i];
 		const struct sym_ranker_gpu *x = &r->g[g];
 		if (x->off || x->granted) {
 			r->gpos[g] = -1;
-			continue;
+		} else if (x->free_at == r->gkey[i]) {
+			r->ggpu[n] = g;
+			r->gkey[n++] = x->free_at;
+		} else {
+			r->sgpu[nm++] = g;
 		}
-		r->ggpu[n] = g;
-		r->gkey[n++] = x->free_at;
 	}
-	/* and those that came back */
 	for (int g = 0; g < r->ngpus; g++) {
 		const struct sym_ranker_gpu *x = &r->g[g];
-		if (r->gpos[g] >= 0 || x->off || x->granted)
-			continue;
-		r->ggpu[n] = g;
-		r->gkey[n++] = x->free_at;
-		r->gpos[g] = 0;
+		if (r->gpos[g] < 0 && !x->off && !x->granted) {
+			r->sgpu[nm++] = g;
+			r->gpos[g] = 0;
+		}
 	}
-	for (int i = 1; i < n; i++) {
-		sym_time k = r->gkey[i];
-		int g = r->ggpu[i], j = i;
-		while (j > 0 && (r->gkey[j - 1] > k || (r->gkey[j - 1] == k && r->ggpu[j - 1] > g))) {
-			r->gkey[j] = r->gkey[j - 1];
-			r->ggpu[j] = r->ggpu[j - 1];
+	for (int i = 0; i < nm; i++) {
+		int g = r->sgpu[i], j = i;
+		sym_time k = r->g[g].free_at;
+		while (j > 0 && (r->skey[j - 1] > k || (r->skey[j - 1] == k && r->sgpu[j - 1] > g))) {
+			r->skey[j] = r->skey[j - 1];
+			r->sgpu[j] = r->sgpu[j - 1];
 			j--;
 		}
-		r->gkey[j] = k;
-		r->ggpu[j] = g;
+		r->skey[j] = k;
+		r->sgpu[j] = g;
 	}
-	for (int i = 0; i < n; i++)
-		r->gpos[r->ggpu[i]] = i;
-	r->nset = n;
+	/* merge from the back */
+	int i = n - 1, j = nm - 1, o = n + nm - 1;
+	while (j >= 0) {
+		if (i >= 0 && (r->gkey[i] > r->skey[j] || (r->gkey[i] == r->skey[j] && r->ggpu[i] > r->sgpu[j]))) {
+			r->gkey[o] = r->gkey[i];
+			r->ggpu[o--] = r->ggpu[i--];
+		} else {
+			r->gkey[o] = r->skey[j];
+			r->ggpu[o--] = r->sgpu[j--];
+		}
+	}
+	r->nset = n + nm;
+	for (int k = 0; k < r->nset; k++)
+		r->gpos[r->ggpu[k]] = k;
 }
 
 /* Puts GPU g where its state says: idle, pending (send-ahead: one batch
@@ -220,52 +238,41 @@ static void place(struct sym_ranker *r, int g)
 
 /* ---- the measured wait ---- */
 
-/* A Robbins-Monro step of estimate *x towards quantile q with sample w. */
-static void quantile_step(double *x, double q, double w)
-{
-	double step = *x / 20 > SYM_WAIT_MIN_STEP ? *x / 20 : SYM_WAIT_MIN_STEP;
-	if (w > *x)
-		*x += step * q;
-	else
-		*x -= step * (1 - q);
-	if (*x < 0)
-		*x = 0;
-}
-
 /* Model m reports a wait w from due to a grant, or (lost) a head lost after
- * waiting w: kept until the next match. */
+ * waiting w. Counted against the estimates as they stand; the estimates move
+ * at the next settle (so the order in which models' reports arrived does
+ * not matter). */
 static void wait_sample(struct sym_ranker *r, int m, sym_time w, bool lost)
 {
-	if (r->nws == r->ws_cap) {
-		int cap = r->ws_cap ? 2 * r->ws_cap : 64;
-		struct sym_wsample *x = realloc(r->ws, (size_t)cap * sizeof(*x));
-		if (!x)
-			return; /* a sample less: the estimate moves a step later */
-		r->ws = x;
-		r->ws_cap = cap;
-	}
-	r->ws[r->nws++] = (struct sym_wsample){ .model = m, .lost = lost, .w = w };
+	(void)m;
+	if ((double)w > r->wait)
+		r->w_above++;
+	else
+		r->w_below++;
+	if (lost || (double)w > r->wait_safe)
+		r->s_above++;
+	else
+		r->s_below++;
 }
 
-/* The samples since the last match, model by model (stable: each model's in
- * its order). */
+/* The Robbins-Monro steps of estimate *x towards quantile q for `above`
+ * samples above it and `below` at or under it: each a step of a twentieth of
+ * the estimate (at least SYM_WAIT_MIN_STEP), up by q or down by 1 - q. */
+static void quantile_steps(double *x, double q, uint32_t above, uint32_t below)
+{
+	double step = *x / 20 > SYM_WAIT_MIN_STEP ? *x / 20 : SYM_WAIT_MIN_STEP;
+	*x += step * (q * above - (1 - q) * below);
+	if (*x < 0)
+		*x = 0;
+	if (*x > SYM_WAIT_MAX) /* (a lost head counts as longer than any: bounded here) */
+		*x = SYM_WAIT_MAX;
+}
+
 static void wait_apply(struct sym_ranker *r)
 {
-	for (int i = 1; i < r->nws; i++) {
-		struct sym_wsample x = r->ws[i];
-		int j = i;
-		for (; j > 0 && r->ws[j - 1].model > x.model; j--)
-			r->ws[j] = r->ws[j - 1];
-		r->ws[j] = x;
-	}
-	for (int i = 0; i < r->nws; i++) {
-		double w = (double)r->ws[i].w;
-		quantile_step(&r->wait, r->quantile, w);
-		quantile_step(&r->wait_safe, r->quantile, r->ws[i].lost ? INFINITY : w);
-	}
-	if (r->wait_safe > SYM_WAIT_MAX) /* (a lost head counts as longer than any: bounded here) */
-		r->wait_safe = SYM_WAIT_MAX;
-	r->nws = 0;
+	quantile_steps(&r->wait, r->quantile, r->w_above, r->w_below);
+	quantile_steps(&r->wait_safe, r->quantile, r->s_above, r->s_below);
+	r->w_above = r->w_below = r->s_above = r->s_below = 0;
 }
 
 /* What a model reports of its lost heads with READY, DEFER and UNREADY: n,
@@ -314,7 +321,7 @@ static void undefer(struct sym_ranker *r, int m)
 static void cand_deadline(struct sym_ranker *r, int m, sym_time d)
 {
 	if (r->opos[m] < 0 || r->cand[m].d != d)
-		r->replan = true;
+		r->replan = r->cand[m].moved = true; /* (its place in the plan's order too) */
 	r->cand[m].d = d;
 	activate(r, m);
 }
@@ -550,19 +557,26 @@ static void plan(struct sym_ranker *r, sym_time now)
 		clear_caps(r);
 		return;
 	}
-	/* the candidates, latest deadline first: insertion sort, kept from the
-	 * last plan (nearly in order already) */
-	int last = -1;
+	/* the candidates, latest deadline first: those whose deadline did not
+	 * change since the last plan are in order; the others are sorted apart
+	 * and merged in */
+	int last = -1, kept = 0, nm = 0;
 	for (int i = 0; i < n; i++) {
-		int m = r->ord[i], j = i;
-		while (j > 0 && plan_before(r, m, r->ord[j - 1])) {
-			r->ord[j] = r->ord[j - 1];
-			r->opos[r->ord[j]] = j;
-			j--;
+		int m = r->ord[i];
+		if (r->cand[m].moved) {
+			r->cand[m].moved = false;
+			int j = nm++;
+			for (; j > 0 && plan_before(r, m, r->sord[j - 1]); j--)
+				r->sord[j] = r->sord[j - 1];
+			r->sord[j] = m;
+		} else {
+			r->ord[kept++] = m;
 		}
-		r->ord[j] = m;
-		r->opos[m] = j;
 	}
+	for (int i = kept - 1, j = nm - 1, o = n - 1; j >= 0; o--)
+		r->ord[o] = i >= 0 && plan_before(r, r->sord[j], r->ord[i]) ? r->ord[i--] : r->sord[j--];
+	for (int i = 0; i < n; i++)
+		r->opos[r->ord[i]] = i;
 	for (int i = 0; i < n; i++)
 		if (r->cand[r->ord[i]].state == 1)
 			last = i;
@@ -656,7 +670,7 @@ void sym_ranker_match(struct sym_ranker *r, sym_time now)
 
 bool sym_ranker_settle(struct sym_ranker *r, sym_time now)
 {
-	if (r->nws)
+	if (r->w_above | r->w_below)
 		wait_apply(r);
 	r->plan_waits = r->lookahead && r->replan && now < r->next_plan;
 	if (!r->lookahead || !r->replan || r->ngranted || now < r->next_plan)

@@ -77,9 +77,10 @@
  * least SYM_WAIT_MIN_STEP), from SYM_WAIT_START. The waits are a property of
  * the kind's contention, so they are pooled over its models (one model's
  * losses make them all more careful); every GRANT and PULL carries them back.
- * The samples heard between two matches are applied at the second, model by
- * model (each model's in the order it sent them), so that the estimates do not
- * depend on how the messages of several models interleaved on their way.
+ * The samples heard between two settles are counted against the estimates as
+ * they stand and applied together at the second (each sample one step), so
+ * that the estimates do not depend on how the messages of several models
+ * interleaved on their way.
  *
  * Stale messages are harmless: a GRANT names the READY it answers (seq), a
  * model recomputes its candidate on every GRANT, and a GPU whose grant
@@ -146,16 +147,10 @@ struct sym_ranker_gpu {
 	sym_time plan_start, plan_len; /* the last batch taken: its planned start and length */
 };
 
-/* A measured wait reported by a model (look-ahead). */
-struct sym_wsample {
-	int32_t model;
-	bool lost;         /* a head lost after waiting w */
-	sym_time w;
-};
-
 /* A ranker's view of one model's candidate (look-ahead). */
 struct sym_ranker_cand {
 	int8_t state;      /* 0: none, 1: deferred, 2: ready */
+	bool moved;        /* its deadline changed since the last plan (its place in the order) */
 	uint32_t seq;      /* of the DEFER (deferred) */
 	sym_time d;        /* the head's deadline */
 	sym_time f;        /* deferred: when it expects to be due */
@@ -192,9 +187,8 @@ struct sym_ranker {
 	bool measure;             /* the measured wait */
 	double quantile;
 	double wait, wait_safe;   /* its estimates (ns) */
-	struct sym_wsample *ws;   /* the samples heard since the last match, applied then in model order
-				   * (so that threads and the single-threaded core agree) */
-	int nws, ws_cap;
+	uint32_t w_above, w_below, s_above, s_below; /* samples since the last settle, against the
+						      * estimates as they stood (wait, wait_safe) */
 	bool lookahead;           /* the plan */
 	bool replan;              /* the plan may have to pull a candidate earlier: made again at the next
 				   * match with no grant outstanding */
@@ -218,6 +212,8 @@ struct sym_ranker {
 	uint32_t *stamp;
 	sym_time *mplan;
 	int *touched, ntouched;
+	sym_time *skey;           /* scratch: GPUs and candidates whose place changed */
+	int *sgpu, *sord;
 	int *left;                /* per place in the set, once used by the plan: a place at or before
 				   * the next one to its left that is not (a union-find, path-compressed) */
 	struct sym_ranker_plan_stats pstats;

@@ -156,6 +156,7 @@ int sym_shard_init_kinds(struct sym_shard *s, int id, const struct sym_model_cfg
 	s->gather = *gather;
 	sym_queue_init(&s->queue);
 	s->lambda = cfg->rate_hint;
+	s->cv = 1;
 	s->last_arrival = -1;
 	s->target = gather->target ? gather->target : sym_shard_target_for_rate(s, s->lambda, 1);
 	return 0;
@@ -225,8 +226,9 @@ int sym_shard_push(struct sym_shard *s, struct sym_request *r, sym_time now)
 					  : sample;
 		s->win_start = now;
 		s->win_count = 0;
+		s->cv = sym_shard_gap_cv(s);
 		if (!s->gather.target) /* (lazy gathering drops by it never; policies read it) */
-			s->target = sym_shard_target_for_rate(s, s->lambda, sym_shard_gap_cv(s));
+			s->target = sym_shard_target_for_rate(s, s->lambda, s->cv);
 	}
 	s->win_count++;
 	return 0;
@@ -293,7 +295,7 @@ static sym_time policy_exec(const struct sym_shard *s, sym_time now, const struc
 		.slo = s->slo,
 		.lambda = s->lambda,
 		.beta_ms = s->prof_k[k]->beta_ms,
-		.cv = sym_shard_gap_cv(s),
+		.cv = s->cv,
 		.target = s->target,
 		.wait = w ? w->wait : 0,
 		.wait_safe = w ? w->safe : 0,
@@ -331,7 +333,7 @@ void sym_shard_project(const struct sym_shard *s, sym_time now, const struct sym
 	int most = sym_le_fit(s->lek[k], s->maxb_k[k], (size_t)s->maxb_k[k], head->deadline - now);
 	int b = cd->size;
 	sym_time e = cd->exec;
-	for (int it = 0; it < 8; it++) {
+	for (int it = 0; it < 3; it++) { /* (it converges in one or two) */
 		double grow = s->lambda * sym_to_s(e - now);
 		int nb = cd->size + (grow < most ? (int)grow : most);
 		if (nb > most)

@@ -129,6 +129,7 @@ struct sym_shard {
 	struct sym_queue queue;
 	/* arrival-rate estimate (auto target) */
 	double lambda;
+	double cv;               /* the gap variability, as of the last rate window (1 until then) */
 	double gap_m1, gap_m2;   /* EWMA of inter-arrival gaps (ns) and of their squares */
 	sym_time last_arrival;   /* -1 before the first */
 	sym_time win_start;

@@ -89,7 +89,7 @@ static const struct sym_param params[] = {
 	{ .key = "margin", .type = SYM_PARAM_NUM, .offset = offsetof(struct params, margin), .lo = 0, .hi = 100,
 	  .def = 1, .meta = "K", .help = "plan: batch lengths kept between batches planned on one GPU" },
 	{ .key = "replan", .type = SYM_PARAM_NUM, .offset = offsetof(struct params, replan), .lo = 0, .hi = 100,
-	  .def = 0.5, .meta = "X", .help = "plan: made again at most once per X of the shortest batch it planned (0: after "
+	  .def = 1, .meta = "X", .help = "plan: made again at most once per X of the shortest batch it planned (0: after "
 					  "every change)" },
 	{ .key = "gain", .type = SYM_PARAM_NUM, .offset = offsetof(struct params, gain), .lo = 0, .hi = 10,
 	  .def = 0.05, .meta = "X", .help = "wait only while the batch expected at the frontrun moment costs at least X "
@@ -115,7 +115,7 @@ static const struct sym_param params[] = {
  * request over dispatching B now (see above). */
 static bool waiting_pays(const struct sym_cand_view *v, sym_time e, double gain)
 {
-	double grow = v->lambda > 0 && e > v->now ? v->lambda * sym_to_s(e - v->now) : 0;
+	double grow = v->lambda * 1e-9 * (double)(e - v->now); /* (e > now here) */
 	if (grow < 1)
 		return true; /* nothing to compare: keep the rule */
 	int bf = v->size + (grow < v->max_batch ? (int)grow : v->max_batch);
@@ -129,12 +129,12 @@ static bool waiting_pays(const struct sym_cand_view *v, sym_time e, double gain)
 	return (double)v->le[v->size] * bf >= (1 + gain) * (double)v->le[bf] * v->size;
 }
 
-/* How many GPUs the model's load keeps busy at the batch it sustains (n of
- * the staggered formula, core/shard.h). */
-static double spread(const struct sym_cand_view *v)
+/* Whether the model's load keeps at least n GPUs busy at the batch it
+ * sustains (n of the staggered formula, core/shard.h: lambda l(b*)/b*). */
+static bool spread_over(const struct sym_cand_view *v, double n)
 {
 	int b = v->target < 1 ? 1 : v->target > v->max_batch ? v->max_batch : v->target;
-	return v->lambda * sym_to_s(v->le[b]) / b;
+	return v->lambda * 1e-9 * (double)v->le[b] >= n * b;
 }
 
 static sym_time exec(const struct sym_policy *p, const struct sym_cand_view *v)
@@ -143,21 +143,23 @@ static sym_time exec(const struct sym_policy *p, const struct sym_cand_view *v)
 		return v->now;
 	const struct params x = params_of(p);
 	sym_time e = v->deadline - v->le[v->size + 1]; /* the frontrun moment */
-	if (x.lookahead) {
-		if (x.gain > 0 && !waiting_pays(v, e, x.gain))
+	if (x.lookahead && e > v->now) {
+		if (x.gain > 0 && v->lambda > 0 && !waiting_pays(v, e, x.gain))
 			return v->now;
 		if (x.guard != 0) {
 			bool fixed = x.guard != GUARD_AUTO;
 			sym_time by;
-			if (x.stagger <= 0 || spread(v) >= x.stagger)
+			if (x.stagger <= 0 || spread_over(v, x.stagger))
 				by = v->deadline - v->le[1] - (fixed ? sym_ms(x.guard) : v->wait);
 			else
 				by = v->deadline - v->le[v->size] - (fixed ? sym_ms(x.guard) : v->wait_safe);
 			if (by < e)
 				e = by;
 		}
-		if (x.burst > 0 && v->lambda > 0 && v->cv > 1)
-			e -= (sym_time)(x.burst * (1 - 1 / (v->cv * v->cv)) * (v->size + 1) / v->lambda * 1e9);
+		if (x.burst > 0 && v->lambda > 0 && v->cv > 1) {
+			double c2 = v->cv * v->cv;
+			e -= (sym_time)(x.burst * (c2 - 1) * (v->size + 1) * 1e9 / (c2 * v->lambda));
+		}
 	}
 	if (x.reserve > 0) {
 		sym_time by = v->deadline - (sym_time)(1 + x.reserve) * v->le[v->size];
