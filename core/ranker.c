@@ -249,7 +249,9 @@ static void wait_sample(struct sym_ranker *r, int m, sym_time w, bool lost)
 		r->w_above++;
 	else
 		r->w_below++;
-	if (lost || (double)w > r->wait_safe)
+	if (lost)
+		r->s_lost++;
+	else if ((double)w > r->wait_safe)
 		r->s_above++;
 	else
 		r->s_below++;
@@ -271,8 +273,8 @@ static void quantile_steps(double *x, double q, uint32_t above, uint32_t below)
 static void wait_apply(struct sym_ranker *r)
 {
 	quantile_steps(&r->wait, r->quantile, r->w_above, r->w_below);
-	quantile_steps(&r->wait_safe, r->quantile, r->s_above, r->s_below);
-	r->w_above = r->w_below = r->s_above = r->s_below = 0;
+	quantile_steps(&r->wait_safe, r->quantile, r->s_above + 4 * r->s_lost, r->s_below);
+	r->w_above = r->w_below = r->s_above = r->s_below = r->s_lost = 0;
 }
 
 /* What a model reports of its lost heads with READY, DEFER and UNREADY: n,

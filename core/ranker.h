@@ -74,7 +74,9 @@
  * counts the time it waited, and
  * `wait_safe`, in which a lost head counts as longer than any. Each sample is
  * a Robbins-Monro quantile step, the step a twentieth of the estimate (at
- * least SYM_WAIT_MIN_STEP), from SYM_WAIT_START. The waits are a property of
+ * least SYM_WAIT_MIN_STEP), from SYM_WAIT_START; a lost head moves wait_safe
+ * four times as far (a fifth of it: a few losses make a model careful
+ * within a short run, while the ordinary waits keep their fine steps). The waits are a property of
  * the kind's contention, so they are pooled over its models (one model's
  * losses make them all more careful); every GRANT and PULL carries them back.
  * The samples heard between two settles are counted against the estimates as
@@ -187,8 +189,9 @@ struct sym_ranker {
 	bool measure;             /* the measured wait */
 	double quantile;
 	double wait, wait_safe;   /* its estimates (ns) */
-	uint32_t w_above, w_below, s_above, s_below; /* samples since the last settle, against the
-						      * estimates as they stood (wait, wait_safe) */
+	uint32_t w_above, w_below, s_above, s_below, s_lost; /* samples since the last settle, against
+							      * the estimates as they stood (wait,
+							      * wait_safe; its lost heads apart) */
 	bool lookahead;           /* the plan */
 	bool replan;              /* the plan may have to pull a candidate earlier: made again at the next
 				   * match with no grant outstanding */

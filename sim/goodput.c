@@ -9,6 +9,7 @@
 
 #include <gsl/gsl_cdf.h>
 
+#include "core/capacity.h"
 #include "core/error.h"
 #include "sim/sweep.h"
 
@@ -90,6 +91,43 @@ double sym_goodput_upper_bound(const struct sym_experiment *e)
 			hi_rate += count / gpu_s_per_req;
 	}
 	return hi_rate;
+}
+
+double sym_goodput_bound(const struct sym_experiment *e)
+{
+	double mean = sym_schedule_mean_rate(e);
+	size_t n = e->nmodels;
+	if (!(mean > 0) || e->nqueries || e->nkinds > SYM_BOUND_KINDS)
+		return -1;
+	struct sym_bound_model *bm = calloc(n ? n : 1, sizeof(*bm));
+	sym_time **le = calloc(n * (size_t)e->nkinds + 1, sizeof(*le));
+	double bound = -1;
+	if (!bm || !le)
+		goto out;
+	sym_time fixed = sym_ms(e->ctrl_ms + e->resp_ms), data = sym_ms(e->data_ms);
+	for (size_t m = 0; m < n; m++) {
+		bm[m].nkinds = e->nkinds;
+		bm[m].slo = sym_ms(e->model_slo_ms[m]);
+		bm[m].share = sym_experiment_model_rate(e, m) / mean;
+		for (int k = 0; k < e->nkinds; k++) {
+			const struct sym_profile *p = &e->profiles[(size_t)k * n + m];
+			sym_time *x = le[m * (size_t)e->nkinds + (size_t)k] = malloc(((size_t)p->max_batch + 1) * sizeof(*x));
+			if (!x)
+				goto out;
+			for (int b = 0; b <= p->max_batch; b++)
+				x[b] = p->lat[b] + fixed + data * b;
+			bm[m].lat[k] = p->lat;
+			bm[m].le[k] = x;
+			bm[m].max_batch[k] = p->max_batch;
+		}
+	}
+	bound = sym_multi_bound(bm, (int)n, (double)e->gpus);
+out:
+	for (size_t i = 0; le && i < n * (size_t)e->nkinds; i++)
+		free(le[i]);
+	free(le);
+	free(bm);
+	return bound;
 }
 
 int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym_goodput *out, char *err,
@@ -325,6 +363,14 @@ cJSON *sym_goodput_result_json(const struct sym_experiment *e, const struct sym_
 	cJSON_AddNumberToObject(o, "rate_scale", g->run_scale);
 	const struct sym_goodput *g0 = &g->by_seed[0];
 	cJSON_AddNumberToObject(o, "upper_bound_rps", g0->upper_bound_rps);
+	double bound = sym_goodput_bound(e);
+	if (bound >= 0) {
+		double mean = 0;
+		for (size_t i = 0; i < g->n; i++)
+			mean += g->by_seed[i].goodput_rps / (double)g->n;
+		cJSON_AddNumberToObject(o, "bound_rps", bound);
+		cJSON_AddNumberToObject(o, "goodput_of_bound", bound > 0 ? mean / bound : 0);
+	}
 	/* the lowest rate judged: below it too few requests are measured; a goodput of 0 with
 	 * search_floor_reached means every rate from the bound down to it failed */
 	cJSON_AddNumberToObject(o, "search_floor_rps", g0->floor_rps);

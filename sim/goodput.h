@@ -104,6 +104,14 @@ double sym_schedule_mean_rate(const struct sym_experiment *e);
  * over sym_schedule_mean_rate(e). */
 double sym_goodput_upper_bound(const struct sym_experiment *e);
 
+/* The multi-model bound (core/capacity.h) of the experiment: the largest
+ * total rate (req/s) any scheduler could serve its models at their shares on
+ * its GPUs within their SLOs (with its network delays; several GPU kinds:
+ * every GPU as the kind each model needs fewest of). 0 when a model cannot
+ * meet its SLO at all; -1 when it does not apply (complex queries, a rate
+ * schedule that is not one total rate split in fixed shares). */
+double sym_goodput_bound(const struct sym_experiment *e);
+
 /* Runs the search. progress: one line per step on stderr. Returns 0 or an
  * error from the engine (message in err). */
 int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym_goodput *out, char *err,
@@ -129,8 +137,10 @@ void sym_goodput_reps_finish(struct sym_goodput_reps *r);
  * a rate_csv schedule is echoed unscaled), then goodput_rps (the mean over
  * the seeds), goodput_ci95 ([low, high], null for one seed), replications,
  * goodput_by_seed, metrics_from ({seed, rate_rps}: the run the metrics are
- * from), rate_scale, upper_bound_rps and the first seed's bisection steps
- * ("search"). NULL on ENOMEM. */
+ * from), rate_scale, upper_bound_rps, bound_rps and goodput_of_bound (the
+ * multi-model bound, sym_goodput_bound, and the goodput's fraction of it;
+ * absent where the bound does not apply) and the first seed's bisection
+ * steps ("search"). NULL on ENOMEM. */
 cJSON *sym_goodput_result_json(const struct sym_experiment *e, const struct sym_goodput_reps *g,
 			       const struct sym_run_result *r);
 

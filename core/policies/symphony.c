@@ -63,6 +63,9 @@
 #include "core/policy_api.h"
 
 #define GUARD_AUTO (-1.0)
+/* The burst term acts from this gap CV on: an estimate of Poisson arrivals'
+ * CV (1) wanders by a few percent, and below it a clump is no batch. */
+#define BURST_CV 1.2
 
 struct params {
 	bool lookahead;  /* off: the paper's rule, whatever the parts below say */
@@ -156,7 +159,7 @@ static sym_time exec(const struct sym_policy *p, const struct sym_cand_view *v)
 			if (by < e)
 				e = by;
 		}
-		if (x.burst > 0 && v->lambda > 0 && v->cv > 1) {
+		if (x.burst > 0 && v->lambda > 0 && v->cv > BURST_CV) {
 			double c2 = v->cv * v->cv;
 			e -= (sym_time)(x.burst * (c2 - 1) * (v->size + 1) * 1e9 / (c2 * v->lambda));
 		}
