@@ -54,6 +54,13 @@ static void print_goodput_line(FILE *f, const struct sym_experiment *e, const st
 		fprintf(f, "  the mean of %zu seeds (%llu to %llu) with its 95%% interval; the table is seed %llu's run at "
 			   "its goodput, %.1f %s\n", g->n, (unsigned long long)g->seed,
 			(unsigned long long)(g->seed + g->n - 1), (unsigned long long)g->seed, x[0], sym_rate_unit(e));
+	double bound = sym_goodput_bound(e), mean = 0;
+	for (size_t i = 0; i < g->n; i++)
+		mean += x[i] / (double)g->n;
+	if (bound > 0)
+		fprintf(f, "  the multi-model bound (no scheduler serves these models at these shares on %d GPUs any "
+			   "faster): %.1f %s; the goodput is %.1f%% of it\n", e->gpus, bound, sym_rate_unit(e),
+			100 * mean / bound);
 	free(x);
 }
 

@@ -470,10 +470,13 @@ static void grant(struct sym_ranker *r, int m, int g, sym_time now)
 
 /* ---- look-ahead: the plan ---- */
 
-static void send_cap(struct sym_ranker *r, int m, sym_time cap)
+static void send_cap(struct sym_ranker *r, int m, sym_time cap, sym_time now)
 {
 	struct sym_ranker_cand *c = &r->cand[m];
 	if (c->cap == cap)
+		return;
+	/* pulled to a moment already past: it is due (and stays due for this head) */
+	if (c->cap <= now && cap >= c->cap)
 		return;
 	/* a cap that moves by less than an eighth of its batch stays as it was */
 	if (c->cap != SYM_TIME_NEVER && cap != SYM_TIME_NEVER && cap > c->cap - c->p / 8 && cap < c->cap + c->p / 8)
@@ -492,12 +495,12 @@ static void send_cap(struct sym_ranker *r, int m, sym_time cap)
 }
 
 /* No cap binds: every deferred candidate's cap goes. */
-static void clear_caps(struct sym_ranker *r)
+static void clear_caps(struct sym_ranker *r, sym_time now)
 {
 	for (int i = 0; i < r->nactive && r->ncapped; i++) {
 		int m = r->ord[i];
 		if (r->cand[m].state == 1)
-			send_cap(r, m, SYM_TIME_NEVER);
+			send_cap(r, m, SYM_TIME_NEVER, now);
 	}
 }
 
@@ -556,7 +559,7 @@ static void plan(struct sym_ranker *r, sym_time now)
 	if (n <= r->nidle) {
 		/* each candidate can have an idle GPU of its own: nothing collides */
 		r->pstats.fast++;
-		clear_caps(r);
+		clear_caps(r, now);
 		return;
 	}
 	/* the candidates, latest deadline first: those whose deadline did not
@@ -650,7 +653,7 @@ static void plan(struct sym_ranker *r, sym_time now)
 			r->pstats.asap++;
 		}
 		if (deferred)
-			send_cap(r, m, cap);
+			send_cap(r, m, cap, now);
 	}
 }
 

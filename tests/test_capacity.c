@@ -1,10 +1,13 @@
 /* Analytic capacity: the staggered batch and the smallest GPU count, on the
- * reference profiles (hand-computed from the linear formula). */
+ * reference profiles (hand-computed from the linear formula); the
+ * multi-model bound. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+
+#include <math.h>
 
 #include "core/capacity.h"
 #include "core/profile.h"
@@ -49,10 +52,70 @@ static void test_reference(void **state)
 	sym_profile_finish(&irv2);
 }
 
+static struct sym_bound_model bmodel(const struct sym_profile *p, sym_time slo, double share)
+{
+	struct sym_bound_model m = { .nkinds = 1, .slo = slo, .share = share };
+	m.lat[0] = p->lat;
+	m.max_batch[0] = p->max_batch;
+	return m;
+}
+
+/* The multi-model bound. One ResNet50 on 8 GPUs is the staggered bound:
+ * b = 16 (15 gaps at 5839.4 r/s take 2.57 ms, + l(16) = 21.92 ms = 24.49 ms
+ * <= 25; b = 17 needs 2.74 + 22.97 > 25), 8 * 16 / 21.92 ms = 5839.4 r/s.
+ * Two of them at half the rate each on 16 GPUs: twice that. A model that
+ * cannot meet its SLO even alone makes it 0, one with no share does not
+ * count; fewer GPUs, less; network delays (le = l + 2 ms) less; several
+ * kinds: the one a model needs fewest of. */
+static void test_multi_bound(void **state)
+{
+	(void)state;
+	struct sym_profile r50, slow;
+	assert_int_equal(sym_profile_init_linear(&r50, "r50", 1.053, 5.072, 64), 0);
+	assert_int_equal(sym_profile_init_linear(&slow, "slow", 2.106, 10.144, 64), 0);
+	struct sym_bound_model one = bmodel(&r50, 25 * SYM_MS, 1);
+	double r8 = sym_multi_bound(&one, 1, 8);
+	assert_true(fabs(r8 - 8 * 16 / 0.02192) < 0.1);
+	assert_true(fabs(sym_bound_gpus(&one, r8) - 8) < 1e-4);
+	struct sym_bound_model two[2] = { bmodel(&r50, 25 * SYM_MS, 0.5), bmodel(&r50, 25 * SYM_MS, 0.5) };
+	assert_true(fabs(sym_multi_bound(two, 2, 16) - 2 * r8) < 0.2);
+	/* below one GPU a model's batches take turns with others': still bounded, and less */
+	double r_half = sym_multi_bound(&one, 1, 0.5), r1 = sym_multi_bound(&one, 1, 1);
+	assert_true(r_half > 0 && r_half < r1 && r1 < r8);
+	assert_true(fabs(sym_bound_gpus(&one, r_half) - 0.5) < 1e-4);
+	/* a model that no batch serves within its SLO (l(1) = 6.1 ms > 6 ms) */
+	struct sym_bound_model bad[2] = { bmodel(&r50, 25 * SYM_MS, 0.9), bmodel(&r50, 6 * SYM_MS, 0.1) };
+	assert_true(sym_multi_bound(bad, 2, 8) == 0);
+	assert_true(sym_bound_gpus(&bad[1], 10) == HUGE_VAL);
+	bad[1].share = 0; /* no share: it does not count */
+	assert_true(fabs(sym_multi_bound(bad, 2, 8) - r8 / 0.9) < 0.2);
+	assert_true(sym_bound_gpus(&one, 0) == 0);
+	/* network delays: 2 ms more latency for the same GPU time */
+	sym_time le[65];
+	for (int b = 0; b <= 64; b++)
+		le[b] = r50.lat[b] + 2 * SYM_MS;
+	struct sym_bound_model net = one;
+	net.le[0] = le;
+	assert_true(sym_multi_bound(&net, 1, 8) < r8);
+	/* two kinds: the faster one's */
+	struct sym_bound_model k2 = bmodel(&slow, 25 * SYM_MS, 1);
+	assert_true(sym_multi_bound(&k2, 1, 8) < r8);
+	k2.nkinds = 2;
+	k2.lat[1] = r50.lat;
+	k2.max_batch[1] = 64;
+	assert_true(fabs(sym_multi_bound(&k2, 1, 8) - r8) < 0.1);
+	/* no models, no GPUs */
+	assert_true(sym_multi_bound(&one, 0, 8) == 0);
+	assert_true(sym_multi_bound(&one, 1, 0) == 0);
+	sym_profile_finish(&r50);
+	sym_profile_finish(&slow);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reference),
+		cmocka_unit_test(test_multi_bound),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* Ranker and indexed-heap tests: lowest free GPU id, smallest latest among
  * ready candidates, ties, updates and removals; send-ahead timing, one plan
- * ahead, late ends, ends before their TAKEN, offline and online. */
+ * ahead, late ends, ends before their TAKEN, offline and online; look-ahead:
+ * the plan's caps (worked cases), when it plans, the measured waits. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -8,8 +9,10 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 
+#include "core/policy.h"
 #include "core/ranker.h"
 
 /* Grants recorded from a ranker. */
@@ -24,6 +27,25 @@ static void rec_send(void *ctx, const struct sym_xmsg *m)
 	assert_true(r->n < 64);
 	assert_int_equal(m->type, SYM_X_GRANT);
 	r->m[r->n++] = *m;
+}
+
+/* Every message from a ranker (look-ahead sends PULLs beside GRANTs). */
+struct all {
+	int n;
+	struct sym_xmsg m[64];
+};
+
+static void all_send(void *ctx, const struct sym_xmsg *m)
+{
+	struct all *a = ctx;
+	assert_true(a->n < 64);
+	a->m[a->n++] = *m;
+}
+
+static void defer(struct sym_ranker *r, int m, sym_time d, sym_time f, sym_time p, uint32_t seq)
+{
+	struct sym_xmsg x = { .type = SYM_X_DEFER, .model = m, .seq = seq, .t1 = d, .t2 = f, .t3 = p };
+	sym_ranker_recv(r, &x);
 }
 
 static void ready(struct sym_ranker *r, int m, sym_time latest, sym_time delay, uint32_t seq)
@@ -191,6 +213,148 @@ static void test_offline_online(void **state)
 	sym_ranker_finish(&r);
 }
 
+static const struct sym_lookahead plan_la = { .plan = true, .margin = 1, .replan = 0, .wait = false,
+					       .wait_quantile = 0.99 };
+
+/* The plan, worked (ms): one GPU, idle; A (model 0) defers with deadline 30,
+ * expecting to be due at 23 with a batch of le 6; B (model 1) with 32, 25, 6.
+ * Latest deadline first: B goes on the GPU at 25 (free by then: on time);
+ * A must end a batch length (margin 1) before that, by 19, so start by 13:
+ * A is pulled to 13 (PULL, the seq of its DEFER); B has no cap. With a
+ * second idle GPU each has one of its own and the cap goes (PULL with
+ * SYM_TIME_NEVER). */
+static void test_plan_caps(void **state)
+{
+	(void)state;
+	struct all a = { 0 };
+	struct sym_ranker r;
+	assert_int_equal(sym_ranker_init(&r, 0, 2, NULL, 2, true, all_send, &a), 0);
+	assert_int_equal(sym_ranker_set_lookahead(&r, &plan_la), 0);
+	sym_ranker_gpu_offline(&r, 1, 1); /* one GPU to begin with */
+	defer(&r, 0, 30 * SYM_MS, 23 * SYM_MS, 6 * SYM_MS, 7);
+	defer(&r, 1, 32 * SYM_MS, 25 * SYM_MS, 6 * SYM_MS, 3);
+	sym_ranker_match(&r, 2 * SYM_MS);
+	assert_int_equal(a.n, 0); /* nothing ready: no grant */
+	assert_true(sym_ranker_settle(&r, 2 * SYM_MS));
+	assert_int_equal(a.n, 1);
+	assert_int_equal(a.m[0].type, SYM_X_PULL);
+	assert_int_equal(a.m[0].model, 0);
+	assert_int_equal(a.m[0].seq, 7);
+	assert_int_equal(a.m[0].t1, 13 * SYM_MS);
+	assert_false(sym_ranker_settle(&r, 2 * SYM_MS)); /* nothing changed since */
+	/* the second GPU comes online (a relaxation: no plan for it alone), then a new head for B
+	 * (a plan): two idle GPUs for two candidates, the cap goes */
+	sym_ranker_gpu_online(&r, 1, 2, 3 * SYM_MS);
+	assert_false(sym_ranker_settle(&r, 3 * SYM_MS));
+	defer(&r, 1, 33 * SYM_MS, 26 * SYM_MS, 6 * SYM_MS, 4);
+	assert_true(sym_ranker_settle(&r, 4 * SYM_MS));
+	assert_int_equal(a.n, 2);
+	assert_int_equal(a.m[1].model, 0);
+	assert_int_equal(a.m[1].t1, SYM_TIME_NEVER);
+	assert_int_equal(r.pstats.fast, 1);
+	sym_ranker_finish(&r);
+}
+
+/* A candidate that fits nowhere (its only GPU is busy past its latest start)
+ * is pulled to now; a plan waits while a grant is outstanding; with replan
+ * the next plan waits for that many of the shortest batch planned, and the
+ * ranker's wakeup says when. */
+static void test_plan_when(void **state)
+{
+	(void)state;
+	struct all a = { 0 };
+	struct sym_ranker r;
+	struct sym_lookahead la = plan_la;
+	la.replan = 1;
+	assert_int_equal(sym_ranker_init(&r, 0, 1, NULL, 3, false, all_send, &a), 0);
+	assert_int_equal(sym_ranker_set_lookahead(&r, &la), 0);
+	ready(&r, 2, 0, 0, 1);
+	sym_ranker_match(&r, 0);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(a.m[0].type, SYM_X_GRANT);
+	defer(&r, 0, 30 * SYM_MS, 20 * SYM_MS, 6 * SYM_MS, 5);
+	defer(&r, 1, 40 * SYM_MS, 30 * SYM_MS, 6 * SYM_MS, 5);
+	assert_false(sym_ranker_settle(&r, 0)); /* the grant is out */
+	simple(&r, SYM_X_TAKEN, 2, 0, 0, 100 * SYM_MS); /* the GPU is busy until 100 */
+	assert_true(sym_ranker_settle(&r, 1 * SYM_MS));
+	assert_int_equal(a.n, 3); /* both pulled to now: neither can start by its latest */
+	for (int i = 1; i < 3; i++) {
+		assert_int_equal(a.m[i].type, SYM_X_PULL);
+		assert_int_equal(a.m[i].t1, 1 * SYM_MS);
+	}
+	assert_int_equal(r.pstats.asap, 2);
+	/* a new head for model 1: the next plan no sooner than 1 + 6 ms (replan 1, le 6) */
+	defer(&r, 1, 41 * SYM_MS, 31 * SYM_MS, 6 * SYM_MS, 6);
+	assert_false(sym_ranker_settle(&r, 2 * SYM_MS));
+	assert_int_equal(sym_ranker_next_wakeup(&r), 7 * SYM_MS);
+	assert_true(sym_ranker_settle(&r, 7 * SYM_MS));
+	assert_int_equal(a.n, 4);
+	assert_int_equal(a.m[3].model, 1);
+	assert_int_equal(a.m[3].t1, 7 * SYM_MS);
+	assert_int_equal(sym_ranker_next_wakeup(&r), SYM_TIME_NEVER);
+	/* bad settings */
+	la.margin = -1;
+	assert_int_equal(sym_ranker_set_lookahead(&r, &la), -EINVAL);
+	la.margin = 1;
+	la.wait = true;
+	la.wait_quantile = 1;
+	assert_int_equal(sym_ranker_set_lookahead(&r, &la), -EINVAL);
+	sym_ranker_finish(&r);
+}
+
+/* The measured waits: a wait above the estimate moves it up by a step of a
+ * twentieth of it times the quantile, one at or under it down by (1 - q);
+ * a lost head moves wait_safe four times as far (and wait by the time it
+ * waited); the samples between two settles count against the estimates as
+ * they stood, in any order; GRANTs and PULLs carry them. */
+static void test_measured_wait(void **state)
+{
+	(void)state;
+	struct sym_lookahead la = { .plan = false, .wait = true, .wait_quantile = 0.9 };
+	struct all a = { 0 }, b = { 0 };
+	struct sym_ranker r, s;
+	assert_int_equal(sym_ranker_init(&r, 0, 1, NULL, 4, false, all_send, &a), 0);
+	assert_int_equal(sym_ranker_init(&s, 0, 1, NULL, 4, false, all_send, &b), 0);
+	assert_int_equal(sym_ranker_set_lookahead(&r, &la), 0);
+	assert_int_equal(sym_ranker_set_lookahead(&s, &la), 0);
+	assert_true(r.wait == SYM_WAIT_START && r.wait_safe == SYM_WAIT_START);
+	/* r: model 0 granted and taken after waiting 3 ms; model 1 reports a lost head that
+	 * waited 0.5 ms. s: the same, in the other order. */
+	ready(&r, 0, 0, 0, 1);
+	sym_ranker_match(&r, 0);
+	struct sym_xmsg t = { .type = SYM_X_TAKEN, .model = 0, .gpu = 0, .t1 = 0, .t2 = 1, .t3 = 3 * SYM_MS };
+	sym_ranker_recv(&r, &t);
+	struct sym_xmsg u = { .type = SYM_X_UNREADY, .model = 1, .epoch = 1, .t4 = SYM_MS / 2 };
+	sym_ranker_recv(&r, &u);
+	sym_ranker_recv(&s, &u);
+	ready(&s, 0, 0, 0, 1);
+	sym_ranker_match(&s, 0);
+	sym_ranker_recv(&s, &t);
+	sym_ranker_settle(&r, 1);
+	sym_ranker_settle(&s, 1);
+	/* wait: 3 ms above (+0.9 step), 0.5 ms under (-0.1 step): 1 ms + 0.8 * 50 us = 1.04 ms;
+	 * wait_safe: 3 ms above and a lost head (four steps up): 1 ms + 5 * 0.9 * 50 us = 1.225 ms */
+	assert_true(fabs(r.wait - 1.04e6) < 1e-3 && fabs(r.wait_safe - 1.225e6) < 1e-3);
+	assert_true(r.wait == s.wait && r.wait_safe == s.wait_safe);
+	/* the next grant carries them */
+	sym_ranker_gpu_done(&r, 0, 2);
+	ready(&r, 2, 10, 0, 1);
+	sym_ranker_match(&r, 2);
+	assert_int_equal(a.m[a.n - 1].type, SYM_X_GRANT);
+	assert_int_equal(a.m[a.n - 1].t2, (sym_time)r.wait);
+	assert_int_equal(a.m[a.n - 1].t3, (sym_time)r.wait_safe);
+	/* without the measured wait they are -1 */
+	struct all c = { 0 };
+	struct sym_ranker q;
+	assert_int_equal(sym_ranker_init(&q, 0, 1, NULL, 1, false, all_send, &c), 0);
+	ready(&q, 0, 0, 0, 1);
+	sym_ranker_match(&q, 0);
+	assert_int_equal(c.m[0].t2, -1);
+	sym_ranker_finish(&r);
+	sym_ranker_finish(&s);
+	sym_ranker_finish(&q);
+}
+
 static void test_init_rejects(void **state)
 {
 	(void)state;
@@ -253,6 +417,9 @@ int main(void)
 		cmocka_unit_test(test_no_send_ahead),
 		cmocka_unit_test(test_lowest_eligible_and_kinds),
 		cmocka_unit_test(test_offline_online),
+		cmocka_unit_test(test_plan_caps),
+		cmocka_unit_test(test_plan_when),
+		cmocka_unit_test(test_measured_wait),
 		cmocka_unit_test(test_init_rejects),
 		cmocka_unit_test(test_iheap_random),
 	};

@@ -11,7 +11,12 @@
  * largest batch). The batch goes as soon as that many requests are queued.
  *
  * K is in milliseconds ("timeout:5") or a percentage of the model's SLO
- * ("timeout:30%"). A timeout past the candidate's latest start does not wait
+ * ("timeout:30%"). full=false drops the trigger on a full batch: the paper's
+ * timeout rule as it states it, exec = max(now, a + K) and nothing else
+ * (symphony-deferred-batch-scheduling.md, Section 3.4; an ablation: with a
+ * long K it waits past every window the full trigger would have used, and
+ * fails the A100 zoo from K = 30% on, shared/research/lookahead-deferral/
+ * report.md Section 6). A timeout past the candidate's latest start does not wait
  * for ever: when `latest` passes the batch shrinks to what can still make the
  * deadline (or the head is dropped), exactly as for every other policy.
  */
@@ -23,6 +28,7 @@
 struct params {
 	double k;     /* the timeout: ms, or percent of the SLO */
 	bool percent; /* k is a percentage of the SLO */
+	bool full;    /* also dispatch once the batch is full (TF-Serving's max_batch_size) */
 };
 SYM_POLICY_PARAMS(struct params, params_of)
 
@@ -31,6 +37,8 @@ static const struct sym_param params[] = {
 	  .unit = "ms", .percent = true, .pct_offset = offsetof(struct params, percent), .pct_hi = 1000,
 	  .bare = SYM_PARAM_BARE, .required = true,
 	  .help = "K, counted from the oldest request's arrival (timeout:5, timeout:30%)" },
+	{ .key = "full", .type = SYM_PARAM_BOOL, .offset = offsetof(struct params, full), .def = 1,
+	  .help = "also go as soon as the batch is full (false: the paper's rule, the timeout alone; an ablation)" },
 	{ .key = NULL },
 };
 
@@ -47,7 +55,7 @@ static sym_time exec(const struct sym_policy *p, const struct sym_cand_view *v)
 		else
 			hi = mid - 1;
 	}
-	if (v->size >= v->max_batch || v->queued >= (size_t)lo)
+	if (v->size >= v->max_batch || (pp.full && v->queued >= (size_t)lo))
 		return v->now;
 	sym_time t = v->head_arrival + k;
 	return t > v->now ? t : v->now;
