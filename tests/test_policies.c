@@ -218,6 +218,67 @@ static void test_symphony_reserve(void **state)
  * cannot serve it at all (l(1) = 12) and it runs on GPU 0 at 11 - 7 = 4 ms.
  * Then eager with both kinds due at once: the tie on batch size goes to the
  * kind that finishes first. */
+/* One model on one GPU, requests at the given times; the dispatches' times
+ * (ms) and sizes. */
+static void one_model_run(const char *policy, double alpha, double beta, double slo_ms, double rate, int nreq,
+			  const double *at_ms, int nexp, const double *want_ms, const int *size)
+{
+	struct sym_profile prof;
+	assert_int_equal(sym_profile_init_linear(&prof, "m", alpha, beta, 32), 0);
+	struct sym_model_cfg mc = { &prof, sym_ms(slo_ms), rate, "m", { NULL }, 0 };
+	struct sym_core_cfg cfg = { .nmodels = 1, .models = &mc, .ngpus = 1 };
+	char err[256];
+	assert_int_equal(sym_policy_parse(policy, &cfg.policy, err, sizeof(err)), 0);
+	assert_int_equal(sym_gather_parse("lazy", &cfg.gather), 0);
+	struct cd_driver *dr = cd_new();
+	cd_start(dr, &cfg);
+	for (int i = 0; i < nreq; i++)
+		cd_arrive(dr, sym_ms(at_ms[i]), 0);
+	cd_run(dr);
+	assert_int_equal(dr->nd, nexp);
+	for (int i = 0; i < nexp; i++) {
+		if (dr->d[i].now != sym_ms(want_ms[i]))
+			fail_msg("%s: dispatch %d at %.6f ms, expected %.6f", policy, i, sym_to_ms(dr->d[i].now), want_ms[i]);
+		assert_int_equal(dr->d[i].size, size[i]);
+	}
+	cd_free(dr);
+	sym_profile_finish(&prof);
+}
+
+/* The gain rule. BERT on an A100, l(b) = 7.353 b + 0.222 ms, SLO 59 ms,
+ * 100 req/s: a request at 0 could wait for its frontrun moment,
+ * 59 - l(2) = 44.072 ms, by when 4.4 more are expected, a batch of 5; but
+ * l(5)/5 = 7.397 ms a request against l(1) = 7.575 now: 2.4% less, under the
+ * 5% gain: it goes at once. gain=0 (and the paper's rule) wait to 44.072. */
+static void test_symphony_gain(void **state)
+{
+	(void)state;
+	const double at[1] = { 0 };
+	one_model_run("symphony", 7.353, 0.222, 59, 100, 1, at, 1, (double[]){ 0 }, (int[]){ 1 });
+	one_model_run("symphony:gain=0", 7.353, 0.222, 59, 100, 1, at, 1, (double[]){ 44.072 }, (int[]){ 1 });
+	one_model_run("symphony:lookahead=off", 7.353, 0.222, 59, 100, 1, at, 1, (double[]){ 44.072 }, (int[]){ 1 });
+	/* ResNet50-like (l(b) = b + 5): waiting for 4 more would save 39% a request: it waits */
+	one_model_run("symphony:gain=0.05", 1, 5, 59, 100, 1, at, 1, (double[]){ 52 }, (int[]){ 1 });
+}
+
+/* The guard, by how far a model's load spreads. l(b) = 0.5 b + 5 ms, SLO
+ * 30 ms, 10 req/s (its load keeps 0.06 GPUs busy: under stagger=2), three
+ * requests at 0: the frontrun moment is 30 - l(4) = 23 ms. A model spread
+ * over fewer than `stagger` GPUs is due by latest - wait_safe = 30 - l(3) -
+ * 1 ms (the estimate's start) = 22.5; with stagger=0 every model guards its
+ * head instead, d - l(1) - wait = 23.5, later than the frontrun: 23, as the
+ * paper's rule and guard=off. guard=5 (fixed, 5 ms): 30 - 6.5 - 5 = 18.5. */
+static void test_symphony_guard(void **state)
+{
+	(void)state;
+	const double at[3] = { 0, 0, 0 };
+	one_model_run("symphony", 0.5, 5, 30, 10, 3, at, 1, (double[]){ 22.5 }, (int[]){ 3 });
+	one_model_run("symphony:stagger=0", 0.5, 5, 30, 10, 3, at, 1, (double[]){ 23 }, (int[]){ 3 });
+	one_model_run("symphony:guard=off", 0.5, 5, 30, 10, 3, at, 1, (double[]){ 23 }, (int[]){ 3 });
+	one_model_run("symphony:lookahead=off", 0.5, 5, 30, 10, 3, at, 1, (double[]){ 23 }, (int[]){ 3 });
+	one_model_run("symphony:guard=5", 0.5, 5, 30, 10, 3, at, 1, (double[]){ 18.5 }, (int[]){ 3 });
+}
+
 static void test_heterogeneous_candidates(void **state)
 {
 	(void)state;
@@ -414,6 +475,8 @@ int main(void)
 		cmocka_unit_test(test_betalambda_params),
 		cmocka_unit_test(test_betalambda_worked_example),
 		cmocka_unit_test(test_symphony_reserve),
+		cmocka_unit_test(test_symphony_gain),
+		cmocka_unit_test(test_symphony_guard),
 		cmocka_unit_test(test_heterogeneous_candidates),
 		cmocka_unit_test(test_kinds_off),
 		cmocka_unit_test(test_core_config_errors),
