@@ -65,7 +65,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from studylib import (PM, SweepError, interp, label_of, paired_ratio, paper, pm,  # noqa: E402
+from studylib import (PM, SweepError, interp, label_of, mean_ci, paired_ratio, paper, pm,  # noqa: E402
                       read_sweep, request_median_batch, seeds_text, sweep_record)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -1697,6 +1697,209 @@ def plot_urgency(name, out):
     finish(out, name, hdr, rows, fig, table)
 
 
+# ---------------------------------------------------------------- look-ahead deferral (issue 27)
+
+EAGER = "eager"
+LA_NAMES = {"symphony": "look-ahead (symphony)", "symphony:lookahead=off": "paper's rule (lookahead=off)"}
+
+
+def case_short(label):
+    """A lookahead case's short name: its label up to the first colon ('a (held out)' -> 'a')."""
+    return label.split(":")[0].split(" (")[0].strip()
+
+
+def of_bound(r):
+    """(mean, [lo, hi]) of a record's per-seed goodputs over its multi-model bound (bound_rps)."""
+    b = r.get("bound_rps") if r else None
+    return mean_ci([x / b for x in r["by_seed"]]) if b else (None, None)
+
+
+def ratio_to_eager(name, out, variant_axis, title):
+    """A study of cases (@case) x variants (variant_axis, the first 'eager'): every variant's goodput over
+    eager's on the same seeds (mean of the per-seed ratios, 95% interval) and the goodput over the
+    multi-model bound. The figure: the ratios per case (lookahead: bars; more variants: a heat map)."""
+    recs, _ = load_sweep(name, out)
+    cases, variants = axis_values(recs, "@case"), axis_values(recs, variant_axis)
+    idx = by_key(recs, "@case", variant_axis)
+    if EAGER not in variants:
+        die("%s: no eager variant to compare with" % name)
+    others = [v for v in variants if v != EAGER]
+    study = study_file(name) or {}
+    issue = study.get("issue", {})
+    thr_cases, thr_all, thr_of = issue.get("threshold_cases", []), issue.get("min_ratio"), issue.get("min_ratio_of", {})
+    rows, table = [], heading(name, recs) + (
+        "ratios: goodput over eager's on the same seeds (mean of the per-seed ratios %s 95%%); of bound: goodput over "
+        "the multi-model bound (bound_rps)\n" % PM)
+    q = {}
+    for c in cases:
+        e = idx.get((c, EAGER))
+        table += "\n%s\n  %-26s %16s %16s %16s %9s\n" % (c, "variant", "goodput r/s", "vs eager", "of bound",
+                                                          "bound")
+        for v in variants:
+            r = idx.get((c, v))
+            if not r:
+                continue
+            rt, rci = rel_to(r, e)
+            ob, obci = of_bound(r)
+            q[(c, v)] = (rt, rci)
+            table += "  %-26s %16s %16s %16s %9s\n" % (v, gp(r), pm(rt, rci, "%.3f") + "x" if rt is not None else "-",
+                                                       pm(ob, obci, "%.3f"), fmt(r.get("bound_rps")))
+            rows.append([c, v, r["policy"]] + metric_row(r, idx.get((c, SYMPHONY))) +
+                        [rt, rci[0] if rci else None, rci[1] if rci else None, r.get("bound_rps"), ob,
+                         obci[0] if obci else None, obci[1] if obci else None] + prov_row(r))
+        sc = case_short(c)
+        if sc in thr_cases and thr_all is not None:
+            t = thr_of.get(sc, thr_all)
+            m = q.get((c, SYMPHONY), (None, None))[0]
+            table += "  issue 27: symphony / eager >= %.2f: %s\n" % (t, "-" if m is None else "met" if m >= t else
+                                                                     "MISSED")
+    if len(others) <= 3:  # bars: the ratios per case, and the goodput over the bound
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(15, 0.42 * len(cases) + 2.5), constrained_layout=True)
+        cols = colors(variants)
+        hbar_panel(ax1, [wrap(c, 60) for c in cases], [(v, [q.get((c, v), (None, None)) for c in cases])
+                                                        for v in others], cols, 1.75,
+                   "goodput / eager's (per-seed ratios, 95% intervals)", "Ratio to eager", 7, numbers=True)
+        first = True
+        for k, c in enumerate(cases):
+            sc = case_short(c)
+            if sc in thr_cases and thr_all is not None:
+                t = thr_of.get(sc, thr_all)
+                ax1.plot([t, t], [k - 0.45, k + 0.45], color="red", linewidth=1.5,
+                         label="issue 27's threshold" if first else None)
+                first = False
+        ax1.axvline(1, color="gray", linestyle=":", linewidth=1)
+        ax1.legend(fontsize=8, loc="upper right")
+        hbar_panel(ax2, [case_short(c) for c in cases], [(v, [of_bound(idx.get((c, v))) for c in cases])
+                                                         for v in variants], cols, 1.35,
+                   "goodput / multi-model bound (bound_rps)", "Goodput as a fraction of the multi-model bound", 8)
+    else:  # a heat map of the ratios: variants x cases
+        fig, ax = plt.subplots(figsize=(1.1 * len(cases) + 4, 0.5 * len(others) + 2.5), constrained_layout=True)
+        M = np.array([[q.get((c, v), (np.nan,))[0] if q.get((c, v), (None,))[0] is not None else np.nan
+                       for c in cases] for v in others], dtype=float)
+        im = ax.imshow(np.clip(M, 0.8, 1.2), cmap="RdBu", vmin=0.8, vmax=1.2, aspect="auto")
+        for i, v in enumerate(others):
+            for k, c in enumerate(cases):
+                m, ci = q.get((c, v), (None, None))
+                if m is not None:
+                    ax.text(k, i, "%.2f\n%s%.2f" % (m, PM, half_width(ci)) if ci else "%.2f" % m, ha="center",
+                            va="center", fontsize=6.5, color="white" if abs(min(max(m, 0.8), 1.2) - 1) > 0.12 else
+                            "black")
+        ax.set_xticks(range(len(cases)))
+        ax.set_xticklabels([case_short(c) for c in cases], rotation=30, ha="right", fontsize=8)
+        ax.set_yticks(range(len(others)))
+        ax.set_yticklabels(others, fontsize=8)
+        fig.colorbar(im, ax=ax, label="goodput / eager's (colour clipped to 0.8-1.2)")
+    fig.suptitle("%s - %s" % (title, provenance(recs)), fontsize=11)
+    finish(out, name, ["case", variant_axis, "policy"] + METRICS +
+           ["ratio_to_eager", "ratio_to_eager_ci_low", "ratio_to_eager_ci_high", "bound_rps", "goodput_of_bound",
+            "goodput_of_bound_ci_low", "goodput_of_bound_ci_high"] + PROV, rows, fig, table)
+
+
+def hbar_panel(ax, labels, series, cols, xmax, xlabel, title, fontsize, numbers=False):
+    """Horizontal bars, one group per label (top to bottom), one bar per series (name, [(mean, [lo, hi])]) with
+    its interval; numbers: each mean printed beside its bar."""
+    y = np.arange(len(labels))
+    h = 0.8 / len(series)
+    for j, (v, vals) in enumerate(series):
+        yy = y - 0.4 + h * (j + 0.5)
+        ax.barh(yy, [m or 0 for m, _ in vals], h, color=cols[v], capsize=2, label=LA_NAMES.get(v, v),
+                xerr=[[m - ci[0] if m is not None and ci else 0 for m, ci in vals],
+                      [ci[1] - m if m is not None and ci else 0 for m, ci in vals]], edgecolor="black", linewidth=0.3)
+        for yi, (m, _) in zip(yy, vals):
+            if numbers and m is not None:
+                ax.text(min(m, xmax - 0.3) + 0.01, yi, "%.3f" % m, va="center", fontsize=6)
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels, fontsize=fontsize)
+    ax.invert_yaxis()
+    ax.set_xlim(0, xmax)
+    ax.set_xlabel(xlabel)
+    ax.legend(fontsize=8, loc="upper right")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(title, fontsize=10)
+
+
+def half_width(ci):
+    return (ci[1] - ci[0]) / 2 if ci else 0
+
+
+def plot_lookahead(name, out):
+    ratio_to_eager(name, out, "policy", "Look-ahead deferral against eager and the papers' rule (issue 27)")
+
+
+def plot_ablation_lookahead(name, out):
+    ratio_to_eager(name, out, "@policy", "Ablation: look-ahead's parts one at a time, lazy drop, the paper's timeout "
+                                         "(goodput / eager's)")
+
+
+def plot_lookahead_busy(name, out):
+    """A sim sweep over loads (@load), seeds (an axis: every seed's busy fraction kept) and policies: the GPU
+    busy fraction per load and policy (mean over the seeds, 95% interval) and the share of the paper's rule's
+    reduction relative to eager that look-ahead keeps, per seed."""
+    recs, _ = load_sweep(name, out, record=lambda d: dict(point_record(d), rate=get(d, "config", "rate"),
+                                                          batch_mean_run=get(d, "batch_size", "mean")))
+    loads, pols = axis_values(recs, "@load"), axis_values(recs, "policy")
+    sds = sorted({int(r["key"]["seed"]) for r in recs})
+    idx = {(label_of(r["key"]["@load"]), int(r["key"]["seed"]), label_of(r["key"]["policy"])): r for r in recs}
+    want = ((study_file(name) or {}).get("issue") or {}).get("min_share", 0.9)
+    cols = colors(pols)
+    rows, table = [], heading(name, recs) + (
+        "GPU busy fraction per load and policy; kept = (eager - symphony) / (eager - symphony:lookahead=off), "
+        "per seed\n")
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.8), constrained_layout=True)
+    x = np.arange(len(loads))
+    w = 0.8 / len(pols)
+    shares = []
+    for j, p in enumerate(pols):
+        ms = [mean_ci([idx[(L, s, p)]["gpu_busy_fraction"] for s in sds if (L, s, p) in idx]) for L in loads]
+        axes[0].bar(x - 0.4 + w * (j + 0.5), [100 * m for m, _ in ms], w, color=cols[p], label=LA_NAMES.get(p, p),
+                    yerr=[[100 * (m - ci[0]) if ci else 0 for m, ci in ms], [100 * (ci[1] - m) if ci else 0
+                                                                           for m, ci in ms]],
+                    capsize=3, edgecolor="black", linewidth=0.4)
+    table += "\n  %-28s" % "load" + "".join(" %18s" % p[:18] for p in pols) + " %18s\n" % "kept"
+    for L in loads:
+        sh = []
+        for s in sds:
+            try:
+                e, y, o = (idx[(L, s, p)]["gpu_busy_fraction"] for p in (EAGER, SYMPHONY, "symphony:lookahead=off"))
+            except KeyError:
+                continue
+            sh.append((e - y) / (e - o) if e > o else None)
+            for p in pols:
+                r = idx[(L, s, p)]
+                rows.append([L, r.get("rate"), s, p, r["gpu_busy_fraction"], r["bad_rate"], r.get("batch_mean_run"),
+                             sh[-1] if p == SYMPHONY else None] + prov_row(r))
+        m, ci = mean_ci([v for v in sh if v is not None])
+        shares.append((m, ci))
+        table += "  %-28s" % L + "".join(" %18s" % pm(*mean_ci([idx[(L, s, p)]["gpu_busy_fraction"] for s in sds
+                                                                 if (L, s, p) in idx]), spec="%.3f") for p in pols)
+        table += " %18s  (issue 27: >= %.2f: %s)\n" % (pm(m, ci, "%.3f"), want, "-" if m is None else
+                                                      "met" if m >= want else "MISSED")
+    axes[0].set_xticks(x)
+    axes[0].set_xticklabels(loads, fontsize=8)
+    axes[0].set_ylabel("GPU busy (%; mean over seeds, 95% intervals)")
+    axes[0].set_ylim(0, 110)
+    axes[0].legend(fontsize=8)
+    axes[0].grid(axis="y", alpha=0.3)
+    axes[0].set_title("GPU busy fraction, A100 zoo, 64 GPUs", fontsize=10)
+    axes[1].bar(x, [m or 0 for m, _ in shares], 0.5, color=cols.get(SYMPHONY),
+                yerr=[[m - ci[0] if ci else 0 for m, ci in shares], [ci[1] - m if ci else 0 for m, ci in shares]],
+                capsize=4, edgecolor="black", linewidth=0.4)
+    for xi, (m, _) in zip(x, shares):
+        if m is not None:
+            axes[1].text(xi, m + 0.02, "%.3f" % m, ha="center", fontsize=8)
+    axes[1].axhline(want, color="red", linewidth=1.5, label="issue 27: at least %.0f%%" % (100 * want))
+    axes[1].set_xticks(x)
+    axes[1].set_xticklabels(loads, fontsize=8)
+    axes[1].set_ylim(0, 1.15)
+    axes[1].set_ylabel("share of the paper's rule's reduction kept")
+    axes[1].legend(fontsize=8, loc="lower right")
+    axes[1].grid(axis="y", alpha=0.3)
+    axes[1].set_title("(eager - look-ahead) / (eager - paper's rule), per seed", fontsize=10)
+    fig.suptitle("Busy GPUs at low and medium load - %s" % provenance(recs), fontsize=11)
+    finish(out, name, ["load", "rate_rps", "seed", "policy", "gpu_busy_fraction", "bad_rate", "batch_mean",
+                       "share_kept"] + PROV, rows, fig, table)
+
+
 STUDIES = {
     "compare-policies": plot_compare_policies,
     "table2": plot_table2,
@@ -1712,6 +1915,9 @@ STUDIES = {
     "gpu-scaling": plot_gpu_scaling,
     "ablation-criterion": plot_ablation_criterion,
     "ablation-drop": plot_ablation_drop,
+    "lookahead": plot_lookahead,
+    "ablation-lookahead": plot_ablation_lookahead,
+    "lookahead-busy": plot_lookahead_busy,
     "large-changing": plot_large_changing,
     "nexus-fig4": plot_nexus_fig4,
     "urgency-spikes": plot_urgency,

@@ -48,10 +48,11 @@ ABLATION_CLOCKWORK = "ablation-clockwork"
 
 
 def studies_for_all():
-    """The studies scripts/reproduce all runs, cheapest first (then those of the section on Nexus and the
-    urgency scheduler that have a study file)."""
+    """The studies scripts/reproduce all runs, cheapest first (then those of the sections on Nexus and the
+    urgency scheduler and on look-ahead deferral that have a study file)."""
+    import report_lookahead  # noqa: E402
     import report_others  # noqa: E402
-    return list(STUDIES) + [n for n in report_others.STUDIES if study_file(n)]
+    return list(STUDIES) + [n for n in report_others.STUDIES + report_lookahead.STUDIES if study_file(n)]
 
 
 # ---------------------------------------------------------------- results
@@ -1239,14 +1240,20 @@ def main(argv=None):
     ap.add_argument("--results", default=os.path.join(ROOT, "results"), help="the results root (default results/)")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "reproduction.md"),
                     help="the report (default docs/reproduction.md)")
-    ap.add_argument("--section", choices=["others"],
+    ap.add_argument("--section", choices=["others", "lookahead"],
                     help="rewrite only this section of the report in place: others = Nexus and the urgency "
-                         "scheduler (scripts/report_others.py), from their studies' results")
+                         "scheduler (scripts/report_others.py), lookahead = look-ahead deferral "
+                         "(scripts/report_lookahead.py), from their studies' results")
     ap.add_argument("--allow-missing", action="store_true",
                     help="write the report even when some studies have no results (marked 'not run')")
     args = ap.parse_args(argv)
     args.results = os.path.abspath(args.results)
+    import report_lookahead  # noqa: E402 (the section on look-ahead deferral, issue 27)
     import report_others  # noqa: E402 (the section on Nexus and the urgency scheduler)
+    if args.section == "lookahead":
+        report_lookahead.splice(args.out, report_lookahead.section(args.results))
+        print("report: rewrote the section on look-ahead deferral in %s" % rel(args.out), file=sys.stderr)
+        return
     if args.section == "others":
         report_others.splice(args.out, report_others.section(args.results))
         print("report: rewrote the section on Nexus and the urgency scheduler in %s" % rel(args.out), file=sys.stderr)
@@ -1272,6 +1279,7 @@ def main(argv=None):
         sys.exit(2)
     text, gaps = render(R, papers, items, cmps, args)
     text = text.rstrip("\n") + "\n\n" + report_others.section(args.results)
+    text = text.rstrip("\n") + "\n\n" + report_lookahead.section(args.results)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     tmp = args.out + ".tmp"
     with open(tmp, "w") as f:

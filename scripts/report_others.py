@@ -372,19 +372,7 @@ def section(results):
             "(eager, whose lazy drop already keeps the batch's target) it is smaller.",
     }
     for name in STUDIES:
-        study, data, why = load(results, name)
-        if study is None and name.startswith("urgency"):
-            continue
-        w("### %s" % name)
-        w("")
-        if data is None:
-            w("*not run*: %s (`scripts/reproduce %s`)." % (why, name))
-            w("")
-            continue
-        render[name](w, study, data)
-        if name in notes:
-            w(notes[name])
-            w("")
+        study_block(w, results, name, name, render[name], notes.get(name), skip_missing=name.startswith("urgency"))
     w("### urgency scheduler's own cost")
     w("")
     w("Figures 5 and 6 of the urgency paper (Section V-F: the scheduler's running time from 3 to 16 nodes and 4 "
@@ -396,16 +384,34 @@ def section(results):
     return "\n".join(L) + "\n"
 
 
-def splice(path, text):
-    """Replaces the section between the markers in path (appends it when absent)."""
+def study_block(w, results, name, title, render, note=None, skip_missing=False):
+    """A study's subsection: its title, then render(w, study, results) and the note, or *not run* with the
+    command that computes it (nothing at all where skip_missing and the study has no file)."""
+    study, data, why = load(results, name)
+    if study is None and skip_missing:
+        return
+    w("### %s" % title)
+    w("")
+    if data is None:
+        w("*not run*: %s (`scripts/reproduce %s`)." % (why, name))
+        w("")
+        return
+    render(w, study, data)
+    if note:
+        w(note)
+        w("")
+
+
+def splice(path, text, begin=BEGIN, end=END):
+    """Replaces the section between the markers begin and end in path (appends it when absent)."""
     try:
         with open(path) as f:
             old = f.read()
     except OSError:
         old = ""
-    if BEGIN in old and END in old:
-        a = old.index(BEGIN)
-        b = old.index(END) + len(END)
+    if begin in old and end in old:
+        a = old.index(begin)
+        b = old.index(end) + len(end)
         new = old[:a] + text.rstrip("\n") + old[b:]
     else:
         new = old.rstrip("\n") + "\n\n" + text

@@ -210,6 +210,7 @@ def sweep_record(d):
         "replications": d.get("replications") or 1,
         "goodput_rps": d.get("goodput_rps"), "ci95": list(ci) if ci else None,
         "by_seed": by_seed(d), "upper_bound_rps": d.get("upper_bound_rps"),
+        "bound_rps": d.get("bound_rps"), "goodput_of_bound": d.get("goodput_of_bound"),
         "bad_rate": d.get("bad_rate"), "batch_p50": _get(d, "batch_size", "p50"),
         "batch_mean": _get(d, "batch_size", "mean"), "batch_hist": _get(d, "batch_size", "histogram"),
         "queueing_p50_ms": _get(d, "queueing_ms", "p50"), "queueing_p99_ms": _get(d, "queueing_ms", "p99"),
