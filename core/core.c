@@ -178,9 +178,7 @@ static void deliver(struct core *c, sym_time now)
 		/* settled: look-ahead plans on what everything led to (what a plan
 		 * sends is delivered, matched and settled again) */
 		int k = 0;
-		while (k < nkinds && !((c->rankers[k].w_above || c->rankers[k].w_below || c->rankers[k].replan ||
-					c->rankers[k].plan_waits) &&
-				       sym_ranker_settle(&c->rankers[k], now)))
+		while (k < nkinds && !(sym_ranker_unsettled(&c->rankers[k]) && sym_ranker_settle(&c->rankers[k], now)))
 			k++;
 		if (k == nkinds)
 			break;

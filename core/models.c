@@ -98,7 +98,8 @@ static void ready(struct sym_models *ms, int li, int k, const struct sym_cand *c
 	sym_time delay = delay_of(s, cd->size);
 	if (x->ready && x->latest == cd->latest && x->delay == delay)
 		return;
-	if (ms->measure && (!x->ready || x->rd != cd->deadline)) {
+	bool fresh = !x->ready || x->rd != cd->deadline;
+	if (ms->measure && fresh) {
 		/* due from now, or from its frontrun moment when pulled before it */
 		sym_time f0 = cd->size < s->maxb_k[k] ? cd->deadline - s->lek[k][cd->size + 1] : now;
 		x->due_since = f0 > now ? f0 : now;
@@ -110,7 +111,7 @@ static void ready(struct sym_models *ms, int li, int k, const struct sym_cand *c
 	x->delay = delay;
 	x->rd = cd->deadline;
 	struct sym_xmsg m = { .type = SYM_X_READY, .model = global_id(ms, li), .kind = k, .seq = x->seq,
-			      .epoch = x->lost, .t1 = cd->latest, .t2 = delay, .t3 = s->lek[k][cd->size],
+			      .gpu = fresh, .epoch = x->lost, .t1 = cd->latest, .t2 = delay, .t3 = s->lek[k][cd->size],
 			      .t4 = x->lost_wait };
 	x->lost = 0;
 	ms->out.send(ms->out.ctx, k, &m);

@@ -57,6 +57,8 @@ struct sym_cand_view {
 				* rate window (core/shard.h) */
 	int target;            /* the batch the model's measured load can sustain staggered (the
 				* early-drop target, core/shard.h) */
+	double spread;         /* GPUs the model's measured load keeps busy at its largest batch that
+				* fills and finishes within its SLO (sym_shard_spread) */
 	sym_time wait_safe;    /* the same with a head lost while waiting counted as longer than any */
 	sym_time wait;         /* look-ahead with a measured wait: the high quantile of the time a
 				* candidate of this kind waits from due to granted (0 otherwise) */

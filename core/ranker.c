@@ -273,8 +273,8 @@ static void quantile_steps(double *x, double q, uint32_t above, uint32_t below)
 static void wait_apply(struct sym_ranker *r)
 {
 	quantile_steps(&r->wait, r->quantile, r->w_above, r->w_below);
-	quantile_steps(&r->wait_safe, r->quantile, r->s_above + 4 * r->s_lost, r->s_below);
-	r->w_above = r->w_below = r->s_above = r->s_below = r->s_lost = 0;
+	quantile_steps(&r->wait_safe, r->quantile, r->s_above + 4 * r->s_lost + r->s_full, r->s_below + r->s_free);
+	r->w_above = r->w_below = r->s_above = r->s_below = r->s_lost = r->s_full = r->s_free = 0;
 }
 
 /* What a model reports of its lost heads with READY, DEFER and UNREADY: n,
@@ -334,6 +334,8 @@ void sym_ranker_recv(struct sym_ranker *r, const struct sym_xmsg *m)
 	switch (m->type) {
 	case SYM_X_READY:
 		lost_heads(r, m->model, m->epoch, m->t4);
+		if (r->measure && m->gpu == 1)
+			r->fresh++;
 		sym_iheap_set(&r->ready, m->model, m->t1);
 		r->delay[m->model] = m->t2;
 		r->seq[m->model] = m->seq;
@@ -659,6 +661,13 @@ static void plan(struct sym_ranker *r, sym_time now)
 
 void sym_ranker_match(struct sym_ranker *r, sym_time now)
 {
+	if (r->fresh) {
+		if (r->nidle)
+			r->s_free += r->fresh;
+		else
+			r->s_full += r->fresh;
+		r->fresh = 0;
+	}
 	while (!sym_iheap_empty(&r->ready)) {
 		int m = sym_iheap_top(&r->ready);
 		int gi = idle_lowest(r);
@@ -675,7 +684,7 @@ void sym_ranker_match(struct sym_ranker *r, sym_time now)
 
 bool sym_ranker_settle(struct sym_ranker *r, sym_time now)
 {
-	if (r->w_above | r->w_below)
+	if (r->w_above | r->w_below | r->s_above | r->s_below | r->s_full | r->s_free | r->s_lost)
 		wait_apply(r);
 	r->plan_waits = r->lookahead && r->replan && now < r->next_plan;
 	if (!r->lookahead || !r->replan || r->ngranted || now < r->next_plan)

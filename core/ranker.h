@@ -76,7 +76,12 @@
  * a Robbins-Monro quantile step, the step a twentieth of the estimate (at
  * least SYM_WAIT_MIN_STEP), from SYM_WAIT_START; a lost head moves wait_safe
  * four times as far (a fifth of it: a few losses make a model careful
- * within a short run, while the ordinary waits keep their fine steps). The waits are a property of
+ * within a short run, while the ordinary waits keep their fine steps). For
+ * wait_safe a candidate that becomes due (a READY that starts a due episode:
+ * its `gpu` field 1) when no GPU of the kind is idle counts as a long wait,
+ * and one that finds a GPU idle as a short one: a small cluster whose GPUs
+ * are all busy at the moments candidates come due makes its models careful
+ * before any request is lost. The waits are a property of
  * the kind's contention, so they are pooled over its models (one model's
  * losses make them all more careful); every GRANT and PULL carries them back.
  * The samples heard between two settles are counted against the estimates as
@@ -118,7 +123,8 @@ enum sym_xmsg_type {
 };
 /* READY, DEFER and UNREADY carry in `epoch` (unused from models) how many of
  * the model's heads were lost while due since its last message, and in t4
- * how long the last of them had waited (measured wait). */
+ * how long the last of them had waited; a READY that starts a due episode
+ * has `gpu` 1 (measured wait). */
 
 /* The measured waits' start (ns) and their estimator's smallest step. */
 #define SYM_WAIT_START (1 * SYM_MS)
@@ -189,6 +195,8 @@ struct sym_ranker {
 	bool measure;             /* the measured wait */
 	double quantile;
 	double wait, wait_safe;   /* its estimates (ns) */
+	uint32_t fresh, s_full, s_free; /* due episodes heard since the last match; at the match: with
+					 * no GPU idle, with one (wait_safe) */
 	uint32_t w_above, w_below, s_above, s_below, s_lost; /* samples since the last settle, against
 							      * the estimates as they stood (wait,
 							      * wait_safe; its lost heads apart) */
@@ -259,6 +267,14 @@ void sym_ranker_match(struct sym_ranker *r, sym_time now);
  * both the single-threaded core and the threaded scheduler makes them decide
  * alike. */
 bool sym_ranker_settle(struct sym_ranker *r, sym_time now);
+
+/* Whether sym_ranker_settle has anything to do (a cheap test before the
+ * call). */
+static inline bool sym_ranker_unsettled(const struct sym_ranker *r)
+{
+	return r->replan || r->plan_waits || r->w_above || r->w_below || r->s_above || r->s_below || r->s_lost ||
+	       r->s_full || r->s_free;
+}
 
 /* When the ranker next wants sym_ranker_match and sym_ranker_settle, or
  * SYM_TIME_NEVER. */

@@ -157,6 +157,7 @@ int sym_shard_init_kinds(struct sym_shard *s, int id, const struct sym_model_cfg
 	sym_queue_init(&s->queue);
 	s->lambda = cfg->rate_hint;
 	s->cv = 1;
+	s->spread = sym_shard_spread(s, s->lambda);
 	s->last_arrival = -1;
 	s->target = gather->target ? gather->target : sym_shard_target_for_rate(s, s->lambda, 1);
 	return 0;
@@ -193,6 +194,22 @@ int sym_shard_target_for_rate(const struct sym_shard *s, double lambda, double c
 	return 1;
 }
 
+double sym_shard_spread(const struct sym_shard *s, double lambda)
+{
+	if (!(lambda > 0) || s->le[1] > s->slo)
+		return 0;
+	int lo = 1, hi = s->max_batch;
+	while (lo < hi) {
+		int mid = lo + (hi - lo + 1) / 2;
+		if ((double)(mid - 1) / lambda * 1e9 + (double)s->le[mid] <= (double)s->slo)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	sym_time delays = s->net.ctrl + s->net.resp + s->net.data * lo;
+	return lambda * sym_to_s(s->le[lo] - delays) / lo;
+}
+
 double sym_shard_gap_cv(const struct sym_shard *s)
 {
 	if (s->gap_m1 <= 0)
@@ -227,6 +244,7 @@ int sym_shard_push(struct sym_shard *s, struct sym_request *r, sym_time now)
 		s->win_start = now;
 		s->win_count = 0;
 		s->cv = sym_shard_gap_cv(s);
+		s->spread = sym_shard_spread(s, s->lambda);
 		if (!s->gather.target) /* (lazy gathering drops by it never; policies read it) */
 			s->target = sym_shard_target_for_rate(s, s->lambda, s->cv);
 	}
@@ -297,6 +315,7 @@ static sym_time policy_exec(const struct sym_shard *s, sym_time now, const struc
 		.beta_ms = s->prof_k[k]->beta_ms,
 		.cv = s->cv,
 		.target = s->target,
+		.spread = s->spread,
 		.wait = w ? w->wait : 0,
 		.wait_safe = w ? w->safe : 0,
 	};

@@ -130,6 +130,9 @@ struct sym_shard {
 	/* arrival-rate estimate (auto target) */
 	double lambda;
 	double cv;               /* the gap variability, as of the last rate window (1 until then) */
+	double spread;           /* GPUs the measured load keeps busy at its largest batch that meets the
+				  * SLO when it fills at that rate (sym_shard_spread), as of the last
+				  * rate window */
 	double gap_m1, gap_m2;   /* EWMA of inter-arrival gaps (ns) and of their squares */
 	sym_time last_arrival;   /* -1 before the first */
 	sym_time win_start;
@@ -203,6 +206,12 @@ void sym_shard_take(struct sym_shard *s, int n, struct sym_request **out);
 /* The early-drop target for arrival rate lambda (requests/s) and gap
  * coefficient of variation cv (1 for Poisson), as above. */
 int sym_shard_target_for_rate(const struct sym_shard *s, double lambda, double cv);
+
+/* The GPUs a load of lambda (requests/s) keeps busy at its largest batch b
+ * that fills and finishes within the SLO, (b - 1)/lambda + le(b) <= SLO, on
+ * the fastest kind: lambda l(b)/b (the multi-model bound's need,
+ * core/capacity.h). 0 for no load. */
+double sym_shard_spread(const struct sym_shard *s, double lambda);
 
 /* The current estimate of the gap coefficient of variation (1 until enough
  * arrivals were seen). */

@@ -101,9 +101,9 @@ static const struct sym_param params[] = {
 	  .unit = "ms", .words = guard_words, .def = GUARD_AUTO, .def_text = "auto",
 	  .help = "due early enough for the wait for a GPU: measured per GPU kind (auto), fixed, or off" },
 	{ .key = "stagger", .type = SYM_PARAM_NUM, .offset = offsetof(struct params, stagger), .lo = 0, .hi = 1e6,
-	  .def = 2, .meta = "N", .help = "a model whose load keeps N GPUs busy guards its head (d - l(1) - wait); one "
-					  "spread over fewer is due by latest - wait_safe, so lost heads move it "
-					  "towards eager (0: every model guards its head)" },
+	  .def = 1.5, .meta = "N", .help = "a model whose load keeps N GPUs busy guards its head (d - l(1) - wait); "
+					    "one spread over fewer is due by latest - wait_safe, so lost heads move it "
+					    "towards eager (0: every model guards its head)" },
 	{ .key = "quantile", .type = SYM_PARAM_NUM, .offset = offsetof(struct params, quantile), .lo = 0.5,
 	  .hi = 0.9999, .def = 0.998, .meta = "Q", .help = "guard=auto: the quantile of the waits it measures" },
 	{ .key = "burst", .type = SYM_PARAM_NUM, .offset = offsetof(struct params, burst), .lo = 0, .hi = 100,
@@ -132,14 +132,6 @@ static bool waiting_pays(const struct sym_cand_view *v, sym_time e, double gain)
 	return (double)v->le[v->size] * bf >= (1 + gain) * (double)v->le[bf] * v->size;
 }
 
-/* Whether the model's load keeps at least n GPUs busy at the batch it
- * sustains (n of the staggered formula, core/shard.h: lambda l(b*)/b*). */
-static bool spread_over(const struct sym_cand_view *v, double n)
-{
-	int b = v->target < 1 ? 1 : v->target > v->max_batch ? v->max_batch : v->target;
-	return v->lambda * 1e-9 * (double)v->le[b] >= n * b;
-}
-
 static sym_time exec(const struct sym_policy *p, const struct sym_cand_view *v)
 {
 	if (v->size >= v->max_batch)
@@ -152,10 +144,12 @@ static sym_time exec(const struct sym_policy *p, const struct sym_cand_view *v)
 		if (x.guard != 0) {
 			bool fixed = x.guard != GUARD_AUTO;
 			sym_time by;
-			if (x.stagger <= 0 || spread_over(v, x.stagger))
+			if (x.stagger <= 0 || v->spread >= x.stagger)
 				by = v->deadline - v->le[1] - (fixed ? sym_ms(x.guard) : v->wait);
-			else
+			else {
 				by = v->deadline - v->le[v->size] - (fixed ? sym_ms(x.guard) : v->wait_safe);
+
+			}
 			if (by < e)
 				e = by;
 		}
