@@ -31,11 +31,22 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from studylib import (PM, ROOT, SweepError, interp, label_of, load_paper_values, mean_ci, study_file,  # noqa: E402
-                      paired_ratio, read_sweep, request_median_batch, seeds_text, share_of_requests_at_least,
-                      sweep_record)
+                      paired_ratio, policy_name, read_sweep, request_median_batch, seeds_text,
+                      share_of_requests_at_least, sweep_record)
 
 GAP = 0.10  # a ratio ours/paper further than this from 1 is a gap
-SYMPHONY = "symphony"
+# Two symphonies: look-ahead deferral (`symphony`, the default since issue 27) and the papers' rule
+# (`symphony:lookahead=off`, Algorithm 1), which the papers measured. Every quantity that involves
+# symphony is computed for both (build(R, sym)): the main column of the report is the papers' rule, the
+# look-ahead column beside it the default.
+LOOKAHEAD = "symphony"
+PAPER_RULE = "symphony:lookahead=off"
+SYMPHONY = LOOKAHEAD  # the policy named `symphony` (look-ahead); the item functions take the one they use
+SYMPHONIES = (PAPER_RULE, LOOKAHEAD)
+SYM_NAMES = {PAPER_RULE: "the papers' rule", LOOKAHEAD: "look-ahead"}
+# issue 27's "Done when" on the synthetic grid, for look-ahead (experiments/synthetic-grid.json's
+# "issue" object overrides them where it has one)
+GRID_ISSUE = {"min_share_095": 0.99, "min_median": 1.0}
 BASELINES_LATER = ["clockwork", "nexus", "shepherd"]  # the later paper's baselines
 BASELINES_EARLIER = ["clockwork", "nexus"]  # the earlier paper measured no Shepherd
 
@@ -81,6 +92,7 @@ class Results:
     def __init__(self, root):
         self.root = root
         self.sweeps, self.files, self.missing, self.checks, self.used = {}, {}, {}, {}, []
+        self.item_missing = {}  # {study: Missing} of the items that could not be computed from its results
 
     def _use(self, name):
         if name not in self.used:
@@ -126,6 +138,11 @@ class Results:
                     self.checks.setdefault(name, []).append(
                         "results are of a grid other than experiments/%s.json's (rerun to refresh)" % name)
         self._check_seeds(name, [r["replications"] for r in recs])
+        if st and PAPER_RULE in json.dumps(st.get("grid")) and not any(r["series"] == PAPER_RULE for r in recs):
+            self.checks.setdefault(name, []).append(
+                "no %s points, which experiments/%s.json runs: these results predate the side-by-side (issue 27), "
+                "and their `symphony` may be the papers' rule (look-ahead became the default at 70cebae)"
+                % (PAPER_RULE, name))
         for r in recs:
             r["_study"] = name
         self.sweeps[name] = recs
@@ -164,6 +181,13 @@ class Results:
             self.missing[name] = e
             raise
         self._check_seeds(name, [d.get("replications") or 1 for _, d in out])
+        ran = {policy_name(p.get("policy")) for _, d in out for p in (d.get("policies") or d.get("points") or [])
+               if isinstance(p, dict)}
+        if PAPER_RULE in (st.get("policies") or []) and ran and PAPER_RULE not in ran:
+            self.checks.setdefault(name, []).append(
+                "no %s results, which experiments/%s.json runs: these results predate the side-by-side (issue 27), "
+                "and their `symphony` may be the papers' rule (look-ahead became the default at 70cebae)"
+                % (PAPER_RULE, name))
         self.files[name] = out
         self._use(name)
         return out
@@ -443,11 +467,15 @@ def sel(study, **labels):
     return (study, labels)
 
 
-def table2_items(R, out):
+def table2_items(R, out, sym=PAPER_RULE):
     """Table 2 (later paper), Table 4 (earlier), Figure 1 and its batches, Figure 12 and Figure 9 of the
-    earlier paper (queueing) - all from the table2 study."""
+    earlier paper (queueing) - all from the table2 study. sym: the symphony measured (the papers' rule or
+    look-ahead); the value ids keep the papers' name, symphony."""
     for model, tag in (("ResNet50", "r50"), ("InceptionResNetV2", "irv2")):
-        r = R.find("table2", at_model=model, policy=SYMPHONY)
+        rs = R.select("table2", lambda r: match_label(r, "@model", model, exact=True))
+        if not rs:
+            raise Missing("table2", "no point of %s (the study file changed?)" % model)
+        r = rs[0]
         m = r["models"][0]
         alpha, beta, slo, n = m["alpha_ms"], m["beta_ms"], r["slo_ms"], r["gpus"]
         src = "analytic, from the table2 config (%s: alpha %g, beta %g ms, SLO %g ms, %d GPUs)" % (
@@ -457,17 +485,18 @@ def table2_items(R, out):
             out["dbs-t2-%s-%s-batch" % (tag, kind)] = Cmp(None, Num(b, None, src))
             out["dbs-t2-%s-%s-tpt" % (tag, kind)] = Cmp(None, Num(n * b / (alpha * b + beta) * 1000.0, None, src))
         for p in [SYMPHONY] + BASELINES_LATER:
-            spec = Spec({"x": [sel("table2", at_model=model, policy=p)]}, lambda rr: goodput(rr["x"][0]))
+            pol = sym if p == SYMPHONY else p
+            spec = Spec({"x": [sel("table2", at_model=model, policy=pol)]}, lambda rr: goodput(rr["x"][0]))
             out["dbs-t2-%s-%s" % (tag, p)] = Cmp(None, spec=spec)
             if p != "shepherd":
                 out["co-t4-%s-%s" % (tag, p)] = Cmp(None, spec=spec)
-            bspec = Spec({"x": [sel("table2", at_model=model, policy=p)]},
+            bspec = Spec({"x": [sel("table2", at_model=model, policy=pol)]},
                          lambda rr: first_seed(rr["x"][0], request_median_batch(rr["x"][0]["batch_hist"]),
                                                "median over requests; over batches %s" % rr["x"][0]["batch_p50"]))
             out["dbs-f1-%s-%s" % (tag, p)] = Cmp(None, spec=bspec)
-        for p, thr in ((SYMPHONY, None), ("nexus", None)):
+        for p, pol in ((SYMPHONY, sym), ("nexus", "nexus")):
             vid = "co-f8-%s-%s" % (tag, p)
-            out[vid] = Cmp(vid, spec=Spec({"x": [sel("table2", at_model=model, policy=p)]},
+            out[vid] = Cmp(vid, spec=Spec({"x": [sel("table2", at_model=model, policy=pol)]},
                                           lambda rr, vid=vid: first_seed(
                                               rr["x"][0], share_of_requests_at_least(
                                                   rr["x"][0]["batch_hist"], PV[vid]["threshold"]),
@@ -488,7 +517,7 @@ def table2_items(R, out):
 
     for vid, bases in (("dbs-f12-shorter", ["nexus", "clockwork"]), ("co-f9-shorter", ["nexus", "clockwork"])):
         pairs = [(m, b) for m in ("ResNet50", "InceptionResNetV2") for b in bases]
-        out[vid] = Cmp(vid, spec=Spec({"sym": [sel("table2", at_model=m, policy=SYMPHONY) for m, _ in pairs],
+        out[vid] = Cmp(vid, spec=Spec({"sym": [sel("table2", at_model=m, policy=sym) for m, _ in pairs],
                                        "base": [sel("table2", at_model=m, policy=b) for m, b in pairs]},
                                       queue_ratios))
 
@@ -505,7 +534,7 @@ def table2_items(R, out):
                       Num(h["queueing_p99_ms"] / s["queueing_p99_ms"], None, src_of([s, h])))
                      for s, h in zip(rr["sym"], rr["sh"])])
     out["dbs-f12-shepherd"] = Cmp(None, spec=Spec(
-        {"sym": [sel("table2", at_model=m, policy=SYMPHONY) for m in ("ResNet50", "InceptionResNetV2")],
+        {"sym": [sel("table2", at_model=m, policy=sym) for m in ("ResNet50", "InceptionResNetV2")],
          "sh": [sel("table2", at_model=m, policy="shepherd") for m in ("ResNet50", "InceptionResNetV2")]},
         shepherd_queue))
 
@@ -514,7 +543,7 @@ ZOO_CASES = {"all-a100": "A100 all", "all-1080ti": "1080Ti all", "strong-a100": 
              "strong-1080ti": "1080Ti strong", "weak-a100": "A100 weak", "weak-1080ti": "1080Ti weak"}
 
 
-def zoo_items(R, out):
+def zoo_items(R, out, sym=PAPER_RULE):
     """Figure 9 (later) and Figure 6 (earlier paper): symphony over the baselines on the zoos; Nexus with
     8 frontends against 1 (Figure 9, and the earlier paper's Figure 1 with compare-policies)."""
 
@@ -539,18 +568,18 @@ def zoo_items(R, out):
     for paper_, bases in (("dbs-f9", BASELINES_LATER), ("co-f6", BASELINES_EARLIER)):
         cases = [ZOO_CASES["all-a100"], ZOO_CASES["all-1080ti"]]
         pairs = [(c, b) for c in cases for b in bases]
-        spec = Spec({"sym": [sel("zoo-goodput", at_case=c, policy=SYMPHONY) for c, _ in pairs],
+        spec = Spec({"sym": [sel("zoo-goodput", at_case=c, policy=sym) for c, _ in pairs],
                      "base": [sel("zoo-goodput", at_case=c, policy=b) for c, b in pairs]}, over(bases))
         probes = []
         for k in ("strong-a100", "weak-a100", "strong-1080ti", "weak-1080ti"):
             probes.append(Probe("model mix: %s only" % ZOO_CASES[k], Spec(
-                {"sym": [sel("zoo-goodput", at_case=ZOO_CASES[k], policy=SYMPHONY) for _ in bases],
+                {"sym": [sel("zoo-goodput", at_case=ZOO_CASES[k], policy=sym) for _ in bases],
                  "base": [sel("zoo-goodput", at_case=ZOO_CASES[k], policy=b) for b in bases]}, over(bases)),
                 to_paper=True))
         out["%s-all" % paper_] = Cmp(None, spec=spec, probes=probes)
         for k in ("strong-1080ti", "strong-a100", "weak-1080ti", "weak-a100"):
             out["%s-%s" % (paper_, k)] = Cmp(None, spec=Spec(
-                {"sym": [sel("zoo-goodput", at_case=ZOO_CASES[k], policy=SYMPHONY) for _ in bases],
+                {"sym": [sel("zoo-goodput", at_case=ZOO_CASES[k], policy=sym) for _ in bases],
                  "base": [sel("zoo-goodput", at_case=ZOO_CASES[k], policy=b) for b in bases]}, best(bases)))
 
     def fe_loss(rr):
@@ -573,21 +602,22 @@ def short(label):
     return label.split(" (")[0]
 
 
-def min_gpus_items(R, out):
+def min_gpus_items(R, out, sym=PAPER_RULE):
     """Figure 10: the fewest GPUs for 15K r/s."""
     cases = R.cases("min-gpus", "plan-%d.json")
 
     def pol(d, name):
-        return next((p for p in d["policies"] if p["policy"] == name), None)
+        return next((p for p in d["policies"] if policy_name(p["policy"]) == name), None)
 
-    def src(d, note=""):
-        return "min-gpus @%s, %s%s" % (commit_of(d), seeds_text(d.get("seed"), d.get("replications")), note)
+    def src(d, note=""):  # every value here involves symphony: its source names which
+        return "min-gpus @%s, %s%s, symphony = `%s`" % (commit_of(d), seeds_text(d.get("seed"), d.get("replications")),
+                                                       note, sym)
 
     single = [(c, d) for c, d in cases if len(d.get("config", {}).get("models", [])) == 1]
     mixed = [(c, d) for c, d in cases if len(d.get("config", {}).get("models", [])) > 1]
     if single:
         c, d = single[0]
-        s = pol(d, SYMPHONY)
+        s = pol(d, sym)
         items = []
         for b in ("shepherd", "nexus"):
             p = pol(d, b)
@@ -599,16 +629,19 @@ def min_gpus_items(R, out):
         out["dbs-f10-r50-saves"] = Cmp(None, Rng(items, "GPUs the baseline needs beyond symphony's (mean over "
                                                         "seeds of the per-seed difference)"))
         cw = pol(d, "clockwork")
-        others = [pol(d, b) for b in (SYMPHONY, "nexus", "shepherd")]
+        others = [pol(d, b) for b in (sym, "nexus", "shepherd")]
         if cw and all(others):
-            items = [("clockwork / %s" % o["policy"], Num(cw["gpus_mean"] / o["gpus_mean"], None, src(d)))
+            items = [("clockwork / %s" % ("symphony" if o is others[0] else o["policy"]),
+                      Num(cw["gpus_mean"] / o["gpus_mean"], None, src(d)))
                      for o in others if cw.get("gpus_mean") and o.get("gpus_mean")]
             out["dbs-f10-r50-clockwork"] = Cmp(None, min(items, key=lambda t: t[1].mean)[1] if items else None,
                                                note="; ".join(
                 "%s %.2fx" % (lab, n.mean) for lab, n in items))
     if mixed:
         c, d = mixed[0]
-        s = pol(d, SYMPHONY)
+        s = pol(d, sym)
+        if s is None:
+            raise Missing("min-gpus", "no %s in %s's plan (the study file changed?)" % (sym, c))
         for b in ("nexus", "shepherd"):
             p = pol(d, b)
             if p and s:
@@ -627,20 +660,26 @@ def min_gpus_items(R, out):
                     s.get("gpus_mean"), s.get("gpus_ci95"), src(d)))]))
 
 
-def flat_top_items(R, out):
+def flat_top_items(R, out, sym=PAPER_RULE):
     """Figure 2 (later) and Figure 10 (earlier paper)."""
     case, d = R.cases("flat-top", "loadcurve-%d.json")[0]
     src = "flat-top @%s, %s (loadcurve; busy fraction: the mean over the seeds, interpolated at 3000 r/s)" % (
         commit_of(d), seeds_text(d.get("seed"), d.get("replications")))
     pts = {}
     for p in d["points"]:
-        pts.setdefault(p["policy"], []).append(p)
+        name = policy_name(p["policy"])
+        if name in SYMPHONIES and name != sym:  # the other symphony is the other column's
+            continue
+        pts.setdefault("symphony" if name == sym else name, []).append(p)
 
     def busy_at(pol, x=3000.0):
         ps = sorted(pts.get(pol, []), key=lambda p: p["offered_rps"])
         return interp([p["offered_rps"] for p in ps], [p["gpu_busy_fraction"] for p in ps], x)
 
-    out["dbs-f2-symphony-busy-3k"] = Cmp(None, Num(busy_at(SYMPHONY), None, src))
+    if "symphony" not in pts:
+        raise Missing("flat-top", "no %s in the loadcurve (the study file changed?)" % sym)
+    src_sym = src + ", symphony = `%s`" % sym  # (plan and loadcurve results name no points)
+    out["dbs-f2-symphony-busy-3k"] = Cmp(None, Num(busy_at("symphony"), None, src_sym))
     items = [(p, Num(busy_at(p), None, src)) for p in BASELINES_LATER if p in pts]
     out["dbs-f2-others-busy-3k"] = Cmp(None, Rng(items, "GPU busy fraction at 3000 r/s of each baseline"))
     stab = []
@@ -649,24 +688,25 @@ def flat_top_items(R, out):
         at2 = [q for q in ps if abs(q["load"] - 2.0) < 1e-9]
         if at2:
             stab.append(("%s at 2x load / peak" % p, Num(at2[0]["goodput_rps"] / peak["goodput_rps"], None,
-                                                         "flat-top @%s, %s" % (commit_of(d), seeds_text(
-                                                             d.get("seed"), d.get("replications"))))))
+                                                         "flat-top @%s, %s%s" % (commit_of(d), seeds_text(
+                                                             d.get("seed"), d.get("replications")),
+                                                             ", symphony = `%s`" % sym if p == "symphony" else ""))))
     out["dbs-f2-stability"] = Cmp(None, Stmt(stab))
     out["co-f10-flat"] = Cmp(None, Stmt(stab + [("symphony busy at 3K r/s", out["dbs-f2-symphony-busy-3k"].ours)]))
 
 
-def batching_items(R, out):
+def batching_items(R, out, sym=PAPER_RULE):
     def f(rr):
         return Stmt([("eager/symphony at beta %s" % s["labels"]["@beta"].split("=")[-1], ratio(e, s))
                      for s, e in zip(rr["sym"], rr["eager"])])
-    labs = [label_of(r["key"]["@beta"]) for r in R.sweep("batching-effect") if r["policy"] == SYMPHONY]
+    labs = [label_of(r["key"]["@beta"]) for r in R.sweep("batching-effect") if r["series"] == "eager"]
     ends = [labs[0], labs[-1]] if labs else []
     out["dbs-f6a-equal-at-1"] = Cmp(None, spec=Spec({
-        "sym": [sel("batching-effect", at_beta=b, policy=SYMPHONY) for b in ends],
+        "sym": [sel("batching-effect", at_beta=b, policy=sym) for b in ends],
         "eager": [sel("batching-effect", at_beta=b, policy="eager") for b in ends]}, f))
 
 
-def timeout_items(R, out):
+def timeout_items(R, out, sym=PAPER_RULE):
     recs = R.sweep("timeout")
     cases = []
     for r in recs:
@@ -674,7 +714,7 @@ def timeout_items(R, out):
         if c not in cases:
             cases.append(c)
     for vid, case in (("dbs-f6b-single", cases[0]), ("dbs-f6b-mixed", cases[-1])):
-        pols = [r["series"] for r in recs if label_of(r["key"]["@case"]) == case and r["series"] != SYMPHONY]
+        pols = [r["series"] for r in recs if label_of(r["key"]["@case"]) == case and r["series"].startswith("timeout")]
 
         def f(rr, case=case):
             items = [(t["policy"], ratio(t, rr["sym"][0])) for t in rr["t"]]
@@ -682,13 +722,16 @@ def timeout_items(R, out):
             w = min(items, key=lambda t: t[1].mean)
             return Stmt([("%s: best timeout (%s) / symphony" % (short(case), b[0]), b[1]),
                          ("worst (%s)" % w[0], w[1])])
-        out[vid] = Cmp(None, spec=Spec({"sym": [sel("timeout", at_case=case, policy=SYMPHONY)],
+        out[vid] = Cmp(None, spec=Spec({"sym": [sel("timeout", at_case=case, policy=sym)],
                                         "t": [sel("timeout", at_case=case, policy=p) for p in pols]}, f))
 
 
-def workload_items(R, out):
+def workload_items(R, out, sym=PAPER_RULE):
     recs = R.sweep("workload-shape")
-    idx = {(r["labels"]["popularity"], r["labels"]["arrival"], r["labels"]["slo_ms"], r["series"]): r for r in recs}
+    # the systems: symphony is sym (the other symphony is the other column's)
+    idx = {(r["labels"]["popularity"], r["labels"]["arrival"], r["labels"]["slo_ms"],
+            SYMPHONY if r["series"] == sym else r["series"]): r for r in recs
+           if r["series"] not in SYMPHONIES or r["series"] == sym}
     panels = sorted({(p, a) for p, a, _, _ in idx})
     slos = sorted({float(s) for _, _, s, _ in idx})
     lab = lambda s: label_of(float(s))  # noqa: E731
@@ -708,7 +751,8 @@ def workload_items(R, out):
         at = [r for (pp, aa, ss, q), r in idx.items() if (pp, aa, ss) == (p, a, loose) and r["goodput_rps"]]
         if at:
             lo, hi = min(at, key=lambda r: r["goodput_rps"]), max(at, key=lambda r: r["goodput_rps"])
-            items3.append(("%s/%s SLO %s: worst/best (%s/%s)" % (p, a, loose, lo["series"], hi["series"]),
+            items3.append(("%s/%s SLO %s: worst/best (%s/%s)" % (
+                p, a, loose, *("symphony" if r["series"] == sym else r["series"] for r in (lo, hi))),
                            ratio(lo, hi)))
     out["dbs-f11-tight"] = Cmp(None, Stmt(items1))
     out["dbs-f11-nexus-bursty"] = Cmp(None, Stmt(items2))
@@ -716,7 +760,7 @@ def workload_items(R, out):
     out["co-f7-findings"] = Cmp(None, Stmt(items1[:2] + items2[:2] + items3[:2]))
 
 
-def network_items(R, out):
+def network_items(R, out, sym=PAPER_RULE):
     recs = R.sweep("network")
     nets = []
     for r in recs:
@@ -733,8 +777,8 @@ def network_items(R, out):
 
     def roles(nets_):
         pairs = [(n, s) for n in nets_ for s in slos]
-        return {"ref": [sel("network", at_network=ref, slo_ms=s, policy=SYMPHONY) for _, s in pairs],
-                "net": [sel("network", at_network=n, slo_ms=s, policy=SYMPHONY) for n, s in pairs]}
+        return {"ref": [sel("network", at_network=ref, slo_ms=s, policy=sym) for _, s in pairs],
+                "net": [sel("network", at_network=n, slo_ms=s, policy=sym) for n, s in pairs]}
 
     out["dbs-f14-tcp"] = Cmp(None, spec=Spec(roles(tcp), losses))
     out["dbs-f14-rdma"] = Cmp(None, spec=Spec(roles(rdma), losses))
@@ -750,23 +794,23 @@ def short_net(label):
     return label.split(":")[0]
 
 
-def scaling_items(R, out):
+def scaling_items(R, out, sym=PAPER_RULE):
     recs = R.sweep("gpu-scaling")
     gs = sorted({int(r["gpus"]) for r in recs})
     items = []
-    for p in [SYMPHONY, "clockwork", "eager"]:
+    for p in [sym, "clockwork", "eager"]:
         a = [r for r in recs if r["series"] == p and int(r["gpus"]) == gs[0]]
         b = [r for r in recs if r["series"] == p and int(r["gpus"]) == gs[-1]]
         if a and b:
             q = ratio(b[0], a[0])
-            items.append(("%s: per-GPU goodput at %d GPUs / at %d" % (p, gs[-1], gs[0]),
+            items.append(("%s: per-GPU goodput at %d GPUs / at %d" % ("symphony" if p == sym else p, gs[-1], gs[0]),
                           Num(q.mean * gs[0] / gs[-1], [c * gs[0] / gs[-1] for c in q.ci] if q.ci else None, q.src)))
     out["dbs-f13-linear"] = Cmp(None, Stmt(items))
     out["co-f11-linear"] = Cmp(None, Stmt(items))
     out["dbs-f13-left"] = Cmp(None, None, note="not a simulation result: scripts/bench measures the scheduler")
 
 
-def large_items(R, out):
+def large_items(R, out, sym=PAPER_RULE):
     case, d = R.cases("large-changing", "sim-%d.json")[0]
     src = "large-changing @%s, seed %s" % (commit_of(d), d.get("seed"))
     a = d.get("autoscale") or {}
@@ -780,17 +824,27 @@ def large_items(R, out):
 
 # ---- the synthetic grid
 
-def grid_pairs(R, name="synthetic-grid"):
-    """{(set, models, gpus/model, slo, arrival): (symphony record, eager record)}."""
-    pairs = {}
+def grid_points(R, name="synthetic-grid"):
+    """{(set, models, gpus/model, slo, arrival): {policy: record}} of a synthetic-grid study (the
+    policies by the study file's names: symphony, symphony:lookahead=off, eager)."""
+    cache = R.__dict__.setdefault("_grid_points", {})
+    if name in cache:
+        return cache[name]
+    pts = {}
     for r in R.sweep(name):
         k = r["key"]
         wl = label_of(k["@workload"])
         st, _, n = wl.rpartition(" x")
         key = (st, int(n), float(k["gpus_per_model"]), float(k["slo_ms"]), str(k["arrival"]))
         r["_study"] = name
-        pairs.setdefault(key, {})[r["policy"]] = r
-    return {k: (v[SYMPHONY], v["eager"]) for k, v in pairs.items() if SYMPHONY in v and "eager" in v}
+        pts.setdefault(key, {})[policy_name(r["series"])] = r
+    cache[name] = pts
+    return pts
+
+
+def grid_pairs(R, name="synthetic-grid", sym=PAPER_RULE):
+    """{(set, models, gpus/model, slo, arrival): (sym's record, eager's record)}."""
+    return {k: (v[sym], v["eager"]) for k, v in grid_points(R, name).items() if sym in v and "eager" in v}
 
 
 def pct(xs, q):
@@ -802,8 +856,10 @@ def pct(xs, q):
     return xs[f] if f == k else xs[f] + (xs[f + 1] - xs[f]) * (k - f)
 
 
-def grid_items(R, out):
-    pairs = grid_pairs(R)
+def grid_items(R, out, sym=PAPER_RULE):
+    pairs = grid_pairs(R, sym=sym)
+    if not pairs:
+        raise Missing("synthetic-grid", "no %s/eager pairs in the results (the study file changed?)" % sym)
     rat = {k: s["goodput_rps"] / e["goodput_rps"] for k, (s, e) in pairs.items() if e["goodput_rps"]}
     anyrec = next(iter(pairs.values()))[0]
     src = "synthetic-grid @%s, %s, %d pairs" % (commit_of(anyrec), seeds_text(anyrec["seed"], anyrec["replications"]),
@@ -893,22 +949,56 @@ def evaluate(R, cmps):
                 c.missing = e
 
 
-def build(R):
-    """{value id: Cmp} for every value the studies can compute."""
+def build(R, sym=PAPER_RULE):
+    """{value id: Cmp} for every value the studies can compute, with sym as symphony (the papers' rule for
+    the report's main column, look-ahead for the column beside it)."""
     cmps = {}
     for f in (table2_items, zoo_items, min_gpus_items, flat_top_items, batching_items, timeout_items, workload_items,
               network_items, scaling_items, large_items, grid_items):
         part = {}
         try:
-            f(R, part)
+            f(R, part, sym)
         except Missing as e:
             part["__missing__" + f.__name__] = Cmp(None, missing=e)
+            if e.study not in R.missing:
+                R.item_missing.setdefault(e.study, e)
         cmps.update(part)
     evaluate(R, cmps)
     return cmps
 
 
-def render(R, papers, items, cmps, args):
+def signature_of(pv, c):
+    """What a value shows (its text, sources, why it is missing): two builds that show the same did not
+    use symphony for it."""
+    if c is None:
+        return None
+    if c.missing is not None:
+        return ("missing", c.missing.study, c.missing.why)
+    o = c.ours
+    return (o.text(unit_spec(pv)) if o is not None else c.note, getattr(o, "src", None))
+
+
+def involves_symphony(pv, c, la):
+    """Does the value differ between the papers' rule and look-ahead (so that it concerns symphony)?"""
+    return la is not None and signature_of(pv, c) != signature_of(pv, la)
+
+
+def la_cell(pv, la, R, it, bullet=False):
+    """Look-ahead's value and its ratio to the paper: 'v; r' for the table, 'v (ours/paper r)' in a bullet."""
+    ours, rt, gap = row_of(pv, la, R, it)
+    if rt:
+        ours += (" (ours/paper %s%s)" if bullet else "; %s%s") % (rt, ", a **gap**" if bullet and gap else
+                                                                   " **gap**" if gap else "")
+    return ours
+
+
+def note_of(c):
+    return "; ".join(x for x in (getattr(c.ours, "note", ""), c.note) if x) if c is not None else ""
+
+
+def render(R, papers, items, cmps, args, la=None):
+    """The report; cmps: the values with the papers' rule as symphony, la: with look-ahead."""
+    la = la or {}
     L = []
     w = L.append
     w("# Reproducing the evaluations of the two Symphony papers")
@@ -937,6 +1027,18 @@ def render(R, papers, items, cmps, args):
       "cause is shown by a run. *Source* names the study, the commit of the program that computed it, the "
       "seeds and the sweep points." % (PM, 100 * GAP))
     w("")
+    w("**Two symphonies.** The papers measured their own rule, Algorithm 1 (`%s`); this project's default "
+      "`symphony` is look-ahead deferral (issue 27; docs/policies.md, \"Look-ahead deferral\"). Every study "
+      "that sets symphony beside a paper's number or beside eager or timeout runs both. *Ours* (with *ours/paper* "
+      "and *gap*) is the papers' rule; the column *look-ahead* beside it is the same quantity with `symphony` in "
+      "its place, with its own ratio to the paper in parentheses: for a goodput, look-ahead's goodput; for a "
+      "comparison with eager, timeout or the baselines, look-ahead's ratio. It is empty where the value does not "
+      "involve symphony (a baseline's goodput, an analytic number). Below, each value lists look-ahead's "
+      "values and sources after the papers' rule's, and each gap block opens with look-ahead's row (how much of "
+      "the gap the default closes). The synthetic grid's section gives both distributions of the ratio to "
+      "eager, issue 27's thresholds for look-ahead, and goodput over the multi-model bound (`bound_rps`, "
+      "core/capacity.h) for eager and both symphonies." % PAPER_RULE)
+    w("")
     # provenance
     w("## Results used")
     w("")
@@ -963,23 +1065,29 @@ def render(R, papers, items, cmps, args):
                                                md_escape("; ".join(R.checks.get(name, [])) or "ok")))
     w("")
     # the summary
-    gaps = []
+    gaps, la_gaps, both = [], [], 0
     w("## Every number the papers state, beside ours")
     w("")
-    w("| paper | where | what | paper's value | ours | ours/paper | gap | source |")
-    w("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    w("| paper | where | what | paper's value | ours (papers' rule) | ours/paper | gap | look-ahead; ours/paper "
+      "| source |")
+    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for it in items:
         for pv in it["values"]:
-            c = cmps.get(pv["id"])
+            c, c_la = cmps.get(pv["id"]), la.get(pv["id"])
             ours, rt, gap = row_of(pv, c, R, it)
             if gap:
                 gaps.append(pv["id"])
-            w("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            sided = involves_symphony(pv, c, c_la)
+            both += sided
+            if (row_of(pv, c_la, R, it)[2] if sided else gap):
+                la_gaps.append(pv["id"])
+            w("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 papers[it["paper"]]["short"], md_escape(pv.get("cite", it["where"])), md_escape(pv["what"]),
                 md_escape(fmt_paper(pv)), md_escape(ours), rt, "**gap**" if gap else "",
-                md_escape(source_of(c))))
+                md_escape(la_cell(pv, c_la, R, it)) if sided else "", md_escape(source_of(c) or source_of(c_la))))
     w("")
-    w("%d values; %d gaps over %d%%." % (sum(len(it["values"]) for it in items), len(gaps), 100 * GAP))
+    w("%d values, %d of them involving symphony; %d gaps over %d%% with the papers' rule, %d with look-ahead." % (
+        sum(len(it["values"]) for it in items), both, len(gaps), 100 * GAP, len(la_gaps)))
     w("")
     # per table and figure
     w("## Per table and figure")
@@ -991,20 +1099,28 @@ def render(R, papers, items, cmps, args):
             "`%s`" % s for s in it.get("studies", [])) or "none (not a simulation result)"))
         w("")
         for pv in it["values"]:
-            c = cmps.get(pv["id"])
+            c, c_la = cmps.get(pv["id"]), la.get(pv["id"])
             ours, rt, gap = row_of(pv, c, R, it)
-            w("- **%s** (`%s`, %s): paper %s; ours %s%s%s." % (
-                pv["what"], pv["id"], pv.get("cite", ""), fmt_paper(pv), ours,
-                "; ours/paper %s" % rt if rt else "", " - **gap**" if gap else ""))
-            if c is not None and (getattr(c.ours, "note", "") or c.note):
-                w("  - %s" % "; ".join(x for x in (getattr(c.ours, "note", ""), c.note) if x))
-            if c is not None and isinstance(c.ours, Rng) and len(c.ours.items) > 1:
-                w("  - the values: %s" % "; ".join("%s %s" % (lab, n.text(unit_spec(pv))) for lab, n in
-                                                   c.ours.items))
-            if c is not None and c.ours is not None and source_of(c):
-                w("  - source: %s" % source_of(c))
-            if gap:
-                for line in gap_block(R, pv, c):
+            sided = involves_symphony(pv, c, c_la)
+            w("- **%s** (`%s`, %s): paper %s; ours%s %s%s%s%s." % (
+                pv["what"], pv["id"], pv.get("cite", ""), fmt_paper(pv), " (the papers' rule)" if sided else "",
+                ours, "; ours/paper %s" % rt if rt else "", " - **gap**" if gap else "",
+                "; look-ahead %s" % la_cell(pv, c_la, R, it, bullet=True) if sided else ""))
+            one_note = not sided or note_of(c) == note_of(c_la)
+            if one_note and note_of(c):
+                w("  - %s" % note_of(c))
+            for cc, who in ((c, "the papers' rule: " if sided else ""), (c_la if sided else None, "look-ahead: ")):
+                if cc is None:
+                    continue
+                if not one_note and note_of(cc):
+                    w("  - %s%s" % (who, note_of(cc)))
+                if isinstance(cc.ours, Rng) and len(cc.ours.items) > 1:
+                    w("  - %sthe values: %s" % (who, "; ".join("%s %s" % (lab, n.text(unit_spec(pv)))
+                                                            for lab, n in cc.ours.items)))
+                if cc.ours is not None and source_of(cc):
+                    w("  - %ssource: %s" % (who, source_of(cc)))
+            if gap or (sided and row_of(pv, c_la, R, it)[2]):
+                for line in gap_block(R, pv, c, c_la if sided else None):
                     w("  " + line)
     # the synthetic grid
     w("")
@@ -1024,8 +1140,13 @@ def row_of(pv, c, R=None, item=None):
         gone = [s for s in (item or {}).get("studies", []) if R is not None and s in R.missing]
         if gone:
             return "not run (`scripts/reproduce %s`)" % gone[0], "", False
+        short = [s for s in (item or {}).get("studies", []) if R is not None and s in R.item_missing]
+        if short:
+            return "not in these results (rerun `scripts/reproduce %s`)" % short[0], "", False
         return "not computed by a study", "", False
     if c.missing is not None:
+        if R is not None and c.missing.study not in R.missing:  # the study ran, without this point
+            return "not in these results (rerun `scripts/reproduce %s`)" % c.missing.study, "", False
         return "not run (`scripts/reproduce %s`)" % c.missing.study, "", False
     if c.ours is None:
         return c.note or "-", "", False
@@ -1068,45 +1189,71 @@ def short_src(src, most=6):
     return "; ".join(out)
 
 
-def gap_block(R, pv, c):
-    """The ablation rows beside a gap."""
-    L = ["- ablations of this case:"]
-    _, _, r_main = compare(pv, c.ours)
+def gap_block(R, pv, c, la=None):
+    """The rows beside a gap: look-ahead's value in the papers' rule's place (la: its Cmp, where the value
+    involves symphony), then the ablation studies' runs of the case, for the papers' rule and for look-ahead."""
+    L = []
+    _, main_gap, r_main = compare(pv, c.ours) if c is not None else ("", False, None)
     spec = unit_spec(pv)
+
+    def closes(val):
+        rt, gap, d = compare(pv, val) if not isinstance(val, Stmt) else ("", False, None)
+        txt = ""
+        if main_gap and d is not None and r_main and math.isfinite(r_main) and math.isfinite(d):
+            f = 1 - d / r_main
+            txt = ", closes the gap" if not gap else ", closes %.0f%% of the gap" % (100 * f) if f > 0.005 \
+                else ", leaves it" if f > -0.005 else ", widens it"
+        elif gap and not main_gap:
+            txt = ", a gap (the papers' rule has none)"
+        return rt, txt
+
+    if la is not None:
+        if la.ours is not None and getattr(la.ours, "mean", None) is not None or isinstance(la.ours, Stmt):
+            rt, txt = closes(la.ours)
+            L.append("- look-ahead deferral (`%s`) in the papers' rule's place: %s%s%s (%s)" % (
+                LOOKAHEAD, la.ours.text(spec), "; ours/paper %s" % rt if rt else "", txt, short_src(la.ours.src)))
+        else:
+            L.append("- look-ahead deferral (`%s`): %s" % (LOOKAHEAD, row_of(pv, la, R)[0]))
+    L.append("- ablations of this case:")
     rows, extra = [], []
-    if c.spec is not None and getattr(c, "recs", None):
-        for study, what, variant, val in ablation_rows(R, c.spec, c.recs):
-            rows.append(("%s (`%s`)" % (what, study), variant, val))
-    for pr in c.probes or ():
-        try:
-            recs = pr.recs or pr.spec.resolve(R)
-            base = pr.spec.compute(recs)
-        except Missing:
+    for cc, who in ((c, ""), (la, "look-ahead: ")):
+        if cc is None:
             continue
-        if pr.to_paper:
-            rows.append((pr.label, "as run", base))
-            for study, what, variant, val in ablation_rows(R, pr.spec, recs):
-                rows.append(("%s, %s (`%s`)" % (pr.label, what, study), variant, val))
-            continue
-        # a point of a larger set: its value as run, and how much each ablation moves it (against the
-        # ablation's own run of the main setting, which has the ablation's seeds)
-        parts = []
-        arows = ablation_rows(R, pr.spec, recs, own=True)
-        for study, what, variant, val, same in arows:
-            ref = next((v for st, _, _, v, sm in arows if st == study and sm), None)
-            if val is None or val.mean is None:
+        if cc.spec is not None and getattr(cc, "recs", None):
+            for study, what, variant, val in ablation_rows(R, cc.spec, cc.recs):
+                rows.append(("%s%s (`%s`)" % (who, what, study), variant, val))
+        for pr in cc.probes or ():
+            try:
+                recs = pr.recs or pr.spec.resolve(R)
+                base = pr.spec.compute(recs)
+            except Missing:
                 continue
-            if same:
-                parts.append("%s %s (the same setting): %s (%s)" % (what, variant, val.text(spec), short_src(val.src)))
-            elif ref is not None and ref.mean:
-                parts.append("%s %s: %s (%+.1f%% against %s; %s)" % (
-                    what, variant, val.text(spec), 100 * (val.mean / ref.mean - 1), "the same setting",
-                    short_src(val.src)))
-            else:
-                parts.append("%s %s: %s (%s)" % (what, variant, val.text(spec), short_src(val.src)))
-        extra.append("  - %s: %s as run (%s)%s" % (pr.label, base.text(spec) if base else "-",
-                                                   short_src(base.src) if base else "",
-                                                   "; " + "; ".join(parts) if parts else "; no ablation ran it"))
+            label = who + pr.label
+            if pr.to_paper:
+                rows.append((label, "as run", base))
+                for study, what, variant, val in ablation_rows(R, pr.spec, recs):
+                    rows.append(("%s, %s (`%s`)" % (label, what, study), variant, val))
+                continue
+            # a point of a larger set: its value as run, and how much each ablation moves it (against the
+            # ablation's own run of the main setting, which has the ablation's seeds)
+            parts = []
+            arows = ablation_rows(R, pr.spec, recs, own=True)
+            for study, what, variant, val, same in arows:
+                ref = next((v for st, _, _, v, sm in arows if st == study and sm), None)
+                if val is None or val.mean is None:
+                    continue
+                if same:
+                    parts.append("%s %s (the same setting): %s (%s)" % (what, variant, val.text(spec),
+                                                                         short_src(val.src)))
+                elif ref is not None and ref.mean:
+                    parts.append("%s %s: %s (%+.1f%% against %s; %s)" % (
+                        what, variant, val.text(spec), 100 * (val.mean / ref.mean - 1), "the same setting",
+                        short_src(val.src)))
+                else:
+                    parts.append("%s %s: %s (%s)" % (what, variant, val.text(spec), short_src(val.src)))
+            extra.append("  - %s: %s as run (%s)%s" % (label, base.text(spec) if base else "-",
+                                                       short_src(base.src) if base else "",
+                                                       "; " + "; ".join(parts) if parts else "; no ablation ran it"))
     if not rows and not extra:
         L.append("  - none: no ablation study ran this case with one thing changed (the ablations: %s)" % ", ".join(
             "`%s` (%s)" % (s, w) for s, w, _, _ in ABLATIONS))
@@ -1117,14 +1264,9 @@ def gap_block(R, pv, c):
     for what, variant, val in rows:
         if val is None:
             continue
-        rt, gap, d = compare(pv, val) if not isinstance(val, Stmt) else ("", False, None)
-        closes = ""
-        if d is not None and r_main and math.isfinite(r_main) and math.isfinite(d):
-            f = 1 - d / r_main
-            closes = ", closes the gap" if not gap else ", closes %.0f%% of the gap" % (100 * f) if f > 0.005 \
-                else ", leaves it" if f > -0.005 else ", widens it"
+        rt, txt = closes(val)
         L.append("  - %s, %s: %s%s%s (%s)" % (what, variant, val.text(spec), "; ours/paper %s" % rt if rt else "",
-                                             closes, short_src(val.src)))
+                                             txt, short_src(val.src)))
     L += extra
     if not R.has(ABLATION_CLOCKWORK) and "clockwork" in pv["id"]:
         L.append("  - `%s` has no results yet: when its study file exists, `scripts/reproduce %s`" % (
@@ -1132,25 +1274,124 @@ def gap_block(R, pv, c):
     return L
 
 
+def grid_ratios(R, name, sym):
+    """({pair key: ratio sym/eager}, pairs with eager 0 left out, any record) of a synthetic-grid study; with
+    several seeds a pair's ratio is the mean of its per-seed ratios (the ratio of the means where eager has a
+    seed at 0)."""
+    pairs = grid_pairs(R, name, sym)
+    rat, zero = {}, 0
+    for k, (s, e) in pairs.items():
+        if not e["goodput_rps"]:
+            zero += 1
+            continue
+        q = ratio(s, e)
+        rat[k] = q.mean if q is not None and q.mean is not None else s["goodput_rps"] / e["goodput_rps"]
+    return rat, zero, (next(iter(pairs.values()))[0] if pairs else None)
+
+
+def dist_stats(v):
+    """The distribution of ratios to eager the grid section prints (None without values)."""
+    if not v:
+        return None
+    n = float(len(v))
+    return {"n": len(v), "median": pct(v, 50), "p10": pct(v, 10), "p90": pct(v, 90), "mean": sum(v) / n,
+            "ge1": sum(x >= 1 for x in v) / n, "ge15": sum(x >= 1.5 for x in v) / n,
+            "lt095": sum(x < 0.95 for x in v) / n, "ge095": sum(x >= 0.95 for x in v) / n}
+
+
+def grid_issue():
+    """Issue 27's thresholds on the grid (experiments/synthetic-grid.json's "issue" object, else GRID_ISSUE)."""
+    t = dict(GRID_ISSUE)
+    t.update(((study_file("synthetic-grid") or {}).get("issue") or {}))
+    return t
+
+
+def grid_verdict(st, thr):
+    """(text, met?) of look-ahead's distribution against issue 27's thresholds."""
+    share_ok = st["ge095"] >= thr["min_share_095"]
+    med_ok = st["median"] >= thr["min_median"]
+    return ("%.1f%% of pairs at 0.95x eager or better (%s), median %.3f (%s): %s" % (
+        100 * st["ge095"], "met" if share_ok else "**not met**", st["median"], "met" if med_ok else "**not met**",
+        "**met**" if share_ok and med_ok else "**not met**"), share_ok and med_ok)
+
+
+def of_bound(r):
+    """A record's goodput over its multi-model bound (None where the result carries no bound)."""
+    if r is None:
+        return None
+    if r.get("goodput_of_bound") is not None:
+        return r["goodput_of_bound"]
+    return r["goodput_rps"] / r["bound_rps"] if r.get("bound_rps") and r.get("goodput_rps") is not None else None
+
+
+GRID_STUDIES = [("synthetic-grid", "the whole grid"), ("synthetic-grid-spread", "the spread study's sample")]
+
+
 def grid_section(R, w):
-    w("## The synthetic grid, by model set")
+    w("## The synthetic grid: look-ahead and the papers' rule against eager")
     w("")
-    try:
-        pairs = grid_pairs(R)
-    except Missing as e:
-        w("Not run: %s (`scripts/reproduce synthetic-grid`)." % e.why)
+    w("The goodput ratio to eager over the grid of Table 1 (later paper, Section 3.4.2) / Table 3 (earlier paper, "
+      "Section 4.3): *look-ahead* is `%s` / eager, *papers' rule* `%s` / eager, paired point by point (same "
+      "workload, cluster and seeds). `synthetic-grid` runs every point with one seed; `synthetic-grid-spread` "
+      "runs a sample of its points with several seeds, where a pair's ratio is the mean of its per-seed ratios. "
+      "Pairs where eager's goodput is 0 are left out (any goodput is then at least eager's). Figure 7 (later "
+      "paper) compares deferred (symphony) with eager; Figure 4 (earlier paper) compares the beta*lambda rule "
+      "with work-conserving dispatch, which this grid does not run." % (LOOKAHEAD, PAPER_RULE))
+    w("")
+    thr = grid_issue()
+    w("| study | seeds | policy | pairs | median | p10 | p90 | mean | share >= 1.0 | share >= 1.5x | share < 0.95x |")
+    w("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    verdicts, ran = [], {}
+    for name, _ in GRID_STUDIES:
+        for sym in (LOOKAHEAD, PAPER_RULE):
+            try:
+                rat, zero, anyrec = grid_ratios(R, name, sym)
+            except Missing as e:
+                w("| `%s` | - | %s | not run: %s (`scripts/reproduce %s`) | | | | | | | |" % (
+                    name, SYM_NAMES[sym], md_escape(e.why), name))
+                break
+            st = dist_stats(list(rat.values()))
+            if st is None:
+                w("| `%s` | - | %s | no %s/eager pairs in these results (rerun `scripts/reproduce %s`) | | | | | | | |"
+                  % (name, SYM_NAMES[sym], sym, name))
+                continue
+            ran[(name, sym)] = (rat, anyrec)
+            w("| `%s` @%s | %s | %s | %d%s | %.3f | %.3f | %.3f | %.3f | %.1f%% | %.1f%% | %.1f%% |" % (
+                name, commit_of(anyrec), seeds_text(anyrec["seed"], anyrec["replications"]), SYM_NAMES[sym],
+                st["n"], " (+%d with eager 0)" % zero if zero else "", st["median"], st["p10"], st["p90"], st["mean"],
+                100 * st["ge1"], 100 * st["ge15"], 100 * st["lt095"]))
+            if sym == LOOKAHEAD:
+                verdicts.append((name, anyrec, grid_verdict(st, thr)))
+    w("")
+    w("**Issue 27's thresholds** for look-ahead on the grid (at least %.0f%% of pairs at 0.95x eager or better, "
+      "median at least %.2f; computed from the rows above): %s." % (
+          100 * thr["min_share_095"], thr["min_median"], "; ".join(
+              "`%s` (%s): %s" % (n, seeds_text(r["seed"], r["replications"]), v[0]) for n, r, v in verdicts)
+          if verdicts else "no look-ahead results yet"))
+    w("")
+    grid_by_set(R, w, ran)
+    w("")
+    bound_section(R, w)
+    w("")
+    spread_section(R, w)
+
+
+def grid_by_set(R, w, ran):
+    w("### By model set (`synthetic-grid`)")
+    w("")
+    la, pr = ran.get(("synthetic-grid", LOOKAHEAD)), ran.get(("synthetic-grid", PAPER_RULE))
+    if not la and not pr:
+        w("No ratios to show (see above).")
         return
-    anyrec = next(iter(pairs.values()))[0]
-    w("The goodput ratio symphony/eager over the grid of Table 1 (later paper, Section 3.4.2) / Table 3 (earlier "
-      "paper, Section 4.3), per model set, from `synthetic-grid` @%s (%s). The paper's statements are beside "
-      "the rows they concern: Figure 7 (later paper) compares deferred (symphony) with eager; Figure 4 (earlier "
-      "paper) compares the beta*lambda rule with work-conserving dispatch, which this grid does not run." % (
-          commit_of(anyrec), seeds_text(anyrec["seed"], anyrec["replications"])))
+    w("Each cell: look-ahead / the papers' rule (`-` where that policy has no pairs). The papers' statements are "
+      "beside the rows they concern.")
     w("")
     sets = []
-    for k in pairs:
-        if k[0] not in sets:
-            sets.append(k[0])
+    for rat in (la, pr):
+        for k in (rat[0] if rat else {}):
+            if k[0] not in sets:
+                sets.append(k[0])
+
     def says(*vids):
         return "; ".join("%s%s (`%s`)" % (PV[v]["what"], "" if PV[v].get("value") is None else ": " +
                                           fmt_paper(PV[v]), v) for v in vids if v in PV)
@@ -1160,53 +1401,116 @@ def grid_section(R, w):
                   "BERT": says("dbs-f7c-bert"), "Bert": says("dbs-f7c-bert")}
     w("| model set | pairs | median | p10 | p90 | share >= 1.5x | share >= 0.95 | the papers |")
     w("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
-    allv = []
-    for st in sets + ["all"]:
-        v = [s["goodput_rps"] / e["goodput_rps"] for k, (s, e) in pairs.items()
-             if (st == "all" or k[0] == st) and e["goodput_rps"]]
-        if st != "all":
-            allv += v
-        if not v:
-            continue
-        said = next((t for key, t in paper_says.items() if st.startswith(key)), "")
-        if st == "all":
+
+    def both(st_la, st_pr, key, spec):
+        return " / ".join("-" if st is None else spec % (st[key] * (100 if spec.endswith("%%") else 1))
+                          for st in (st_la, st_pr))
+
+    for st_name in sets + ["all"]:
+        sts = []
+        for rat in (la, pr):
+            v = [x for k, x in (rat[0].items() if rat else []) if st_name == "all" or k[0] == st_name]
+            sts.append(dist_stats(v))
+        said = next((t for key, t in paper_says.items() if st_name.startswith(key)), "")
+        if st_name == "all":
             said = says("dbs-f7d-no-worse", "dbs-f7d-share-1.5", "dbs-f7d-double", "co-f4d-share-1.5")
-        w("| %s | %d | %.3f | %.3f | %.3f | %.1f%% | %.1f%% | %s |" % (
-            "**all**" if st == "all" else st, len(v), pct(v, 50), pct(v, 10), pct(v, 90),
-            100.0 * sum(x >= 1.5 for x in v) / len(v), 100.0 * sum(x >= 0.95 for x in v) / len(v), md_escape(said)))
-    dn = [s["goodput_rps"] / e["goodput_rps"] for k, (s, e) in pairs.items()
-          if k[0] == "DenseNet121" and k[3] == 30 and e["goodput_rps"]]
-    if dn:
+        w("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            "**all**" if st_name == "all" else st_name, " / ".join("-" if st is None else "%d" % st["n"] for st in sts),
+            both(*sts, "median", "%.3f"), both(*sts, "p10", "%.3f"), both(*sts, "p90", "%.3f"),
+            both(*sts, "ge15", "%.1f%%"), both(*sts, "ge095", "%.1f%%"), md_escape(said)))
+    dn = []
+    for rat in (la, pr):
+        dn.append([x for k, x in (rat[0].items() if rat else []) if k[0] == "DenseNet121" and k[3] == 30])
+    if any(dn):
         w("")
-        w("DenseNet121 at SLO 30 ms alone: %d pairs, %.2f to %.2f, median %.3f." % (len(dn), min(dn), max(dn),
-                                                                                   pct(dn, 50)))
+        w("DenseNet121 at SLO 30 ms alone: %s." % "; ".join(
+            "%s %d pairs, %.2f to %.2f, median %.3f" % (SYM_NAMES[sym], len(v), min(v), max(v), pct(v, 50))
+            for sym, v in zip((LOOKAHEAD, PAPER_RULE), dn) if v))
+
+
+def bound_section(R, w):
+    w("### Goodput over the multi-model bound")
     w("")
-    w("The grid runs one search per point (%s). Its spread is estimated by `synthetic-grid-spread` (several seeds "
-      "on a sample of its points):" % seeds_text(anyrec["seed"], anyrec["replications"]))
+    w("The multi-model bound (`bound_rps`, core/capacity.h) is the largest total rate any scheduler could serve "
+      "the models at their shares on the GPUs within their SLOs; each goodput over it (`goodput_of_bound`) says "
+      "how much any scheduler could still gain. Over the grid's points: median (p10 to p90).")
+    w("")
+    pols = [("eager", "eager"), (LOOKAHEAD, "look-ahead"), (PAPER_RULE, "papers' rule")]
+    w("| study | points | %s |" % " | ".join(n for _, n in pols))
+    w("| --- | ---: | %s |" % " | ".join("---:" for _ in pols))
+    for name, what in GRID_STUDIES + [("zoo-goodput", "the six zoo cases")]:
+        try:
+            recs = R.sweep(name)
+        except Missing as e:
+            w("| `%s` | not run: %s | %s |" % (name, md_escape(e.why), " | ".join("" for _ in pols)))
+            continue
+        cells, npts = [], 0
+        for p, _ in pols:
+            v = [x for x in (of_bound(r) for r in recs if policy_name(r["series"]) == p) if x is not None]
+            npts = max(npts, len(v))
+            cells.append("%.3f (%.3f to %.3f)" % (pct(v, 50), pct(v, 10), pct(v, 90)) if v else "-")
+        w("| `%s` (%s) | %d | %s |" % (name, what, npts, " | ".join(cells)))
     w("")
     try:
-        sp = grid_pairs(R, "synthetic-grid-spread")
-    except Missing as e:
-        w("not run: %s (`scripts/reproduce synthetic-grid-spread`)." % e.why)
+        recs = R.sweep("zoo-goodput")
+    except Missing:
         return
-    hw, straddle, outside = [], 0, 0
-    for k, (s, e) in sp.items():
-        for r in (s, e):
-            if r.get("ci95") and r["goodput_rps"]:
-                hw.append((r["ci95"][1] - r["ci95"][0]) / 2 / r["goodput_rps"])
-        q = ratio(s, e)
-        if q and q.ci:
-            straddle += q.ci[0] <= 1 <= q.ci[1]
-            one = s["by_seed"][0] / e["by_seed"][0] if e["by_seed"][0] else None
-            outside += one is not None and not (q.ci[0] <= one <= q.ci[1])
-    rs = next(iter(sp.values()))[0]
-    w("- %d pairs (`synthetic-grid-spread` @%s, %s); the half-width of a goodput's 95%% interval is %.1f%% of "
-      "the mean at the median, %.1f%% at p90, %.1f%% at most;" % (
-          len(sp), commit_of(rs), seeds_text(rs["seed"], rs["replications"]), 100 * pct(hw, 50), 100 * pct(hw, 90),
-          100 * max(hw)) if hw else "- no intervals (one seed?)")
-    w("- %d of the pairs' ratio intervals contain 1 (no difference shown); in %d the seed-%s ratio (what a "
-      "one-seed grid point reports) lies outside the %d-seed interval." % (straddle, outside, rs["seed"],
-                                                                          rs["replications"]))
+    w("Per zoo case (`zoo-goodput`): the mean over the seeds of each seed's goodput over the bound, with its 95% "
+      "interval.")
+    w("")
+    w("| case | bound r/s | %s |" % " | ".join(n for _, n in pols))
+    w("| --- | ---: | %s |" % " | ".join("---:" for _ in pols))
+    for c in ZOO_CASES.values():
+        row = {policy_name(r["series"]): r for r in recs if match_label(r, "@case", c)}
+        if not row:
+            continue
+        b = next((r.get("bound_rps") for r in row.values() if r.get("bound_rps")), None)
+        label = next(iter(row.values()))["labels"]["@case"]
+        cells = []
+        for p, _ in pols:
+            r = row.get(p)
+            if r is None or not b:
+                cells.append("-")
+                continue
+            m, ci = mean_ci([x / b for x in r["by_seed"]])
+            cells.append(Num(m, ci).text("%.3f"))
+        w("| %s | %s | %s |" % (md_escape(label), "%.0f" % b if b else "-", " | ".join(cells)))
+
+
+def spread_section(R, w):
+    w("### The grid's spread (`synthetic-grid-spread`)")
+    w("")
+    try:
+        R.sweep("synthetic-grid-spread")
+    except Missing as e:
+        w("Not run: %s (`scripts/reproduce synthetic-grid-spread`)." % e.why)
+        return
+    w("The grid runs one search per point; `synthetic-grid-spread` runs several seeds on a sample of its points:")
+    w("")
+    for sym in (LOOKAHEAD, PAPER_RULE):
+        sp = grid_pairs(R, "synthetic-grid-spread", sym)
+        if not sp:
+            w("- %s: no %s/eager pairs in these results." % (SYM_NAMES[sym], sym))
+            continue
+        hw, straddle, outside, n = [], 0, 0, 0
+        for k, (s, e) in sp.items():
+            for r in (s, e):
+                if r.get("ci95") and r["goodput_rps"]:
+                    hw.append((r["ci95"][1] - r["ci95"][0]) / 2 / r["goodput_rps"])
+            q = ratio(s, e)
+            if q and q.ci:
+                n += 1
+                straddle += q.ci[0] <= 1 <= q.ci[1]
+                one = s["by_seed"][0] / e["by_seed"][0] if e["by_seed"][0] else None
+                outside += one is not None and not (q.ci[0] <= one <= q.ci[1])
+        rs = next(iter(sp.values()))[0]
+        w("- %s: %d pairs (@%s, %s); the half-width of a goodput's 95%% interval (%s and eager) is %s; %d of "
+          "%d ratio intervals contain 1 (no difference shown); in %d the seed-%s ratio (what a one-seed grid point "
+          "reports) lies outside the %d-seed interval." % (
+              SYM_NAMES[sym], len(sp), commit_of(rs), seeds_text(rs["seed"], rs["replications"]), sym,
+              "%.1f%% of the mean at the median, %.1f%% at p90, %.1f%% at most" % (
+                  100 * pct(hw, 50), 100 * pct(hw, 90), 100 * max(hw)) if hw else "not known (one seed?)",
+              straddle, n, outside, rs["seed"], rs["replications"]))
 
 
 def clockwork_section(R, w):
@@ -1261,7 +1565,8 @@ def main(argv=None):
     papers, items, by_id = load_paper_values()
     PV.update(by_id)
     R = Results(args.results)
-    cmps = build(R)
+    cmps = build(R, PAPER_RULE)
+    la = build(R, LOOKAHEAD)
     # every study the report reads must have run
     for name in STUDIES:
         try:
@@ -1277,7 +1582,7 @@ def main(argv=None):
         lines.append("(or all at once: scripts/reproduce all; --allow-missing writes the report without them)")
         print("\n".join(lines), file=sys.stderr)
         sys.exit(2)
-    text, gaps = render(R, papers, items, cmps, args)
+    text, gaps = render(R, papers, items, cmps, args, la)
     text = text.rstrip("\n") + "\n\n" + report_others.section(args.results)
     text = text.rstrip("\n") + "\n\n" + report_lookahead.section(args.results)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

@@ -167,6 +167,14 @@ def signature(config):
     return hashlib.sha1(json.dumps(c, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def policy_name(p):
+    """A policy as the study files name it: the C side writes the papers' rule, `symphony:lookahead=off`,
+    back as `symphony:lookahead=false` (plan, loadcurve and the sweep lines' policy field)."""
+    if isinstance(p, str) and p.startswith("symphony:"):
+        return p.replace("lookahead=false", "lookahead=off").replace("lookahead=0", "lookahead=off")
+    return p
+
+
 def study_file(name):
     """experiments/NAME.json as an object, or None when it is missing or not valid JSON."""
     try:
