@@ -13,9 +13,12 @@ synthetic-grid and synthetic-grid-spread, runs the report with --allow-missing a
   one-seed grid and the 5-seed spread study (a pair's ratio the mean of its per-seed ratios), pairs
   where eager is 0 left out; issue 27's verdict computed from them (met, then not met once 2% of the
   pairs fall below 0.95x eager); goodput over the multi-model bound per policy;
+- flat-top and min-gpus (loadcurve and plan files), workload-shape and gpu-scaling for both symphonies,
+  the best other system never the other symphony;
 - results that predate the papers' rule (no symphony:lookahead=off points) are reported, not a crash.
 Python's standard library only."""
 import json
+import math
 import os
 import re
 import shutil
@@ -40,6 +43,11 @@ def pctl(xs, q):
     k = (len(xs) - 1) * q / 100.0
     f = int(k)
     return xs[f] if f == k else xs[f] + (xs[f + 1] - xs[f]) * (k - f)
+
+
+def g3(x):
+    """Three significant digits, as the report prints a value without a unit."""
+    return "%%.%df" % max(0, 2 - int(math.floor(math.log10(abs(x))))) % x
 
 
 def line(point, npoints, key, policy, by_seed, config, bound=None, batch=None, queue_p99=None):
@@ -178,6 +186,72 @@ def spread_lines(pts):
     return out
 
 
+def write_json(path, d):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(d, f)
+
+
+FLAT_BUSY = {"symphony": 0.25, "symphony:lookahead=off": 0.18, "eager": 0.7, "clockwork": 0.75, "nexus": 0.3,
+             "shepherd": 0.72}
+
+
+def flat_top(path):
+    """loadcurve-0.json: busy fractions linear in the load, each policy at 2x load at its peak."""
+    pts = []
+    for p, busy in FLAT_BUSY.items():
+        for load in (0.1, 0.2, 1.0, 2.0):
+            pts.append({"policy": "symphony:lookahead=false" if p == "symphony:lookahead=off" else p, "load": load,
+                        "offered_rps": 20000 * load, "goodput_rps": 20000 * min(load, 1.0),
+                        "gpu_busy_fraction": min(1.0, busy * load / 0.15), "bad_rate": 0.0})
+    write_json(os.path.join(path, "loadcurve-0.json"), {"commit": "f1x7ure00000", "version": "0.1.0", "seed": 1,
+                                                        "replications": 5, "points": pts})
+
+
+MIN_GPUS = {"symphony": [56] * 5, "symphony:lookahead=off": [60] * 5, "eager": [56] * 5, "shepherd": [72] * 5,
+            "nexus": [-1] * 5, "clockwork": [130] * 5}
+
+
+def min_gpus(path):
+    for i, models in enumerate(([{"name": "ResNet50"}], [{"name": "m%d" % k} for k in range(37)])):
+        pols = []
+        for p, g in MIN_GPUS.items():
+            ok = min(g) > 0
+            pols.append({"policy": "symphony:lookahead=false" if p == "symphony:lookahead=off" else p,
+                         "gpus": g[0] if ok else -1, "gpus_mean": sum(g) / 5.0 if ok else None,
+                         "gpus_ci95": [g[0], g[0]] if ok else None, "gpus_by_seed": g})
+        write_json(os.path.join(path, "plan-%d.json" % i), {
+            "commit": "f1x7ure00000", "version": "0.1.0", "seed": 1, "replications": 5, "target_rate": 15000,
+            "max_gpus": 1000, "config": {"models": models}, "analytic": {"staggered_gpus": 21, "nexus_gpus": 27},
+            "policies": pols})
+
+
+SHAPE = {"symphony": 12000, "symphony:lookahead=off": 12500, "eager": 11900, "nexus": 600}  # the papers' rule leads
+
+
+def shape_lines():
+    out = []
+    for pop in ("equal", "zipf:0.9"):
+        for arr in ("poisson", "gamma:0.05"):
+            for slo in (15, 20, 100):
+                key = {"popularity": pop, "arrival": arr, "slo_ms": slo}
+                cfg = {"models": [{"name": "m"}], "gpus": 32, "slo_ms": slo, "popularity": pop, "arrival": arr}
+                for p, g in SHAPE.items():
+                    out.append(line(0, 0, key, p, [g * (slo / 15.0)] * 5, cfg))
+    return out
+
+
+SCALING = {"symphony": (8000, 120000), "symphony:lookahead=off": (7000, 110000), "eager": (8500, 110000)}
+
+
+def scaling_lines():
+    out = []
+    for i, g in enumerate((8, 128)):
+        for p, gp in SCALING.items():
+            out.append(line(0, 0, {"gpus": g}, p, [gp[i]] * 5, {"models": [{"name": "m"}], "gpus": g, "slo_ms": 100}))
+    return out
+
+
 def run_report(results, out):
     r = subprocess.run([sys.executable, REPORT, "--results", results, "--allow-missing", "--out", out],
                        capture_output=True, text=True)
@@ -215,6 +289,10 @@ try:
     write_sweep(os.path.join(res, "table2"), table2_lines())
     write_sweep(os.path.join(res, "timeout"), timeout_lines())
     write_sweep(os.path.join(res, "zoo-goodput"), zoo_lines())
+    flat_top(os.path.join(res, "flat-top"))
+    min_gpus(os.path.join(res, "min-gpus"))
+    write_sweep(os.path.join(res, "workload-shape"), shape_lines())
+    write_sweep(os.path.join(res, "gpu-scaling"), scaling_lines())
     pts = grid_pairs(n_low=1)  # 1 of 100 pairs below 0.95x eager: 99% at 0.95x or better
     write_sweep(os.path.join(res, "synthetic-grid"), grid_lines(pts))
     sample = dict(list(pts.items())[:12])
@@ -256,6 +334,26 @@ try:
     row = table_row(text, "All models: Symphony's goodput over each baseline's (2.0x to 2.4x)")
     check(row is not None and row[4].startswith("%.2f to " % (3300 / 2500.0)) and
           row[7].startswith("%.2f to " % (3600 / 2500.0)), "the zoo's ratios for both: %r" % (row,))
+
+    # flat-top and min-gpus (loadcurve and plan results, whose policy field reads symphony:lookahead=false)
+    row = table_row(text, "Symphony's GPU busy fraction at 3K r/s offered (it needs 20% of the GPUs)")
+    check(row is not None and row[4] == "%.2f" % (FLAT_BUSY["symphony:lookahead=off"] * 3000 / 20000 / 0.15) and
+          row[7].startswith("%.2f; " % (FLAT_BUSY["symphony"] * 3000 / 20000 / 0.15)), "flat-top busy: %r" % (row,))
+    row = table_row(text, "GPU busy fraction at 3K r/s of Clockwork, Nexus and Shepherd (all GPUs already fully busy)")
+    check(row is not None and row[7] == "", "the baselines' busy fractions do not involve symphony: %r" % (row,))
+    row = table_row(text, "All models: Shepherd needs 90% more GPUs than Symphony")
+    check(row is not None and row[4].startswith("%.2f" % (72 / 60.0)) and row[7].startswith("%.2f" % (72 / 56.0)),
+          "min-gpus for both: %r" % (row,))
+    # workload-shape: symphony against the best other system, never the other symphony
+    row = table_row(text, "Symphony gains most at tight SLOs, in all four set-ups")
+    check(row is not None and "symphony / best other (eager) %s" % g3(12500 / 11900.0) in row[4] and
+          "symphony / best other (eager) %s" % g3(12000 / 11900.0) in row[7] and "lookahead" not in row[4] + row[7],
+          "workload-shape against the best other: %r" % (row,))
+    row = table_row(text, "Symphony's goodput grows linearly with the number of GPUs (Clockwork's is limited by "
+                          "locks in its implementation)")
+    check(row is not None and "symphony: per-GPU goodput at 128 GPUs / at 8 %s" % g3(110000 / 7000.0 / 16) in row[4]
+          and "symphony: per-GPU goodput at 128 GPUs / at 8 %s" % g3(120000 / 8000.0 / 16) in row[7],
+          "gpu-scaling for both: %r" % (row,))
 
     # the grid: the distributions for both symphonies, from the one-seed grid
     keep = [k for k, (la, pr, e) in pts.items() if e > 0]
