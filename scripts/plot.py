@@ -65,8 +65,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from studylib import (PM, SweepError, interp, label_of, mean_ci, paired_ratio, paper, pm,  # noqa: E402
-                      read_sweep, request_median_batch, seeds_text, sweep_record)
+from studylib import (PAPER_RULE, PM, RULE_NAMES, RULES, SweepError, interp, label_of, mean_ci,  # noqa: E402
+                      paired_ratio, paper, pm, policy_name, ratio_summary, read_sweep, request_median_batch,
+                      seeds_text, shown, sweep_record)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DPI = 150
@@ -75,12 +76,17 @@ SYMPHONY = "symphony"
 # one colour per policy in every figure (others get the colours left)
 POLICY_ORDER = [SYMPHONY, "eager", "timeout:30%", "betalambda", "clockwork", "shepherd", "nexus", "urgency", "fcfs",
                 "edf", "nexus:frontends=8", "urgency:app=signed"]
+# the papers' rule beside look-ahead (symphony) in every figure: symphony's blue, darker (and dashed in line plots)
+POLICY_COLOR = {PAPER_RULE: "#0b2e59"}
+EAGER = "eager"
 PAPER_BASELINES = ["clockwork", "nexus", "shepherd"]  # the systems the later paper measured
 
 # the goodput columns of every sweep point in the CSV files, after the study's own ones
 METRICS = ["goodput_rps", "goodput_ci_low", "goodput_ci_high", "seeds", "ratio_to_symphony", "ratio_ci_low",
-           "ratio_ci_high", "upper_bound_rps", "bad_rate", "batch_p50", "batch_request_p50", "batch_mean",
-           "queueing_p99_ms", "latency_p99_ms", "gpu_busy_fraction", "worst_model", "worst_model_bad_rate"]
+           "ratio_ci_high", "ratio_to_eager", "ratio_to_eager_ci_low", "ratio_to_eager_ci_high", "upper_bound_rps",
+           "bound_rps", "goodput_of_bound", "goodput_of_bound_ci_low", "goodput_of_bound_ci_high", "bad_rate",
+           "batch_p50", "batch_request_p50", "batch_mean", "queueing_p99_ms", "latency_p99_ms", "gpu_busy_fraction",
+           "worst_model", "worst_model_bad_rate"]
 PROV = ["point", "version", "commit", "seed"]  # the provenance columns that end every row
 
 
@@ -170,6 +176,7 @@ def wrap(s, width=28):
 def colors(policies):
     """{policy: colour}, the same colour for a policy in every figure."""
     cols = {p: PALETTE[i] for i, p in enumerate(POLICY_ORDER)}
+    cols.update(POLICY_COLOR)
     free = [c for c in PALETTE if c not in [cols[p] for p in policies if p in cols]]
     for i, p in enumerate(p for p in policies if p not in cols):
         cols[p] = free[i % len(free)] if free else PALETTE[i % len(PALETTE)]
@@ -177,8 +184,12 @@ def colors(policies):
 
 
 def line_style(policy):
-    """Symphony is drawn wide underneath, so that policies on top of it stay visible."""
-    return dict(linewidth=3.5, alpha=0.55, zorder=1) if policy == SYMPHONY else dict(linewidth=1.5, zorder=2)
+    """Symphony is drawn wide underneath, so that policies on top of it stay visible; the papers' rule dashed."""
+    if policy == SYMPHONY:
+        return dict(linewidth=3.5, alpha=0.55, zorder=1)
+    if policy_name(policy) == PAPER_RULE:
+        return dict(linewidth=2, linestyle="--", zorder=2)
+    return dict(linewidth=1.5, zorder=2)
 
 
 def study_file(name):
@@ -331,14 +342,23 @@ def by_key(recs, *axes):
     return {tuple(label_of(r["key"].get(a)) for a in axes): r for r in recs}
 
 
-def metric_row(r, sym):
-    """The METRICS columns of a record, sym: symphony's record at the same point (or None)."""
+def of_bound(r):
+    """(mean, [lo, hi]) of a record's per-seed goodputs over its multi-model bound (bound_rps)."""
+    b = r.get("bound_rps") if r else None
+    return mean_ci([x / b for x in r["by_seed"]]) if b else (None, None)
+
+
+def metric_row(r, sym, eager=None):
+    """The METRICS columns of a record, sym: symphony's record at the same point (or None), eager: eager's."""
     c = ci_of(r)
     rt, rci = rel_to(r, sym)
+    et, eci = rel_to(r, eager)
+    ob, obci = of_bound(r)
     return [r["goodput_rps"], c[0] if c else None, c[1] if c else None, len(r["by_seed"]), rt,
-            rci[0] if rci else None, rci[1] if rci else None, r["upper_bound_rps"], r["bad_rate"], r["batch_p50"],
-            r.get("batch_request_p50"), r["batch_mean"], r["queueing_p99_ms"], r["latency_p99_ms"],
-            r["gpu_busy_fraction"], r.get("worst_model"), r.get("worst_model_bad_rate")]
+            rci[0] if rci else None, rci[1] if rci else None, et, eci[0] if eci else None, eci[1] if eci else None,
+            r["upper_bound_rps"], r.get("bound_rps"), ob, obci[0] if obci else None, obci[1] if obci else None,
+            r["bad_rate"], r["batch_p50"], r.get("batch_request_p50"), r["batch_mean"], r["queueing_p99_ms"],
+            r["latency_p99_ms"], r["gpu_busy_fraction"], r.get("worst_model"), r.get("worst_model_bad_rate")]
 
 
 def prov_row(r):
@@ -346,26 +366,32 @@ def prov_row(r):
 
 
 def policy_block(title, rows, ref=None):
-    """Text block: a case's goodput (mean +- 95%), ratio to symphony (or to the policy ref), batch p50
-    (per batch and per request), queueing p99, GPU busy per policy (the last four: the first seed's run
-    at its goodput)."""
+    """Text block: a case's goodput (mean +- 95%), ratio to symphony (or to the policy ref) and to eager, the
+    goodput over the multi-model bound, batch p50 (per batch and per request), queueing p99, GPU busy per policy
+    (the last four: the first seed's run at its goodput)."""
     ref = ref if ref and any(p == ref for p, _ in rows) else SYMPHONY
     sym = next((r for p, r in rows if p == ref), None)
+    eager = next((r for p, r in rows if p == EAGER), None)
     w = max([20] + [len(p) for p, _ in rows])
-    lines = [title, "  %-*s %16s %15s %6s %11s %13s %9s" % (
-        w, "policy", "goodput r/s", "vs " + ref[:12], "seeds", "batch p50", "queue p99 ms", "GPU busy")]
+    lines = [title, "  %-*s %16s %15s %15s %13s %6s %11s %13s %9s" % (
+        w, "policy", "goodput r/s", "vs " + ref[:12], "vs eager", "of bound", "seeds", "batch p50", "queue p99 ms",
+        "GPU busy")]
     for p, r in rows:
         rt, rci = rel_to(r, sym)
-        lines.append("  %-*s %16s %15s %6d %11s %13s %9s" % (
-            w, p, gp(r), pm(rt, rci, "%.2f") + "x" if rt is not None else "-", len(r["by_seed"]),
+        et, eci = rel_to(r, eager)
+        ob, obci = of_bound(r)
+        lines.append("  %-*s %16s %15s %15s %13s %6d %11s %13s %9s" % (
+            w, p, gp(r), pm(rt, rci, "%.2f") + "x" if rt is not None else "-",
+            pm(et, eci, "%.2f") + "x" if et is not None else "-", pm(ob, obci, "%.3f"), len(r["by_seed"]),
             "%s/%s" % (fmt(r["batch_p50"], "%g"), fmt(r.get("batch_request_p50"), "%g")),
             fmt(r["queueing_p99_ms"], "%.2f"),
             fmt(r["gpu_busy_fraction"] * 100 if r["gpu_busy_fraction"] is not None else None, "%.0f%%")))
     return "\n".join(lines) + "\n"
 
 
-BLOCK_NOTE = ("(batch p50: per batch / per request; batch, queueing and GPU busy are of the first seed's run at "
-              "its own goodput)\n")
+BLOCK_NOTE = ("(symphony is look-ahead deferral, symphony:lookahead=off the papers' rule; of bound: goodput over the "
+              "multi-model bound (bound_rps), per seed; batch p50: per batch / per request; batch, queueing and GPU "
+              "busy are of the first seed's run at its own goodput)\n")
 
 
 def policy_bars(ax, policies, recs, sym=None, cols=None):
@@ -376,7 +402,7 @@ def policy_bars(ax, policies, recs, sym=None, cols=None):
     ax.bar(x, vals, color=[cols[p] for p in policies] if cols else None, edgecolor="black", linewidth=0.4,
            yerr=yerr(recs), capsize=3, error_kw=dict(linewidth=0.9))
     ax.set_xticks(x)
-    ax.set_xticklabels(policies, rotation=45, ha="right", fontsize=8)
+    ax.set_xticklabels([shown(p) for p in policies], rotation=45, ha="right", fontsize=8)
     top = max(vals) if vals and max(vals) > 0 else 1
     if sym:
         for xi, r, v in zip(x, recs, vals):
@@ -422,10 +448,16 @@ def table2_model(case_label):
     return None
 
 
+def paper_policy(p):
+    """The policy whose paper values a policy is set against: the papers' Symphony is both symphony (look-ahead,
+    ours) and the papers' rule it implements."""
+    return SYMPHONY if policy_name(p) == PAPER_RULE else p
+
+
 def mark_table2(ax, model, policies, x):
     """Table 2 (later paper, diamond) and Table 4 (earlier paper, square) goodputs over the bars."""
     for xi, p in zip(x, policies):
-        ids = TABLE2_GOODPUT.get(model, {}).get(p, [])
+        ids = TABLE2_GOODPUT.get(model, {}).get(paper_policy(p), [])
         for vid, mk, lab in zip(ids, ("D", "s"), ("paper: Table 2 (later)", "paper: Table 4 (earlier)")):
             v = paper_value(vid)
             if v is None:
@@ -447,8 +479,9 @@ def plot_compare_policies(name, out):
     fig, axes = plt.subplots(1, len(groups), figsize=(5.2 * len(groups), 5.2), constrained_layout=True, squeeze=False)
     for ax, (case, prs) in zip(axes[0], groups):
         sym = next((r for p, r in prs if p == SYMPHONY), None)
+        eager = next((r for p, r in prs if p == EAGER), None)
         for p, r in prs:
-            rows.append([case, p] + metric_row(r, sym) + prov_row(r))
+            rows.append([case, p] + metric_row(r, sym, eager) + prov_row(r))
         table += "\n" + policy_block(case, prs)
         ps = [p for p, _ in prs]
         x = policy_bars(ax, ps, [r for _, r in prs], sym, cols)
@@ -481,8 +514,8 @@ def plot_table2(name, out):
     rows, table = [], heading(name, recs)
     hdr = ["model", "alpha_ms", "beta_ms", "slo_ms", "gpus", "kind", "policy", "batch", "batch_request_p50",
            "goodput_rps", "goodput_ci_low", "goodput_ci_high", "seeds", "ratio_to_symphony", "ratio_ci_low",
-           "ratio_ci_high", "bad_rate", "queueing_p99_ms", "paper_goodput_table2", "paper_goodput_table4",
-           "paper_median_batch_fig1"] + PROV
+           "ratio_ci_high", "ratio_to_eager", "ratio_to_eager_ci_low", "ratio_to_eager_ci_high", "bad_rate",
+           "queueing_p99_ms", "paper_goodput_table2", "paper_goodput_table4", "paper_median_batch_fig1"] + PROV
     fig, axes = plt.subplots(2, len(groups), figsize=(6.2 * len(groups), 9.5), constrained_layout=True,
                              squeeze=False)
     for k, (model, prs) in enumerate(groups):
@@ -491,31 +524,36 @@ def plot_table2(name, out):
         m = r0["models"][0]
         alpha, beta, slo, n = m["alpha_ms"], m["beta_ms"], r0["slo_ms"], r0["gpus"]
         sym = next((r for p, r in prs if p == SYMPHONY), None)
+        eager = next((r for p, r in prs if p == EAGER), None)
         table += "\n%s: alpha %g ms, beta %g ms, SLO %g ms, N = %d GPUs\n" % (model, alpha, beta, slo, n)
-        table += "  %-22s %9s %16s %15s %13s %13s\n" % ("", "batch", "goodput r/s", "vs symphony", "paper T2/T4",
-                                                       "paper F1 b")
+        table += "  %-22s %9s %16s %15s %15s %13s %13s\n" % ("", "batch", "goodput r/s", "vs symphony", "vs eager",
+                                                            "paper T2/T4", "paper F1 b")
         an = analytic_batches(alpha, beta, slo, n)
         for kind, b, thr in an:
-            table += "  %-22s %9d %16.0f %15s\n" % ("analytic " + kind, b, thr,
-                                                    fmt(ratio(thr, sym["goodput_rps"] if sym else None), "%.2fx"))
+            table += "  %-22s %9d %16.0f %15s %15s\n" % (
+                "analytic " + kind, b, thr, fmt(ratio(thr, sym["goodput_rps"] if sym else None), "%.2fx"),
+                fmt(ratio(thr, eager["goodput_rps"] if eager else None), "%.2fx"))
             rows.append([model, alpha, beta, slo, n, "analytic", kind, b, None, thr, None, None, None,
-                         ratio(thr, sym["goodput_rps"] if sym else None), None, None, None, None, None, None, None,
+                         ratio(thr, sym["goodput_rps"] if sym else None), None, None,
+                         ratio(thr, eager["goodput_rps"] if eager else None), None, None, None, None, None, None,
                          None, r0["version"], r0.get("commit"), r0["seed"]])
         for p, r in prs:
             rt, rci = rel_to(r, sym)
-            ids = TABLE2_GOODPUT.get(model, {}).get(p, [])
+            et, eci = rel_to(r, eager)
+            ids = TABLE2_GOODPUT.get(model, {}).get(paper_policy(p), [])
             t2 = paper_value(ids[0]) if ids else None
             t4 = paper_value(ids[1]) if len(ids) > 1 else None
-            f1 = paper_value(FIG1_BATCH.get(model, {}).get(p, ""))
-            table += "  %-22s %9s %16s %15s %13s %13s\n" % (
+            f1 = paper_value(FIG1_BATCH.get(model, {}).get(paper_policy(p), ""))
+            table += "  %-22s %9s %16s %15s %15s %13s %13s\n" % (
                 p, "%s/%s" % (fmt(r["batch_p50"], "%g"), fmt(r["batch_request_p50"], "%g")), gp(r),
                 pm(rt, rci, "%.2f") + "x" if rt is not None else "-",
+                pm(et, eci, "%.2f") + "x" if et is not None else "-",
                 "%s/%s" % (fmt(t2), fmt(t4)) if t2 or t4 else "", fmt(f1, "%g", ""))
             c = ci_of(r)
             rows.append([model, alpha, beta, slo, n, "simulated", p, r["batch_p50"], r["batch_request_p50"],
                          r["goodput_rps"], c[0] if c else None, c[1] if c else None, len(r["by_seed"]), rt,
-                         rci[0] if rci else None, rci[1] if rci else None, r["bad_rate"], r["queueing_p99_ms"],
-                         t2, t4, f1] + prov_row(r))
+                         rci[0] if rci else None, rci[1] if rci else None, et, eci[0] if eci else None,
+                         eci[1] if eci else None, r["bad_rate"], r["queueing_p99_ms"], t2, t4, f1] + prov_row(r))
         ps = [p for p, _ in prs]
         x = policy_bars(ax, ps, [r for _, r in prs], sym, cols)
         mark_table2(ax, model, ps, x)
@@ -534,18 +572,20 @@ def plot_table2(name, out):
         axb.bar(x + w / 2, [r["batch_request_p50"] or 0 for _, r in prs], w, color=[cols[p] for p in ps],
                 edgecolor="black", linewidth=0.4, hatch="//", alpha=0.7, label="median over requests")
         for xi, p in zip(x, ps):
-            paper_mark(axb, xi, paper_value(FIG1_BATCH.get(model, {}).get(p, "")), "paper: Figure 1 median")
+            paper_mark(axb, xi, paper_value(FIG1_BATCH.get(model, {}).get(paper_policy(p), "")),
+                       "paper: Figure 1 median")
         for kind, b, _ in an:
             axb.axhline(b, color="gray", linestyle="--" if kind == "uncoordinated" else "-.", linewidth=1,
                         label="analytic %s batch %d" % (kind, b))
         axb.set_xticks(x)
-        axb.set_xticklabels(ps, rotation=45, ha="right", fontsize=8)
+        axb.set_xticklabels([shown(p) for p in ps], rotation=45, ha="right", fontsize=8)
         axb.set_ylabel("median batch size (first seed's run at its goodput)")
         axb.set_title("%s: median batch (Figure 1)" % model, fontsize=10)
         axb.grid(axis="y", alpha=0.3)
         axb.legend(loc="upper right", fontsize=7)
-    table += "\n(batch: median per batch / per request, of the first seed's run at its goodput; paper T2/T4: " \
-             "the later paper's Table 2 / the earlier paper's Table 4; paper F1 b: Figure 1's median batch)\n"
+    table += "\n(symphony is look-ahead deferral, symphony:lookahead=off the papers' rule; batch: median per batch / " \
+             "per request, of the first seed's run at its goodput; paper T2/T4: the later paper's Table 2 / the " \
+             "earlier paper's Table 4; paper F1 b: Figure 1's median batch)\n"
     fig.suptitle("Table 2 and Figure 1: goodput per policy (numbers: ratio to symphony) vs analytic throughput - %s"
                  % provenance(recs), fontsize=11)
     finish(out, name, hdr, rows, fig, table)
@@ -562,42 +602,58 @@ def beta_of(r):
 
 
 def plot_batching_effect(name, out):
+    """Figure 6a: eager's goodput over symphony's as beta grows, for look-ahead (symphony) and, where the study
+    runs it, the papers' rule (symphony:lookahead=off)."""
     recs, _ = load_sweep(name, out)
     idx = by_key(recs, "@beta", "policy")
-    rows, xs, ys, errs = [], [], [], [[], []]
-    table = heading(name, recs) + "\n  %7s %7s %16s %16s %16s %10s %9s\n" % (
-        "beta ms", "SLO ms", "symphony r/s", "eager r/s", "eager/symphony", "sym batch", "eager b.")
+    syms = [p for p in RULES if any(k[1] == p for k in idx)]
+    rows, lines = [], {p: ([], [], [[], []]) for p in syms}
+    table = heading(name, recs) + "\n  %7s %7s %16s" % ("beta ms", "SLO ms", "eager r/s") + "".join(
+        " %16s %16s %10s" % (RULE_NAMES[p] + " r/s", "eager/" + RULE_NAMES[p], "batch") for p in syms) + \
+        " %9s\n" % "eager b."
     for lab in axis_values(recs, "@beta"):
-        s, e = idx.get((lab, SYMPHONY)), idx.get((lab, "eager"))
-        if not s or not e:
-            die("%s: point %s lacks symphony or eager" % (name, lab))
-        beta = beta_of(s)
-        rt, rci = rel_to(e, s)
-        xs.append(beta)
-        ys.append(rt)
-        errs[0].append(rt - rci[0] if rci else 0)
-        errs[1].append(rci[1] - rt if rci else 0)
-        sc, ec = ci_of(s), ci_of(e)
-        rows.append([beta, s["slo_ms"], s["goodput_rps"], sc[0] if sc else None, sc[1] if sc else None,
-                     e["goodput_rps"], ec[0] if ec else None, ec[1] if ec else None, len(s["by_seed"]), rt,
-                     rci[0] if rci else None, rci[1] if rci else None, s["batch_p50"], e["batch_p50"],
-                     s["version"], s.get("commit"), s["seed"]])
-        table += "  %7g %7g %16s %16s %16s %10s %9s\n" % (beta, s["slo_ms"], gp(s), gp(e), pm(rt, rci, "%.3f"),
-                                                          fmt(s["batch_p50"], "%g"), fmt(e["batch_p50"], "%g"))
+        e = idx.get((lab, "eager"))
+        if not e or not all(idx.get((lab, p)) for p in syms):
+            die("%s: point %s lacks eager or a symphony" % (name, lab))
+        beta = beta_of(e)
+        table += "  %7g %7g %16s" % (beta, e["slo_ms"], gp(e))
+        for p in syms:
+            s = idx[(lab, p)]
+            rt, rci = rel_to(e, s)
+            xs, ys, errs = lines[p]
+            xs.append(beta)
+            ys.append(rt)
+            errs[0].append(rt - rci[0] if rci else 0)
+            errs[1].append(rci[1] - rt if rci else 0)
+            sc, ec = ci_of(s), ci_of(e)
+            rows.append([beta, s["slo_ms"], p, s["goodput_rps"], sc[0] if sc else None, sc[1] if sc else None,
+                         e["goodput_rps"], ec[0] if ec else None, ec[1] if ec else None, len(s["by_seed"]), rt,
+                         rci[0] if rci else None, rci[1] if rci else None, s["batch_p50"], e["batch_p50"],
+                         s["version"], s.get("commit"), s["seed"]])
+            table += " %16s %16s %10s" % (gp(s), pm(rt, rci, "%.3f"), fmt(s["batch_p50"], "%g"))
+        table += " %9s\n" % fmt(e["batch_p50"], "%g")
+    table += "\n(symphony is look-ahead deferral, symphony:lookahead=off the papers' rule; batch: median batch of " \
+             "the first seed's run at its goodput)\n"
     fig, ax = plt.subplots(figsize=(7, 4.5), constrained_layout=True)
-    ax.errorbar(xs, ys, yerr=errs, marker="o", color=PALETTE[1], capsize=3, label="eager / symphony (95% interval)")
+    cols = colors(list(syms))
+    for p in syms:
+        xs, ys, errs = lines[p]
+        ax.errorbar(xs, ys, yerr=errs, marker="o", color=cols[p], capsize=3,
+                    label="eager / %s (95%% interval)" % shown(p), **line_style(p))
     ax.axhline(1.0, color="gray", linestyle=":", linewidth=1)
     ax.set_xlabel("beta (ms): batch latency l(b) = 1 ms x b + beta, SLO = 2 l(8)")
     ax.set_ylabel("eager goodput / symphony goodput")
+    xs = lines[syms[0]][0]
     ax.set_xticks(xs)
-    ax.set_ylim(min(0.5, min(y for y in ys if y is not None) - 0.05), 1.05)
+    ally = [y for p in syms for y in lines[p][1] if y is not None]
+    ax.set_ylim(min(0.5, min(ally) - 0.05), max(1.05, max(ally) + 0.05))
     ax.grid(alpha=0.3)
     ax.legend()
     ax.set_title("Batching effect (Figure 6a): 10 models on 32 GPUs, Poisson - %s" % provenance(recs), fontsize=9)
-    finish(out, name, ["beta_ms", "slo_ms", "symphony_goodput_rps", "symphony_ci_low", "symphony_ci_high",
-                       "eager_goodput_rps", "eager_ci_low", "eager_ci_high", "seeds", "ratio_eager_to_symphony",
-                       "ratio_ci_low", "ratio_ci_high", "symphony_batch_p50", "eager_batch_p50", "version", "commit",
-                       "seed"], rows, fig, table)
+    finish(out, name, ["beta_ms", "slo_ms", "symphony_policy", "symphony_goodput_rps", "symphony_ci_low",
+                       "symphony_ci_high", "eager_goodput_rps", "eager_ci_low", "eager_ci_high", "seeds",
+                       "ratio_eager_to_symphony", "ratio_ci_low", "ratio_ci_high", "symphony_batch_p50",
+                       "eager_batch_p50", "version", "commit", "seed"], rows, fig, table)
 
 
 def timeout_pct(policy):
@@ -606,53 +662,63 @@ def timeout_pct(policy):
 
 
 def plot_timeout(name, out):
+    """Figure 6b: the timeout policy's goodput relative to symphony's for timeouts of 10-100% of the SLO; relative
+    to look-ahead (symphony, solid) and, where the study runs it, to the papers' rule (symphony:lookahead=off,
+    dashed), which is what the paper's Symphony is."""
     recs, _ = load_sweep(name, out)
     groups, pols = sweep_table_rows(recs, "@case")
     tpols = [p for p in pols if timeout_pct(p) is not None]
+    refs = [p for p in RULES if p in pols]
     rows = []
     fig, ax = plt.subplots(figsize=(7.5, 4.8), constrained_layout=True)
-    table = heading(name, recs) + "\ntimeout goodput / symphony goodput\n  %-9s" % "timeout"
-    table += "".join(" %16s" % ("case %d" % (i + 1)) for i in range(len(groups))) + "\n"
+    table = heading(name, recs) + "\ntimeout goodput / symphony goodput (look-ahead; the papers' rule)\n  %-9s" % \
+        "timeout"
+    table += "".join(" %16s" % ("case %d / %s" % (i + 1, RULE_NAMES[ref][:6]))
+                     for i in range(len(groups)) for ref in refs) + "\n"
     ratios = {}
     for i, (case, prs) in enumerate(groups):
         d = dict(prs)
-        sym = d.get(SYMPHONY)
-        if sym is None:
+        if SYMPHONY not in d:
             die("%s: case %s has no symphony point" % (name, case))
-        xs, ys, errs = [], [], [[], []]
-        for p in tpols:
-            r = d.get(p)
-            if r:
-                rt, rci = rel_to(r, sym)
-                xs.append(timeout_pct(p))
-                ys.append(rt)
-                errs[0].append(rt - rci[0] if rci else 0)
-                errs[1].append(rci[1] - rt if rci else 0)
-                ratios[(i, p)] = (rt, rci)
-                c = ci_of(r)
-                rows.append([case, p, xs[-1], r["goodput_rps"], c[0] if c else None, c[1] if c else None,
-                             len(r["by_seed"]), sym["goodput_rps"], rt, rci[0] if rci else None,
-                             rci[1] if rci else None, r["batch_p50"], r["bad_rate"]] + prov_row(r))
-        ax.errorbar(xs, ys, yerr=errs, marker="o", color=PALETTE[i], capsize=3,
-                    label="%s (symphony %s r/s)" % (case, gp(sym)))
+        for ref in refs:
+            sym = d.get(ref)
+            xs, ys, errs = [], [], [[], []]
+            for p in tpols:
+                r = d.get(p)
+                if r and sym:
+                    rt, rci = rel_to(r, sym)
+                    xs.append(timeout_pct(p))
+                    ys.append(rt)
+                    errs[0].append(rt - rci[0] if rci else 0)
+                    errs[1].append(rci[1] - rt if rci else 0)
+                    ratios[(i, ref, p)] = (rt, rci)
+                    c = ci_of(r)
+                    rows.append([case, p, xs[-1], r["goodput_rps"], c[0] if c else None, c[1] if c else None,
+                                 len(r["by_seed"]), ref, sym["goodput_rps"], rt, rci[0] if rci else None,
+                                 rci[1] if rci else None, r["batch_p50"], r["bad_rate"]] + prov_row(r))
+            ax.errorbar(xs, ys, yerr=errs, marker="o", color=PALETTE[i], capsize=3,
+                        linestyle="-" if ref == SYMPHONY else "--",
+                        label="%s, / %s (%s r/s)" % (wrap(case, 30), shown(ref), gp(sym)) if sym else case)
     for p in tpols:
         table += "  %-9s" % ("%g%%" % timeout_pct(p)) + "".join(
-            " %16s" % (pm(*ratios[(i, p)], spec="%.3f") if (i, p) in ratios else "-")
-            for i in range(len(groups))) + "\n"
-    table += "\n" + "".join("case %d: %s, symphony %s r/s\n" % (i + 1, c, gp(dict(prs)[SYMPHONY]))
-                            for i, (c, prs) in enumerate(groups))
+            " %16s" % (pm(*ratios[(i, ref, p)], spec="%.3f") if (i, ref, p) in ratios else "-")
+            for i in range(len(groups)) for ref in refs) + "\n"
+    table += "\n" + "".join("case %d: %s, %s\n" % (i + 1, c, ", ".join(
+        "%s %s r/s" % (shown(ref), gp(dict(prs)[ref])) for ref in refs if ref in dict(prs)))
+        for i, (c, prs) in enumerate(groups))
     ax.axhline(1.0, color="gray", linestyle=":", linewidth=1)
     ax.set_xlabel("timeout (% of the SLO)")
     ax.set_ylabel("timeout goodput / symphony goodput")
     ax.set_xticks(sorted({timeout_pct(p) for p in tpols}))
-    rs = [r[8] for r in rows if r[8] is not None] + [1.0]
+    rs = [r[9] for r in rows if r[9] is not None] + [1.0]
     ax.set_ylim(min(0.8, math.floor((min(rs) - 0.05) * 10) / 10), max(1.1, max(rs) + 0.05))
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower center", fontsize=8)
-    ax.set_title("Timeout policy (TF-Serving, Figure 6b) relative to symphony - %s" % provenance(recs), fontsize=9)
+    ax.legend(loc="lower center", fontsize=7)
+    ax.set_title("Timeout policy (TF-Serving, Figure 6b) relative to symphony\n(solid: look-ahead; dashed: the "
+                 "papers' rule) - %s" % provenance(recs), fontsize=9)
     finish(out, name, ["case", "policy", "timeout_pct_of_slo", "goodput_rps", "goodput_ci_low", "goodput_ci_high",
-                       "seeds", "symphony_goodput_rps", "ratio_to_symphony", "ratio_ci_low", "ratio_ci_high",
-                       "batch_p50", "bad_rate"] + PROV, rows, fig, table)
+                       "seeds", "reference_policy", "reference_goodput_rps", "ratio_to_reference", "ratio_ci_low",
+                       "ratio_ci_high", "batch_p50", "bad_rate"] + PROV, rows, fig, table)
 
 
 def workload_of(k):
@@ -670,10 +736,11 @@ def grid_record(d):
     """The slim record of a synthetic-grid line (the file is large)."""
     k = d["key"]
     ci = d.get("goodput_ci95")
-    return {"point": d["point"], "policy": d["policy"], "goodput_rps": d["goodput_rps"],
-            "version": d.get("version"), "commit": d.get("commit"), "seed": d.get("seed"),
-            "replications": d.get("replications") or 1, "ci95": list(ci) if ci else None,
+    return {"point": d["point"], "policy": policy_name(label_of(k["policy"]) if "policy" in k else d["policy"]),
+            "goodput_rps": d["goodput_rps"], "version": d.get("version"), "commit": d.get("commit"),
+            "seed": d.get("seed"), "replications": d.get("replications") or 1, "ci95": list(ci) if ci else None,
             "by_seed": [float(x) for x in d.get("goodput_by_seed") or [d["goodput_rps"]]],
+            "bound_rps": d.get("bound_rps"), "goodput_of_bound": d.get("goodput_of_bound"),
             "worst_model": d.get("worst_model"), "worst_bad": d.get("worst_model_bad_rate"),
             "pair": workload_of(k) + (k["gpus_per_model"], k["slo_ms"], k["arrival"])}
 
@@ -683,250 +750,358 @@ def gamma_shape(arrival):
     return float(m.group(1)) if m else str(arrival)
 
 
-def median_panel(ax, labels, groups, xlabel):
-    """Bars of the median ratio of each group, with its point count."""
-    meds = [float(np.median(g)) if g else 0.0 for g in groups]
+def median_panel(ax, labels, series, xlabel, cols):
+    """Grouped bars of the median ratio of each group, one bar per series (name, [ratios per group])."""
     x = np.arange(len(labels))
-    ax.bar(x, meds, color=PALETTE[0], edgecolor="black", linewidth=0.4)
-    for xi, m, g in zip(x, meds, groups):
-        ax.text(xi, m, "%.2f" % m, ha="center", va="bottom", fontsize=7)
+    w = 0.8 / len(series)
+    top = 1.0
+    for j, (p, groups) in enumerate(series):
+        meds = [float(np.median(g)) if g else 0.0 for g in groups]
+        top = max([top] + meds)
+        xx = x - 0.4 + w * (j + 0.5)
+        ax.bar(xx, meds, w, color=cols[p], edgecolor="black", linewidth=0.4, label=shown(p))
+        for xi, m in zip(xx, meds):
+            ax.text(xi, m, "%.2f" % m, ha="center", va="bottom", fontsize=6)
     ax.axhline(1.0, color="gray", linestyle=":", linewidth=1)
     ax.set_xticks(x)
     ax.set_xticklabels(labels, rotation=30 if max(len(s) for s in labels) > 4 else 0,
                        ha="right" if max(len(s) for s in labels) > 4 else "center", fontsize=8)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("median symphony / eager")
-    ax.set_ylim(0, max(meds + [1.0]) * 1.15)
+    ax.set_ylim(0, top * 1.15)
     ax.grid(axis="y", alpha=0.3)
 
 
 def ratio_stats(v):
-    """The distribution's summary the report and the table share."""
-    v = np.asarray(v, dtype=float)
-    return {"count": len(v), "median": float(np.median(v)), "mean": float(v.mean()),
-            "p10": float(np.percentile(v, 10)), "p90": float(np.percentile(v, 90)), "min": float(v.min()),
-            "max": float(v.max()), "share_ge_1": float((v >= 1).mean()), "share_ge_0.95": float((v >= 0.95).mean()),
-            "share_ge_1.5": float((v >= 1.5).mean()), "share_ge_2": float((v >= 2).mean())}
+    """The distribution's summary the report and the table share (studylib.ratio_summary)."""
+    return ratio_summary(v)
+
+
+# issue 27's "Done when" on the Table 1 grid: look-ahead at 0.95x eager or better on at least 99% of the pairs,
+# and its median ratio at least 1.0
+GRID_ISSUE = {"share_ge_0.95": 0.99, "median": 1.0}
+
+
+def grid_verdict(st):
+    """'met' / 'MISSED' of a ratio summary against issue 27's thresholds on the grid."""
+    ok = st["share_ge_0.95"] >= GRID_ISSUE["share_ge_0.95"] and st["median"] >= GRID_ISSUE["median"]
+    return "met" if ok else "MISSED (%s)" % ", ".join(
+        w for w, bad in (("%.1f%% at >= 0.95x, needs %.0f%%" % (100 * st["share_ge_0.95"], 100 * GRID_ISSUE[
+            "share_ge_0.95"]), st["share_ge_0.95"] < GRID_ISSUE["share_ge_0.95"]),
+                         ("median %.3f, needs %.2f" % (st["median"], GRID_ISSUE["median"]),
+                          st["median"] < GRID_ISSUE["median"])) if bad)
+
+
+def stats_table(rules, stats, paper_notes=True):
+    """The summary of each rule's ratio distribution, side by side."""
+    t = "  %-14s" % "" + "".join(" %24s" % ("%s / eager" % shown(p)) for p in rules) + "\n"
+    lines = [("pairs", lambda st: "%d" % st["count"]), ("median", lambda st: "%.3f" % st["median"]),
+             ("mean", lambda st: "%.3f" % st["mean"]), ("p10", lambda st: "%.3f" % st["p10"]),
+             ("p90", lambda st: "%.3f" % st["p90"]), ("min", lambda st: "%.3f" % st["min"]),
+             ("max", lambda st: "%.3f" % st["max"]), ("ratio >= 0.95", lambda st: "%.1f%%" % (100 * st["share_ge_0.95"])),
+             ("ratio >= 1", lambda st: "%.1f%%" % (100 * st["share_ge_1"])),
+             ("ratio >= 1.5", lambda st: "%.1f%%" % (100 * st["share_ge_1.5"])),
+             ("ratio >= 2", lambda st: "%.1f%%" % (100 * st["share_ge_2"]))]
+    for lab, f in lines:
+        t += "  %-14s" % lab + "".join(" %24s" % f(stats[p]) for p in rules) + "\n"
+    if paper_notes:
+        t += "  (paper: almost all pairs at >= 0.95x, Figure 7d; at >= 1.5x: %s)\n" % paper_text(
+            ("dbs-f7d-share-1.5", "later Figure 7d"), ("co-f4d-share-1.5", "earlier Figure 4d"), pct=True)
+    t += "  issue 27 (>= %.0f%% of pairs at >= 0.95x, median >= %.2f): %s\n" % (
+        100 * GRID_ISSUE["share_ge_0.95"], GRID_ISSUE["median"], "; ".join(
+            "%s %s" % (shown(p), grid_verdict(stats[p])) for p in rules))
+    return t
+
+
+def grid_pairs_of(recs):
+    """{pair key: {policy: record}} in grid order."""
+    pairs = {}
+    for r in recs:
+        pairs.setdefault(r["pair"], {})[r["policy"]] = r
+    return {k: pairs[k] for k in sorted(pairs, key=lambda k: min(r["point"] for r in pairs[k].values()))}
 
 
 def plot_synthetic_grid(name, out):
     recs, npoints = load_sweep(name, out, record=grid_record, partial=True)
-    pairs = {}
-    for r in recs:
-        pairs.setdefault(r["pair"], {})[r["policy"]] = r
-    rows, ratios, undefined, lone = [], [], 0, 0
-    for key in sorted(pairs, key=lambda k: min(r["point"] for r in pairs[k].values())):
-        s, e = pairs[key].get(SYMPHONY), pairs[key].get("eager")
-        if not s or not e:
+    pairs = grid_pairs_of(recs)
+    rules = [p for p in RULES if any(p in d for d in pairs.values())]
+    pols = [EAGER] + rules
+    rows, ratios, undefined, lone = [], {p: [] for p in rules}, {p: 0 for p in rules}, 0
+    for key, d in pairs.items():
+        e = d.get(EAGER)
+        if not e or not all(p in d for p in rules):
             lone += 1
             continue
-        rt, rci = rel_to(s, e) if e["goodput_rps"] > 0 else (None, None)
-        if rt is None:
-            undefined += 1
-        else:
-            ratios.append((key, rt))
-        rows.append(list(key[:4]) + [gamma_shape(key[4]), s["goodput_rps"], e["goodput_rps"], len(s["by_seed"]), rt,
-                                     rci[0] if rci else None, rci[1] if rci else None, s["worst_model"],
-                                     e["worst_model"], s["point"], e["point"], s["version"], s.get("commit"),
-                                     s["seed"]])
-    if not ratios:
+        row = list(key[:4]) + [gamma_shape(key[4]), e["goodput_rps"]]
+        for p in rules:
+            rt, rci = rel_to(d[p], e) if e["goodput_rps"] > 0 else (None, None)
+            if rt is None:
+                undefined[p] += 1
+            else:
+                ratios[p].append((key, rt))
+            row += [d[p]["goodput_rps"], rt, rci[0] if rci else None, rci[1] if rci else None]
+        rows.append(row + [len(e["by_seed"]), e.get("bound_rps")] + [d[p].get("goodput_of_bound") for p in pols] +
+                    [d[p]["worst_model"] for p in pols] + [d[p]["point"] for p in pols] +
+                    [e["version"], e.get("commit"), e["seed"]])
+    if not rules or not ratios[rules[0]]:
         die("%s/results.jsonl has no complete symphony/eager pair yet (%d of %d points)"
             % (rel(out), len(recs), npoints))
-    v = np.array([rt for _, rt in ratios])
+    cols = colors(pols)
     done = "%d of %d points%s" % (len(recs), npoints, "" if len(recs) == npoints else " (partial: sweep not finished)")
     table = heading(name, recs, " - " + done)
-    table += "symphony / eager goodput over %d pairs%s%s\n\n" % (
-        len(v), ", %d pairs with eager goodput 0 left out" % undefined if undefined else "",
-        ", %d points without their pair yet" % lone if lone else "")
-    st = ratio_stats(v)
-    stats = [("count", "%d" % st["count"]), ("median", "%.3f" % st["median"]), ("mean", "%.3f" % st["mean"]),
-             ("p10", "%.3f" % st["p10"]), ("p90", "%.3f" % st["p90"]), ("min", "%.3f" % st["min"]),
-             ("max", "%.3f" % st["max"]), ("ratio >= 1", "%.1f%%" % (100 * st["share_ge_1"])),
-             ("ratio >= 0.95", "%.1f%%  (paper: almost all, Figure 7d)" % (100 * st["share_ge_0.95"])),
-             ("ratio >= 1.5", "%.1f%%  (paper: %s)" % (100 * st["share_ge_1.5"], paper_text(
-                 ("dbs-f7d-share-1.5", "later Figure 7d"), ("co-f4d-share-1.5", "earlier Figure 4d"), pct=True))),
-             ("ratio >= 2", "%.1f%%" % (100 * st["share_ge_2"]))]
-    table += "".join("  %-14s %s\n" % s for s in stats)
+    table += "symphony / eager goodput over the pairs (symphony: look-ahead deferral; symphony:lookahead=off: the " \
+             "papers' rule)%s%s\n\n" % (
+                 "".join(", %d pairs with eager goodput 0 left out" % undefined[p] for p in rules[:1] if undefined[p]),
+                 ", %d points without their pairs yet" % lone if lone else "")
+    stats = {p: ratio_stats([rt for _, rt in ratios[p]]) for p in rules}
+    table += stats_table(rules, stats)
 
-    def groups_by(i, order=None):
+    def groups_by(p, i, order=None):
         g = {}
-        for key, rt in ratios:
+        for key, rt in ratios[p]:
             g.setdefault(key[i], []).append(rt)
         ks = order if order else sorted(g)
         return [k for k in ks if k in g], [g[k] for k in ks if k in g]
 
     model_order = []
-    for key, _ in ratios:
+    for key in pairs:
         if key[0] not in model_order:
             model_order.append(key[0])
-    table += "\nby model set: %-13s %6s %7s %7s %7s %7s %7s %8s\n" % ("", "pairs", "median", "p10", "p90", "min", "max",
-                                                                     ">= 1.5x")
-    for m, g in zip(*groups_by(0, model_order)):
-        s2 = ratio_stats(g)
-        table += "  %-25s %6d %7.3f %7.3f %7.3f %7.3f %7.3f %7.1f%%\n" % (
-            m, s2["count"], s2["median"], s2["p10"], s2["p90"], s2["min"], s2["max"], 100 * s2["share_ge_1.5"])
-    dn30 = [rt for key, rt in ratios if key[0] == "DenseNet121" and float(key[3]) == 30]
-    mixed = [rt for key, rt in ratios if key[0].startswith("mixed")]
-    if dn30:
-        table += "  DenseNet121 at SLO 30 ms: %.2f to %.2f (paper: %s)\n" % (min(dn30), max(dn30), paper_text(
-            ("dbs-f7b-densenet-slo30", "later Figure 7b"), ("co-f4b-densenet-slo30", "earlier Figure 4b")))
-    if mixed:
-        table += "  mixed set: %.2f to %.2f (paper: %s)\n" % (min(mixed), max(mixed), paper_text(
-            ("dbs-f7a-mixed", "later Figure 7a"), ("co-f4a-mixed", "earlier Figure 4a")))
-    panels = [("model", groups_by(0, model_order), str),
-              ("gamma shape", groups_by(4, sorted({k[4] for k, _ in ratios}, key=gamma_shape)),
-               lambda a: "%g" % gamma_shape(a)),
-              ("SLO (ms)", groups_by(3), lambda a: "%g" % a),
-              ("GPUs per model", groups_by(2), lambda a: "%g" % a),
-              ("number of models", groups_by(1), lambda a: "%g" % a)]
-    for title, (ks, gs), lab in panels[1:]:
-        table += "\nmedian ratio by %s\n" % title
-        table += "".join("  %-16s %6.3f  (%d pairs)\n" % (lab(k), np.median(g), len(g)) for k, g in zip(ks, gs))
+    for p in rules:
+        table += "\n%s / eager by model set: %6s %7s %7s %7s %7s %7s %8s %8s\n" % (
+            shown(p), "pairs", "median", "p10", "p90", "min", "max", ">= 0.95", ">= 1.5x")
+        for m, g in zip(*groups_by(p, 0, model_order)):
+            s2 = ratio_stats(g)
+            table += "  %-25s %6d %7.3f %7.3f %7.3f %7.3f %7.3f %7.1f%% %7.1f%%\n" % (
+                m, s2["count"], s2["median"], s2["p10"], s2["p90"], s2["min"], s2["max"], 100 * s2["share_ge_0.95"],
+                100 * s2["share_ge_1.5"])
+    for p in rules:
+        dn30 = [rt for key, rt in ratios[p] if key[0] == "DenseNet121" and float(key[3]) == 30]
+        mixed = [rt for key, rt in ratios[p] if key[0].startswith("mixed")]
+        if dn30:
+            table += "  %s: DenseNet121 at SLO 30 ms: %.2f to %.2f (paper: %s)\n" % (shown(p), min(dn30), max(dn30), paper_text(
+                ("dbs-f7b-densenet-slo30", "later Figure 7b"), ("co-f4b-densenet-slo30", "earlier Figure 4b")))
+        if mixed:
+            table += "  %s: mixed set: %.2f to %.2f (paper: %s)\n" % (shown(p), min(mixed), max(mixed), paper_text(
+                ("dbs-f7a-mixed", "later Figure 7a"), ("co-f4a-mixed", "earlier Figure 4a")))
+    panels = [("model", 0, model_order, str),
+              ("gamma shape", 4, sorted({k[4] for k in pairs}, key=gamma_shape), lambda a: "%g" % gamma_shape(a)),
+              ("SLO (ms)", 3, None, lambda a: "%g" % a), ("GPUs per model", 2, None, lambda a: "%g" % a),
+              ("number of models", 1, None, lambda a: "%g" % a)]
+    for title, i, order, lab in panels[1:]:
+        ks = groups_by(rules[0], i, order)[0]
+        table += "\nmedian ratio by %s\n  %-16s" % (title, "") + "".join(" %24s" % shown(p) for p in rules) + \
+            "  pairs\n"
+        for k in ks:
+            table += "  %-16s" % lab(k) + "".join(
+                " %24.3f" % np.median(dict(zip(*groups_by(p, i, order))).get(k, [np.nan])) for p in rules) + \
+                "  %5d\n" % len(dict(zip(*groups_by(rules[0], i, order)))[k])
+    # goodput over the multi-model bound, per policy, over every point with a bound
+    ob = {p: [d[p]["goodput_of_bound"] for d in pairs.values() if p in d and d[p].get("goodput_of_bound") is not None]
+          for p in pols}
+    table += "\ngoodput over the multi-model bound (bound_rps), over the grid's points\n  %-24s %6s %7s %7s %7s\n" % (
+        "policy", "points", "median", "p10", "p90")
+    for p in pols:
+        if ob[p]:
+            table += "  %-24s %6d %7.3f %7.3f %7.3f\n" % (shown(p), len(ob[p]), np.median(ob[p]),
+                                                         np.percentile(ob[p], 10), np.percentile(ob[p], 90))
 
-    fig, axes = plt.subplots(2, 4, figsize=(18, 8.5), constrained_layout=True)
-    # the x range of the distribution: the bulk of it (a few outliers far out would squash it)
-    lo, hi = v.min(), min(v.max(), max(1.6, np.percentile(v, 99) * 1.1))
-    beyond = int((v > hi).sum())
-    note = "; %d pair%s beyond %.2f (max %.2f) not shown" % (beyond, "s" if beyond > 1 else "", hi, v.max()) \
-        if beyond else ""
+    fig, axes = plt.subplots(2, 5, figsize=(23, 8.5), constrained_layout=True)
+    allv = np.array([rt for p in rules for _, rt in ratios[p]])
+    lo, hi = allv.min(), min(allv.max(), max(1.6, np.percentile(allv, 99) * 1.1))
+    beyond = int((allv > hi).sum())
+    note = "%d ratio%s beyond %.2f (max %.2f) not shown" % (beyond, "s" if beyond > 1 else "", hi, allv.max()) \
+        if beyond else None
     ax = axes[0][0]
-    ax.hist(v[v <= hi], bins=np.linspace(lo, hi, 41), color=PALETTE[0], edgecolor="black", linewidth=0.3)
-    ax.axvline(1.0, color="red", linestyle="--", linewidth=1, label="ratio 1")
-    ax.axvline(np.median(v), color="black", linestyle=":", linewidth=1.2, label="median %.3f" % np.median(v))
+    bins = np.linspace(lo, hi, 41)
+    for p in rules:
+        v = np.array([rt for _, rt in ratios[p]])
+        ax.hist(v[v <= hi], bins=bins, color=cols[p], alpha=0.55 if p == SYMPHONY else 0.45, edgecolor="black",
+                linewidth=0.3, label="%s, median %.3f" % (shown(p), stats[p]["median"]))
+    ax.axvline(1.0, color="red", linestyle="--", linewidth=1)
     ax.set_xlabel("goodput ratio symphony / eager")
     ax.set_ylabel("pairs")
-    ax.set_title("Distribution of the ratio (%d pairs)" % len(v), fontsize=10)
-    ax.legend(fontsize=8, title=note[2:] if note else None, title_fontsize=7)
+    ax.set_title("Distribution of the ratio (%d pairs)" % stats[rules[0]]["count"], fontsize=10)
+    ax.legend(fontsize=7, title=note, title_fontsize=7)
     ax = axes[0][1]
-    sv = np.sort(v)
-    ax.step(sv, np.arange(1, len(sv) + 1) / len(sv), where="post", color=PALETTE[0], label="ours")
+    for p in rules:
+        sv = np.sort([rt for _, rt in ratios[p]])
+        ax.step(sv, np.arange(1, len(sv) + 1) / len(sv), where="post", color=cols[p], label=shown(p),
+                **{k: v for k, v in line_style(p).items() if k != "zorder"})
     ax.set_xlim(lo, max(hi, 1.6))
     ax.axvline(1.0, color="red", linestyle="--", linewidth=1)
     ax.axvline(0.95, color="gray", linestyle=":", linewidth=1)
+    ax.axhline(1 - GRID_ISSUE["share_ge_0.95"], color="gray", linestyle=":", linewidth=1)
     share = paper_value("dbs-f7d-share-1.5")
     if share is not None:  # Figure 7(d): a share of the cases at 1.5x or more
         paper_mark(ax, 1.5, 1 - share, "paper: %.0f%% of cases >= 1.5x (Fig. 7d)" % (100 * share))
     ax.set_xlabel("goodput ratio symphony / eager")
     ax.set_ylabel("fraction of pairs <= x")
-    ax.set_title("CDF: %.1f%% of pairs >= 1, %.1f%% >= 1.5" % (100 * st["share_ge_1"], 100 * st["share_ge_1.5"]),
-                 fontsize=10)
+    ax.set_title("CDF: >= 0.95x %s; >= 1.5x %s" % (
+        " / ".join("%.1f%%" % (100 * stats[p]["share_ge_0.95"]) for p in rules),
+        " / ".join("%.1f%%" % (100 * stats[p]["share_ge_1.5"]) for p in rules)), fontsize=9)
     ax.legend(fontsize=7, loc="lower right")
     ax.grid(alpha=0.3)
-    for ax, (title, (ks, gs), lab) in zip([axes[0][2], axes[0][3], axes[1][0], axes[1][1], axes[1][2]], panels):
-        median_panel(ax, [lab(k) for k in ks], gs, title)
+    ax = axes[0][2]
+    for p in pols:
+        if ob[p]:
+            sv = np.sort(ob[p])
+            ax.step(sv, np.arange(1, len(sv) + 1) / len(sv), where="post", color=cols[p],
+                    label="%s, median %.3f" % (shown(p), np.median(sv)),
+                    **{k: v for k, v in line_style(p).items() if k != "zorder"})
+    ax.set_xlabel("goodput / multi-model bound (bound_rps)")
+    ax.set_ylabel("fraction of points <= x")
+    ax.set_xlim(0, 1.05)
+    ax.set_title("Goodput over the multi-model bound", fontsize=10)
+    ax.legend(fontsize=7, loc="upper left")
+    ax.grid(alpha=0.3)
+    # the ratio against the load class: GPUs per model x SLO, as a heat map of medians, one per rule
+    gk = groups_by(rules[0], 2)[0]
+    sk = groups_by(rules[0], 3)[0]
+    mats = {}
+    for p in rules:
+        cell = {}
+        for key, rt in ratios[p]:
+            cell.setdefault((key[2], key[3]), []).append(rt)
+        m = np.full((len(sk), len(gk)), np.nan)
+        for i, s_ in enumerate(sk):
+            for j, g in enumerate(gk):
+                if (g, s_) in cell:
+                    m[i, j] = np.median(cell[(g, s_)])
+        mats[p] = m
+    span = max([max(abs(np.nanmax(m) - 1), abs(np.nanmin(m) - 1)) for m in mats.values()] + [0.05])
+    for ax, p in zip([axes[0][3], axes[0][4]], rules + [None]):
+        if p is None:
+            ax.set_visible(False)
+            continue
+        m = mats[p]
+        im = ax.imshow(m, origin="lower", aspect="auto", cmap="RdBu", vmin=1 - span, vmax=1 + span)
+        for i in range(len(sk)):
+            for j in range(len(gk)):
+                if not np.isnan(m[i, j]):
+                    ax.text(j, i, "%.2f" % m[i, j], ha="center", va="center", fontsize=7,
+                            color="white" if abs(m[i, j] - 1) > 0.6 * span else "black")
+        ax.set_xticks(range(len(gk)))
+        ax.set_xticklabels(["%g" % g for g in gk], fontsize=8)
+        ax.set_yticks(range(len(sk)))
+        ax.set_yticklabels(["%g" % s_ for s_ in sk], fontsize=8)
+        ax.set_xlabel("GPUs per model")
+        ax.set_ylabel("SLO (ms)")
+        ax.set_title("%s: median ratio by SLO and GPUs/model" % shown(p), fontsize=9)
+        fig.colorbar(im, ax=ax, label="median symphony / eager (blue: symphony better)")
+    for ax, (title, i, order, lab) in zip(axes[1], panels):
+        ks = groups_by(rules[0], i, order)[0]
+        median_panel(ax, [lab(k) for k in ks],
+                     [(p, [dict(zip(*groups_by(p, i, order))).get(k, []) for k in ks]) for p in rules], title, cols)
         ax.set_title("Median ratio by %s" % title, fontsize=10)
-    # the ratio against the load class: GPUs per model x SLO, as a heat map of medians
-    ax = axes[1][3]
-    gk, _ = groups_by(2)
-    sk, _ = groups_by(3)
-    cell = {}
-    for key, rt in ratios:
-        cell.setdefault((key[2], key[3]), []).append(rt)
-    m = np.full((len(sk), len(gk)), np.nan)
-    for i, s in enumerate(sk):
-        for j, g in enumerate(gk):
-            if (g, s) in cell:
-                m[i, j] = np.median(cell[(g, s)])
-    span = max(abs(np.nanmax(m) - 1), abs(np.nanmin(m) - 1), 0.05)
-    im = ax.imshow(m, origin="lower", aspect="auto", cmap="RdBu", vmin=1 - span, vmax=1 + span)
-    for i in range(len(sk)):
-        for j in range(len(gk)):
-            if not np.isnan(m[i, j]):
-                ax.text(j, i, "%.2f" % m[i, j], ha="center", va="center", fontsize=7,
-                        color="white" if abs(m[i, j] - 1) > 0.6 * span else "black")
-    ax.set_xticks(range(len(gk)))
-    ax.set_xticklabels(["%g" % g for g in gk], fontsize=8)
-    ax.set_yticks(range(len(sk)))
-    ax.set_yticklabels(["%g" % s for s in sk], fontsize=8)
-    ax.set_xlabel("GPUs per model")
-    ax.set_ylabel("SLO (ms)")
-    ax.set_title("Median ratio by SLO and GPUs per model", fontsize=10)
-    fig.colorbar(im, ax=ax, label="median symphony / eager (blue: symphony better)")
-    fig.suptitle("Synthetic grid (Table 1, Figure 7): goodput of symphony relative to eager - %s - %s"
-                 % (provenance(recs), done), fontsize=12)
-    finish(out, name, ["model", "num_models", "gpus_per_model", "slo_ms", "gamma_shape", "symphony_goodput_rps",
-                       "eager_goodput_rps", "seeds", "ratio_symphony_to_eager", "ratio_ci_low", "ratio_ci_high",
-                       "symphony_worst_model", "eager_worst_model", "symphony_point", "eager_point", "version",
-                       "commit", "seed"], rows, fig, table)
+    axes[1][0].legend(fontsize=7)
+    fig.suptitle("Synthetic grid (Table 1, Figure 7): goodput of symphony (look-ahead and the papers' rule) relative "
+                 "to eager - %s - %s" % (provenance(recs), done), fontsize=12)
+    hdr = ["model", "num_models", "gpus_per_model", "slo_ms", "gamma_shape", "eager_goodput_rps"]
+    for p in rules:
+        tag = "symphony" if p == SYMPHONY else "paper_rule"
+        hdr += ["%s_goodput_rps" % tag, "ratio_%s_to_eager" % tag, "ratio_%s_ci_low" % tag, "ratio_%s_ci_high" % tag]
+    tags = ["eager"] + ["symphony" if p == SYMPHONY else "paper_rule" for p in rules]
+    hdr += ["seeds", "bound_rps"] + ["%s_of_bound" % t for t in tags] + ["%s_worst_model" % t for t in tags] + \
+        ["%s_point" % t for t in tags] + ["version", "commit", "seed"]
+    finish(out, name, hdr, rows, fig, table)
 
 
 def plot_synthetic_grid_spread(name, out):
     """The seed-to-seed spread on a sample of the synthetic grid: the relative half-width of each
-    goodput's 95% interval, and each symphony/eager ratio's interval."""
+    goodput's 95% interval, and each symphony/eager ratio's interval (look-ahead and the papers' rule)."""
     recs, npoints = load_sweep(name, out, record=grid_record)
-    pairs = {}
-    for r in recs:
-        pairs.setdefault(r["pair"], {})[r["policy"]] = r
-    rows, relw, pts = [], {SYMPHONY: [], "eager": []}, []
-    for key in sorted(pairs, key=lambda k: min(r["point"] for r in pairs[k].values())):
-        d = pairs[key]
+    pairs = grid_pairs_of(recs)
+    rules = [p for p in RULES if any(p in d for d in pairs.values())]
+    pols = [EAGER] + rules
+    cols = colors(pols)
+    rows, relw, pts = [], {p: [] for p in pols}, {p: [] for p in rules}
+    for key, d in pairs.items():
         for p, r in sorted(d.items()):
             c = ci_of(r)
             w = (c[1] - c[0]) / 2 / r["goodput_rps"] if c and r["goodput_rps"] else None
             if w is not None and p in relw:
                 relw[p].append(w)
-        s, e = d.get(SYMPHONY), d.get("eager")
-        if not s or not e:
+        e = d.get(EAGER)
+        if not e:
             continue
-        rt, rci = rel_to(s, e) if e["goodput_rps"] > 0 and all(e["by_seed"]) else (None, None)
-        one = s["by_seed"][0] / e["by_seed"][0] if e["by_seed"] and e["by_seed"][0] else None
-        if rt is not None:
-            pts.append((key, rt, rci, one))
-        sc, ec = ci_of(s), ci_of(e)
-        rows.append(list(key[:4]) + [gamma_shape(key[4]), s["goodput_rps"], sc[0] if sc else None,
-                                     sc[1] if sc else None, e["goodput_rps"], ec[0] if ec else None,
-                                     ec[1] if ec else None, len(s["by_seed"]), rt, rci[0] if rci else None,
-                                     rci[1] if rci else None, one, s["point"], e["point"], s["version"],
-                                     s.get("commit"), s["seed"]])
-    if not pts:
+        for p in rules:
+            s = d.get(p)
+            if not s:
+                continue
+            rt, rci = rel_to(s, e) if e["goodput_rps"] > 0 and all(e["by_seed"]) else (None, None)
+            one = s["by_seed"][0] / e["by_seed"][0] if e["by_seed"] and e["by_seed"][0] else None
+            if rt is not None:
+                pts[p].append((key, rt, rci, one))
+            sc, ec = ci_of(s), ci_of(e)
+            rows.append(list(key[:4]) + [gamma_shape(key[4]), p, s["goodput_rps"], sc[0] if sc else None,
+                                         sc[1] if sc else None, e["goodput_rps"], ec[0] if ec else None,
+                                         ec[1] if ec else None, len(s["by_seed"]), rt, rci[0] if rci else None,
+                                         rci[1] if rci else None, one, s.get("goodput_of_bound"),
+                                         e.get("goodput_of_bound"), s["point"], e["point"], s["version"],
+                                         s.get("commit"), s["seed"]])
+    if not rules or not pts[rules[0]]:
         die("%s/results.jsonl has no symphony/eager pair with an interval" % rel(out))
     table = heading(name, recs, " - %d of %d points" % (len(recs), npoints))
     table += "\nrelative half-width of the goodput's 95%% interval (%s/mean)\n" % PM
-    table += "  %-10s %6s %8s %8s %8s\n" % ("policy", "points", "median", "p90", "max")
+    table += "  %-24s %6s %8s %8s %8s\n" % ("policy", "points", "median", "p90", "max")
     for p, ws in relw.items():
         if ws:
-            table += "  %-10s %6d %7.2f%% %7.2f%% %7.2f%%\n" % (p, len(ws), 100 * np.median(ws),
+            table += "  %-24s %6d %7.2f%% %7.2f%% %7.2f%%\n" % (shown(p), len(ws), 100 * np.median(ws),
                                                               100 * np.percentile(ws, 90), 100 * max(ws))
-    straddle = sum(1 for _, rt, c, _ in pts if c and c[0] <= 1 <= c[1])
-    outside = sum(1 for _, rt, c, one in pts if c and one is not None and not (c[0] <= one <= c[1]))
-    hw = [(c[1] - c[0]) / 2 for _, _, c, _ in pts if c]
-    table += "\nsymphony / eager per pair (mean of the per-seed ratios %s 95%%; seed 1 alone: what a one-seed " \
-             "grid point shows)\n" % PM
-    table += "  pairs %d; interval half-width median %.3f, max %.3f; intervals containing 1: %d; " \
-             "seed-1 ratio outside its interval: %d\n\n" % (len(pts), np.median(hw) if hw else float("nan"),
-                                                            max(hw) if hw else float("nan"), straddle, outside)
-    table += "  %-42s %16s %10s\n" % ("pair (set, models, GPUs/model, SLO, arrival)", "ratio", "seed 1")
-    for key, rt, c, one in pts:
-        table += "  %-42s %16s %10s\n" % ("%s x%d, %g, %g ms, %s" % key, pm(rt, c, "%.3f"), fmt(one, "%.3f"))
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(15, 5.5), constrained_layout=True,
-                                   gridspec_kw={"width_ratios": [1, 2]})
-    data = [100 * np.array(relw[p]) for p in relw if relw[p]]
-    ax1.boxplot(data, labels=[p for p in relw if relw[p]], showfliers=True)
-    for i, dd in enumerate(data):
+    stats = {p: ratio_stats([rt for _, rt, _, _ in pts[p]]) for p in rules}
+    table += "\nsymphony / eager over the sampled pairs (each the mean of its %d per-seed ratios)\n" % max(
+        len(r["by_seed"]) for r in recs)
+    table += stats_table(rules, stats, paper_notes=False)
+    for p in rules:
+        straddle = sum(1 for _, rt, c, _ in pts[p] if c and c[0] <= 1 <= c[1])
+        outside = sum(1 for _, rt, c, one in pts[p] if c and one is not None and not (c[0] <= one <= c[1]))
+        hw = [(c[1] - c[0]) / 2 for _, _, c, _ in pts[p] if c]
+        table += "\n%s / eager per pair (mean of the per-seed ratios %s 95%%; seed 1 alone: what a one-seed grid " \
+                 "point shows)\n" % (shown(p), PM)
+        table += "  pairs %d; interval half-width median %.3f, max %.3f; intervals containing 1: %d; " \
+                 "seed-1 ratio outside its interval: %d\n\n" % (len(pts[p]), np.median(hw) if hw else float("nan"),
+                                                                max(hw) if hw else float("nan"), straddle, outside)
+        table += "  %-42s %16s %10s\n" % ("pair (set, models, GPUs/model, SLO, arrival)", "ratio", "seed 1")
+        for key, rt, c, one in pts[p]:
+            table += "  %-42s %16s %10s\n" % ("%s x%d, %g, %g ms, %s" % key, pm(rt, c, "%.3f"), fmt(one, "%.3f"))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(16, 5.8), constrained_layout=True,
+                                   gridspec_kw={"width_ratios": [1, 2.4]})
+    shownp = [p for p in pols if relw[p]]
+    data = [100 * np.array(relw[p]) for p in shownp]
+    ax1.boxplot(data, labels=[wrap(shown(p), 14) for p in shownp], showfliers=True)
+    for i, (p, dd) in enumerate(zip(shownp, data)):
         ax1.scatter(np.full(len(dd), i + 1) + np.random.RandomState(i).uniform(-0.12, 0.12, len(dd)), dd, s=10,
-                    color=PALETTE[i], alpha=0.7, zorder=3)
+                    color=cols[p], alpha=0.7, zorder=3)
     ax1.set_ylabel("95% interval half-width, % of the mean goodput")
     ax1.set_title("Goodput spread over %d seeds" % max(len(r["by_seed"]) for r in recs), fontsize=10)
     ax1.grid(axis="y", alpha=0.3)
-    x = np.arange(len(pts))
-    ys = [rt for _, rt, _, _ in pts]
-    ax2.errorbar(x, ys, yerr=[[rt - c[0] if c else 0 for _, rt, c, _ in pts], [c[1] - rt if c else 0 for _, rt, c, _ in pts]],
-                 fmt="o", color=PALETTE[0], capsize=3, markersize=4, label="mean of per-seed ratios, 95% interval")
-    ax2.plot(x, [one for _, _, _, one in pts], linestyle="none", marker="x", color=PALETTE[3], markersize=5,
-             label="seed 1 alone (as in synthetic-grid)")
+    keys = [k for k, _, _, _ in pts[rules[0]]]
+    x = np.arange(len(keys))
+    for j, p in enumerate(rules):
+        by = {k: (rt, c, one) for k, rt, c, one in pts[p]}
+        xx = x + (j - (len(rules) - 1) / 2) * 0.25
+        ys = [by.get(k, (np.nan, None, None))[0] for k in keys]
+        ax2.errorbar(xx, ys, yerr=[[by[k][0] - by[k][1][0] if k in by and by[k][1] else 0 for k in keys],
+                                   [by[k][1][1] - by[k][0] if k in by and by[k][1] else 0 for k in keys]],
+                     fmt="o", color=cols[p], capsize=2, markersize=3.5,
+                     label="%s: mean of per-seed ratios, 95%% interval" % shown(p))
+        ax2.plot(xx, [by.get(k, (None, None, np.nan))[2] for k in keys], linestyle="none", marker="x",
+                 color=cols[p], markersize=4, alpha=0.6, label="%s: seed 1 alone" % shown(p))
     ax2.axhline(1.0, color="gray", linestyle=":", linewidth=1)
     ax2.set_xticks(x)
-    ax2.set_xticklabels(["%s x%d\n%g/model, %g ms\n%s" % (k[0][:12], k[1], k[2], k[3], k[4]) for k, _, _, _ in pts],
-                        fontsize=6, rotation=90)
+    ax2.set_xticklabels(["%s x%d\n%g/model, %g ms\n%s" % (k[0][:12], k[1], k[2], k[3], k[4]) for k in keys],
+                        fontsize=5.5, rotation=90)
     ax2.set_ylabel("symphony / eager goodput")
     ax2.set_title("The ratio of each sampled pair with its interval", fontsize=10)
     ax2.grid(axis="y", alpha=0.3)
-    ax2.legend(fontsize=8)
+    ax2.legend(fontsize=7)
     fig.suptitle("Synthetic grid, seed-to-seed spread - %s" % provenance(recs), fontsize=11)
-    finish(out, name, ["model", "num_models", "gpus_per_model", "slo_ms", "gamma_shape", "symphony_goodput_rps",
-                       "symphony_ci_low", "symphony_ci_high", "eager_goodput_rps", "eager_ci_low", "eager_ci_high",
-                       "seeds", "ratio_symphony_to_eager", "ratio_ci_low", "ratio_ci_high", "ratio_seed1",
-                       "symphony_point", "eager_point", "version", "commit", "seed"], rows, fig, table)
+    finish(out, name, ["model", "num_models", "gpus_per_model", "slo_ms", "gamma_shape", "symphony_policy",
+                       "symphony_goodput_rps", "symphony_ci_low", "symphony_ci_high", "eager_goodput_rps",
+                       "eager_ci_low", "eager_ci_high", "seeds", "ratio_symphony_to_eager", "ratio_ci_low",
+                       "ratio_ci_high", "ratio_seed1", "symphony_of_bound", "eager_of_bound", "symphony_point",
+                       "eager_point", "version", "commit", "seed"], rows, fig, table)
 
 
 def short_case(label):
@@ -950,25 +1125,26 @@ def plot_zoo_goodput(name, out):
     groups, pols = sweep_table_rows(recs, "@case")
     cols = colors(pols)
     rows, table = [], heading(name, recs) + BLOCK_NOTE
-    fig, ax = plt.subplots(figsize=(16, 6.5), constrained_layout=True)
+    fig, (ax, axb) = plt.subplots(2, 1, figsize=(16, 11.5), constrained_layout=True)
     width = 0.8 / len(pols)
     x = np.arange(len(groups))
     for case, prs in groups:
         d = dict(prs)
         sym = d.get(SYMPHONY)
         for p, r in prs:
-            rows.append([case, p] + metric_row(r, sym) + prov_row(r))
+            rows.append([case, p] + metric_row(r, sym, d.get(EAGER)) + prov_row(r))
         table += "\n" + policy_block(case, prs)
-        base = [(p, rel_to(d[p], sym)[0]) for p in PAPER_BASELINES if p in d and sym]
-        base = [(p, rt) for p, rt in base if rt]
         vid = fig9_id(case)
-        if base:
-            best = max(base, key=lambda t: t[1])
-            table += "  symphony / the papers' baselines: %s; over the best (%s) %.2fx" % (
-                ", ".join("%s %.2fx" % (p, 1 / rt) for p, rt in base), best[0], 1 / best[1])
-            pv = paper_value(vid) if vid else None
-            table += "; paper (Figure 9): %s\n" % ("%g-%gx" % tuple(pv) if isinstance(pv, list) else
-                                                   "%gx" % pv if pv else "-")
+        for rule in [q for q in RULES if q in d]:
+            base = [(p, rel_to(d[p], d[rule])[0]) for p in PAPER_BASELINES if p in d]
+            base = [(p, rt) for p, rt in base if rt]
+            if base:
+                best = max(base, key=lambda t: t[1])
+                table += "  %s / the papers' baselines: %s; over the best (%s) %.2fx" % (
+                    shown(rule), ", ".join("%s %.2fx" % (p, 1 / rt) for p, rt in base), best[0], 1 / best[1])
+                pv = paper_value(vid) if vid else None
+                table += "; paper (Figure 9): %s\n" % ("%g-%gx" % tuple(pv) if isinstance(pv, list) else
+                                                       "%gx" % pv if pv else "-")
         if "nexus" in d and "nexus:frontends=8" in d:
             rt, rci = rel_to(d["nexus:frontends=8"], d["nexus"])
             lost = paper_value("dbs-f9-nexus-8fe")
@@ -983,7 +1159,7 @@ def plot_zoo_goodput(name, out):
             ys.append(rt or 0)
             lo.append(rt - rci[0] if rci else 0)
             hi.append(rci[1] - rt if rci else 0)
-        ax.bar(x - 0.4 + width * (j + 0.5), ys, width, color=cols[p], label=p, edgecolor="black", linewidth=0.3,
+        ax.bar(x - 0.4 + width * (j + 0.5), ys, width, color=cols[p], label=shown(p), edgecolor="black", linewidth=0.3,
                yerr=[lo, hi], capsize=1.5, error_kw=dict(linewidth=0.7))
     # the paper's statement as the baselines' goodput relative to symphony's: 1 / (its advantage)
     for i, (case, _) in enumerate(groups):
@@ -1005,8 +1181,30 @@ def plot_zoo_goodput(name, out):
     ax.set_ylim(0, None)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(ncol=1, fontsize=8, loc="upper left", bbox_to_anchor=(1.005, 1.0), title="policy")
-    ax.set_title("Goodput on the model zoos (Figure 9), 64 GPUs, own SLOs, relative to symphony - %s"
+    ax.set_title("Goodput on the model zoos (Figure 9), 64 GPUs, own SLOs, relative to symphony (look-ahead) - %s"
                  % provenance(recs), fontsize=11)
+    # the goodput as a fraction of the multi-model bound: how much any scheduler could still gain
+    table += "\ngoodput over the multi-model bound (mean of the per-seed fractions)\n  %-24s" % "policy" + "".join(
+        " %14s" % short_case(c)[:14] for c, _ in groups) + "\n"
+    for j, p in enumerate(pols):
+        vals = [of_bound(dict(prs).get(p)) for _, prs in groups]
+        table += "  %-24s" % shown(p) + "".join(" %14s" % pm(m, ci, "%.3f") for m, ci in vals) + "\n"
+        axb.bar(x - 0.4 + width * (j + 0.5), [m or 0 for m, _ in vals], width, color=cols[p], label=shown(p),
+                edgecolor="black", linewidth=0.3, yerr=[[m - ci[0] if ci else 0 for m, ci in vals],
+                                                        [ci[1] - m if ci else 0 for m, ci in vals]],
+                capsize=1.5, error_kw=dict(linewidth=0.7))
+    table += "  %-24s" % "bound r/s" + "".join(" %14s" % fmt(dict(prs)[SYMPHONY].get("bound_rps") if SYMPHONY in
+                                                            dict(prs) else None) for _, prs in groups) + "\n"
+    axb.axhline(1.0, color="gray", linestyle=":", linewidth=1)
+    axb.set_xticks(x)
+    axb.set_xticklabels(["%s\n(bound %s r/s)" % (wrap(c, 30), fmt(dict(prs)[SYMPHONY].get("bound_rps")
+                                                                   if SYMPHONY in dict(prs) else None))
+                         for c, prs in groups], fontsize=8)
+    axb.set_ylabel("goodput / multi-model bound (95% intervals)")
+    axb.set_ylim(0, 1.1)
+    axb.grid(axis="y", alpha=0.3)
+    axb.set_title("Goodput as a fraction of the multi-model bound (bound_rps: the most any scheduler could serve)",
+                  fontsize=11)
     finish(out, name, ["case", "policy"] + METRICS + PROV, rows, fig, table)
 
 
@@ -1117,7 +1315,7 @@ def lines_by_policy(ax, series, cols, xlabel, ylabel, title, categorical=None):
     """series: {policy: (xs, records)}: goodput lines with 95% error bars."""
     for p, (xs, rs) in series.items():
         ax.errorbar(xs, [r["goodput_rps"] for r in rs], yerr=yerr(rs), marker="o", markersize=4, color=cols[p],
-                    label=p, capsize=2.5, **line_style(p))
+                    label=shown(p), capsize=2.5, **line_style(p))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
@@ -1163,7 +1361,8 @@ def plot_workload_shape(name, out):
                 series[p] = ([x for x, _ in pts], [r for _, r in pts])
                 for s, r in pts:
                     sym = idx.get((pop, arr, label_of(r["key"]["slo_ms"]), SYMPHONY))
-                    rows.append([pop, arr, s, p] + metric_row(r, sym) + prov_row(r))
+                    rows.append([pop, arr, s, p] + metric_row(r, sym, idx.get((pop, arr, label_of(r["key"]["slo_ms"]),
+                                                                              EAGER))) + prov_row(r))
             ax = axes[i][j]
             lines_by_policy(ax, series, cols, "SLO (ms)", "goodput (r/s)", "popularity %s, arrival %s" % (pop, arr))
             ax.set_ylim(0, None)
@@ -1208,9 +1407,9 @@ def plot_flat_top(name, out):
             xs = [p["offered_rps"] for p in pts]
             recs = [{"goodput_rps": p["goodput_rps"], "ci95": p.get("goodput_ci95")} for p in pts]
             ax1.errorbar(xs, [p["goodput_rps"] for p in pts], yerr=yerr(recs), marker="o", markersize=3,
-                         color=cols[pol], label=pol, capsize=2, **line_style(pol))
+                         color=cols[pol], label=shown(pol), capsize=2, **line_style(pol))
             ax2.plot(xs, [100 * p["gpu_busy_fraction"] for p in pts], marker="o", markersize=3, color=cols[pol],
-                     label=pol, **line_style(pol))
+                     label=shown(pol), **line_style(pol))
             at = {round(p["load"], 6): p for p in pts}
             peak = max(pts, key=lambda p: p["goodput_rps"])
             g1, g2 = at.get(1.0), at.get(2.0)
@@ -1294,7 +1493,7 @@ def plot_network(name, out):
                 net = r["key"]["@network"].get("network", {})
                 rows.append([n] + [net.get(nk) for nk in NETWORK_KEYS] + [float(slo), s, r["policy"],
                                                                           r.get("send_ahead")] +
-                            metric_row(r, sym) + prov_row(r))
+                            metric_row(r, sym, idx.get((n, slo, EAGER))) + prov_row(r))
         lines_by_policy(ax, ser, cols, "network setting", "goodput (r/s)", "SLO %s ms" % slo, categorical=nets)
         ax.set_ylim(0, None)
         # Figure 14: within the TCP range goodput falls by up to 70% (the paper's reference: low latency)
@@ -1357,11 +1556,11 @@ def plot_gpu_scaling(name, out):
         pts = [(g, idx[(g, p)]) for g in gpus if (g, p) in idx]
         ser[p] = ([g for g, _ in pts], [r for _, r in pts])
         for g, r in pts:
-            rows.append([g, p] + metric_row(r, idx.get((g, SYMPHONY))) + prov_row(r))
+            rows.append([g, p] + metric_row(r, idx.get((g, SYMPHONY)), idx.get((g, EAGER))) + prov_row(r))
         per = [{"goodput_rps": r["goodput_rps"] / g, "ci95": [c / g for c in r["ci95"]] if r["ci95"] else None}
                for g, r in pts]
         ax2.errorbar([g for g, _ in pts], [q["goodput_rps"] for q in per], yerr=yerr(per), marker="o", markersize=4,
-                     color=cols[p], label=p, capsize=2.5, **line_style(p))
+                     color=cols[p], label=shown(p), capsize=2.5, **line_style(p))
     lines_by_policy(ax1, ser, cols, "GPUs", "goodput (r/s)", "Goodput against the number of GPUs (Figure 13 right)")
     ax1.set_xscale("log", base=2)
     ax1.set_yscale("log", base=2)
@@ -1420,7 +1619,7 @@ def plot_variants(name, out, variant_axis, what):
                              for v in variants) + "\n"
             for v, r in zip(variants, rs):
                 if r:
-                    rows.append([case, v, p] + metric_row(r, idx.get((case, v, SYMPHONY))) +
+                    rows.append([case, v, p] + metric_row(r, idx.get((case, v, SYMPHONY)), idx.get((case, v, EAGER))) +
                                 [rel_to(r, base)[0] if base else None] + prov_row(r))
         ax.set_xticks(x)
         ax.set_xticklabels(pols, rotation=45, ha="right", fontsize=8)
@@ -1471,7 +1670,8 @@ def plot_generic_sweep(name, out):
         sym = next((r for p, r in prs if p == SYMPHONY), None) or prs[0][1]
         table += "\n" + policy_block(case, prs, ref=SYMPHONY if sym is not prs[0][1] else prs[0][0])
         for p, r in prs:
-            rows.append([case, p, r["policy"]] + metric_row(r, sym) + prov_row(r))
+            rows.append([case, p, r["policy"]] + metric_row(r, sym, next((q for pp, q in prs if pp == EAGER), None)) +
+                        prov_row(r))
         policy_bars(ax, [p for p, _ in prs], [r for _, r in prs], sym, cols)
         ax.set_title(wrap(case, 48), fontsize=9)
         ax.set_ylabel("goodput (r/s)")
@@ -1699,19 +1899,12 @@ def plot_urgency(name, out):
 
 # ---------------------------------------------------------------- look-ahead deferral (issue 27)
 
-EAGER = "eager"
 LA_NAMES = {"symphony": "look-ahead (symphony)", "symphony:lookahead=off": "paper's rule (lookahead=off)"}
 
 
 def case_short(label):
     """A lookahead case's short name: its label up to the first colon ('a (held out)' -> 'a')."""
     return label.split(":")[0].split(" (")[0].strip()
-
-
-def of_bound(r):
-    """(mean, [lo, hi]) of a record's per-seed goodputs over its multi-model bound (bound_rps)."""
-    b = r.get("bound_rps") if r else None
-    return mean_ci([x / b for x in r["by_seed"]]) if b else (None, None)
 
 
 def ratio_to_eager(name, out, variant_axis, title):
@@ -1744,9 +1937,7 @@ def ratio_to_eager(name, out, variant_axis, title):
             q[(c, v)] = (rt, rci)
             table += "  %-26s %16s %16s %16s %9s\n" % (v, gp(r), pm(rt, rci, "%.3f") + "x" if rt is not None else "-",
                                                        pm(ob, obci, "%.3f"), fmt(r.get("bound_rps")))
-            rows.append([c, v, r["policy"]] + metric_row(r, idx.get((c, SYMPHONY))) +
-                        [rt, rci[0] if rci else None, rci[1] if rci else None, r.get("bound_rps"), ob,
-                         obci[0] if obci else None, obci[1] if obci else None] + prov_row(r))
+            rows.append([c, v, r["policy"]] + metric_row(r, idx.get((c, SYMPHONY)), e) + prov_row(r))
         sc = case_short(c)
         if sc in thr_cases and thr_all is not None:
             t = thr_of.get(sc, thr_all)
@@ -1790,9 +1981,7 @@ def ratio_to_eager(name, out, variant_axis, title):
         ax.set_yticklabels(others, fontsize=8)
         fig.colorbar(im, ax=ax, label="goodput / eager's (colour clipped to 0.8-1.2)")
     fig.suptitle("%s - %s" % (title, provenance(recs)), fontsize=11)
-    finish(out, name, ["case", variant_axis, "policy"] + METRICS +
-           ["ratio_to_eager", "ratio_to_eager_ci_low", "ratio_to_eager_ci_high", "bound_rps", "goodput_of_bound",
-            "goodput_of_bound_ci_low", "goodput_of_bound_ci_high"] + PROV, rows, fig, table)
+    finish(out, name, ["case", variant_axis, "policy"] + METRICS + PROV, rows, fig, table)
 
 
 def hbar_panel(ax, labels, series, cols, xmax, xlabel, title, fontsize, numbers=False):
@@ -1829,6 +2018,82 @@ def plot_lookahead(name, out):
 def plot_ablation_lookahead(name, out):
     ratio_to_eager(name, out, "@policy", "Ablation: look-ahead's parts one at a time, lazy drop, the paper's timeout "
                                          "(goodput / eager's)")
+
+
+def plot_lookahead_heldout(name, out):
+    ratio_to_eager(name, out, "policy", "Look-ahead deferral on ten held-out sets of A100 models (not tuned on)")
+
+
+def param_variant(param, value, default):
+    """The @policy label of a parameter's value in lookahead-params: 'symphony' at the default."""
+    return SYMPHONY if value == default else "%s=%g" % (param, value)
+
+
+def plot_lookahead_params(name, out):
+    """One look-ahead parameter varied at a time from the defaults (the study file's "params"): each value's
+    goodput over eager's per case (per-seed ratios) and the worst case, one panel per parameter."""
+    recs, _ = load_sweep(name, out)
+    cases = axis_values(recs, "@case")
+    idx = by_key(recs, "@case", "@policy")
+    params = (study_file(name) or {}).get("params") or {}
+    if not params:
+        die("%s: the study file names no \"params\"" % name)
+    rows, table = [], heading(name, recs) + (
+        "goodput over eager's on the same seeds (mean of the per-seed ratios), one parameter varied at a time from "
+        "the defaults (*: the default); worst: the smallest ratio over the cases; mean: the mean over the cases\n")
+    n = len(params)
+    ncol = 3
+    nrow = (n + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(6 * ncol, 4.6 * nrow), constrained_layout=True, squeeze=False)
+    ccols = {c: (PALETTE + PALETTE)[i] for i, c in enumerate(cases)}
+    for k, (param, spec) in enumerate(params.items()):
+        ax = axes[k // ncol][k % ncol]
+        vals, dflt = spec["values"], spec["default"]
+        table += "\n%s (default %g)\n  %-8s" % (param, dflt, "value") + "".join(
+            " %14s" % case_short(c)[:14] for c in cases) + " %9s %9s\n" % ("worst", "mean")
+        grid = {}
+        for v in vals:
+            lab = param_variant(param, v, dflt)
+            cells = []
+            for c in cases:
+                rt, rci = rel_to(idx.get((c, lab)), idx.get((c, EAGER)))
+                grid[(v, c)] = rt
+                cells.append(pm(rt, rci, "%.3f") if rt is not None else "-")
+                r = idx.get((c, lab))
+                if r:
+                    rows.append([param, v, int(v == dflt), c, lab, r["goodput_rps"], rt, rci[0] if rci else None,
+                                 rci[1] if rci else None, len(r["by_seed"])] + prov_row(r))
+            got = [grid[(v, c)] for c in cases if grid.get((v, c)) is not None]
+            worst = min(got, default=None)
+            grid[(v, "worst")] = worst
+            table += "  %-8s" % ("%g%s" % (v, "*" if v == dflt else "")) + "".join(" %14s" % x for x in cells) + \
+                " %9s %9s\n" % (fmt(worst, "%.3f"), fmt(sum(got) / len(got) if got else None, "%.3f"))
+        x = np.arange(len(vals))
+        for c in cases:
+            ax.plot(x, [grid.get((v, c)) if grid.get((v, c)) is not None else np.nan for v in vals], marker="o",
+                    markersize=3, linewidth=1, color=ccols[c], alpha=0.8, label=case_short(c))
+        ax.plot(x, [grid[(v, "worst")] if grid[(v, "worst")] is not None else np.nan for v in vals], marker="s",
+                color="black", linewidth=2.5, label="worst case")
+        if dflt in vals:
+            ax.axvspan(vals.index(dflt) - 0.3, vals.index(dflt) + 0.3, color="gray", alpha=0.15, label="default")
+        ax.axhline(1.0, color="gray", linestyle=":", linewidth=1)
+        ax.set_xticks(x)
+        ax.set_xticklabels(["%g" % v for v in vals])
+        ax.set_xlabel(param)
+        ax.set_ylabel("goodput / eager's")
+        lo = min([grid[(v, "worst")] for v in vals if grid[(v, "worst")] is not None] + [0.9])
+        ax.set_ylim(max(0, lo - 0.05), None)
+        ax.grid(alpha=0.3)
+        ax.set_title("%s (default %g)" % (param, dflt), fontsize=10)
+    axes[0][0].legend(fontsize=6, ncol=2)
+    for k in range(n, nrow * ncol):
+        axes[k // ncol][k % ncol].set_visible(False)
+    table += "\neager (r/s): " + "; ".join("%s %s" % (case_short(c), gp(idx[(c, EAGER)])) for c in cases
+                                           if (c, EAGER) in idx) + "\n"
+    fig.suptitle("Look-ahead's parameters one at a time: goodput over eager's per case - %s" % provenance(recs),
+                 fontsize=11)
+    finish(out, name, ["parameter", "value", "default", "case", "variant", "goodput_rps", "ratio_to_eager",
+                       "ratio_ci_low", "ratio_ci_high", "seeds"] + PROV, rows, fig, table)
 
 
 def plot_lookahead_busy(name, out):
@@ -1918,6 +2183,8 @@ STUDIES = {
     "lookahead": plot_lookahead,
     "ablation-lookahead": plot_ablation_lookahead,
     "lookahead-busy": plot_lookahead_busy,
+    "lookahead-heldout": plot_lookahead_heldout,
+    "lookahead-params": plot_lookahead_params,
     "large-changing": plot_large_changing,
     "nexus-fig4": plot_nexus_fig4,
     "urgency-spikes": plot_urgency,

@@ -17,6 +17,10 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAPER_VALUES = os.path.join(ROOT, "experiments", "paper-values.json")
 PM = "\u00b1"  # the plus-minus sign of the tables
+LOOKAHEAD = "symphony"  # look-ahead deferral, the default since issue 27
+PAPER_RULE = "symphony:lookahead=off"  # the papers' rule (Algorithm 1), beside it in the studies that compare
+RULES = (LOOKAHEAD, PAPER_RULE)
+RULE_NAMES = {LOOKAHEAD: "look-ahead", PAPER_RULE: "paper's rule"}
 
 # t(0.975, df) for df = 1..30; beyond, the Cornish-Fisher expansion around z = 1.96
 _T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
@@ -184,6 +188,34 @@ def study_file(name):
         return None
 
 
+def shown(p):
+    """A policy's name in a figure's legend or a table: 'symphony (paper's rule)' for the papers' rule."""
+    return "symphony (paper's rule)" if policy_name(p) == PAPER_RULE else p
+
+
+def quantile(xs, q):
+    """The q-th percentile (0-100) of the values, interpolated between order statistics (numpy's default)."""
+    xs = sorted(float(x) for x in xs)
+    if not xs:
+        return None
+    k = (len(xs) - 1) * q / 100.0
+    f = int(math.floor(k))
+    return xs[f] if f == k else xs[f] + (xs[f + 1] - xs[f]) * (k - f)
+
+
+def ratio_summary(v):
+    """The summary of a distribution of ratios (symphony/eager over the grid's pairs): count, median, mean, p10,
+    p90, min, max and the shares at or above 0.95, 1, 1.5 and 2."""
+    v = [float(x) for x in v]
+    if not v:
+        return None
+    n = float(len(v))
+    return {"count": len(v), "median": quantile(v, 50), "mean": sum(v) / n, "p10": quantile(v, 10),
+            "p90": quantile(v, 90), "min": min(v), "max": max(v), "share_ge_0.95": sum(x >= 0.95 for x in v) / n,
+            "share_ge_1": sum(x >= 1 for x in v) / n, "share_ge_1.5": sum(x >= 1.5 for x in v) / n,
+            "share_ge_2": sum(x >= 2 for x in v) / n}
+
+
 def label_of(v):
     """The label of an axis value: an @axis object's "label", else its text."""
     if isinstance(v, dict):
@@ -213,7 +245,7 @@ def sweep_record(d):
     ci = d.get("goodput_ci95")
     return {
         "point": d["point"], "npoints": d.get("npoints"), "key": key, "labels": labels,
-        "policy": d.get("policy"), "series": series,
+        "policy": policy_name(d.get("policy")), "series": policy_name(series),
         "version": d.get("version"), "commit": d.get("commit"), "seed": d.get("seed"),
         "replications": d.get("replications") or 1,
         "goodput_rps": d.get("goodput_rps"), "ci95": list(ci) if ci else None,
