@@ -1031,11 +1031,12 @@ def render(R, papers, items, cmps, args, la=None):
       "`symphony` is look-ahead deferral (issue 27; docs/policies.md, \"Look-ahead deferral\"). Every study "
       "that sets symphony beside a paper's number or beside eager or timeout runs both. *Ours* (with *ours/paper* "
       "and *gap*) is the papers' rule; the column *look-ahead* beside it is the same quantity with `symphony` in "
-      "its place, with its own ratio to the paper in parentheses: for a goodput, look-ahead's goodput; for a "
-      "comparison with eager, timeout or the baselines, look-ahead's ratio. It is empty where the value does not "
-      "involve symphony (a baseline's goodput, an analytic number). Below, each value lists look-ahead's "
-      "values and sources after the papers' rule's, and each gap block opens with look-ahead's row (how much of "
-      "the gap the default closes). The synthetic grid's section gives both distributions of the ratio to "
+      "its place, then its own ratio to the paper (`value; ours/paper`, **gap** where that is one): for a "
+      "goodput, look-ahead's goodput; for a comparison with eager, timeout or the baselines, look-ahead's ratio. "
+      "It is empty where the value does not involve symphony (a baseline's goodput, an analytic number). "
+      "*Source* is the papers' rule's; below, each value lists both values and both sources, and each gap block "
+      "opens with look-ahead's row (how much of the gap the default closes). The synthetic grid's section gives "
+      "both distributions of the ratio to "
       "eager, issue 27's thresholds for look-ahead, and goodput over the multi-model bound (`bound_rps`, "
       "core/capacity.h) for eager and both symphonies." % PAPER_RULE)
     w("")
