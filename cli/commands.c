@@ -350,7 +350,11 @@ static const struct cli_opt o_fb_iters = { "iters", 0, CLI_INT, "N", "round trip
 static const struct cli_opt o_fb_size = { "size", 0, CLI_INT, "BYTES", "bytes per read", "153600", 1, 1 << 30 };
 static const struct cli_opt o_fb_json = { "json", 0, CLI_OUT, "FILE|-", "also write the results as JSON; - for stdout "
 					  "(and no text)" };
-static const struct cli_opt *const fabbench_opts[] = { &o_fb_provider, &o_fb_iters, &o_fb_size, &o_fb_json, NULL };
+static const struct cli_opt o_fb_auth = { "auth", 0, CLI_CHOICE, "on|off",
+					  "on: both sides authenticate with credentials (a CA in memory) and every message is "
+					  "sealed, as in a cluster; off: neither (to measure what it costs)", "on", 0, 0, "on|off" };
+static const struct cli_opt *const fabbench_opts[] = { &o_fb_provider, &o_fb_iters, &o_fb_size, &o_fb_auth, &o_fb_json,
+							NULL };
 
 static const struct cli_opt o_as_add = { "add-cmd", 0, CLI_TEXT, "CMD",
 					 "shell command that starts a backend (it should return at once: start the backend "
@@ -398,14 +402,32 @@ static const char autoscale_text[] =
 	"on schedd's metrics instead (docs/runtime.md, \"Autoscaling\").";
 
 static const struct cli_opt o_kg_quiet = { "quiet", 0, CLI_FLAG, NULL, "no line on stderr" };
-static const struct cli_opt *const keygen_opts[] = { &o_kg_quiet, NULL };
+static const struct cli_opt o_kg_frontends = { "frontends", 0, CLI_INT, "N", "cluster: frontends 0..N-1", "1", 0,
+					       4096 };
+static const struct cli_opt o_kg_backends = { "backends", 0, CLI_INT, "N", "cluster: backends 0..N-1 (as many as "
+					      "backends_max)", "2", 0, 65536 };
+static const struct cli_opt o_kg_standby = { "standby", 0, CLI_FLAG, NULL, "cluster: also schedd 1, the hot standby" };
+static const struct cli_opt o_kg_replace = { "replace", 0, CLI_FLAG, NULL,
+					     "issue: a new key and serial for a member that has one (the old serial is "
+					     "revoked)" };
+static const struct cli_opt *const keygen_opts[] = { &o_kg_frontends, &o_kg_backends, &o_kg_standby, &o_kg_replace,
+						      &o_kg_quiet, NULL };
 
 static const char keygen_text[] =
-	"Writes a new cluster secret (32 random bytes from libsodium, as 64 hexadecimal digits) to FILE, created "
-	"with mode 0600; an existing FILE is refused, never overwritten. Name it in the cluster file "
-	"(runtime.secret_file) or with --secret-file: schedd, frontends and backends refuse to start without it, "
-	"or when it can be read by anyone but their user, and every fabric connection between them begins with a "
-	"mutual challenge-response that proves both sides hold it (docs/runtime.md, \"Security\").";
+	"The cluster's keys (docs/runtime.md, \"Security\"). A cluster has a certificate authority (CA): an Ed25519 "
+	"key pair in DIR/ca.key (mode 0600; only keygen reads it) and DIR/ca.pub. Each schedd, frontend and "
+	"backend has a key pair of its own and a credential the CA signed, naming its role and id: "
+	"DIR/ROLE-ID.cred (mode 0600; schedd-0 the scheduler, schedd-1 its standby, frontend-N, backend-N). A "
+	"member shows its credential in every fabric handshake and proves it holds the key; peers check the CA's "
+	"signature, that the role and id are the ones they meant, and that the serial is not revoked.\n\n"
+	"ACTION is one of: cluster DIR (the CA when DIR has none, then a credential for every member --frontends, "
+	"--backends and --standby name that has none yet); ca DIR (only the CA; an existing one is refused, never "
+	"overwritten); issue DIR ROLE ID (one member's credential; --replace gives a member a new key and serial "
+	"and revokes the old); revoke DIR SERIAL|ROLE-ID (adds it to DIR/revoked.json: copy that file where the "
+	"members read it and send them SIGHUP, and they close the member's connections and refuse it from then "
+	"on); list DIR (what the CA issued, and which are revoked).\n\n"
+	"Give each member DIR/ca.pub, DIR/revoked.json and its own credential only: runtime.keys_dir names the "
+	"directory (--keys-dir), and --credential FILE a credential elsewhere.";
 
 static const char fabbench_text[] =
 	"Two threads, each with its own libfabric endpoint, over 127.0.0.1: the 64-byte message round trip (N "
@@ -523,8 +545,12 @@ static const struct cli_cmd commands[] = {
 	  "  symphony autoscale cluster.json \\\n"
 	  "      --add-cmd 'symphony backend cluster.json --id $SYMPHONY_BACKEND_ID & echo $! > be$SYMPHONY_BACKEND_ID.pid' \\\n"
 	  "      --remove-cmd 'kill -TERM $(cat be$SYMPHONY_BACKEND_ID.pid)'\n" },
-	{ "keygen", "runtime", "write a new cluster secret: the key fabric peers prove they hold", "FILE", 1, 1,
-	  keygen_text, keygen_opts, 0, RT(cli_cmd_runtime), "  symphony keygen cluster.key\n" },
+	{ "keygen", "runtime", "the cluster's CA and members' credentials: make, issue, revoke, list",
+	  "ACTION DIR [ROLE ID | SERIAL]", 2, 4, keygen_text, keygen_opts, 0, RT(cli_cmd_runtime),
+	  "  symphony keygen cluster keys --frontends 2 --backends 4\n"
+	  "  symphony keygen issue keys backend 4\n"
+	  "  symphony keygen revoke keys backend-4\n"
+	  "  symphony keygen list keys\n" },
 	{ "fabbench", "runtime", "the transport's control round trip and 150 KB RMA read latency on loopback", "", 0, 0,
 	  fabbench_text, fabbench_opts, 0, RT(cli_cmd_runtime), NULL },
 	{ "models", "information", "list the models of a profile zoo", "", 0, 0, models_text, models_opts, 0,

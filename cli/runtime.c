@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
@@ -14,6 +15,7 @@
 #include "runtime/autoscaler.h"
 #include "runtime/benchsched.h"
 #include "runtime/cluster.h"
+#include "runtime/cred.h"
 #include "runtime/fabbench.h"
 #include "runtime/profiler.h"
 #include "runtime/rt.h"
@@ -64,37 +66,158 @@ static int cmd_process(struct cli *c)
 				     "(or --schedd ACTIVE,STANDBY)");
 	if (!rc && o.json && needs_id)
 		rc = cli_usage_error(c, "--json is for schedd and loadgen, not %s", cmd);
-	uint8_t secret[SYM_FAB_SECRET_BYTES];
+	struct sym_cred cred;
+	struct sym_revoked revoked = { 0 };
+	char revoked_path[1100] = "";
+	memset(&cred, 0, sizeof(cred));
 	if (!rc && strcmp(cmd, "loadgen")) {
-		/* clients are not fabric peers: everything else proves it holds the secret */
-		if (!cl.secret_file[0])
-			rc = cli_usage_error(c, "the cluster names no secret: create one with `symphony keygen FILE` and "
-					     "give it as runtime.secret_file in the cluster file or --secret-file FILE");
-		else if (sym_secret_load(cl.secret_file, secret, err, sizeof(err)))
-			rc = cli_usage_error(c, "%s", err);
-		o.secret = secret;
+		/* clients are not fabric peers: every member proves its role and id */
+		int role = schedd ? SYM_CRED_SCHEDD : !strcmp(cmd, "frontend") ? SYM_CRED_FRONTEND : SYM_CRED_BACKEND;
+		uint32_t id = schedd ? (o.standby ? 1u : 0u) : (uint32_t)o.id;
+		char path[1100], ca[1100];
+		uint8_t ca_pk[SYM_CRED_PK];
+		if (!cl.keys_dir[0])
+			rc = cli_usage_error(c, "the cluster names no keys: make them with `symphony keygen cluster DIR "
+					     "--frontends %d --backends %d%s` and give runtime.keys_dir in the cluster file or "
+					     "--keys-dir DIR", cl.nfrontends, cl.backends_max, cl.has_standby ? " --standby" : "");
+		if (!rc) {
+			snprintf(ca, sizeof(ca), "%s/ca.pub", cl.keys_dir);
+			if (cl.credential[0])
+				snprintf(path, sizeof(path), "%s", cl.credential);
+			else
+				sym_cred_path(cl.keys_dir, role, id, path, sizeof(path));
+			snprintf(revoked_path, sizeof(revoked_path), "%s/revoked.json", cl.keys_dir);
+			if (sym_ca_load(ca, ca_pk, err, sizeof(err)) || sym_cred_load(path, ca_pk, &cred, err, sizeof(err)) ||
+			    sym_revoked_load(revoked_path, true, &revoked, err, sizeof(err)))
+				rc = cli_usage_error(c, "%s", err);
+		}
+		if (!rc && (cred.role != role || cred.id != id))
+			rc = cli_usage_error(c, "%s holds the credential of %s %u, not of %s %u", path,
+					     sym_cred_role_name(cred.role), cred.id, sym_cred_role_name(role), id);
+		if (!rc && sym_revoked_has(&revoked, cred.serial))
+			rc = cli_usage_error(c, "%s: its serial %llu is revoked (%s); issue a new one (symphony keygen issue "
+					     "--replace)", path, (unsigned long long)cred.serial, revoked_path);
+		o.cred = &cred;
+		o.revoked = &revoked;
+		o.revoked_path = revoked_path;
 	}
 	if (!rc && o.check)
 		printf("%s: the configuration is valid (%zu models, %d frontends, %d backends, schedd at %s:%s)\n", cmd,
 		       cl.exp.nmodels, cl.nfrontends, cl.nbackends, cl.schedd.host, cl.schedd.port);
-	else if (!rc)
+	else if (!rc) {
+		sym_rt_set_revocation(revoked_path);
 		rc = sym_rt_run(&cl, &o);
+	}
 	sym_cluster_finish(&cl);
-	sodium_memzero(secret, sizeof(secret));
+	sodium_memzero(&cred, sizeof(cred));
+	sym_revoked_free(&revoked);
 	return rc;
 }
 
+/* symphony keygen ACTION DIR [ROLE ID | SERIAL] (cli/commands.c says what each does). */
 static int cmd_keygen(struct cli *c)
 {
-	char err[1200];
-	const char *path = c->args[0];
-	if (!strcmp(path, "-"))
-		return cli_usage_error(c, "name the file to write the secret to: symphony keygen FILE");
-	if (sym_secret_generate(path, err, sizeof(err)))
+	char err[1400], path[1100];
+	const char *action = c->args[0], *dir = c->args[1];
+	bool quiet = cli_flag(c, "quiet");
+	int n = c->nargs;
+	if (!strcmp(action, "ca") || !strcmp(action, "list") || !strcmp(action, "cluster")) {
+		if (n != 2)
+			return cli_usage_error(c, "keygen %s takes DIR only", action);
+	} else if (!strcmp(action, "issue")) {
+		if (n != 4)
+			return cli_usage_error(c, "keygen issue takes DIR ROLE ID (e.g. keygen issue keys backend 4)");
+	} else if (!strcmp(action, "revoke")) {
+		if (n != 3)
+			return cli_usage_error(c, "keygen revoke takes DIR SERIAL or DIR ROLE-ID (e.g. backend-4)");
+	} else {
+		return cli_usage_error(c, "unknown action '%s': cluster, ca, issue, revoke or list (the shared "
+				       "secret of `symphony keygen FILE` is gone: members have credentials of their own)",
+				       action);
+	}
+	if (!strcmp(action, "list"))
+		return sym_ca_list(dir, err, sizeof(err)) ? cli_fail(c, 1, "%s", err) : 0;
+	if (!strcmp(action, "ca") || !strcmp(action, "cluster")) {
+		char key[1100];
+		snprintf(key, sizeof(key), "%s/ca.key", dir);
+		bool have = !strcmp(action, "cluster") && access(key, F_OK) == 0;
+		if (!have && sym_ca_create(dir, err, sizeof(err)))
+			return cli_fail(c, 1, "%s", err);
+		if (!quiet && !have)
+			fprintf(stderr, "keygen: a new CA in %s (ca.key: keep it to yourself; ca.pub: every member)\n", dir);
+		if (!strcmp(action, "ca"))
+			return 0;
+		long nfe = cli_int(c, "frontends"), nbe = cli_int(c, "backends");
+		int made = 0;
+		for (long k = 0; k < 2 + nfe + nbe; k++) {
+			int role = k < 2 ? SYM_CRED_SCHEDD : k < 2 + nfe ? SYM_CRED_FRONTEND : SYM_CRED_BACKEND;
+			uint32_t id = (uint32_t)(k < 2 ? k : k < 2 + nfe ? k - 2 : k - 2 - nfe);
+			if (k == 1 && !cli_flag(c, "standby"))
+				continue;
+			sym_cred_path(dir, role, id, path, sizeof(path));
+			if (access(path, F_OK) == 0)
+				continue;
+			if (sym_ca_issue(dir, role, id, false, NULL, NULL, 0, err, sizeof(err)))
+				return cli_fail(c, 1, "%s", err);
+			made++;
+		}
+		if (!quiet)
+			fprintf(stderr, "keygen: %d new credential%s in %s (symphony keygen list %s)\n", made,
+				made == 1 ? "" : "s", dir, dir);
+		return 0;
+	}
+	if (!strcmp(action, "issue")) {
+		int role = sym_cred_role_of(c->args[2]);
+		char *end;
+		unsigned long id = strtoul(c->args[3], &end, 10);
+		if (!role)
+			return cli_usage_error(c, "unknown role '%s': schedd, frontend or backend", c->args[2]);
+		if (*end || end == c->args[3] || id > 65535 || c->args[3][0] == '-')
+			return cli_usage_error(c, "expected an id 0..65535, got '%s'", c->args[3]);
+		uint64_t serial;
+		if (sym_ca_issue(dir, role, (uint32_t)id, cli_flag(c, "replace"), &serial, path, sizeof(path), err,
+				 sizeof(err)))
+			return cli_fail(c, 1, "%s", err);
+		if (!quiet)
+			fprintf(stderr, "keygen: %s %lu, serial %llu: %s (mode 0600: give it to that member only)\n",
+				c->args[2], id, (unsigned long long)serial, path);
+		return 0;
+	}
+	/* revoke SERIAL, or ROLE-ID: every serial issued to that member */
+	const char *what = c->args[2];
+	char *end;
+	unsigned long long serial = strtoull(what, &end, 10);
+	if (*end || end == what || what[0] == '-') {
+		const char *dash = strrchr(what, '-');
+		char rname[16];
+		size_t rl = dash ? (size_t)(dash - what) : 0;
+		if (!dash || rl >= sizeof(rname))
+			return cli_usage_error(c, "expected a serial or ROLE-ID (e.g. backend-4), got '%s'", what);
+		memcpy(rname, what, rl);
+		rname[rl] = '\0';
+		int role = sym_cred_role_of(rname);
+		unsigned long id = strtoul(dash + 1, &end, 10);
+		if (!role || *end || end == dash + 1)
+			return cli_usage_error(c, "expected a serial or ROLE-ID (e.g. backend-4), got '%s'", what);
+		uint64_t serials[256];
+		size_t ns = 0;
+		if (sym_ca_serials_of(dir, role, (uint32_t)id, serials, 256, &ns, err, sizeof(err)))
+			return cli_fail(c, 1, "%s", err);
+		if (!ns)
+			return cli_fail(c, 1, "the CA in %s issued nothing to %s", dir, what);
+		for (size_t i = 0; i < ns; i++)
+			if (sym_ca_revoke(dir, serials[i], err, sizeof(err)))
+				return cli_fail(c, 1, "%s", err);
+		if (!quiet)
+			fprintf(stderr, "keygen: %s revoked (%zu serial%s) in %s/revoked.json: copy it to the members and "
+				"send them SIGHUP\n", what, ns, ns == 1 ? "" : "s", dir);
+		return 0;
+	}
+	if (sym_ca_revoke(dir, serial, err, sizeof(err)))
 		return cli_fail(c, 1, "%s", err);
-	if (!cli_flag(c, "quiet"))
-		fprintf(stderr, "keygen: wrote a new cluster secret to %s (mode 0600); give every schedd, frontend "
-			"and backend a copy, readable by its user only\n", path);
+	if (!quiet)
+		fprintf(stderr, "keygen: serial %llu revoked in %s/revoked.json: copy it to the members and send them "
+			"SIGHUP\n", serial, dir);
 	return 0;
 }
 
@@ -154,7 +277,7 @@ static int cmd_bench_sched(struct cli *c)
 static int cmd_fabbench(struct cli *c)
 {
 	return sym_fabbench_run(cli_str(c, "provider"), cli_int(c, "iters"), (size_t)cli_int(c, "size"),
-				cli_str(c, "json"));
+				strcmp(cli_str(c, "auth"), "off") != 0, cli_str(c, "json"));
 }
 
 /* symphony autoscale: schedd's /metrics URL from the cluster file unless given. */

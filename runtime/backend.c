@@ -702,16 +702,19 @@ static void on_connect_timer(struct sym_loop_timer *t, void *ctx)
 	struct backend *be = ctx;
 	char err[512];
 	struct sym_cluster *c = be->c;
-	for (int i = 0; i < c->nfrontends; i++)
-		if (!be->fe[i] &&
-		    sym_fab_connect(be->fab, c->frontends[i].fabric.host, c->frontends[i].fabric.port, &be->fe[i], err,
-				    sizeof(err)))
+	for (int i = 0; i < c->nfrontends; i++) {
+		const struct sym_fab_peer fe = { SYM_CRED_FRONTEND, (uint32_t)i };
+		if (!be->fe[i] && sym_fab_connect(be->fab, c->frontends[i].fabric.host, c->frontends[i].fabric.port, &fe,
+						  &be->fe[i], err, sizeof(err)))
 			sym_rt_log(be->who, "frontend %d: %s", i, err);
+	}
 	/* the active scheduler, then its standby, in turn until one takes us */
-	const struct sym_hostport *to = c->has_standby && be->schedd_try % 2 ? &c->standby : &c->schedd;
+	bool standby = c->has_standby && be->schedd_try % 2;
+	const struct sym_hostport *to = standby ? &c->standby : &c->schedd;
+	const struct sym_fab_peer sd = { SYM_CRED_SCHEDD, standby ? 1 : 0 };
 	if (!be->schedd && !be->leaving) {
 		be->schedd_try++;
-		if (sym_fab_connect(be->fab, to->host, to->port, &be->schedd, err, sizeof(err)))
+		if (sym_fab_connect(be->fab, to->host, to->port, &sd, &be->schedd, err, sizeof(err)))
 			sym_rt_log(be->who, "schedd: %s", err);
 	}
 	maybe_hello(be); /* a batch of a former scheduler may have ended meanwhile */
@@ -855,7 +858,7 @@ static int setup(struct backend *be, char *err, size_t errlen)
 			return rc;
 		be->held[m] = true;
 	}
-	struct sym_fab_cfg fc = { .provider = c->provider, .secret = be->o->secret };
+	struct sym_fab_cfg fc = { .provider = c->provider, .cred = be->o->cred, .revoked = be->o->revoked };
 	int rc = sym_fab_open(&be->fab, &fc, err, errlen);
 	if (!rc)
 		rc = sym_fab_mr_reg(be->fab, be->staging, SLOTS * stage, SYM_FAB_LOCAL_READ_TARGET, &be->mr, err, errlen);

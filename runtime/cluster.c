@@ -168,9 +168,14 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 			return ERR("%s: expected a file's path", where);
 		memcpy(dst, text, strlen(text) + 1); /* length checked above; the three are of one size */
 	} else if (!strcmp(key, "secret_file")) {
-		if (!text[0] || strlen(text) >= sizeof(c->secret_file))
-			return ERR("%s: expected the path of the cluster secret (symphony keygen FILE)", where);
-		memcpy(c->secret_file, text, strlen(text) + 1); /* length checked above */
+		return ERR("%s: the shared cluster secret is gone: every member has a credential of its own now. "
+			   "Make them with `symphony keygen cluster DIR --frontends N --backends M` and give "
+			   "runtime.keys_dir (--keys-dir DIR) instead", where);
+	} else if (!strcmp(key, "keys_dir") || !strcmp(key, "credential")) {
+		char *dst = !strcmp(key, "keys_dir") ? c->keys_dir : c->credential;
+		if (!text[0] || strlen(text) >= sizeof(c->keys_dir))
+			return ERR("%s: expected a path", where);
+		memcpy(dst, text, strlen(text) + 1); /* length checked above; the two are of one size */
 	} else if (!strcmp(key, "device")) {
 		if (sym_policy_int(text, 0, 1023, &l))
 			return ERR("%s: expected a device ordinal 0..1023, got '%s'", where, text);
@@ -280,7 +285,8 @@ static const struct {
 } rt_keys[] = {
 	{ "provider", "provider", "NAME", "libfabric provider: tcp (default; loopback, CI) or verbs (RDMA hardware)" },
 	{ "host", "host", "HOST", "address processes bind to and reach each other at (default 127.0.0.1)" },
-	{ "secret_file", "secret-file", "FILE", "the cluster secret schedd, frontends and backends authenticate with (symphony keygen FILE); required" },
+	{ "keys_dir", "keys-dir", "DIR", "the cluster's keys (symphony keygen cluster DIR): DIR/ca.pub, DIR/revoked.json, and each member's DIR/ROLE-ID.cred; required by schedd, frontends and backends" },
+	{ "credential", "credential", "FILE", "this process's credential, when not DIR/ROLE-ID.cred of keys_dir (schedd-0, schedd-1 for a standby, frontend-N, backend-N)" },
 	{ "port_base", "port-base", "PORT", "schedd's port; frontend i uses PORT+1+2i (fabric) and PORT+2+2i (clients)" },
 	{ "schedd", "schedd", "HOST:PORT[,HOST:PORT]", "the scheduler's address (default HOST:PORT_BASE), then its hot standby's (symphony schedd --standby)" },
 	{ "frontends", "frontends", "N", "number of frontends (default 1)" },
@@ -614,8 +620,8 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 	if (c->model_lib[0])
 		cJSON_AddStringToObject(o, "model_lib", c->model_lib);
 	cJSON_AddNumberToObject(o, "device", c->device);
-	if (c->secret_file[0]) /* where it is, never what it is */
-		cJSON_AddStringToObject(o, "secret_file", c->secret_file);
+	if (c->keys_dir[0]) /* where they are, never what they are */
+		cJSON_AddStringToObject(o, "keys_dir", c->keys_dir);
 	if (c->models_rt)
 		cJSON_AddItemToObject(o, "models", cJSON_Duplicate(c->models_rt, 1));
 	cJSON_AddNumberToObject(o, "poll_us", c->poll_us);

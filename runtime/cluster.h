@@ -8,10 +8,12 @@
  *   "runtime": {
  *     "provider": "tcp",              libfabric provider ("verbs" on RDMA hardware)
  *     "host": "127.0.0.1",            where processes bind (loopback unless configured)
- *     "secret_file": "cluster.key",   the cluster secret (`symphony keygen FILE`; mode 0600),
- *                                     required by schedd, frontends and backends: a fabric
- *                                     peer proves it holds it before it is trusted
- *                                     (a relative path is from the working directory)
+ *     "keys_dir": "keys",             the cluster's keys (`symphony keygen cluster DIR`; runtime/cred.h):
+ *                                     DIR/ca.pub, DIR/revoked.json and each member's own
+ *                                     DIR/ROLE-ID.cred (mode 0600), required by schedd, frontends
+ *                                     and backends: a fabric peer proves its role and id before
+ *                                     it is trusted (a relative path is from the working directory)
+ *     "credential": "FILE",           (optional, usually a flag) this process's credential file
  *     "port_base": 7100,              schedd at port_base; frontend i's fabric port at
  *                                     port_base + 1 + 2i, its client port at port_base + 2 + 2i
  *     "frontends": 2,                 a count (addresses from port_base), or an array of
@@ -113,7 +115,8 @@ struct sym_cluster {
 	int pool_slots;
 	size_t input_bytes;
 	char executor[32];
-	char secret_file[512];            /* the cluster secret's file, or "" (runtime/auth.h) */
+	char keys_dir[512];               /* the cluster's keys (runtime/cred.h), or "" */
+	char credential[512];             /* this process's credential file, or "": keys_dir/ROLE-ID.cred */
 	char model_lib[512];              /* cuda: plugin library for models with no built-in, or "" */
 	int device;                       /* cuda: device ordinal (default 0) */
 	cJSON *models_rt;                 /* the "runtime.models" object as given, or NULL (owned) */

@@ -9,6 +9,7 @@
  *   'B' measurer -> echo: done
  */
 #include "runtime/fabbench.h"
+#include "runtime/cred.h"
 #include "runtime/fabric.h"
 
 #include <errno.h>
@@ -34,6 +35,7 @@ struct bench {
 	const char *provider;
 	long iters, reads;
 	size_t size;
+	bool auth;		/* both sides authenticate; messages sealed */
 	struct sym_fab *echo_f; /* owned by the echo thread once it starts */
 	atomic_bool stop;	/* the measurer gave up */
 	char echo_err[256];
@@ -268,6 +270,7 @@ static int write_json(const char *path, const struct bench *b, const char *descr
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "provider", b->provider);
 	cJSON_AddStringToObject(o, "transport", descr);
+	cJSON_AddBoolToObject(o, "authenticated", b->auth);
 	cJSON_AddItemToObject(o, "rtt_us", stats_json(rtt));
 	cJSON_AddItemToObject(o, "read150k_us", stats_json(rd));
 	cJSON_AddNumberToObject(o, "iterations", (double)b->iters);
@@ -283,17 +286,27 @@ static int write_json(const char *path, const struct bench *b, const char *descr
 	return rc ? -1 : 0;
 }
 
-int sym_fabbench_run(const char *provider, long iters, size_t size, const char *json)
+int sym_fabbench_run(const char *provider, long iters, size_t size, bool auth, const char *json)
 {
-	struct bench b = { .provider = provider, .iters = iters, .size = size };
+	struct bench b = { .provider = provider, .iters = iters, .size = size, .auth = auth };
 	atomic_init(&b.stop, false);
 	int rc;
 	b.reads = b.iters / 4 ? b.iters / 4 : 1;
 
 	char err[256], port[16];
-	struct sym_fab_cfg cfg = { .provider = b.provider };
+	/* with auth, as in a cluster: a CA in memory, the echo side frontend 0
+	 * (whose memory is read), this side backend 0 */
+	struct sym_cred echo_cred, my_cred;
+	uint8_t ca_pk[SYM_CRED_PK], ca_sk[SYM_CRED_SK];
+	sym_ca_mem(ca_pk, ca_sk);
+	sym_cred_mem(ca_pk, ca_sk, SYM_CRED_FRONTEND, 0, 1, &echo_cred);
+	sym_cred_mem(ca_pk, ca_sk, SYM_CRED_BACKEND, 0, 2, &my_cred);
+	sodium_memzero(ca_sk, sizeof(ca_sk));
+	struct sym_fab_cfg ecfg = { .provider = b.provider, .cred = auth ? &echo_cred : NULL };
+	struct sym_fab_cfg cfg = { .provider = b.provider, .cred = auth ? &my_cred : NULL };
+	const struct sym_fab_peer want = { SYM_CRED_FRONTEND, 0 };
 	struct side s = { 0 };
-	if (sym_fab_open(&b.echo_f, &cfg, err, sizeof(err)) ||
+	if (sym_fab_open(&b.echo_f, &ecfg, err, sizeof(err)) ||
 	    sym_fab_listen(b.echo_f, "127.0.0.1", "0", err, sizeof(err)) ||
 	    sym_fab_open(&s.f, &cfg, err, sizeof(err))) {
 		fprintf(stderr, "fabbench: %s\n", err);
@@ -314,7 +327,9 @@ int sym_fabbench_run(const char *provider, long iters, size_t size, const char *
 		fprintf(stderr, "fabbench: out of memory\n");
 		goto out;
 	}
-	if (sym_fab_connect(s.f, "127.0.0.1", port, &s.c, err, sizeof(err))) {
+	sodium_memzero(&echo_cred, sizeof(echo_cred));
+	sodium_memzero(&my_cred, sizeof(my_cred));
+	if (sym_fab_connect(s.f, "127.0.0.1", port, &want, &s.c, err, sizeof(err))) {
 		fprintf(stderr, "fabbench: %s\n", err);
 		goto out;
 	}
@@ -348,7 +363,8 @@ out:
 	if (!rc) {
 		struct stats st_rtt = summarize(rtt, b.iters), st_rd = summarize(rd, b.reads);
 		if (!json || strcmp(json, "-")) {
-			printf("fabbench: %s, 127.0.0.1, polling\n", sym_fab_describe(s.f));
+			printf("fabbench: %s, 127.0.0.1, polling, %s\n", sym_fab_describe(s.f),
+			       b.auth ? "authenticated, messages sealed" : "no authentication");
 			printf("  round trip, %d-byte message, %ld times (us): p50 %.2f  p99 %.2f  max %.2f\n",
 			       PING_BYTES, b.iters, st_rtt.p50, st_rtt.p99, st_rtt.max);
 			printf("  RMA read of %zu bytes, %ld times (us):   p50 %.2f  p99 %.2f  max %.2f\n", b.size,

@@ -10,11 +10,14 @@
 #ifndef SYM_FABBENCH_H
 #define SYM_FABBENCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Measures on provider: iters round trips and iters/4 (at least 1) RMA reads
  * of size bytes; prints the results, and writes them as JSON to json ("-":
- * stdout, and no text) when not NULL. Returns the exit status: 0 or 1. */
-int sym_fabbench_run(const char *provider, long iters, size_t size, const char *json);
+ * stdout, and no text) when not NULL; with auth, both sides authenticate
+ * with credentials and every message is sealed (runtime/fabric.h), as in a
+ * cluster. Returns the exit status: 0 or 1. */
+int sym_fabbench_run(const char *provider, long iters, size_t size, bool auth, const char *json);
 
 #endif

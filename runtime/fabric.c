@@ -64,16 +64,26 @@
 
 #include <sodium.h>
 
+#include "runtime/cred.h"
+
 #define FAB_API FI_VERSION(1, 9)
 #define MR_MODE_WANTED (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT)
 #define STALL_NS (200 * 1000000LL) /* how long send/read progress the CQ waiting for room */
 #define CQ_BATCH 32
 #define DEPTH_MAX 65536
 #define MSG_MAX_LIMIT (16u << 20)
-#define AUTH_NS (2000 * 1000000LL) /* a peer has this long to authenticate */
-#define AUTH_PENDING_MAX 32        /* accepted connections still authenticating, at most */
-#define AUTH_MAGIC 0x41594d53u     /* "SMYA": the handshake's two messages */
-#define AUTH_MSG 40                /* magic, type, flag, 2 reserved, then a nonce or a MAC */
+#define AUTH_NS (1000 * 1000000LL) /* a peer has this long to authenticate */
+#define AUTH_PENDING_MAX 64        /* accepted connections still authenticating, at most */
+#define AUTH_PER_SOURCE 8          /* of them from one address */
+#define HS_MAGIC "SYMH"            /* the handshake's three messages */
+#define HS_VERSION 2
+#define KX 32                      /* crypto_kx_PUBLICKEYBYTES, _SECRETKEYBYTES, _SESSIONKEYBYTES */
+#define H1_LEN (8 + KX + SYM_CRED_WIRE + 8)
+#define H2_SIGNED (8 + KX + SYM_CRED_WIRE)
+#define H2_LEN (H2_SIGNED + SYM_CRED_SIG)
+#define H3_LEN (8 + SYM_CRED_SIG)
+#define HS_MAX H2_LEN
+#define SEAL 16                    /* crypto_aead_chacha20poly1305_IETF_ABYTES */
 
 enum op_kind { OP_RX, OP_TX, OP_SEND, OP_READ };
 
@@ -81,7 +91,7 @@ struct op {
 	struct fi_context2 fictx; /* first: for providers that want FI_CONTEXT(2) */
 	struct sym_fab_conn *c;
 	struct op *next; /* free tx ops, early or held receives */
-	uint8_t *buf;	 /* msg_max bytes of the conn's registered buffer */
+	uint8_t *buf;	 /* f->buf_size bytes of the conn's registered buffer */
 	void *ctx;	 /* OP_READ: the caller's */
 	size_t len;	 /* OP_RX: bytes received */
 	enum op_kind kind;
@@ -110,11 +120,22 @@ struct sym_fab_conn {
 	bool on_down;
 	bool closed_queued;
 	bool initiator;	      /* we connected (else we accepted) */
-	int sent_auth;	      /* handshake messages sent: 0, 1 (AUTH1), 2 (AUTH2) */
 	bool in_hs;	      /* counted in f->nhs */
-	bool got_nonce;	      /* ST_AUTH: the peer's nonce came, our proof went */
+	int hs_step;	      /* ST_AUTH: initiator 0 (H1 to send), 1 (H2 awaited), 2 (H3 to send, then up);
+			       * responder 0 (H1 awaited), 1 (H2 to send), 2 (H3 awaited) */
 	int64_t auth_deadline; /* ST_AUTH, ST_ACCEPTING: mark it down after this */
-	uint8_t nonce[32], peer_nonce[32];
+	int64_t accepted_at;   /* accepted: when (the oldest goes first under a flood) */
+	struct sym_fab_peer want; /* initiator: whom it means to reach */
+	uint8_t eph_pk[KX], eph_sk[KX]; /* ST_AUTH: this side's ephemeral X25519 key */
+	uint8_t h1[H1_LEN], h2[H2_LEN]; /* the transcript */
+	uint8_t peer_pk[SYM_CRED_PK];   /* the peer's signing key, from its credential */
+	bool sealed;	      /* up with session keys: every message sealed */
+	uint8_t tx_key[KX], rx_key[KX];
+	uint64_t tx_seq, rx_seq;
+	int peer_role;	      /* what the peer proved (0: nothing) */
+	uint32_t peer_id;
+	uint64_t peer_serial;
+	char src[INET6_ADDRSTRLEN]; /* accepted: the peer's address, without the port */
 	char peer[80];
 	char reason[160];
 };
@@ -149,6 +170,7 @@ struct sym_fab {
 	int port;
 	uint64_t mr_mode;
 	size_t msg_max;
+	size_t buf_size; /* an op's buffer: msg_max (at least a handshake message) and a seal */
 	size_t rx_depth, tx_depth;
 	struct sym_fab_conn *conns, *down;
 	struct sym_fab_mr *mrs;
@@ -156,13 +178,15 @@ struct sym_fab {
 	struct qent *q;
 	size_t qhead, qlen, qcap;
 	int fatal;
-	bool auth;		  /* a secret was given: every connection authenticates */
-	uint8_t secret[32];
+	bool auth;		  /* a credential was given: every connection authenticates */
+	struct sym_cred cred;
+	struct sym_revoked revoked; /* sorted serials */
 	int authing;		  /* accepted connections not up yet */
 	int nhs;		  /* connections whose handshake is not over (auth_progress) */
 	bool hs_todo;		  /* a handshake message waits to be sent */
-	uint64_t refused;	  /* peers that failed to authenticate */
-	char refusal[160];	  /* why the last one was refused */
+	uint64_t refused;	  /* peers refused (every class) */
+	uint64_t refusals[SYM_FAB_REFUSE_N];
+	char refusal[200];	  /* why the last one was refused */
 	char prov[32];
 	char descr[200];
 	char err[256];
@@ -251,27 +275,61 @@ static void hs_end(struct sym_fab_conn *c)
 	}
 }
 
-static void mark_down(struct sym_fab_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void mark_down(struct sym_fab_conn *c, const char *fmt, ...)
+static const char *const refusal_names[SYM_FAB_REFUSE_N] = { "protocol", "credential", "identity", "revoked",
+								 "timeout", "flood", "message" };
+
+const char *sym_fab_refusal_name(int why)
+{
+	return why >= 0 && why < SYM_FAB_REFUSE_N ? refusal_names[why] : "?";
+}
+
+static void count_refusal(struct sym_fab *f, int why, const char *reason)
+{
+	f->refused++;
+	f->refusals[why]++;
+	snprintf(f->refusal, sizeof(f->refusal), "%s", reason);
+}
+
+static void mark_down_v(struct sym_fab_conn *c, int why, const char *fmt, va_list ap)
 {
 	if (c->state != ST_CONNECTING && c->state != ST_ACCEPTING && c->state != ST_AUTH && c->state != ST_UP)
 		return;
-	bool refused = c->state != ST_UP && !c->initiator;
-	if (refused)
+	bool pending = c->state != ST_UP && !c->initiator;
+	if (pending)
 		c->f->authing--;
+	/* a peer refused once up (revoked, a forged message) loses the connection
+	 * now, with the reads of our memory it allowed, not when the caller closes it */
+	if (why >= 0 && c->state == ST_UP && c->ep)
+		fi_shutdown(c->ep, 0);
 	hs_end(c);
 	c->state = ST_DOWN;
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
-	va_end(ap);
-	if (refused) { /* a peer we accepted, gone before it authenticated */
-		c->f->refused++;
-		snprintf(c->f->refusal, sizeof(c->f->refusal), "%s", c->reason);
-	}
+	sodium_memzero(c->eph_sk, sizeof(c->eph_sk));
+	/* a peer we accepted, gone before it authenticated; or any peer refused */
+	if (why >= 0 || pending)
+		count_refusal(c->f, why >= 0 ? why : SYM_FAB_REFUSE_PROTOCOL, c->reason);
 	c->down_next = c->f->down;
 	c->f->down = c;
 	c->on_down = true;
+}
+
+static void mark_down(struct sym_fab_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void mark_down(struct sym_fab_conn *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	mark_down_v(c, -1, fmt, ap);
+	va_end(ap);
+}
+
+/* Marks c down as a refused peer of class why. */
+static void refuse(struct sym_fab_conn *c, int why, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void refuse(struct sym_fab_conn *c, int why, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	mark_down_v(c, why, fmt, ap);
+	va_end(ap);
 }
 
 /* The caller learns of c: CONNECTED or ACCEPTED, then what came since. */
@@ -279,50 +337,107 @@ static void go_up(struct sym_fab_conn *c)
 {
 	if (!c->initiator)
 		c->f->authing--;
+	hs_end(c);
 	qpush(c->f, c->announced ? SYM_FAB_CONNECTED : SYM_FAB_ACCEPTED, c, NULL, NULL, 0, 0);
 	c->state = ST_UP;
 	c->announced = true;
 	c->was_up = true;
 }
 
-/* ---- authentication ----
+/* ---- authentication (see fabric.h) ----
  *
- * With a cluster secret, a connection is up for the caller only once both
- * sides have proved they hold it. Each side sends AUTH1 with a fresh random
- * nonce; on the peer's AUTH1 it sends AUTH2, an HMAC-SHA-256 (libsodium) over
- * its role's label and both nonces; on the peer's AUTH2 it checks the peer's
- * HMAC in constant time. The labels differ by role, so a side's own messages
- * reflected back prove nothing; the nonces are fresh, so a recorded
- * handshake replays to nothing. Anything else before that, a wrong HMAC or
- * silence for AUTH_NS closes the connection. The handshake's sends wait for
- * the end of the current poll (auth_progress): a send can progress the CQ,
- * and that must not happen in the middle of reading it. */
+ *   H1 initiator -> responder: "SYMH" 1 2 0 0, e_I, credential_I, want role u8, 0 0 0, want id u32
+ *   H2 responder -> initiator: "SYMH" 2 2 0 0, e_R, credential_R, sig_R(BLAKE2b("...responder" H1 H2'))
+ *   H3 initiator -> responder: "SYMH" 3 2 0 0, sig_I(BLAKE2b("...initiator" H1 H2))
+ *
+ * (H2' is H2 without its signature.) Keys: crypto_kx's session keys from
+ * e_I and e_R, each then keyed-BLAKE2b of the hash of H1 H2, so that they
+ * are bound to the transcript. The handshake's sends wait for the end of
+ * the current poll (auth_progress): a send can progress the CQ, and that
+ * must not happen in the middle of reading it. */
 
-static void auth_mac(const struct sym_fab_conn *c, bool initiator_label, uint8_t out[32])
+static void hs_header(uint8_t *b, int type)
 {
-	static const char tag[] = "symphony fabric auth v1";
-	const uint8_t *ni = c->initiator ? c->nonce : c->peer_nonce;
-	const uint8_t *na = c->initiator ? c->peer_nonce : c->nonce;
-	uint8_t label = initiator_label ? 'I' : 'A';
-	crypto_auth_hmacsha256_state st;
-	crypto_auth_hmacsha256_init(&st, c->f->secret, sizeof(c->f->secret));
-	crypto_auth_hmacsha256_update(&st, (const uint8_t *)tag, sizeof(tag));
-	crypto_auth_hmacsha256_update(&st, &label, 1);
-	crypto_auth_hmacsha256_update(&st, ni, 32);
-	crypto_auth_hmacsha256_update(&st, na, 32);
-	crypto_auth_hmacsha256_final(&st, out);
-	sodium_memzero(&st, sizeof(st));
+	memcpy(b, HS_MAGIC, 4);
+	b[4] = (uint8_t)type;
+	b[5] = HS_VERSION;
+	b[6] = b[7] = 0;
 }
 
-static void auth_fail(struct sym_fab_conn *c, const char *why)
+static bool hs_is(const uint8_t *b, size_t len, int type, size_t want)
 {
-	mark_down(c, "%s: %s", c->peer, why);
+	return len == want && !memcmp(b, HS_MAGIC, 4) && b[4] == type && b[5] == HS_VERSION && !b[6] && !b[7];
+}
+
+/* BLAKE2b-256 of label, H1 and the first n2 bytes of H2. */
+static void transcript(const struct sym_fab_conn *c, const char *label, size_t n2, uint8_t out[32])
+{
+	crypto_generichash_state st;
+	crypto_generichash_init(&st, NULL, 0, 32);
+	crypto_generichash_update(&st, (const uint8_t *)label, strlen(label) + 1);
+	crypto_generichash_update(&st, c->h1, H1_LEN);
+	crypto_generichash_update(&st, c->h2, n2);
+	crypto_generichash_final(&st, out, 32);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The peer's credential: signed by our CA, not revoked; its role, id and key kept. */
+static bool peer_cred(struct sym_fab_conn *c, const uint8_t *wire)
+{
+	char why[160];
+	uint8_t role;
+	if (sym_cred_check(wire, c->f->cred.ca_pk, &role, &c->peer_id, &c->peer_serial, c->peer_pk, why,
+			   sizeof(why))) {
+		refuse(c, SYM_FAB_REFUSE_CREDENTIAL, "%s: refused: %s", c->peer, why);
+		return false;
+	}
+	if (sym_revoked_has(&c->f->revoked, c->peer_serial)) {
+		refuse(c, SYM_FAB_REFUSE_REVOKED, "%s: refused: %s %u's credential (serial %llu) is revoked", c->peer,
+		       sym_cred_role_name(role), c->peer_id, (unsigned long long)c->peer_serial);
+		return false;
+	}
+	c->peer_role = role;
+	return true;
+}
+
+/* The session keys, bound to the transcript H1 H2. */
+static bool session_keys(struct sym_fab_conn *c, const uint8_t *peer_eph)
+{
+	uint8_t rx[KX], tx[KX], th[32];
+	int rc = c->initiator ? crypto_kx_client_session_keys(rx, tx, c->eph_pk, c->eph_sk, peer_eph)
+			      : crypto_kx_server_session_keys(rx, tx, c->eph_pk, c->eph_sk, peer_eph);
+	sodium_memzero(c->eph_sk, sizeof(c->eph_sk));
+	if (rc) {
+		refuse(c, SYM_FAB_REFUSE_PROTOCOL, "%s: refused: an invalid key exchange value", c->peer);
+		return false;
+	}
+	transcript(c, "symphony fabric v2 keys", H2_LEN, th);
+	crypto_generichash(c->rx_key, KX, th, sizeof(th), rx, KX);
+	crypto_generichash(c->tx_key, KX, th, sizeof(th), tx, KX);
+	sodium_memzero(rx, sizeof(rx));
+	sodium_memzero(tx, sizeof(tx));
+	c->tx_seq = c->rx_seq = 0;
+	return true;
+}
+
+static const char *who(int role, uint32_t id, char *buf, size_t len)
+{
+	if (id == SYM_FAB_ANY_ID)
+		snprintf(buf, len, "any %s", sym_cred_role_name(role));
+	else
+		snprintf(buf, len, "%s %u", sym_cred_role_name(role), id);
+	return buf;
 }
 
 static void auth_start(struct sym_fab_conn *c)
 {
-	randombytes_buf(c->nonce, sizeof(c->nonce));
-	c->f->hs_todo = true;
+	crypto_kx_keypair(c->eph_pk, c->eph_sk);
+	c->hs_step = 0;
+	c->f->hs_todo = c->initiator;
 	c->state = ST_AUTH;
 	c->auth_deadline = now_ns() + AUTH_NS;
 }
@@ -334,29 +449,74 @@ static void auth_recv(struct sym_fab_conn *c, struct op *op)
 	op->next = f->held;
 	f->held = op;
 	const uint8_t *b = op->buf;
-	uint32_t magic = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-	uint8_t want_flag = c->initiator ? 2 : 1; /* the peer's role */
-	if (op->len != AUTH_MSG || magic != AUTH_MAGIC || b[5] != want_flag || b[6] || b[7]) {
-		auth_fail(c, "refused: it sent something else before authenticating");
-		return;
-	}
-	if (b[4] == 1 && !c->got_nonce) {
-		memcpy(c->peer_nonce, b + 8, 32);
-		c->got_nonce = true;
+	char w1[48], w2[48];
+	if (!c->initiator && c->hs_step == 0) {
+		if (!hs_is(b, op->len, 1, H1_LEN)) {
+			refuse(c, SYM_FAB_REFUSE_PROTOCOL, "%s: refused: it sent something else than the handshake",
+			       c->peer);
+			return;
+		}
+		memcpy(c->h1, b, H1_LEN);
+		if (!peer_cred(c, b + 8 + KX))
+			return;
+		int want_role = b[8 + KX + SYM_CRED_WIRE];
+		uint32_t want_id = get32(b + 8 + KX + SYM_CRED_WIRE + 4);
+		if (want_role != f->cred.role || (want_id != SYM_FAB_ANY_ID && want_id != f->cred.id)) {
+			refuse(c, SYM_FAB_REFUSE_IDENTITY, "%s: refused: %s %u wanted %s, and this is %s (a relay?)",
+			       c->peer, sym_cred_role_name(c->peer_role), c->peer_id, who(want_role, want_id, w1, sizeof(w1)),
+			       who(f->cred.role, f->cred.id, w2, sizeof(w2)));
+			return;
+		}
+		c->hs_step = 1;
 		f->hs_todo = true;
 		return;
 	}
-	uint8_t mac[32];
-	if (b[4] != 2 || !c->got_nonce) {
-		auth_fail(c, "refused: a handshake message out of order");
+	if (c->initiator && c->hs_step == 1) {
+		if (!hs_is(b, op->len, 2, H2_LEN)) {
+			refuse(c, SYM_FAB_REFUSE_PROTOCOL, "%s: refused: it answered something else than the handshake",
+			       c->peer);
+			return;
+		}
+		memcpy(c->h2, b, H2_LEN);
+		if (!peer_cred(c, b + 8 + KX))
+			return;
+		if (c->peer_role != c->want.role || (c->want.id != SYM_FAB_ANY_ID && c->peer_id != c->want.id)) {
+			refuse(c, SYM_FAB_REFUSE_IDENTITY, "%s: refused: it is %s, and %s was wanted there (a relay?)",
+			       c->peer, who(c->peer_role, c->peer_id, w1, sizeof(w1)),
+			       who(c->want.role, c->want.id, w2, sizeof(w2)));
+			return;
+		}
+		uint8_t th[32];
+		transcript(c, "symphony fabric v2 responder", H2_SIGNED, th);
+		if (crypto_sign_verify_detached(b + H2_SIGNED, th, sizeof(th), c->peer_pk)) {
+			refuse(c, SYM_FAB_REFUSE_CREDENTIAL, "%s: refused: %s's signature of the handshake is wrong",
+			       c->peer, who(c->peer_role, c->peer_id, w1, sizeof(w1)));
+			return;
+		}
+		if (!session_keys(c, b + 8))
+			return;
+		c->hs_step = 2; /* H3, then up (auth_progress) */
+		f->hs_todo = true;
 		return;
 	}
-	auth_mac(c, !c->initiator, mac);
-	if (crypto_verify_32(mac, b + 8)) {
-		auth_fail(c, "refused: it does not hold the cluster secret");
+	if (!c->initiator && c->hs_step == 2) {
+		if (!hs_is(b, op->len, 3, H3_LEN)) {
+			refuse(c, SYM_FAB_REFUSE_PROTOCOL, "%s: refused: it sent something else than the handshake's end",
+			       c->peer);
+			return;
+		}
+		uint8_t th[32];
+		transcript(c, "symphony fabric v2 initiator", H2_LEN, th);
+		if (crypto_sign_verify_detached(b + 8, th, sizeof(th), c->peer_pk)) {
+			refuse(c, SYM_FAB_REFUSE_CREDENTIAL, "%s: refused: %s's signature of the handshake is wrong",
+			       c->peer, who(c->peer_role, c->peer_id, w1, sizeof(w1)));
+			return;
+		}
+		c->sealed = true;
+		go_up(c);
 		return;
 	}
-	go_up(c);
+	refuse(c, SYM_FAB_REFUSE_PROTOCOL, "%s: refused: a handshake message out of order", c->peer);
 }
 
 static void on_connected(struct sym_fab_conn *c)
@@ -408,6 +568,36 @@ static void addr_str(const void *sa, char *out, size_t outlen)
 	snprintf(out, outlen, "%s:%d", host, port);
 }
 
+/* ---- sealed messages ---- */
+
+static void seal_nonce(uint64_t seq, uint8_t n[12])
+{
+	for (int i = 0; i < 8; i++)
+		n[i] = (uint8_t)(seq >> (8 * i));
+	n[8] = n[9] = n[10] = n[11] = 0;
+}
+
+/* Opens a sealed message in place (op->len becomes the message's); false:
+ * it failed authentication, and c is down (op back to the provider). */
+static bool unseal(struct sym_fab_conn *c, struct op *op)
+{
+	uint8_t n[12];
+	seal_nonce(c->rx_seq, n);
+	if (op->len < SEAL || crypto_aead_chacha20poly1305_ietf_decrypt_detached(
+				      op->buf, NULL, op->buf, op->len - SEAL, op->buf + op->len - SEAL, NULL, 0, n,
+				      c->rx_key)) {
+		op->next = c->f->held;
+		c->f->held = op;
+		refuse(c, SYM_FAB_REFUSE_MESSAGE, "%s: message %llu from %s %u failed authentication (forged, replayed or "
+		       "reordered): connection closed", c->peer, (unsigned long long)c->rx_seq,
+		       sym_cred_role_name(c->peer_role), c->peer_id);
+		return false;
+	}
+	c->rx_seq++;
+	op->len -= SEAL;
+	return true;
+}
+
 /* ---- completions ---- */
 
 static int eq_drain(struct sym_fab *f);
@@ -440,7 +630,9 @@ static void cq_done(struct sym_fab *f, struct op *op, size_t len, int fierr)
 		if (c->state == ST_AUTH) {
 			auth_recv(c, op);
 		} else if (c->was_up) {
-			qpush(f, SYM_FAB_MSG, c, op, NULL, len, 0);
+			if (c->sealed && !unseal(c, op))
+				return;
+			qpush(f, SYM_FAB_MSG, c, op, NULL, op->len, 0);
 		} else {
 			op->next = NULL;
 			if (c->early_tail)
@@ -513,7 +705,7 @@ static int mr_reg(struct sym_fab *f, void *buf, size_t len, uint64_t acc, struct
 static int post_rx(struct sym_fab_conn *c, struct op *op)
 {
 	op->kind = OP_RX;
-	return (int)fi_recv(c->ep, op->buf, c->f->msg_max, c->desc, 0, op);
+	return (int)fi_recv(c->ep, op->buf, c->f->buf_size, c->desc, 0, op);
 }
 
 static void conn_destroy(struct sym_fab_conn *c);
@@ -525,7 +717,7 @@ static int conn_new(struct sym_fab *f, struct fi_info *info, enum conn_state st,
 {
 	struct sym_fab_conn *c = calloc(1, sizeof(*c));
 	size_t nops = f->rx_depth + f->tx_depth;
-	size_t bytes = nops * f->msg_max;
+	size_t bytes = nops * f->buf_size;
 	if (c) {
 		c->ops = calloc(nops, sizeof(*c->ops));
 		c->bufs = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
@@ -551,12 +743,13 @@ static int conn_new(struct sym_fab *f, struct fi_info *info, enum conn_state st,
 	}
 	if (!c->initiator) {
 		f->authing++;
-		c->auth_deadline = now_ns() + AUTH_NS;
+		c->accepted_at = now_ns();
+		c->auth_deadline = c->accepted_at + AUTH_NS;
 	}
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	for (size_t i = 0; i < nops; i++) {
 		c->ops[i].c = c;
-		c->ops[i].buf = c->bufs + i * f->msg_max;
+		c->ops[i].buf = c->bufs + i * f->buf_size;
 		if (i >= f->rx_depth)
 			tx_put(c, &c->ops[i]);
 	}
@@ -638,25 +831,63 @@ static void conn_destroy(struct sym_fab_conn *c)
 	fi_freeinfo(c->info);
 	free(c->bufs);
 	free(c->ops);
+	sodium_memzero(c, sizeof(*c));
 	free(c);
+}
+
+static bool pending_accept(const struct sym_fab_conn *c)
+{
+	return !c->initiator && (c->state == ST_ACCEPTING || c->state == ST_AUTH);
+}
+
+/* Room for one more accepted connection from src to authenticate. Each
+ * pending connection holds its buffers, so they are bounded: at most
+ * AUTH_PER_SOURCE from one address and AUTH_PENDING_MAX in all. The newest
+ * always gets in: past a bound, the oldest pending connection of src (or,
+ * past the total, of the address holding the most) is closed for it. A
+ * member's handshake takes a round trip or two, so a flood that holds its
+ * connections open, even from the member's own address, cannot keep it
+ * out; nor can many addresses, which each hold at most their share. */
+static void admit(struct sym_fab *f, const char *src)
+{
+	int mine = 0;
+	for (struct sym_fab_conn *c = f->conns; c; c = c->next)
+		mine += pending_accept(c) && !strcmp(c->src, src);
+	if (mine < AUTH_PER_SOURCE && f->authing < AUTH_PENDING_MAX)
+		return;
+	struct sym_fab_conn *victim = NULL;
+	int most = 0;
+	for (struct sym_fab_conn *c = f->conns; c; c = c->next) {
+		if (!pending_accept(c) || (mine >= AUTH_PER_SOURCE && strcmp(c->src, src)))
+			continue;
+		int n = 0;
+		for (struct sym_fab_conn *d = f->conns; d; d = d->next)
+			n += pending_accept(d) && !strcmp(d->src, c->src);
+		if (n > most || (n == most && victim && c->accepted_at < victim->accepted_at)) {
+			most = n;
+			victim = c;
+		}
+	}
+	if (victim)
+		refuse(victim, SYM_FAB_REFUSE_FLOOD, "%s: refused: closed for a newer connection (%d from %s and %d in "
+		       "all were authenticating)", victim->peer, most, victim->src, f->authing);
 }
 
 static void on_connreq(struct sym_fab *f, struct fi_info *info)
 {
 	char peer[80];
 	addr_str(info->dest_addr, peer, sizeof(peer));
-	if (f->authing >= AUTH_PENDING_MAX) {
-		/* each connection holds its buffers: a flood of them must not take the memory */
-		f->refused++;
-		snprintf(f->refusal, sizeof(f->refusal), "%s: refused: %d connections are authenticating already",
-			 peer, AUTH_PENDING_MAX);
-		fi_reject(f->pep, info->handle, NULL, 0);
-		fi_freeinfo(info);
-		return;
-	}
+	char src[INET6_ADDRSTRLEN];
+	snprintf(src, sizeof(src), "%s", peer);
+	char *colon = strrchr(src, ':');
+	if (colon)
+		*colon = '\0';
+	if (f->auth)
+		admit(f, src);
 	struct sym_fab_conn *c;
 	if (conn_new(f, info, ST_ACCEPTING, peer, &c, NULL, 0))
 		return;
+	snprintf(c->src, sizeof(c->src), "%s", src);
 	int ret = fi_accept(c->ep, NULL, 0);
 	if (ret) {
 		fail(f, NULL, 0, ret, "accepting %s", peer);
@@ -816,9 +1047,14 @@ int sym_fab_open(struct sym_fab **out, const struct sym_fab_cfg *cfg, char *err,
 		ret = fail(f, err, errlen, -FI_EOTHER, "initialising libsodium");
 		goto out;
 	}
-	if (cfg->secret) {
+	f->buf_size = (f->msg_max > HS_MAX ? f->msg_max : HS_MAX) + SEAL;
+	if (cfg->cred) {
 		f->auth = true;
-		memcpy(f->secret, cfg->secret, sizeof(f->secret));
+		f->cred = *cfg->cred;
+	}
+	if (cfg->revoked && (ret = sym_fab_set_revoked(f, cfg->revoked)) < 0) {
+		ret = fail(f, err, errlen, -FI_ENOMEM, "copying the revoked serials");
+		goto out;
 	}
 
 	f->hints = fi_allocinfo();
@@ -890,6 +1126,8 @@ void sym_fab_destroy(struct sym_fab *f)
 	if (f->hints)
 		fi_freeinfo(f->hints);
 	free(f->q);
+	sym_revoked_free(&f->revoked);
+	sodium_memzero(f, sizeof(*f));
 	free(f);
 }
 
@@ -955,10 +1193,13 @@ int sym_fab_listen_port(const struct sym_fab *f)
 	return f->pep ? f->port : -1;
 }
 
-int sym_fab_connect(struct sym_fab *f, const char *host, const char *port, struct sym_fab_conn **out, char *err,
-		    size_t errlen)
+int sym_fab_connect(struct sym_fab *f, const char *host, const char *port, const struct sym_fab_peer *want,
+		    struct sym_fab_conn **out, char *err, size_t errlen)
 {
 	*out = NULL;
+	if (f->auth && (!want || want->role < SYM_CRED_SCHEDD || want->role > SYM_CRED_BACKEND))
+		return fail(f, err, errlen, -FI_EINVAL, "connecting to %s:%s: name the member it must be (role and id)",
+			    host, port);
 	struct fi_info *info;
 	int ret = addr_info(f, host, port, false, &info, err, errlen);
 	if (ret)
@@ -970,6 +1211,8 @@ int sym_fab_connect(struct sym_fab *f, const char *host, const char *port, struc
 		return ret;
 	c->announced = true;
 	c->auth_deadline = now_ns() + AUTH_NS;
+	if (want)
+		c->want = *want;
 	/* a refusal is a CLOSED event whether the provider knows it at once or later */
 	if ((ret = fi_connect(c->ep, info->dest_addr, NULL, 0)))
 		mark_down(c, "connecting to %s: %s", peer, fi_strerror(-ret));
@@ -990,6 +1233,43 @@ void *sym_fab_conn_user(const struct sym_fab_conn *c)
 bool sym_fab_conn_up(const struct sym_fab_conn *c)
 {
 	return c->state == ST_UP;
+}
+
+bool sym_fab_conn_peer(const struct sym_fab_conn *c, int *role, uint32_t *id, uint64_t *serial)
+{
+	if (c->state != ST_UP || !c->peer_role)
+		return false;
+	if (role)
+		*role = c->peer_role;
+	if (id)
+		*id = c->peer_id;
+	if (serial)
+		*serial = c->peer_serial;
+	return true;
+}
+
+int sym_fab_set_revoked(struct sym_fab *f, const struct sym_revoked *r)
+{
+	uint64_t *copy = NULL;
+	if (r && r->n) {
+		if (!(copy = malloc(r->n * sizeof(*copy))))
+			return -ENOMEM;
+		memcpy(copy, r->serials, r->n * sizeof(*copy));
+	}
+	free(f->revoked.serials);
+	f->revoked.serials = copy;
+	f->revoked.n = copy ? r->n : 0;
+	int closed = 0;
+	for (struct sym_fab_conn *c = f->conns; c; c = c->next) {
+		if (!c->peer_role || !sym_revoked_has(&f->revoked, c->peer_serial))
+			continue;
+		if (c->state != ST_UP && c->state != ST_AUTH)
+			continue;
+		refuse(c, SYM_FAB_REFUSE_REVOKED, "%s: %s %u's credential (serial %llu) was revoked: connection closed",
+		       c->peer, sym_cred_role_name(c->peer_role), c->peer_id, (unsigned long long)c->peer_serial);
+		closed++;
+	}
+	return closed;
 }
 
 /* ---- data transfer ---- */
@@ -1036,6 +1316,7 @@ int sym_fab_send(struct sym_fab_conn *c, const void *buf, size_t len)
 	return send_raw(c, buf, len);
 }
 
+/* Sends buf (sealed once the connection has session keys). */
 static int send_raw(struct sym_fab_conn *c, const void *buf, size_t len)
 {
 	struct sym_fab *f = c->f;
@@ -1044,8 +1325,15 @@ static int send_raw(struct sym_fab_conn *c, const void *buf, size_t len)
 	int ret = tx_get(c, &op, &deadline, "sending to");
 	if (ret)
 		return ret;
-	if (len)
+	if (c->sealed) {
+		uint8_t n[12];
+		seal_nonce(c->tx_seq++, n);
+		crypto_aead_chacha20poly1305_ietf_encrypt_detached(op->buf, op->buf + len, NULL, buf, len, NULL, 0, NULL,
+								   n, c->tx_key);
+		len += SEAL;
+	} else if (len) {
 		memcpy(op->buf, buf, len);
+	}
 	op->kind = OP_SEND;
 	for (;;) {
 		ssize_t r = fi_send(c->ep, op->buf, len, c->desc, 0, op);
@@ -1184,39 +1472,60 @@ static void repost_held(struct sym_fab *f)
 }
 
 /* The handshake's sends (see auth_recv), and its deadline. Before the
- * caller sees a connection up, its AUTH1 and AUTH2 have gone. */
+ * caller sees a connection up, its part of the handshake has gone. */
 static void auth_progress(struct sym_fab *f)
 {
 	int64_t now = now_ns();
 	f->hs_todo = false;
 	for (struct sym_fab_conn *c = f->conns; c; c = c->next) {
 		if (c->state == ST_ACCEPTING && now > c->auth_deadline) {
-			auth_fail(c, "refused: it did not connect within the time allowed");
+			refuse(c, SYM_FAB_REFUSE_TIMEOUT, "%s: refused: it did not connect within the time allowed",
+			       c->peer);
 			continue;
 		}
-		if (c->state != ST_AUTH && !(c->state == ST_UP && c->sent_auth < 2))
+		if (c->state != ST_AUTH)
 			continue;
-		uint8_t b[AUTH_MSG] = { AUTH_MAGIC & 0xff, AUTH_MAGIC >> 8 & 0xff, AUTH_MAGIC >> 16 & 0xff,
-					AUTH_MAGIC >> 24, 0, c->initiator ? 1 : 2, 0, 0 };
+		uint8_t b[HS_MAX];
 		int ret = 0;
-		if (c->sent_auth == 0) {
-			b[4] = 1;
-			memcpy(b + 8, c->nonce, 32);
-			if (!(ret = send_raw(c, b, sizeof(b))))
-				c->sent_auth = 1;
-		}
-		if (!ret && c->sent_auth == 1 && c->got_nonce) {
-			b[4] = 2;
-			auth_mac(c, c->initiator, b + 8);
-			if (!(ret = send_raw(c, b, sizeof(b))))
-				c->sent_auth = 2;
+		if (c->initiator && c->hs_step == 0) {
+			hs_header(b, 1);
+			memcpy(b + 8, c->eph_pk, KX);
+			memcpy(b + 8 + KX, f->cred.wire, SYM_CRED_WIRE);
+			uint8_t *w = b + 8 + KX + SYM_CRED_WIRE;
+			w[0] = (uint8_t)c->want.role;
+			w[1] = w[2] = w[3] = 0;
+			for (int i = 0; i < 4; i++)
+				w[4 + i] = (uint8_t)(c->want.id >> (8 * i));
+			memcpy(c->h1, b, H1_LEN);
+			if (!(ret = send_raw(c, b, H1_LEN)))
+				c->hs_step = 1;
+		} else if (!c->initiator && c->hs_step == 1) {
+			hs_header(c->h2, 2);
+			memcpy(c->h2 + 8, c->eph_pk, KX);
+			memcpy(c->h2 + 8 + KX, f->cred.wire, SYM_CRED_WIRE);
+			uint8_t th[32];
+			transcript(c, "symphony fabric v2 responder", H2_SIGNED, th);
+			crypto_sign_detached(c->h2 + H2_SIGNED, NULL, th, sizeof(th), f->cred.sk);
+			if (!session_keys(c, c->h1 + 8))
+				continue;
+			if (!(ret = send_raw(c, c->h2, H2_LEN)))
+				c->hs_step = 2;
+		} else if (c->initiator && c->hs_step == 2) {
+			hs_header(b, 3);
+			uint8_t th[32];
+			transcript(c, "symphony fabric v2 initiator", H2_LEN, th);
+			crypto_sign_detached(b + 8, NULL, th, sizeof(th), f->cred.sk);
+			if (!(ret = send_raw(c, b, H3_LEN))) {
+				c->sealed = true;
+				go_up(c);
+				continue;
+			}
 		}
 		if (ret)
 			mark_down(c, "%s: sending the authentication handshake: %s", c->peer, fi_strerror(-ret));
 		else if (c->state == ST_AUTH && now > c->auth_deadline)
-			auth_fail(c, "refused: it did not authenticate within the time allowed");
-		else if (c->state == ST_UP && c->sent_auth == 2)
-			hs_end(c);
+			refuse(c, SYM_FAB_REFUSE_TIMEOUT, "%s: refused: it did not authenticate within the time allowed",
+			       c->peer);
 	}
 }
 
@@ -1309,6 +1618,11 @@ uint64_t sym_fab_refused(const struct sym_fab *f, char *last, size_t len)
 	if (last && len)
 		snprintf(last, len, "%s", f->refusal);
 	return f->refused;
+}
+
+void sym_fab_refusals(const struct sym_fab *f, uint64_t counts[SYM_FAB_REFUSE_N])
+{
+	memcpy(counts, f->refusals, sizeof(f->refusals));
 }
 
 int sym_fab_flush(struct sym_fab *f, int timeout_ms)

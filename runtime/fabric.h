@@ -40,29 +40,70 @@ struct sym_fab;
 struct sym_fab_conn;
 struct sym_fab_mr;
 
+struct sym_cred;
+struct sym_revoked;
+
 struct sym_fab_cfg {
 	const char *provider; /* libfabric provider name; NULL or "": "tcp" */
 	size_t msg_max;       /* largest message in bytes; 0: SYM_FAB_MSG_MAX */
 	int rx_depth;         /* receive buffers posted per connection; 0: 64 */
 	int tx_depth;         /* sends in flight per connection; 0: 256 */
-	const uint8_t *secret; /* SYM_FAB_SECRET_BYTES of cluster secret: every connection
-				* authenticates (below); NULL: none does (benchmarks, tests) */
+	const struct sym_cred *cred;       /* this member's credential (runtime/cred.h): every connection
+					    * authenticates and is sealed (below); NULL: none is (benchmarks,
+					    * tests) */
+	const struct sym_revoked *revoked; /* serials refused (copied); NULL: none */
 };
 
-/* Authentication. With a secret, a connection is reported up (CONNECTED,
- * ACCEPTED) only after a mutual challenge-response: each side sends a
- * fresh random nonce and then an HMAC-SHA-256 (libsodium) of its role and
- * both nonces under the secret, and checks the peer's. A peer that sends
- * anything else first, a wrong HMAC, or nothing for 2 s is closed: on our
- * side of a connection we started, with a CLOSED event saying why; on a
- * connection we accepted, before the caller ever sees it, counted by
- * sym_fab_refused. At most 32 accepted connections authenticate at once
- * (more are refused: each holds its buffers). The handshake authenticates
- * the peer when it connects; the messages after it are not signed, so it
- * does not stand against an attacker on the path (use a private network or
- * an encrypted tunnel for that). Memory keys are random 64-bit numbers in
- * either case, so a peer cannot read memory it was not told of. */
-#define SYM_FAB_SECRET_BYTES 32
+/* Authentication. With a credential, a connection is reported up
+ * (CONNECTED, ACCEPTED) only after a mutual handshake that authenticates
+ * both ends' roles and ids, and every message after it is sealed.
+ *
+ * The handshake is the signed Diffie-Hellman of SIGMA and TLS 1.3 (ISO/IEC
+ * 9798-3 with ephemeral keys), from libsodium's primitives: the initiator
+ * sends a fresh X25519 key (crypto_kx), its credential and the role and id
+ * it means to reach; the responder checks that this is itself, answers with
+ * its own fresh key, its credential and an Ed25519 signature (crypto_sign)
+ * of the transcript so far; the initiator checks the credential is the one
+ * it wanted and the signature, and signs the whole transcript in turn. Each
+ * credential must carry the cluster CA's signature and a serial not
+ * revoked. The session keys come from the two ephemeral keys (crypto_kx),
+ * bound to the transcript's BLAKE2b hash: a relay that forwards a
+ * handshake to another member fails (the signed transcript names whom each
+ * side meant), a recorded one replays to nothing (fresh keys), and a peer
+ * that holds a credential can act only as the role and id it names.
+ *
+ * After it, every message is ChaCha20-Poly1305 (IETF) with a per-direction
+ * key and the message's sequence number as nonce: a forged, replayed,
+ * reordered or dropped message fails, and the connection closes. A peer
+ * that sends anything else first, fails a check, or takes longer than 1 s
+ * is closed: on our side of a connection we started, with a CLOSED event
+ * saying why; on one we accepted, before the caller ever sees it. Every
+ * refusal is counted by class (sym_fab_refusals). Accepted connections
+ * still authenticating are bounded: at most 8 from one address and 64 in
+ * all. The newest always gets in: past a bound, the oldest of its address
+ * (or, past 64, of the address holding the most) is closed for it. A
+ * member needs a round trip or two, so a flood of connections that never
+ * authenticate, from its own address or many, cannot keep it out. */
+#define SYM_FAB_ANY_ID UINT32_MAX
+
+/* The role and id a connection must reach (sym_fab_connect). */
+struct sym_fab_peer {
+	int role;    /* SYM_CRED_* (runtime/cred.h) */
+	uint32_t id; /* or SYM_FAB_ANY_ID */
+};
+
+/* Why peers were refused (sym_fab_refusals). */
+enum sym_fab_refusal {
+	SYM_FAB_REFUSE_PROTOCOL, /* it sent something other than the handshake, or out of order */
+	SYM_FAB_REFUSE_CREDENTIAL, /* a credential not signed by the CA, or a bad signature */
+	SYM_FAB_REFUSE_IDENTITY, /* it is (or wanted) another role or id than the one meant: a relay */
+	SYM_FAB_REFUSE_REVOKED,  /* its credential's serial is revoked */
+	SYM_FAB_REFUSE_TIMEOUT,  /* it did not finish the handshake in time */
+	SYM_FAB_REFUSE_FLOOD,    /* too many connections authenticating from its address, or in all */
+	SYM_FAB_REFUSE_MESSAGE,  /* a message after the handshake failed authentication */
+	SYM_FAB_REFUSE_N
+};
+const char *sym_fab_refusal_name(int why);
 
 #define SYM_FAB_MSG_MAX (64 * 1024)
 
@@ -117,12 +158,14 @@ const char *sym_fab_last_error(const struct sym_fab *f);
 int sym_fab_listen(struct sym_fab *f, const char *host, const char *port, char *err, size_t errlen);
 int sym_fab_listen_port(const struct sym_fab *f);
 
-/* Starts connecting to host:port; a SYM_FAB_CONNECTED or SYM_FAB_CLOSED
+/* Starts connecting to host:port, to the member `want` names (with a
+ * credential, the handshake fails unless the peer proves it is that role
+ * and id; want may be NULL only without one); a SYM_FAB_CONNECTED or SYM_FAB_CLOSED
  * event follows (a refused connection is a CLOSED event, also when the
  * provider knows at once). Returns 0 with *out set, or -errno with a
  * message (an address that does not resolve, no memory). */
-int sym_fab_connect(struct sym_fab *f, const char *host, const char *port, struct sym_fab_conn **out,
-		    char *err, size_t errlen);
+int sym_fab_connect(struct sym_fab *f, const char *host, const char *port, const struct sym_fab_peer *want,
+		    struct sym_fab_conn **out, char *err, size_t errlen);
 
 /* The caller's pointer on a connection (NULL until set). */
 void sym_fab_conn_set_user(struct sym_fab_conn *c, void *user);
@@ -130,6 +173,15 @@ void *sym_fab_conn_user(const struct sym_fab_conn *c);
 
 /* Whether conn is connected (not yet closed). */
 bool sym_fab_conn_up(const struct sym_fab_conn *c);
+
+/* Who the peer proved it is (role, id and serial of its credential);
+ * false without authentication or before the connection is up. */
+bool sym_fab_conn_peer(const struct sym_fab_conn *c, int *role, uint32_t *id, uint64_t *serial);
+
+/* Replaces the revoked serials (copied) and closes every connection whose
+ * peer's credential is now revoked (CLOSED events follow). Returns the
+ * number closed, or -ENOMEM. */
+int sym_fab_set_revoked(struct sym_fab *f, const struct sym_revoked *r);
 
 /* Sends len bytes (copied). Returns 0; -EMSGSIZE when len > msg_max;
  * -ENOTCONN when conn is not up; -ENOBUFS when tx_depth sends are still
@@ -177,9 +229,11 @@ bool sym_fab_trywait(struct sym_fab *f);
  * (sym_fab_fd is -1) it sleeps at most 1 ms. */
 int sym_fab_wait(struct sym_fab *f, int timeout_ms);
 
-/* Peers refused so far (failed or no authentication, too many at once),
- * and why the last one was (into last, "" before any). */
+/* Peers refused so far (every class), and why the last one was (into
+ * last, "" before any); sym_fab_refusals gives the count of each class
+ * (counts[SYM_FAB_REFUSE_N]). */
 uint64_t sym_fab_refused(const struct sym_fab *f, char *last, size_t len);
+void sym_fab_refusals(const struct sym_fab *f, uint64_t counts[SYM_FAB_REFUSE_N]);
 
 /* Progresses the completion queue until every send posted on every
  * connection has completed (handed to the provider's transport), or

@@ -96,6 +96,8 @@ struct frontend {
 	size_t ntokens;
 	uint64_t unauthorized; /* inference requests refused 401 */
 	uint64_t clients_refused; /* native clients closed at once: clients_max were connected */
+	uint64_t bad_peers;       /* fabric members refused: not a backend of the cluster */
+	struct sym_rt_ratelog refusal_log;
 	uint32_t nopen; /* native clients connected */
 	struct sym_rt_ratelog client_log; /* what clients provoke: at most a line a second */
 	struct sym_cluster *c;
@@ -618,11 +620,23 @@ static void on_fab(void *ctx, const struct sym_fab_event *e)
 		if (e->conn == f->schedd)
 			schedd_connected(f);
 		break;
-	case SYM_FAB_ACCEPTED:
+	case SYM_FAB_ACCEPTED: {
+		/* only a backend of this cluster reads the pool (its credential says so) */
+		int role = 0;
+		uint32_t id = 0;
+		if (f->o->cred && (!sym_fab_conn_peer(e->conn, &role, &id, NULL) || role != SYM_CRED_BACKEND ||
+				   id >= (uint32_t)f->c->backends_max)) {
+			f->bad_peers++;
+			sym_rt_log_limited(&f->refusal_log, f->who, "refused %s %u on the fabric port: only backends 0..%d "
+					   "connect here", sym_cred_role_name(role), id, f->c->backends_max - 1);
+			sym_loop_fab_close(f->loop, e->conn, NULL, NULL);
+			break;
+		}
 		if (f->o->verbose)
-			sym_rt_log(f->who, "a backend connected");
+			sym_rt_log(f->who, "backend %u connected", id);
 		grant(f, e->conn);
 		break;
+	}
 	case SYM_FAB_MSG:
 		on_fab_msg(f, e->conn, e->data, e->len);
 		break;
@@ -648,9 +662,11 @@ static void on_connect_timer(struct sym_loop_timer *t, void *ctx)
 		return;
 	expire_held(f);
 	/* the active scheduler, then its standby, in turn until one takes us */
-	const struct sym_hostport *to = f->c->has_standby && f->schedd_try++ % 2 ? &f->c->standby : &f->c->schedd;
+	bool standby = f->c->has_standby && f->schedd_try++ % 2;
+	const struct sym_hostport *to = standby ? &f->c->standby : &f->c->schedd;
+	const struct sym_fab_peer sd = { SYM_CRED_SCHEDD, standby ? 1 : 0 };
 	snprintf(f->schedd_addr, sizeof(f->schedd_addr), "%s:%s", to->host, to->port);
-	if (sym_fab_connect(f->fab, to->host, to->port, &f->schedd, err, sizeof(err))) {
+	if (sym_fab_connect(f->fab, to->host, to->port, &sd, &f->schedd, err, sizeof(err))) {
 		sym_rt_log(f->who, "%s", err);
 		sym_loop_timer_set(t, sym_monotonic_ns() + RECONNECT, 0);
 	}
@@ -835,6 +851,8 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	sym_prom_sample(b, "symphony_frontend_refusals_total", rc, (double)f->clients_refused);
 	rc[3] = "unauthorized";
 	sym_prom_sample(b, "symphony_frontend_refusals_total", rc, (double)f->unauthorized);
+	rc[3] = "not_a_backend";
+	sym_prom_sample(b, "symphony_frontend_refusals_total", rc, (double)f->bad_peers);
 	sym_prom_family(b, "symphony_frontend_overdue_requests_total", "counter",
 			"Requests answered 'backend failed' by the frontend: no answer 2 failure_ms past their deadline");
 	sym_prom_sample(b, "symphony_frontend_overdue_requests_total", l, (double)f->overdue);
@@ -1033,7 +1051,7 @@ static int setup(struct frontend *f)
 	struct sym_cluster *c = f->c;
 	const struct sym_cluster_fe *me = &c->frontends[f->id];
 	char err[1024] = "";
-	struct sym_fab_cfg fc = { .provider = c->provider, .secret = f->o->secret };
+	struct sym_fab_cfg fc = { .provider = c->provider, .cred = f->o->cred, .revoked = f->o->revoked };
 	if (sym_fab_open(&f->fab, &fc, err, sizeof(err)) ||
 	    /* not readable remotely: addresses are computed from it; each backend reads through its own (grant) */
 	    sym_fab_mr_reg(f->fab, f->pool, (size_t)c->pool_slots * c->input_max, SYM_FAB_LOCAL_READ_TARGET, &f->mr, err,

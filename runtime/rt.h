@@ -15,6 +15,7 @@
 
 #include "core/time.h"
 #include "runtime/cluster.h"
+#include "runtime/cred.h"
 #include "runtime/wire.h"
 
 struct sym_rt_opts {
@@ -24,9 +25,15 @@ struct sym_rt_opts {
 	bool quiet;         /* no progress or informational log lines */
 	bool verbose;       /* also log every peer event */
 	bool check;         /* only check the configuration */
-	const uint8_t *secret; /* schedd, frontend, backend: the cluster secret (runtime/auth.h) */
+	const struct sym_cred *cred; /* schedd, frontend, backend: this member's credential (runtime/cred.h) */
+	const struct sym_revoked *revoked; /* the serials refused at start */
+	const char *revoked_path; /* where they are read again on SIGHUP ("" or NULL: nowhere) */
 	bool standby;       /* schedd: the hot standby (the second address of runtime.schedd) */
 };
+
+/* The file of revoked serials read again on SIGHUP (runtime/cred.h); the
+ * process's fabric then closes the connections of members revoked. */
+void sym_rt_set_revocation(const char *path);
 
 /* Set by SIGINT/SIGTERM (once sym_rt_signals has installed the handler). */
 extern volatile sig_atomic_t sym_rt_stop;

@@ -863,6 +863,17 @@ static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l
 		refuse_hello(s, conn, "a second hello on one connection");
 		return;
 	}
+	/* a member says hello as the role and id its credential proved, or not at all */
+	int prole = 0;
+	uint32_t pid = 0;
+	if (s->o->cred && (!sym_fab_conn_peer(conn, &prole, &pid, NULL) || prole != m->u.hello.role ||
+			   pid != m->u.hello.id)) {
+		s->refused_hellos++;
+		snprintf(why, sizeof(why), "refused a hello as %s %u from %s %u: a member speaks as its credential's "
+			 "role and id", sym_cred_role_name(m->u.hello.role), m->u.hello.id, sym_cred_role_name(prole), pid);
+		refuse_hello(s, conn, why);
+		return;
+	}
 	if (m->u.hello.role == SYM_ROLE_SCHEDD) {
 		if (s->standby || !s->c->has_standby || id != 1) {
 			refuse_hello(s, conn, s->standby ? "a scheduler's hello to the standby"
@@ -1554,7 +1565,7 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	};
 	if ((rc = sym_sched_create(&s->sched, &sc, err, errlen)))
 		return rc;
-	struct sym_fab_cfg fc = { .provider = c->provider, .secret = s->o->secret };
+	struct sym_fab_cfg fc = { .provider = c->provider, .cred = s->o->cred, .revoked = s->o->revoked };
 	if ((rc = sym_fab_open(&s->fab, &fc, err, errlen)))
 		return rc;
 	const struct sym_hostport *me = s->o->standby ? &c->standby : &c->schedd;
@@ -1625,7 +1636,8 @@ static void on_watch(struct sym_loop_timer *t, void *ctx)
 	if (!s->watch && now - s->watch_tried >= 100 * SYM_MS) {
 		char err[512];
 		s->watch_tried = now;
-		if (sym_fab_connect(s->fab, s->c->schedd.host, s->c->schedd.port, &s->watch, err, sizeof(err)))
+		const struct sym_fab_peer active = { SYM_CRED_SCHEDD, 0 };
+		if (sym_fab_connect(s->fab, s->c->schedd.host, s->c->schedd.port, &active, &s->watch, err, sizeof(err)))
 			sym_rt_log_limited(&s->peer_log, WHO, "standby: %s", err);
 	}
 	if (s->watch_up)

@@ -127,6 +127,38 @@ int sym_rt_send(const char *who, struct sym_fab_conn *conn, const struct sym_msg
 	return rc;
 }
 
+/* The process's fabric and who it is, for the refusal log and the metrics (one per process). */
+static struct sym_fab *rt_fab;
+static uint64_t rt_refused_logged;
+static char rt_revoked_path[1100]; /* read again on SIGHUP, or "" */
+
+void sym_rt_set_revocation(const char *path)
+{
+	snprintf(rt_revoked_path, sizeof(rt_revoked_path), "%s", path ? path : "");
+}
+
+/* SIGHUP: the revoked serials read again; the connections of members now
+ * revoked close. A bad file keeps the list in use. */
+static void reload_revoked(void)
+{
+	if (!rt_fab || !rt_revoked_path[0])
+		return;
+	const char *who = rt_who ? rt_who : "symphony";
+	struct sym_revoked r;
+	char err[1400];
+	if (sym_revoked_load(rt_revoked_path, true, &r, err, sizeof(err))) {
+		sym_rt_log(who, "SIGHUP: %s; the revoked serials in use stay", err);
+		return;
+	}
+	int closed = sym_fab_set_revoked(rt_fab, &r);
+	if (closed < 0)
+		sym_rt_log(who, "SIGHUP: out of memory for the revoked serials; the ones in use stay");
+	else
+		sym_rt_log(who, "SIGHUP: %zu revoked serial%s from %s; %d connection%s closed", r.n, r.n == 1 ? "" : "s",
+			   rt_revoked_path, closed, closed == 1 ? "" : "s");
+	sym_revoked_free(&r);
+}
+
 static void on_stop_fd(struct sym_loop_io *io, uint32_t events, void *ctx)
 {
 	(void)events, (void)ctx;
@@ -139,9 +171,10 @@ static void on_stop_fd(struct sym_loop_io *io, uint32_t events, void *ctx)
 	}
 	if (rt_reload) {
 		rt_reload = 0;
+		reload_revoked();
 		if (reload_fn)
 			reload_fn(reload_ctx);
-		else
+		else if (!rt_fab || !rt_revoked_path[0])
 			sym_rt_log(rt_who ? rt_who : "symphony", "SIGHUP: nothing to reload in this process; ignored");
 	}
 }
@@ -171,10 +204,6 @@ int sym_rt_metrics_start(const struct sym_cluster *c, int role, int id, const ch
 				   (unsigned)(c->http_timeout_s + 0.5), 0, NULL, NULL };
 	return sym_http_start(&rt_metrics_srv, &hc, err, errlen);
 }
-
-/* The process's fabric and who it is, for the refusal log and the metrics (one per process). */
-static struct sym_fab *rt_fab;
-static uint64_t rt_refused_logged;
 
 /* Once a second: peers the fabric refused since the last look, in one line
  * (a flood of them is one line a second, not one each). */
@@ -338,8 +367,16 @@ static void process_metrics(struct sym_buf *b)
 	}
 	if (rt_fab) {
 		sym_prom_family(b, "symphony_fabric_refused_peers_total", "counter",
-				"Fabric peers refused: no or wrong cluster secret, too many authenticating at once");
-		sym_prom_sample(b, "symphony_fabric_refused_peers_total", NULL, (double)sym_fab_refused(rt_fab, NULL, 0));
+				"Fabric peers refused, by reason: protocol (not the handshake), credential (not signed by "
+				"the cluster's CA, a wrong signature), identity (another role or id than meant: a relay), "
+				"revoked, timeout, flood (too many authenticating from one address or in all), message "
+				"(a message after the handshake failed authentication)");
+		uint64_t counts[SYM_FAB_REFUSE_N];
+		sym_fab_refusals(rt_fab, counts);
+		for (int i = 0; i < SYM_FAB_REFUSE_N; i++) {
+			const char *l[] = { "reason", sym_fab_refusal_name(i), NULL };
+			sym_prom_sample(b, "symphony_fabric_refused_peers_total", l, (double)counts[i]);
+		}
 	}
 }
 

@@ -88,12 +88,12 @@ try:
         print("check_netns: no sch_netem in this kernel (%s): running without added delay" % netem_why)
 
     d = tempfile.mkdtemp(prefix="symphony-netns-")
-    key = os.path.join(d, "cluster.key")
-    run(exe, "keygen", key, "--quiet")
+    keys = os.path.join(d, "keys")
+    run(exe, "keygen", "cluster", keys, "--frontends", "1", "--backends", "2", "--quiet")
     cfg = os.path.join(d, "cluster.json")
     conf = {"models": [{"name": "m", "alpha_ms": 2.5, "beta_ms": 2.5}], "slo_ms": 60, "arrival": "poisson",
             "seed": 3, "network": {"ctrl_ms": 4, "data_ms": 0.1, "resp_ms": 6},
-            "runtime": {"secret_file": key, "host": ip["be"], "schedd": ip["schedd"] + ":7100",
+            "runtime": {"keys_dir": keys, "host": ip["be"], "schedd": ip["schedd"] + ":7100",
                         "frontends": [{"fabric": ip["fe"] + ":7101", "clients": ip["fe"] + ":7102"}],
                         "backends": 2, "http_base": 0, "heartbeat_ms": 10, "failure_ms": 1000,
                         "pool_slots": 512, "input_max": 4096, "input_bytes": 1000}}

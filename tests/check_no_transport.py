@@ -15,26 +15,35 @@ bad = [l.strip() for l in libs.splitlines()
 if bad:
     print("check_no_transport: %s loads %s at start" % (exe, ", ".join(bad)))
     sys.exit(1)
-# runtime commands load the module, and the module answers: keygen writes a secret
-# (mode 0600), schedd --check takes it, and refuses to start without one
+# runtime commands load the module, and the module answers: keygen makes a CA and the
+# members' credentials (secret files mode 0600), schedd --check takes its own, and refuses
+# one others can read, another member's, and none
 with tempfile.TemporaryDirectory() as d:
-    key = os.path.join(d, "cluster.key")
-    r = subprocess.run([exe, "keygen", key, "--quiet"], capture_output=True, text=True)
-    if r.returncode != 0 or (os.stat(key).st_mode & 0o777) != 0o600:
-        print("check_no_transport: `symphony keygen` exited %d:\n%s%s" % (r.returncode, r.stdout, r.stderr))
+    keys = os.path.join(d, "keys")
+    r = subprocess.run([exe, "keygen", "cluster", keys, "--frontends", "1", "--backends", "1", "--quiet"],
+                       capture_output=True, text=True)
+    cred = os.path.join(keys, "schedd-0.cred")
+    if r.returncode != 0 or (os.stat(cred).st_mode & 0o777) != 0o600 or \
+            (os.stat(os.path.join(keys, "ca.key")).st_mode & 0o777) != 0o600:
+        print("check_no_transport: `symphony keygen cluster` exited %d:\n%s%s" % (r.returncode, r.stdout, r.stderr))
         sys.exit(1)
-    r = subprocess.run([exe, "schedd", "--check", "--secret-file", key], capture_output=True, text=True)
+    r = subprocess.run([exe, "schedd", "--check", "--keys-dir", keys], capture_output=True, text=True)
     if r.returncode != 0 or "the configuration is valid" not in r.stdout:
         print("check_no_transport: `symphony schedd --check` exited %d:\n%s%s" % (r.returncode, r.stdout, r.stderr))
         sys.exit(1)
-    os.chmod(key, 0o644)
-    r = subprocess.run([exe, "schedd", "--check", "--secret-file", key], capture_output=True, text=True)
+    r = subprocess.run([exe, "schedd", "--check", "--keys-dir", keys, "--credential",
+                        os.path.join(keys, "backend-0.cred")], capture_output=True, text=True)
+    if r.returncode != 2 or "holds the credential of backend 0, not of schedd 0" not in r.stderr:
+        print("check_no_transport: schedd took a backend's credential (exit %d):\n%s" % (r.returncode, r.stderr))
+        sys.exit(1)
+    os.chmod(cred, 0o644)
+    r = subprocess.run([exe, "schedd", "--check", "--keys-dir", keys], capture_output=True, text=True)
     if r.returncode != 2 or "can be read by others" not in r.stderr:
-        print("check_no_transport: schedd took a secret others can read (exit %d):\n%s" % (r.returncode, r.stderr))
+        print("check_no_transport: schedd took a credential others can read (exit %d):\n%s" % (r.returncode, r.stderr))
         sys.exit(1)
 r = subprocess.run([exe, "schedd", "--check"], capture_output=True, text=True)
-if r.returncode != 2 or "names no secret" not in r.stderr:
-    print("check_no_transport: schedd ran without a secret (exit %d):\n%s" % (r.returncode, r.stderr))
+if r.returncode != 2 or "names no keys" not in r.stderr:
+    print("check_no_transport: schedd ran without keys (exit %d):\n%s" % (r.returncode, r.stderr))
     sys.exit(1)
 print("check_no_transport: %s loads neither libfabric, libmicrohttpd, libsodium nor libcurl; keygen and schedd --check "
       "ran from the module" % exe)

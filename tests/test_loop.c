@@ -491,7 +491,7 @@ static void test_fabric_close(void **state)
 	assert_int_equal(sym_fab_listen(server, "127.0.0.1", "0", err, sizeof(err)), 0);
 	snprintf(port, sizeof(port), "%d", sym_fab_listen_port(server));
 	for (int c = 0; c < 2; c++)
-		assert_int_equal(sym_fab_connect(t.client, "127.0.0.1", port, &t.cx[c], err, sizeof(err)), 0);
+		assert_int_equal(sym_fab_connect(t.client, "127.0.0.1", port, NULL, &t.cx[c], err, sizeof(err)), 0);
 	struct sym_loop *l = t.l = new_loop();
 	assert_int_equal(sym_loop_fab(l, server, on_fab, &t), 0);
 	assert_int_equal(sym_loop_fab(l, server, on_fab, &t), -EBUSY);

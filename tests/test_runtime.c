@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "runtime/auth.h"
+#include "runtime/cred.h"
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
 #include "runtime/net.h"
@@ -34,7 +35,7 @@
 static const char *bin;
 static char dir[256];
 static char cfg[300];
-static char secret[300]; /* the cluster secret's file */
+static char keys[300]; /* the cluster's keys (symphony keygen cluster) */
 static char port[16];
 static bool passed; /* set at the end of a test: its logs are removed */
 static const char *scheme = "http"; /* curl's: https when a test turns TLS on */
@@ -271,8 +272,9 @@ static int setup(void **state)
 	 * holds a port a process of the test then listens on (backend 4's HTTP port once did) */
 	snprintf(port, sizeof(port), "%d", 10000 + (int)(getpid() % 1000) * 20);
 	snprintf(cfg, sizeof(cfg), "%s/cluster.json", dir);
-	snprintf(secret, sizeof(secret), "%s/cluster.key", dir);
-	const char *kg[] = { "keygen", secret, "--quiet", NULL };
+	snprintf(keys, sizeof(keys), "%s/keys", dir);
+	/* backends up to 7: tests add backends and members of their own */
+	const char *kg[] = { "keygen", "cluster", keys, "--frontends", "2", "--backends", "8", "--standby", "--quiet", NULL };
 	if (wait_for(spawn("keygen.log", kg), 10) != 0)
 		return -1;
 	FILE *f = fopen(cfg, "w");
@@ -288,11 +290,11 @@ static int setup(void **state)
 		    * moment, so without a margin one stall makes a request late. These tests
 		    * check behaviour; scripts/fidelity checks timing with the measured defaults. */
 		   " \"network\": {\"ctrl_ms\": 2, \"data_ms\": 0.05, \"resp_ms\": 4},\n"
-		   " \"runtime\": {\"secret_file\": \"%s\", \"frontends\": %d, \"backends\": %d, \"port_base\": %s,\n"
+		   " \"runtime\": {\"keys_dir\": \"%s\", \"frontends\": %d, \"backends\": %d, \"port_base\": %s,\n"
 		   "             \"heartbeat_ms\": 10,\n"
 		   "             \"failure_ms\": 50, \"pool_slots\": 512, \"input_max\": 4096, \"input_bytes\": 1000,\n"
 		   "             \"http_body_max\": 65536, \"deadline_max_ms\": 1000, \"late_status\": 504}}\n",
-		secret, NFE, NBE, port);
+		keys, NFE, NBE, port);
 	fclose(f);
 	return 0;
 }
@@ -449,22 +451,52 @@ struct fake {
 	char reason[160];
 };
 
-/* A fake fabric peer: connects to 127.0.0.1:fport holding `key` (NULL: no secret), sends
+/* A member's credential from the cluster's keys (issued by setup's keygen). */
+static struct sym_cred member_cred(int role, uint32_t id)
+{
+	char ca[400], path[400], err[512];
+	uint8_t pk[SYM_CRED_PK];
+	struct sym_cred c;
+	snprintf(ca, sizeof(ca), "%s/ca.pub", keys);
+	sym_cred_path(keys, role, id, path, sizeof(path));
+	int rc = sym_ca_load(ca, pk, err, sizeof(err));
+	if (!rc)
+		rc = sym_cred_load(path, pk, &c, err, sizeof(err));
+	if (rc)
+		print_error("%s\n", err);
+	assert_int_equal(rc, 0);
+	return c;
+}
+
+/* A credential for role/id from a CA of its own (it believes the cluster's). */
+static struct sym_cred foreign_cred(int role, uint32_t id)
+{
+	uint8_t pk[SYM_CRED_PK], sk[SYM_CRED_SK];
+	struct sym_cred c, real = member_cred(SYM_CRED_SCHEDD, 0);
+	sym_ca_mem(pk, sk);
+	sym_cred_mem(pk, sk, role, id, 1, &c);
+	memcpy(c.ca_pk, real.ca_pk, SYM_CRED_PK);
+	return c;
+}
+
+/* A fake fabric peer: connects to 127.0.0.1:fport with credential `cred` (NULL: none),
+ * wanting `want` (with a credential), sends
  * msg (len bytes) once connected, and, when nreads > 0, posts that many RMA reads of 64
  * bytes at offset 0 with keys 0, 1, 2, ... (the frontend's pool starts at offset 0 of its
  * registration). Waits until the connection closes or 5 s pass. */
-static struct fake fake_peer(const char *fport, const uint8_t *key, const void *msg, size_t len, int nreads)
+static struct fake fake_peer(const char *fport, const struct sym_cred *cred, const struct sym_fab_peer *want,
+			     const void *msg, size_t len, int nreads)
 {
 	struct fake r = { 0 };
 	struct sym_fab *f;
 	char err[512];
-	assert_int_equal(sym_fab_open(&f, &(struct sym_fab_cfg){ .provider = "tcp", .secret = key }, err, sizeof(err)),
+	assert_int_equal(sym_fab_open(&f, &(struct sym_fab_cfg){ .provider = "tcp", .cred = cred }, err, sizeof(err)),
 			 0);
 	static uint8_t buf[4096];
 	struct sym_fab_mr *mr;
 	assert_int_equal(sym_fab_mr_reg(f, buf, sizeof(buf), SYM_FAB_LOCAL_READ_TARGET, &mr, err, sizeof(err)), 0);
 	struct sym_fab_conn *conn;
-	assert_int_equal(sym_fab_connect(f, "127.0.0.1", fport, &conn, err, sizeof(err)), 0);
+	assert_int_equal(sym_fab_connect(f, "127.0.0.1", fport, cred ? want : NULL, &conn, err, sizeof(err)), 0);
 	double end = now_s() + 5;
 	while (!r.closed && now_s() < end) {
 		struct sym_fab_event ev[8];
@@ -502,20 +534,21 @@ static struct fake fake_peer(const char *fport, const uint8_t *key, const void *
 	return r;
 }
 
-/* A member (it holds the secret) connecting to frontend 0's fabric port as a backend would:
+/* A member with credential `cred` connecting to frontend 0's fabric port as a backend would:
  * the key the frontend grants it (0: none within 5 s), and how many of its RMA reads with
  * key `use` (0: the granted one) succeed. */
-static uint64_t member_reads(const char *fport, const uint8_t *secret_key, uint64_t use, int *reads_ok)
+static uint64_t member_reads(const char *fport, const struct sym_cred *cred, uint64_t use, int *reads_ok)
 {
 	struct sym_fab *f;
 	char err[512];
-	assert_int_equal(sym_fab_open(&f, &(struct sym_fab_cfg){ .provider = "tcp", .secret = secret_key }, err,
-				      sizeof(err)), 0);
+	assert_int_equal(sym_fab_open(&f, &(struct sym_fab_cfg){ .provider = "tcp", .cred = cred }, err, sizeof(err)),
+			 0);
 	static uint8_t buf[1024];
 	struct sym_fab_mr *mr;
 	assert_int_equal(sym_fab_mr_reg(f, buf, sizeof(buf), SYM_FAB_LOCAL_READ_TARGET, &mr, err, sizeof(err)), 0);
 	struct sym_fab_conn *conn;
-	assert_int_equal(sym_fab_connect(f, "127.0.0.1", fport, &conn, err, sizeof(err)), 0);
+	const struct sym_fab_peer fe0 = { SYM_CRED_FRONTEND, 0 };
+	assert_int_equal(sym_fab_connect(f, "127.0.0.1", fport, &fe0, &conn, err, sizeof(err)), 0);
 	uint64_t granted = 0;
 	int done = 0, posted = 0;
 	*reads_ok = 0;
@@ -563,56 +596,106 @@ static size_t hello_as_backend(uint8_t *buf, size_t cap, uint32_t id)
 	return n;
 }
 
-/* Attacks from the fabric side: peers without the cluster secret are refused
- * before they are heard (an impostor's HELLO as a live backend, RMA reads of a
- * frontend's pool with guessed keys); a member's HELLO for a connected identity
- * is refused, not a replacement; a member's garbage closes its connection. The
+static cJSON *assert_exactly_once(const char *name);
+
+/* Revocation on SIGHUP: backend 3's serial revoked (symphony keygen revoke), schedd and both
+ * frontends told: each closes backend 3's connection at once and refuses it from then on
+ * (counted as revoked while it keeps retrying); the cluster serves on with backends 0-2 and
+ * every request is answered exactly once. */
+static void test_revocation(void **state)
+{
+	(void)state;
+	config_replace("\"failure_ms\": 50,", "\"failure_ms\": 3000,");
+	struct cluster c;
+	cluster_start(&c);
+	const char *rv[] = { "keygen", "revoke", keys, "backend-3", "--quiet", NULL };
+	assert_int_equal(wait_for(spawn("revoke.log", rv), 10), 0);
+	kill(c.schedd, SIGHUP);
+	for (int i = 0; i < NFE; i++)
+		kill(c.fe[i], SIGHUP);
+	double end = now_s() + 5;
+	while (now_s() < end && (!count_in("schedd.log", "SIGHUP: 1 revoked serial from") ||
+				 !count_in("frontend0.log", "SIGHUP: 1 revoked serial from") ||
+				 !count_in("frontend1.log", "SIGHUP: 1 revoked serial from")))
+		sleep_ms(20);
+	assert_int_equal(count_in("schedd.log", "SIGHUP: 1 revoked serial from"), 1);
+	assert_int_equal(count_in("schedd.log", "1 connection closed"), 1);
+	assert_int_equal(count_in("frontend0.log", "1 connection closed"), 1);
+	assert_int_equal(count_in("frontend1.log", "1 connection closed"), 1);
+	pid_t lg = loadgen_start("revoked.json", "300", "2");
+	int st = wait_for(lg, 30);
+	int sst = cluster_stop(&c);
+	assert_int_equal(st, 0);
+	assert_int_equal(sst, 0);
+	cJSON *j = assert_exactly_once("revoked.json");
+	assert_true(num(j, "served") > 0);
+	cJSON_Delete(j);
+	/* backend 3 kept dialing and was refused as revoked (a line a second at most) */
+	assert_true(count_in("schedd.log", "is revoked") >= 1);
+	assert_true(count_in("schedd.log", "backend 3 removed") + count_in("schedd.log", "backend 3 left") >= 1);
+	passed = true;
+}
+
+/* Attacks from the fabric side: peers without a credential of the cluster's CA
+ * are refused before they are heard (an impostor's HELLO as a live backend, RMA
+ * reads of a frontend's pool with guessed keys); a member speaking as another
+ * role or id than its credential's (frontend 1 or backend 5 saying HELLO as
+ * backend 0), or connecting where its role does not (a frontend on a frontend's
+ * fabric port), is refused; a HELLO for a connected identity is refused, not a
+ * replacement; a member's garbage closes its connection. The
  * cluster keeps serving with all its backends. A frontend closes a garbage client. */
 static void test_garbage_peer(void **state)
 {
 	(void)state;
 	/* garbage, not failure detection: a stall of the machine over 50 ms (seen at the start of
 	 * the thread-sanitizer build's seven processes) removed peers, and backend_failures was 1 */
-	config_replace("\"failure_ms\": 50,", "\"failure_ms\": 3000,");
+	config_replace("\"failure_ms\": 50,", "\"failure_ms\": 3000, \"backends_max\": 8,");
 	struct cluster c;
 	cluster_start(&c);
 	char err[512];
-	uint8_t key[SYM_FAB_SECRET_BYTES], wrong[SYM_FAB_SECRET_BYTES];
-	assert_int_equal(sym_secret_load(secret, key, err, sizeof(err)), 0);
-	memcpy(wrong, key, sizeof(wrong));
-	wrong[0] ^= 1;
+	struct sym_cred be0 = member_cred(SYM_CRED_BACKEND, 0), be5 = member_cred(SYM_CRED_BACKEND, 5),
+			fe1 = member_cred(SYM_CRED_FRONTEND, 1), fake = foreign_cred(SYM_CRED_BACKEND, 5);
+	const struct sym_fab_peer sd = { SYM_CRED_SCHEDD, 0 };
 	uint8_t hello[256];
 	size_t hlen = hello_as_backend(hello, sizeof(hello), 0);
 	char feport[16];
 	snprintf(feport, sizeof(feport), "%d", atoi(port) + 1); /* frontend 0's fabric port */
 
-	/* an impostor without the secret: its HELLO as backend 0 is never heard */
-	struct fake r = fake_peer(port, NULL, hello, hlen, 0);
+	/* an impostor without a credential: its HELLO as backend 0 is never heard */
+	struct fake r = fake_peer(port, NULL, NULL, hello, hlen, 0);
 	assert_true(r.connected && r.closed);
-	/* with a wrong secret: refused in the handshake, never up on its side */
-	r = fake_peer(port, wrong, hello, hlen, 0);
+	/* a credential another CA signed: refused in the handshake, never up on its side */
+	r = fake_peer(port, &fake, &sd, hello, hlen, 0);
 	assert_false(r.connected);
 	assert_true(r.closed);
-	/* reads of frontend 0's pool without the secret, with the keys of the old scheme: none succeeds */
-	r = fake_peer(feport, NULL, NULL, 0, 4);
+	/* reads of frontend 0's pool without a credential, with the keys of the old scheme: none succeeds */
+	r = fake_peer(feport, NULL, NULL, NULL, 0, 4);
 	assert_int_equal(r.reads_ok, 0);
-	/* a member's connection to frontend 0 gets a key of its own, which reads the pool; once that
+	/* backend 5's connection to frontend 0 gets a key of its own, which reads the pool; once that
 	 * connection is closed, the key reads nothing (the registration went with it) */
 	int ok = 0;
-	uint64_t k1 = member_reads(feport, key, 0, &ok);
+	uint64_t k1 = member_reads(feport, &be5, 0, &ok);
 	assert_true(k1 != 0);
 	assert_int_equal(ok, 4);
-	uint64_t k2 = member_reads(feport, key, k1, &ok);
+	uint64_t k2 = member_reads(feport, &be5, k1, &ok);
 	assert_true(k2 != 0 && k2 != k1);
 	assert_int_equal(ok, 0);
-	/* a member (it holds the secret) saying it is backend 0, which is connected: refused */
-	r = fake_peer(port, key, hello, hlen, 0);
+	/* frontend 1's credential on frontend 0's fabric port, where only backends connect: no key */
+	assert_true(member_reads(feport, &fe1, 0, &ok) == 0);
+	/* members speaking as another role or id than their credential's: frontend 1, and backend 5,
+	 * each saying HELLO as backend 0: refused */
+	r = fake_peer(port, &fe1, &sd, hello, hlen, 0);
+	assert_true(r.connected && r.closed);
+	r = fake_peer(port, &be5, &sd, hello, hlen, 0);
+	assert_true(r.connected && r.closed);
+	/* backend 0's own credential while backend 0 is connected: refused, not a replacement */
+	r = fake_peer(port, &be0, &sd, hello, hlen, 0);
 	assert_true(r.connected && r.closed);
 	/* a member sending garbage */
 	uint8_t junk[64];
 	for (size_t k = 0; k < sizeof(junk); k++)
 		junk[k] = (uint8_t)(k * 37 + 11);
-	r = fake_peer(port, key, junk, sizeof(junk), 0);
+	r = fake_peer(port, &be5, &sd, junk, sizeof(junk), 0);
 	assert_true(r.connected && r.closed);
 	/* a TCP client sending garbage to frontend 0 */
 	char cport[16];
@@ -649,12 +732,15 @@ static void test_garbage_peer(void **state)
 	assert_int_equal((int)num(j, "checks.unanswered"), 0);
 	cJSON_Delete(j);
 	assert_true(num(s, "rejected_messages") >= 2);
-	assert_int_equal((int)num(s, "refused_hellos"), 1);
+	assert_int_equal((int)num(s, "refused_hellos"), 3);
 	assert_true(num(s, "refused_fabric_peers") >= 2);
 	assert_int_equal((int)num(s, "backend_failures"), 0);
 	cJSON_Delete(s);
 	assert_true(count_in("schedd.log", "malformed message") >= 1);
-	assert_int_equal(count_in("schedd.log", "refused a second hello as backend 0"), 1);
+	/* the first refused hello is logged; the two after it within the second are counted (the
+	 * log takes a line a second) */
+	assert_int_equal(count_in("schedd.log", "refused a hello as backend 0 from frontend 1"), 1);
+	assert_int_equal(count_in("frontend0.log", "refused frontend 1 on the fabric port"), 1);
 	assert_true(count_in("schedd.log", "fabric peer") >= 1);         /* the refusals, logged */
 	assert_true(count_in("frontend0.log", "fabric peer") >= 1);
 	assert_int_equal(count_in("schedd.log", "backend 0 removed"), 0); /* backend 0 was never replaced */
@@ -1217,7 +1303,8 @@ static void test_http_hardening(void **state)
 	end = now_s() + 5;
 	while (now_s() < end && !count_in("schedd.log", "SIGHUP"))
 		sleep_ms(20);
-	assert_int_equal(count_in("schedd.log", "SIGHUP: nothing to reload"), 1);
+	/* schedd has no tokens: it rereads the revoked credentials, none */
+	assert_int_equal(count_in("schedd.log", "SIGHUP: 0 revoked serials from"), 1);
 	assert_int_equal(kill(c.schedd, 0), 0);
 	/* a native request asking for an hour: refused at once */
 	char cport[16], err[256];
@@ -1334,9 +1421,9 @@ static void test_subclusters(void **state)
 	cluster_start(&c);
 	/* a member registering as backend 4 (holding model 0) is told what to load and unload; it
 	 * then reports an unload nobody asked for, and is closed */
-	char err[512];
-	uint8_t key[SYM_FAB_SECRET_BYTES], msg[512];
-	assert_int_equal(sym_secret_load(secret, key, err, sizeof(err)), 0);
+	uint8_t msg[512];
+	struct sym_cred be4 = member_cred(SYM_CRED_BACKEND, 4);
+	const struct sym_fab_peer sd = { SYM_CRED_SCHEDD, 0 };
 	size_t len = hello_as_backend(msg, sizeof(msg), 4);
 	struct sym_msg ld = { .type = SYM_MSG_LOADED };
 	ld.u.loaded.model = 1;
@@ -1344,7 +1431,7 @@ static void test_subclusters(void **state)
 	ld.u.loaded.status = SYM_WIRE_OK;
 	size_t n2 = sym_wire_encode(&ld, NULL, NULL, msg + len, sizeof(msg) - len);
 	assert_true(n2 > 0);
-	struct fake r = fake_peer(port, key, msg, len + n2, 0);
+	struct fake r = fake_peer(port, &be4, &sd, msg, len + n2, 0);
 	assert_true(r.connected && r.closed);
 	pid_t lg = loadgen_start("sub.json", "300", "3");
 	int st = wait_for(lg, 40);
@@ -1727,6 +1814,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_low_load, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_kill_backend, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_garbage_peer, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_revocation, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_api, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_large_post, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_load, setup, teardown_dir),
