@@ -65,6 +65,7 @@
 #include <sodium.h>
 
 #include "runtime/cred.h"
+#include "runtime/handshake.h"
 
 #define FAB_API FI_VERSION(1, 9)
 #define MR_MODE_WANTED (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT)
@@ -75,14 +76,7 @@
 #define AUTH_NS (1000 * 1000000LL) /* a peer has this long to authenticate */
 #define AUTH_PENDING_MAX 64        /* accepted connections still authenticating, at most */
 #define AUTH_PER_SOURCE 8          /* of them from one address */
-#define HS_MAGIC "SYMH"            /* the handshake's three messages */
-#define HS_VERSION 2
-#define KX 32                      /* crypto_kx_PUBLICKEYBYTES, _SECRETKEYBYTES, _SESSIONKEYBYTES */
-#define H1_LEN (8 + KX + SYM_CRED_WIRE + 8)
-#define H2_SIGNED (8 + KX + SYM_CRED_WIRE)
-#define H2_LEN (H2_SIGNED + SYM_CRED_SIG)
-#define H3_LEN (8 + SYM_CRED_SIG)
-#define HS_MAX H2_LEN
+#define HS_MAX SYM_HS_MAX
 #define SEAL 16                    /* crypto_aead_chacha20poly1305_IETF_ABYTES */
 
 enum op_kind { OP_RX, OP_TX, OP_SEND, OP_READ };
@@ -121,20 +115,12 @@ struct sym_fab_conn {
 	bool closed_queued;
 	bool initiator;	      /* we connected (else we accepted) */
 	bool in_hs;	      /* counted in f->nhs */
-	int hs_step;	      /* ST_AUTH: initiator 0 (H1 to send), 1 (H2 awaited), 2 (H3 to send, then up);
-			       * responder 0 (H1 awaited), 1 (H2 to send), 2 (H3 awaited) */
 	int64_t auth_deadline; /* ST_AUTH, ST_ACCEPTING: mark it down after this */
 	int64_t accepted_at;   /* accepted: when (the oldest goes first under a flood) */
 	struct sym_fab_peer want; /* initiator: whom it means to reach */
-	uint8_t eph_pk[KX], eph_sk[KX]; /* ST_AUTH: this side's ephemeral X25519 key */
-	uint8_t h1[H1_LEN], h2[H2_LEN]; /* the transcript */
-	uint8_t peer_pk[SYM_CRED_PK];   /* the peer's signing key, from its credential */
-	bool sealed;	      /* up with session keys: every message sealed */
-	uint8_t tx_key[KX], rx_key[KX];
+	struct sym_hs hs;	  /* the handshake (runtime/handshake.h), then the session keys */
+	bool sealed;		  /* up with session keys: every message sealed */
 	uint64_t tx_seq, rx_seq;
-	int peer_role;	      /* what the peer proved (0: nothing) */
-	uint32_t peer_id;
-	uint64_t peer_serial;
 	char src[INET6_ADDRSTRLEN]; /* accepted: the peer's address, without the port */
 	char peer[80];
 	char reason[160];
@@ -304,7 +290,7 @@ static void mark_down_v(struct sym_fab_conn *c, int why, const char *fmt, va_lis
 	hs_end(c);
 	c->state = ST_DOWN;
 	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
-	sodium_memzero(c->eph_sk, sizeof(c->eph_sk));
+	sodium_memzero(c->hs.eph_sk, sizeof(c->hs.eph_sk)); /* the session keys stay: messages that came before go on */
 	/* a peer we accepted, gone before it authenticated; or any peer refused */
 	if (why >= 0 || pending)
 		count_refusal(c->f, why >= 0 ? why : SYM_FAB_REFUSE_PROTOCOL, c->reason);
@@ -344,99 +330,15 @@ static void go_up(struct sym_fab_conn *c)
 	c->was_up = true;
 }
 
-/* ---- authentication (see fabric.h) ----
+/* ---- authentication (see fabric.h; the messages: runtime/handshake.h) ----
  *
- *   H1 initiator -> responder: "SYMH" 1 2 0 0, e_I, credential_I, want role u8, 0 0 0, want id u32
- *   H2 responder -> initiator: "SYMH" 2 2 0 0, e_R, credential_R, sig_R(BLAKE2b("...responder" H1 H2'))
- *   H3 initiator -> responder: "SYMH" 3 2 0 0, sig_I(BLAKE2b("...initiator" H1 H2))
- *
- * (H2' is H2 without its signature.) Keys: crypto_kx's session keys from
- * e_I and e_R, each then keyed-BLAKE2b of the hash of H1 H2, so that they
- * are bound to the transcript. The handshake's sends wait for the end of
- * the current poll (auth_progress): a send can progress the CQ, and that
- * must not happen in the middle of reading it. */
-
-static void hs_header(uint8_t *b, int type)
-{
-	memcpy(b, HS_MAGIC, 4);
-	b[4] = (uint8_t)type;
-	b[5] = HS_VERSION;
-	b[6] = b[7] = 0;
-}
-
-static bool hs_is(const uint8_t *b, size_t len, int type, size_t want)
-{
-	return len == want && !memcmp(b, HS_MAGIC, 4) && b[4] == type && b[5] == HS_VERSION && !b[6] && !b[7];
-}
-
-/* BLAKE2b-256 of label, H1 and the first n2 bytes of H2. */
-static void transcript(const struct sym_fab_conn *c, const char *label, size_t n2, uint8_t out[32])
-{
-	crypto_generichash_state st;
-	crypto_generichash_init(&st, NULL, 0, 32);
-	crypto_generichash_update(&st, (const uint8_t *)label, strlen(label) + 1);
-	crypto_generichash_update(&st, c->h1, H1_LEN);
-	crypto_generichash_update(&st, c->h2, n2);
-	crypto_generichash_final(&st, out, 32);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-/* The peer's credential: signed by our CA, not revoked; its role, id and key kept. */
-static bool peer_cred(struct sym_fab_conn *c, const uint8_t *wire)
-{
-	char why[160];
-	uint8_t role;
-	if (sym_cred_check(wire, c->f->cred.ca_pk, &role, &c->peer_id, &c->peer_serial, c->peer_pk, why,
-			   sizeof(why))) {
-		refuse(c, SYM_FAB_REFUSE_CREDENTIAL, "%s: refused: %s", c->peer, why);
-		return false;
-	}
-	if (sym_revoked_has(&c->f->revoked, c->peer_serial)) {
-		refuse(c, SYM_FAB_REFUSE_REVOKED, "%s: refused: %s %u's credential (serial %llu) is revoked", c->peer,
-		       sym_cred_role_name(role), c->peer_id, (unsigned long long)c->peer_serial);
-		return false;
-	}
-	c->peer_role = role;
-	return true;
-}
-
-/* The session keys, bound to the transcript H1 H2. */
-static bool session_keys(struct sym_fab_conn *c, const uint8_t *peer_eph)
-{
-	uint8_t rx[KX], tx[KX], th[32];
-	int rc = c->initiator ? crypto_kx_client_session_keys(rx, tx, c->eph_pk, c->eph_sk, peer_eph)
-			      : crypto_kx_server_session_keys(rx, tx, c->eph_pk, c->eph_sk, peer_eph);
-	sodium_memzero(c->eph_sk, sizeof(c->eph_sk));
-	if (rc) {
-		refuse(c, SYM_FAB_REFUSE_PROTOCOL, "%s: refused: an invalid key exchange value", c->peer);
-		return false;
-	}
-	transcript(c, "symphony fabric v2 keys", H2_LEN, th);
-	crypto_generichash(c->rx_key, KX, th, sizeof(th), rx, KX);
-	crypto_generichash(c->tx_key, KX, th, sizeof(th), tx, KX);
-	sodium_memzero(rx, sizeof(rx));
-	sodium_memzero(tx, sizeof(tx));
-	c->tx_seq = c->rx_seq = 0;
-	return true;
-}
-
-static const char *who(int role, uint32_t id, char *buf, size_t len)
-{
-	if (id == SYM_FAB_ANY_ID)
-		snprintf(buf, len, "any %s", sym_cred_role_name(role));
-	else
-		snprintf(buf, len, "%s %u", sym_cred_role_name(role), id);
-	return buf;
-}
+ * The handshake's sends wait for the end of the current poll
+ * (auth_progress): a send can progress the CQ, and that must not happen in
+ * the middle of reading it. */
 
 static void auth_start(struct sym_fab_conn *c)
 {
-	crypto_kx_keypair(c->eph_pk, c->eph_sk);
-	c->hs_step = 0;
+	sym_hs_start(&c->hs, &c->f->cred, &c->f->revoked, c->initiator, c->want.role, c->want.id);
 	c->f->hs_todo = c->initiator;
 	c->state = ST_AUTH;
 	c->auth_deadline = now_ns() + AUTH_NS;
@@ -448,75 +350,18 @@ static void auth_recv(struct sym_fab_conn *c, struct op *op)
 	struct sym_fab *f = c->f;
 	op->next = f->held;
 	f->held = op;
-	const uint8_t *b = op->buf;
-	char w1[48], w2[48];
-	if (!c->initiator && c->hs_step == 0) {
-		if (!hs_is(b, op->len, 1, H1_LEN)) {
-			refuse(c, SYM_FAB_REFUSE_PROTOCOL, "%s: refused: it sent something else than the handshake",
-			       c->peer);
-			return;
-		}
-		memcpy(c->h1, b, H1_LEN);
-		if (!peer_cred(c, b + 8 + KX))
-			return;
-		int want_role = b[8 + KX + SYM_CRED_WIRE];
-		uint32_t want_id = get32(b + 8 + KX + SYM_CRED_WIRE + 4);
-		if (want_role != f->cred.role || (want_id != SYM_FAB_ANY_ID && want_id != f->cred.id)) {
-			refuse(c, SYM_FAB_REFUSE_IDENTITY, "%s: refused: %s %u wanted %s, and this is %s (a relay?)",
-			       c->peer, sym_cred_role_name(c->peer_role), c->peer_id, who(want_role, want_id, w1, sizeof(w1)),
-			       who(f->cred.role, f->cred.id, w2, sizeof(w2)));
-			return;
-		}
-		c->hs_step = 1;
-		f->hs_todo = true;
+	int why;
+	char text[200];
+	if (sym_hs_in(&c->hs, op->buf, op->len, &why, text, sizeof(text))) {
+		refuse(c, why, "%s: refused: %s", c->peer, text);
 		return;
 	}
-	if (c->initiator && c->hs_step == 1) {
-		if (!hs_is(b, op->len, 2, H2_LEN)) {
-			refuse(c, SYM_FAB_REFUSE_PROTOCOL, "%s: refused: it answered something else than the handshake",
-			       c->peer);
-			return;
-		}
-		memcpy(c->h2, b, H2_LEN);
-		if (!peer_cred(c, b + 8 + KX))
-			return;
-		if (c->peer_role != c->want.role || (c->want.id != SYM_FAB_ANY_ID && c->peer_id != c->want.id)) {
-			refuse(c, SYM_FAB_REFUSE_IDENTITY, "%s: refused: it is %s, and %s was wanted there (a relay?)",
-			       c->peer, who(c->peer_role, c->peer_id, w1, sizeof(w1)),
-			       who(c->want.role, c->want.id, w2, sizeof(w2)));
-			return;
-		}
-		uint8_t th[32];
-		transcript(c, "symphony fabric v2 responder", H2_SIGNED, th);
-		if (crypto_sign_verify_detached(b + H2_SIGNED, th, sizeof(th), c->peer_pk)) {
-			refuse(c, SYM_FAB_REFUSE_CREDENTIAL, "%s: refused: %s's signature of the handshake is wrong",
-			       c->peer, who(c->peer_role, c->peer_id, w1, sizeof(w1)));
-			return;
-		}
-		if (!session_keys(c, b + 8))
-			return;
-		c->hs_step = 2; /* H3, then up (auth_progress) */
-		f->hs_todo = true;
-		return;
-	}
-	if (!c->initiator && c->hs_step == 2) {
-		if (!hs_is(b, op->len, 3, H3_LEN)) {
-			refuse(c, SYM_FAB_REFUSE_PROTOCOL, "%s: refused: it sent something else than the handshake's end",
-			       c->peer);
-			return;
-		}
-		uint8_t th[32];
-		transcript(c, "symphony fabric v2 initiator", H2_LEN, th);
-		if (crypto_sign_verify_detached(b + 8, th, sizeof(th), c->peer_pk)) {
-			refuse(c, SYM_FAB_REFUSE_CREDENTIAL, "%s: refused: %s's signature of the handshake is wrong",
-			       c->peer, who(c->peer_role, c->peer_id, w1, sizeof(w1)));
-			return;
-		}
+	if (sym_hs_done(&c->hs)) { /* the responder, on H3 */
 		c->sealed = true;
 		go_up(c);
 		return;
 	}
-	refuse(c, SYM_FAB_REFUSE_PROTOCOL, "%s: refused: a handshake message out of order", c->peer);
+	f->hs_todo = true; /* H2, or H3 */
 }
 
 static void on_connected(struct sym_fab_conn *c)
@@ -585,12 +430,12 @@ static bool unseal(struct sym_fab_conn *c, struct op *op)
 	seal_nonce(c->rx_seq, n);
 	if (op->len < SEAL || crypto_aead_chacha20poly1305_ietf_decrypt_detached(
 				      op->buf, NULL, op->buf, op->len - SEAL, op->buf + op->len - SEAL, NULL, 0, n,
-				      c->rx_key)) {
+				      c->hs.rx_key)) {
 		op->next = c->f->held;
 		c->f->held = op;
 		refuse(c, SYM_FAB_REFUSE_MESSAGE, "%s: message %llu from %s %u failed authentication (forged, replayed or "
 		       "reordered): connection closed", c->peer, (unsigned long long)c->rx_seq,
-		       sym_cred_role_name(c->peer_role), c->peer_id);
+		       sym_cred_role_name(c->hs.peer_role), c->hs.peer_id);
 		return false;
 	}
 	c->rx_seq++;
@@ -1237,14 +1082,14 @@ bool sym_fab_conn_up(const struct sym_fab_conn *c)
 
 bool sym_fab_conn_peer(const struct sym_fab_conn *c, int *role, uint32_t *id, uint64_t *serial)
 {
-	if (c->state != ST_UP || !c->peer_role)
+	if (c->state != ST_UP || !c->hs.peer_role)
 		return false;
 	if (role)
-		*role = c->peer_role;
+		*role = c->hs.peer_role;
 	if (id)
-		*id = c->peer_id;
+		*id = c->hs.peer_id;
 	if (serial)
-		*serial = c->peer_serial;
+		*serial = c->hs.peer_serial;
 	return true;
 }
 
@@ -1261,12 +1106,12 @@ int sym_fab_set_revoked(struct sym_fab *f, const struct sym_revoked *r)
 	f->revoked.n = copy ? r->n : 0;
 	int closed = 0;
 	for (struct sym_fab_conn *c = f->conns; c; c = c->next) {
-		if (!c->peer_role || !sym_revoked_has(&f->revoked, c->peer_serial))
+		if (!c->hs.peer_role || !sym_revoked_has(&f->revoked, c->hs.peer_serial))
 			continue;
 		if (c->state != ST_UP && c->state != ST_AUTH)
 			continue;
 		refuse(c, SYM_FAB_REFUSE_REVOKED, "%s: %s %u's credential (serial %llu) was revoked: connection closed",
-		       c->peer, sym_cred_role_name(c->peer_role), c->peer_id, (unsigned long long)c->peer_serial);
+		       c->peer, sym_cred_role_name(c->hs.peer_role), c->hs.peer_id, (unsigned long long)c->hs.peer_serial);
 		closed++;
 	}
 	return closed;
@@ -1329,7 +1174,7 @@ static int send_raw(struct sym_fab_conn *c, const void *buf, size_t len)
 		uint8_t n[12];
 		seal_nonce(c->tx_seq++, n);
 		crypto_aead_chacha20poly1305_ietf_encrypt_detached(op->buf, op->buf + len, NULL, buf, len, NULL, 0, NULL,
-								   n, c->tx_key);
+								   n, c->hs.tx_key);
 		len += SEAL;
 	} else if (len) {
 		memcpy(op->buf, buf, len);
@@ -1486,40 +1331,17 @@ static void auth_progress(struct sym_fab *f)
 		if (c->state != ST_AUTH)
 			continue;
 		uint8_t b[HS_MAX];
-		int ret = 0;
-		if (c->initiator && c->hs_step == 0) {
-			hs_header(b, 1);
-			memcpy(b + 8, c->eph_pk, KX);
-			memcpy(b + 8 + KX, f->cred.wire, SYM_CRED_WIRE);
-			uint8_t *w = b + 8 + KX + SYM_CRED_WIRE;
-			w[0] = (uint8_t)c->want.role;
-			w[1] = w[2] = w[3] = 0;
-			for (int i = 0; i < 4; i++)
-				w[4 + i] = (uint8_t)(c->want.id >> (8 * i));
-			memcpy(c->h1, b, H1_LEN);
-			if (!(ret = send_raw(c, b, H1_LEN)))
-				c->hs_step = 1;
-		} else if (!c->initiator && c->hs_step == 1) {
-			hs_header(c->h2, 2);
-			memcpy(c->h2 + 8, c->eph_pk, KX);
-			memcpy(c->h2 + 8 + KX, f->cred.wire, SYM_CRED_WIRE);
-			uint8_t th[32];
-			transcript(c, "symphony fabric v2 responder", H2_SIGNED, th);
-			crypto_sign_detached(c->h2 + H2_SIGNED, NULL, th, sizeof(th), f->cred.sk);
-			if (!session_keys(c, c->h1 + 8))
-				continue;
-			if (!(ret = send_raw(c, c->h2, H2_LEN)))
-				c->hs_step = 2;
-		} else if (c->initiator && c->hs_step == 2) {
-			hs_header(b, 3);
-			uint8_t th[32];
-			transcript(c, "symphony fabric v2 initiator", H2_LEN, th);
-			crypto_sign_detached(b + 8, NULL, th, sizeof(th), f->cred.sk);
-			if (!(ret = send_raw(c, b, H3_LEN))) {
-				c->sealed = true;
-				go_up(c);
-				continue;
-			}
+		int ret = 0, why;
+		char text[200];
+		long n = sym_hs_out(&c->hs, b, &why, text, sizeof(text));
+		if (n < 0) {
+			refuse(c, why, "%s: refused: %s", c->peer, text);
+			continue;
+		}
+		if (n > 0 && !(ret = send_raw(c, b, (size_t)n)) && c->initiator && sym_hs_done(&c->hs)) {
+			c->sealed = true; /* H3 went: up */
+			go_up(c);
+			continue;
 		}
 		if (ret)
 			mark_down(c, "%s: sending the authentication handshake: %s", c->peer, fi_strerror(-ret));
