@@ -298,11 +298,11 @@ def heldout(w, study, recs):
             "%.0f" % s["bound_rps"] if s and s.get("bound_rps") else "-"))
     w("")
     w("Look-ahead reaches %.2fx of eager's goodput or more (mean ratio) on %d of the %d sets where eager serves "
-      "a rate%s%s. The paper's rule is below %.2fx on %d of %d%s." % (
+      "a rate%s%s. The paper's rule is below %.2fx on %d of those %d%s." % (
           thr, len(within), len(within) + len(below), "; below: " + "; ".join(
               "%s %s" % (n, rtext(q)) for n, q in below) if below else "", "; eager passes no rate on %s (look-ahead: "
           "%s)" % (", ".join(n for n, _ in none), ", ".join(gp(s) for _, s in none)) if none else "", thr,
-          len(rule_below), len(cases),
+          len(rule_below), len(within) + len(below),
           " (" + "; ".join("%s %s" % (n, rtext(q, "%.2f")) for n, q in rule_below) + ")" if rule_below else ""))
     w("")
 
