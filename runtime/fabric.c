@@ -118,6 +118,8 @@ struct sym_fab_conn {
 	int64_t auth_deadline; /* ST_AUTH, ST_ACCEPTING: mark it down after this */
 	int64_t accepted_at;   /* accepted: when (the oldest goes first under a flood) */
 	struct sym_fab_peer want; /* initiator: whom it means to reach */
+	struct fid_domain *dom;	  /* cfg.isolate, accepted: its own domain (NULL: f's) ... */
+	struct fid_cq *cq;	  /* ... and completion queue */
 	struct sym_hs hs;	  /* the handshake (runtime/handshake.h), then the session keys */
 	bool sealed;		  /* up with session keys: every message sealed */
 	uint64_t tx_seq, rx_seq;
@@ -128,6 +130,7 @@ struct sym_fab_conn {
 
 struct sym_fab_mr {
 	struct sym_fab *f;
+	struct sym_fab_conn *conn; /* registered in this connection's own domain (sym_fab_mr_reg_conn) */
 	struct sym_fab_mr *prev, *next;
 	struct fid_mr *mr;
 	uintptr_t base;
@@ -153,6 +156,8 @@ struct sym_fab {
 	struct fid_pep *pep;
 	struct fi_info *pep_info;
 	int epfd; /* -1: the provider gave no wait fds */
+	bool isolate; /* cfg.isolate: accepted connections get domains of their own */
+	int nisolated; /* connections with a domain of their own */
 	int port;
 	uint64_t mr_mode;
 	size_t msg_max;
@@ -505,11 +510,11 @@ static void cq_done(struct sym_fab *f, struct op *op, size_t len, int fierr)
 }
 
 /* Reads the CQ empty. Bounded: every entry frees or holds one of a finite set of ops. */
-static int cq_drain(struct sym_fab *f)
+static int cq_drain_one(struct sym_fab *f, struct fid_cq *cq)
 {
 	struct fi_cq_data_entry ent[CQ_BATCH];
 	for (;;) {
-		ssize_t n = fi_cq_read(f->cq, ent, CQ_BATCH);
+		ssize_t n = fi_cq_read(cq, ent, CQ_BATCH);
 		if (n > 0) {
 			for (ssize_t i = 0; i < n; i++)
 				if (ent[i].op_context)
@@ -522,7 +527,7 @@ static int cq_drain(struct sym_fab *f)
 			return fail(f, NULL, 0, n, "reading the completion queue");
 		struct fi_cq_err_entry ee;
 		memset(&ee, 0, sizeof(ee));
-		n = fi_cq_readerr(f->cq, &ee, 0);
+		n = fi_cq_readerr(cq, &ee, 0);
 		if (n == -FI_EAGAIN)
 			return 0;
 		if (n < 0)
@@ -532,17 +537,31 @@ static int cq_drain(struct sym_fab *f)
 	}
 }
 
+/* The shared completion queue, then each isolated connection's. */
+static int cq_drain(struct sym_fab *f)
+{
+	int ret = cq_drain_one(f, f->cq);
+	if (ret || !f->nisolated)
+		return ret;
+	for (struct sym_fab_conn *c = f->conns, *next; c && !ret; c = next) {
+		next = c->next; /* (cq_done never frees a connection) */
+		if (c->cq)
+			ret = cq_drain_one(f, c->cq);
+	}
+	return ret;
+}
+
 /* ---- connections: setup and teardown ---- */
 
 /* fi_mr_reg with a random requested key (a provider with FI_MR_PROV_KEY
  * picks its own): a peer cannot guess the key of memory it was not told of. */
-static int mr_reg(struct sym_fab *f, void *buf, size_t len, uint64_t acc, struct fid_mr **out)
+static int mr_reg(struct fid_domain *dom, void *buf, size_t len, uint64_t acc, struct fid_mr **out)
 {
 	int ret = -FI_ENOKEY;
 	for (int tries = 0; tries < 4 && ret == -FI_ENOKEY; tries++) {
 		uint64_t key;
 		randombytes_buf(&key, sizeof(key));
-		ret = fi_mr_reg(f->domain, buf, len, acc, 0, key, 0, out, NULL);
+		ret = fi_mr_reg(dom, buf, len, acc, 0, key, 0, out, NULL);
 	}
 	return ret;
 }
@@ -554,6 +573,36 @@ static int post_rx(struct sym_fab_conn *c, struct op *op)
 }
 
 static void conn_destroy(struct sym_fab_conn *c);
+
+/* cfg.isolate: an accepted connection's own domain and completion queue, its
+ * queue's fd in the epoll set. A memory registration is a key into one
+ * domain's table (the tcp provider looks a read's key up in the domain of the
+ * endpoint it came on), so what is registered in this domain is readable
+ * through this connection only. */
+static int isolate(struct sym_fab *f, struct sym_fab_conn *c, struct fi_info *info)
+{
+	struct fi_cq_attr ca = { .size = 0, .format = FI_CQ_FORMAT_DATA,
+				 .wait_obj = f->epfd >= 0 ? FI_WAIT_FD : FI_WAIT_NONE };
+	int ret = fi_domain(f->fabric, info, &c->dom, NULL);
+	if (ret) {
+		c->dom = NULL;
+		return ret;
+	}
+	f->nisolated++;
+	if ((ret = fi_cq_open(c->dom, &ca, &c->cq, NULL))) {
+		c->cq = NULL;
+		return ret;
+	}
+	int fd = -1;
+	if (f->epfd >= 0) {
+		struct epoll_event ev = { .events = EPOLLIN };
+		if ((ret = fi_control(&c->cq->fid, FI_GETWAIT, &fd)) || fd < 0)
+			return ret ? ret : -FI_EOTHER;
+		if (epoll_ctl(f->epfd, EPOLL_CTL_ADD, fd, &ev))
+			return -errno;
+	}
+	return 0;
+}
 
 /* A connection's endpoint, its registered buffers, and its receives posted.
  * Takes info over (refusing its connection request on failure). */
@@ -605,15 +654,18 @@ static int conn_new(struct sym_fab *f, struct fi_info *info, enum conn_state st,
 
 	info->tx_attr->size = f->tx_depth;
 	info->rx_attr->size = f->rx_depth;
-	int ret = fi_endpoint(f->domain, info, &c->ep, c);
+	int ret = 0;
+	if (f->isolate && !c->initiator && (ret = isolate(f, c, info)))
+		goto bad;
+	ret = fi_endpoint(c->dom ? c->dom : f->domain, info, &c->ep, c);
 	if (ret) {
 		c->ep = NULL;
 		goto bad;
 	}
 	if ((ret = fi_ep_bind(c->ep, &f->eq->fid, 0)) ||
-	    (ret = fi_ep_bind(c->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV)) || (ret = fi_enable(c->ep)))
+	    (ret = fi_ep_bind(c->ep, &(c->cq ? c->cq : f->cq)->fid, FI_TRANSMIT | FI_RECV)) || (ret = fi_enable(c->ep)))
 		goto bad;
-	ret = mr_reg(f, c->bufs, bytes, FI_SEND | FI_RECV, &c->mr);
+	ret = mr_reg(c->dom ? c->dom : f->domain, c->bufs, bytes, FI_SEND | FI_RECV, &c->mr);
 	if (ret) {
 		c->mr = NULL;
 		goto bad;
@@ -670,9 +722,26 @@ static void conn_destroy(struct sym_fab_conn *c)
 		fi_close(&c->ep->fid);
 		/* completions the provider queued before the close must not outlive c */
 		cq_drain(f);
+		if (c->cq)
+			cq_drain_one(f, c->cq);
 	}
 	if (c->mr)
 		fi_close(&c->mr->fid);
+	if (c->dom) { /* what was registered for c goes with its domain (the caller's handles stay valid) */
+		for (struct sym_fab_mr *mr = f->mrs; mr; mr = mr->next)
+			if (mr->conn == c && mr->mr) {
+				fi_close(&mr->mr->fid);
+				mr->mr = NULL;
+				mr->conn = NULL;
+			}
+		int fd = -1;
+		if (c->cq && f->epfd >= 0 && !fi_control(&c->cq->fid, FI_GETWAIT, &fd) && fd >= 0)
+			epoll_ctl(f->epfd, EPOLL_CTL_DEL, fd, NULL);
+		if (c->cq)
+			fi_close(&c->cq->fid);
+		fi_close(&c->dom->fid);
+		f->nisolated--;
+	}
 	fi_freeinfo(c->info);
 	free(c->bufs);
 	free(c->ops);
@@ -893,6 +962,7 @@ int sym_fab_open(struct sym_fab **out, const struct sym_fab_cfg *cfg, char *err,
 		goto out;
 	}
 	f->buf_size = (f->msg_max > HS_MAX ? f->msg_max : HS_MAX) + SEAL;
+	f->isolate = cfg->isolate;
 	if (cfg->cred) {
 		f->auth = true;
 		f->cred = *cfg->cred;
@@ -1195,8 +1265,8 @@ static int send_raw(struct sym_fab_conn *c, const void *buf, size_t len)
 	}
 }
 
-int sym_fab_mr_reg(struct sym_fab *f, void *buf, size_t len, unsigned access, struct sym_fab_mr **out, char *err,
-		   size_t errlen)
+static int mr_new(struct sym_fab *f, struct sym_fab_conn *c, void *buf, size_t len, unsigned access,
+		  struct sym_fab_mr **out, char *err, size_t errlen)
 {
 	*out = NULL;
 	unsigned all = SYM_FAB_REMOTE_READ | SYM_FAB_LOCAL_READ_TARGET | SYM_FAB_LOCAL_SEND;
@@ -1218,12 +1288,13 @@ int sym_fab_mr_reg(struct sym_fab *f, void *buf, size_t len, unsigned access, st
 	struct sym_fab_mr *mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return fail(f, err, errlen, -FI_ENOMEM, "registering %zu bytes", len);
-	int ret = mr_reg(f, buf, len, acc, &mr->mr);
+	int ret = mr_reg(c && c->dom ? c->dom : f->domain, buf, len, acc, &mr->mr);
 	if (ret) {
 		free(mr);
 		return fail(f, err, errlen, ret, "registering %zu bytes at %p", len, buf);
 	}
 	mr->f = f;
+	mr->conn = c && c->dom ? c : NULL;
 	mr->base = (uintptr_t)buf;
 	mr->len = len;
 	mr->access = access;
@@ -1233,6 +1304,18 @@ int sym_fab_mr_reg(struct sym_fab *f, void *buf, size_t len, unsigned access, st
 	f->mrs = mr;
 	*out = mr;
 	return 0;
+}
+
+int sym_fab_mr_reg(struct sym_fab *f, void *buf, size_t len, unsigned access, struct sym_fab_mr **out, char *err,
+		   size_t errlen)
+{
+	return mr_new(f, NULL, buf, len, access, out, err, errlen);
+}
+
+int sym_fab_mr_reg_conn(struct sym_fab_conn *c, void *buf, size_t len, unsigned access, struct sym_fab_mr **out,
+			char *err, size_t errlen)
+{
+	return mr_new(c->f, c, buf, len, access, out, err, errlen);
 }
 
 void sym_fab_mr_close(struct sym_fab_mr *mr)
@@ -1246,7 +1329,8 @@ void sym_fab_mr_close(struct sym_fab_mr *mr)
 		f->mrs = mr->next;
 	if (mr->next)
 		mr->next->prev = mr->prev;
-	fi_close(&mr->mr->fid);
+	if (mr->mr)
+		fi_close(&mr->mr->fid);
 	free(mr);
 }
 
@@ -1274,6 +1358,9 @@ int sym_fab_read(struct sym_fab_conn *c, void *local, size_t len, struct sym_fab
 			    local);
 	if (len > f->info->ep_attr->max_msg_size)
 		return fail(f, NULL, 0, -FI_EMSGSIZE, "reading %zu bytes from %s", len, c->peer);
+	if (!local_mr->mr || (local_mr->conn ? local_mr->conn != c : c->dom != NULL))
+		return fail(f, NULL, 0, -FI_EINVAL, "reading %zu bytes from %s: the local registration is not in "
+			    "this connection's domain", len, c->peer);
 	if (c->state != ST_UP)
 		return fail(f, NULL, 0, -FI_ENOTCONN, "reading from %s", c->peer);
 	int64_t deadline = 0;
@@ -1408,8 +1495,19 @@ bool sym_fab_trywait(struct sym_fab *f)
 {
 	if (pending(f) || f->epfd < 0)
 		return false;
-	struct fid *fids[2] = { &f->eq->fid, &f->cq->fid };
-	return fi_trywait(f->fabric, fids, 2) == FI_SUCCESS;
+	struct fid *few[8], **fids = few;
+	size_t n = 0, cap = 2 + (size_t)f->nisolated;
+	if (cap > sizeof(few) / sizeof(few[0]) && !(fids = malloc(cap * sizeof(*fids))))
+		return false;
+	fids[n++] = &f->eq->fid;
+	fids[n++] = &f->cq->fid;
+	for (struct sym_fab_conn *c = f->conns; c && n < cap; c = c->next)
+		if (c->cq)
+			fids[n++] = &c->cq->fid;
+	bool ok = fi_trywait(f->fabric, fids, (int)n) == FI_SUCCESS;
+	if (fids != few)
+		free(fids);
+	return ok;
 }
 
 int sym_fab_wait(struct sym_fab *f, int timeout_ms)

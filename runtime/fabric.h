@@ -52,6 +52,9 @@ struct sym_fab_cfg {
 					    * authenticates and is sealed (below); NULL: none is (benchmarks,
 					    * tests) */
 	const struct sym_revoked *revoked; /* serials refused (copied); NULL: none */
+	bool isolate; /* each accepted connection gets a libfabric domain (and completion queue) of its
+		       * own: what sym_fab_mr_reg_conn registers for it is readable through it alone
+		       * (a frontend's pool, granted to one backend). Costs a domain per connection. */
 };
 
 /* Authentication. With a credential, a connection is reported up
@@ -198,6 +201,17 @@ int sym_fab_send(struct sym_fab_conn *c, const void *buf, size_t len);
 int sym_fab_mr_reg(struct sym_fab *f, void *buf, size_t len, unsigned access, struct sym_fab_mr **out,
 		   char *err, size_t errlen);
 void sym_fab_mr_close(struct sym_fab_mr *mr);
+
+/* Registers memory for one connection: with cfg.isolate, on a connection we
+ * accepted, in that connection's own domain, so that its key reads nothing
+ * through any other connection (on the tcp provider a read's key is looked up
+ * in the domain of the endpoint it arrives on; on verbs, a protection domain
+ * per connection does the same in the NIC). The registration stops working
+ * when the connection is closed (the handle stays valid until
+ * sym_fab_mr_close). Without isolation it is sym_fab_mr_reg. Reads *from*
+ * such a connection need a local registration made for it too. */
+int sym_fab_mr_reg_conn(struct sym_fab_conn *c, void *buf, size_t len, unsigned access, struct sym_fab_mr **out,
+			char *err, size_t errlen);
 
 /* What a peer needs to read p (inside mr): the key, and the address to pass
  * to its read: p itself with FI_MR_VIRT_ADDR, else p's offset in mr. */

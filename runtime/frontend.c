@@ -497,15 +497,17 @@ static void on_accept(struct sym_loop_io *io, uint32_t events, void *ctx)
 static void backend_close(struct frontend *f, struct sym_fab_conn *conn);
 
 /* A backend's (authenticated) connection gets a registration of the pool of
- * its own, readable remotely, with a random key that only it is told: when the
- * connection closes the registration goes, and the key reads nothing any more
- * (a backend removed from the cluster cannot read the pool). */
+ * its own, readable remotely, with a random key that only it is told (in a
+ * sealed GRANT), in a libfabric domain of that connection's own (the fabric's
+ * isolate): the key reads nothing through any other connection, and when the
+ * connection closes the registration goes, so a backend removed from the
+ * cluster cannot read the pool. */
 static void grant(struct frontend *f, struct sym_fab_conn *conn)
 {
 	char err[512];
 	struct sym_fab_mr *mr;
-	if (sym_fab_mr_reg(f->fab, f->pool, (size_t)f->c->pool_slots * f->c->input_max, SYM_FAB_REMOTE_READ, &mr, err,
-			   sizeof(err))) {
+	if (sym_fab_mr_reg_conn(conn, f->pool, (size_t)f->c->pool_slots * f->c->input_max, SYM_FAB_REMOTE_READ, &mr,
+				err, sizeof(err))) {
 		sym_rt_log(f->who, "a backend's registration of the pool: %s; closing it", err);
 		sym_loop_fab_close(f->loop, conn, NULL, NULL);
 		return;
@@ -1051,7 +1053,7 @@ static int setup(struct frontend *f)
 	struct sym_cluster *c = f->c;
 	const struct sym_cluster_fe *me = &c->frontends[f->id];
 	char err[1024] = "";
-	struct sym_fab_cfg fc = { .provider = c->provider, .cred = f->o->cred, .revoked = f->o->revoked };
+	struct sym_fab_cfg fc = { .provider = c->provider, .cred = f->o->cred, .revoked = f->o->revoked, .isolate = true };
 	if (sym_fab_open(&f->fab, &fc, err, sizeof(err)) ||
 	    /* not readable remotely: addresses are computed from it; each backend reads through its own (grant) */
 	    sym_fab_mr_reg(f->fab, f->pool, (size_t)c->pool_slots * c->input_max, SYM_FAB_LOCAL_READ_TARGET, &f->mr, err,

@@ -1218,6 +1218,95 @@ static void test_auth_flood(void **state)
 	side_close(&b);
 }
 
+/* cfg.isolate: each accepted connection has a domain of its own. A region registered for
+ * backend 1's connection reads through it, and not through backend 2's (with the same key
+ * and address), nor does a region registered for the whole fabric; once backend 1's
+ * connection is closed, its registration is gone. */
+static void test_isolate(void **state)
+{
+	(void)state;
+	struct sym_cred fe = member(SYM_CRED_FRONTEND, 0, 1, false), b1 = member(SYM_CRED_BACKEND, 1, 2, false),
+			b2 = member(SYM_CRED_BACKEND, 2, 3, false);
+	struct sym_fab_cfg lc = { .msg_max = 4096, .cred = &fe, .isolate = true };
+	struct side a1, a2, b;
+	side_open(&b, &lc);
+	side_member(&a1, &b1, NULL);
+	side_member(&a2, &b2, NULL);
+	struct sym_fab_peer want = { SYM_CRED_FRONTEND, 0 };
+	struct sym_fab_conn *c1, *cb1, *c2, *cb2;
+	connect_to(&a1, &b, &want, &c1, &cb1);
+	connect_to(&a2, &b, &want, &c2, &cb2);
+	static uint8_t src1[512], src2[512], shared[512], d1[512], d2[512];
+	memset(src1, 0x11, sizeof(src1));
+	memset(src2, 0x22, sizeof(src2));
+	memset(shared, 0x33, sizeof(shared));
+	char err[256];
+	struct sym_fab_mr *m1, *m2, *ms, *l1, *l2;
+	assert_int_equal(sym_fab_mr_reg_conn(cb1, src1, sizeof(src1), SYM_FAB_REMOTE_READ, &m1, err, sizeof(err)), 0);
+	assert_int_equal(sym_fab_mr_reg_conn(cb2, src2, sizeof(src2), SYM_FAB_REMOTE_READ, &m2, err, sizeof(err)), 0);
+	assert_int_equal(sym_fab_mr_reg(b.f, shared, sizeof(shared), SYM_FAB_REMOTE_READ, &ms, err, sizeof(err)), 0);
+	assert_int_equal(sym_fab_mr_reg(a1.f, d1, sizeof(d1), SYM_FAB_LOCAL_READ_TARGET, &l1, err, sizeof(err)), 0);
+	assert_int_equal(sym_fab_mr_reg(a2.f, d2, sizeof(d2), SYM_FAB_LOCAL_READ_TARGET, &l2, err, sizeof(err)), 0);
+	/* backend 1 with its key: read */
+	assert_int_equal(sym_fab_read(c1, d1, 64, l1, sym_fab_mr_addr(m1, src1), sym_fab_mr_key(m1), NULL), 0);
+	struct rec *r = expect(&a1, &b, SYM_FAB_READ);
+	assert_int_equal(r->status, 0);
+	assert_int_equal(d1[0], 0x11);
+	/* backend 2 with backend 1's key and address, and with the fabric-wide region's: nothing */
+	const struct {
+		struct sym_fab_mr *mr;
+		void *p;
+	} other[] = { { m1, src1 }, { ms, shared } };
+	for (int k = 0; k < 2; k++) {
+		memset(d2, 0, sizeof(d2));
+		int rc = sym_fab_read(c2, d2, 64, l2, sym_fab_mr_addr(other[k].mr, other[k].p), sym_fab_mr_key(other[k].mr),
+				      NULL);
+		if (!rc) {
+			r = next_rec(&a2, &b);
+			print_message("a read with another connection's key: event %d, status %d (%s)\n", r->type, r->status,
+				      r->reason);
+			assert_true((r->type == SYM_FAB_READ && r->status < 0) || r->type == SYM_FAB_CLOSED);
+		}
+		assert_int_equal(d2[0], 0);
+		/* the tcp provider closes a connection that read with a bad key: wait for it */
+		int64_t end = ms_now() + 500;
+		bool closed = !sym_fab_conn_up(c2);
+		while (!closed && ms_now() < end) {
+			pump(&a2, &b);
+			for (; a2.next < a2.n; a2.next++)
+				closed |= a2.log[a2.next].type == SYM_FAB_CLOSED;
+		}
+		for (; b.next < b.n; b.next++) /* (b's CLOSED for cb2) */
+			assert_int_equal(b.log[b.next].type, SYM_FAB_CLOSED);
+		if (closed) { /* connect again */
+			print_message("... and the connection was closed\n");
+			sym_fab_close(c2);
+			drain(&b, &a2);
+			for (; b.next < b.n; b.next++)
+				assert_int_equal(b.log[b.next].type, SYM_FAB_CLOSED);
+			sym_fab_close(cb2);
+			a2.next = a2.n; /* (its CLOSED, already logged, names the old connection) */
+			connect_to(&a2, &b, &want, &c2, &cb2);
+			sym_fab_mr_close(m2);
+			assert_int_equal(
+				sym_fab_mr_reg_conn(cb2, src2, sizeof(src2), SYM_FAB_REMOTE_READ, &m2, err, sizeof(err)), 0);
+		}
+	}
+	/* its own key still reads */
+	assert_int_equal(sym_fab_read(c2, d2, 64, l2, sym_fab_mr_addr(m2, src2), sym_fab_mr_key(m2), NULL), 0);
+	r = expect(&a2, &b, SYM_FAB_READ);
+	assert_int_equal(r->status, 0);
+	assert_int_equal(d2[0], 0x22);
+	/* a local registration of the fabric is not one of an isolated connection's */
+	assert_int_equal(sym_fab_read(cb1, shared, 64, ms, 0, 0, NULL), -EINVAL);
+	sym_fab_mr_close(m1);
+	sym_fab_mr_close(m2);
+	sym_fab_mr_close(ms);
+	side_close(&a1);
+	side_close(&a2);
+	side_close(&b);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -1239,6 +1328,7 @@ int main(void)
 		cmocka_unit_test(test_auth_relay),
 		cmocka_unit_test(test_auth_tamper),
 		cmocka_unit_test(test_auth_flood),
+		cmocka_unit_test(test_isolate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
