@@ -76,6 +76,7 @@
 #define AUTH_NS (1000 * 1000000LL) /* a peer has this long to authenticate */
 #define AUTH_PENDING_MAX 64        /* accepted connections still authenticating, at most */
 #define AUTH_PER_SOURCE 8          /* of them from one address */
+#define CONNREQ_BATCH 16           /* connection requests taken in one poll */
 #define HS_MAX SYM_HS_MAX
 #define SEAL 16                    /* crypto_aead_chacha20poly1305_IETF_ABYTES */
 
@@ -157,6 +158,8 @@ struct sym_fab {
 	struct fi_info *pep_info;
 	int epfd; /* -1: the provider gave no wait fds */
 	bool isolate; /* cfg.isolate: accepted connections get domains of their own */
+	int connreqs;  /* connection requests taken in this poll (CONNREQ_BATCH at most) */
+	bool eq_more;  /* the event queue was left with more to read */
 	int nisolated; /* connections with a domain of their own */
 	int port;
 	uint64_t mr_mode;
@@ -817,10 +820,18 @@ static int eq_drain(struct sym_fab *f)
 		uint8_t raw[sizeof(struct fi_eq_cm_entry) + 256];
 	} u;
 	for (;;) {
+		/* connection requests: CONNREQ_BATCH a poll, so that a flood of them never keeps
+		 * the caller from its timers and its members (the rest wait for the next poll) */
+		if (f->connreqs >= CONNREQ_BATCH) {
+			f->eq_more = true;
+			return 0;
+		}
 		uint32_t event;
 		ssize_t n = fi_eq_read(f->eq, &event, &u, sizeof(u), 0);
-		if (n == -FI_EAGAIN)
+		if (n == -FI_EAGAIN) {
+			f->eq_more = false;
 			return 0;
+		}
 		if (n == -FI_EAVAIL) {
 			struct fi_eq_err_entry ee;
 			memset(&ee, 0, sizeof(ee));
@@ -837,6 +848,7 @@ static int eq_drain(struct sym_fab *f)
 		if (n < 0)
 			return fail(f, NULL, 0, n, "reading the event queue");
 		if (event == FI_CONNREQ) {
+			f->connreqs++;
 			on_connreq(f, u.cm.info);
 		} else if (event == FI_CONNECTED) {
 			struct sym_fab_conn *c = conn_by_fid(f, u.cm.fid);
@@ -1152,7 +1164,7 @@ bool sym_fab_conn_up(const struct sym_fab_conn *c)
 
 bool sym_fab_conn_peer(const struct sym_fab_conn *c, int *role, uint32_t *id, uint64_t *serial)
 {
-	if (c->state != ST_UP || !c->hs.peer_role)
+	if (!c->sealed || !c->hs.peer_role) /* (also once down: who it was) */
 		return false;
 	if (role)
 		*role = c->hs.peer_role;
@@ -1443,6 +1455,7 @@ int sym_fab_poll(struct sym_fab *f, struct sym_fab_event *ev, int max)
 	if (max < 1)
 		return fail(f, NULL, 0, -FI_EINVAL, "polling for %d events", max);
 	repost_held(f);
+	f->connreqs = 0;
 	int ret = eq_drain(f);
 	if (!ret)
 		ret = cq_drain(f);
@@ -1488,7 +1501,7 @@ int sym_fab_fd(const struct sym_fab *f)
  * (all of a connection's may be held), CLOSED events to queue. */
 static bool pending(const struct sym_fab *f)
 {
-	return f->qlen || f->held || f->down || f->hs_todo;
+	return f->qlen || f->held || f->down || f->hs_todo || f->eq_more;
 }
 
 bool sym_fab_trywait(struct sym_fab *f)

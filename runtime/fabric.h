@@ -178,7 +178,8 @@ void *sym_fab_conn_user(const struct sym_fab_conn *c);
 bool sym_fab_conn_up(const struct sym_fab_conn *c);
 
 /* Who the peer proved it is (role, id and serial of its credential);
- * false without authentication or before the connection is up. */
+ * false without authentication or before the handshake is over (once a
+ * connection is down, who it was). */
 bool sym_fab_conn_peer(const struct sym_fab_conn *c, int *role, uint32_t *id, uint64_t *serial);
 
 /* Replaces the revoked serials (copied) and closes every connection whose
