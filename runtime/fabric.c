@@ -124,7 +124,7 @@ struct sym_fab_conn {
 	struct sym_hs hs;	  /* the handshake (runtime/handshake.h), then the session keys */
 	bool sealed;		  /* up with session keys: every message sealed */
 	uint64_t tx_seq, rx_seq;
-	char src[INET6_ADDRSTRLEN]; /* accepted: the peer's address, without the port */
+	char src[80];	      /* accepted: the peer's address, without the port */
 	char peer[80];
 	char reason[160];
 };
@@ -794,8 +794,8 @@ static void on_connreq(struct sym_fab *f, struct fi_info *info)
 {
 	char peer[80];
 	addr_str(info->dest_addr, peer, sizeof(peer));
-	char src[INET6_ADDRSTRLEN];
-	snprintf(src, sizeof(src), "%s", peer);
+	char src[sizeof(peer)]; /* the address without the port */
+	memcpy(src, peer, sizeof(src));
 	char *colon = strrchr(src, ':');
 	if (colon)
 		*colon = '\0';
