@@ -1205,7 +1205,7 @@ static void test_http_load(void **state)
 	passed = true;
 }
 
-/* An operator's HTTP settings: HTTPS (a self-signed certificate), bearer tokens for
+/* An operator's HTTP settings: HTTPS (a self-signed certificate; TLS 1.2 and up), bearer tokens for
  * inference (401 without; SIGHUP rereads them), malformed deadlines 400, a native
  * request's budget capped, native clients and HTTP connections bounded, idle HTTP
  * connections closed after http_timeout_s so that they cannot block others for good. */
@@ -1231,6 +1231,16 @@ static void test_http_hardening(void **state)
 	struct cluster c;
 	cluster_start(&c);
 	assert_int_equal(curl("ready", "GET", 1, "/v2/health/ready", ""), 200); /* over TLS */
+	/* TLS 1.2 and 1.3 only: a client offering TLS 1.1 alone (OpenSSL allows it at security
+	 * level 0) gets no session; one offering 1.2 gets one */
+	char tcmd[1200];
+	snprintf(tcmd, sizeof(tcmd), "openssl s_client -connect 127.0.0.1:%d -tls1_1 -cipher 'DEFAULT@SECLEVEL=0' "
+		 "</dev/null >'%s/tls11.txt' 2>&1; openssl s_client -connect 127.0.0.1:%d -tls1_2 </dev/null "
+		 ">'%s/tls12.txt' 2>&1", http_port(1), dir, http_port(1), dir);
+	assert_true(system(tcmd) != -1);
+	assert_true(count_in("tls12.txt", "Protocol  : TLSv1.2") == 1);
+	assert_true(count_in("tls11.txt", "Cipher is (NONE)") == 1);
+	assert_int_equal(count_in("tls11.txt", "Cipher    : ECDHE"), 0);
 	/* /metrics on a listener of its own (plain HTTP, metrics_base), not on the API port */
 	assert_int_equal(curl("m404", "GET", 1, "/metrics", ""), 404);
 	assert_int_equal(curl_at("metrics.txt", "GET", "http", atoi(port) + 2001, "/metrics", ""), 200);
