@@ -640,6 +640,10 @@ static void on_accept(struct sym_loop_io *io, uint32_t events, void *ctx)
 		f->nopen++;
 		if (f->o->verbose)
 			sym_rt_log(f->who, "client %u connected", ci);
+		/* What it sent already (after a stall, a burst of accepts: its HELLO and request wait in
+		 * the socket) is read now, so that a client that spoke is not taken for a silent one and
+		 * closed for the next accepted in the same burst. */
+		on_client(cl->io, EPOLLIN, cl);
 	}
 }
 
