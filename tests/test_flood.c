@@ -139,7 +139,9 @@ static void write_file(const char *name, const char *text, mode_t mode)
 
 /* The cluster file: one model of UINT8 [16] inputs, and the test's runtime keys. The eager
  * policy and a long SLO: a request is answered as soon as it has run (deferred batching would
- * hold it until near its deadline), so its latency is the frontend's and the network's. */
+ * hold it until near its deadline), so its latency is the frontend's and the network's; and a
+ * backend is suspect only after 1 s of silence, so that a loaded machine's stalls (the floods
+ * load it) do not take the GPU offline and fail a legitimate request for that. */
 static void write_config(const char *extra)
 {
 	char text[4096];
@@ -148,7 +150,8 @@ static void write_config(const char *extra)
 		 " \"policy\": \"eager\",\n"
 		 " \"network\": {\"ctrl_ms\": 2, \"data_ms\": 0.05, \"resp_ms\": 4},\n"
 		 " \"runtime\": {\"keys_dir\": \"%s/keys\", \"frontends\": 1, \"backends\": 1, \"port_base\": %s,\n"
-		 "             \"failure_ms\": 1000, \"input_bytes\": %d, \"deadline_max_ms\": 2000%s%s}}\n",
+		 "             \"heartbeat_ms\": 20, \"suspect_ms\": 1000, \"failure_ms\": 3000, \"input_bytes\": %d,\n"
+		 "             \"deadline_max_ms\": 2000%s%s}}\n",
 		 dir, port, IN_BYTES, extra[0] ? ", " : "", extra);
 	write_file("cluster.json", text, 0644);
 }
