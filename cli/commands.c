@@ -275,8 +275,10 @@ static const char schedd_text[] =
 	"closes; frontends and backends then register with it, the frontends send again the requests they "
 	"hold, and every request is still answered exactly once (docs/runtime.md, \"Failover\").";
 static const char frontend_text[] =
-	"Frontend I accepts clients on its client address (the native protocol: wire-format REQUEST and ANSWER "
-	"messages over TCP), keeps each input in a registered pool that backends read with one-sided RMA reads, "
+	"Frontend I accepts clients on its client address (the native protocol: wire-format messages over TCP, a "
+	"client's HELLO with the bearer token of http_token_file when it has one, then REQUESTs, each answered "
+	"with an ANSWER) and HTTP (the KServe v2 API), holding each client to the bounds of docs/runtime.md "
+	"(timeouts, a minimum rate, per-address and total connection caps, a budget of request bodies), keeps each input in a registered pool that backends read with one-sided RMA reads, "
 	"sends the metadata to schedd, and answers each request exactly once: its output, or why there is none "
 	"(dropped, backend failed, overloaded, scheduler unreachable).";
 static const char backend_text[] =

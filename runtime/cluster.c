@@ -38,7 +38,12 @@ int sym_cluster_init(struct sym_cluster *c)
 	c->late_status = 200;
 	c->http_conn_max = 1024;
 	c->http_timeout_s = 10;
+	c->http_per_ip_max = 64;
+	c->http_body_budget = 64u << 20;
+	c->client_min_rate = 32768;
 	c->clients_max = 256;
+	c->clients_per_ip_max = 64;
+	c->clients_timeout_s = 10;
 	return 0;
 }
 
@@ -157,6 +162,22 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 		if (sym_policy_int(text, 0, 100000, &l))
 			return ERR("%s: expected 0 (no limit of its own) to 100000 connections, got '%s'", where, text);
 		c->http_per_ip_max = l;
+	} else if (!strcmp(key, "http_body_budget")) {
+		if (sym_policy_num(text, 1024, 1e12, &d) || d != floor(d))
+			return ERR("%s: expected bytes in 1024..1e12 (at least http_body_max), got '%s'", where, text);
+		c->http_body_budget = (size_t)d;
+	} else if (!strcmp(key, "client_min_rate")) {
+		if (sym_policy_num(text, 1, 1e10, &d))
+			return ERR("%s: expected bytes per second in 1..1e10, got '%s'", where, text);
+		c->client_min_rate = d;
+	} else if (!strcmp(key, "clients_per_ip_max")) {
+		if (sym_policy_int(text, 0, 100000, &l))
+			return ERR("%s: expected 0 (no limit of its own) to 100000 clients, got '%s'", where, text);
+		c->clients_per_ip_max = l;
+	} else if (!strcmp(key, "clients_timeout_s")) {
+		if (sym_policy_num(text, 1, 3600, &d))
+			return ERR("%s: expected 1 to 3600 seconds, got '%s'", where, text);
+		c->clients_timeout_s = d;
 	} else if (!strcmp(key, "clients_max")) {
 		if (sym_policy_int(text, 1, 100000, &l))
 			return ERR("%s: expected 1 to 100000 clients, got '%s'", where, text);
@@ -307,13 +328,17 @@ static const struct {
 	{ "deadline_max_ms", "deadline-max-ms", "MS", "largest per-request deadline a client may ask for (default 10000)" },
 	{ "late_status", "late-status", "200|504", "HTTP status of an inference answered after its deadline (default 200)" },
 	{ "metrics_base", "metrics-base", "PORT", "/metrics on listeners of their own: schedd at PORT, frontend i at PORT+1+i, the standby at PORT+511, backend i at PORT+512+i (default 0: on the HTTP ports)" },
-	{ "http_conn_max", "http-conn-max", "N", "HTTP connections a process holds at once; more are closed (default 1024)" },
-	{ "http_timeout_s", "http-timeout-s", "S", "an HTTP connection idle, or a client sending this slowly, is closed after S (default 10)" },
-	{ "http_per_ip_max", "http-per-ip-max", "N", "HTTP connections from one address at once (default 0: only http_conn_max)" },
+	{ "http_conn_max", "http-conn-max", "N", "HTTP connections a process holds at once; past N the one waiting longest for its request is closed (default 1024)" },
+	{ "http_timeout_s", "http-timeout-s", "S", "an HTTP connection's next request (TLS handshake, headers, body) must be in S after it began waiting for it, plus its body at client_min_rate; else it is closed (default 10)" },
+	{ "http_per_ip_max", "http-per-ip-max", "N", "HTTP connections from one address at once (default 64; 0: only http_conn_max)" },
+	{ "http_body_budget", "http-body-budget", "BYTES", "HTTP request bodies a process holds at once, in all; a request beyond gets 503 before its body is read (default 67108864)" },
+	{ "client_min_rate", "client-min-rate", "BYTES/S", "the rate a client must keep up sending a request (HTTP body, native message) beyond its timeout (default 32768)" },
 	{ "http_tls_cert", "http-tls-cert", "FILE", "PEM certificate (chain): serve HTTPS instead of HTTP (with http_tls_key)" },
 	{ "http_tls_key", "http-tls-key", "FILE", "PEM private key of http_tls_cert (mode 0600)" },
-	{ "http_token_file", "http-token-file", "FILE", "bearer tokens, one a line (mode 0600): inference needs 'Authorization: Bearer TOKEN'; SIGHUP rereads it" },
-	{ "clients_max", "clients-max", "N", "native-protocol clients a frontend holds at once; more are closed (default 256)" },
+	{ "http_token_file", "http-token-file", "FILE", "bearer tokens, one a line (mode 0600): inference needs 'Authorization: Bearer TOKEN', a native client's HELLO one of them; SIGHUP rereads it" },
+	{ "clients_max", "clients-max", "N", "native-protocol clients a frontend holds at once; past N the one idle longest is closed, or the new one when none is idle (default 256)" },
+	{ "clients_per_ip_max", "clients-per-ip-max", "N", "native clients from one address at once (default 64; 0: only clients_max)" },
+	{ "clients_timeout_s", "clients-timeout-s", "S", "a native client's next message (its HELLO first) must be in S after it began waiting for it, plus the message at client_min_rate, unless it awaits answers (default 10)" },
 	{ "poll_us", "poll-us", "US", "schedd's threads poll this long after work, twice that before a timer (default 0: sleep)" },
 };
 #define NRT (sizeof(rt_keys) / sizeof(rt_keys[0]))
@@ -546,6 +571,9 @@ int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen)
 	if (!c->net_set)
 		sym_cluster_net_defaults(c->provider, &c->exp.ctrl_ms, &c->exp.data_ms, &c->exp.resp_ms,
 					 &c->exp.done_ms);
+	if (c->http_body_budget < c->http_body_max)
+		return ERR("runtime: http_body_budget (%zu) is below http_body_max (%zu): a body of the largest size "
+			   "would always be refused", c->http_body_budget, c->http_body_max);
 	if (!c->http_tls_cert[0] != !c->http_tls_key[0])
 		return ERR("runtime.http_tls_cert and runtime.http_tls_key go together: HTTPS needs both");
 	int rc = sym_experiment_resolve(&c->exp, err, errlen);
@@ -633,6 +661,8 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 	cJSON_AddNumberToObject(o, "http_conn_max", c->http_conn_max);
 	cJSON_AddNumberToObject(o, "http_timeout_s", c->http_timeout_s);
 	cJSON_AddNumberToObject(o, "http_per_ip_max", c->http_per_ip_max);
+	cJSON_AddNumberToObject(o, "http_body_budget", (double)c->http_body_budget);
+	cJSON_AddNumberToObject(o, "client_min_rate", c->client_min_rate);
 	if (c->http_tls_cert[0])
 		cJSON_AddStringToObject(o, "http_tls_cert", c->http_tls_cert);
 	if (c->http_tls_key[0])
@@ -640,6 +670,8 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 	if (c->http_token_file[0])
 		cJSON_AddStringToObject(o, "http_token_file", c->http_token_file);
 	cJSON_AddNumberToObject(o, "clients_max", c->clients_max);
+	cJSON_AddNumberToObject(o, "clients_per_ip_max", c->clients_per_ip_max);
+	cJSON_AddNumberToObject(o, "clients_timeout_s", c->clients_timeout_s);
 	return o;
 }
 

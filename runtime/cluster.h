@@ -41,12 +41,25 @@
  *     "late_status": 200,             or 504: the status of an answer that came back late
  *     "metrics_base": 0,              /metrics (and liveness) on ports of their own, laid out as
  *                                     http_base's; 0: on the HTTP ports
- *     "http_conn_max": 1024,          HTTP connections a process holds at once (more: closed)
- *     "http_timeout_s": 10,           an HTTP connection idle (or a client this slow) is closed
- *     "http_per_ip_max": 0,           HTTP connections from one address (0: no limit of its own)
+ *     "http_conn_max": 1024,          HTTP connections a process holds at once (past it, the one
+ *                                     waiting longest for its request is closed)
+ *     "http_timeout_s": 10,           an HTTP connection's next request (TLS handshake, headers,
+ *                                     body) must be in this long after it began waiting for it,
+ *                                     plus its body at client_min_rate; else it is closed
+ *     "http_per_ip_max": 64,          HTTP connections from one address (0: no limit of its own)
+ *     "http_body_budget": 67108864,   bytes of HTTP request bodies a process holds at once, in
+ *                                     all (a request beyond: 503 before its body is read)
+ *     "client_min_rate": 32768,       bytes/s a client must keep up sending a request (an HTTP
+ *                                     body, a native message), beyond its timeout
  *     "http_tls_cert", "http_tls_key": PEM files: HTTPS instead of HTTP (GnuTLS, via libmicrohttpd)
- *     "http_token_file": "",          bearer tokens that inference requests must carry
- *     "clients_max": 256,             native-protocol clients a frontend holds at once
+ *     "http_token_file": "",          bearer tokens that inference requests must carry (HTTP, and
+ *                                     the native port's HELLO)
+ *     "clients_max": 256,             native-protocol clients a frontend holds at once (past it,
+ *                                     the one idle longest is closed)
+ *     "clients_per_ip_max": 64,       native clients from one address (0: no limit of its own)
+ *     "clients_timeout_s": 10,        a native client's next message (its HELLO first) must be in
+ *                                     this long after it began waiting for it (plus the message
+ *                                     at client_min_rate), unless it awaits answers
  *     "models": {                     (optional) per model, by name:
  *       "mlp": {
  *         "input":  {"name": "INPUT0", "datatype": "FP32", "shape": [784]},
@@ -135,9 +148,14 @@ struct sym_cluster {
 	int http_conn_max;                /* HTTP connections a process holds at once */
 	double http_timeout_s;            /* an HTTP connection without progress this long is closed */
 	int http_per_ip_max;              /* HTTP connections from one address at once (0: no limit of its own) */
+	size_t http_body_budget;          /* bytes of HTTP request bodies held at once, in all (>= http_body_max) */
+	double client_min_rate;           /* bytes/s a client must keep up sending a request, beyond its timeout */
 	char http_tls_cert[512], http_tls_key[512]; /* PEM files: HTTPS on every HTTP port; "": plain HTTP */
 	char http_token_file[512];        /* bearer tokens for inference (one a line, mode 0600); "": none asked */
 	int clients_max;                  /* native-protocol clients a frontend holds at once */
+	int clients_per_ip_max;           /* native clients from one address at once (0: no limit of its own) */
+	double clients_timeout_s;         /* a native client's next message must be in this long after it began
+					   * waiting for it (plus the message at client_min_rate) */
 	bool net_set;                     /* the configuration set network delays */
 	bool resolved;
 };

@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -42,7 +44,7 @@
 #include "runtime/rt.h"
 #include "sym_version.h"
 
-#define CLIENT_MAX_QUEUED (64u << 20) /* unsent answer bytes before a client is cut off */
+#define CLIENT_MAX_QUEUED (4u << 20) /* unsent answer bytes before a client is cut off */
 #define RECONNECT (100 * SYM_MS)      /* between attempts to reach schedd */
 #define SWITCH (2 * SYM_MS)           /* from a failed attempt at the active scheduler to its standby */
 #define OUTCOME_LATE SYM_WIRE_NSTATUS /* answered with its output, after its deadline */
@@ -77,6 +79,10 @@ struct client {
 	uint32_t gen;
 	bool open;              /* false from client_close on */
 	bool bye_sent, bye_acked; /* draining: we said bye; it said bye back (it sends nothing more) */
+	bool hello;             /* its HELLO came (with a valid token, when the frontend asks for one) */
+	sym_time since;         /* when it began waiting for the client: its accept, its last message, its last answer */
+	uint32_t outstanding;   /* its requests not answered yet */
+	uint8_t ip[16];         /* its address (an IPv4 one mapped), for clients_per_ip_max */
 };
 
 struct frontend {
@@ -95,7 +101,11 @@ struct frontend {
 	uint8_t (*tokens)[crypto_generichash_BYTES]; /* BLAKE2b of each bearer token (http_token_file) */
 	size_t ntokens;
 	uint64_t unauthorized; /* inference requests refused 401 */
-	uint64_t clients_refused; /* native clients closed at once: clients_max were connected */
+	uint64_t clients_refused; /* native clients closed at once: clients_max were connected, none idle */
+	uint64_t clients_refused_ip; /* ... clients_per_ip_max from its address were, none idle */
+	uint64_t clients_evicted; /* native clients closed to make room for a new one */
+	uint64_t clients_timed_out; /* native clients closed: no message in time, or one too slow */
+	struct sym_loop_timer *client_t; /* the native clients' deadlines */
 	uint64_t bad_peers;       /* fabric members refused: not a backend of the cluster */
 	struct sym_rt_ratelog refusal_log;
 	uint32_t nopen; /* native clients connected */
@@ -195,6 +205,7 @@ static void answer_client(struct frontend *f, uint32_t ci, uint32_t cgen, uint64
 		client_close(f, ci);
 		return;
 	}
+	cl->since = sym_monotonic_ns();
 	client_watch_out(f, ci, sym_stream_queued(&cl->st) > 0);
 }
 
@@ -208,6 +219,7 @@ static const char *const outcome_names[NOUTCOMES] = {
 	[SYM_WIRE_OVERLOADED] = "overloaded",
 	[SYM_WIRE_UNAVAILABLE] = "unavailable",
 	[SYM_WIRE_REJECTED] = "rejected",
+	[SYM_WIRE_UNAUTHORIZED] = "unauthorized",
 	[OUTCOME_LATE] = "late",
 };
 
@@ -241,6 +253,9 @@ static void answer_slot(struct frontend *f, uint32_t i, uint8_t status, uint16_t
 		http_answer(f, s, status, batch, data, len);
 		s->hr = NULL;
 	} else {
+		struct client *cl = f->clients[s->client];
+		if (cl->open && cl->gen == s->cgen && cl->outstanding)
+			cl->outstanding--;
 		answer_client(f, s->client, s->cgen, s->creq, status, batch, data, len);
 	}
 	s->busy = false;
@@ -378,11 +393,57 @@ static void on_request(struct frontend *f, uint32_t ci, const struct sym_msg *m)
 	}
 	uint32_t i = take_slot(f, m->u.request.model);
 	struct slot *s = &f->slots[i];
+	cl->outstanding++;
 	s->client = ci;
 	s->cgen = cl->gen;
 	s->creq = creq;
 	memcpy(f->pool + (size_t)i * f->c->input_max, m->u.request.data, m->u.request.len);
 	submit(f, i, m->u.request.budget_ns > 0 ? m->u.request.budget_ns : f->slo[s->model], m->u.request.len);
+}
+
+static bool token_ok(const struct frontend *f, const char *tok, size_t len);
+
+/* A native client without a valid HELLO: it gets an answer saying so
+ * (status "unauthorized", for req_id: its request's, or 0), and is closed. */
+static void refuse_client(struct frontend *f, uint32_t ci, uint64_t req_id, const char *why)
+{
+	struct client *cl = f->clients[ci];
+	f->unauthorized++;
+	sym_rt_log_limited(&f->client_log, f->who, "client %u refused: %s", ci, why);
+	struct sym_msg m = { .type = SYM_MSG_ANSWER };
+	m.u.answer.req_id = req_id;
+	m.u.answer.status = SYM_WIRE_UNAUTHORIZED;
+	if (sym_stream_send(&cl->st, &m, CLIENT_MAX_QUEUED) == 0)
+		sym_stream_flush(&cl->st);
+	/* what else it sent is read and dropped, so that closing does not reset the answer away */
+	char sink[4096];
+	for (int k = 0; k < 64 && read(cl->st.fd, sink, sizeof(sink)) > 0; k++)
+		;
+	client_close(f, ci);
+}
+
+/* A native client's first message must be its HELLO (role client; with one of
+ * the bearer tokens of http_token_file when the frontend has them); a HELLO
+ * later is a keep-alive. Returns whether m goes on to be served. */
+static bool client_hello(struct frontend *f, uint32_t ci, const struct sym_msg *m)
+{
+	struct client *cl = f->clients[ci];
+	if (m->type == SYM_MSG_HELLO && m->u.hello.role == SYM_ROLE_CLIENT) {
+		if (!cl->hello && f->ntokens && !token_ok(f, m->u.hello.token, m->u.hello.token_len)) {
+			refuse_client(f, ci, 0, m->u.hello.token_len ? "its HELLO's bearer token is not one of http_token_file"
+								   : "its HELLO carries no bearer token, and http_token_file asks for one");
+			return false;
+		}
+		cl->hello = true;
+		return false;
+	}
+	if (cl->hello)
+		return true;
+	char why[160];
+	snprintf(why, sizeof(why), "its first message is a %s, not a HELLO (the native protocol since wire version 5)",
+		 sym_wire_type_name(m->type));
+	refuse_client(f, ci, m->type == SYM_MSG_REQUEST ? m->u.request.req_id : 0, why);
+	return false;
 }
 
 static void on_client(struct sym_loop_io *io, uint32_t events, void *ctx)
@@ -415,6 +476,9 @@ static void on_client(struct sym_loop_io *io, uint32_t events, void *ctx)
 		char why[200];
 		long k;
 		while (cl->open && (k = sym_stream_next(&cl->st, &m, why, sizeof(why))) > 0) {
+			cl->since = sym_monotonic_ns();
+			if (!client_hello(f, ci, &m))
+				continue;
 			if (m.type == SYM_MSG_BYE && cl->bye_sent && m.u.bye.role == SYM_ROLE_CLIENT) {
 				cl->bye_acked = true; /* everything it sent us came before this */
 				maybe_drained(f);
@@ -462,6 +526,87 @@ static uint32_t client_new(struct frontend *f)
 	return ci;
 }
 
+/* The bytes of a message a client has begun and not finished. */
+static size_t client_partial(const struct client *cl)
+{
+	return cl->st.rlen - cl->st.roff;
+}
+
+/* The client to close for a new one (from address ip, or from any when NULL):
+ * one that never sent its HELLO, else one with nothing outstanding and nothing
+ * half-sent; the one waiting longest of them. UINT32_MAX: none. */
+static uint32_t client_victim(const struct frontend *f, const uint8_t *ip)
+{
+	uint32_t best = UINT32_MAX;
+	int best_rank = 0;
+	for (uint32_t i = 0; i < f->nclients; i++) {
+		const struct client *cl = f->clients[i];
+		if (!cl->open || (ip && memcmp(cl->ip, ip, 16)))
+			continue;
+		int rank = !cl->hello ? 2 : !cl->outstanding && !client_partial(cl) && !cl->bye_sent ? 1 : 0;
+		if (rank && (rank > best_rank || (rank == best_rank && cl->since < f->clients[best]->since))) {
+			best = i;
+			best_rank = rank;
+		}
+	}
+	return best;
+}
+
+/* A client's address, as 16 bytes (IPv4 mapped into IPv6). */
+static void peer_ip(int fd, uint8_t ip[16])
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	memset(ip, 0, 16);
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl))
+		return;
+	if (ss.ss_family == AF_INET) {
+		ip[10] = ip[11] = 0xff;
+		memcpy(ip + 12, &((struct sockaddr_in *)&ss)->sin_addr, 4);
+	} else if (ss.ss_family == AF_INET6) {
+		memcpy(ip, &((struct sockaddr_in6 *)&ss)->sin6_addr, 16);
+	}
+}
+
+/* Room for a client from ip: at clients_per_ip_max from its address, or at
+ * clients_max, one that waits idle (or never said HELLO) is closed for it.
+ * Returns false when none can be: the new one is refused. */
+static bool client_room(struct frontend *f, const uint8_t ip[16])
+{
+	if (f->c->clients_per_ip_max) {
+		uint32_t same = 0;
+		for (uint32_t i = 0; i < f->nclients; i++)
+			same += f->clients[i]->open && !memcmp(f->clients[i]->ip, ip, 16);
+		if (same >= (uint32_t)f->c->clients_per_ip_max) {
+			uint32_t v = client_victim(f, ip);
+			if (v == UINT32_MAX) {
+				f->clients_refused_ip++;
+				sym_rt_log_limited(&f->client_log, f->who, "refused a client: %d from its address are "
+						   "connected, none idle (clients_per_ip_max)", f->c->clients_per_ip_max);
+				return false;
+			}
+			f->clients_evicted++;
+			sym_rt_log_limited(&f->client_log, f->who, "closed client %u, idle, for a new one from its "
+					   "address (clients_per_ip_max %d)", v, f->c->clients_per_ip_max);
+			client_close(f, v);
+		}
+	}
+	if (f->nopen >= (uint32_t)f->c->clients_max) {
+		uint32_t v = client_victim(f, NULL);
+		if (v == UINT32_MAX) {
+			f->clients_refused++;
+			sym_rt_log_limited(&f->client_log, f->who, "refused a client: %d are connected, none idle "
+					   "(clients_max)", f->c->clients_max);
+			return false;
+		}
+		f->clients_evicted++;
+		sym_rt_log_limited(&f->client_log, f->who, "closed client %u, idle, for a new one (clients_max %d)", v,
+				   f->c->clients_max);
+		client_close(f, v);
+	}
+	return true;
+}
+
 static void on_accept(struct sym_loop_io *io, uint32_t events, void *ctx)
 {
 	(void)io, (void)events;
@@ -470,10 +615,9 @@ static void on_accept(struct sym_loop_io *io, uint32_t events, void *ctx)
 		int fd = sym_tcp_accept(f->lfd);
 		if (fd < 0)
 			return;
-		if (f->nopen >= (uint32_t)f->c->clients_max) {
-			f->clients_refused++;
-			sym_rt_log_limited(&f->client_log, f->who, "refused a client: %d are connected (clients_max)",
-					   f->c->clients_max);
+		uint8_t ip[16];
+		peer_ip(fd, ip);
+		if (!client_room(f, ip)) {
 			close(fd);
 			continue;
 		}
@@ -488,9 +632,44 @@ static void on_accept(struct sym_loop_io *io, uint32_t events, void *ctx)
 		sym_stream_init(&cl->st, fd);
 		cl->gen = gen;
 		cl->open = true;
+		cl->hello = false;
+		cl->bye_sent = cl->bye_acked = false;
+		cl->outstanding = 0;
+		cl->since = sym_monotonic_ns();
+		memcpy(cl->ip, ip, 16);
 		f->nopen++;
 		if (f->o->verbose)
 			sym_rt_log(f->who, "client %u connected", ci);
+		/* What it sent already (after a stall, a burst of accepts: its HELLO and request wait in
+		 * the socket) is read now, so that a client that spoke is not taken for a silent one and
+		 * closed for the next accepted in the same burst. */
+		on_client(cl->io, EPOLLIN, cl);
+	}
+}
+
+/* Every so often: a client whose next message is not in by its deadline is
+ * closed: clients_timeout_s after it began waiting for it (its accept, its last
+ * message or answer), plus what it has sent of the message at client_min_rate.
+ * A client with answers to come is not waiting for itself, unless it has
+ * begun a message (a slow one is no less slow for having requests out). */
+static void on_client_timer(struct sym_loop_timer *t, void *ctx)
+{
+	(void)t;
+	struct frontend *f = ctx;
+	sym_time now = sym_monotonic_ns(), wait = sym_s(f->c->clients_timeout_s);
+	for (uint32_t i = 0; i < f->nclients; i++) {
+		struct client *cl = f->clients[i];
+		size_t part = cl->open ? client_partial(cl) : 0;
+		if (!cl->open || (cl->outstanding && !part))
+			continue;
+		sym_time due = cl->since + wait + (sym_time)((double)part / f->c->client_min_rate * 1e9);
+		if (now < due)
+			continue;
+		f->clients_timed_out++;
+		sym_rt_log_limited(&f->client_log, f->who, "client %u: %s after %.1f s; closing it (clients_timeout_s)", i,
+				   part ? "a message still incomplete" : !cl->hello ? "no HELLO" : "idle",
+				   sym_to_s(now - cl->since));
+		client_close(f, i);
 	}
 }
 
@@ -827,7 +1006,7 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 			"Requests by model and outcome (ok, late: answered after the deadline, dropped_*, ...)");
 	for (size_t m = 0; m < e->nmodels; m++)
 		for (int k = 0; k < NOUTCOMES; k++) {
-			if (k == SYM_WIRE_FRONTEND_GONE)
+			if (k == SYM_WIRE_FRONTEND_GONE || k == SYM_WIRE_UNAUTHORIZED)
 				continue;
 			const char *l[] = { "frontend", id, "model", e->profiles[m].name, "outcome", outcome_names[k], NULL };
 			sym_prom_sample(b, "symphony_requests_total", l, (double)f->ms[m].outcome[k]);
@@ -847,14 +1026,25 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	sym_prom_family(b, "symphony_frontend_scheduler_up", "gauge", "1 when the frontend is connected to schedd");
 	sym_prom_sample(b, "symphony_frontend_scheduler_up", l, f->schedd_up);
 	sym_prom_family(b, "symphony_frontend_refusals_total", "counter",
-			"Clients and requests refused: native clients over clients_max, inference without a valid "
-			"bearer token (401)");
+			"Clients and requests refused: native clients over clients_max or clients_per_ip_max with "
+			"none idle to close, inference without a valid bearer token (HTTP 401, or a native client's "
+			"HELLO without one), fabric members that are not a backend of the cluster (not_a_backend)");
 	const char *rc[] = { "frontend", l[1], "reason", "clients_max", NULL };
 	sym_prom_sample(b, "symphony_frontend_refusals_total", rc, (double)f->clients_refused);
+	rc[3] = "clients_per_ip_max";
+	sym_prom_sample(b, "symphony_frontend_refusals_total", rc, (double)f->clients_refused_ip);
 	rc[3] = "unauthorized";
 	sym_prom_sample(b, "symphony_frontend_refusals_total", rc, (double)f->unauthorized);
 	rc[3] = "not_a_backend";
 	sym_prom_sample(b, "symphony_frontend_refusals_total", rc, (double)f->bad_peers);
+	sym_prom_family(b, "symphony_frontend_clients_closed_total", "counter",
+			"Native clients the frontend closed: timeout (no message within clients_timeout_s, or one "
+			"slower than client_min_rate), evicted (idle, for a new client past clients_max or "
+			"clients_per_ip_max)");
+	rc[3] = "timeout";
+	sym_prom_sample(b, "symphony_frontend_clients_closed_total", rc, (double)f->clients_timed_out);
+	rc[3] = "evicted";
+	sym_prom_sample(b, "symphony_frontend_clients_closed_total", rc, (double)f->clients_evicted);
 	sym_prom_family(b, "symphony_frontend_overdue_requests_total", "counter",
 			"Requests answered 'backend failed' by the frontend: no answer 2 failure_ms past their deadline");
 	sym_prom_sample(b, "symphony_frontend_overdue_requests_total", l, (double)f->overdue);
@@ -869,6 +1059,28 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	sym_prom_sample(b, "symphony_http_responses_total", c2, (double)hs.s2xx);
 	sym_prom_sample(b, "symphony_http_responses_total", c4, (double)hs.s4xx);
 	sym_prom_sample(b, "symphony_http_responses_total", c5, (double)hs.s5xx);
+	sym_prom_family(b, "symphony_http_connections_closed_total", "counter",
+			"HTTP connections closed by the frontend's bounds: timeout (no request within http_timeout_s), "
+			"slow (a body below client_min_rate), evicted (waiting longest, for a new one past "
+			"http_conn_max), refused (past http_conn_max, none waiting), and requests refused 503 for "
+			"the body budget (budget)");
+	const char *hc[] = { "frontend", id, "reason", "timeout", NULL };
+	sym_prom_sample(b, "symphony_http_connections_closed_total", hc, (double)hs.closed_timeout);
+	hc[3] = "slow";
+	sym_prom_sample(b, "symphony_http_connections_closed_total", hc, (double)hs.closed_slow);
+	hc[3] = "evicted";
+	sym_prom_sample(b, "symphony_http_connections_closed_total", hc, (double)hs.evicted);
+	hc[3] = "refused";
+	sym_prom_sample(b, "symphony_http_connections_closed_total", hc, (double)hs.refused_full);
+	hc[3] = "budget";
+	sym_prom_sample(b, "symphony_http_connections_closed_total", hc, (double)hs.refused_budget);
+	sym_prom_family(b, "symphony_http_connections", "gauge", "HTTP connections open");
+	sym_prom_sample(b, "symphony_http_connections", l, (double)hs.connections);
+	sym_prom_family(b, "symphony_http_body_bytes", "gauge",
+			"Bytes of HTTP request bodies held (at most http_body_budget)");
+	sym_prom_sample(b, "symphony_http_body_bytes", l, (double)hs.body_bytes);
+	sym_prom_family(b, "symphony_frontend_clients", "gauge", "Native clients connected");
+	sym_prom_sample(b, "symphony_frontend_clients", l, (double)f->nopen);
 }
 
 /* The bearer tokens of http_token_file: one a line (blank lines and lines
@@ -923,18 +1135,25 @@ static int load_tokens(struct frontend *f)
 	return 0;
 }
 
+/* Whether tok (len bytes) is one of the bearer tokens (in constant time). */
+static bool token_ok(const struct frontend *f, const char *tok, size_t len)
+{
+	if (!tok)
+		return false;
+	uint8_t h[crypto_generichash_BYTES];
+	crypto_generichash(h, sizeof(h), (const uint8_t *)tok, len, NULL, 0);
+	bool ok = false;
+	for (size_t i = 0; i < f->ntokens; i++)
+		ok |= !sodium_memcmp(h, f->tokens[i], sizeof(h));
+	return ok;
+}
+
 static bool authorized(const struct frontend *f, struct sym_http_req *r)
 {
 	const char *a = sym_http_header(r, "Authorization");
 	if (!a || strncasecmp(a, "Bearer ", 7))
 		return false;
-	a += 7;
-	uint8_t h[crypto_generichash_BYTES];
-	crypto_generichash(h, sizeof(h), (const uint8_t *)a, strlen(a), NULL, 0);
-	bool ok = false;
-	for (size_t i = 0; i < f->ntokens; i++)
-		ok |= !sodium_memcmp(h, f->tokens[i], sizeof(h));
-	return ok;
+	return token_ok(f, a + 7, strlen(a + 7));
 }
 
 static void on_http(void *ctx, struct sym_http_req *r)
@@ -1074,8 +1293,14 @@ static int setup(struct frontend *f)
 	if (!rc && ((rc = sym_loop_io_start(f->loop, f->lfd, EPOLLIN, on_accept, f, &f->lio)) ||
 		    (rc = sym_loop_timer_new(f->loop, on_drain_timer, f, &f->drain_t)) ||
 		    (rc = sym_loop_timer_new(f->loop, on_connect_timer, f, &f->connect_t)) ||
-		    (rc = sym_loop_timer_new(f->loop, on_beat_timer, f, &f->beat_t))))
+		    (rc = sym_loop_timer_new(f->loop, on_beat_timer, f, &f->beat_t)) ||
+		    (rc = sym_loop_timer_new(f->loop, on_client_timer, f, &f->client_t))))
 		sym_rt_log(f->who, "event loop: %s", strerror(-rc));
+	if (!rc) { /* the native clients' deadlines, looked at 4 times per clients_timeout_s (at most 1 s apart) */
+		sym_time every = sym_s(c->clients_timeout_s) / 4;
+		every = every > SYM_S ? SYM_S : every;
+		sym_loop_timer_set(f->client_t, sym_monotonic_ns() + every, every);
+	}
 	return rc;
 }
 

@@ -26,9 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "core/iheap.h"
 #include "experiment/output.h"
 #include "experiment/result.h"
+#include "runtime/auth.h"
 #include "runtime/executor.h"
 #include "runtime/loop.h"
 #include "runtime/net.h"
@@ -57,6 +60,7 @@ struct conn {
 	struct sym_loop_io *io;
 	bool open;
 	bool bye; /* the frontend is leaving: nothing more is sent to it */
+	sym_time last_sent; /* its last message from us (a HELLO keeps an idle connection open) */
 };
 
 struct loadgen {
@@ -65,7 +69,8 @@ struct loadgen {
 	struct sym_experiment *e;
 	struct conn *fe;
 	struct sym_loop *loop;
-	struct sym_loop_timer *send_t, *give_up_t, *progress_t;
+	struct sym_loop_timer *send_t, *give_up_t, *progress_t, *keep_t;
+	char token[SYM_WIRE_MAX_TOKEN + 1]; /* the first bearer token of http_token_file, or "" */
 	struct sym_arrivals *arr;
 	struct sym_iheap next; /* each model's next arrival, relative to t0 */
 	bool all_sent;
@@ -138,8 +143,58 @@ static int send_one(struct loadgen *g, int m, sym_time planned, sym_time now)
 	int rc = sym_stream_send(&c->st, &msg, MAX_QUEUED);
 	if (rc)
 		return rc;
+	c->last_sent = now;
 	watch_out(g, fi, sym_stream_queued(&c->st) > 0);
 	return 0;
+}
+
+/* Our HELLO to frontend i: the native protocol's first message (wire version 5),
+ * with the cluster's bearer token when it has one; again, it keeps an idle
+ * connection open (a frontend closes a client silent for clients_timeout_s). */
+static int send_hello(struct loadgen *g, int i)
+{
+	struct conn *c = &g->fe[i];
+	struct sym_msg h = { .type = SYM_MSG_HELLO };
+	h.u.hello.role = SYM_ROLE_CLIENT;
+	h.u.hello.token = g->token;
+	h.u.hello.token_len = (uint8_t)strlen(g->token);
+	int rc = sym_stream_send(&c->st, &h, MAX_QUEUED);
+	if (rc)
+		return rc;
+	c->last_sent = sym_monotonic_ns();
+	watch_out(g, i, sym_stream_queued(&c->st) > 0);
+	return 0;
+}
+
+/* The first token of the cluster's http_token_file (its rules: runtime/frontend.c). */
+static int read_token(struct loadgen *g, char *err, size_t errlen)
+{
+	char *text;
+	long n = sym_file_read(g->c->http_token_file, 1 << 20, true, &text, err, errlen);
+	if (n < 0)
+		return (int)n;
+	int rc = -EINVAL;
+	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		size_t len = strlen(l);
+		while (len && (l[len - 1] == '\r' || l[len - 1] == ' ' || l[len - 1] == '\t'))
+			len--;
+		if (!len || l[0] == '#')
+			continue;
+		if (len > SYM_WIRE_MAX_TOKEN || strcspn(l, " \t") < len) {
+			snprintf(err, errlen, "%s: its first token is over %d characters or holds a blank: the native "
+				 "protocol's HELLO cannot carry it", g->c->http_token_file, SYM_WIRE_MAX_TOKEN);
+			break;
+		}
+		memcpy(g->token, l, len);
+		g->token[len] = '\0';
+		rc = 0;
+		break;
+	}
+	if (rc && !err[0])
+		snprintf(err, errlen, "%s holds no token", g->c->http_token_file);
+	sodium_memzero(text, (size_t)n);
+	free(text);
+	return rc;
 }
 
 /* The output has the model's size and, from the emulated executor, its bytes: the input's digest, repeated. */
@@ -242,6 +297,12 @@ static int conn_events(struct loadgen *g, int i, uint32_t events)
 			if (m.type != SYM_MSG_ANSWER) {
 				sym_rt_log(WHO, "frontend %d sent a %s message", i, sym_wire_type_name(m.type));
 				return -EPROTO;
+			}
+			if (m.u.answer.status == SYM_WIRE_UNAUTHORIZED) {
+				sym_rt_log(WHO, "frontend %d refused this client (unauthorized): %s", i,
+					   g->token[0] ? "the bearer token of http_token_file is not one it takes"
+						       : "it asks for a bearer token (set runtime.http_token_file)");
+				return -EACCES;
 			}
 			on_answer(g, &m, now);
 		}
@@ -350,6 +411,20 @@ static void on_give_up(struct sym_loop_timer *t, void *ctx)
 
 static void progress(struct loadgen *g, sym_time now);
 
+/* A HELLO to each frontend nothing was sent to for a while (a third of clients_timeout_s). */
+static void on_keep(struct sym_loop_timer *t, void *ctx)
+{
+	(void)t;
+	struct loadgen *g = ctx;
+	sym_time now = sym_monotonic_ns(), every = sym_s(g->c->clients_timeout_s) / 3;
+	for (int i = 0; i < g->c->nfrontends; i++)
+		if (g->fe[i].open && !g->fe[i].bye && now - g->fe[i].last_sent >= every && send_hello(g, i)) {
+			sym_rt_log(WHO, "frontend %d: sending a HELLO failed", i);
+			fail_stop(g);
+			return;
+		}
+}
+
 static void on_progress(struct sym_loop_timer *t, void *ctx)
 {
 	(void)t;
@@ -450,6 +525,8 @@ static int connect_frontends(struct loadgen *g, char *err, size_t errlen)
 		int rc = sym_loop_io_start(g->loop, fd, EPOLLIN, on_conn, c, &c->io);
 		if (rc)
 			return snprintf(err, errlen, "event loop: %s", strerror(-rc)), rc;
+		if ((rc = send_hello(g, i)))
+			return snprintf(err, errlen, "frontend %d: sending the HELLO: %s", i, strerror(-rc)), rc;
 	}
 	return 0;
 }
@@ -539,10 +616,15 @@ static int start(struct loadgen *g)
 		return rc;
 	if ((rc = sym_loop_timer_new(g->loop, on_send, g, &g->send_t)) ||
 	    (rc = sym_loop_timer_new(g->loop, on_give_up, g, &g->give_up_t)) ||
-	    (rc = sym_loop_timer_new(g->loop, on_progress, g, &g->progress_t)))
+	    (rc = sym_loop_timer_new(g->loop, on_progress, g, &g->progress_t)) ||
+	    (rc = sym_loop_timer_new(g->loop, on_keep, g, &g->keep_t)))
 		return sym_rt_log(WHO, "event loop: %s", strerror(-rc)), rc;
+	if (g->c->http_token_file[0] && (rc = read_token(g, err, sizeof(err))))
+		return sym_rt_log(WHO, "bearer token: %s", err), rc;
 	if ((rc = connect_frontends(g, err, sizeof(err))))
 		return sym_rt_log(WHO, "%s", err), rc;
+	sym_time every = sym_s(g->c->clients_timeout_s) / 3;
+	sym_loop_timer_set(g->keep_t, sym_monotonic_ns() + every, every);
 	return 0;
 }
 

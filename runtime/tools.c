@@ -200,8 +200,9 @@ int sym_rt_metrics_start(const struct sym_cluster *c, int role, int id, const ch
 	rt_metrics_write = write;
 	rt_metrics_ctx = ctx;
 	/* metrics are scraped by a few collectors: a small connection limit of their own, plain HTTP */
-	struct sym_http_cfg hc = { host, rt_metrics_port, 4096, on_metrics_http, NULL, 64,
-				   (unsigned)(c->http_timeout_s + 0.5), 0, NULL, NULL };
+	struct sym_http_cfg hc = { .host = host, .port = rt_metrics_port, .body_max = 4096, .handler = on_metrics_http,
+				   .conn_max = 64, .timeout_s = (unsigned)(c->http_timeout_s + 0.5),
+				   .min_rate = (unsigned)c->client_min_rate };
 	return sym_http_start(&rt_metrics_srv, &hc, err, errlen);
 }
 
@@ -267,8 +268,10 @@ int sym_rt_http_start(struct sym_http **out, const struct sym_cluster *c, const 
 		      size_t body_max, void (*handler)(void *ctx, struct sym_http_req *r), void *ctx, char *err,
 		      size_t errlen)
 {
-	struct sym_http_cfg hc = { host, port, body_max, handler, ctx, (unsigned)c->http_conn_max,
-				   (unsigned)(c->http_timeout_s + 0.5), (unsigned)c->http_per_ip_max, NULL, NULL };
+	struct sym_http_cfg hc = { .host = host, .port = port, .body_max = body_max, .handler = handler, .ctx = ctx,
+				   .conn_max = (unsigned)c->http_conn_max, .timeout_s = (unsigned)(c->http_timeout_s + 0.5),
+				   .per_ip_max = (unsigned)c->http_per_ip_max, .min_rate = (unsigned)c->client_min_rate,
+				   .body_budget = c->http_body_budget };
 	char *cert = NULL, *key = NULL;
 	long rc = 0;
 	if (c->http_tls_cert[0] && (rc = sym_file_read(c->http_tls_cert, 1 << 20, false, &cert, err, errlen)) >= 0)
@@ -300,6 +303,14 @@ int sym_rt_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	 * batches have only alpha of slack, and precise sleeps let the emulated
 	 * executor spin less. */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	/* Every connection is a descriptor (http_conn_max, clients_max, peers): the soft
+	 * limit, often 1024, goes up to the hard one so that the configured bounds are the ones
+	 * that hold (a process at the soft limit refuses connections before its bounds do). */
+	struct rlimit nofile;
+	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
 	int rc = -1;
 	if (!strcmp(o->cmd, "schedd"))
 		rc = sym_schedd_run(c, o);

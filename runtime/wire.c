@@ -67,7 +67,7 @@ static uint64_t get64(struct rd *r)
 
 /* ---- sizes: the exact payload of each type ---- */
 
-#define HELLO_FIXED 8 /* role 1, id 4, kind length 1, nmodels 2 */
+#define HELLO_FIXED 9 /* role 1, id 4, kind length 1, nmodels 2, token length 1 */
 #define HEARTBEAT_SIZE 12
 #define REQUEST_FIXED 22
 #define META_SIZE 42
@@ -108,9 +108,12 @@ static size_t payload_size(const struct sym_msg *m)
 	case SYM_MSG_HELLO: {
 		size_t kl = strnlen(m->u.hello.kind, sizeof(m->u.hello.kind));
 		if (kl > SYM_WIRE_MAX_NAME || m->u.hello.nmodels > SYM_WIRE_MAX_MODELS || !m->u.hello.role ||
-		    m->u.hello.role >= SYM_ROLE_NROLES)
+		    m->u.hello.role >= SYM_ROLE_NROLES || (m->u.hello.token_len && !m->u.hello.token))
 			return 0;
-		return HELLO_FIXED + kl + 2 * (size_t)m->u.hello.nmodels;
+		for (uint8_t i = 0; i < m->u.hello.token_len; i++)
+			if (m->u.hello.token[i] < 0x21 || m->u.hello.token[i] > 0x7e)
+				return 0;
+		return HELLO_FIXED + kl + 2 * (size_t)m->u.hello.nmodels + m->u.hello.token_len;
 	}
 	case SYM_MSG_HEARTBEAT:
 		return HEARTBEAT_SIZE;
@@ -201,6 +204,8 @@ size_t sym_wire_encode(const struct sym_msg *m, const struct sym_wire_input *inp
 		put16(&w, m->u.hello.nmodels);
 		for (uint16_t i = 0; i < m->u.hello.nmodels; i++)
 			put16(&w, models[i]);
+		put8(&w, m->u.hello.token_len);
+		putbytes(&w, m->u.hello.token, m->u.hello.token_len);
 		break;
 	}
 	case SYM_MSG_HEARTBEAT:
@@ -344,7 +349,18 @@ long sym_wire_decode(const uint8_t *buf, size_t len, struct sym_msg *m, char *er
 		if (m->u.hello.nmodels > SYM_WIRE_MAX_MODELS)
 			return BAD("%s: %u models, at most %d", tn, m->u.hello.nmodels, SYM_WIRE_MAX_MODELS);
 		m->u.hello.models = r.p;
-		want = HELLO_FIXED + kl + 2 * (size_t)m->u.hello.nmodels;
+		if (plen < HELLO_FIXED + kl + 2 * (size_t)m->u.hello.nmodels)
+			return BAD("%s: payload of %u bytes, %u models do not fit", tn, plen, m->u.hello.nmodels);
+		r.p += 2 * (size_t)m->u.hello.nmodels;
+		uint8_t tl = get8(&r);
+		if (plen < HELLO_FIXED + kl + 2 * (size_t)m->u.hello.nmodels + tl)
+			return BAD("%s: token of %u bytes does not fit", tn, tl);
+		for (uint8_t i = 0; i < tl; i++)
+			if (r.p[i] < 0x21 || r.p[i] > 0x7e)
+				return BAD("%s: token byte %u is not printable", tn, i);
+		m->u.hello.token_len = tl;
+		m->u.hello.token = tl ? (const char *)r.p : NULL;
+		want = HELLO_FIXED + kl + 2 * (size_t)m->u.hello.nmodels + tl;
 		break;
 	}
 	case SYM_MSG_HEARTBEAT:
@@ -546,6 +562,6 @@ const char *sym_wire_status_name(int status)
 {
 	static const char *const names[] = { "ok", "dropped (deadline)", "dropped (early)", "backend failed",
 					     "frontend gone", "bad request", "overloaded",
-					     "scheduler unreachable", "rejected (late start)" };
+					     "scheduler unreachable", "rejected (late start)", "unauthorized" };
 	return status >= 0 && status < SYM_WIRE_NSTATUS ? names[status] : "?";
 }

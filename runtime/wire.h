@@ -29,15 +29,17 @@
 #include <stdint.h>
 
 #define SYM_WIRE_MAGIC 0x314d5953u
-#define SYM_WIRE_VERSION 4
+#define SYM_WIRE_VERSION 5 /* 5: a HELLO carries a token; a native client's first message is its HELLO */
 #define SYM_WIRE_HEADER 16
 #define SYM_WIRE_MAX_PAYLOAD (1u << 20) /* 1 MiB: inputs and outputs travel inline for clients */
 #define SYM_WIRE_MAX_BATCH 1024         /* inputs in one plan */
 #define SYM_WIRE_MAX_MODELS 1024        /* models in one hello */
 #define SYM_WIRE_MAX_NAME 63            /* bytes of a name (kind, peer) */
+#define SYM_WIRE_MAX_TOKEN 255          /* bytes of a HELLO's token */
 
 enum sym_msg_type {
-	SYM_MSG_HELLO = 1,    /* any peer -> schedd / frontend: who it is */
+	SYM_MSG_HELLO = 1,    /* any peer -> schedd / frontend: who it is; a native client's first message
+			       * (since version 5), with its bearer token when the frontend asks for one */
 	SYM_MSG_HEARTBEAT,    /* peer -> schedd: alive */
 	SYM_MSG_REQUEST,      /* client -> frontend: an inference request with its input */
 	SYM_MSG_META,         /* frontend -> schedd: a request's metadata and where its input lies */
@@ -68,6 +70,7 @@ enum sym_wire_status {
 	SYM_WIRE_OVERLOADED,       /* the frontend's input pool is full */
 	SYM_WIRE_UNAVAILABLE,      /* the frontend cannot reach the scheduler */
 	SYM_WIRE_REJECTED,         /* its batch could not start by the latest start its scheduler gave */
+	SYM_WIRE_UNAUTHORIZED,     /* a native client without a valid HELLO (token): the frontend closes it */
 	SYM_WIRE_NSTATUS
 };
 
@@ -93,6 +96,8 @@ struct sym_msg {
 			char kind[SYM_WIRE_MAX_NAME + 1]; /* backend GPU kind, or "" */
 			uint16_t nmodels;       /* backend: the models it has loaded */
 			const uint8_t *models;  /* nmodels u16 model ids (little-endian), into the buffer */
+			uint8_t token_len;      /* a client: its bearer token (printable ASCII, no blank), or 0 */
+			const char *token;      /* token_len bytes, not NUL-terminated (decoded: into the buffer) */
 		} hello;
 		struct {
 			uint32_t id;

@@ -65,6 +65,12 @@ static void test_defaults(void **state)
 	}
 	assert_int_equal(c.input_bytes_max, 1024);
 	assert_int_equal(c.output_bytes_max, 8);
+	/* the client-facing bounds that hold one host's flood (docs/runtime.md) */
+	assert_int_equal(c.http_per_ip_max, 64);
+	assert_int_equal(c.clients_per_ip_max, 64);
+	assert_true(c.http_body_budget == 64u << 20);
+	assert_near(c.client_min_rate, 32768, 1e-9, "client_min_rate");
+	assert_near(c.clients_timeout_s, 10, 1e-9, "clients_timeout_s");
 	sym_cluster_finish(&c);
 }
 
@@ -77,8 +83,14 @@ static void test_keys_and_flags(void **state)
 		"{" MODELS ", \"network\": {\"ctrl_ms\": 2, \"data_ms\": 0.1, \"resp_ms\": 3},\n"
 		" \"runtime\": {\"port_base\": 9000, \"frontends\": 3, \"backends\": 5, \"threads\": 2,\n"
 		"  \"heartbeat_ms\": 5, \"failure_ms\": 20, \"input_max\": 4096, \"pool_slots\": 64, \"input_bytes\": 100,\n"
-		"  \"http_base\": 0, \"late_status\": 504, \"deadline_max_ms\": 500, \"executor\": \"emulated\"}}";
+		"  \"http_base\": 0, \"late_status\": 504, \"deadline_max_ms\": 500, \"executor\": \"emulated\",\n"
+		"  \"http_body_budget\": 20000000, \"client_min_rate\": 1000, \"clients_per_ip_max\": 0,\n"
+		"  \"clients_timeout_s\": 2.5}}";
 	assert_int_equal(load(&c, text, err, sizeof(err)), 0);
+	assert_true(c.http_body_budget == 20000000);
+	assert_near(c.client_min_rate, 1000, 1e-9, "client_min_rate");
+	assert_int_equal(c.clients_per_ip_max, 0);
+	assert_near(c.clients_timeout_s, 2.5, 1e-9, "clients_timeout_s");
 	assert_string_equal(c.schedd.port, "9000");
 	assert_int_equal(c.nfrontends, 3);
 	assert_string_equal(c.frontends[2].fabric.port, "9005");
@@ -203,6 +215,16 @@ static void test_bad(void **state)
 		{ "\"clients_max\": 0", "key 'runtime.clients_max'" },
 		{ "\"http_conn_max\": 0", "key 'runtime.http_conn_max'" },
 		{ "\"http_timeout_s\": 0.5", "key 'runtime.http_timeout_s'" },
+		{ "\"http_per_ip_max\": -1", "key 'runtime.http_per_ip_max': expected 0 (no limit of its own) to 100000" },
+		{ "\"http_body_budget\": 100", "key 'runtime.http_body_budget': expected bytes in 1024..1e12" },
+		{ "\"http_body_budget\": 4096.5", "key 'runtime.http_body_budget': expected bytes" },
+		{ "\"http_body_budget\": \"lots\"", "got 'lots'" },
+		{ "\"http_body_budget\": 1048576", "http_body_budget (1048576) is below http_body_max (8388608)" },
+		{ "\"client_min_rate\": 0", "key 'runtime.client_min_rate': expected bytes per second in 1..1e10, got '0'" },
+		{ "\"client_min_rate\": -5", "key 'runtime.client_min_rate'" },
+		{ "\"clients_per_ip_max\": 100001", "key 'runtime.clients_per_ip_max': expected 0 (no limit of its own)" },
+		{ "\"clients_timeout_s\": 0", "key 'runtime.clients_timeout_s': expected 1 to 3600 seconds, got '0'" },
+		{ "\"clients_timeout_s\": \"1h\"", "key 'runtime.clients_timeout_s'" },
 		{ "\"secret_file\": \"\"", "key 'runtime.secret_file'" },
 		{ "\"schedd\": [\"h:1\", \"h:2\", \"h:3\"]", "the active scheduler, then its standby" },
 		{ "\"schedd\": \"h:1,nohostport\"", "got 'nohostport'" },

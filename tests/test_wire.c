@@ -32,6 +32,7 @@ static const struct sym_wire_input INPUTS[3] = {
 };
 static const uint16_t MODELS[3] = { 0, 5, 65535 };
 static const uint8_t DATA[5] = { 1, 2, 3, 0, 255 };
+static const char TOKEN[] = "first-token-0123456789";
 
 /* One of each type, with values that exercise every byte of every field. */
 static struct sym_msg sample(int type)
@@ -45,6 +46,8 @@ static struct sym_msg sample(int type)
 		m.u.hello.id = 0xdeadbeef;
 		strcpy(m.u.hello.kind, "a100");
 		m.u.hello.nmodels = 3;
+		m.u.hello.token = TOKEN;
+		m.u.hello.token_len = (uint8_t)strlen(TOKEN);
 		break;
 	case SYM_MSG_HEARTBEAT:
 		m.u.heartbeat.id = 7;
@@ -148,6 +151,8 @@ static void test_round_trip(void **state)
 			assert_int_equal(d.u.hello.nmodels, 3);
 			for (uint16_t i = 0; i < 3; i++)
 				assert_int_equal(sym_wire_hello_model(&d, i), MODELS[i]);
+			assert_int_equal(d.u.hello.token_len, strlen(TOKEN));
+			assert_memory_equal(d.u.hello.token, TOKEN, strlen(TOKEN));
 			break;
 		case SYM_MSG_HEARTBEAT:
 			assert_int_equal(d.u.heartbeat.id, 7);
@@ -236,7 +241,7 @@ static void test_round_trip(void **state)
 	/* the header bytes are exactly as documented */
 	struct sym_msg m = sample(SYM_MSG_DROP);
 	enc(&m);
-	const uint8_t head[16] = { 'S', 'Y', 'M', '1', 4, 0, SYM_MSG_DROP, 0, 9, 0, 0, 0, 0, 0, 0, 0 };
+	const uint8_t head[16] = { 'S', 'Y', 'M', '1', 5, 0, SYM_MSG_DROP, 0, 9, 0, 0, 0, 0, 0, 0, 0 };
 	assert_memory_equal(buf, head, 16);
 }
 
@@ -368,8 +373,20 @@ static void test_bounds(void **state)
 	FRESH(SYM_MSG_HELLO);
 	poke(26, SYM_WIRE_MAX_MODELS + 1, 2); /* nmodels after "a100" */
 	expect_bad(n, "models, at most");
-	poke(26, 4, 2); /* one more model than there are bytes */
+	poke(26, 30, 2); /* more models than there are bytes */
+	expect_bad(n, "models do not fit");
+	FRESH(SYM_MSG_HELLO);
+	buf[34] = (uint8_t)(strlen(TOKEN) + 1); /* the token's length, one more than there are bytes */
+	expect_bad(n, "token of 23 bytes does not fit");
+	buf[34] = (uint8_t)(strlen(TOKEN) - 1); /* one fewer: a byte left over */
 	expect_bad(n, "but its fields make");
+	FRESH(SYM_MSG_HELLO);
+	buf[40] = ' '; /* a blank in the token */
+	expect_bad(n, "token byte 5 is not printable");
+	m = sample(SYM_MSG_HELLO);
+	m.u.hello.token = "two words";
+	m.u.hello.token_len = 9;
+	assert_int_equal(sym_wire_encode(&m, NULL, MODELS, buf, sizeof(buf)), 0); /* not encoded either */
 	/* request */
 	FRESH(SYM_MSG_REQUEST);
 	poke(26, (uint64_t)-1, 8);
