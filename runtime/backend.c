@@ -606,7 +606,7 @@ static void on_msg(struct backend *be, struct sym_fab_conn *conn, const uint8_t 
 	if (from_schedd)
 		be->schedd_heard = sym_monotonic_ns();
 	if (n > 0 && (size_t)n == len && from_schedd && m.type == SYM_MSG_HEARTBEAT)
-		return; /* schedd is alive (it answers some of our heartbeats) */
+		return; /* schedd is alive (it heartbeats us on its own timer) */
 	if (n > 0 && (size_t)n == len && from_schedd && m.type == SYM_MSG_PLAN) {
 		on_plan(be, &m, sym_monotonic_ns());
 		return;
@@ -722,7 +722,8 @@ static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
 	(void)t;
 	struct backend *be = ctx;
 	char why[64];
-	if (sym_rt_beat(be->who, be->c, be->schedd, be->id, &be->seq, be->schedd_heard, why, sizeof(why)))
+	if (sym_rt_beat(be->who, be->c, be->schedd, be->id, &be->seq, be->schedd_heard, sym_loop_fab_time(be->loop), why,
+			sizeof(why)))
 		schedd_lost(be, why);
 }
 

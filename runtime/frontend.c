@@ -546,7 +546,7 @@ static void on_fab_msg(struct frontend *f, struct sym_fab_conn *conn, const uint
 	if (conn == f->schedd)
 		f->schedd_heard = sym_monotonic_ns();
 	if (m.type == SYM_MSG_HEARTBEAT && conn == f->schedd)
-		return; /* schedd is alive (it answers some of our heartbeats) */
+		return; /* schedd is alive (it heartbeats us on its own timer) */
 	if (m.type == SYM_MSG_STATUS && conn == f->schedd) {
 		bool was = ready(f);
 		f->gpus_online = m.u.status.gpus_online;
@@ -663,7 +663,8 @@ static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
 	if (++f->beats % 10 == 0)
 		expire_overdue(f);
 	char why[64];
-	if (sym_rt_beat(f->who, f->c, f->schedd, f->id, &f->beat_seq, f->schedd_heard, why, sizeof(why)))
+	if (sym_rt_beat(f->who, f->c, f->schedd, f->id, &f->beat_seq, f->schedd_heard, sym_loop_fab_time(f->loop), why,
+			sizeof(why)))
 		schedd_lost(f, why);
 }
 

@@ -1082,10 +1082,9 @@ static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *d
 	if (l->role == SYM_ROLE_BACKEND)
 		backend_heard(s, l->id);
 	if (m.type == SYM_MSG_HEARTBEAT && l->role) {
-		/* some are answered, so that a peer hears from us at least four times per failure_ms,
-		 * even when we have nothing to say (the standby: every one) */
-		uint64_t every = (uint64_t)(s->failure_ns / (4 * sym_ms(s->c->heartbeat_ms)));
-		if (l->role == SYM_ROLE_SCHEDD || every <= 1 || m.u.heartbeat.seq % every == 0) {
+		/* the standby's is answered; the frontends and backends hear ours on our own timer
+		 * (on_beat), however many they manage to send */
+		if (l->role == SYM_ROLE_SCHEDD) {
 			struct sym_msg h = { .type = SYM_MSG_HEARTBEAT };
 			h.u.heartbeat.seq = m.u.heartbeat.seq;
 			sym_rt_send(WHO, conn, &h, NULL, NULL);
@@ -1750,6 +1749,24 @@ static void drain(void *ctx)
 	check_drained(s, sym_monotonic_ns());
 }
 
+/* Our heartbeat to every frontend and backend registered, on a timer of our
+ * own: a peer hears from us however loaded it is and however few heartbeats
+ * it manages to send (issue 28: when schedd answered one heartbeat in 25, a
+ * frontend slowed by 8 MB HTTP bodies sent too few and gave schedd up). */
+static void on_beat(struct sym_loop_timer *t, void *ctx)
+{
+	(void)t;
+	struct schedd *s = ctx;
+	struct sym_msg h = { .type = SYM_MSG_HEARTBEAT };
+	h.u.heartbeat.seq = (uint64_t)sym_monotonic_ns();
+	for (int f = 0; f < s->c->nfrontends; f++)
+		if (s->fe[f].conn)
+			sym_rt_send(WHO, s->fe[f].conn, &h, NULL, NULL);
+	for (int b = 0; b < s->c->backends_max; b++)
+		if (s->be[b].conn)
+			sym_rt_send(WHO, s->be[b].conn, &h, NULL, NULL);
+}
+
 static void on_check(struct sym_loop_timer *t, void *ctx)
 {
 	(void)t;
@@ -1776,6 +1793,11 @@ static int setup_loop(struct schedd *s)
 		return rc;
 	}
 	sym_loop_timer_set(t, sym_monotonic_ns() + check_every, check_every);
+	if ((rc = sym_loop_timer_new(s->loop, on_beat, s, &t))) {
+		sym_rt_log(WHO, "event loop: %s", strerror(-rc));
+		return rc;
+	}
+	sym_loop_timer_set(t, sym_monotonic_ns(), sym_rt_beat_period(s->c));
 	if (s->nsub && s->c->exp.partition.epoch_s > 0) {
 		if ((rc = sym_loop_timer_new(s->loop, on_epoch, s, &s->epoch_t))) {
 			sym_rt_log(WHO, "event loop: %s", strerror(-rc));

@@ -224,9 +224,9 @@ int sym_rt_loop(struct sym_loop **out, const char *who, struct sym_fab *fab,
 }
 
 int sym_rt_beat(const char *who, const struct sym_cluster *c, struct sym_fab_conn *conn, int id, uint64_t *seq,
-		sym_time heard, char *why, size_t len)
+		sym_time heard, sym_time polled, char *why, size_t len)
 {
-	sym_time quiet = sym_monotonic_ns() - heard;
+	sym_time quiet = polled - heard;
 	if (quiet > sym_rt_schedd_silence(c))
 		return snprintf(why, len, "silent for %.1f ms", (double)quiet / 1e6), -1;
 	if (sym_rt_heartbeat(who, conn, id, seq))

@@ -1057,6 +1057,74 @@ static void test_http_large_post(void **state)
 	passed = true;
 }
 
+/* HTTP clients flooding a frontend with 8 MB bodies (KServe v2 JSON of a 1 MiB input, each
+ * number padded to 8 bytes), six back to back for 5 s: the frontend's loop spends much of its
+ * time decoding them (about 0.1 s each in a debug build), and the scheduler link holds. With
+ * heartbeat_ms 2 and failure_ms 1000, schedd answered one heartbeat in 125 before issue 28, and
+ * this flood cut the link within the 5 s ("silent for 2019 ms"), answering the waiting POSTs
+ * 'the scheduler is unreachable'; schedd now heartbeats each peer on its own timer. Every POST is
+ * answered with its output, none 'unreachable', the frontend never loses schedd and schedd
+ * removes no frontend. */
+static void test_http_flood(void **state)
+{
+	(void)state;
+	enum { N = 1024 * 1024, PAD = 8, CLIENTS = 6 };
+	config_replace("\"heartbeat_ms\": 10,", "\"heartbeat_ms\": 2,");
+	config_replace("\"failure_ms\": 50, \"pool_slots\": 512, \"input_max\": 4096, \"input_bytes\": 1000,",
+		       "\"failure_ms\": 1000, \"pool_slots\": 16, \"input_max\": 1048576, \"input_bytes\": 1048576,");
+	config_replace("\"http_body_max\": 65536", "\"http_body_max\": 8650752");
+	config_replace("\"late_status\": 504", "\"late_status\": 200");
+	char *s = malloc((size_t)N * PAD + 512);
+	assert_non_null(s);
+	int o = sprintf(s, "{\"inputs\": [{\"name\": \"INPUT0\", \"datatype\": \"UINT8\", \"shape\": [%d], \"data\": [", N);
+	for (int i = 0; i < N; i++)
+		o += sprintf(s + o, "%s%*d", i ? "," : "", PAD - 1, (i * 7 + 3) % 256);
+	o += sprintf(s + o, "]}]}");
+	write_file("flood.json", s, (size_t)o);
+	free(s);
+	assert_true(o > 8000000);
+	struct cluster c;
+	cluster_start(&c);
+	double end = now_s() + 5;
+	int ready;
+	while ((ready = curl("r", "GET", 1, "/v2/health/ready", "")) != 200 && now_s() < end)
+		sleep_ms(50);
+	assert_int_equal(ready, 200);
+	/* each client posts the next body as soon as the last is answered ('Expect:': no wait
+	 * for a "100 Continue") */
+	char cmd[1600];
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && for k in $(seq %d); do (end=$(($(date +%%s) + 5)); while [ $(date +%%s) -lt $end ]; do "
+		 "curl -sS -m 20 -o - -w ' HTTP%%{http_code}\\n' -H 'Expect:' -H 'Symphony-Deadline-Ms: 1000' "
+		 "--data-binary @flood.json 'http://127.0.0.1:%d/v2/models/m/infer'; done > flood$k.txt 2>&1) & done; wait",
+		 dir, CLIENTS, http_port(1));
+	assert_int_equal(system(cmd), 0);
+	char want[200];
+	snprintf(want, sizeof(want), "\"data\":[%llu]}]", (unsigned long long)expected_digest_n(3, N));
+	int all = 0, ok = 0, right = 0, unreachable = 0;
+	for (int k = 1; k <= CLIENTS; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "flood%d.txt", k);
+		all += count_in(name, " HTTP");
+		ok += count_in(name, " HTTP200");
+		right += count_in(name, want);
+		unreachable += count_in(name, "unreachable");
+	}
+	int lost = count_in("frontend0.log", "scheduler lost");
+	fprintf(stderr, "flood: %d POSTs of %d bytes in 5 s, %d answered 200 (%d with the right output), %d 'the "
+		"scheduler is unreachable'; frontend 0 lost schedd %d times\n", all, o, ok, right, unreachable, lost);
+	assert_int_equal(unreachable, 0);
+	assert_int_equal(lost, 0);
+	assert_true(all >= 2 * CLIENTS);
+	assert_int_equal(ok, all);
+	assert_int_equal(right, all);
+	assert_int_equal(cluster_stop(&c), 0);
+	cJSON *j = load_json("schedd.json");
+	assert_int_equal((int)num(j, "frontend_failures"), 0);
+	cJSON_Delete(j);
+	passed = true;
+}
+
 /* wrk (closed loop, 4 connections) against the infer endpoint: no errors. */
 static void test_http_load(void **state)
 {
@@ -1729,6 +1797,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_garbage_peer, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_api, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_large_post, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_http_flood, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_load, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_signatures, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_clockwork_rejects, setup, teardown_dir),
