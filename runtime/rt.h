@@ -125,8 +125,9 @@ static inline sym_time sym_rt_beat_period(const struct sym_cluster *c)
 	return hb > f8 ? hb : f8;
 }
 
-/* Sends the heartbeat of frontend or backend `id` (++*seq) to schedd on conn. */
-int sym_rt_heartbeat(const char *who, struct sym_fab_conn *conn, int id, uint64_t *seq);
+/* Sends the heartbeat of frontend or backend `id` (++*seq) to schedd on conn,
+ * with `term`, the highest scheduler term the sender has seen (wire.h). */
+int sym_rt_heartbeat(const char *who, struct sym_fab_conn *conn, int id, uint32_t term, uint64_t *seq);
 
 /* A frontend's or backend's heartbeat turn: the heartbeat, unless schedd had
  * been silent since `heard` for longer than sym_rt_schedd_silence when the
@@ -135,7 +136,7 @@ int sym_rt_heartbeat(const char *who, struct sym_fab_conn *conn, int id, uint64_
  * silence: its messages wait for the next poll, and schedd heartbeats every
  * peer on a timer of its own. Returns 0, or -1 with why in why (the caller
  * gives schedd up). */
-int sym_rt_beat(const char *who, const struct sym_cluster *c, struct sym_fab_conn *conn, int id, uint64_t *seq,
-		sym_time heard, sym_time polled, char *why, size_t len);
+int sym_rt_beat(const char *who, const struct sym_cluster *c, struct sym_fab_conn *conn, int id, uint32_t term,
+		uint64_t *seq, sym_time heard, sym_time polled, char *why, size_t len);
 
 #endif
