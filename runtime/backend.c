@@ -617,11 +617,11 @@ static void on_msg(struct backend *be, struct sym_fab_conn *conn, const uint8_t 
 	bool from_schedd = conn == be->schedd;
 	if (from_schedd && n > 0 && (size_t)n == len) {
 		if (m.term < be->term) {
-			/* a scheduler replaced since (fencing): refused; it hears our term, and we try the other */
+			/* a scheduler replaced since (fencing): refused; it hears our term, and we reconnect */
 			be->stale_msgs++;
 			sym_rt_log_limited(&be->term_log, be->who, "refused a %s message of scheduler term %u: this backend has "
-					   "seen term %u; trying the other scheduler", sym_wire_type_name(m.type), m.term,
-					   be->term);
+					   "seen term %u; dropping the connection (a scheduler replaced since)",
+					   sym_wire_type_name(m.type), m.term, be->term);
 			sym_rt_heartbeat(be->who, be->schedd, be->id, be->term, &be->seq);
 			schedd_lost(be, "a scheduler of a past term");
 			return;

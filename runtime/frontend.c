@@ -556,11 +556,11 @@ static void on_fab_msg(struct frontend *f, struct sym_fab_conn *conn, const uint
 	}
 	if (conn == f->schedd) {
 		if (m.term < f->term) {
-			/* a scheduler replaced since (fencing): refused; it hears our term, and we try the other */
+			/* a scheduler replaced since (fencing): refused; it hears our term, and we reconnect */
 			f->stale_msgs++;
 			sym_rt_log_limited(&f->term_log, f->who, "refused a %s message of scheduler term %u from %s: this "
-					   "frontend has seen term %u; trying the other scheduler", sym_wire_type_name(m.type),
-					   m.term, f->schedd_addr, f->term);
+					   "frontend has seen term %u; dropping the connection (a scheduler replaced "
+					   "since)", sym_wire_type_name(m.type), m.term, f->schedd_addr, f->term);
 			sym_rt_heartbeat(f->who, f->schedd, f->id, f->term, &f->beat_seq);
 			schedd_lost(f, "a scheduler of a past term");
 			return;

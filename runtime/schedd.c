@@ -1301,7 +1301,8 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	sym_prom_family(b, "symphony_scheduler_term", "gauge",
 			"The scheduler term: acting as the active one, its own; standing by, the highest seen");
 	sym_prom_sample(b, "symphony_scheduler_term", NULL, s->term);
-	sym_prom_family(b, "symphony_scheduler_takeovers_total", "counter", "Times this scheduler took over as the active one");
+	sym_prom_family(b, "symphony_scheduler_takeovers_total", "counter",
+			"Times this scheduler took over as the active one");
 	sym_prom_sample(b, "symphony_scheduler_takeovers_total", NULL, (double)s->takeovers);
 	sym_prom_family(b, "symphony_scheduler_step_downs_total", "counter",
 			"Times this scheduler stepped down, having seen a higher term");
@@ -1843,13 +1844,19 @@ static void step_down(struct schedd *s, uint32_t term, const char *why)
 	open_link(s);
 }
 
-/* A frontend or backend's message says it has seen a term above ours. */
+/* A frontend or backend's message says it has seen a term above ours. With
+ * no standby configured this is the only scheduler: it takes the term on. */
 static void saw_term(struct schedd *s, uint32_t term, const char *why)
 {
-	if (s->standby)
+	if (!s->c->has_standby) {
+		sym_rt_log_limited(&s->msg_log, WHO, "%s term %u, above this scheduler's %u (no standby is configured: it "
+				   "takes that term on)", why, term, s->term);
 		s->term = term;
-	else
+	} else if (s->standby) {
+		s->term = term;
+	} else {
 		step_down(s, term, why);
+	}
 }
 
 /* The standby becomes the active scheduler, with a term above any it has
@@ -2057,9 +2064,10 @@ static void open_link(struct schedd *s)
 	s->link[0] = (struct slink){ .conn = conn, .opened = now };
 }
 
-/* Every heartbeat_ms: standing by, take over once the active one has been
- * silent for failure_ms (5 s more while none was ever heard: it may be slow
- * to start); unconfirmed, reach for the other address. */
+/* Every heartbeat_ms: acting as the active one, heartbeat the other
+ * scheduler; standing by, take over once the active one has been silent for
+ * failure_ms (5 s more while none was ever heard: it may be slow to start);
+ * unconfirmed, reach for the other address. */
 static void on_link_timer(struct sym_loop_timer *t, void *ctx)
 {
 	(void)t;
@@ -2085,6 +2093,9 @@ static void on_link_timer(struct sym_loop_timer *t, void *ctx)
 		open_link(s);
 		return;
 	}
+	for (int k = 0; k < 2; k++)
+		if (s->link[k].conn && s->link[k].up)
+			link_beat(s, k);
 	if (!s->confirmed)
 		open_link(s);
 }
@@ -2217,9 +2228,6 @@ static void on_beat(struct sym_loop_timer *t, void *ctx)
 	(void)t;
 	struct schedd *s = ctx;
 	check_stall(s);
-	for (int k = 0; k < 2 && !s->standby; k++)
-		if (s->link[k].conn && s->link[k].up)
-			link_beat(s, k);
 	struct sym_msg h = { .type = SYM_MSG_HEARTBEAT };
 	h.u.heartbeat.seq = (uint64_t)sym_monotonic_ns();
 	for (int f = 0; f < s->c->nfrontends; f++)
