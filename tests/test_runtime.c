@@ -1069,11 +1069,16 @@ static void test_http_flood(void **state)
 {
 	(void)state;
 	enum { N = 1024 * 1024, PAD = 8, CLIENTS = 6 };
+	/* under ThreadSanitizer (SYM_TEST_TIMING=loose) a body takes seconds to decode: there the
+	 * silence allowed and the deadline are longer, the races are what that build checks */
+	bool loose = low_load_bad_allowed > 0;
 	config_replace("\"heartbeat_ms\": 10,", "\"heartbeat_ms\": 2,");
 	config_replace("\"failure_ms\": 50, \"pool_slots\": 512, \"input_max\": 4096, \"input_bytes\": 1000,",
-		       "\"failure_ms\": 1000, \"pool_slots\": 16, \"input_max\": 1048576, \"input_bytes\": 1048576,");
+		       loose ? "\"failure_ms\": 10000, \"pool_slots\": 16, \"input_max\": 1048576, \"input_bytes\": 1048576,"
+			     : "\"failure_ms\": 1000, \"pool_slots\": 16, \"input_max\": 1048576, \"input_bytes\": 1048576,");
 	config_replace("\"http_body_max\": 65536", "\"http_body_max\": 8650752");
-	config_replace("\"late_status\": 504", "\"late_status\": 200");
+	config_replace("\"deadline_max_ms\": 1000, \"late_status\": 504",
+		       loose ? "\"deadline_max_ms\": 30000, \"late_status\": 200" : "\"deadline_max_ms\": 1000, \"late_status\": 200");
 	char *s = malloc((size_t)N * PAD + 512);
 	assert_non_null(s);
 	int o = sprintf(s, "{\"inputs\": [{\"name\": \"INPUT0\", \"datatype\": \"UINT8\", \"shape\": [%d], \"data\": [", N);
@@ -1095,9 +1100,9 @@ static void test_http_flood(void **state)
 	char cmd[1600];
 	snprintf(cmd, sizeof(cmd),
 		 "cd '%s' && for k in $(seq %d); do (end=$(($(date +%%s) + 5)); while [ $(date +%%s) -lt $end ]; do "
-		 "curl -sS -m 20 -o - -w ' HTTP%%{http_code}\\n' -H 'Expect:' -H 'Symphony-Deadline-Ms: 1000' "
+		 "curl -sS -m 60 -o - -w ' HTTP%%{http_code}\\n' -H 'Expect:' -H 'Symphony-Deadline-Ms: %d' "
 		 "--data-binary @flood.json 'http://127.0.0.1:%d/v2/models/m/infer'; done > flood$k.txt 2>&1) & done; wait",
-		 dir, CLIENTS, http_port(1));
+		 dir, CLIENTS, loose ? 30000 : 1000, http_port(1));
 	assert_int_equal(system(cmd), 0);
 	char want[200];
 	snprintf(want, sizeof(want), "\"data\":[%llu]}]", (unsigned long long)expected_digest_n(3, N));
@@ -1115,7 +1120,7 @@ static void test_http_flood(void **state)
 		"scheduler is unreachable'; frontend 0 lost schedd %d times\n", all, o, ok, right, unreachable, lost);
 	assert_int_equal(unreachable, 0);
 	assert_int_equal(lost, 0);
-	assert_true(all >= 2 * CLIENTS);
+	assert_true(all >= (loose ? CLIENTS : 2 * CLIENTS));
 	assert_int_equal(ok, all);
 	assert_int_equal(right, all);
 	assert_int_equal(cluster_stop(&c), 0);
@@ -1779,6 +1784,236 @@ static void test_failover_hung(void **state)
 	passed = true;
 }
 
+/* The spans a scheduler's JSON (name) says it was the confirmed active one: into from/to
+ * (CLOCK_MONOTONIC seconds), at most max; returns how many. */
+static int active_spans(const char *name, double *from, double *to, int max)
+{
+	cJSON *j = load_json(name);
+	const cJSON *fe = cJSON_GetObjectItemCaseSensitive(j, "fencing");
+	const cJSON *sp = cJSON_GetObjectItemCaseSensitive(fe, "active_spans_s");
+	assert_true(cJSON_IsArray(sp));
+	int n = 0;
+	const cJSON *x;
+	cJSON_ArrayForEach(x, sp) {
+		assert_true(n < max);
+		from[n] = cJSON_GetArrayItem(x, 0)->valuedouble;
+		to[n++] = cJSON_GetArrayItem(x, 1)->valuedouble;
+	}
+	cJSON_Delete(j);
+	return n;
+}
+
+/* Issue 28's split brain, fenced: under load, the active scheduler hangs (SIGSTOP) for 3 s; the
+ * standby takes over (term 2) and the frontends and backends register with it; the old one goes
+ * on (SIGCONT), finds it stalled, learns term 2 from the new one and steps down. Then a routine
+ * restart of backend 3 and frontend 1 (SIGTERM, started again): they try the old scheduler's
+ * address first, are refused (it stands by) and register with the new one; the old one takes
+ * no registration after it resumed. Never two active schedulers: polling both schedulers'
+ * symphony_scheduler_active every 50 ms (the new one first) never finds both 1, and the spans
+ * each one's JSON gives of being the confirmed active one (on the host's monotonic clock) do
+ * not overlap. Every request is answered exactly once, and the frontends end at term 2. */
+static void test_failover_fencing(void **state)
+{
+	(void)state;
+	struct cluster c;
+	pid_t standby = cluster_start_with_standby(&c);
+	pid_t old = c.schedd;
+	/* both schedulers' symphony_scheduler_active, the standby's (HTTP at http_base + 511) first */
+	char cmd[1600];
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && (while [ ! -e poll.stop ]; do "
+		 "b=$(curl -s -m 0.3 http://127.0.0.1:%d/metrics | sed -n 's/^symphony_scheduler_active //p'); "
+		 "a=$(curl -s -m 0.3 http://127.0.0.1:%d/metrics | sed -n 's/^symphony_scheduler_active //p'); "
+		 "echo \"new=${b:--} old=${a:--}\" >> active.txt; sleep 0.05; done) > /dev/null 2>&1 &",
+		 dir, http_port(511), http_port(0));
+	assert_int_equal(system(cmd), 0);
+	pid_t lg = loadgen_start("fenced.json", "300", "8");
+	sleep_ms(1500);
+	kill(old, SIGSTOP);
+	double stopped = now_s();
+	assert_int_equal(wait_log("standby.log", "took over:", 1), 1);
+	double hold = 3 - (now_s() - stopped);
+	if (hold > 0)
+		sleep_ms((int)(hold * 1000));
+	int old_registered = count_in("schedd.log", "registered");
+	kill(old, SIGCONT);
+	assert_int_equal(wait_log("schedd.log", "stepping down: the scheduler at", 1), 1);
+	/* a routine restart of backend 3 and frontend 1 */
+	kill(c.be[3], SIGTERM);
+	assert_int_equal(wait_for(c.be[3], 12), 0);
+	const char *ba[] = { "backend", cfg, "--id", "3", NULL };
+	c.be[3] = running.be[3] = spawn("backend3.log", ba);
+	kill(c.fe[1], SIGTERM);
+	assert_int_equal(wait_for(c.fe[1], 12), 0);
+	const char *fa[] = { "frontend", cfg, "--id", "1", NULL };
+	c.fe[1] = running.fe[1] = spawn("frontend1.log", fa);
+	assert_int_equal(wait_log("standby.log", "backend 3 (a100) registered", 2), 2);
+	assert_int_equal(wait_log("standby.log", "frontend 1 registered", 2), 2);
+	int st = wait_for(lg, 40);
+	assert_int_equal(curl("m0", "GET", 1, "/metrics", ""), 200);
+	assert_int_equal(count_in("m0", "symphony_frontend_scheduler_term{frontend=\"0\"} 2"), 1);
+	assert_int_equal(curl("m1", "GET", 2, "/metrics", ""), 200);
+	assert_int_equal(count_in("m1", "symphony_frontend_scheduler_term{frontend=\"1\"} 2"), 1);
+	write_file("poll.stop", "", 0);
+	/* the old one (standing by) first, then the cluster with the new one as its scheduler */
+	kill(old, SIGTERM);
+	assert_int_equal(wait_for(old, 12), 0);
+	c.schedd = running.schedd = standby;
+	int sst = cluster_stop(&c);
+	sleep_ms(400); /* the poller's last round */
+	assert_int_equal(st, 0);
+	assert_int_equal(sst, 0);
+	/* the old one: no registration after it resumed, one step-down, term 2 */
+	assert_int_equal(count_in("schedd.log", "registered"), old_registered);
+	assert_int_equal(count_in("schedd.log", "stepping down"), 1);
+	assert_true(count_in("backend3.log", "scheduler lost") >= 1);
+	cJSON *a = load_json("schedd.json"), *b = load_json("standby.json");
+	assert_int_equal((int)num(a, "fencing.term"), 2);
+	assert_int_equal((int)num(a, "fencing.step_downs"), 1);
+	assert_int_equal((int)num(b, "fencing.term"), 2);
+	assert_int_equal((int)num(b, "fencing.takeovers"), 1);
+	assert_int_equal((int)num(b, "fencing.step_downs"), 0);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	double af[16], at[16], bf[16], bt[16];
+	int na = active_spans("schedd.json", af, at, 16), nb = active_spans("standby.json", bf, bt, 16);
+	/* the old one: from its start until it stalled; the new one: from its confirmation after the
+	 * takeover until it stopped (more spans where a slow machine stalls a loop for failure_ms / 2:
+	 * each a scheduler that unconfirmed itself and confirmed itself again through the other) */
+	assert_true(na >= 1 && nb >= 1);
+	for (int i = 0; i < na; i++)
+		for (int k = 0; k < nb; k++)
+			if (!(at[i] <= bf[k] || bt[k] <= af[i]))
+				fail_msg("two active schedulers: the old one from %.6f to %.6f s, the new one from %.6f to %.6f s",
+					 af[i], at[i], bf[k], bt[k]);
+	int both = count_in("active.txt", "new=1 old=1"), newly = count_in("active.txt", "new=1 old="),
+	    olds = count_in("active.txt", "new=0 old=1");
+	fprintf(stderr, "fencing: the old scheduler active %.3f s to %.3f s, the new one from %.3f s (gap %.0f ms); "
+		"polls: %d with the old one active, %d with the new one, %d with both\n", 0.0, at[na - 1] - af[0],
+		bf[0] - af[0], 1e3 * (bf[0] - at[na - 1]), olds, newly, both);
+	assert_int_equal(both, 0);
+	assert_true(olds > 0 && newly > 0);
+	cJSON *j = assert_exactly_once("fenced.json");
+	cJSON_Delete(j);
+	passed = getenv("SYM_TEST_KEEP") == NULL;
+}
+
+/* Sends m (no plan inputs, no hello models) with `term` on a fake peer's connection. */
+static void fake_send(struct sym_fab_conn *conn, struct sym_msg *m, uint32_t term)
+{
+	uint8_t buf[256];
+	m->term = term;
+	size_t n = sym_wire_encode(m, NULL, NULL, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_int_equal(sym_fab_send(conn, buf, n), 0);
+}
+
+/* The term a frontend or backend carries, both ways. (1) Frontend 0 alone, its scheduler a fake
+ * (this test, on schedd's address): the frontend says hello with term 0, takes a status of term
+ * 2, then refuses one of term 1: it sends a heartbeat with term 2, closes the connection, logs it
+ * once and counts it (symphony_frontend_stale_scheduler_messages_total 1), and says hello again
+ * with term 2. (2) A cluster whose standby address has no scheduler: a fake frontend's hello
+ * saying term 7 makes schedd step down (it closes every peer); standing by, it finds nobody at
+ * the other address for failure_ms and 5 s (it never heard an active one), takes over with term
+ * 8, confirms itself (nobody there), and the frontends and backends register again and are served
+ * at term 8. */
+static void test_fencing_terms(void **state)
+{
+	(void)state;
+	char err[512];
+	uint8_t key[SYM_FAB_SECRET_BYTES];
+	assert_int_equal(sym_secret_load(secret, key, err, sizeof(err)), 0);
+	struct sym_fab *f;
+	assert_int_equal(sym_fab_open(&f, &(struct sym_fab_cfg){ .provider = "tcp", .secret = key }, err, sizeof(err)), 0);
+	assert_int_equal(sym_fab_listen(f, "127.0.0.1", port, err, sizeof(err)), 0);
+	const char *fa[] = { "frontend", cfg, "--id", "0", NULL };
+	pid_t fe = spawn("frontend0.log", fa);
+	uint32_t hello_terms[2] = { 99, 99 }, beat_term = 99;
+	int hellos = 0, closed = 0;
+	struct sym_fab_conn *conn = NULL;
+	double end = now_s() + 10;
+	while (now_s() < end && hellos < 2) {
+		struct sym_fab_event ev[8];
+		int n = sym_fab_poll(f, ev, 8);
+		for (int i = 0; i < n; i++) {
+			struct sym_msg m;
+			if (ev[i].type == SYM_FAB_ACCEPTED)
+				conn = ev[i].conn;
+			if (ev[i].type == SYM_FAB_CLOSED) {
+				closed++;
+				sym_fab_close(ev[i].conn);
+				conn = NULL;
+				continue;
+			}
+			if (ev[i].type != SYM_FAB_MSG || sym_wire_decode(ev[i].data, ev[i].len, &m, err, sizeof(err)) <= 0)
+				continue;
+			if (m.type == SYM_MSG_HELLO) {
+				hello_terms[hellos++] = m.term;
+				if (hellos == 1) { /* term 2, then term 1 */
+					struct sym_msg st = { .type = SYM_MSG_STATUS };
+					st.u.status.gpus_online = 1;
+					st.u.status.gpus_max = 4;
+					fake_send(ev[i].conn, &st, 2);
+					fake_send(ev[i].conn, &st, 1);
+				}
+			}
+			if (m.type == SYM_MSG_HEARTBEAT && hellos == 1 && m.term == 2)
+				beat_term = m.term; /* the refusal's (its regular ones before the status carry 0) */
+		}
+		if (!n)
+			sym_fab_wait(f, 10);
+	}
+	assert_int_equal(hellos, 2);
+	assert_int_equal(hello_terms[0], 0);
+	assert_int_equal(beat_term, 2); /* the refusal tells the stale scheduler the term seen */
+	assert_true(closed >= 1);
+	assert_int_equal(hello_terms[1], 2); /* remembered */
+	assert_int_equal(curl("m", "GET", 1, "/metrics", ""), 200);
+	assert_int_equal(count_in("m", "symphony_frontend_stale_scheduler_messages_total{frontend=\"0\"} 1"), 1);
+	assert_int_equal(count_in("m", "symphony_frontend_scheduler_term{frontend=\"0\"} 2"), 1);
+	assert_int_equal(count_in("frontend0.log", "refused a status message of scheduler term 1"), 1);
+	kill(fe, SIGKILL);
+	waitpid(fe, NULL, 0);
+	if (conn)
+		sym_fab_close(conn);
+	sym_fab_destroy(f);
+
+	/* (2) a schedd told of a higher term by a frontend */
+	char sched2[200];
+	snprintf(sched2, sizeof(sched2), "\"schedd\": [\"127.0.0.1:%s\", \"127.0.0.1:%d\"], \"failure_ms\": 300,", port,
+		 atoi(port) + 2 * NFE + 1);
+	config_replace("\"failure_ms\": 50,", sched2);
+	struct cluster c;
+	cluster_start(&c);
+	assert_int_equal(count_in("schedd.log", "confirmed as the active scheduler, term 1 (no scheduler answers"), 1);
+	struct sym_msg h = { .type = SYM_MSG_HELLO, .term = 7 };
+	h.u.hello.role = SYM_ROLE_FRONTEND;
+	h.u.hello.id = 0;
+	uint8_t hb[64];
+	size_t hl = sym_wire_encode(&h, NULL, NULL, hb, sizeof(hb));
+	assert_true(hl > 0);
+	struct fake r = fake_peer(port, key, hb, hl, 0);
+	assert_true(r.connected && r.closed);
+	assert_int_equal(wait_log("schedd.log", "stepping down: a frontend's hello says it has seen term 7", 1), 1);
+	assert_int_equal(wait_log("schedd.log", "taking over as the active scheduler with term 8", 1), 1);
+	assert_int_equal(wait_log("schedd.log", "took over:", 1), 1);
+	pid_t lg = loadgen_start("terms.json", "200", "1");
+	int st = wait_for(lg, 30);
+	assert_int_equal(curl("m", "GET", 1, "/metrics", ""), 200);
+	assert_int_equal(count_in("m", "symphony_frontend_scheduler_term{frontend=\"0\"} 8"), 1);
+	assert_int_equal(cluster_stop(&c), 0);
+	assert_int_equal(st, 0);
+	cJSON *j = assert_exactly_once("terms.json");
+	assert_true(num(j, "served") > 0);
+	cJSON_Delete(j);
+	cJSON *s = load_json("schedd.json");
+	assert_int_equal((int)num(s, "fencing.term"), 8);
+	assert_int_equal((int)num(s, "fencing.step_downs"), 1);
+	assert_int_equal((int)num(s, "fencing.takeovers"), 1);
+	cJSON_Delete(s);
+	passed = true;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -1806,6 +2041,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_schedd_sigterm, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_failover, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_failover_hung, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_failover_fencing, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_fencing_terms, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_partial_frontends, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_epochs, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_autoscale, setup, teardown_dir),
