@@ -733,8 +733,8 @@ static void on_connect_timer(struct sym_loop_timer *t, void *ctx)
 				    sizeof(err)))
 			sym_rt_log(be->who, "frontend %d: %s", i, err);
 	/* an attempt unanswered (a scheduler that does not run, SIGSTOP, never answers): the other one */
-	if (be->schedd && !be->schedd_up && sym_monotonic_ns() - be->schedd_tried > sym_rt_schedd_silence(c)) {
-		snprintf(err, sizeof(err), "no answer in %.0f ms", (double)sym_rt_schedd_silence(c) / 1e6);
+	if (be->schedd && !be->schedd_up && sym_monotonic_ns() - be->schedd_tried > sym_rt_connect_timeout(c)) {
+		snprintf(err, sizeof(err), "no answer in %.0f ms", (double)sym_rt_connect_timeout(c) / 1e6);
 		schedd_lost(be, err);
 		return;
 	}

@@ -120,6 +120,7 @@ struct frontend {
 	uint32_t term;
 	uint64_t stale_msgs;
 	struct sym_rt_ratelog term_log;
+	sym_time beat_sent; /* our last heartbeat to schedd */
 	sym_time *slo;
 	struct sym_http *http;
 	struct fe_model *ms;
@@ -670,7 +671,7 @@ static void on_connect_timer(struct sym_loop_timer *t, void *ctx)
 	if (f->schedd && !f->schedd_up) {
 		/* an attempt unanswered (a scheduler that does not run, SIGSTOP, never answers): the other one */
 		snprintf(err, sizeof(err), "no answer from %s in %.0f ms", f->schedd_addr,
-			 (double)sym_rt_schedd_silence(f->c) / 1e6);
+			 (double)sym_rt_connect_timeout(f->c) / 1e6);
 		schedd_lost(f, err);
 		return;
 	}
@@ -685,7 +686,7 @@ static void on_connect_timer(struct sym_loop_timer *t, void *ctx)
 		sym_loop_timer_set(t, sym_monotonic_ns() + RECONNECT, 0);
 		return;
 	}
-	sym_loop_timer_set(t, sym_monotonic_ns() + sym_rt_schedd_silence(f->c), 0); /* its deadline */
+	sym_loop_timer_set(t, sym_monotonic_ns() + sym_rt_connect_timeout(f->c), 0); /* its deadline */
 }
 
 static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
@@ -698,6 +699,19 @@ static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
 	if (sym_rt_beat(f->who, f->c, f->schedd, f->id, f->term, &f->beat_seq, f->schedd_heard, sym_loop_fab_time(f->loop),
 			why, sizeof(why)))
 		schedd_lost(f, why);
+	else
+		f->beat_sent = sym_monotonic_ns();
+}
+
+/* After each HTTP body decoded: our heartbeat, when one is due. One turn of
+ * the loop may decode several large bodies (libmicrohttpd finishes every
+ * request ready), and the timer's heartbeat comes only at the turn's end. */
+static void beat_if_due(struct frontend *f)
+{
+	sym_time now = sym_monotonic_ns();
+	if (f->schedd_up && now - f->beat_sent >= sym_ms(f->c->heartbeat_ms) &&
+	    !sym_rt_heartbeat(f->who, f->schedd, f->id, f->term, &f->beat_seq))
+		f->beat_sent = now;
 }
 
 /* ---- HTTP: the KServe v2 API and /metrics ---- */
@@ -813,6 +827,7 @@ static void http_infer(struct frontend *f, struct sym_http_req *r, int model)
 	if (hd && !*hd)
 		hd = "(empty)"; /* present but empty: malformed, not absent */
 	int rc = sym_kserve_decode(body, len, jl, m, f->pool + (size_t)i * f->c->input_max, &s->q, err, sizeof(err));
+	beat_if_due(f);
 	if (!rc && hd && parse_ms(hd, &dl))
 		rc = -EINVAL, snprintf(err, sizeof(err), "header Symphony-Deadline-Ms: expected a positive number of "
 							  "milliseconds, got '%s'", hd);

@@ -116,6 +116,16 @@ static inline sym_time sym_rt_schedd_silence(const struct sym_cluster *c)
 	return t > 500 * SYM_MS ? t : 500 * SYM_MS;
 }
 
+/* How long a frontend or backend waits for an attempt to reach schedd (to
+ * connect and authenticate) before it gives it up and tries the other
+ * address: sym_rt_schedd_silence, and at least 5 s (a loaded machine may take
+ * a second; a stopped process, SIGSTOP, never answers). */
+static inline sym_time sym_rt_connect_timeout(const struct sym_cluster *c)
+{
+	sym_time t = sym_rt_schedd_silence(c);
+	return t > 5 * SYM_S ? t : 5 * SYM_S;
+}
+
 /* How often schedd heartbeats each registered frontend and backend, on its
  * own timer: every heartbeat_ms, or failure_ms / 8 when that is longer (a
  * peer gives schedd up after sym_rt_schedd_silence, at least 16 of them). */

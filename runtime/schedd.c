@@ -1864,7 +1864,7 @@ static void saw_term(struct schedd *s, uint32_t term, const char *why)
  * address at once): the frontends and backends, having lost the old one,
  * register with it (they try the two addresses in turn), and the frontends
  * send again the requests they hold. */
-static void take_over(struct schedd *s, const char *why)
+static void take_over(struct schedd *s, const char *why, bool nobody)
 {
 	sym_time now = sym_monotonic_ns();
 	const struct sym_hostport *o = other_addr(s);
@@ -1874,12 +1874,16 @@ static void take_over(struct schedd *s, const char *why)
 	s->detect_ms = (double)(now - s->watch_heard) / 1e6;
 	s->registered_ms = 0;
 	s->term++;
-	sym_rt_log(WHO, "taking over as the active scheduler with term %u: the active one %s (last heard %.1f ms ago); "
-		   "checking with %s:%s before taking frontends and backends", s->term, why, s->detect_ms, o->host, o->port);
+	sym_rt_log(WHO, "taking over as the active scheduler with term %u: the active one %s (last heard %.1f ms ago)%s%s%s%s",
+		   s->term, why, s->detect_ms, nobody ? "" : "; checking with ", nobody ? "" : o->host, nobody ? "" : ":",
+		   nobody ? "" : o->port);
 	close_links(s);
 	set_confirmed(s, false, NULL);
 	s->watch_tried = 0;
-	open_link(s);
+	if (nobody) /* our attempt at the other address, just now, found nobody: what a probe would find */
+		set_confirmed(s, true, "nobody answers at the other address");
+	else
+		open_link(s);
 }
 
 /* After a takeover: once every configured frontend and backend has registered. */
@@ -2029,7 +2033,7 @@ static void link_closed(struct schedd *s, int k, bool no_answer, const char *why
 	if (k == 0 && no_answer && s->watch_lost && s->watch_ever) {
 		snprintf(msg, sizeof(msg), "closed its connection and does not answer at %.100s:%s any more (%.200s)", o->host,
 			 o->port, why);
-		take_over(s, msg);
+		take_over(s, msg, true);
 	}
 }
 
@@ -2044,12 +2048,17 @@ static void link_accepted(struct schedd *s, struct sym_fab_conn *conn, struct li
 	on_link_msg(s, 1, m);
 }
 
-/* Standing by, or acting as the active one and unconfirmed: reach for the
- * other address when no link is there (at most every 100 ms). */
+/* Reach for the other address when no link is there: standing by, or acting
+ * as the active one and unconfirmed, at most every 100 ms; confirmed, every
+ * second. */
 static void open_link(struct schedd *s)
 {
 	sym_time now = sym_monotonic_ns();
 	if (!s->c->has_standby || s->link[0].conn || s->link[1].conn || now - s->watch_tried < 100 * SYM_MS)
+		return;
+	/* acting as the active one, confirmed and alone: once a second, so that a scheduler that
+	 * thinks itself active too (it found nobody here on a loaded machine) hears our term */
+	if (!s->standby && s->confirmed && now - s->watch_tried < SYM_S)
 		return;
 	s->watch_tried = now;
 	const struct sym_hostport *o = other_addr(s);
@@ -2087,7 +2096,7 @@ static void on_link_timer(struct sym_loop_timer *t, void *ctx)
 		if (now - s->watch_heard > s->failure_ns + (s->watch_ever ? 0 : 5 * SYM_S)) {
 			char why[96];
 			snprintf(why, sizeof(why), "was silent for %.1f ms", (double)(now - s->watch_heard) / 1e6);
-			take_over(s, why);
+			take_over(s, why, false);
 			return;
 		}
 		open_link(s);
@@ -2096,8 +2105,7 @@ static void on_link_timer(struct sym_loop_timer *t, void *ctx)
 	for (int k = 0; k < 2; k++)
 		if (s->link[k].conn && s->link[k].up)
 			link_beat(s, k);
-	if (!s->confirmed)
-		open_link(s);
+	open_link(s); /* unconfirmed: to confirm; confirmed with no standby: once a second */
 }
 
 /* Our link (k = 0). */
