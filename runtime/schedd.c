@@ -1189,11 +1189,13 @@ static void interval_roll(struct schedd *s, sym_time now)
 	if (now < s->iv_start + s->iv_len)
 		return;
 	double secs = (double)(now - s->iv_start) / 1e9;
-	sym_autoscale_advice(s->iv_good, s->iv_bad, s->iv_busy_s, secs, gpus_online(s), s->c->exp.advice_threshold,
-			     &s->advice);
+	/* (at least 1, as sym_autoscale_advice asks: a standby, or a cluster with no GPU serving, has 0) */
+	int online = gpus_online(s);
+	sym_autoscale_advice(s->iv_good, s->iv_bad, s->iv_busy_s, secs, online > 0 ? online : 1,
+			     s->c->exp.advice_threshold, &s->advice);
 	for (int j = 0; s->iv_part && j < s->nsub; j++) {
 		struct iv_part *x = &s->iv_part[j];
-		int online = 0;
+		online = 0;
 		for (int g = 0; g < s->c->backends_max; g++)
 			online += s->sc.gpu_part[g] == j && gpu_serving(s, g);
 		sym_autoscale_advice(x->good, x->bad, x->busy_s, secs, online > 0 ? online : 1, s->c->exp.advice_threshold,
@@ -1756,7 +1758,7 @@ static void set_confirmed(struct schedd *s, bool on, const char *why)
 /* Called whenever the loop runs: a gap longer than failure_ms / 2 since the
  * last call means this process stalled, and the other scheduler may have
  * taken over meanwhile (active), or our silence count of the active one
- * includes time we could not hear it (standing by). */
+ * would include time we could not hear it (standing by: not counted). */
 static void check_stall(struct schedd *s)
 {
 	sym_time now = sym_monotonic_ns(), last = s->alive_at, gap = now - last;
@@ -1771,9 +1773,9 @@ static void check_stall(struct schedd *s)
 		set_confirmed_until(s, false, s->confirmed ? why : NULL, last);
 		return;
 	}
-	s->watch_heard = now;
-	sym_rt_log_limited(&s->stall_log, WHO, "standing by: this scheduler did not run for %.1f ms; counting the active "
-			   "one's silence afresh", (double)gap / 1e6);
+	s->watch_heard += gap; /* (it is at most `last`) */
+	sym_rt_log_limited(&s->stall_log, WHO, "standing by: this scheduler did not run for %.1f ms; that time does not "
+			   "count as the active one's silence", (double)gap / 1e6);
 }
 
 static void open_link(struct schedd *s);
@@ -1838,7 +1840,9 @@ static void step_down(struct schedd *s, uint32_t term, const char *why)
 	s->step_downs++;
 	fence_peers(s);
 	close_links(s);
-	s->watch_ever = s->watch_lost = false;
+	/* as if it had watched an active one and lost it: no start-up grace, and an attempt at the other
+	 * address that finds nobody makes it take over (with a term above the one it was told of) */
+	s->watch_ever = s->watch_lost = true;
 	s->watch_heard = sym_monotonic_ns();
 	s->watch_tried = 0;
 	open_link(s);
