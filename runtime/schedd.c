@@ -1924,9 +1924,10 @@ static void link_beat(struct schedd *s, int k)
 	sd_send(s, s->link[k].conn, &h, NULL, NULL);
 }
 
-/* The other scheduler's hello (hello) or heartbeat (seq) on link k: it acts
- * as the active one (role SCHEDD) or stands by, with term. */
-static void meet(struct schedd *s, int k, int role, uint32_t term, uint64_t seq, bool hello)
+/* The other scheduler's hello (hello; first: on the only link, not a second
+ * one) or heartbeat (seq) on link k: it acts as the active one (role SCHEDD)
+ * or stands by, with term. */
+static void meet(struct schedd *s, int k, int role, uint32_t term, uint64_t seq, bool hello, bool first)
 {
 	const struct sym_hostport *o = other_addr(s);
 	sym_time now = sym_monotonic_ns();
@@ -1964,7 +1965,7 @@ static void meet(struct schedd *s, int k, int role, uint32_t term, uint64_t seq,
 		s->term = term + 1;
 	}
 	if (hello) {
-		if (!s->o->quiet)
+		if (first && !s->o->quiet)
 			sym_rt_log(WHO, "the standby scheduler is watching (term %u)", s->term);
 		link_beat(s, k); /* sent back, it confirms us */
 		return;
@@ -2000,11 +2001,15 @@ static void on_link_msg(struct schedd *s, int k, const struct sym_msg *m)
 		ln->role = role;
 		if (k == 1)
 			link_hello(s, 1); /* ours, in answer */
-		meet(s, k, role, m->term, 0, true);
+		bool again = s->link[1 - k].conn && s->link[1 - k].role;
+		if (again) /* each opened one: both sides keep the one the first address opened */
+			close_link(s, s->me == 0 ? 1 : 0);
+		if (s->link[k].conn)
+			meet(s, k, role, m->term, 0, true, !again);
 		return;
 	}
 	if (m->type == SYM_MSG_HEARTBEAT && ln->role) {
-		meet(s, k, ln->role, m->term, m->u.heartbeat.seq, false);
+		meet(s, k, ln->role, m->term, m->u.heartbeat.seq, false, false);
 		return;
 	}
 	snprintf(why, sizeof(why), "unexpected %s message", sym_wire_type_name(m->type));

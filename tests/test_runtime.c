@@ -147,6 +147,7 @@ static int wait_for(pid_t pid, double timeout_s)
 
 static struct cluster running;  /* the last cluster started, stopped by the teardown when a test failed */
 static bool is_running;
+static pid_t standby_pid = -1;  /* a standby scheduler not (yet) in `running`: killed by the teardown */
 static int cluster_stop(struct cluster *c);
 
 static void cluster_start(struct cluster *c)
@@ -302,6 +303,11 @@ static int teardown_dir(void **state)
 	(void)state;
 	if (is_running)
 		cluster_stop(&running);
+	if (standby_pid > 0) { /* a failed test's standby, which would hold its port in the next test */
+		kill(standby_pid, SIGKILL);
+		waitpid(standby_pid, NULL, 0);
+	}
+	standby_pid = -1;
 	if (!passed) {
 		fprintf(stderr, "logs kept in %s\n", dir);
 		return 0;
@@ -1404,7 +1410,7 @@ static pid_t cluster_start_with_standby(struct cluster *c)
 	char sjson[400];
 	snprintf(sjson, sizeof(sjson), "%s/standby.json", dir);
 	const char *sa[] = { "schedd", cfg, "--standby", "--json", sjson, NULL };
-	pid_t standby = spawn("standby.log", sa);
+	pid_t standby = standby_pid = spawn("standby.log", sa);
 	assert_int_equal(wait_log("schedd.log", "the standby scheduler is watching", 1), 1);
 	return standby;
 }
@@ -1714,6 +1720,7 @@ static void test_failover(void **state)
 	waitpid(c.schedd, NULL, 0);
 	c.schedd = standby;
 	running.schedd = standby;
+	standby_pid = -1;
 	assert_int_equal(wait_log("standby.log", "took over:", 1), 1);
 	int st = wait_for(lg, 40);
 	int sst = cluster_stop(&c);
@@ -1796,6 +1803,7 @@ static void test_failover_hung(void **state)
 	kill(old, SIGKILL);
 	waitpid(old, NULL, 0);
 	c.schedd = running.schedd = standby;
+	standby_pid = -1;
 	int st = wait_for(lg, 40);
 	int sst = cluster_stop(&c);
 	assert_int_equal(st, 0);
@@ -1888,6 +1896,7 @@ static void test_failover_fencing(void **state)
 	kill(old, SIGTERM);
 	assert_int_equal(wait_for(old, 12), 0);
 	c.schedd = running.schedd = standby;
+	standby_pid = -1;
 	int sst = cluster_stop(&c);
 	sleep_ms(400); /* the poller's last round */
 	assert_int_equal(st, 0);
