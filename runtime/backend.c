@@ -85,6 +85,10 @@ struct backend {
 	int maxb;
 	struct sym_fab_conn *schedd;
 	bool schedd_up, hello_sent;
+	/* fencing (wire.h): the highest scheduler term seen, and the messages refused for a lower one */
+	uint32_t term;
+	uint64_t stale_msgs;
+	struct sym_rt_ratelog term_log;
 	struct sym_fab_conn **fe;
 	bool *fe_up;
 	uint64_t *fe_key; /* per frontend: the key it granted this connection (0: none yet) */
@@ -110,6 +114,7 @@ struct backend {
 	bool leaving, bye_acked;
 	sym_time schedd_heard;  /* the last message from schedd */
 	sym_time schedd_since;  /* when the connection to schedd came up */
+	sym_time schedd_tried;  /* when the last attempt to reach it began */
 	unsigned schedd_try;    /* connection attempts: even the active scheduler, odd its standby */
 	struct sym_loop_timer *leave_t;
 	/* models on the GPU (symphony-centralized-orchestration.md Section 4.7):
@@ -133,6 +138,13 @@ struct backend {
 	uint64_t loads, unloads, load_failures;
 	double load_s;
 };
+
+/* A message to schedd, carrying the highest term we have seen. */
+static int to_schedd(struct backend *be, struct sym_msg *m, const uint16_t *models)
+{
+	m->term = be->term;
+	return sym_rt_send(be->who, be->schedd, m, NULL, models);
+}
 
 static void *exec_thread(void *arg)
 {
@@ -261,7 +273,7 @@ static void on_load_done(struct sym_loop_io *io, uint32_t events, void *ctx)
 		m.u.loaded.op = op.op;
 		m.u.loaded.status = op.op == SYM_WIRE_LOAD && be->lrc ? SYM_WIRE_BACKEND_FAILED : SYM_WIRE_OK;
 		m.u.loaded.took_ns = be->ltook < 0 ? 0 : be->ltook > 3600 * SYM_S ? 3600 * SYM_S : be->ltook;
-		sym_rt_send(be->who, be->schedd, &m, NULL, NULL);
+		to_schedd(be, &m, NULL);
 	}
 	maybe_load(be);
 }
@@ -304,7 +316,7 @@ static void send_hello(struct backend *be)
 	h.u.hello.id = (uint32_t)be->id;
 	snprintf(h.u.hello.kind, sizeof(h.u.hello.kind), "%s", e->kinds[be->kind].name);
 	h.u.hello.nmodels = n;
-	if (sym_rt_send(be->who, be->schedd, &h, NULL, models) == 0) {
+	if (to_schedd(be, &h, models) == 0) {
 		be->hello_sent = true;
 		be->schedd_heard = sym_monotonic_ns(); /* silence counts from here (the hello may come long after connecting) */
 		sym_loop_timer_set(be->beat_t, sym_monotonic_ns(), sym_ms(be->c->heartbeat_ms));
@@ -391,7 +403,7 @@ static void batch_done(struct backend *be, int status)
 		d.u.done.status = (uint8_t)status;
 		d.u.done.ran_ns = status == SYM_WIRE_REJECTED || b->ended < b->began ? 0 : b->ended - b->began;
 		d.u.done.ago_ns = now > b->ended ? now - b->ended : 0;
-		sym_rt_send(be->who, be->schedd, &d, NULL, NULL);
+		to_schedd(be, &d, NULL);
 	}
 	int k = 0;
 	for (int i = 0; i < b->n; i++) {
@@ -591,7 +603,7 @@ static void drain(void *ctx)
 	struct sym_msg m = { .type = SYM_MSG_BYE };
 	m.u.bye.role = SYM_ROLE_BACKEND;
 	m.u.bye.id = (uint32_t)be->id;
-	if (!be->hello_sent || sym_rt_send(be->who, be->schedd, &m, NULL, NULL))
+	if (!be->hello_sent || to_schedd(be, &m, NULL))
 		be->bye_acked = true; /* not registered: no plan can come */
 	sym_loop_timer_set(be->leave_t, sym_monotonic_ns() + LEAVE_MAX, 0);
 	maybe_leave(be);
@@ -603,10 +615,23 @@ static void on_msg(struct backend *be, struct sym_fab_conn *conn, const uint8_t 
 	char why[200];
 	long n = sym_wire_decode(data, len, &m, why, sizeof(why));
 	bool from_schedd = conn == be->schedd;
+	if (from_schedd && n > 0 && (size_t)n == len) {
+		if (m.term < be->term) {
+			/* a scheduler replaced since (fencing): refused; it hears our term, and we reconnect */
+			be->stale_msgs++;
+			sym_rt_log_limited(&be->term_log, be->who, "refused a %s message of scheduler term %u: this backend has "
+					   "seen term %u; dropping the connection (a scheduler replaced since)",
+					   sym_wire_type_name(m.type), m.term, be->term);
+			sym_rt_heartbeat(be->who, be->schedd, be->id, be->term, &be->seq);
+			schedd_lost(be, "a scheduler of a past term");
+			return;
+		}
+		be->term = m.term;
+	}
 	if (from_schedd)
 		be->schedd_heard = sym_monotonic_ns();
 	if (n > 0 && (size_t)n == len && from_schedd && m.type == SYM_MSG_HEARTBEAT)
-		return; /* schedd is alive (it answers some of our heartbeats) */
+		return; /* schedd is alive (it heartbeats us on its own timer) */
 	if (n > 0 && (size_t)n == len && from_schedd && m.type == SYM_MSG_PLAN) {
 		on_plan(be, &m, sym_monotonic_ns());
 		return;
@@ -708,12 +733,19 @@ static void on_connect_timer(struct sym_loop_timer *t, void *ctx)
 						  &be->fe[i], err, sizeof(err)))
 			sym_rt_log(be->who, "frontend %d: %s", i, err);
 	}
+	/* an attempt unanswered (a scheduler that does not run, SIGSTOP, never answers): the other one */
+	if (be->schedd && !be->schedd_up && sym_monotonic_ns() - be->schedd_tried > sym_rt_connect_timeout(c)) {
+		snprintf(err, sizeof(err), "no answer in %.0f ms", (double)sym_rt_connect_timeout(c) / 1e6);
+		schedd_lost(be, err);
+		return;
+	}
 	/* the active scheduler, then its standby, in turn until one takes us */
 	bool standby = c->has_standby && be->schedd_try % 2;
 	const struct sym_hostport *to = standby ? &c->standby : &c->schedd;
 	const struct sym_fab_peer sd = { SYM_CRED_SCHEDD, standby ? 1 : 0 };
 	if (!be->schedd && !be->leaving) {
 		be->schedd_try++;
+		be->schedd_tried = sym_monotonic_ns();
 		if (sym_fab_connect(be->fab, to->host, to->port, &sd, &be->schedd, err, sizeof(err)))
 			sym_rt_log(be->who, "schedd: %s", err);
 	}
@@ -725,7 +757,8 @@ static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
 	(void)t;
 	struct backend *be = ctx;
 	char why[64];
-	if (sym_rt_beat(be->who, be->c, be->schedd, be->id, &be->seq, be->schedd_heard, why, sizeof(why)))
+	if (sym_rt_beat(be->who, be->c, be->schedd, be->id, be->term, &be->seq, be->schedd_heard,
+			sym_loop_fab_time(be->loop), why, sizeof(why)))
 		schedd_lost(be, why);
 }
 
@@ -787,6 +820,11 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	sym_prom_sample(b, "symphony_backend_models_loaded", l, (double)held);
 	sym_prom_family(b, "symphony_backend_scheduler_up", "gauge", "1 when the backend is registered with schedd");
 	sym_prom_sample(b, "symphony_backend_scheduler_up", l, be->schedd_up);
+	sym_prom_family(b, "symphony_backend_scheduler_term", "gauge", "The highest scheduler term the backend has seen");
+	sym_prom_sample(b, "symphony_backend_scheduler_term", l, be->term);
+	sym_prom_family(b, "symphony_backend_stale_scheduler_messages_total", "counter",
+			"Scheduler messages refused for a term below the highest seen (a scheduler replaced since)");
+	sym_prom_sample(b, "symphony_backend_stale_scheduler_messages_total", l, (double)be->stale_msgs);
 }
 
 static void on_http(void *ctx, struct sym_http_req *r)

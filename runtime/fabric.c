@@ -75,7 +75,6 @@
 #define MSG_MAX_LIMIT (16u << 20)
 #define AUTH_NS (1000 * 1000000LL) /* a peer has this long to authenticate */
 #define AUTH_PENDING_MAX 64        /* accepted connections still authenticating, at most */
-#define AUTH_PER_SOURCE 8          /* of them from one address */
 #define CONNREQ_BATCH 16           /* connection requests taken in one poll */
 #define HS_MAX SYM_HS_MAX
 #define SEAL 16                    /* crypto_aead_chacha20poly1305_IETF_ABYTES */
@@ -757,25 +756,23 @@ static bool pending_accept(const struct sym_fab_conn *c)
 	return !c->initiator && (c->state == ST_ACCEPTING || c->state == ST_AUTH);
 }
 
-/* Room for one more accepted connection from src to authenticate. Each
- * pending connection holds its buffers, so they are bounded: at most
- * AUTH_PER_SOURCE from one address and AUTH_PENDING_MAX in all. The newest
- * always gets in: past a bound, the oldest pending connection of src (or,
- * past the total, of the address holding the most) is closed for it. A
- * member's handshake takes a round trip or two, so a flood that holds its
- * connections open, even from the member's own address, cannot keep it
- * out; nor can many addresses, which each hold at most their share. */
-static void admit(struct sym_fab *f, const char *src)
+/* Room for one more accepted connection to authenticate. Each pending
+ * connection holds its buffers, so they are bounded: AUTH_PENDING_MAX in
+ * all. The newest always gets in: when all are taken, the oldest of the
+ * address holding the most is closed for it. A flood from a few addresses
+ * cannot keep a member of another address out (the flood loses its own),
+ * and one from the member's own address must open AUTH_PENDING_MAX
+ * connections within the member's round trip to push it out. (A cap per
+ * address would be no better there: it would push the member out after a
+ * handful.) */
+static void admit(struct sym_fab *f)
 {
-	int mine = 0;
-	for (struct sym_fab_conn *c = f->conns; c; c = c->next)
-		mine += pending_accept(c) && !strcmp(c->src, src);
-	if (mine < AUTH_PER_SOURCE && f->authing < AUTH_PENDING_MAX)
+	if (f->authing < AUTH_PENDING_MAX)
 		return;
 	struct sym_fab_conn *victim = NULL;
 	int most = 0;
 	for (struct sym_fab_conn *c = f->conns; c; c = c->next) {
-		if (!pending_accept(c) || (mine >= AUTH_PER_SOURCE && strcmp(c->src, src)))
+		if (!pending_accept(c))
 			continue;
 		int n = 0;
 		for (struct sym_fab_conn *d = f->conns; d; d = d->next)
@@ -786,8 +783,8 @@ static void admit(struct sym_fab *f, const char *src)
 		}
 	}
 	if (victim)
-		refuse(victim, SYM_FAB_REFUSE_FLOOD, "%s: refused: closed for a newer connection (%d from %s and %d in "
-		       "all were authenticating)", victim->peer, most, victim->src, f->authing);
+		refuse(victim, SYM_FAB_REFUSE_FLOOD, "%s: refused: closed for a newer connection (%d in all were "
+		       "authenticating, %d of them from %s)", victim->peer, f->authing, most, victim->src);
 }
 
 static void on_connreq(struct sym_fab *f, struct fi_info *info)
@@ -800,7 +797,7 @@ static void on_connreq(struct sym_fab *f, struct fi_info *info)
 	if (colon)
 		*colon = '\0';
 	if (f->auth)
-		admit(f, src);
+		admit(f);
 	struct sym_fab_conn *c;
 	if (conn_new(f, info, ST_ACCEPTING, peer, &c, NULL, 0))
 		return;

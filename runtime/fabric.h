@@ -82,11 +82,12 @@ struct sym_fab_cfg {
  * is closed: on our side of a connection we started, with a CLOSED event
  * saying why; on one we accepted, before the caller ever sees it. Every
  * refusal is counted by class (sym_fab_refusals). Accepted connections
- * still authenticating are bounded: at most 8 from one address and 64 in
- * all. The newest always gets in: past a bound, the oldest of its address
- * (or, past 64, of the address holding the most) is closed for it. A
- * member needs a round trip or two, so a flood of connections that never
- * authenticate, from its own address or many, cannot keep it out. */
+ * still authenticating are bounded: 64 in all. The newest always gets in:
+ * when all are taken, the oldest of the address holding the most is closed
+ * for it. A member needs a round trip or two, so a flood from other
+ * addresses cannot keep it out, and one from its own address must open 64
+ * connections within that time. A process takes at most 16 connection
+ * requests a poll. */
 #define SYM_FAB_ANY_ID UINT32_MAX
 
 /* The role and id a connection must reach (sym_fab_connect). */

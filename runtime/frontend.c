@@ -128,6 +128,11 @@ struct frontend {
 	struct sym_fab_conn *schedd;
 	bool schedd_up;
 	uint64_t beat_seq;
+	/* fencing (wire.h): the highest scheduler term seen, and the messages refused for a lower one */
+	uint32_t term;
+	uint64_t stale_msgs;
+	struct sym_rt_ratelog term_log;
+	sym_time beat_sent; /* our last heartbeat to schedd */
 	sym_time *slo;
 	struct sym_http *http;
 	struct fe_model *ms;
@@ -270,6 +275,13 @@ static void answer_slot(struct frontend *f, uint32_t i, uint8_t status, uint16_t
 
 static void schedd_lost(struct frontend *f, const char *why);
 
+/* A message to schedd, carrying the highest term we have seen. */
+static int to_schedd(struct frontend *f, struct sym_msg *m)
+{
+	m->term = f->term;
+	return sym_rt_send(f->who, f->schedd, m, NULL, NULL);
+}
+
 /* Slot i's metadata to schedd, with what is left of its budget (decoding a
  * large body took some of it; a request sent again after a failover, more).
  * Returns whether it went. */
@@ -285,7 +297,7 @@ static bool send_meta(struct frontend *f, uint32_t i)
 	meta.u.meta.addr = sym_fab_mr_addr(f->mr, f->pool + (size_t)i * f->c->input_max);
 	meta.u.meta.len = (uint32_t)sym_cluster_input_bytes(f->c, s->model);
 	meta.u.meta.key = 0; /* each backend has its own key (GRANT) */
-	if (!f->schedd_up || sym_rt_send(f->who, f->schedd, &meta, NULL, NULL)) {
+	if (!f->schedd_up || to_schedd(f, &meta)) {
 		if (f->schedd_up)
 			schedd_lost(f, "sending failed");
 		return false;
@@ -726,10 +738,22 @@ static void on_fab_msg(struct frontend *f, struct sym_fab_conn *conn, const uint
 			backend_close(f, conn);
 		return;
 	}
-	if (conn == f->schedd)
+	if (conn == f->schedd) {
+		if (m.term < f->term) {
+			/* a scheduler replaced since (fencing): refused; it hears our term, and we reconnect */
+			f->stale_msgs++;
+			sym_rt_log_limited(&f->term_log, f->who, "refused a %s message of scheduler term %u from %s: this "
+					   "frontend has seen term %u; dropping the connection (a scheduler replaced "
+					   "since)", sym_wire_type_name(m.type), m.term, f->schedd_addr, f->term);
+			sym_rt_heartbeat(f->who, f->schedd, f->id, f->term, &f->beat_seq);
+			schedd_lost(f, "a scheduler of a past term");
+			return;
+		}
+		f->term = m.term;
 		f->schedd_heard = sym_monotonic_ns();
+	}
 	if (m.type == SYM_MSG_HEARTBEAT && conn == f->schedd)
-		return; /* schedd is alive (it answers some of our heartbeats) */
+		return; /* schedd is alive (it heartbeats us on its own timer) */
 	if (m.type == SYM_MSG_STATUS && conn == f->schedd) {
 		bool was = ready(f);
 		f->gpus_online = m.u.status.gpus_online;
@@ -775,7 +799,7 @@ static void schedd_connected(struct frontend *f)
 	struct sym_msg h = { .type = SYM_MSG_HELLO };
 	h.u.hello.role = SYM_ROLE_FRONTEND;
 	h.u.hello.id = (uint32_t)f->id;
-	if (sym_rt_send(f->who, f->schedd, &h, NULL, NULL))
+	if (to_schedd(f, &h))
 		return;
 	f->schedd_up = true;
 	f->schedd_heard = sym_monotonic_ns();
@@ -839,6 +863,13 @@ static void on_connect_timer(struct sym_loop_timer *t, void *ctx)
 {
 	struct frontend *f = ctx;
 	char err[512];
+	if (f->schedd && !f->schedd_up) {
+		/* an attempt unanswered (a scheduler that does not run, SIGSTOP, never answers): the other one */
+		snprintf(err, sizeof(err), "no answer from %s in %.0f ms", f->schedd_addr,
+			 (double)sym_rt_connect_timeout(f->c) / 1e6);
+		schedd_lost(f, err);
+		return;
+	}
 	if (f->schedd)
 		return;
 	expire_held(f);
@@ -850,7 +881,9 @@ static void on_connect_timer(struct sym_loop_timer *t, void *ctx)
 	if (sym_fab_connect(f->fab, to->host, to->port, &sd, &f->schedd, err, sizeof(err))) {
 		sym_rt_log(f->who, "%s", err);
 		sym_loop_timer_set(t, sym_monotonic_ns() + RECONNECT, 0);
+		return;
 	}
+	sym_loop_timer_set(t, sym_monotonic_ns() + sym_rt_connect_timeout(f->c), 0); /* its deadline */
 }
 
 static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
@@ -860,8 +893,22 @@ static void on_beat_timer(struct sym_loop_timer *t, void *ctx)
 	if (++f->beats % 10 == 0)
 		expire_overdue(f);
 	char why[64];
-	if (sym_rt_beat(f->who, f->c, f->schedd, f->id, &f->beat_seq, f->schedd_heard, why, sizeof(why)))
+	if (sym_rt_beat(f->who, f->c, f->schedd, f->id, f->term, &f->beat_seq, f->schedd_heard, sym_loop_fab_time(f->loop),
+			why, sizeof(why)))
 		schedd_lost(f, why);
+	else
+		f->beat_sent = sym_monotonic_ns();
+}
+
+/* After each HTTP body decoded: our heartbeat, when one is due. One turn of
+ * the loop may decode several large bodies (libmicrohttpd finishes every
+ * request ready), and the timer's heartbeat comes only at the turn's end. */
+static void beat_if_due(struct frontend *f)
+{
+	sym_time now = sym_monotonic_ns();
+	if (f->schedd_up && now - f->beat_sent >= sym_ms(f->c->heartbeat_ms) &&
+	    !sym_rt_heartbeat(f->who, f->schedd, f->id, f->term, &f->beat_seq))
+		f->beat_sent = now;
 }
 
 /* ---- HTTP: the KServe v2 API and /metrics ---- */
@@ -977,6 +1024,7 @@ static void http_infer(struct frontend *f, struct sym_http_req *r, int model)
 	if (hd && !*hd)
 		hd = "(empty)"; /* present but empty: malformed, not absent */
 	int rc = sym_kserve_decode(body, len, jl, m, f->pool + (size_t)i * f->c->input_max, &s->q, err, sizeof(err));
+	beat_if_due(f);
 	if (!rc && hd && parse_ms(hd, &dl))
 		rc = -EINVAL, snprintf(err, sizeof(err), "header Symphony-Deadline-Ms: expected a positive number of "
 							  "milliseconds, got '%s'", hd);
@@ -1025,6 +1073,11 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	sym_prom_sample(b, "symphony_frontend_pool_slots_busy", l, (double)((uint32_t)f->c->pool_slots - f->nfree));
 	sym_prom_family(b, "symphony_frontend_scheduler_up", "gauge", "1 when the frontend is connected to schedd");
 	sym_prom_sample(b, "symphony_frontend_scheduler_up", l, f->schedd_up);
+	sym_prom_family(b, "symphony_frontend_scheduler_term", "gauge", "The highest scheduler term the frontend has seen");
+	sym_prom_sample(b, "symphony_frontend_scheduler_term", l, f->term);
+	sym_prom_family(b, "symphony_frontend_stale_scheduler_messages_total", "counter",
+			"Scheduler messages refused for a term below the highest seen (a scheduler replaced since)");
+	sym_prom_sample(b, "symphony_frontend_stale_scheduler_messages_total", l, (double)f->stale_msgs);
 	sym_prom_family(b, "symphony_frontend_refusals_total", "counter",
 			"Clients and requests refused: native clients over clients_max or clients_per_ip_max with "
 			"none idle to close, inference without a valid bearer token (HTTP 401, or a native client's "
@@ -1386,7 +1439,7 @@ static void drained(struct frontend *f)
 		struct sym_msg m = { .type = SYM_MSG_BYE };
 		m.u.bye.role = SYM_ROLE_FRONTEND;
 		m.u.bye.id = (uint32_t)f->id;
-		sym_rt_send(f->who, f->schedd, &m, NULL, NULL);
+		to_schedd(f, &m);
 	}
 	if (!f->o->quiet)
 		sym_rt_log(f->who, "drained: every request held was answered");

@@ -77,6 +77,7 @@ struct sym_loop {
 	sym_loop_fab_cb fab_cb;
 	void *fab_ctx;
 	struct sym_fab_event *fev;
+	sym_time fab_at;            /* when its last poll began */
 	struct fab_closing *fclose; /* connections closed in this turn */
 	int nfclose, capfclose;
 	bool fab_dropped;           /* out of memory: the fabric's events of this turn are dropped */
@@ -426,6 +427,7 @@ void sym_loop_fab_close(struct sym_loop *l, struct sym_fab_conn *c, sym_loop_clo
 static int fab_events(struct sym_loop *l)
 {
 	int n;
+	l->fab_at = sym_monotonic_ns();
 	do {
 		n = sym_fab_poll(l->fab, l->fev, FAB_BATCH);
 		if (n < 0)
@@ -576,6 +578,11 @@ void sym_loop_stop_on(struct sym_loop *l, volatile sig_atomic_t *flag)
 sym_time sym_loop_now(const struct sym_loop *l)
 {
 	return l->now;
+}
+
+sym_time sym_loop_fab_time(const struct sym_loop *l)
+{
+	return l->fab_at ? l->fab_at : l->now;
 }
 
 const char *sym_loop_error(const struct sym_loop *l)

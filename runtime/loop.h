@@ -93,6 +93,13 @@ void sym_loop_stop_on(struct sym_loop *l, volatile sig_atomic_t *flag);
  * fire); before the first turn, when the loop was created. */
 sym_time sym_loop_now(const struct sym_loop *l);
 
+/* When the loop last began to poll the fabric (every turn, after the ready
+ * descriptors and before HTTP and the timers); before the first poll,
+ * sym_loop_now. A peer's silence judged as of this moment counts only time
+ * in which the loop could have heard it: not the work of this turn since
+ * (a long HTTP body decoded), whose messages wait for the next poll. */
+sym_time sym_loop_fab_time(const struct sym_loop *l);
+
 /* Why sym_loop_run failed, for the log ("" before any failure). */
 const char *sym_loop_error(const struct sym_loop *l);
 

@@ -123,13 +123,37 @@ static inline sym_time sym_rt_schedd_silence(const struct sym_cluster *c)
 	return t > 500 * SYM_MS ? t : 500 * SYM_MS;
 }
 
-/* Sends the heartbeat of frontend or backend `id` (++*seq) to schedd on conn. */
-int sym_rt_heartbeat(const char *who, struct sym_fab_conn *conn, int id, uint64_t *seq);
+/* How long a frontend or backend waits for an attempt to reach schedd (to
+ * connect and authenticate) before it gives it up and tries the other
+ * address: sym_rt_schedd_silence, and at least 5 s (a loaded machine may take
+ * a second; a stopped process, SIGSTOP, never answers). */
+static inline sym_time sym_rt_connect_timeout(const struct sym_cluster *c)
+{
+	sym_time t = sym_rt_schedd_silence(c);
+	return t > 5 * SYM_S ? t : 5 * SYM_S;
+}
 
-/* A frontend's or backend's heartbeat turn: the heartbeat, unless schedd has
- * been silent since `heard` for longer than sym_rt_schedd_silence. Returns 0,
- * or -1 with why in why (the caller gives schedd up). */
-int sym_rt_beat(const char *who, const struct sym_cluster *c, struct sym_fab_conn *conn, int id, uint64_t *seq,
-		sym_time heard, char *why, size_t len);
+/* How often schedd heartbeats each registered frontend and backend, on its
+ * own timer: every heartbeat_ms, or failure_ms / 8 when that is longer (a
+ * peer gives schedd up after sym_rt_schedd_silence, at least 16 of them). */
+static inline sym_time sym_rt_beat_period(const struct sym_cluster *c)
+{
+	sym_time hb = sym_ms(c->heartbeat_ms), f8 = sym_ms(c->failure_ms) / 8;
+	return hb > f8 ? hb : f8;
+}
+
+/* Sends the heartbeat of frontend or backend `id` (++*seq) to schedd on conn,
+ * with `term`, the highest scheduler term the sender has seen (wire.h). */
+int sym_rt_heartbeat(const char *who, struct sym_fab_conn *conn, int id, uint32_t term, uint64_t *seq);
+
+/* A frontend's or backend's heartbeat turn: the heartbeat, unless schedd had
+ * been silent since `heard` for longer than sym_rt_schedd_silence when the
+ * loop last polled the fabric (`polled`: sym_loop_fab_time), so that a turn
+ * busy with other work (an 8 MB HTTP body) is not counted as schedd's
+ * silence: its messages wait for the next poll, and schedd heartbeats every
+ * peer on a timer of its own. Returns 0, or -1 with why in why (the caller
+ * gives schedd up). */
+int sym_rt_beat(const char *who, const struct sym_cluster *c, struct sym_fab_conn *conn, int id, uint32_t term,
+		uint64_t *seq, sym_time heard, sym_time polled, char *why, size_t len);
 
 #endif

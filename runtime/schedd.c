@@ -18,6 +18,10 @@
  * requests still queued in the core are discarded when the core decides
  * about them (a batch is planned without them; a batch left empty frees its
  * GPU at once).
+ *
+ * Liveness: schedd heartbeats every registered frontend and backend on a
+ * timer of its own (on_beat), whatever they manage to send. Fencing between
+ * the active scheduler and its standby: the section "fencing" below.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -102,6 +106,15 @@ struct link {
 
 enum hold { HOLD_NO, HOLD_YES, HOLD_LOADING, HOLD_UNLOADING };
 
+/* A connection to the other scheduler: the one we opened, or the one it did. */
+struct slink {
+	struct sym_fab_conn *conn; /* NULL: none */
+	bool up;                   /* ours: connected, our hello sent */
+	int role;                  /* the other's role on it (SYM_ROLE_SCHEDD: active, SYM_ROLE_STANDBY), 0
+				    * until its hello */
+	sym_time opened, seen;     /* ours: when we began connecting; when it was last heard */
+};
+
 struct schedd {
 	struct sym_cluster *c;
 	const struct sym_rt_opts *o;
@@ -152,14 +165,26 @@ struct schedd {
 	struct sym_rt_ratelog refusal_log, msg_log; /* refused hellos, bad messages: a line a second each */
 	struct sym_rt_ratelog peer_log, heard_log;  /* backends suspect, and heard again */
 	bool draining;                              /* SIGTERM: no new request, finishing what it holds */
-	/* the hot standby: watching the active scheduler until it takes over */
-	bool standby;
-	struct sym_fab_conn *watch;                 /* our connection to the active one, or NULL */
-	bool watch_up, watch_ever;
+	/* Fencing (docs/runtime.md, "Fencing"): of the two schedulers (runtime.schedd's two
+	 * addresses), one acts as the active one, the other stands by watching it. */
+	int me;                                     /* our address: 0 the first, 1 the standby's */
+	bool standby;                               /* standing by: takes no frontend or backend */
+	uint32_t term;                              /* active: its term; standing by: the highest seen */
+	bool confirmed;                             /* active: no other scheduler can be active now; it
+						     * takes registrations only then */
+	sym_time unconfirmed_at;                    /* active: when it last was not confirmed */
+	sym_time alive_at;                          /* our loop last ran (a longer gap: we stalled) */
+	struct slink link[2];                       /* to the other scheduler: [0] ours, [1] its */
+	bool watch_ever;                            /* standing by: an active scheduler was heard */
+	bool watch_lost;                            /* standing by: the link to it closed: reconnecting */
 	sym_time watch_heard, watch_tried;          /* the active one last heard; our last attempt */
-	uint64_t watch_seq;
-	struct sym_loop_timer *watch_t;
-	sym_time took_over;                         /* when it took over (0: it has not) */
+	struct sym_loop_timer *watch_t;             /* the link timer (heartbeat_ms) */
+	struct sym_rt_ratelog link_log, stall_log;
+	uint64_t takeovers, step_downs, fenced_hellos;
+	sym_time active_since;                      /* confirmed active since (0: it is not) */
+	sym_time (*active_iv)[2];                   /* the spans it was confirmed active, for the JSON */
+	int n_active_iv, cap_active_iv;
+	sym_time took_over;                         /* when it last took over (0: it has not) */
 	double detect_ms, registered_ms;            /* the active one's silence when we took over; the
 						     * time until every configured peer registered */
 	sym_time drain_end;
@@ -185,6 +210,14 @@ struct schedd {
 	uint64_t *batch_counts; /* by size */
 	int maxb;
 };
+
+/* Every message we send carries our term (wire.h). */
+static int sd_send(struct schedd *s, struct sym_fab_conn *conn, struct sym_msg *m, const struct sym_wire_input *in,
+		   const uint16_t *models)
+{
+	m->term = s->term;
+	return sym_rt_send(WHO, conn, m, in, models);
+}
 
 /* This interval's signals: n requests of model m served (negative: taken
  * back) or bad, GPU g busy for busy_s. */
@@ -251,7 +284,7 @@ static void send_drop(struct schedd *s, const struct sreq *r, uint8_t reason)
 	struct sym_msg m = { .type = SYM_MSG_DROP };
 	m.u.drop.req_id = r->fe_req;
 	m.u.drop.reason = reason;
-	if (!sym_rt_send(WHO, p->conn, &m, NULL, NULL))
+	if (!sd_send(s, p->conn, &m, NULL, NULL))
 		s->drops_sent++;
 }
 
@@ -339,7 +372,7 @@ static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
 	iv_good(s, d->model, n);
 	if (n <= s->maxb)
 		s->batch_counts[n]++;
-	if (sym_rt_send(WHO, be->conn, &m, in, NULL))
+	if (sd_send(s, be->conn, &m, in, NULL))
 		sym_rt_log(WHO, "backend %d: the plan of batch %" PRIu64 " was not sent; waiting for its failure",
 			   d->gpu, m.u.plan.batch_id);
 }
@@ -426,6 +459,13 @@ static void link_free(void *ctx)
 
 static void send_status(struct schedd *s, int only_fe);
 static void check_taken_over(struct schedd *s);
+static void link_accepted(struct schedd *s, struct sym_fab_conn *conn, struct link *l, const struct sym_msg *m);
+static void link_closed(struct schedd *s, int k, bool no_answer, const char *why);
+static void on_link_msg(struct schedd *s, int k, const struct sym_msg *m);
+static void saw_term(struct schedd *s, uint32_t term, const char *why);
+static const struct sym_hostport *other_addr(const struct schedd *s);
+static void check_stall(struct schedd *s);
+static bool active_now(const struct schedd *s);
 
 static void move_check(struct schedd *s, int m);
 
@@ -535,7 +575,7 @@ static void send_status(struct schedd *s, int only_fe)
 	m.u.status.draining = s->draining;
 	for (int f = 0; f < s->c->nfrontends; f++)
 		if (s->fe[f].conn && (only_fe < 0 || f == only_fe))
-			sym_rt_send(WHO, s->fe[f].conn, &m, NULL, NULL);
+			sd_send(s, s->fe[f].conn, &m, NULL, NULL);
 	if (only_fe < 0)
 		s->last_status = n;
 }
@@ -566,6 +606,10 @@ static void drop_conn(struct schedd *s, struct sym_fab_conn *conn, const char *w
 	}
 	if (l && l->role == SYM_ROLE_FRONTEND && s->fe[l->id].conn == conn) {
 		frontend_down(s, l->id, why);
+		return;
+	}
+	if (conn == s->link[1].conn) {
+		link_closed(s, 1, false, why);
 		return;
 	}
 	if (s->o->verbose)
@@ -606,7 +650,7 @@ static void send_load(struct schedd *s, int b, int model, int op)
 	m.u.load.op = (uint8_t)op;
 	s->holds[(size_t)b * s->c->exp.nmodels + (size_t)model] = op == SYM_WIRE_LOAD ? HOLD_LOADING : HOLD_UNLOADING;
 	s->be[b].pending++;
-	sym_rt_send(WHO, s->be[b].conn, &m, NULL, NULL);
+	sd_send(s, s->be[b].conn, &m, NULL, NULL);
 }
 
 /* Backend b registered holding the models its hello lists: it unloads those
@@ -863,34 +907,40 @@ static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l
 		refuse_hello(s, conn, "a second hello on one connection");
 		return;
 	}
-	/* a member says hello as the role and id its credential proved, or not at all */
-	int prole = 0;
+	/* a member says hello as the role and id its credential proved, or not at all (both
+	 * schedulers hold schedd credentials: the first address's id 0, the standby's 1) */
+	int prole = 0, want_role = m->u.hello.role == SYM_ROLE_STANDBY ? SYM_ROLE_SCHEDD : (int)m->u.hello.role;
 	uint32_t pid = 0;
-	if (s->o->cred && (!sym_fab_conn_peer(conn, &prole, &pid, NULL) || prole != m->u.hello.role ||
-			   pid != m->u.hello.id)) {
+	if (s->o->cred && (!sym_fab_conn_peer(conn, &prole, &pid, NULL) || prole != want_role || pid != m->u.hello.id)) {
 		s->refused_hellos++;
 		snprintf(why, sizeof(why), "refused a hello as %s %u from %s %u: a member speaks as its credential's "
-			 "role and id", sym_cred_role_name(m->u.hello.role), m->u.hello.id, sym_cred_role_name(prole), pid);
+			 "role and id", sym_cred_role_name(want_role), m->u.hello.id, sym_cred_role_name(prole), pid);
 		refuse_hello(s, conn, why);
 		return;
 	}
-	if (m->u.hello.role == SYM_ROLE_SCHEDD) {
-		if (s->standby || !s->c->has_standby || id != 1) {
-			refuse_hello(s, conn, s->standby ? "a scheduler's hello to the standby"
-							 : "a scheduler's hello, and this cluster has no standby 1");
+	if (m->u.hello.role == SYM_ROLE_SCHEDD || m->u.hello.role == SYM_ROLE_STANDBY) {
+		if (!s->c->has_standby || id != 1 - s->me) {
+			refuse_hello(s, conn, !s->c->has_standby ? "a scheduler's hello, and this cluster has no standby"
+								 : "a scheduler's hello with this scheduler's own id");
 			return;
 		}
-		l->role = SYM_ROLE_SCHEDD;
-		l->id = 1;
-		if (!s->o->quiet)
-			sym_rt_log(WHO, "the standby scheduler is watching");
+		link_accepted(s, conn, l, m);
 		return;
 	}
+	const char *rn = m->u.hello.role == SYM_ROLE_FRONTEND ? "frontend" : "backend";
+	const struct sym_hostport *o = other_addr(s);
 	if (s->standby) {
 		char msg[400];
-		snprintf(msg, sizeof(msg), "a %s's hello: this is the standby (the active scheduler is %s:%s)",
-			 m->u.hello.role == SYM_ROLE_FRONTEND ? "frontend" : "backend", s->c->schedd.host,
-			 s->c->schedd.port);
+		snprintf(msg, sizeof(msg), "a %s's hello: this scheduler stands by (term %u; the other one is at %s:%s)", rn,
+			 s->term, o->host, o->port);
+		refuse_hello(s, conn, msg);
+		return;
+	}
+	if (!s->confirmed) {
+		char msg[400];
+		s->fenced_hellos++;
+		snprintf(msg, sizeof(msg), "a %s's hello: this scheduler (term %u) is not confirmed as the active one yet; "
+			 "it is checking with the scheduler at %s:%s", rn, s->term, o->host, o->port);
 		refuse_hello(s, conn, msg);
 		return;
 	}
@@ -1063,7 +1113,7 @@ static void on_bye(struct schedd *s, struct sym_fab_conn *conn, struct link *l)
 	backend_quiet(s, l->id, true, "is leaving");
 	struct sym_msg m = { .type = SYM_MSG_BYE };
 	m.u.bye.role = SYM_ROLE_SCHEDD;
-	sym_rt_send(WHO, conn, &m, NULL, NULL);
+	sd_send(s, conn, &m, NULL, NULL);
 }
 
 static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *data, size_t len)
@@ -1082,6 +1132,28 @@ static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *d
 		return;
 	}
 	sym_time now = sym_monotonic_ns();
+	if (l->role == SYM_ROLE_SCHEDD || l->role == SYM_ROLE_STANDBY) { /* the other scheduler */
+		if (conn == s->link[1].conn)
+			on_link_msg(s, 1, &m);
+		else
+			drop_conn(s, conn, "a replaced connection of the other scheduler");
+		return;
+	}
+	bool sched_hello = m.type == SYM_MSG_HELLO &&
+			   (m.u.hello.role == SYM_ROLE_SCHEDD || m.u.hello.role == SYM_ROLE_STANDBY);
+	if (m.term > s->term && !sched_hello) {
+		/* a frontend or backend has seen a term above ours: another scheduler is (or was) active */
+		char who[96];
+		snprintf(who, sizeof(who), "a %s says it has seen",
+			 l->role == SYM_ROLE_FRONTEND ? "frontend"
+			 : l->role == SYM_ROLE_BACKEND ? "backend"
+			 : m.type == SYM_MSG_HELLO && m.u.hello.role == SYM_ROLE_FRONTEND ? "frontend's hello"
+			 : m.type == SYM_MSG_HELLO && m.u.hello.role == SYM_ROLE_BACKEND ? "backend's hello"
+											  : "peer's message");
+		saw_term(s, m.term, who);
+		if (s->standby && l->role)
+			return; /* stepped down: its connection is closed */
+	}
 	if (m.type == SYM_MSG_HELLO) {
 		on_hello(s, conn, l, &m);
 		return;
@@ -1092,17 +1164,8 @@ static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *d
 		s->be[l->id].last_seen = now;
 	if (l->role == SYM_ROLE_BACKEND)
 		backend_heard(s, l->id);
-	if (m.type == SYM_MSG_HEARTBEAT && l->role) {
-		/* some are answered, so that a peer hears from us at least four times per failure_ms,
-		 * even when we have nothing to say (the standby: every one) */
-		uint64_t every = (uint64_t)(s->failure_ns / (4 * sym_ms(s->c->heartbeat_ms)));
-		if (l->role == SYM_ROLE_SCHEDD || every <= 1 || m.u.heartbeat.seq % every == 0) {
-			struct sym_msg h = { .type = SYM_MSG_HEARTBEAT };
-			h.u.heartbeat.seq = m.u.heartbeat.seq;
-			sym_rt_send(WHO, conn, &h, NULL, NULL);
-		}
-		return;
-	}
+	if (m.type == SYM_MSG_HEARTBEAT && l->role)
+		return; /* alive; they hear ours on our own timer (on_beat), however many they manage to send */
 	if (m.type == SYM_MSG_BYE && l->role && m.u.bye.role == l->role && (int)m.u.bye.id == l->id) {
 		on_bye(s, conn, l);
 		return;
@@ -1137,11 +1200,13 @@ static void interval_roll(struct schedd *s, sym_time now)
 	if (now < s->iv_start + s->iv_len)
 		return;
 	double secs = (double)(now - s->iv_start) / 1e9;
-	sym_autoscale_advice(s->iv_good, s->iv_bad, s->iv_busy_s, secs, gpus_online(s), s->c->exp.advice_threshold,
-			     &s->advice);
+	/* (at least 1, as sym_autoscale_advice asks: a standby, or a cluster with no GPU serving, has 0) */
+	int online = gpus_online(s);
+	sym_autoscale_advice(s->iv_good, s->iv_bad, s->iv_busy_s, secs, online > 0 ? online : 1,
+			     s->c->exp.advice_threshold, &s->advice);
 	for (int j = 0; s->iv_part && j < s->nsub; j++) {
 		struct iv_part *x = &s->iv_part[j];
-		int online = 0;
+		online = 0;
 		for (int g = 0; g < s->c->backends_max; g++)
 			online += s->sc.gpu_part[g] == j && gpu_serving(s, g);
 		sym_autoscale_advice(x->good, x->bad, x->busy_s, secs, online > 0 ? online : 1, s->c->exp.advice_threshold,
@@ -1240,6 +1305,21 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	sym_prom_family(b, "symphony_gpus_online", "gauge",
 			"GPUs whose backend is registered with schedd, not suspect, not leaving and not loading its models");
 	sym_prom_sample(b, "symphony_gpus_online", NULL, up);
+	sym_prom_family(b, "symphony_scheduler_active", "gauge",
+			"1 when this scheduler acts as the active one and is confirmed (no other can be): it takes "
+			"frontends and backends");
+	sym_prom_sample(b, "symphony_scheduler_active", NULL, active_now(s));
+	sym_prom_family(b, "symphony_scheduler_standby", "gauge", "1 when this scheduler stands by");
+	sym_prom_sample(b, "symphony_scheduler_standby", NULL, s->standby);
+	sym_prom_family(b, "symphony_scheduler_term", "gauge",
+			"The scheduler term: acting as the active one, its own; standing by, the highest seen");
+	sym_prom_sample(b, "symphony_scheduler_term", NULL, s->term);
+	sym_prom_family(b, "symphony_scheduler_takeovers_total", "counter",
+			"Times this scheduler took over as the active one");
+	sym_prom_sample(b, "symphony_scheduler_takeovers_total", NULL, (double)s->takeovers);
+	sym_prom_family(b, "symphony_scheduler_step_downs_total", "counter",
+			"Times this scheduler stepped down, having seen a higher term");
+	sym_prom_sample(b, "symphony_scheduler_step_downs_total", NULL, (double)s->step_downs);
 	if (s->nsub) {
 		int loading = 0;
 		for (int g = 0; g < s->c->backends_max; g++)
@@ -1266,7 +1346,8 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 		    { "backend_failure", s->be_failures },
 		    { "frontend_failure", s->fe_failures },
 		    { "rejected_message", s->bad_peers },
-		    { "refused_hello", s->refused_hellos } };
+		    { "refused_hello", s->refused_hellos },
+		    { "refused_unconfirmed", s->fenced_hellos } };
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
 		const char *l[] = { "event", evs[i].ev, NULL };
 		sym_prom_sample(b, "symphony_scheduler_events_total", l, (double)evs[i].n);
@@ -1337,6 +1418,7 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 static void on_http(void *ctx, struct sym_http_req *r)
 {
 	struct schedd *s = ctx;
+	check_stall(s);
 	interval_roll(s, sym_monotonic_ns());
 	sym_rt_serve_metrics(r, write_metrics, s);
 }
@@ -1358,6 +1440,13 @@ static void check_silence(struct schedd *s, sym_time now)
 		if (s->fe[f].conn && now - s->fe[f].last_seen > s->failure_ns) {
 			snprintf(why, sizeof(why), "silent for %.1f ms", (double)(now - s->fe[f].last_seen) / 1e6);
 			frontend_down(s, f, why);
+		}
+	/* acting as the active one: a standby that stopped sending our heartbeats back (standing by, the
+	 * active one's silence is the takeover's business) */
+	for (int k = 0; k < 2 && !s->standby; k++)
+		if (s->link[k].conn && s->link[k].role && now - s->link[k].seen > s->failure_ns) {
+			snprintf(why, sizeof(why), "silent for %.1f ms", (double)(now - s->link[k].seen) / 1e6);
+			link_closed(s, k, false, why);
 		}
 }
 
@@ -1426,6 +1515,25 @@ static int write_stats(struct schedd *s, const char *path)
 		cJSON_AddBoolToObject(fo, "took_over", s->took_over != 0);
 		cJSON_AddNumberToObject(fo, "detected_after_ms", s->took_over ? s->detect_ms : 0);
 		cJSON_AddNumberToObject(fo, "all_registered_after_ms", s->registered_ms);
+	}
+	/* fencing; the spans it was the confirmed active scheduler, on CLOCK_MONOTONIC (seconds, the host's
+	 * clock: comparable between processes of one host) */
+	cJSON *fe = cJSON_AddObjectToObject(o, "fencing");
+	cJSON_AddNumberToObject(fe, "term", s->term);
+	cJSON_AddBoolToObject(fe, "active", active_now(s));
+	cJSON_AddNumberToObject(fe, "takeovers", (double)s->takeovers);
+	cJSON_AddNumberToObject(fe, "step_downs", (double)s->step_downs);
+	cJSON_AddNumberToObject(fe, "refused_unconfirmed", (double)s->fenced_hellos);
+	cJSON *spans = cJSON_AddArrayToObject(fe, "active_spans_s");
+	for (int i = 0; i <= s->n_active_iv; i++) {
+		if (i == s->n_active_iv && !s->active_since)
+			break;
+		sym_time from = i < s->n_active_iv ? s->active_iv[i][0] : s->active_since;
+		sym_time to = i < s->n_active_iv ? s->active_iv[i][1] : sym_monotonic_ns();
+		cJSON *sp = cJSON_CreateArray();
+		cJSON_AddItemToArray(sp, cJSON_CreateNumber((double)from / 1e9));
+		cJSON_AddItemToArray(sp, cJSON_CreateNumber((double)to / 1e9));
+		cJSON_AddItemToArray(spans, sp);
 	}
 	cJSON_AddNumberToObject(o, "peers_left", (double)s->leaves);
 	cJSON_AddNumberToObject(o, "refused_fabric_peers", (double)sym_fab_refused(s->fab, NULL, 0));
@@ -1581,25 +1689,216 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	return 0;
 }
 
-/* ---- the hot standby ---- */
+/* ---- fencing: the active scheduler and its standby ----
+ *
+ * Of the two schedulers (runtime.schedd's two addresses) one acts as the
+ * active one and the other stands by, watching it over a link (a fabric
+ * connection either may have opened). The term (wire.h) only grows: a
+ * standby takes over with the highest term it has seen plus one. The active
+ * one heartbeats the link with its clock in seq, which a standby sends back.
+ *
+ * The active scheduler takes frontends and backends only while it is
+ * confirmed: no other scheduler can be active now. It is confirmed by the
+ * standby sending back a heartbeat it sent since it was last unconfirmed (the
+ * other stood by after that), or when its attempt to reach the other address
+ * failed (nobody there). It is unconfirmed when it starts or takes over, and
+ * when its own loop did not run for failure_ms / 2 (SIGSTOP, a stall): the
+ * standby may have taken over meanwhile, since it takes over after failure_ms
+ * of silence. While unconfirmed it still serves the peers it has, refuses new
+ * ones, and reaches for the other address.
+ *
+ * A scheduler that sees a term above its own (in any message of a frontend or
+ * backend, or from the other scheduler acting as the active one) steps down:
+ * it closes every peer and dispatches nothing more, and stands by. A standby
+ * whose seen term is above the active one's makes it raise its term instead
+ * (the active one is still the only one). docs/runtime.md, "Fencing", says
+ * why no two are ever confirmed at once, and what this does not cover. */
 
-/* The standby becomes the active scheduler: it takes hellos from now on; the
- * frontends and backends, having lost the old one, register with it (they
- * try the two addresses in turn), and the frontends send again the requests
- * they hold. */
-static void take_over(struct schedd *s, const char *why)
+static const struct sym_hostport *other_addr(const struct schedd *s)
+{
+	return s->me ? &s->c->schedd : &s->c->standby;
+}
+
+/* Acting as the active scheduler and confirmed: it takes registrations. */
+static bool active_now(const struct schedd *s)
+{
+	return !s->standby && s->confirmed;
+}
+
+/* why: for the log (NULL: no line). A span of being the confirmed active
+ * scheduler that ends here ends at `until` (0: now). */
+static void set_confirmed_until(struct schedd *s, bool on, const char *why, sym_time until)
+{
+	bool was = active_now(s);
+	sym_time now = sym_monotonic_ns();
+	s->confirmed = on;
+	if (!on)
+		s->unconfirmed_at = now;
+	if (was == active_now(s))
+		return;
+	if (active_now(s)) {
+		s->active_since = now;
+		if (why && !s->o->quiet)
+			sym_rt_log(WHO, "confirmed as the active scheduler, term %u (%s): taking frontends and backends",
+				   s->term, why);
+		return;
+	}
+	if (s->n_active_iv == s->cap_active_iv) {
+		int cap = s->cap_active_iv ? 2 * s->cap_active_iv : 8;
+		sym_time(*iv)[2] = realloc(s->active_iv, (size_t)cap * sizeof(*iv));
+		if (iv) {
+			s->active_iv = iv;
+			s->cap_active_iv = cap;
+		}
+	}
+	if (s->n_active_iv < s->cap_active_iv) {
+		s->active_iv[s->n_active_iv][0] = s->active_since;
+		s->active_iv[s->n_active_iv++][1] = until ? until : now;
+	}
+	s->active_since = 0;
+	if (why)
+		sym_rt_log(WHO, "no longer confirmed as the active scheduler (%s): taking no new frontend or backend until "
+			   "it is", why);
+}
+
+static void set_confirmed(struct schedd *s, bool on, const char *why)
+{
+	set_confirmed_until(s, on, why, 0);
+}
+
+/* Called whenever the loop runs: a gap longer than failure_ms / 2 since the
+ * last call means this process stalled, and the other scheduler may have
+ * taken over meanwhile (active), or our silence count of the active one
+ * would include time we could not hear it (standing by: not counted). */
+static void check_stall(struct schedd *s)
+{
+	sym_time now = sym_monotonic_ns(), last = s->alive_at, gap = now - last;
+	s->alive_at = now;
+	if (!s->c->has_standby || gap <= s->failure_ns / 2)
+		return;
+	char why[160];
+	snprintf(why, sizeof(why), "this scheduler did not run for %.1f ms: the other may have taken over meanwhile",
+		 (double)gap / 1e6);
+	if (!s->standby) {
+		/* it did nothing since `last`: its span as the active one ended there */
+		set_confirmed_until(s, false, s->confirmed ? why : NULL, last);
+		return;
+	}
+	s->watch_heard += gap; /* (it is at most `last`) */
+	sym_rt_log_limited(&s->stall_log, WHO, "standing by: this scheduler did not run for %.1f ms; that time does not "
+			   "count as the active one's silence", (double)gap / 1e6);
+}
+
+static void open_link(struct schedd *s);
+
+static void close_link(struct schedd *s, int k)
+{
+	struct slink *ln = &s->link[k];
+	if (ln->conn)
+		sym_loop_fab_close(s->loop, ln->conn, k ? link_free : NULL, k ? sym_fab_conn_user(ln->conn) : NULL);
+	memset(ln, 0, sizeof(*ln));
+}
+
+static void close_links(struct schedd *s)
+{
+	close_link(s, 0);
+	close_link(s, 1);
+}
+
+/* Stepping down: every frontend and backend is closed, without a word (they
+ * find the active scheduler, and the frontends send it what they hold); the
+ * requests in hand are forgotten as the core decides about them. */
+static void fence_peers(struct schedd *s)
+{
+	for (int f = 0; f < s->c->nfrontends; f++)
+		if (s->fe[f].conn) {
+			sym_loop_fab_close(s->loop, s->fe[f].conn, link_free, sym_fab_conn_user(s->fe[f].conn));
+			s->fe[f].conn = NULL;
+			s->fe[f].leaving = false;
+		}
+	for (int b = 0; b < s->c->backends_max; b++) {
+		struct peer *p = &s->be[b];
+		if (!p->conn)
+			continue;
+		sym_loop_fab_close(s->loop, p->conn, link_free, sym_fab_conn_user(p->conn));
+		p->conn = NULL;
+		struct gpu *g = &s->gpus[b];
+		for (; g->qn; g->qh = (g->qh + 1) % GPU_Q, g->qn--) {
+			struct gbatch *gb = &g->q[g->qh];
+			for (int i = 0; i < gb->n; i++)
+				req_free(s, gb->reqs[i]);
+			gb->n = 0;
+		}
+		gpu_call(s, sym_sched_gpu_offline, b);
+		p->suspect = p->leaving = p->back = p->loading = false;
+		p->pending = 0;
+		for (size_t m = 0; s->move_phase && m < s->c->exp.nmodels; m++)
+			if (s->move_phase[m] == 1 && s->move_to[m] == s->sc.gpu_part[b])
+				move_check(s, (int)m);
+	}
+	s->last_status = -1;
+}
+
+/* why: who has seen term (a sentence's subject and verb, for the log). */
+static void step_down(struct schedd *s, uint32_t term, const char *why)
+{
+	const struct sym_hostport *o = other_addr(s);
+	sym_rt_log(WHO, "stepping down: %s term %u, above this scheduler's %u; it dispatches nothing more and stands by "
+		   "for the scheduler at %s:%s", why, term, s->term, o->host, o->port);
+	set_confirmed(s, false, NULL);
+	s->standby = true;
+	s->term = term;
+	s->step_downs++;
+	fence_peers(s);
+	close_links(s);
+	/* as if it had watched an active one and lost it: no start-up grace, and an attempt at the other
+	 * address that finds nobody makes it take over (with a term above the one it was told of) */
+	s->watch_ever = s->watch_lost = true;
+	s->watch_heard = sym_monotonic_ns();
+	s->watch_tried = 0;
+	open_link(s);
+}
+
+/* A frontend or backend's message says it has seen a term above ours. With
+ * no standby configured this is the only scheduler: it takes the term on. */
+static void saw_term(struct schedd *s, uint32_t term, const char *why)
+{
+	if (!s->c->has_standby) {
+		sym_rt_log_limited(&s->msg_log, WHO, "%s term %u, above this scheduler's %u (no standby is configured: it "
+				   "takes that term on)", why, term, s->term);
+		s->term = term;
+	} else if (s->standby) {
+		s->term = term;
+	} else {
+		step_down(s, term, why);
+	}
+}
+
+/* The standby becomes the active scheduler, with a term above any it has
+ * seen. It takes registrations once confirmed (it reaches for the other
+ * address at once): the frontends and backends, having lost the old one,
+ * register with it (they try the two addresses in turn), and the frontends
+ * send again the requests they hold. */
+static void take_over(struct schedd *s, const char *why, bool nobody)
 {
 	sym_time now = sym_monotonic_ns();
+	const struct sym_hostport *o = other_addr(s);
 	s->standby = false;
 	s->took_over = now;
+	s->takeovers++;
 	s->detect_ms = (double)(now - s->watch_heard) / 1e6;
-	sym_rt_log(WHO, "taking over as the active scheduler: the active one %s (last heard %.1f ms ago)", why,
-		   s->detect_ms);
-	sym_loop_timer_stop(s->watch_t);
-	if (s->watch)
-		sym_loop_fab_close(s->loop, s->watch, NULL, NULL);
-	s->watch = NULL;
-	s->watch_up = false;
+	s->registered_ms = 0;
+	s->term++;
+	sym_rt_log(WHO, "taking over as the active scheduler with term %u: the active one %s (last heard %.1f ms ago)%s%s%s%s",
+		   s->term, why, s->detect_ms, nobody ? "" : "; checking with ", nobody ? "" : o->host, nobody ? "" : ":",
+		   nobody ? "" : o->port);
+	close_links(s);
+	set_confirmed(s, false, NULL);
+	s->watch_tried = 0;
+	if (nobody) /* our attempt at the other address, just now, found nobody: what a probe would find */
+		set_confirmed(s, true, "nobody answers at the other address");
+	else
+		open_link(s);
 }
 
 /* After a takeover: once every configured frontend and backend has registered. */
@@ -1619,58 +1918,243 @@ static void check_taken_over(struct schedd *s)
 		   s->registered_ms);
 }
 
-/* Every heartbeat_ms while standing by: reach the active scheduler, heartbeat
- * it (it answers each), and take over after failure_ms without an answer. */
-static void on_watch(struct sym_loop_timer *t, void *ctx)
+static void link_hello(struct schedd *s, int k)
+{
+	struct sym_msg h = { .type = SYM_MSG_HELLO };
+	h.u.hello.role = s->standby ? SYM_ROLE_STANDBY : SYM_ROLE_SCHEDD;
+	h.u.hello.id = (uint32_t)s->me;
+	sd_send(s, s->link[k].conn, &h, NULL, NULL);
+}
+
+/* Acting as the active one: our heartbeat, our clock in seq. */
+static void link_beat(struct schedd *s, int k)
+{
+	struct sym_msg h = { .type = SYM_MSG_HEARTBEAT };
+	h.u.heartbeat.id = (uint32_t)s->me;
+	h.u.heartbeat.seq = (uint64_t)sym_monotonic_ns();
+	sd_send(s, s->link[k].conn, &h, NULL, NULL);
+}
+
+/* The other scheduler's hello (hello; first: on the only link, not a second
+ * one) or heartbeat (seq) on link k: it acts as the active one (role SCHEDD)
+ * or stands by, with term. */
+static void meet(struct schedd *s, int k, int role, uint32_t term, uint64_t seq, bool hello, bool first)
+{
+	const struct sym_hostport *o = other_addr(s);
+	sym_time now = sym_monotonic_ns();
+	char why[200];
+	if (role == SYM_ROLE_SCHEDD) {
+		if (!s->standby) {
+			/* two acting as the active one: the higher term stays; at the same term, the first address */
+			if (term > s->term || (term == s->term && s->me == 1)) {
+				snprintf(why, sizeof(why), "the scheduler at %.100s:%s acts as the active one with", o->host, o->port);
+				step_down(s, term, why);
+			}
+			return; /* else it steps down when it hears us */
+		}
+		if (term >= s->term) { /* (below ours, it raises its term when it hears ours) */
+			s->term = term;
+			s->watch_heard = now;
+			s->watch_ever = true;
+			s->watch_lost = false;
+		}
+		if (!hello) { /* sent back, with our term: it confirms the active one (above) */
+			struct sym_msg h = { .type = SYM_MSG_HEARTBEAT };
+			h.u.heartbeat.id = (uint32_t)s->me;
+			h.u.heartbeat.seq = seq;
+			sd_send(s, s->link[k].conn, &h, NULL, NULL);
+		}
+		return;
+	}
+	if (s->standby) { /* both stand by: the first whose watch runs out takes over */
+		if (term > s->term)
+			s->term = term;
+		return;
+	}
+	if (term > s->term) {
+		sym_rt_log(WHO, "term raised to %u: the standby has seen term %u", term + 1, term);
+		s->term = term + 1;
+	}
+	if (hello) {
+		if (first && !s->o->quiet)
+			sym_rt_log(WHO, "the standby scheduler is watching (term %u)", s->term);
+		link_beat(s, k); /* sent back, it confirms us */
+		return;
+	}
+	if (!s->confirmed && seq >= (uint64_t)s->unconfirmed_at && seq <= (uint64_t)now) {
+		snprintf(why, sizeof(why), "the scheduler at %.100s:%s stands by", o->host, o->port);
+		set_confirmed(s, true, why);
+	}
+}
+
+static void link_closed(struct schedd *s, int k, bool no_answer, const char *why);
+
+static void link_error(struct schedd *s, int k, const char *why)
+{
+	s->bad_peers++;
+	sym_rt_log_limited(&s->link_log, WHO, "the other scheduler's connection: %s; closing it", why);
+	link_closed(s, k, false, why);
+}
+
+static void on_link_msg(struct schedd *s, int k, const struct sym_msg *m)
+{
+	struct slink *ln = &s->link[k];
+	char why[160];
+	ln->seen = sym_monotonic_ns();
+	if (m->type == SYM_MSG_HELLO) {
+		int role = m->u.hello.role;
+		if (ln->role || (role != SYM_ROLE_SCHEDD && role != SYM_ROLE_STANDBY) || (int)m->u.hello.id != 1 - s->me) {
+			snprintf(why, sizeof(why), "%s hello (role %d, id %u)", ln->role ? "a second" : "a wrong", role,
+				 m->u.hello.id);
+			link_error(s, k, why);
+			return;
+		}
+		ln->role = role;
+		if (k == 1)
+			link_hello(s, 1); /* ours, in answer */
+		bool again = s->link[1 - k].conn && s->link[1 - k].role;
+		if (again) /* each opened one: both sides keep the one the first address opened */
+			close_link(s, s->me == 0 ? 1 : 0);
+		if (s->link[k].conn)
+			meet(s, k, role, m->term, 0, true, !again);
+		return;
+	}
+	if (m->type == SYM_MSG_HEARTBEAT && ln->role) {
+		meet(s, k, ln->role, m->term, m->u.heartbeat.seq, false, false);
+		return;
+	}
+	snprintf(why, sizeof(why), "unexpected %s message", sym_wire_type_name(m->type));
+	link_error(s, k, why);
+}
+
+/* Link k closed, or failed: no_answer when nobody answered on it (the attempt
+ * never connected, or the other said nothing for failure_ms: a scheduler
+ * whose loop runs answers in a turn). */
+static void link_closed(struct schedd *s, int k, bool no_answer, const char *why)
+{
+	struct slink ln = s->link[k];
+	const struct sym_hostport *o = other_addr(s);
+	char msg[400];
+	close_link(s, k);
+	if (!s->standby) {
+		/* our attempt since we were last unconfirmed found nobody: no other scheduler is active */
+		if (k == 0 && no_answer && !s->confirmed && ln.opened >= s->unconfirmed_at) {
+			snprintf(msg, sizeof(msg), "no scheduler answers at %.100s:%s: %.200s", o->host, o->port, why);
+			set_confirmed(s, true, msg);
+		}
+		return;
+	}
+	if (ln.role == SYM_ROLE_SCHEDD) { /* the active one's link: reach it again at once */
+		s->watch_lost = true;
+		s->watch_tried = 0;
+		open_link(s);
+		return;
+	}
+	if (k == 0 && no_answer && s->watch_lost && s->watch_ever) {
+		snprintf(msg, sizeof(msg), "closed its connection and does not answer at %.100s:%s any more (%.200s)", o->host,
+			 o->port, why);
+		take_over(s, msg, true);
+	}
+}
+
+/* A scheduler's hello on a connection it opened to us. */
+static void link_accepted(struct schedd *s, struct sym_fab_conn *conn, struct link *l, const struct sym_msg *m)
+{
+	if (s->link[1].conn)
+		link_closed(s, 1, false, "the other scheduler connected again");
+	l->role = m->u.hello.role;
+	l->id = (int)m->u.hello.id;
+	s->link[1] = (struct slink){ .conn = conn, .up = true, .seen = sym_monotonic_ns() };
+	on_link_msg(s, 1, m);
+}
+
+/* Reach for the other address when no link is there: standing by, or acting
+ * as the active one and unconfirmed, at most every 100 ms; confirmed, every
+ * second. */
+static void open_link(struct schedd *s)
+{
+	sym_time now = sym_monotonic_ns();
+	if (!s->c->has_standby || s->link[0].conn || s->link[1].conn || now - s->watch_tried < 100 * SYM_MS)
+		return;
+	/* acting as the active one, confirmed and alone: once a second, so that a scheduler that
+	 * thinks itself active too (it found nobody here on a loaded machine) hears our term */
+	if (!s->standby && s->confirmed && now - s->watch_tried < SYM_S)
+		return;
+	s->watch_tried = now;
+	const struct sym_hostport *o = other_addr(s);
+	char err[512];
+	struct sym_fab_conn *conn;
+	const struct sym_fab_peer other = { SYM_CRED_SCHEDD, (uint32_t)(1 - s->me) };
+	if (sym_fab_connect(s->fab, o->host, o->port, &other, &conn, err, sizeof(err))) {
+		sym_rt_log_limited(&s->link_log, WHO, "reaching the other scheduler: %s", err);
+		s->link[0] = (struct slink){ .opened = now };
+		link_closed(s, 0, true, err);
+		return;
+	}
+	s->link[0] = (struct slink){ .conn = conn, .opened = now };
+}
+
+/* Every heartbeat_ms: acting as the active one, heartbeat the other
+ * scheduler; standing by, take over once the active one has been silent for
+ * failure_ms (5 s more while none was ever heard: it may be slow to start);
+ * unconfirmed, reach for the other address. */
+static void on_link_timer(struct sym_loop_timer *t, void *ctx)
 {
 	(void)t;
 	struct schedd *s = ctx;
+	check_stall(s);
 	sym_time now = sym_monotonic_ns();
-	char why[96];
-	/* never seen (the active one is slow to start): a grace of 5 s more */
-	if (now - s->watch_heard > s->failure_ns + (s->watch_ever ? 0 : 5 * SYM_S)) {
-		snprintf(why, sizeof(why), "was silent for %.1f ms", (double)(now - s->watch_heard) / 1e6);
-		take_over(s, why);
+	/* our attempt unanswered for failure_ms / 2 and a heartbeat (connecting to a process that does
+	 * not run, SIGSTOP, waits for good): nobody answers there. A scheduler whose loop runs answers
+	 * in a turn; one that did not run for this long finds itself stalled when it runs again
+	 * (check_stall), so it cannot be confirmed as the active one without hearing from us. */
+	if (s->link[0].conn && !s->link[0].role && now - s->link[0].opened > s->failure_ns / 2 + sym_ms(s->c->heartbeat_ms)) {
+		char why[96];
+		snprintf(why, sizeof(why), "no answer in %.1f ms", (double)(now - s->link[0].opened) / 1e6);
+		link_closed(s, 0, true, why);
+	}
+	if (s->standby) {
+		if (now - s->watch_heard > s->failure_ns + (s->watch_ever ? 0 : 5 * SYM_S)) {
+			char why[96];
+			snprintf(why, sizeof(why), "was silent for %.1f ms", (double)(now - s->watch_heard) / 1e6);
+			take_over(s, why, false);
+			return;
+		}
+		open_link(s);
 		return;
 	}
-	if (!s->watch && now - s->watch_tried >= 100 * SYM_MS) {
-		char err[512];
-		s->watch_tried = now;
-		const struct sym_fab_peer active = { SYM_CRED_SCHEDD, 0 };
-		if (sym_fab_connect(s->fab, s->c->schedd.host, s->c->schedd.port, &active, &s->watch, err, sizeof(err)))
-			sym_rt_log_limited(&s->peer_log, WHO, "standby: %s", err);
-	}
-	if (s->watch_up)
-		sym_rt_heartbeat(WHO, s->watch, 1, &s->watch_seq);
+	for (int k = 0; k < 2; k++)
+		if (s->link[k].conn && s->link[k].up)
+			link_beat(s, k);
+	open_link(s); /* unconfirmed: to confirm; confirmed with no standby: once a second */
 }
 
-static void on_watch_event(struct schedd *s, const struct sym_fab_event *e)
+/* Our link (k = 0). */
+static void on_link_event(struct schedd *s, const struct sym_fab_event *e)
 {
+	struct sym_msg m;
+	char why[256];
 	switch (e->type) {
-	case SYM_FAB_CONNECTED: {
-		s->watch_up = s->watch_ever = true;
-		s->watch_heard = sym_monotonic_ns();
-		struct sym_msg h = { .type = SYM_MSG_HELLO };
-		h.u.hello.role = SYM_ROLE_SCHEDD;
-		h.u.hello.id = 1;
-		sym_rt_send(WHO, s->watch, &h, NULL, NULL);
-		if (!s->o->quiet)
-			sym_rt_log(WHO, "standby: watching the active scheduler at %s:%s", s->c->schedd.host,
-				   s->c->schedd.port);
+	case SYM_FAB_CONNECTED:
+		s->link[0].up = true;
+		s->link[0].seen = sym_monotonic_ns();
+		link_hello(s, 0);
+		if (!s->standby)
+			link_beat(s, 0);
+		if (s->o->verbose)
+			sym_rt_log(WHO, "connected to the other scheduler at %s:%s", other_addr(s)->host, other_addr(s)->port);
+		break;
+	case SYM_FAB_MSG: {
+		long n = sym_wire_decode(e->data, e->len, &m, why, sizeof(why));
+		if (n <= 0 || (size_t)n != e->len) {
+			link_error(s, 0, n < 0 ? why : "a malformed message");
+			break;
+		}
+		on_link_msg(s, 0, &m);
 		break;
 	}
-	case SYM_FAB_MSG:
-		s->watch_heard = sym_monotonic_ns();
-		break;
 	case SYM_FAB_CLOSED:
-		sym_loop_fab_close(s->loop, s->watch, NULL, NULL);
-		s->watch = NULL;
-		if (s->watch_up) { /* it was there and is gone (it died, or finished a drain) */
-			s->watch_up = false;
-			char why[220];
-			snprintf(why, sizeof(why), "closed its connection (%s)", e->reason);
-			take_over(s, why);
-		}
+		link_closed(s, 0, !s->link[0].up, e->reason);
 		break;
 	default:
 		break;
@@ -1680,8 +2164,9 @@ static void on_watch_event(struct schedd *s, const struct sym_fab_event *e)
 static void on_fab(void *ctx, const struct sym_fab_event *e)
 {
 	struct schedd *s = ctx;
-	if (s->watch && e->conn == s->watch) {
-		on_watch_event(s, e);
+	check_stall(s);
+	if (s->link[0].conn && e->conn == s->link[0].conn) {
+		on_link_event(s, e);
 		return;
 	}
 	switch (e->type) {
@@ -1711,6 +2196,7 @@ static void on_fab(void *ctx, const struct sym_fab_event *e)
 static void on_sched(struct sym_loop_io *io, uint32_t events, void *ctx)
 {
 	(void)io, (void)events;
+	check_stall(ctx);
 	poll_sched(ctx);
 }
 
@@ -1762,10 +2248,30 @@ static void drain(void *ctx)
 	check_drained(s, sym_monotonic_ns());
 }
 
+/* Our heartbeat to every frontend and backend registered, on a timer of our
+ * own: a peer hears from us however loaded it is and however few heartbeats
+ * it manages to send (issue 28: when schedd answered one heartbeat in 25, a
+ * frontend slowed by 8 MB HTTP bodies sent too few and gave schedd up). */
+static void on_beat(struct sym_loop_timer *t, void *ctx)
+{
+	(void)t;
+	struct schedd *s = ctx;
+	check_stall(s);
+	struct sym_msg h = { .type = SYM_MSG_HEARTBEAT };
+	h.u.heartbeat.seq = (uint64_t)sym_monotonic_ns();
+	for (int f = 0; f < s->c->nfrontends; f++)
+		if (s->fe[f].conn)
+			sd_send(s, s->fe[f].conn, &h, NULL, NULL);
+	for (int b = 0; b < s->c->backends_max; b++)
+		if (s->be[b].conn)
+			sd_send(s, s->be[b].conn, &h, NULL, NULL);
+}
+
 static void on_check(struct sym_loop_timer *t, void *ctx)
 {
 	(void)t;
 	struct schedd *s = ctx;
+	check_stall(s);
 	sym_time now = sym_monotonic_ns();
 	check_silence(s, now);
 	interval_roll(s, now);
@@ -1788,6 +2294,11 @@ static int setup_loop(struct schedd *s)
 		return rc;
 	}
 	sym_loop_timer_set(t, sym_monotonic_ns() + check_every, check_every);
+	if ((rc = sym_loop_timer_new(s->loop, on_beat, s, &t))) {
+		sym_rt_log(WHO, "event loop: %s", strerror(-rc));
+		return rc;
+	}
+	sym_loop_timer_set(t, sym_monotonic_ns(), sym_rt_beat_period(s->c));
 	if (s->nsub && s->c->exp.partition.epoch_s > 0) {
 		if ((rc = sym_loop_timer_new(s->loop, on_epoch, s, &s->epoch_t))) {
 			sym_rt_log(WHO, "event loop: %s", strerror(-rc));
@@ -1797,12 +2308,12 @@ static int setup_loop(struct schedd *s)
 		s->epoch_start = sym_monotonic_ns();
 		sym_loop_timer_set(s->epoch_t, s->epoch_start + every, every);
 	}
-	if (s->standby) {
-		if ((rc = sym_loop_timer_new(s->loop, on_watch, s, &s->watch_t))) {
+	s->alive_at = s->watch_heard = s->unconfirmed_at = sym_monotonic_ns();
+	if (s->c->has_standby) {
+		if ((rc = sym_loop_timer_new(s->loop, on_link_timer, s, &s->watch_t))) {
 			sym_rt_log(WHO, "event loop: %s", strerror(-rc));
 			return rc;
 		}
-		s->watch_heard = sym_monotonic_ns();
 		sym_loop_timer_set(s->watch_t, s->watch_heard, sym_ms(s->c->heartbeat_ms));
 	}
 	return 0;
@@ -1840,13 +2351,17 @@ static void teardown(struct schedd *s)
 	free(s->ms);
 	free(s->gpu_busy_s);
 	free(s->gpu_plans);
+	free(s->active_iv);
 	sym_hist_finish(&s->done_lag);
 }
 
 int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 {
+	/* the first address starts as the active one, term 1, confirmed once it finds no other scheduler
+	 * active (with no standby configured, at once); the standby's stands by, having seen no term */
 	struct schedd s = { .c = c, .o = o, .failure_ns = sym_ms(c->failure_ms), .suspect_ns = sym_ms(c->suspect_ms),
-			    .last_status = -1, .standby = o->standby };
+			    .last_status = -1, .standby = o->standby, .me = o->standby ? 1 : 0, .term = o->standby ? 0 : 1,
+			    .confirmed = !c->has_standby };
 	s.links.next = s.links.prev = &s.links;
 	sym_hist_init(&s.done_lag);
 	char err[1024] = "";

@@ -253,13 +253,13 @@ int sym_rt_loop(struct sym_loop **out, const char *who, struct sym_fab *fab,
 	return rc;
 }
 
-int sym_rt_beat(const char *who, const struct sym_cluster *c, struct sym_fab_conn *conn, int id, uint64_t *seq,
-		sym_time heard, char *why, size_t len)
+int sym_rt_beat(const char *who, const struct sym_cluster *c, struct sym_fab_conn *conn, int id, uint32_t term,
+		uint64_t *seq, sym_time heard, sym_time polled, char *why, size_t len)
 {
-	sym_time quiet = sym_monotonic_ns() - heard;
+	sym_time quiet = polled - heard;
 	if (quiet > sym_rt_schedd_silence(c))
 		return snprintf(why, len, "silent for %.1f ms", (double)quiet / 1e6), -1;
-	if (sym_rt_heartbeat(who, conn, id, seq))
+	if (sym_rt_heartbeat(who, conn, id, term, seq))
 		return snprintf(why, len, "heartbeat not sent"), -1;
 	return 0;
 }
@@ -288,9 +288,9 @@ int sym_rt_http_start(struct sym_http **out, const struct sym_cluster *c, const 
 	return (int)rc;
 }
 
-int sym_rt_heartbeat(const char *who, struct sym_fab_conn *conn, int id, uint64_t *seq)
+int sym_rt_heartbeat(const char *who, struct sym_fab_conn *conn, int id, uint32_t term, uint64_t *seq)
 {
-	struct sym_msg h = { .type = SYM_MSG_HEARTBEAT };
+	struct sym_msg h = { .type = SYM_MSG_HEARTBEAT, .term = term };
 	h.u.heartbeat.id = (uint32_t)id;
 	h.u.heartbeat.seq = ++*seq;
 	return sym_rt_send(who, conn, &h, NULL, NULL);

@@ -102,8 +102,16 @@ static bool latest_ok(int64_t latest, int64_t start)
 	return latest == -1 || (latest >= start && latest <= HOUR_NS);
 }
 
+/* The messages no scheduler sends or reads: their term is 0. */
+static bool termless(int type)
+{
+	return type == SYM_MSG_REQUEST || type == SYM_MSG_ANSWER || type == SYM_MSG_RESULT || type == SYM_MSG_GRANT;
+}
+
 static size_t payload_size(const struct sym_msg *m)
 {
+	if (m->term && termless(m->type))
+		return 0;
 	switch (m->type) {
 	case SYM_MSG_HELLO: {
 		size_t kl = strnlen(m->u.hello.kind, sizeof(m->u.hello.kind));
@@ -193,7 +201,7 @@ size_t sym_wire_encode(const struct sym_msg *m, const struct sym_wire_input *inp
 	put16(&w, SYM_WIRE_VERSION);
 	put16(&w, (uint16_t)m->type);
 	put32(&w, (uint32_t)p);
-	put32(&w, 0);
+	put32(&w, m->term);
 	switch (m->type) {
 	case SYM_MSG_HELLO: {
 		size_t kl = strnlen(m->u.hello.kind, sizeof(m->u.hello.kind));
@@ -314,17 +322,19 @@ long sym_wire_decode(const uint8_t *buf, size_t len, struct sym_msg *m, char *er
 		return 0;
 	uint16_t type = get16(&r);
 	uint32_t plen = get32(&r);
-	uint32_t flags = get32(&r);
+	uint32_t term = get32(&r);
 	if (type < SYM_MSG_HELLO || type >= SYM_MSG_NTYPES)
 		return BAD("unknown message type %u", type);
 	if (plen > SYM_WIRE_MAX_PAYLOAD)
 		return BAD("%s: payload of %u bytes, at most %u", sym_wire_type_name(type), plen, SYM_WIRE_MAX_PAYLOAD);
-	if (flags)
-		return BAD("%s: reserved flags 0x%x set", sym_wire_type_name(type), flags);
+	if (term && termless(type))
+		return BAD("%s: scheduler term %u on a message no scheduler sends or reads (want 0)",
+			   sym_wire_type_name(type), term);
 	if (len < SYM_WIRE_HEADER + (size_t)plen)
 		return 0;
 	memset(m, 0, sizeof(*m));
 	m->type = (enum sym_msg_type)type;
+	m->term = term;
 	const char *tn = sym_wire_type_name(type);
 	size_t want; /* the exact payload size implied by the fixed fields */
 	switch (type) {

@@ -6,7 +6,17 @@
  *          4  u16 version SYM_WIRE_VERSION
  *          6  u16 type    enum sym_msg_type
  *          8  u32 length  payload bytes, at most SYM_WIRE_MAX_PAYLOAD
- *         12  u32 flags   0 (reserved)
+ *         12  u32 term    the scheduler term (since version 5; before, reserved flags, 0)
+ *
+ * The term fences schedulers (docs/runtime.md, "Fencing"): a number that
+ * only grows, one higher each time a scheduler takes over. A message a
+ * scheduler sends carries its term (a standby's: the highest term it has
+ * seen); a message a frontend or backend sends to a scheduler carries the
+ * highest term the sender has seen from one (0: none yet). A frontend or
+ * backend refuses a scheduler message whose term is below the highest it
+ * has seen, and a scheduler that sees a term above its own stops acting as
+ * the active one. REQUEST, ANSWER, RESULT and GRANT, which no scheduler
+ * sends or reads, carry 0: another value is refused on decode.
  *
  * All integers are little-endian and written byte by byte (no struct
  * layout on the wire). Each type's payload has an exact size, or an exact
@@ -29,7 +39,8 @@
 #include <stdint.h>
 
 #define SYM_WIRE_MAGIC 0x314d5953u
-#define SYM_WIRE_VERSION 5 /* 5: a HELLO carries a token; a native client's first message is its HELLO */
+#define SYM_WIRE_VERSION 5 /* 5: the header's term; a HELLO carries a token, a native client's first
+			    * message is its HELLO */
 #define SYM_WIRE_HEADER 16
 #define SYM_WIRE_MAX_PAYLOAD (1u << 20) /* 1 MiB: inputs and outputs travel inline for clients */
 #define SYM_WIRE_MAX_BATCH 1024         /* inputs in one plan */
@@ -39,8 +50,12 @@
 
 enum sym_msg_type {
 	SYM_MSG_HELLO = 1,    /* any peer -> schedd / frontend: who it is; a native client's first message
-			       * (since version 5), with its bearer token when the frontend asks for one */
-	SYM_MSG_HEARTBEAT,    /* peer -> schedd: alive */
+			       * (since version 5), with its bearer token when the frontend asks for one;
+			       * between the two schedulers, each side's, to the other (role SCHEDD or
+			       * STANDBY, id 0 or 1) */
+	SYM_MSG_HEARTBEAT,    /* peer -> schedd and schedd -> peer: alive (each on its own timer);
+			       * the active scheduler -> the standby: seq is its clock, which the
+			       * standby sends back at once (the active scheduler's lease) */
 	SYM_MSG_REQUEST,      /* client -> frontend: an inference request with its input */
 	SYM_MSG_META,         /* frontend -> schedd: a request's metadata and where its input lies */
 	SYM_MSG_PLAN,         /* schedd -> backend: a batch to run */
@@ -57,7 +72,16 @@ enum sym_msg_type {
 	SYM_MSG_NTYPES
 };
 
-enum sym_role { SYM_ROLE_SCHEDD = 1, SYM_ROLE_FRONTEND, SYM_ROLE_BACKEND, SYM_ROLE_CLIENT, SYM_ROLE_NROLES };
+/* A scheduler's hello to the other scheduler says SCHEDD when it acts as the
+ * active one, STANDBY (since version 5) when it stands by. */
+enum sym_role {
+	SYM_ROLE_SCHEDD = 1,
+	SYM_ROLE_FRONTEND,
+	SYM_ROLE_BACKEND,
+	SYM_ROLE_CLIENT,
+	SYM_ROLE_STANDBY,
+	SYM_ROLE_NROLES
+};
 
 /* Why a request got no output (ANSWER.status, DROP.reason, RESULT.status). */
 enum sym_wire_status {
@@ -89,6 +113,7 @@ struct sym_wire_input {
 
 struct sym_msg {
 	enum sym_msg_type type;
+	uint32_t term;  /* the header's scheduler term (above); 0 where no scheduler is involved */
 	union {
 		struct {
 			uint8_t role;           /* enum sym_role */

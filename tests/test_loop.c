@@ -512,6 +512,58 @@ static void test_fabric_close(void **state)
 	sym_fab_destroy(t.client);
 }
 
+/* sym_loop_fab_time: the moment the turn began polling the fabric, which the turn's own work
+ * (30 ms spent in a timer, as an 8 MB HTTP body would) does not move; the next turn's poll is
+ * after that work. */
+struct fab_time {
+	struct sym_loop *l;
+	int calls;
+	sym_time polled[2], before[2], after_work;
+};
+
+static void on_fab_time(struct sym_loop_timer *t, void *ctx)
+{
+	struct fab_time *ft = ctx;
+	sym_time now = sym_monotonic_ns();
+	ft->polled[ft->calls] = sym_loop_fab_time(ft->l);
+	ft->before[ft->calls] = now;
+	if (ft->calls++ == 0) {
+		while (sym_monotonic_ns() - now < 30 * SYM_MS)
+			;
+		ft->after_work = sym_monotonic_ns();
+		assert_true(sym_loop_fab_time(ft->l) == ft->polled[0]); /* the work does not move it */
+		return;
+	}
+	sym_loop_timer_stop(t);
+	sym_loop_stop(ft->l);
+}
+
+static void on_no_fab(void *ctx, const struct sym_fab_event *ev)
+{
+	(void)ctx, (void)ev;
+}
+
+static void test_fab_time(void **state)
+{
+	(void)state;
+	char err[256];
+	struct sym_fab *f;
+	assert_int_equal(sym_fab_open(&f, &(struct sym_fab_cfg){ .provider = "tcp" }, err, sizeof(err)), 0);
+	assert_int_equal(sym_fab_listen(f, "127.0.0.1", "0", err, sizeof(err)), 0);
+	struct fab_time ft = { .l = new_loop() };
+	assert_int_equal(sym_loop_fab(ft.l, f, on_no_fab, NULL), 0);
+	struct sym_loop_timer *t = new_timer(ft.l, on_fab_time, &ft);
+	sym_loop_timer_set(t, sym_monotonic_ns(), SYM_MS);
+	struct sym_loop_timer *d = deadline(ft.l);
+	assert_int_equal(sym_loop_run(ft.l), 0);
+	assert_true(sym_loop_timer_armed(d));
+	assert_int_equal(ft.calls, 2);
+	assert_true(ft.polled[0] > 0 && ft.polled[0] <= ft.before[0]);
+	assert_true(ft.polled[1] >= ft.after_work && ft.polled[1] <= ft.before[1]);
+	sym_loop_destroy(ft.l);
+	sym_fab_destroy(f);
+}
+
 /* ---- HTTP ---- */
 
 #define POST_BYTES 220000
@@ -681,6 +733,7 @@ int main(void)
 		cmocka_unit_test(test_deferred_close),
 		cmocka_unit_test(test_close_from_close_callback),
 		cmocka_unit_test(test_fabric_close),
+		cmocka_unit_test(test_fab_time),
 		cmocka_unit_test(test_http_large_post),
 		cmocka_unit_test(test_stop),
 	};

@@ -3,7 +3,8 @@
  *   - every message type round-trips field for field, and its encoded size is sym_wire_size;
  *   - every strict prefix of every message decodes as "incomplete" (0), never as a message or an
  *     error, except that a wrong magic or version is refused as soon as its bytes arrive;
- *   - every bound is enforced on decode (magic, version, type, payload size, flags, role, name,
+ *   - the scheduler term round-trips in every message that carries one, and is refused where none may be;
+ *   - every bound is enforced on decode (magic, version, type, payload size, term, role, name,
  *     counts, budgets, statuses, inconsistent lengths, trailing bytes) with a reason naming it;
  *   - encode refuses out-of-bounds messages and short buffers;
  *   - two messages back to back decode one after the other;
@@ -17,6 +18,8 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +43,9 @@ static struct sym_msg sample(int type)
 	struct sym_msg m;
 	memset(&m, 0, sizeof(m));
 	m.type = (enum sym_msg_type)type;
+	/* a scheduler term in every byte, except where no scheduler is involved */
+	if (type != SYM_MSG_REQUEST && type != SYM_MSG_ANSWER && type != SYM_MSG_RESULT && type != SYM_MSG_GRANT)
+		m.term = 0x8a000000u + (uint32_t)type * 0x10101u;
 	switch (type) {
 	case SYM_MSG_HELLO:
 		m.u.hello.role = SYM_ROLE_BACKEND;
@@ -143,6 +149,7 @@ static void test_round_trip(void **state)
 		char err[256] = "";
 		assert_int_equal(sym_wire_decode(buf, n, &d, err, sizeof(err)), (long)n);
 		assert_int_equal(d.type, t);
+		assert_int_equal(d.term, m.term);
 		switch (t) {
 		case SYM_MSG_HELLO:
 			assert_int_equal(d.u.hello.role, SYM_ROLE_BACKEND);
@@ -241,8 +248,65 @@ static void test_round_trip(void **state)
 	/* the header bytes are exactly as documented */
 	struct sym_msg m = sample(SYM_MSG_DROP);
 	enc(&m);
-	const uint8_t head[16] = { 'S', 'Y', 'M', '1', 5, 0, SYM_MSG_DROP, 0, 9, 0, 0, 0, 0, 0, 0, 0 };
+	const uint8_t head[16] = { 'S', 'Y', 'M', '1', 5, 0, SYM_MSG_DROP, 0, 9, 0, 0, 0,
+				   0x08, 0x08, 0x08, 0x8a }; /* the term: 0x8a080808, little-endian */
 	assert_memory_equal(buf, head, 16);
+}
+
+/* The scheduler term (wire version 5): it round-trips at its extremes in every message a
+ * scheduler sends or reads, with the standby's role in a scheduler's hello; a term on a
+ * message no scheduler sends or reads (request, answer, result, grant) is neither encoded nor
+ * decoded, and the decoder's reason names it. */
+static void poke(size_t off, uint64_t v, int bytes);
+static void expect_bad(size_t n, const char *msg);
+
+static void test_term(void **state)
+{
+	(void)state;
+	const uint32_t terms[] = { 0, 1, 2, 0x7fffffffu, UINT32_MAX };
+	for (int t = SYM_MSG_HELLO; t < SYM_MSG_NTYPES; t++) {
+		bool termless = t == SYM_MSG_REQUEST || t == SYM_MSG_ANSWER || t == SYM_MSG_RESULT || t == SYM_MSG_GRANT;
+		for (size_t k = 0; k < sizeof(terms) / sizeof(terms[0]); k++) {
+			struct sym_msg m = sample(t), d;
+			m.term = terms[k];
+			if (termless && m.term) {
+				assert_int_equal(sym_wire_size(&m), 0);
+				assert_int_equal(sym_wire_encode(&m, INPUTS, MODELS, buf, sizeof(buf)), 0);
+				m.term = 0;
+				size_t n = enc(&m);
+				poke(12, terms[k], 4);
+				char want[160];
+				snprintf(want, sizeof(want), "%s: scheduler term %u on a message no scheduler sends or reads",
+					 sym_wire_type_name(t), terms[k]);
+				expect_bad(n, want);
+				continue;
+			}
+			size_t n = enc(&m);
+			assert_int_equal(buf[12] | buf[13] << 8 | buf[14] << 16 | (uint32_t)buf[15] << 24, terms[k]);
+			assert_int_equal(sym_wire_decode(buf, n, &d, NULL, 0), (long)n);
+			assert_int_equal(d.term, terms[k]);
+		}
+	}
+	/* the two schedulers' hellos: the active one's and the standby's */
+	int roles[] = { SYM_ROLE_SCHEDD, SYM_ROLE_STANDBY };
+	for (int i = 0; i < 2; i++) {
+		struct sym_msg m = { .type = SYM_MSG_HELLO, .term = 41u + (uint32_t)i }, d;
+		m.u.hello.role = (uint8_t)roles[i];
+		m.u.hello.id = (uint32_t)i;
+		size_t n = enc(&m);
+		assert_int_equal(sym_wire_decode(buf, n, &d, NULL, 0), (long)n);
+		assert_int_equal(d.u.hello.role, roles[i]);
+		assert_int_equal(d.u.hello.id, i);
+		assert_int_equal(d.term, 41 + i);
+	}
+	/* the active scheduler's heartbeat to the standby: its clock in seq, sent back as it came */
+	struct sym_msg h = { .type = SYM_MSG_HEARTBEAT, .term = 3 }, d;
+	h.u.heartbeat.id = 1;
+	h.u.heartbeat.seq = (uint64_t)INT64_MAX;
+	size_t n = enc(&h);
+	assert_int_equal(sym_wire_decode(buf, n, &d, NULL, 0), (long)n);
+	assert_true(d.u.heartbeat.seq == (uint64_t)INT64_MAX);
+	assert_int_equal(d.term, 3);
 }
 
 static void test_truncation(void **state)
@@ -305,9 +369,9 @@ static void test_bounds(void **state)
 	FRESH(SYM_MSG_DROP);
 	poke(8, SYM_WIRE_MAX_PAYLOAD + 1, 4);
 	expect_bad(16, "at most");
-	FRESH(SYM_MSG_DROP);
+	FRESH(SYM_MSG_GRANT);
 	poke(12, 1, 4);
-	expect_bad(n, "reserved flags");
+	expect_bad(n, "grant: scheduler term 1 on a message no scheduler sends or reads (want 0)");
 	/* bye: a role that does not exist; status: more GPUs online than the most, a flag not 0/1 */
 	FRESH(SYM_MSG_BYE);
 	poke(16, 0, 1);
@@ -555,6 +619,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_term),
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_encode_refuses),
