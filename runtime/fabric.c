@@ -40,6 +40,7 @@
  *   about it afterwards.
  */
 
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "runtime/fabric.h"
 
 #include <arpa/inet.h>
@@ -50,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -104,6 +106,7 @@ struct sym_fab_conn {
 	struct fid_mr *mr;
 	void *desc;
 	uint8_t *bufs;
+	size_t bufs_len; /* bytes mapped at bufs */
 	struct op *ops; /* rx_depth receives, then tx_depth sends/reads */
 	struct op *tx_free;
 	struct op *early, *early_tail; /* received before the CM event said connected */
@@ -616,12 +619,20 @@ static int conn_new(struct sym_fab *f, struct fi_info *info, enum conn_state st,
 	size_t bytes = nops * f->buf_size;
 	if (c) {
 		c->ops = calloc(nops, sizeof(*c->ops));
-		c->bufs = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+		/* straight from mmap: pages are backed only once a message uses them (a connection
+		 * that never authenticates costs address space, not memory), and no allocator
+		 * touches them (glibc's MALLOC_PERTURB_, as meson test sets, wrote all 20 MB of
+		 * every pending connection twice: a flood of them stalled the process) */
+		c->bufs_len = (bytes + 4095) / 4096 * 4096;
+		c->bufs = mmap(NULL, c->bufs_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (c->bufs == MAP_FAILED)
+			c->bufs = NULL;
 	}
 	if (!c || !c->ops || !c->bufs) {
 		if (c) {
 			free(c->ops);
-			free(c->bufs);
+			if (c->bufs)
+				munmap(c->bufs, c->bufs_len);
 		}
 		free(c);
 		if (info->handle && f->pep)
@@ -745,7 +756,8 @@ static void conn_destroy(struct sym_fab_conn *c)
 		f->nisolated--;
 	}
 	fi_freeinfo(c->info);
-	free(c->bufs);
+	if (c->bufs)
+		munmap(c->bufs, c->bufs_len);
 	free(c->ops);
 	sodium_memzero(c, sizeof(*c));
 	free(c);
