@@ -29,10 +29,13 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "core/hist.h"
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
 #include "runtime/http.h"
+#include "runtime/inputseal.h"
 #include "runtime/loop.h"
 #include "runtime/prom.h"
 #include "runtime/rt.h"
@@ -58,7 +61,7 @@ struct batch {
 	sym_time start;
 	sym_time latest; /* reject it if it cannot start by then (SYM_TIME_NEVER: never) */
 	int pending;
-	uint8_t *staging; /* its inputs: maxb * input_max bytes of the registered area */
+	uint8_t *staging; /* its inputs: maxb * stride bytes of the registered area */
 	uint8_t *outbuf;  /* its outputs: maxb * out_cap bytes */
 	struct input *in;
 	/* executor io */
@@ -92,6 +95,11 @@ struct backend {
 	struct sym_fab_conn **fe;
 	bool *fe_up;
 	uint64_t *fe_key; /* per frontend: the key it granted this connection (0: none yet) */
+	struct fe_seal {  /* per frontend: what its inputs are sealed with (its GRANT) */
+		uint8_t key[SYM_INPUT_KEY];
+		bool encrypted;
+	} *fe_seal;
+	size_t stride;    /* an input in staging: input_max bytes, then its seal's trailer */
 	uint64_t seq;
 	struct sym_executor *x;
 	struct sym_model_desc *descs; /* per model, with this backend's kind's profile */
@@ -106,7 +114,8 @@ struct backend {
 	int to_exec, from_exec; /* eventfds */
 	atomic_int exec_state;  /* 0 idle, 1 batch given, 2 batch done, 3 stop */
 	/* counters */
-	uint64_t batches, reqs, read_failures, rejected;
+	uint64_t batches, reqs, read_failures, rejected, inputs_refused;
+	struct sym_rt_ratelog seal_log;
 	struct sym_hist late; /* how far batches began after their planned start */
 	struct sym_hist run;  /* how long batches ran */
 	struct sym_http *http;
@@ -457,7 +466,7 @@ static void maybe_run(struct backend *be)
 		for (int i = 0; i < b->n; i++) {
 			if (b->in[i].status)
 				continue;
-			b->inputs[k] = b->staging + (size_t)i * be->c->input_max;
+			b->inputs[k] = b->staging + (size_t)i * be->stride;
 			b->lens[k] = b->in[i].w.len;
 			b->outputs[k] = b->outbuf + (size_t)i * be->out_cap;
 			k++;
@@ -499,6 +508,18 @@ static void read_finished(struct backend *be, struct input *in, int status)
 	struct batch *b = batch_of(be, in);
 	if (!b || in->status != 1)
 		return;
+	if (!status) {
+		/* what was read must be what its frontend sealed for this request (runtime/inputseal.h) */
+		int i = (int)(in - b->in);
+		const struct fe_seal *fs = &be->fe_seal[in->w.frontend];
+		if (sym_input_open(fs->key, in->w.req_id, b->staging + (size_t)i * be->stride, in->w.len, fs->encrypted)) {
+			status = -EBADMSG;
+			be->inputs_refused++;
+			sym_rt_log_limited(&be->seal_log, be->who, "the input of request %" PRIu64 " read from frontend %u "
+					   "fails its seal (changed on the way, or not what the frontend sealed for it); "
+					   "refused", in->w.req_id, in->w.frontend);
+		}
+	}
 	in->status = status ? status : 0;
 	if (status)
 		be->read_failures++;
@@ -513,6 +534,7 @@ static void frontend_lost(struct backend *be, int fi)
 	be->fe[fi] = NULL;
 	be->fe_up[fi] = false;
 	be->fe_key[fi] = 0; /* that connection's registration is gone with it */
+	sodium_memzero(&be->fe_seal[fi], sizeof(be->fe_seal[fi]));
 	for (int j = 0; j < be->nb; j++) {
 		struct batch *b = &be->b[(be->head + j) % SLOTS];
 		for (int k = 0; k < b->n; k++)
@@ -566,7 +588,7 @@ static void on_plan(struct backend *be, const struct sym_msg *m, sym_time now)
 		struct input *in = &b->in[i];
 		int rc = -ENOTCONN;
 		if (be->fe_up[in->w.frontend] && be->fe_key[in->w.frontend])
-			rc = sym_fab_read(be->fe[in->w.frontend], b->staging + (size_t)i * be->c->input_max, in->w.len,
+			rc = sym_fab_read(be->fe[in->w.frontend], b->staging + (size_t)i * be->stride, in->w.len + SYM_INPUT_TRAILER,
 					  be->mr, in->w.addr, be->fe_key[in->w.frontend], in);
 		if (rc)
 			read_finished(be, in, rc);
@@ -646,6 +668,8 @@ static void on_msg(struct backend *be, struct sym_fab_conn *conn, const uint8_t 
 			fi = i;
 	if (n > 0 && (size_t)n == len && fi >= 0 && m.type == SYM_MSG_GRANT && (int)m.u.grant.frontend == fi) {
 		be->fe_key[fi] = m.u.grant.key;
+		memcpy(be->fe_seal[fi].key, m.u.grant.seal_key, SYM_INPUT_KEY);
+		be->fe_seal[fi].encrypted = m.u.grant.encrypted;
 		maybe_hello(be);
 		return;
 	}
@@ -794,6 +818,9 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	sym_prom_sample(b, "symphony_backend_requests_total", l, (double)be->reqs);
 	sym_prom_family(b, "symphony_backend_read_failures_total", "counter", "Inputs whose RMA read failed");
 	sym_prom_sample(b, "symphony_backend_read_failures_total", l, (double)be->read_failures);
+	sym_prom_family(b, "symphony_backend_inputs_refused_total", "counter",
+			"Inputs read whose seal failed (changed on the way, or not sealed for their request): not run");
+	sym_prom_sample(b, "symphony_backend_inputs_refused_total", l, (double)be->inputs_refused);
 	sym_prom_family(b, "symphony_backend_busy_seconds_total", "counter",
 			"Time the GPU ran batches (its rate is the GPU's busy fraction)");
 	sym_prom_sample(b, "symphony_backend_busy_seconds_total", l, (double)be->run.sum / 1e9);
@@ -845,14 +872,16 @@ static int setup(struct backend *be, char *err, size_t errlen)
 	}
 	if (be->maxb > SYM_WIRE_MAX_BATCH)
 		be->maxb = SYM_WIRE_MAX_BATCH;
-	size_t stage = (size_t)be->maxb * c->input_max;
+	be->stride = c->input_max + SYM_INPUT_TRAILER;
+	size_t stage = (size_t)be->maxb * be->stride;
 	be->staging = malloc(SLOTS * stage);
 	be->out_cap = (uint32_t)(c->output_bytes_max ? c->output_bytes_max : SYM_EXEC_OUTPUT);
 	be->outbuf = malloc(SLOTS * (size_t)be->maxb * be->out_cap);
 	be->fe = calloc((size_t)c->nfrontends, sizeof(*be->fe));
 	be->fe_up = calloc((size_t)c->nfrontends, sizeof(*be->fe_up));
 	be->fe_key = calloc((size_t)c->nfrontends, sizeof(*be->fe_key));
-	if (!be->staging || !be->outbuf || !be->fe || !be->fe_up || !be->fe_key)
+	be->fe_seal = calloc((size_t)c->nfrontends, sizeof(*be->fe_seal));
+	if (!be->staging || !be->outbuf || !be->fe || !be->fe_up || !be->fe_key || !be->fe_seal)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	for (int j = 0; j < SLOTS; j++) {
 		struct batch *b = &be->b[j];
@@ -981,6 +1010,9 @@ static void teardown(struct backend *be)
 	free(be->fe);
 	free(be->fe_up);
 	free(be->fe_key);
+	if (be->fe_seal)
+		sodium_memzero(be->fe_seal, (size_t)be->c->nfrontends * sizeof(*be->fe_seal));
+	free(be->fe_seal);
 	for (int j = 0; j < SLOTS; j++) {
 		free(be->b[j].in);
 		free(be->b[j].inputs);

@@ -31,6 +31,7 @@ int sym_cluster_init(struct sym_cluster *c)
 	c->failure_ms = 1000;
 	c->input_max = 256 * 1024;
 	c->pool_slots = 1024;
+	c->input_encryption = true;
 	c->input_bytes = 1024;
 	c->http_base = -1;
 	c->http_body_max = 8u << 20;
@@ -128,8 +129,10 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 		else if (cJSON_IsNumber(val)) {
 			snprintf(buf, sizeof(buf), "%.17g", val->valuedouble);
 			text = buf;
+		} else if (cJSON_IsBool(val)) {
+			text = cJSON_IsTrue(val) ? "true" : "false";
 		} else if (!(cJSON_IsArray(val) && (!strcmp(key, "frontends") || !strcmp(key, "schedd"))))
-			return ERR("%s: expected a number or a string", where);
+			return ERR("%s: expected a number, a string or true/false", where);
 	}
 	double d;
 	int l;
@@ -279,6 +282,13 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 		if (sym_policy_int(text, 8, 1 << 20, &l))
 			return ERR("%s: expected 8 to %d bytes, got '%s'", where, 1 << 20, text);
 		c->input_max = (size_t)l;
+	} else if (!strcmp(key, "input_encryption")) {
+		if (!strcmp(text, "true") || !strcmp(text, "on"))
+			c->input_encryption = true;
+		else if (!strcmp(text, "false") || !strcmp(text, "off"))
+			c->input_encryption = false;
+		else
+			return ERR("%s: expected true or false, got '%s'", where, text);
 	} else if (!strcmp(key, "pool_slots")) {
 		if (sym_policy_int(text, 1, 1 << 20, &l))
 			return ERR("%s: expected 1 to %d slots, got '%s'", where, 1 << 20, text);
@@ -319,6 +329,7 @@ static const struct {
 	{ "failure_ms", "failure-ms", "MS", "a peer silent this long is removed, its batches failed (default 1000)" },
 	{ "input_max", "input-max", "BYTES", "largest input a frontend accepts (default 262144)" },
 	{ "pool_slots", "pool-slots", "N", "inputs a frontend holds at once (default 1024)" },
+	{ "input_encryption", "input-encryption", "true|false", "a frontend encrypts each input it holds for backends to read (default true); false: authenticated only, for speed (runtime/inputseal.h)" },
 	{ "input_bytes", "input-bytes", "BYTES", "input size of a model without a signature: UINT8 [BYTES] (default 1024)" },
 	{ "executor", "executor", "NAME", "backend executor: emulated (the default) or cuda" },
 	{ "model_lib", "model-lib", "PATH", "cuda: plugin library (load/run/unload) for models with no built-in" },
@@ -643,6 +654,7 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 	cJSON_AddNumberToObject(o, "failure_ms", c->failure_ms);
 	cJSON_AddNumberToObject(o, "input_max", (double)c->input_max);
 	cJSON_AddNumberToObject(o, "pool_slots", c->pool_slots);
+	cJSON_AddBoolToObject(o, "input_encryption", c->input_encryption);
 	cJSON_AddNumberToObject(o, "input_bytes", (double)c->input_bytes);
 	cJSON_AddStringToObject(o, "executor", c->executor);
 	if (c->model_lib[0])

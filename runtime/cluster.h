@@ -28,6 +28,8 @@
  *     "failure_ms": 1000,             a peer silent this long is removed (its batches fail)
  *     "input_max": 262144,            bytes of the largest input a frontend holds
  *     "pool_slots": 1024,             inputs a frontend holds at once
+ *     "input_encryption": true,       a frontend encrypts the inputs backends read from its pool
+ *                                     (false: authenticated only; runtime/inputseal.h)
  *     "input_bytes": 1024,            input size of a model without a signature
  *     "executor": "emulated",         or "cuda" (runtime/cuda/)
  *     "model_lib": "",                cuda: plugin library for models with no built-in
@@ -126,6 +128,7 @@ struct sym_cluster {
 	double failure_ms;
 	size_t input_max;
 	int pool_slots;
+	bool input_encryption;            /* inputs in a frontend's pool: encrypted, else authenticated only */
 	size_t input_bytes;
 	char executor[32];
 	char keys_dir[512];               /* the cluster's keys (runtime/cred.h), or "" */

@@ -11,6 +11,7 @@
 #include "runtime/fabbench.h"
 #include "runtime/cred.h"
 #include "runtime/fabric.h"
+#include "runtime/inputseal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -23,6 +24,7 @@
 #include <time.h>
 
 #include <cjson/cJSON.h>
+#include <sodium.h>
 
 #include "experiment/output.h"
 #include "experiment/result.h"
@@ -30,12 +32,15 @@
 #define PING_BYTES 64
 #define WARMUP 1000
 #define STUCK_NS (10 * 1000000000LL) /* no progress for this long: give up */
+#define SEAL_ID 7     /* with auth: the request id the region is sealed for, as a frontend's input */
+#define SEAL_ITERS 200 /* with auth: times each seal and open is timed on its own (CPU only) */
 
 struct bench {
 	const char *provider;
 	long iters, reads;
 	size_t size;
-	bool auth;		/* both sides authenticate; messages sealed */
+	bool auth;		/* both sides authenticate; messages sealed; the region is a sealed input */
+	uint8_t seal_key[SYM_INPUT_KEY];
 	struct sym_fab *echo_f; /* owned by the echo thread once it starts */
 	atomic_bool stop;	/* the measurer gave up */
 	char echo_err[256];
@@ -74,7 +79,8 @@ static void *echo_main(void *arg)
 	struct bench *b = arg;
 	struct sym_fab *f = b->echo_f;
 	char err[256];
-	uint8_t *region = aligned_alloc(4096, (b->size + 4095) / 4096 * 4096);
+	size_t bytes = b->size + (b->auth ? SYM_INPUT_TRAILER : 0);
+	uint8_t *region = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
 	struct sym_fab_mr *mr = NULL;
 	if (!region) {
 		snprintf(b->echo_err, sizeof(b->echo_err), "out of memory for a %zu-byte region", b->size);
@@ -82,7 +88,9 @@ static void *echo_main(void *arg)
 	}
 	for (size_t i = 0; i < b->size; i++)
 		region[i] = pattern(i);
-	if (sym_fab_mr_reg(f, region, b->size, SYM_FAB_REMOTE_READ, &mr, err, sizeof(err))) {
+	if (b->auth) /* as a frontend seals an input in its pool (encrypted, the default) */
+		sym_input_seal(b->seal_key, SEAL_ID, region, b->size, true);
+	if (sym_fab_mr_reg(f, region, bytes, SYM_FAB_REMOTE_READ, &mr, err, sizeof(err))) {
 		snprintf(b->echo_err, sizeof(b->echo_err), "%s", err);
 		free(region);
 		return NULL;
@@ -203,16 +211,20 @@ static int ping_pong(struct side *s, long iters, int64_t *ns)
 	return 0;
 }
 
-static int reads(struct side *s, long n, uint64_t raddr, uint64_t rkey, size_t size, int64_t *ns)
+/* n reads of the region; with a seal key (auth), each is opened as a backend
+ * opens an input it read, and its time includes that. */
+static int reads(struct side *s, long n, uint64_t raddr, uint64_t rkey, size_t size, const uint8_t *seal_key,
+		 int64_t *ns)
 {
 	char err[256];
-	uint8_t *buf = aligned_alloc(4096, (size + 4095) / 4096 * 4096);
+	size_t bytes = size + (seal_key ? SYM_INPUT_TRAILER : 0);
+	uint8_t *buf = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
 	struct sym_fab_mr *mr;
 	if (!buf) {
 		fprintf(stderr, "fabbench: out of memory for a %zu-byte buffer\n", size);
 		return -1;
 	}
-	if (sym_fab_mr_reg(s->f, buf, size, SYM_FAB_LOCAL_READ_TARGET, &mr, err, sizeof(err))) {
+	if (sym_fab_mr_reg(s->f, buf, bytes, SYM_FAB_LOCAL_READ_TARGET, &mr, err, sizeof(err))) {
 		fprintf(stderr, "fabbench: %s\n", err);
 		free(buf);
 		return -1;
@@ -221,9 +233,9 @@ static int reads(struct side *s, long n, uint64_t raddr, uint64_t rkey, size_t s
 	long warm = n < WARMUP / 4 ? n : WARMUP / 4;
 	for (long i = -warm; i < n && !rc; i++) {
 		if (i == -warm || i == n - 1)
-			memset(buf, 0, size);
+			memset(buf, 0, bytes);
 		int64_t t0 = mono_ns();
-		if (sym_fab_read(s->c, buf, size, mr, raddr, rkey, buf)) {
+		if (sym_fab_read(s->c, buf, bytes, mr, raddr, rkey, buf)) {
 			fprintf(stderr, "fabbench: %s\n", sym_fab_last_error(s->f));
 			rc = -1;
 			break;
@@ -232,13 +244,18 @@ static int reads(struct side *s, long n, uint64_t raddr, uint64_t rkey, size_t s
 			rc = -1;
 			break;
 		}
-		int64_t t1 = mono_ns();
 		if (s->ev.type != SYM_FAB_READ || s->ev.status) {
 			fprintf(stderr, "fabbench: read %ld failed: %s\n", i,
 				s->ev.type == SYM_FAB_READ ? strerror(-s->ev.status) : "an unexpected event");
 			rc = -1;
 			break;
 		}
+		if (seal_key && sym_input_open(seal_key, SEAL_ID, buf, size, true)) {
+			fprintf(stderr, "fabbench: read %ld: the input read fails its seal\n", i);
+			rc = -1;
+			break;
+		}
+		int64_t t1 = mono_ns();
 		if (i >= 0)
 			ns[i] = t1 - t0;
 		if (i == -warm || i == n - 1)
@@ -254,6 +271,43 @@ static int reads(struct side *s, long n, uint64_t raddr, uint64_t rkey, size_t s
 	return rc;
 }
 
+/* With auth: what sealing and opening a size-byte input costs a frontend's
+ * and a backend's CPU, each way (encrypted, authenticated only), p50 of
+ * SEAL_ITERS timings each: seal[0..1] encrypt, authenticate; open[0..1]. */
+static int seal_costs(const uint8_t *key, size_t size, double seal_us[2], double open_us[2])
+{
+	uint8_t *buf = malloc(size + SYM_INPUT_TRAILER);
+	int64_t *ns = malloc(SEAL_ITERS * sizeof(*ns)), *ons = malloc(SEAL_ITERS * sizeof(*ons));
+	int rc = 0;
+	if (!buf || !ns || !ons) {
+		fprintf(stderr, "fabbench: out of memory\n");
+		rc = -1;
+	}
+	for (int enc = 1; enc >= 0 && !rc; enc--) {
+		for (long i = 0; i < SEAL_ITERS && !rc; i++) {
+			for (size_t k = 0; k < size; k += 64)
+				buf[k] = pattern(k + (size_t)i);
+			int64_t t0 = mono_ns();
+			sym_input_seal(key, (uint64_t)i, buf, size, enc);
+			int64_t t1 = mono_ns();
+			if (sym_input_open(key, (uint64_t)i, buf, size, enc)) {
+				fprintf(stderr, "fabbench: an input sealed here fails its seal\n");
+				rc = -1;
+			}
+			ns[i] = t1 - t0;
+			ons[i] = mono_ns() - t1;
+		}
+		if (!rc) {
+			seal_us[1 - enc] = summarize(ns, SEAL_ITERS).p50;
+			open_us[1 - enc] = summarize(ons, SEAL_ITERS).p50;
+		}
+	}
+	free(buf);
+	free(ns);
+	free(ons);
+	return rc;
+}
+
 /* ---- options and output ---- */
 
 static cJSON *stats_json(struct stats st)
@@ -265,7 +319,8 @@ static cJSON *stats_json(struct stats st)
 	return o;
 }
 
-static int write_json(const char *path, const struct bench *b, const char *descr, struct stats rtt, struct stats rd)
+static int write_json(const char *path, const struct bench *b, const char *descr, struct stats rtt, struct stats rd,
+		      const double seal_us[2], const double open_us[2])
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "provider", b->provider);
@@ -277,6 +332,13 @@ static int write_json(const char *path, const struct bench *b, const char *descr
 	cJSON_AddNumberToObject(o, "reads", (double)b->reads);
 	cJSON_AddNumberToObject(o, "read_bytes", (double)b->size);
 	cJSON_AddNumberToObject(o, "ping_bytes", PING_BYTES);
+	if (b->auth) {
+		cJSON *c = cJSON_AddObjectToObject(o, "input_seal_p50_us");
+		cJSON_AddNumberToObject(c, "seal_encrypted", seal_us[0]);
+		cJSON_AddNumberToObject(c, "seal_authenticated", seal_us[1]);
+		cJSON_AddNumberToObject(c, "open_encrypted", open_us[0]);
+		cJSON_AddNumberToObject(c, "open_authenticated", open_us[1]);
+	}
 	cJSON_AddItemToObject(o, "provenance", sym_provenance_json(true));
 	char err[1200];
 	int rc = sym_write_json(path, o, err, sizeof(err));
@@ -291,6 +353,8 @@ int sym_fabbench_run(const char *provider, long iters, size_t size, bool auth, c
 	struct bench b = { .provider = provider, .iters = iters, .size = size, .auth = auth };
 	atomic_init(&b.stop, false);
 	int rc;
+	double seal_us[2] = { 0, 0 }, open_us[2] = { 0, 0 };
+	sym_input_keygen(b.seal_key);
 	b.reads = b.iters / 4 ? b.iters / 4 : 1;
 
 	char err[256], port[16];
@@ -343,13 +407,13 @@ int sym_fabbench_run(const char *provider, long iters, size_t size, bool auth, c
 		goto out;
 	}
 	uint64_t raddr = get64(s.ev.data + 1), rkey = get64(s.ev.data + 9);
-	if (ping_pong(&s, b.iters, rtt) || reads(&s, b.reads, raddr, rkey, b.size, rd))
+	if (ping_pong(&s, b.iters, rtt) || reads(&s, b.reads, raddr, rkey, b.size, b.auth ? b.seal_key : NULL, rd))
 		goto out;
 	sym_fab_send(s.c, "B", 1);
 	/* let the goodbye leave before the connection closes */
 	for (int i = 0; i < 1000 && sym_fab_conn_up(s.c); i++)
 		sym_fab_poll(s.f, &s.ev, 1);
-	rc = 0;
+	rc = b.auth ? seal_costs(b.seal_key, b.size, seal_us, open_us) : 0;
 out:
 	if (rc)
 		atomic_store(&b.stop, true);
@@ -367,10 +431,14 @@ out:
 			       b.auth ? "authenticated, messages sealed" : "no authentication");
 			printf("  round trip, %d-byte message, %ld times (us): p50 %.2f  p99 %.2f  max %.2f\n",
 			       PING_BYTES, b.iters, st_rtt.p50, st_rtt.p99, st_rtt.max);
-			printf("  RMA read of %zu bytes, %ld times (us):   p50 %.2f  p99 %.2f  max %.2f\n", b.size,
-			       b.reads, st_rd.p50, st_rd.p99, st_rd.max);
+			printf("  RMA read of %zu bytes%s, %ld times (us):   p50 %.2f  p99 %.2f  max %.2f\n", b.size,
+			       b.auth ? " (a sealed input, opened)" : "", b.reads, st_rd.p50, st_rd.p99, st_rd.max);
+			if (b.auth)
+				printf("  sealing / opening a %zu-byte input, CPU only (us, p50): encrypted %.2f / %.2f, "
+				       "authenticated only %.2f / %.2f\n",
+				       b.size, seal_us[0], open_us[0], seal_us[1], open_us[1]);
 		}
-		if (json && write_json(json, &b, sym_fab_describe(s.f), st_rtt, st_rd))
+		if (json && write_json(json, &b, sym_fab_describe(s.f), st_rtt, st_rd, seal_us, open_us))
 			rc = 1;
 	}
 	sym_fab_destroy(s.f);

@@ -1,8 +1,11 @@
 /* runtime/frontend.c - a frontend: clients in, metadata to schedd, inputs
  * read by backends straight from its registered pool, answers out.
  *
- * Each accepted request takes a slot of the pool (input_max bytes,
- * registered for remote reads) until it is answered. The id it carries on
+ * Each accepted request takes a slot of the pool (input_max bytes and a
+ * trailer, registered for remote reads) until it is answered; its input is
+ * sealed there (runtime/inputseal.h) under a key each backend is told in its
+ * GRANT, so a backend knows the bytes it read are the ones this frontend put
+ * there for that request. The id it carries on
  * the fabric is the slot index with the slot's generation in the high half,
  * so a late result or drop for a slot already answered and reused is
  * recognised and ignored: every request gets exactly one answer, from
@@ -37,6 +40,7 @@
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
 #include "runtime/http.h"
+#include "runtime/inputseal.h"
 #include "runtime/kserve.h"
 #include "runtime/loop.h"
 #include "runtime/net.h"
@@ -119,6 +123,8 @@ struct frontend {
 	struct sym_loop_timer *connect_t, *beat_t;
 	struct sym_fab_mr *mr;
 	uint8_t *pool;
+	size_t stride;                 /* a slot: input_max bytes, then SYM_INPUT_TRAILER */
+	uint8_t seal_key[SYM_INPUT_KEY]; /* what the inputs are sealed with (told in GRANTs) */
 	struct slot *slots;
 	uint32_t *freeslots;
 	uint32_t nfree;
@@ -153,6 +159,8 @@ static bool ready(const struct frontend *f)
 }
 
 static uint64_t slot_id(const struct frontend *f, uint32_t i) { return (uint64_t)f->slots[i].gen << 32 | i; }
+
+static inline uint8_t *slot_at(const struct frontend *f, uint32_t i) { return f->pool + (size_t)i * f->stride; }
 
 static struct slot *slot_get(struct frontend *f, uint64_t id)
 {
@@ -268,7 +276,7 @@ static void answer_slot(struct frontend *f, uint32_t i, uint8_t status, uint16_t
 	/* an answered request's input is nobody's business any more: a backend that reads the slot
 	 * late (a stale plan) or by mistake gets zeros (a request's input is of its model's size) */
 	size_t used = sym_cluster_input_bytes(f->c, s->model);
-	memset(f->pool + (size_t)i * f->c->input_max, 0, used < f->c->input_max ? used : f->c->input_max);
+	memset(slot_at(f, i), 0, (used < f->c->input_max ? used : f->c->input_max) + SYM_INPUT_TRAILER);
 	f->freeslots[f->nfree++] = i;
 	maybe_drained(f);
 }
@@ -294,7 +302,7 @@ static bool send_meta(struct frontend *f, uint32_t i)
 	meta.u.meta.model = s->model;
 	meta.u.meta.frontend = (uint32_t)f->id;
 	meta.u.meta.budget_ns = left > 0 ? left : 1; /* spent: schedd drops it as expired */
-	meta.u.meta.addr = sym_fab_mr_addr(f->mr, f->pool + (size_t)i * f->c->input_max);
+	meta.u.meta.addr = sym_fab_mr_addr(f->mr, slot_at(f, i));
 	meta.u.meta.len = (uint32_t)sym_cluster_input_bytes(f->c, s->model);
 	meta.u.meta.key = 0; /* each backend has its own key (GRANT) */
 	if (!f->schedd_up || to_schedd(f, &meta)) {
@@ -377,6 +385,9 @@ static void submit(struct frontend *f, uint32_t i, int64_t budget_ns, uint32_t l
 	struct slot *s = &f->slots[i];
 	s->deadline = s->t0 + budget_ns;
 	(void)len; /* a request's input is of its model's size (checked when it came in) */
+	/* sealed once, where it lies: a META sent again after a failover names the same bytes */
+	sym_input_seal(f->seal_key, slot_id(f, i), slot_at(f, i), sym_cluster_input_bytes(f->c, s->model),
+		       f->c->input_encryption);
 	f->accepted++;
 	send_meta(f, i);
 }
@@ -409,7 +420,7 @@ static void on_request(struct frontend *f, uint32_t ci, const struct sym_msg *m)
 	s->client = ci;
 	s->cgen = cl->gen;
 	s->creq = creq;
-	memcpy(f->pool + (size_t)i * f->c->input_max, m->u.request.data, m->u.request.len);
+	memcpy(slot_at(f, i), m->u.request.data, m->u.request.len);
 	submit(f, i, m->u.request.budget_ns > 0 ? m->u.request.budget_ns : f->slo[s->model], m->u.request.len);
 }
 
@@ -697,7 +708,7 @@ static void grant(struct frontend *f, struct sym_fab_conn *conn)
 {
 	char err[512];
 	struct sym_fab_mr *mr;
-	if (sym_fab_mr_reg_conn(conn, f->pool, (size_t)f->c->pool_slots * f->c->input_max, SYM_FAB_REMOTE_READ, &mr,
+	if (sym_fab_mr_reg_conn(conn, f->pool, (size_t)f->c->pool_slots * f->stride, SYM_FAB_REMOTE_READ, &mr,
 				err, sizeof(err))) {
 		sym_rt_log(f->who, "a backend's registration of the pool: %s; closing it", err);
 		sym_loop_fab_close(f->loop, conn, NULL, NULL);
@@ -707,6 +718,8 @@ static void grant(struct frontend *f, struct sym_fab_conn *conn)
 	struct sym_msg g = { .type = SYM_MSG_GRANT };
 	g.u.grant.frontend = (uint32_t)f->id;
 	g.u.grant.key = sym_fab_mr_key(mr);
+	memcpy(g.u.grant.seal_key, f->seal_key, sizeof(g.u.grant.seal_key));
+	g.u.grant.encrypted = f->c->input_encryption;
 	if (sym_rt_send(f->who, conn, &g, NULL, NULL))
 		backend_close(f, conn);
 }
@@ -1023,7 +1036,7 @@ static void http_infer(struct frontend *f, struct sym_http_req *r, int model)
 	const char *hd = sym_http_header(r, "Symphony-Deadline-Ms");
 	if (hd && !*hd)
 		hd = "(empty)"; /* present but empty: malformed, not absent */
-	int rc = sym_kserve_decode(body, len, jl, m, f->pool + (size_t)i * f->c->input_max, &s->q, err, sizeof(err));
+	int rc = sym_kserve_decode(body, len, jl, m, slot_at(f, i), &s->q, err, sizeof(err));
 	beat_if_due(f);
 	if (!rc && hd && parse_ms(hd, &dl))
 		rc = -EINVAL, snprintf(err, sizeof(err), "header Symphony-Deadline-Ms: expected a positive number of "
@@ -1302,8 +1315,10 @@ not_get:
 static int alloc_tables(struct frontend *f)
 {
 	struct sym_cluster *c = f->c;
-	size_t pool_bytes = (size_t)c->pool_slots * c->input_max;
+	f->stride = c->input_max + SYM_INPUT_TRAILER;
+	size_t pool_bytes = (size_t)c->pool_slots * f->stride;
 	f->pool = malloc(pool_bytes);
+	sym_input_keygen(f->seal_key);
 	f->slots = calloc((size_t)c->pool_slots, sizeof(*f->slots));
 	f->freeslots = malloc((size_t)c->pool_slots * sizeof(*f->freeslots));
 	f->slo = malloc(c->exp.nmodels * sizeof(*f->slo));
@@ -1328,7 +1343,7 @@ static int setup(struct frontend *f)
 	struct sym_fab_cfg fc = { .provider = c->provider, .cred = f->o->cred, .revoked = f->o->revoked, .isolate = true };
 	if (sym_fab_open(&f->fab, &fc, err, sizeof(err)) ||
 	    /* not readable remotely: addresses are computed from it; each backend reads through its own (grant) */
-	    sym_fab_mr_reg(f->fab, f->pool, (size_t)c->pool_slots * c->input_max, SYM_FAB_LOCAL_READ_TARGET, &f->mr, err,
+	    sym_fab_mr_reg(f->fab, f->pool, (size_t)c->pool_slots * f->stride, SYM_FAB_LOCAL_READ_TARGET, &f->mr, err,
 			   sizeof(err)) ||
 	    sym_fab_listen(f->fab, me->fabric.host, me->fabric.port, err, sizeof(err)))
 		return sym_rt_log(f->who, "%s", err), -EINVAL;
@@ -1413,6 +1428,7 @@ static void teardown(struct frontend *f)
 		sym_fab_destroy(f->fab);
 	free(f->tokens);
 	free(f->pool);
+	sodium_memzero(f->seal_key, sizeof(f->seal_key));
 	free(f->slots);
 	free(f->freeslots);
 	free(f->slo);

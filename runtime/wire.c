@@ -77,7 +77,7 @@ static uint64_t get64(struct rd *r)
 #define DROP_SIZE 9
 #define BYE_SIZE 5
 #define STATUS_SIZE 9
-#define GRANT_SIZE 12
+#define GRANT_SIZE 45 /* frontend, key, seal key (32), encrypted */
 #define LOAD_SIZE 3
 #define LOADED_SIZE 12
 
@@ -161,7 +161,7 @@ static size_t payload_size(const struct sym_msg *m)
 	case SYM_MSG_STATUS:
 		return m->u.status.draining <= 1 && m->u.status.gpus_online <= m->u.status.gpus_max ? STATUS_SIZE : 0;
 	case SYM_MSG_GRANT:
-		return GRANT_SIZE;
+		return m->u.grant.encrypted <= 1 ? GRANT_SIZE : 0;
 	case SYM_MSG_LOAD:
 		return load_op_ok(m->u.load.op) ? LOAD_SIZE : 0;
 	case SYM_MSG_LOADED:
@@ -288,6 +288,9 @@ size_t sym_wire_encode(const struct sym_msg *m, const struct sym_wire_input *inp
 	case SYM_MSG_GRANT:
 		put32(&w, m->u.grant.frontend);
 		put64(&w, m->u.grant.key);
+		for (int i = 0; i < 32; i++)
+			put8(&w, m->u.grant.seal_key[i]);
+		put8(&w, m->u.grant.encrypted);
 		break;
 	case SYM_MSG_LOAD:
 		put16(&w, m->u.load.model);
@@ -510,6 +513,11 @@ long sym_wire_decode(const uint8_t *buf, size_t len, struct sym_msg *m, char *er
 			return BAD("%s: payload of %u bytes, want %d", tn, plen, GRANT_SIZE);
 		m->u.grant.frontend = get32(&r);
 		m->u.grant.key = get64(&r);
+		for (int i = 0; i < 32; i++)
+			m->u.grant.seal_key[i] = get8(&r);
+		m->u.grant.encrypted = get8(&r);
+		if (m->u.grant.encrypted > 1)
+			return BAD("%s: encrypted flag %u is not 0 or 1", tn, m->u.grant.encrypted);
 		want = GRANT_SIZE;
 		break;
 	case SYM_MSG_LOAD:

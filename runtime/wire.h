@@ -40,7 +40,7 @@
 
 #define SYM_WIRE_MAGIC 0x314d5953u
 #define SYM_WIRE_VERSION 5 /* 5: the header's term; a HELLO carries a token, a native client's first
-			    * message is its HELLO */
+			    * message is its HELLO; a GRANT carries the key inputs are sealed with */
 #define SYM_WIRE_HEADER 16
 #define SYM_WIRE_MAX_PAYLOAD (1u << 20) /* 1 MiB: inputs and outputs travel inline for clients */
 #define SYM_WIRE_MAX_BATCH 1024         /* inputs in one plan */
@@ -66,7 +66,8 @@ enum sym_msg_type {
 	SYM_MSG_BYE,          /* frontend/backend -> schedd: it is leaving, plan nothing more for it;
 			       * schedd -> backend: nothing more will come (its plans came before) */
 	SYM_MSG_STATUS,       /* schedd -> frontend: the GPUs online, for readiness */
-	SYM_MSG_GRANT,        /* frontend -> backend: the key of its input pool for this connection */
+	SYM_MSG_GRANT,        /* frontend -> backend: the key of its input pool for this connection, and the
+			       * key its inputs are sealed with */
 	SYM_MSG_LOAD,         /* schedd -> backend: load a model onto the GPU, or unload it (since version 4) */
 	SYM_MSG_LOADED,       /* backend -> schedd: a load or unload is done (or failed), and how long it took */
 	SYM_MSG_NTYPES
@@ -186,6 +187,8 @@ struct sym_msg {
 		struct {
 			uint32_t frontend;
 			uint64_t key;           /* valid while this connection lasts (the pool's registration for it) */
+			uint8_t seal_key[32];   /* the key the frontend seals its inputs with (runtime/inputseal.h) */
+			uint8_t encrypted;      /* 1: inputs are encrypted, 0: authenticated only */
 		} grant;
 		struct {
 			uint32_t gpus_online;   /* backends registered and not suspect or leaving */

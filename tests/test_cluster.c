@@ -203,7 +203,7 @@ static void test_bad(void **state)
 		{ "\"deadline_max_ms\": 0", "key 'runtime.deadline_max_ms'" },
 		{ "\"late_status\": 302", "key 'runtime.late_status': expected 200 or 504" },
 		{ "\"schedd\": \"nohostport\"", "key 'runtime.schedd': expected HOST:PORT" },
-		{ "\"provider\": [1]", "key 'runtime.provider': expected a number or a string" },
+		{ "\"provider\": [1]", "key 'runtime.provider': expected a number, a string or true/false" },
 		{ "\"bogus\": 1", "key 'runtime.bogus': unknown key (expected provider," },
 		{ "\"models\": [1]", "key 'runtime.models': expected an object of model names" },
 		/* combinations, found by resolve */

@@ -17,7 +17,9 @@
  *     a TCP proxy, with or without rewriting whom it wants), a credential from another CA,
  *     none, silence, a revoked serial (also revoked while up) are refused, counted by
  *     class and named, before the caller sees the connection; a flipped bit or a replayed
- *     message through the proxy closes the connection; under a flood of connections that
+ *     message through the proxy closes the connection; a flipped bit in an RMA read's
+ *     payload (which no message seal covers) passes the transport and fails the input's
+ *     seal (runtime/inputseal.h); under a flood of connections that
  *     never authenticate (fabric ones and plain TCP) a member gets in within 1 s.
  */
 #include <stdarg.h>
@@ -45,6 +47,7 @@
 
 #include "runtime/cred.h"
 #include "runtime/fabric.h"
+#include "runtime/inputseal.h"
 #include "tests/testutil.h"
 
 #define DEADLINE_MS 5000
@@ -955,11 +958,11 @@ static void test_auth_revoked(void **state)
 
 /* ---- a TCP proxy between a member and the port it dials: relay, tamper, replay ---- */
 
-enum { PX_PASS, PX_WANT, PX_FLIP, PX_DUP };
+enum { PX_PASS, PX_WANT, PX_FLIP, PX_DUP, PX_FLIP_BACK };
 
 struct proxy {
 	int lfd, port, target;
-	int mode;	       /* PX_*: what it does to what the dialer sends */
+	int mode;	       /* PX_*: what it does to what the dialer sends (PX_FLIP_BACK: to what it gets) */
 	uint32_t want_id;      /* PX_WANT: the id written into the dialer's first handshake message */
 	atomic_int armed;      /* PX_FLIP, PX_DUP: do it to the dialer's next chunk */
 	atomic_int done;       /* how many times it did */
@@ -1037,7 +1040,15 @@ static void *px_main(void *arg)
 			}
 			if (pf[1].revents) {
 				ssize_t n = read(sfd, buf, sizeof(buf));
-				if (n <= 0 || !write_all(cfd, buf, (size_t)n))
+				if (n <= 0)
+					break;
+				if (p->mode == PX_FLIP_BACK && n >= 8192 && atomic_load(&p->armed)) {
+					/* the middle of a large chunk: an RMA read's payload, not its header */
+					atomic_store(&p->armed, 0);
+					buf[n / 2] ^= 0x04;
+					atomic_fetch_add(&p->done, 1);
+				}
+				if (!write_all(cfd, buf, (size_t)n))
 					break;
 			}
 		}
@@ -1115,6 +1126,25 @@ static void test_auth_relay(void **state)
 	side_close(&b);
 }
 
+/* Backend credential `be` (side a) dials frontend `fe` (side b) through a proxy doing
+ * `mode`; both ends up. Returns a's connection. */
+static struct sym_fab_conn *on_path(struct side *a, struct side *b, struct sym_cred *be, struct sym_cred *fe,
+				    struct proxy *px, int mode)
+{
+	side_member(a, be, NULL);
+	side_member(b, fe, NULL);
+	char port[16], pport[16], err[256];
+	listen_any(b, port, sizeof(port));
+	px_start(px, sym_fab_listen_port(b->f), mode);
+	snprintf(pport, sizeof(pport), "%d", px->port);
+	struct sym_fab_peer want = { SYM_CRED_FRONTEND, 0 };
+	struct sym_fab_conn *ca;
+	assert_int_equal(sym_fab_connect(a->f, "127.0.0.1", pport, &want, &ca, err, sizeof(err)), 0);
+	expect(a, b, SYM_FAB_CONNECTED);
+	expect(b, a, SYM_FAB_ACCEPTED);
+	return ca;
+}
+
 /* On path: one bit of a sealed message flipped, or a message sent twice, closes the
  * connection; the message is not delivered (the replay: the first copy is, once). */
 static void test_auth_tamper(void **state)
@@ -1123,18 +1153,8 @@ static void test_auth_tamper(void **state)
 	struct sym_cred fe = member(SYM_CRED_FRONTEND, 0, 1, false), be = member(SYM_CRED_BACKEND, 2, 2, false);
 	for (int mode = PX_FLIP; mode <= PX_DUP; mode++) {
 		struct side a, b;
-		side_member(&a, &be, NULL);
-		side_member(&b, &fe, NULL);
-		char port[16], pport[16], err[256];
-		listen_any(&b, port, sizeof(port));
 		struct proxy px;
-		px_start(&px, sym_fab_listen_port(b.f), mode);
-		snprintf(pport, sizeof(pport), "%d", px.port);
-		struct sym_fab_peer want = { SYM_CRED_FRONTEND, 0 };
-		struct sym_fab_conn *ca;
-		assert_int_equal(sym_fab_connect(a.f, "127.0.0.1", pport, &want, &ca, err, sizeof(err)), 0);
-		expect(&a, &b, SYM_FAB_CONNECTED);
-		expect(&b, &a, SYM_FAB_ACCEPTED);
+		struct sym_fab_conn *ca = on_path(&a, &b, &be, &fe, &px, mode);
 		assert_int_equal(sym_fab_send(ca, "before", 6), 0);
 		assert_memory_equal(expect(&b, &a, SYM_FAB_MSG)->data, "before", 6);
 		atomic_store(&px.armed, 1);
@@ -1150,6 +1170,46 @@ static void test_auth_tamper(void **state)
 		side_close(&a);
 		side_close(&b);
 	}
+}
+
+/* On path, in an RMA read's payload, which no message seal covers: the read completes,
+ * and the input's own seal (runtime/inputseal.h, as a frontend seals its pool slots and
+ * a backend opens what it read) refuses it; the same read untouched opens. */
+static void test_auth_tamper_read(void **state)
+{
+	(void)state;
+	enum { LEN = 65536 };
+	struct sym_cred fe = member(SYM_CRED_FRONTEND, 0, 1, false), be = member(SYM_CRED_BACKEND, 2, 2, false);
+	struct side a, b;
+	struct proxy px;
+	struct sym_fab_conn *ca = on_path(&a, &b, &be, &fe, &px, PX_FLIP_BACK);
+	char err[256];
+	static uint8_t src[LEN + SYM_INPUT_TRAILER], dst[LEN + SYM_INPUT_TRAILER];
+	uint8_t key[SYM_INPUT_KEY];
+	sym_input_keygen(key);
+	for (size_t i = 0; i < LEN; i++)
+		src[i] = (uint8_t)(i * 13);
+	sym_input_seal(key, 42, src, LEN, true);
+	struct sym_fab_mr *ms, *md;
+	assert_int_equal(sym_fab_mr_reg(b.f, src, sizeof(src), SYM_FAB_REMOTE_READ, &ms, err, sizeof(err)), 0);
+	assert_int_equal(sym_fab_mr_reg(a.f, dst, sizeof(dst), SYM_FAB_LOCAL_READ_TARGET, &md, err, sizeof(err)), 0);
+	for (int armed = 0; armed < 2; armed++) {
+		memset(dst, 0, sizeof(dst));
+		atomic_store(&px.armed, armed);
+		assert_int_equal(sym_fab_read(ca, dst, sizeof(dst), md, sym_fab_mr_addr(ms, src), sym_fab_mr_key(ms), NULL),
+				 0);
+		struct rec *r = expect(&a, &b, SYM_FAB_READ);
+		assert_int_equal(r->status, 0); /* the transport sees nothing wrong */
+		assert_int_equal(atomic_load(&px.done), armed);
+		assert_int_equal(sym_input_open(key, 42, dst, LEN, true), armed ? -EBADMSG : 0);
+		if (!armed)
+			assert_int_equal(dst[1000], (uint8_t)(1000 * 13));
+	}
+	sym_fab_mr_close(md);
+	sym_fab_mr_close(ms);
+	px_stop(&px);
+	side_close(&a);
+	side_close(&b);
 }
 
 /* A flood of connections that never authenticate, held open from the member's own
@@ -1327,6 +1387,7 @@ int main(void)
 		cmocka_unit_test(test_auth_revoked),
 		cmocka_unit_test(test_auth_relay),
 		cmocka_unit_test(test_auth_tamper),
+		cmocka_unit_test(test_auth_tamper_read),
 		cmocka_unit_test(test_auth_flood),
 		cmocka_unit_test(test_isolate),
 	};

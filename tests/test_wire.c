@@ -117,6 +117,9 @@ static struct sym_msg sample(int type)
 	case SYM_MSG_GRANT:
 		m.u.grant.frontend = 2;
 		m.u.grant.key = 0xfedcba9876543210ull;
+		for (int i = 0; i < 32; i++)
+			m.u.grant.seal_key[i] = (uint8_t)(200 + i);
+		m.u.grant.encrypted = 1;
 		break;
 	case SYM_MSG_LOAD:
 		m.u.load.model = 1023;
@@ -232,6 +235,9 @@ static void test_round_trip(void **state)
 		case SYM_MSG_GRANT:
 			assert_int_equal(d.u.grant.frontend, 2);
 			assert_true(d.u.grant.key == 0xfedcba9876543210ull);
+			for (int i = 0; i < 32; i++)
+				assert_int_equal(d.u.grant.seal_key[i], 200 + i);
+			assert_int_equal(d.u.grant.encrypted, 1);
 			break;
 		case SYM_MSG_LOAD:
 			assert_int_equal(d.u.load.model, 1023);
@@ -372,6 +378,10 @@ static void test_bounds(void **state)
 	FRESH(SYM_MSG_GRANT);
 	poke(12, 1, 4);
 	expect_bad(n, "grant: scheduler term 1 on a message no scheduler sends or reads (want 0)");
+	/* grant: an encrypted flag not 0/1 (after frontend, key and the seal key: byte 16 + 44) */
+	FRESH(SYM_MSG_GRANT);
+	poke(16 + 44, 2, 1);
+	expect_bad(n, "encrypted flag 2");
 	/* bye: a role that does not exist; status: more GPUs online than the most, a flag not 0/1 */
 	FRESH(SYM_MSG_BYE);
 	poke(16, 0, 1);
