@@ -44,6 +44,7 @@ int sym_cluster_init(struct sym_cluster *c)
 	c->client_min_rate = 32768;
 	c->clients_max = 256;
 	c->clients_per_ip_max = 64;
+	c->clients_budget = 64u << 20;
 	c->clients_timeout_s = 10;
 	return 0;
 }
@@ -177,6 +178,10 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 		if (sym_policy_int(text, 0, 100000, &l))
 			return ERR("%s: expected 0 (no limit of its own) to 100000 clients, got '%s'", where, text);
 		c->clients_per_ip_max = l;
+	} else if (!strcmp(key, "clients_budget")) {
+		if (sym_policy_num(text, 1 << 22, 1e12, &d))
+			return ERR("%s: expected bytes in 4194304..1e12, got '%s'", where, text);
+		c->clients_budget = (size_t)d;
 	} else if (!strcmp(key, "clients_timeout_s")) {
 		if (sym_policy_num(text, 1, 3600, &d))
 			return ERR("%s: expected 1 to 3600 seconds, got '%s'", where, text);
@@ -349,6 +354,7 @@ static const struct {
 	{ "http_token_file", "http-token-file", "FILE", "bearer tokens, one a line (mode 0600): inference needs 'Authorization: Bearer TOKEN', a native client's HELLO one of them; SIGHUP rereads it" },
 	{ "clients_max", "clients-max", "N", "native-protocol clients a frontend holds at once; past N the one idle longest is closed, or the new one when none is idle (default 256)" },
 	{ "clients_per_ip_max", "clients-per-ip-max", "N", "native clients from one address at once (default 64; 0: only clients_max)" },
+	{ "clients_budget", "clients-budget", "BYTES", "native clients' messages in flight and answers not yet read that a frontend holds at once, in all, beyond 32 KiB each way per client; a client past it is answered 'overloaded' and closed (default 67108864)" },
 	{ "clients_timeout_s", "clients-timeout-s", "S", "a native client's next message (its HELLO first) must be in S after it began waiting for it, plus the message at client_min_rate, unless it awaits answers (default 10)" },
 	{ "poll_us", "poll-us", "US", "schedd's threads poll this long after work, twice that before a timer (default 0: sleep)" },
 };
@@ -684,6 +690,7 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 	cJSON_AddNumberToObject(o, "clients_max", c->clients_max);
 	cJSON_AddNumberToObject(o, "clients_per_ip_max", c->clients_per_ip_max);
 	cJSON_AddNumberToObject(o, "clients_timeout_s", c->clients_timeout_s);
+	cJSON_AddNumberToObject(o, "clients_budget", (double)c->clients_budget);
 	return o;
 }
 

@@ -59,6 +59,8 @@
  *     "clients_max": 256,             native-protocol clients a frontend holds at once (past it,
  *                                     the one idle longest is closed)
  *     "clients_per_ip_max": 64,       native clients from one address (0: no limit of its own)
+ *     "clients_budget": 67108864,     bytes of native clients' messages in flight and answers not
+ *                                     yet read, in all (beyond 32 KiB each way per client)
  *     "clients_timeout_s": 10,        a native client's next message (its HELLO first) must be in
  *                                     this long after it began waiting for it (plus the message
  *                                     at client_min_rate), unless it awaits answers
@@ -157,6 +159,7 @@ struct sym_cluster {
 	char http_token_file[512];        /* bearer tokens for inference (one a line, mode 0600); "": none asked */
 	int clients_max;                  /* native-protocol clients a frontend holds at once */
 	int clients_per_ip_max;           /* native clients from one address at once (0: no limit of its own) */
+	size_t clients_budget;            /* bytes native clients' buffers hold beyond their base, in all */
 	double clients_timeout_s;         /* a native client's next message must be in this long after it began
 					   * waiting for it (plus the message at client_min_rate) */
 	bool net_set;                     /* the configuration set network delays */

@@ -106,6 +106,8 @@ struct frontend {
 	size_t ntokens;
 	uint64_t unauthorized; /* inference requests refused 401 */
 	uint64_t clients_refused; /* native clients closed at once: clients_max were connected, none idle */
+	struct sym_budget clients_budget; /* what native clients' buffers hold beyond their base (clients_budget) */
+	uint64_t clients_over_budget;     /* native clients closed when a message or an answer did not fit it */
 	uint64_t clients_refused_ip; /* ... clients_per_ip_max from its address were, none idle */
 	uint64_t clients_evicted; /* native clients closed to make room for a new one */
 	uint64_t clients_timed_out; /* native clients closed: no message in time, or one too slow */
@@ -214,7 +216,13 @@ static void answer_client(struct frontend *f, uint32_t ci, uint32_t cgen, uint64
 	m.u.answer.data = data;
 	int rc = sym_stream_send(&cl->st, &m, CLIENT_MAX_QUEUED);
 	if (rc < 0) {
-		sym_rt_log_limited(&f->client_log, f->who, "client %u: %s; closing it", ci, rc == -ENOBUFS ? "not reading its answers" : strerror(-rc));
+		if (rc == -ENOBUFS && sym_stream_queued(&cl->st) + sym_wire_size(&m) <= CLIENT_MAX_QUEUED)
+			f->clients_over_budget++;
+		sym_rt_log_limited(&f->client_log, f->who, "client %u: %s; closing it", ci,
+				   rc != -ENOBUFS ? strerror(-rc)
+				   : sym_stream_queued(&cl->st) + sym_wire_size(&m) > CLIENT_MAX_QUEUED
+					   ? "not reading its answers (4 MiB behind)"
+					   : "its answers not read do not fit clients_budget now");
 		client_close(f, ci);
 		return;
 	}
@@ -428,14 +436,13 @@ static bool token_ok(const struct frontend *f, const char *tok, size_t len);
 
 /* A native client without a valid HELLO: it gets an answer saying so
  * (status "unauthorized", for req_id: its request's, or 0), and is closed. */
-static void refuse_client(struct frontend *f, uint32_t ci, uint64_t req_id, const char *why)
+static void refuse_client(struct frontend *f, uint32_t ci, uint64_t req_id, uint8_t status, const char *why)
 {
 	struct client *cl = f->clients[ci];
-	f->unauthorized++;
 	sym_rt_log_limited(&f->client_log, f->who, "client %u refused: %s", ci, why);
 	struct sym_msg m = { .type = SYM_MSG_ANSWER };
 	m.u.answer.req_id = req_id;
-	m.u.answer.status = SYM_WIRE_UNAUTHORIZED;
+	m.u.answer.status = status;
 	if (sym_stream_send(&cl->st, &m, CLIENT_MAX_QUEUED) == 0)
 		sym_stream_flush(&cl->st);
 	/* what else it sent is read and dropped, so that closing does not reset the answer away */
@@ -443,6 +450,24 @@ static void refuse_client(struct frontend *f, uint32_t ci, uint64_t req_id, cons
 	for (int k = 0; k < 64 && read(cl->st.fd, sink, sizeof(sink)) > 0; k++)
 		;
 	client_close(f, ci);
+}
+
+/* A native client whose next message (or whose answers not read) the budget
+ * for native clients cannot hold now: answered "overloaded" (for the request
+ * whose beginning is in, if any) and closed; the others keep theirs. */
+static void over_budget(struct frontend *f, uint32_t ci)
+{
+	struct client *cl = f->clients[ci];
+	f->clients_over_budget++;
+	uint64_t req_id = 0;
+	const uint8_t *h = cl->st.rbuf + cl->st.roff;
+	if (cl->st.rlen - cl->st.roff >= SYM_WIRE_HEADER + 8 && h[6] == SYM_MSG_REQUEST)
+		for (int i = 0; i < 8; i++)
+			req_id |= (uint64_t)h[SYM_WIRE_HEADER + i] << (8 * i);
+	char why[160];
+	snprintf(why, sizeof(why), "its message does not fit clients_budget now (%zu of %zu bytes held)",
+		 f->clients_budget.used, f->clients_budget.max);
+	refuse_client(f, ci, req_id, SYM_WIRE_OVERLOADED, why);
 }
 
 /* A native client's first message must be its HELLO (role client; with one of
@@ -453,7 +478,8 @@ static bool client_hello(struct frontend *f, uint32_t ci, const struct sym_msg *
 	struct client *cl = f->clients[ci];
 	if (m->type == SYM_MSG_HELLO && m->u.hello.role == SYM_ROLE_CLIENT) {
 		if (!cl->hello && f->ntokens && !token_ok(f, m->u.hello.token, m->u.hello.token_len)) {
-			refuse_client(f, ci, 0, m->u.hello.token_len ? "its HELLO's bearer token is not one of http_token_file"
+			f->unauthorized++;
+			refuse_client(f, ci, 0, SYM_WIRE_UNAUTHORIZED, m->u.hello.token_len ? "its HELLO's bearer token is not one of http_token_file"
 								   : "its HELLO carries no bearer token, and http_token_file asks for one");
 			return false;
 		}
@@ -465,7 +491,8 @@ static bool client_hello(struct frontend *f, uint32_t ci, const struct sym_msg *
 	char why[160];
 	snprintf(why, sizeof(why), "its first message is a %s, not a HELLO (the native protocol since wire version 5)",
 		 sym_wire_type_name(m->type));
-	refuse_client(f, ci, m->type == SYM_MSG_REQUEST ? m->u.request.req_id : 0, why);
+	f->unauthorized++;
+	refuse_client(f, ci, m->type == SYM_MSG_REQUEST ? m->u.request.req_id : 0, SYM_WIRE_UNAUTHORIZED, why);
 	return false;
 }
 
@@ -489,6 +516,10 @@ static void on_client(struct sym_loop_io *io, uint32_t events, void *ctx)
 		long n = sym_stream_read(&cl->st);
 		if (n == -EAGAIN)
 			break;
+		if (n == -ENOBUFS) {
+			over_budget(f, ci);
+			return;
+		}
 		if (n <= 0) {
 			if (f->o->verbose)
 				sym_rt_log(f->who, "client %u left", ci);
@@ -514,6 +545,10 @@ static void on_client(struct sym_loop_io *io, uint32_t events, void *ctx)
 				return;
 			}
 			on_request(f, ci, &m);
+		}
+		if (cl->open && k == -ENOBUFS) {
+			over_budget(f, ci);
+			return;
 		}
 		if (cl->open && k < 0) {
 			sym_rt_log_limited(&f->client_log, f->who, "client %u: malformed message (%s); closing it", ci, why);
@@ -653,6 +688,7 @@ static void on_accept(struct sym_loop_io *io, uint32_t events, void *ctx)
 		}
 		uint32_t gen = cl->gen;
 		sym_stream_init(&cl->st, fd);
+		cl->st.budget = &f->clients_budget;
 		cl->gen = gen;
 		cl->open = true;
 		cl->hello = false;
@@ -1091,16 +1127,22 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	sym_prom_family(b, "symphony_frontend_stale_scheduler_messages_total", "counter",
 			"Scheduler messages refused for a term below the highest seen (a scheduler replaced since)");
 	sym_prom_sample(b, "symphony_frontend_stale_scheduler_messages_total", l, (double)f->stale_msgs);
+	sym_prom_family(b, "symphony_frontend_clients_budget_used_bytes", "gauge",
+			"What native clients' buffers hold beyond their base, of clients_budget");
+	sym_prom_sample(b, "symphony_frontend_clients_budget_used_bytes", l, (double)f->clients_budget.used);
 	sym_prom_family(b, "symphony_frontend_refusals_total", "counter",
 			"Clients and requests refused: native clients over clients_max or clients_per_ip_max with "
 			"none idle to close, inference without a valid bearer token (HTTP 401, or a native client's "
-			"HELLO without one), fabric members that are not a backend of the cluster (not_a_backend)");
+			"HELLO without one), native clients whose message or unread answers did not fit clients_budget, "
+			"fabric members that are not a backend of the cluster (not_a_backend)");
 	const char *rc[] = { "frontend", l[1], "reason", "clients_max", NULL };
 	sym_prom_sample(b, "symphony_frontend_refusals_total", rc, (double)f->clients_refused);
 	rc[3] = "clients_per_ip_max";
 	sym_prom_sample(b, "symphony_frontend_refusals_total", rc, (double)f->clients_refused_ip);
 	rc[3] = "unauthorized";
 	sym_prom_sample(b, "symphony_frontend_refusals_total", rc, (double)f->unauthorized);
+	rc[3] = "clients_budget";
+	sym_prom_sample(b, "symphony_frontend_refusals_total", rc, (double)f->clients_over_budget);
 	rc[3] = "not_a_backend";
 	sym_prom_sample(b, "symphony_frontend_refusals_total", rc, (double)f->bad_peers);
 	sym_prom_family(b, "symphony_frontend_clients_closed_total", "counter",
@@ -1315,6 +1357,7 @@ not_get:
 static int alloc_tables(struct frontend *f)
 {
 	struct sym_cluster *c = f->c;
+	f->clients_budget = (struct sym_budget){ 0, c->clients_budget };
 	f->stride = c->input_max + SYM_INPUT_TRAILER;
 	size_t pool_bytes = (size_t)c->pool_slots * f->stride;
 	f->pool = malloc(pool_bytes);

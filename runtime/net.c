@@ -117,8 +117,12 @@ void sym_stream_init(struct sym_stream *s, int fd)
 	s->fd = fd;
 }
 
+static size_t over(size_t cap) { return cap > SYM_STREAM_BASE ? cap - SYM_STREAM_BASE : 0; }
+
 void sym_stream_close(struct sym_stream *s)
 {
+	if (s->budget)
+		s->budget->used -= over(s->rcap) + over(s->wcap);
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s->rbuf);
@@ -127,19 +131,43 @@ void sym_stream_close(struct sym_stream *s)
 	s->fd = -1;
 }
 
-static int reserve(uint8_t **buf, size_t *cap, size_t need)
+/* Room for need bytes in *buf: doubling up to SYM_STREAM_BASE, beyond it
+ * need and a quarter (the budget pays for what is allocated). */
+static int reserve(struct sym_stream *s, uint8_t **buf, size_t *cap, size_t need)
 {
 	if (need <= *cap)
 		return 0;
 	size_t c = *cap ? *cap : 16384;
-	while (c < need)
+	while (c < need && c < SYM_STREAM_BASE)
 		c *= 2;
+	if (c < need)
+		c = (need + need / 4 + 4095) / 4096 * 4096;
+	size_t extra = over(c) - over(*cap);
+	if (s->budget && s->budget->used + extra > s->budget->max)
+		return -ENOBUFS;
 	uint8_t *b = realloc(*buf, c);
 	if (!b)
 		return -ENOMEM;
 	*buf = b;
 	*cap = c;
+	if (s->budget)
+		s->budget->used += extra;
 	return 0;
+}
+
+/* A buffer holding no more than `keep` bytes goes back to SYM_STREAM_BASE,
+ * and its budget gets the rest back. */
+static void shrink(struct sym_stream *s, uint8_t **buf, size_t *cap, size_t keep)
+{
+	if (*cap <= SYM_STREAM_BASE || keep > SYM_STREAM_BASE / 2)
+		return;
+	uint8_t *b = realloc(*buf, SYM_STREAM_BASE);
+	if (!b)
+		return;
+	if (s->budget)
+		s->budget->used -= over(*cap);
+	*buf = b;
+	*cap = SYM_STREAM_BASE;
 }
 
 long sym_stream_read(struct sym_stream *s)
@@ -150,8 +178,11 @@ long sym_stream_read(struct sym_stream *s)
 		s->rlen -= s->roff;
 		s->roff = 0;
 	}
-	if (s->rcap - s->rlen < 4096 && reserve(&s->rbuf, &s->rcap, s->rlen + 16384))
-		return -ENOMEM;
+	if (s->rlen < SYM_WIRE_HEADER) /* no message begun whose size we know: back to the base */
+		shrink(s, &s->rbuf, &s->rcap, s->rlen);
+	int rc;
+	if (s->rcap - s->rlen < 4096 && (rc = reserve(s, &s->rbuf, &s->rcap, s->rlen + 16384)))
+		return rc;
 	ssize_t n = read(s->fd, s->rbuf + s->rlen, s->rcap - s->rlen);
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
@@ -170,7 +201,11 @@ long sym_stream_next(struct sym_stream *s, struct sym_msg *m, char *err, size_t 
 		/* Incomplete: make sure the whole message fits on the next read. */
 		const uint8_t *h = s->rbuf + s->roff;
 		size_t plen = (size_t)h[8] | (size_t)h[9] << 8 | (size_t)h[10] << 16 | (size_t)h[11] << 24;
-		if (reserve(&s->rbuf, &s->rcap, s->roff + SYM_WIRE_HEADER + plen + 1))
+		int rc = reserve(s, &s->rbuf, &s->rcap, s->roff + SYM_WIRE_HEADER + plen + 1);
+		if (rc == -ENOBUFS)
+			return snprintf(err, errlen, "a message of %zu bytes is more than the budget for messages in "
+					"flight holds now", plen), -ENOBUFS;
+		if (rc)
 			return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	}
 	return n;
@@ -190,6 +225,7 @@ int sym_stream_flush(struct sym_stream *s)
 		s->woff += (size_t)n;
 	}
 	s->woff = s->wlen = 0;
+	shrink(s, &s->wbuf, &s->wcap, 0);
 	return 0;
 }
 
@@ -207,11 +243,12 @@ int sym_stream_send(struct sym_stream *s, const struct sym_msg *m, size_t max_qu
 		s->wlen -= s->woff;
 		s->woff = 0;
 	}
-	if (reserve(&s->wbuf, &s->wcap, s->wlen + size))
-		return -ENOMEM;
+	int rc = reserve(s, &s->wbuf, &s->wcap, s->wlen + size);
+	if (rc)
+		return rc;
 	if (!sym_wire_encode(m, NULL, NULL, s->wbuf + s->wlen, size))
 		return -EINVAL;
 	s->wlen += size;
-	int rc = sym_stream_flush(s);
+	rc = sym_stream_flush(s);
 	return rc < 0 ? rc : 0;
 }

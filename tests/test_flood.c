@@ -823,6 +823,83 @@ static void test_native(void **state)
 	passed = true;
 }
 
+/* Native clients that each begin a request of the largest size (1 MiB declared, 64 KiB
+ * sent) and hold it, from 4 addresses, against clients_budget 8 MiB: the budget holds 6 of
+ * them (a message in flight holds its size and a quarter, beyond the 32 KiB a client reads
+ * into of its own), the others are answered 'overloaded' (for the request they began) and
+ * closed at once; the frontend grows by about the budget, not 20 x 1 MiB; a legitimate
+ * client is served meanwhile; closed, the held ones give the budget back. */
+static void test_native_budget(void **state)
+{
+	(void)state;
+	write_config("\"clients_budget\": 8388608, \"clients_timeout_s\": 30");
+	cluster_start();
+	int cport = atoi(port) + 2;
+	assert_int_equal(native_once(true, NULL, 1, NULL), SYM_WIRE_OK);
+	double rss0 = rss_mb(procs[1]);
+	enum { N = 20, HELD = 6, SENT = 64 << 10 };
+	int fds[N];
+	static uint8_t msg[SYM_WIRE_HEADER + 64 + SENT];
+	uint32_t plen = SYM_WIRE_MAX_PAYLOAD;
+	for (int i = 0; i < N; i++) {
+		char src[32];
+		snprintf(src, sizeof(src), "127.0.0.%d", 2 + i % 4);
+		fds[i] = tcp_from(src, cport, 2);
+		assert_true(fds[i] >= 0);
+		struct sym_stream st;
+		sym_stream_init(&st, fds[i]);
+		struct sym_msg h = { .type = SYM_MSG_HELLO };
+		h.u.hello.role = SYM_ROLE_CLIENT;
+		assert_int_equal(sym_stream_send(&st, &h, 1 << 20), 0);
+		free(st.wbuf);
+		/* a REQUEST's header, as runtime/wire.h lays it out, then its req_id, then bytes */
+		const uint8_t head[12] = { 'S', 'Y', 'M', '1', SYM_WIRE_VERSION, 0, SYM_MSG_REQUEST, 0, (uint8_t)plen,
+					   (uint8_t)(plen >> 8), (uint8_t)(plen >> 16), (uint8_t)(plen >> 24) };
+		memcpy(msg, head, sizeof(head));
+		for (int k = 0; k < 8; k++)
+			msg[SYM_WIRE_HEADER + k] = (uint8_t)((1000 + i) >> (8 * k));
+		assert_int_equal(write(fds[i], msg, sizeof(msg)), (ssize_t)sizeof(msg));
+	}
+	int refused = 0;
+	for (int i = 0; i < N; i++) { /* held ones get nothing; the others their answer, then the close */
+		struct sym_stream st;
+		sym_stream_init(&st, fds[i]);
+		struct sym_msg a;
+		char err[256];
+		long got = 0;
+		double until = now_s() + 0.3; /* a refused one's answer is there already */
+		while (now_s() < until && (got = sym_stream_next(&st, &a, err, sizeof(err))) == 0) {
+			struct pollfd p = { fds[i], POLLIN, 0 };
+			if (poll(&p, 1, 50) == 1 && sym_stream_read(&st) <= 0)
+				break;
+		}
+		if (got > 0 && a.type == SYM_MSG_ANSWER) {
+			assert_int_equal(a.u.answer.status, SYM_WIRE_OVERLOADED);
+			assert_true(a.u.answer.req_id == (uint64_t)(1000 + i));
+			refused++;
+		}
+		free(st.rbuf);
+	}
+	double rss1 = rss_mb(procs[1]);
+	double used = metric("symphony_frontend_clients_budget_used_bytes{frontend=\"0\"}");
+	fprintf(stderr, "native budget: %d of %d held messages refused 'overloaded'; budget %.1f MB used; frontend RSS "
+		"%.1f MB before, %.1f MB with them held\n", refused, N, used / 1e6, rss0, rss1);
+	assert_int_equal(refused, N - HELD);
+	assert_true(used <= 8388608 && used > HELD * 1e6);
+	assert_true(rss1 - rss0 < 8 + 8);
+	assert_true(metric("symphony_frontend_refusals_total{frontend=\"0\",reason=\"clients_budget\"}") == N - HELD);
+	double t;
+	assert_int_equal(native_once(true, NULL, 2, &t), SYM_WIRE_OK);
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
+	double end = now_s() + 2;
+	while (now_s() < end && metric("symphony_frontend_clients_budget_used_bytes{frontend=\"0\"}") > 0)
+		sleep_ms(20);
+	assert_true(metric("symphony_frontend_clients_budget_used_bytes{frontend=\"0\"}") == 0);
+	cluster_stop();
+	passed = true;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -845,6 +922,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_body_budget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_partial_tls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_native, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_native_budget, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
