@@ -6,6 +6,8 @@
  * Messages: the first byte says what it is.
  *   'H' echo -> measurer: the region's address, key and size (3 x 8 bytes)
  *   'P' measurer -> echo: a ping, echoed back as is
+ *   'S' measurer -> echo: one of a stream of STREAM_BYTES-byte messages sent back to back
+ *       (byte 1: 1 on the last, which the echo answers with 'C')
  *   'B' measurer -> echo: done
  */
 #include "runtime/fabbench.h"
@@ -32,6 +34,7 @@
 #define PING_BYTES 64
 #define WARMUP 1000
 #define STUCK_NS (10 * 1000000000LL) /* no progress for this long: give up */
+#define STREAM_BYTES 100 /* about a META or a small PLAN */
 #define SEAL_ID 7     /* with auth: the request id the region is sealed for, as a frontend's input */
 #define SEAL_ITERS 200 /* with auth: times each seal and open is timed on its own (CPU only) */
 
@@ -121,6 +124,9 @@ static void *echo_main(void *arg)
 				rc = sym_fab_send(ev[i].conn, h, sizeof(h));
 			} else if (ev[i].type == SYM_FAB_MSG && ev[i].len && ev[i].data[0] == 'P') {
 				rc = sym_fab_send(ev[i].conn, ev[i].data, ev[i].len);
+			} else if (ev[i].type == SYM_FAB_MSG && ev[i].len == STREAM_BYTES && ev[i].data[0] == 'S') {
+				if (ev[i].data[1])
+					rc = sym_fab_send(ev[i].conn, "C", 1);
 			} else if (ev[i].type == SYM_FAB_MSG || ev[i].type == SYM_FAB_CLOSED) {
 				if (ev[i].type == SYM_FAB_CLOSED)
 					snprintf(b->echo_err, sizeof(b->echo_err), "echo: %s", ev[i].reason);
@@ -163,7 +169,7 @@ static int next_event(struct side *s, const char *waiting)
 			return -1;
 		}
 		if (mono_ns() > end) {
-			fprintf(stderr, "fabbench: no %s within %lld s\n", waiting, STUCK_NS / 1000000000LL);
+			fprintf(stderr, "fabbench: waiting for %s: nothing within %lld s\n", waiting, STUCK_NS / 1000000000LL);
 			return -1;
 		}
 	}
@@ -208,6 +214,33 @@ static int ping_pong(struct side *s, long iters, int64_t *ns)
 		if (i >= 0)
 			ns[i] = t1 - t0;
 	}
+	return 0;
+}
+
+/* n messages of STREAM_BYTES sent back to back (each send waits while the
+ * connection's sends are all in flight), until the echo has taken the last:
+ * messages per second one way, what a scheduler's connection carries. */
+static int stream(struct side *s, long n, double *per_s)
+{
+	uint8_t m[STREAM_BYTES];
+	memset(m, 0, sizeof(m));
+	m[0] = 'S';
+	int64_t t0 = mono_ns();
+	for (long i = 0; i < n; i++) {
+		m[1] = i == n - 1;
+		put64(m + 2, (uint64_t)i);
+		if (sym_fab_send(s->c, m, sizeof(m))) {
+			fprintf(stderr, "fabbench: stream message %ld: %s\n", i, sym_fab_last_error(s->f));
+			return -1;
+		}
+	}
+	if (next_event(s, "the end of the stream"))
+		return -1;
+	if (s->ev.type != SYM_FAB_MSG || s->ev.len != 1 || s->ev.data[0] != 'C') {
+		fprintf(stderr, "fabbench: the stream's end: an unexpected event\n");
+		return -1;
+	}
+	*per_s = (double)n / ((double)(mono_ns() - t0) / 1e9);
 	return 0;
 }
 
@@ -320,7 +353,7 @@ static cJSON *stats_json(struct stats st)
 }
 
 static int write_json(const char *path, const struct bench *b, const char *descr, struct stats rtt, struct stats rd,
-		      const double seal_us[2], const double open_us[2])
+		      double msgs_per_s, const double seal_us[2], const double open_us[2])
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "provider", b->provider);
@@ -332,6 +365,9 @@ static int write_json(const char *path, const struct bench *b, const char *descr
 	cJSON_AddNumberToObject(o, "reads", (double)b->reads);
 	cJSON_AddNumberToObject(o, "read_bytes", (double)b->size);
 	cJSON_AddNumberToObject(o, "ping_bytes", PING_BYTES);
+	cJSON_AddNumberToObject(o, "stream_messages", (double)b->iters * 10);
+	cJSON_AddNumberToObject(o, "stream_message_bytes", STREAM_BYTES);
+	cJSON_AddNumberToObject(o, "stream_messages_per_s", msgs_per_s);
 	if (b->auth) {
 		cJSON *c = cJSON_AddObjectToObject(o, "input_seal_p50_us");
 		cJSON_AddNumberToObject(c, "seal_encrypted", seal_us[0]);
@@ -353,7 +389,7 @@ int sym_fabbench_run(const char *provider, long iters, size_t size, bool auth, c
 	struct bench b = { .provider = provider, .iters = iters, .size = size, .auth = auth };
 	atomic_init(&b.stop, false);
 	int rc;
-	double seal_us[2] = { 0, 0 }, open_us[2] = { 0, 0 };
+	double seal_us[2] = { 0, 0 }, open_us[2] = { 0, 0 }, msgs_per_s = 0;
 	sym_input_keygen(b.seal_key);
 	b.reads = b.iters / 4 ? b.iters / 4 : 1;
 
@@ -407,7 +443,8 @@ int sym_fabbench_run(const char *provider, long iters, size_t size, bool auth, c
 		goto out;
 	}
 	uint64_t raddr = get64(s.ev.data + 1), rkey = get64(s.ev.data + 9);
-	if (ping_pong(&s, b.iters, rtt) || reads(&s, b.reads, raddr, rkey, b.size, b.auth ? b.seal_key : NULL, rd))
+	if (ping_pong(&s, b.iters, rtt) || reads(&s, b.reads, raddr, rkey, b.size, b.auth ? b.seal_key : NULL, rd) ||
+	    stream(&s, b.iters * 10, &msgs_per_s))
 		goto out;
 	sym_fab_send(s.c, "B", 1);
 	/* let the goodbye leave before the connection closes */
@@ -433,12 +470,14 @@ out:
 			       PING_BYTES, b.iters, st_rtt.p50, st_rtt.p99, st_rtt.max);
 			printf("  RMA read of %zu bytes%s, %ld times (us):   p50 %.2f  p99 %.2f  max %.2f\n", b.size,
 			       b.auth ? " (a sealed input, opened)" : "", b.reads, st_rd.p50, st_rd.p99, st_rd.max);
+			printf("  %d-byte messages one way, %ld back to back: %.0f per second\n", STREAM_BYTES, b.iters * 10,
+			       msgs_per_s);
 			if (b.auth)
 				printf("  sealing / opening a %zu-byte input, CPU only (us, p50): encrypted %.2f / %.2f, "
 				       "authenticated only %.2f / %.2f\n",
 				       b.size, seal_us[0], open_us[0], seal_us[1], open_us[1]);
 		}
-		if (json && write_json(json, &b, sym_fab_describe(s.f), st_rtt, st_rd, seal_us, open_us))
+		if (json && write_json(json, &b, sym_fab_describe(s.f), st_rtt, st_rd, msgs_per_s, seal_us, open_us))
 			rc = 1;
 	}
 	sym_fab_destroy(s.f);

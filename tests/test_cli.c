@@ -1693,6 +1693,44 @@ static void test_info_json(void **state)
 	run_free(&r);
 }
 
+/* symphony fabbench, as docs/runtime.md runs it (fewer iterations, a smaller region):
+ * both ways, the JSON has what the docs quote; with auth the read is of a sealed input
+ * (opened, its bytes checked) and the seal's costs are there, without they are not. */
+static void test_fabbench(void **state)
+{
+	(void)state;
+	struct run h;
+	RUN(&h, "help", "fabbench");
+	bool built = h.status == 0; /* a build without the runtime has no fabbench */
+	run_free(&h);
+	if (!built)
+		skip();
+	const char *modes[] = { "on", "off" };
+	for (int i = 0; i < 2; i++) {
+		struct run r;
+		RUN(&r, "fabbench", "--auth", modes[i], "--iters", "200", "--size", "8192", "--json", "-");
+		expect_status(&r, 0);
+		cJSON *doc = cJSON_Parse(r.out);
+		assert_non_null(doc);
+		assert_true(cJSON_IsTrue(get(doc, "authenticated")) == (i == 0));
+		assert_true(num(get(doc, "rtt_us"), "p50") > 0);
+		assert_true(num(get(doc, "read150k_us"), "p50") > 0);
+		assert_true(num(doc, "stream_messages_per_s") > 0);
+		assert_int_equal((int)num(doc, "stream_messages"), 2000);
+		const cJSON *seal = cJSON_GetObjectItemCaseSensitive(doc, "input_seal_p50_us");
+		if (i == 0)
+			assert_true(num(seal, "seal_encrypted") > 0 && num(seal, "open_authenticated") > 0);
+		else
+			assert_null(seal);
+		cJSON_Delete(doc);
+		run_free(&r);
+	}
+	struct run r;
+	RUN(&r, "fabbench", "--auth", "maybe");
+	expect_status(&r, 2);
+	run_free(&r);
+}
+
 /* A configuration on standard input ("-"), as a file would be. */
 static void test_config_stdin(void **state)
 {
@@ -2607,6 +2645,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_goodput_floor),
 		cmocka_unit_test(test_no_goodput),
 		cmocka_unit_test(test_info_json),
+		cmocka_unit_test(test_fabbench),
 		cmocka_unit_test(test_config_stdin),
 		cmocka_unit_test(test_per_model_criterion),
 		cmocka_unit_test(test_seeds),
