@@ -785,7 +785,7 @@ static void test_native_budget(void **state)
 					   (uint8_t)(plen >> 8), (uint8_t)(plen >> 16), (uint8_t)(plen >> 24) };
 		memcpy(msg, head, sizeof(head));
 		for (int k = 0; k < 8; k++)
-			msg[SYM_WIRE_HEADER + k] = (uint8_t)((1000 + i) >> (8 * k));
+			msg[SYM_WIRE_HEADER + k] = (uint8_t)((uint64_t)(1000 + i) >> (8 * k));
 		assert_int_equal(write(fds[i], msg, sizeof(msg)), (ssize_t)sizeof(msg));
 	}
 	int refused = 0;
