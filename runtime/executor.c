@@ -188,9 +188,7 @@ struct sym_executor *sym_executor_open(const char *name, const struct sym_execut
 	}
 	if (name && !strcmp(name, "cuda"))
 		return sym_executor_cuda(o, err, errlen);
-	if (name && !strcmp(name, "torch"))
-		return sym_executor_torch(o, err, errlen);
-	snprintf(err, errlen, "unknown executor '%s' (expected emulated, cuda or torch)", name ? name : "");
+	snprintf(err, errlen, "unknown executor '%s' (expected emulated or cuda)", name ? name : "");
 	return NULL;
 }
 
@@ -204,22 +202,6 @@ struct sym_executor *sym_executor_cuda(const struct sym_executor_opts *o, char *
 }
 
 int sym_executor_cuda_built(void)
-{
-	return 0;
-}
-#endif
-
-#ifndef SYM_HAVE_TORCH
-struct sym_executor *sym_executor_torch(const struct sym_executor_opts *o, char *err, size_t errlen)
-{
-	(void)o;
-	snprintf(err, errlen, "torch executor: this build has no TorchScript support (libtorch-dev was not found when "
-			      "it was configured, or -Dtorch=disabled; install it, e.g. with scripts/setup, and "
-			      "reconfigure)");
-	return NULL;
-}
-
-int sym_executor_torch_built(void)
 {
 	return 0;
 }
