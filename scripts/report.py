@@ -602,6 +602,12 @@ def short(label):
     return label.split(" (")[0]
 
 
+def counted(gpus):
+    """Whether every seed found a GPU count: symphony plan writes null for a seed that no count
+    up to --max-gpus serves (before, -1)."""
+    return all(g is not None and g > 0 for g in gpus)
+
+
 def min_gpus_items(R, out, sym=PAPER_RULE):
     """Figure 10: the fewest GPUs for 15K r/s."""
     cases = R.cases("min-gpus", "plan-%d.json")
@@ -622,7 +628,7 @@ def min_gpus_items(R, out, sym=PAPER_RULE):
         for b in ("shepherd", "nexus"):
             p = pol(d, b)
             if p and s and p.get("gpus_by_seed") and s.get("gpus_by_seed") and \
-                    min(p["gpus_by_seed"] + s["gpus_by_seed"]) > 0:  # a seed over max_gpus reads -1
+                    counted(p["gpus_by_seed"] + s["gpus_by_seed"]):
                 diff = [x - y for x, y in zip(p["gpus_by_seed"], s["gpus_by_seed"])]
                 m, ci = mean_ci(diff)
                 items.append(("%s - symphony" % b, Num(m, ci, src(d, ", paired by seed"))))
@@ -645,12 +651,12 @@ def min_gpus_items(R, out, sym=PAPER_RULE):
         for b in ("nexus", "shepherd"):
             p = pol(d, b)
             if p and s:
-                if p["gpus"] < 0:
+                if p["gpus"] is None or p["gpus"] < 0:
                     out["dbs-f10-mixed-" + b] = Cmp(None, Num(None, None, src(d)), note="more than %s GPUs" %
                                                     d.get("max_gpus"))
                     continue
                 pr = paired_ratio(p["gpus_by_seed"], s["gpus_by_seed"]) \
-                    if min(p["gpus_by_seed"] + s["gpus_by_seed"]) > 0 else None
+                    if counted(p["gpus_by_seed"] + s["gpus_by_seed"]) else None
                 out["dbs-f10-mixed-" + b] = Cmp(None, Num(pr[0], pr[1], src(d, ", paired by seed")) if pr else
                                                 Num(p["gpus_mean"] / s["gpus_mean"], None, src(d)))
         cw = pol(d, "clockwork")
