@@ -899,6 +899,7 @@ static int setup(struct backend *be, char *err, size_t errlen)
 	const struct sym_kind *kd = &e->kinds[be->kind];
 	struct sym_executor_opts xo = { .spin_ns = EXEC_SPIN, .device = c->device,
 					.model_lib = c->model_lib[0] ? c->model_lib : NULL,
+					.torch_threads = c->torch_threads, .torch_device = c->torch_device,
 					.memory_mb = e->memory_check && kd->memory_mb > 0 ? kd->memory_mb : 0,
 					.load_mbps = e->partition.load_mbps, .load_ms = e->partition.load_ms };
 	be->x = sym_executor_open(c->executor, &xo, err, errlen);

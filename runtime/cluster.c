@@ -23,6 +23,8 @@ int sym_cluster_init(struct sym_cluster *c)
 	snprintf(c->provider, sizeof(c->provider), "tcp");
 	snprintf(c->host, sizeof(c->host), "127.0.0.1");
 	snprintf(c->executor, sizeof(c->executor), "emulated");
+	snprintf(c->torch_device, sizeof(c->torch_device), "cpu");
+	c->torch_threads = 1;
 	c->port_base = 7100;
 	c->nfrontends = 1;
 	c->nbackends = 2;
@@ -307,9 +309,17 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 			return ERR("%s: expected 0 to 10000 microseconds, got '%s'", where, text);
 		c->poll_us = d;
 	} else if (!strcmp(key, "executor")) {
-		if (strcmp(text, "emulated") && strcmp(text, "cuda"))
-			return ERR("%s: expected emulated or cuda, got '%s'", where, text);
-		memcpy(c->executor, text, strlen(text) + 1); /* one of the two names above */
+		if (strcmp(text, "emulated") && strcmp(text, "cuda") && strcmp(text, "torch"))
+			return ERR("%s: expected emulated, cuda or torch, got '%s'", where, text);
+		memcpy(c->executor, text, strlen(text) + 1); /* one of the three names above */
+	} else if (!strcmp(key, "torch_threads")) {
+		if (sym_policy_int(text, 1, 256, &l))
+			return ERR("%s: expected 1 to 256 intra-op threads, got '%s'", where, text);
+		c->torch_threads = l;
+	} else if (!strcmp(key, "torch_device")) {
+		if (strcmp(text, "cpu") && strcmp(text, "cuda"))
+			return ERR("%s: expected cpu or cuda, got '%s'", where, text);
+		memcpy(c->torch_device, text, strlen(text) + 1); /* one of the two names above */
 	} else {
 		return 1;
 	}
@@ -336,9 +346,11 @@ static const struct {
 	{ "pool_slots", "pool-slots", "N", "inputs a frontend holds at once (default 1024)" },
 	{ "input_encryption", "input-encryption", "true|false", "a frontend encrypts each input it holds for backends to read (default true); false: authenticated only, for speed (runtime/inputseal.h)" },
 	{ "input_bytes", "input-bytes", "BYTES", "input size of a model without a signature: UINT8 [BYTES] (default 1024)" },
-	{ "executor", "executor", "NAME", "backend executor: emulated (the default) or cuda" },
+	{ "executor", "executor", "NAME", "backend executor: emulated (the default), cuda or torch (TorchScript files, runtime/torch/)" },
 	{ "model_lib", "model-lib", "PATH", "cuda: plugin library (load/run/unload) for models with no built-in" },
-	{ "device", "device", "N", "cuda: the GPU a backend runs on (default 0)" },
+	{ "device", "device", "N", "cuda, and torch with torch_device cuda: the GPU a backend runs on (default 0)" },
+	{ "torch_threads", "torch-threads", "N", "torch: intra-op threads each batch runs on (default 1; more spin while idle unless OMP_WAIT_POLICY=PASSIVE)" },
+	{ "torch_device", "torch-device", "cpu|cuda", "torch: where models run (default cpu; cuda: GPU --device, needs a libtorch with CUDA)" },
 	{ "http_base", "http-base", "PORT", "HTTP API and /metrics: schedd at PORT, frontend i at PORT+1+i, backend i at PORT+512+i (default port_base+1000; 0: off)" },
 	{ "http_body_max", "http-body-max", "BYTES", "largest HTTP request body; larger ones get 413 (default 8388608)" },
 	{ "deadline_max_ms", "deadline-max-ms", "MS", "largest per-request deadline a client may ask for (default 10000)" },
@@ -666,6 +678,10 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 	if (c->model_lib[0])
 		cJSON_AddStringToObject(o, "model_lib", c->model_lib);
 	cJSON_AddNumberToObject(o, "device", c->device);
+	if (!strcmp(c->executor, "torch")) {
+		cJSON_AddNumberToObject(o, "torch_threads", c->torch_threads);
+		cJSON_AddStringToObject(o, "torch_device", c->torch_device);
+	}
 	if (c->keys_dir[0]) /* where they are, never what they are */
 		cJSON_AddStringToObject(o, "keys_dir", c->keys_dir);
 	if (c->models_rt)

@@ -31,9 +31,11 @@
  *     "input_encryption": true,       a frontend encrypts the inputs backends read from its pool
  *                                     (false: authenticated only; runtime/inputseal.h)
  *     "input_bytes": 1024,            input size of a model without a signature
- *     "executor": "emulated",         or "cuda" (runtime/cuda/)
+ *     "executor": "emulated",         or "cuda" (runtime/cuda/) or "torch" (runtime/torch/)
  *     "model_lib": "",                cuda: plugin library for models with no built-in
- *     "device": 0,                    cuda: the device ordinal a backend uses
+ *     "device": 0,                    cuda (and torch on "cuda"): the device ordinal a backend uses
+ *     "torch_threads": 1,             torch: intra-op threads of each batch
+ *     "torch_device": "cpu",          torch: "cpu" or "cuda" (a libtorch with CUDA)
  *     "poll_us": 0,                   schedd's polling (0: sleep at once; see sched.h)
  *     "http_base": 8100,              HTTP (KServe v2 API, /metrics): schedd here, frontend i at
  *                                     +1+i, a standby schedd at +511, backend i at +512+i;
@@ -68,7 +70,8 @@
  *       "mlp": {
  *         "input":  {"name": "INPUT0", "datatype": "FP32", "shape": [784]},
  *         "output": {"name": "OUTPUT0", "datatype": "FP32", "shape": [10]},
- *         "executor": {...}           what the executor runs (cuda: see runtime/cuda/)
+ *         "executor": {...}           what the executor runs (cuda: see runtime/cuda/;
+ *                                     torch: {"file": "PATH.pt"})
  *       }
  *     }
  *   }
@@ -136,7 +139,9 @@ struct sym_cluster {
 	char keys_dir[512];               /* the cluster's keys (runtime/cred.h), or "" */
 	char credential[512];             /* this process's credential file, or "": keys_dir/ROLE-ID.cred */
 	char model_lib[512];              /* cuda: plugin library for models with no built-in, or "" */
-	int device;                       /* cuda: device ordinal (default 0) */
+	int device;                       /* cuda, torch on "cuda": device ordinal (default 0) */
+	int torch_threads;                /* torch: intra-op threads per batch (default 1) */
+	char torch_device[8];             /* torch: "cpu" (default) or "cuda" */
 	cJSON *models_rt;                 /* the "runtime.models" object as given, or NULL (owned) */
 	struct sym_model_desc *models;    /* exp.nmodels after resolve: signatures and executor specs;
 					   * .profile is kind 0's (a backend sets its own kind's) */

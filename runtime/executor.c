@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* dladdr: where symphony-runtime.so is, to find the torch module beside it */
 #include "runtime/executor.h"
 
 #include <errno.h>
@@ -10,27 +11,6 @@
 #include "core/memory.h"
 
 #define MAX_MODELS 4096
-
-sym_time sym_monotonic_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (sym_time)ts.tv_sec * SYM_S + ts.tv_nsec;
-}
-
-sym_time sym_wait_until(sym_time t, sym_time spin)
-{
-	sym_time now = sym_monotonic_ns();
-	if (t - now > spin) {
-		sym_time wake = t - spin;
-		struct timespec ts = { (time_t)(wake / SYM_S), (long)(wake % SYM_S) };
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
-	}
-	while ((now = sym_monotonic_ns()) < t)
-		;
-	return now;
-}
 
 uint64_t sym_exec_digest(const void *data, size_t len)
 {
@@ -188,7 +168,9 @@ struct sym_executor *sym_executor_open(const char *name, const struct sym_execut
 	}
 	if (name && !strcmp(name, "cuda"))
 		return sym_executor_cuda(o, err, errlen);
-	snprintf(err, errlen, "unknown executor '%s' (expected emulated or cuda)", name ? name : "");
+	if (name && !strcmp(name, "torch"))
+		return sym_executor_torch(o, err, errlen);
+	snprintf(err, errlen, "unknown executor '%s' (expected emulated, cuda or torch)", name ? name : "");
 	return NULL;
 }
 
@@ -202,6 +184,104 @@ struct sym_executor *sym_executor_cuda(const struct sym_executor_opts *o, char *
 }
 
 int sym_executor_cuda_built(void)
+{
+	return 0;
+}
+#endif
+
+/* The TorchScript executor is a module of its own (symphony-torch.so, from
+ * runtime/torch/), loaded here only when a process asks for it: libtorch
+ * takes most of a second to load (about 2 s under ThreadSanitizer), which
+ * every runtime process paid while it was linked in. The module is looked
+ * for where $SYM_TORCH_MODULE says, else beside the object this function is
+ * in (symphony-runtime.so, in the build tree or LIBDIR/symphony once
+ * installed), else in LIBDIR/symphony. It is never unloaded (libtorch does
+ * not support it). */
+#ifdef SYM_HAVE_TORCH
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include "sym_version.h"
+
+#define TORCH_MODULE_NAME "symphony-torch.so"
+
+typedef __typeof__(sym_torch_module_open) *torch_open_fn;
+
+static pthread_mutex_t torch_lock = PTHREAD_MUTEX_INITIALIZER;
+static torch_open_fn torch_open;
+static char torch_why[2048];
+
+static void torch_find(void)
+{
+	char beside[PATH_MAX + 64] = "";
+	Dl_info info;
+	if (dladdr((void *)&torch_find, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
+		snprintf(beside, sizeof(beside), "%s", info.dli_fname);
+		*strrchr(beside, '/') = '\0';
+		size_t l = strlen(beside);
+		snprintf(beside + l, sizeof(beside) - l, "/%s", TORCH_MODULE_NAME);
+	}
+	const char *env = getenv("SYM_TORCH_MODULE");
+	const char *tried[3] = { env && env[0] ? env : NULL, beside[0] ? beside : NULL, SYM_TORCH_MODULE };
+	size_t used = 0;
+	torch_why[0] = '\0';
+	for (int i = 0; i < 3 && !torch_open; i++) {
+		if (!tried[i] || (i > 0 && access(tried[i], F_OK)))
+			continue;
+		if (i == 0 && access(tried[i], F_OK)) {
+			snprintf(torch_why, sizeof(torch_why), "SYM_TORCH_MODULE=%s does not exist", tried[i]);
+			return;
+		}
+		void *m = dlopen(tried[i], RTLD_NOW | RTLD_LOCAL);
+		if (m)
+			*(void **)&torch_open = dlsym(m, "sym_torch_module_open");
+		if (!torch_open) {
+			const char *e = dlerror(); /* names the file */
+			used += (size_t)snprintf(torch_why + used, sizeof(torch_why) - used, "%s%s%s%s", used ? "; " : "",
+						 e ? "" : tried[i], e ? "" : ": ", e ? e : "no sym_torch_module_open");
+			if (used >= sizeof(torch_why))
+				used = sizeof(torch_why) - 1;
+		}
+		if (i == 0)
+			return; /* asked for this one: no other */
+	}
+	if (!torch_open && !torch_why[0])
+		snprintf(torch_why, sizeof(torch_why), "%s was found neither beside %s nor at %s", TORCH_MODULE_NAME,
+			 beside[0] ? beside : "(this program)", SYM_TORCH_MODULE);
+}
+
+struct sym_executor *sym_executor_torch(const struct sym_executor_opts *o, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&torch_lock);
+	if (!torch_open)
+		torch_find();
+	torch_open_fn open = torch_open;
+	pthread_mutex_unlock(&torch_lock);
+	if (!open) {
+		snprintf(err, errlen, "torch executor: cannot load its module: %s", torch_why);
+		return NULL;
+	}
+	struct sym_executor_abi abi = sym_executor_abi_here();
+	return open(&abi, o, err, errlen);
+}
+
+int sym_executor_torch_built(void)
+{
+	return 1;
+}
+#else
+struct sym_executor *sym_executor_torch(const struct sym_executor_opts *o, char *err, size_t errlen)
+{
+	(void)o;
+	snprintf(err, errlen, "torch executor: this build has no TorchScript support (libtorch-dev was not found when "
+			      "it was configured, or -Dtorch=disabled; install it, e.g. with scripts/setup, and "
+			      "reconfigure)");
+	return NULL;
+}
+
+int sym_executor_torch_built(void)
 {
 	return 0;
 }

@@ -3,9 +3,10 @@
  * An executor loads models and runs batches of inputs, each batch starting
  * no earlier than a given moment of CLOCK_MONOTONIC. Implementations are
  * small vtables: `emulated` (here: it holds the device for l(b) from the
- * model's profile, and writes a digest of each input as its output) and
- * `cuda` (its own issue). Everything above this interface (the backend, its
- * tests, the fidelity check) runs on a machine without a GPU.
+ * model's profile, and writes a digest of each input as its output), `cuda`
+ * (runtime/cuda/) and `torch` (TorchScript files through libtorch, on the CPU
+ * or a CUDA device: runtime/torch/). Everything above this interface (the
+ * backend, its tests, the fidelity check) runs on a machine without a GPU.
  *
  * Thread safety: one executor per GPU. `run` is called from one thread;
  * `load` and `unload` may be called from one other thread at the same time,
@@ -91,16 +92,19 @@ struct sym_executor {
 /* Options for sym_executor_open. */
 struct sym_executor_opts {
 	sym_time spin_ns;      /* emulated: see sym_executor_emulated */
-	double memory_mb;      /* emulated: the device's memory (0: unlimited) */
+	double memory_mb;      /* emulated, torch: the device's memory (0: unlimited) */
 	double load_mbps;      /* emulated: a load holds file_mb / load_mbps s ... (0: no hold) */
 	double load_ms;        /* ... plus this */
-	int device;            /* cuda: the device ordinal */
+	int device;            /* cuda, and torch on "cuda": the device ordinal */
 	const char *model_lib; /* cuda: a plugin library for models with no built-in (--model-lib), or NULL */
+	int torch_threads;     /* torch: intra-op threads of a batch, 1..256 (0: 1) */
+	const char *torch_device; /* torch: "cpu" (NULL: the same) or "cuda" (device `device`) */
 };
 
-/* "emulated" or "cuda". NULL with a message in err: an unknown name, or for
- * cuda, no usable GPU (the CUDA error name and a one-line explanation) or a
- * build without CUDA. */
+/* "emulated", "cuda" or "torch". NULL with a message in err: an unknown name,
+ * or for cuda, no usable GPU (the CUDA error name and a one-line explanation)
+ * or a build without CUDA; for torch, a build without libtorch, bad options,
+ * or "cuda" asked of a libtorch without CUDA or a device it does not have. */
 struct sym_executor *sym_executor_open(const char *name, const struct sym_executor_opts *o, char *err,
 				       size_t errlen);
 
@@ -121,6 +125,47 @@ struct sym_executor *sym_executor_cuda(const struct sym_executor_opts *o, char *
 
 /* True when this build has the CUDA executor. */
 int sym_executor_cuda_built(void);
+
+/* The TorchScript executor (runtime/torch/, C++ behind this C interface),
+ * with the same contract as above. Each model's spec is {"file": "PATH"}, a
+ * file torch.jit.save wrote (a relative path is from the working directory).
+ * load checks the model against its signature with dry runs at batch 1 and
+ * max_batch, and measures its memory; run stacks the n inputs into one
+ * tensor [n, shape...], runs forward in inference mode and splits the output
+ * per request. No exception crosses into C: a libtorch error is -EINVAL with
+ * its message. */
+struct sym_executor *sym_executor_torch(const struct sym_executor_opts *o, char *err, size_t errlen);
+
+/* True when this build has the TorchScript executor (its module,
+ * symphony-torch.so, is loaded by the first sym_executor_torch: see
+ * runtime/executor.c for where it is looked for). */
+int sym_executor_torch_built(void);
+
+/* What the runtime and a separately built executor module (the TorchScript
+ * one) check of each other before either trusts the other's structures:
+ * the interface's version and the sizes of what crosses it. */
+#define SYM_EXECUTOR_ABI_VERSION 1
+struct sym_executor_abi {
+	unsigned version;
+	unsigned opts, desc, io, ops, memory, sig;
+};
+
+static inline struct sym_executor_abi sym_executor_abi_here(void)
+{
+	struct sym_executor_abi a = { SYM_EXECUTOR_ABI_VERSION,
+				      (unsigned)sizeof(struct sym_executor_opts),
+				      (unsigned)sizeof(struct sym_model_desc),
+				      (unsigned)sizeof(struct sym_batch_io),
+				      (unsigned)sizeof(struct sym_executor_ops),
+				      (unsigned)sizeof(struct sym_model_memory),
+				      (unsigned)sizeof(struct sym_tensor_sig) };
+	return a;
+}
+
+/* The TorchScript module's one entry (runtime/torch/, found by dlsym in
+ * runtime/executor.c): sym_executor_torch, once abi matches its own. */
+struct sym_executor *sym_torch_module_open(const struct sym_executor_abi *abi, const struct sym_executor_opts *o,
+					   char *err, size_t errlen);
 
 /* The digest an emulated output holds: FNV-1a 64 of the input, little-endian. */
 uint64_t sym_exec_digest(const void *data, size_t len);

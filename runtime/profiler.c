@@ -392,8 +392,10 @@ static cJSON *record_json(const struct record *r)
 	const struct sym_profile *ref = c->models[r->m].profile;
 	cJSON *j = cJSON_CreateObject();
 	char dev[64];
-	if (!strcmp(c->executor, "cuda"))
+	if (!strcmp(c->executor, "cuda") || (!strcmp(c->executor, "torch") && !strcmp(c->torch_device, "cuda")))
 		snprintf(dev, sizeof(dev), "cuda:%d", c->device);
+	else if (!strcmp(c->executor, "torch"))
+		snprintf(dev, sizeof(dev), "cpu (%d intra-op thread%s)", c->torch_threads, c->torch_threads == 1 ? "" : "s");
 	else
 		snprintf(dev, sizeof(dev), "%s (no device)", c->executor);
 	cJSON_AddStringToObject(j, "program", "symphony");
@@ -624,7 +626,8 @@ static int run(struct sym_profiler_cmd *o, struct sym_cluster *c, size_t m, cons
 {
 	char err[1024];
 	const struct sym_model_desc *d = &c->models[m];
-	struct sym_executor_opts xo = { .device = c->device, .model_lib = c->model_lib[0] ? c->model_lib : NULL };
+	struct sym_executor_opts xo = { .device = c->device, .model_lib = c->model_lib[0] ? c->model_lib : NULL,
+					.torch_threads = c->torch_threads, .torch_device = c->torch_device };
 	struct sym_executor *x = sym_executor_open(c->executor, &xo, err, sizeof(err));
 	if (!x) {
 		fprintf(stderr, "%s: %s\n", WHO, err);

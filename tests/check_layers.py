@@ -41,7 +41,7 @@ bad = []
 for layer, allowed in ALLOWED.items():
     for dirpath, _, files in os.walk(os.path.join(ROOT, layer)):
         for f in files:
-            if not f.endswith((".c", ".h", ".cu")):
+            if not f.endswith((".c", ".h", ".cu", ".cpp")):
                 continue
             path = os.path.join(dirpath, f)
             with open(path, encoding="utf-8") as fh:

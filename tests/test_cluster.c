@@ -71,6 +71,9 @@ static void test_defaults(void **state)
 	assert_true(c.http_body_budget == 64u << 20);
 	assert_near(c.client_min_rate, 32768, 1e-9, "client_min_rate");
 	assert_near(c.clients_timeout_s, 10, 1e-9, "clients_timeout_s");
+	assert_string_equal(c.executor, "emulated");
+	assert_int_equal(c.torch_threads, 1);
+	assert_string_equal(c.torch_device, "cpu");
 	sym_cluster_finish(&c);
 }
 
@@ -113,10 +116,32 @@ static void test_keys_and_flags(void **state)
 	assert_int_equal(sym_cluster_apply_flag(&c, "backends", "3", err, sizeof(err)), 0);
 	assert_int_equal(sym_cluster_apply_flag(&c, "http-base", "12000", err, sizeof(err)), 0);
 	assert_int_equal(sym_cluster_apply_flag(&c, "no-such-flag", "1", err, sizeof(err)), 1);
+	assert_int_equal(sym_cluster_apply_flag(&c, "executor", "torch", err, sizeof(err)), 0);
+	assert_int_equal(sym_cluster_apply_flag(&c, "torch-threads", "4", err, sizeof(err)), 0);
+	assert_int_equal(sym_cluster_apply_flag(&c, "torch-device", "cuda", err, sizeof(err)), 0);
+	assert_int_equal(sym_cluster_apply_flag(&c, "torch-device", "tpu", err, sizeof(err)), -EINVAL);
+	assert_contains(err, "option --torch-device: expected cpu or cuda, got 'tpu'");
 	assert_int_equal(sym_cluster_resolve(&c, err, sizeof(err)), 0);
 	assert_string_equal(c.schedd.port, "9100");
 	assert_string_equal(c.frontends[0].http.port, "12001");
 	assert_int_equal(c.exp.gpus, 3);
+	assert_string_equal(c.executor, "torch");
+	assert_int_equal(c.torch_threads, 4);
+	assert_string_equal(c.torch_device, "cuda");
+	sym_cluster_finish(&c);
+
+	/* the torch executor's keys in the file */
+	assert_int_equal(load(&c,
+			      "{" MODELS ", \"runtime\": {\"executor\": \"torch\", \"torch_threads\": 2, "
+			      "\"torch_device\": \"cpu\", \"models\": {\"a\": {\"input\": {\"datatype\": \"FP32\", "
+			      "\"shape\": [16]}, \"output\": {\"datatype\": \"FP32\", \"shape\": [4]}, "
+			      "\"executor\": {\"file\": \"mlp.pt\"}}}}}",
+			      err, sizeof(err)),
+			 0);
+	assert_string_equal(c.executor, "torch");
+	assert_int_equal(c.torch_threads, 2);
+	assert_string_equal(c.torch_device, "cpu");
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(c.models[0].spec, "file")->valuestring, "mlp.pt");
 	sym_cluster_finish(&c);
 
 	/* listed frontends, an explicit schedd */
@@ -196,8 +221,11 @@ static void test_bad(void **state)
 		{ "\"pool_slots\": 0", "key 'runtime.pool_slots'" },
 		{ "\"input_bytes\": 0", "key 'runtime.input_bytes'" },
 		{ "\"poll_us\": -1", "key 'runtime.poll_us'" },
-		{ "\"executor\": \"tpu\"", "key 'runtime.executor': expected emulated or cuda, got 'tpu'" },
+		{ "\"executor\": \"tpu\"", "key 'runtime.executor': expected emulated, cuda or torch, got 'tpu'" },
 		{ "\"device\": -1", "key 'runtime.device'" },
+		{ "\"torch_threads\": 0", "key 'runtime.torch_threads': expected 1 to 256 intra-op threads, got '0'" },
+		{ "\"torch_threads\": 257", "key 'runtime.torch_threads': expected 1 to 256" },
+		{ "\"torch_device\": \"gpu\"", "key 'runtime.torch_device': expected cpu or cuda, got 'gpu'" },
 		{ "\"http_base\": 70000", "key 'runtime.http_base'" },
 		{ "\"http_body_max\": 10", "key 'runtime.http_body_max'" },
 		{ "\"deadline_max_ms\": 0", "key 'runtime.deadline_max_ms'" },

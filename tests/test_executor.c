@@ -186,10 +186,15 @@ static void test_errors(void **state)
 	assert_non_null(x);
 	x->ops->destroy(x);
 	assert_null(sym_executor_open("tpu", NULL, err, sizeof(err)));
-	assert_contains(err, "unknown executor 'tpu'");
+	assert_contains(err, "unknown executor 'tpu' (expected emulated, cuda or torch)");
 	if (!sym_executor_cuda_built()) {
 		assert_null(sym_executor_open("cuda", NULL, err, sizeof(err)));
 		assert_contains(err, "no CUDA support");
+	}
+	if (!sym_executor_torch_built()) { /* (with libtorch: tests/test_torch.c) */
+		assert_null(sym_executor_open("torch", NULL, err, sizeof(err)));
+		assert_contains(err, "torch executor: this build has no TorchScript support (libtorch-dev was not found "
+				     "when it was configured");
 	}
 	sym_profile_finish(&p);
 	/* the digest is FNV-1a 64 */

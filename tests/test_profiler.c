@@ -505,7 +505,7 @@ static void test_refusals(void **state)
 	REFUSED("batch 5 is above the largest batch of model 'm', 4 (its max_batch)", at_base("mb.json"), "--batches",
 		"1..5");
 	REFUSED("at least 2 batch sizes are needed", "--model", "ResNet50", "--batches", "4");
-	REFUSED("option --executor: expected emulated or cuda, got 'tpu'", "--model", "ResNet50", "--executor",
+	REFUSED("option --executor: expected emulated, cuda or torch, got 'tpu'", "--model", "ResNet50", "--executor",
 		       "tpu");
 	REFUSED("--repeats: expected an integer from 1", "--model", "ResNet50", "--repeats", "0");
 	REFUSED("options --out and --json both write to standard output", "--model", "ResNet50", "--out", "-", "--json",
