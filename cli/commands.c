@@ -462,8 +462,12 @@ static const struct cli_opt o_pr_json = { "json", 0, CLI_OUT, "FILE|-",
 					  "the result object (the record plus both profiles); - for stdout" };
 static const struct cli_opt o_pr_quiet = { "quiet", 0, CLI_FLAG, NULL,
 					   "no progress on stderr (a line a second) and no table" };
+static const struct cli_opt o_pr_write = { "write", 0, CLI_FLAG, NULL,
+					   "also write the profile into the model repository's DIR/NAME/config.json "
+					   "(--model-repository DIR): alpha_ms and beta_ms when l(b) is linear with both "
+					   ">= 0, else the measured medians as latency_ms; with the fit and the measurement" };
 static const struct cli_opt *const profile_opts[] = { &o_cluster_config, &o_pr_model, &o_pr_batches, &o_pr_repeats, &o_pr_warmup,
-						      &o_pr_out, &o_pr_table, &o_pr_json, &o_pr_quiet, NULL };
+						      &o_pr_out, &o_pr_table, &o_pr_json, &o_pr_write, &o_pr_quiet, NULL };
 
 static const char profile_text[] =
 	"Measures a model's batch latency on an executor (--executor emulated, the default: holds l(b) of the "

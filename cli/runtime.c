@@ -226,7 +226,8 @@ static int cmd_profile(struct cli *c)
 	struct sym_profiler_cmd o = { .model = cli_str(c, "model"), .batches = cli_str(c, "batches"),
 				      .out = cli_str(c, "out"), .table_out = cli_str(c, "table-out"),
 				      .json = cli_str(c, "json"), .repeats = (int)cli_int(c, "repeats"),
-				      .warmup = (int)cli_int(c, "warmup"), .quiet = cli_flag(c, "quiet") };
+				      .warmup = (int)cli_int(c, "warmup"), .quiet = cli_flag(c, "quiet"),
+				      .write = cli_flag(c, "write") };
 	struct sym_cluster cl;
 	int rc = load_cluster(c, &cl);
 	if (!rc)

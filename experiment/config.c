@@ -1,4 +1,5 @@
 #include "experiment/config.h"
+#include "experiment/repository.h"
 
 #include <errno.h>
 #include <math.h>
@@ -110,6 +111,15 @@ static int set_models(struct sym_experiment *e, const cJSON *v, const char *wher
 	cJSON_Delete(e->models_json);
 	e->models_json = dup;
 	e->models_given = true;
+	return 0;
+}
+
+static int set_model_repository(struct sym_experiment *e, const cJSON *v, const char *where, char *err,
+				size_t errlen)
+{
+	if (!cJSON_IsString(v) || !v->valuestring[0] || strlen(v->valuestring) >= sizeof(e->model_repository))
+		return ERR("%s: expected a directory path of 1 to %zu characters", where, sizeof(e->model_repository) - 1);
+	snprintf(e->model_repository, sizeof(e->model_repository), "%s", v->valuestring);
 	return 0;
 }
 
@@ -1017,6 +1027,7 @@ struct key {
 static const struct key keys[] = {
 	{ "zoo", "zoo", "a100|gtx1080ti|FILE", "profile set the models come from (default a100)", set_zoo, true },
 	{ "models", "models", "NAME,...|all", "models to serve (default all)", set_models, false },
+	{ "model_repository", "model-repository", "DIR", "serve the models of a repository too: DIR/NAME/config.json (tensors, max_batch_size, slo_ms, profile) and DIR/NAME/VERSION/model.pt (see docs/runtime.md, Model repository); with no \"models\" they replace the zoo's", set_model_repository, true },
 	{ NULL, "profile", "ALPHA_MS,BETA_MS", "one inline linear model l(b) = alpha*b + beta, named 'model'", NULL, false },
 	{ "slo_ms", "slo", "MS", "latency SLO for every model (default: each model's own)", set_slo, false },
 	{ "slo_mode", "slo-mode", "all|at-least", "how slo_ms applies: to every model (all, the default), or as a floor under each model's own SLO (at-least: a model whose own SLO is longer keeps it)", set_slo_mode, true },
@@ -1934,9 +1945,62 @@ static int plan_queries(struct sym_experiment *e, char *err, size_t errlen)
 	return 0;
 }
 
+static int resolve_list(struct sym_experiment *e, char *err, size_t errlen);
+
+/* The model list a resolve reads: "models", with a repository's models
+ * after it (instead of the zoo's when "models" was not given). NULL with rc
+ * set on an error; *owned says whether the caller frees it. */
+static const cJSON *model_list(const struct sym_experiment *e, bool *owned, int *rc, char *err, size_t errlen)
+{
+	*owned = false;
+	*rc = 0;
+	if (!e->model_repository[0])
+		return e->models_json;
+	if (e->models_given && !cJSON_IsArray(e->models_json)) {
+		*rc = ERR("models: \"all\" with model_repository %s: list the zoo's models you want by name",
+			  e->model_repository);
+		return NULL;
+	}
+	cJSON *list = e->models_given ? cJSON_Duplicate(e->models_json, true) : cJSON_CreateArray();
+	if (!list) {
+		*rc = ERR("out of memory");
+		return NULL;
+	}
+	int n = sym_repo_read(e->model_repository, e->repo_unprofiled_ok, list, NULL, err, errlen);
+	if (n < 0) {
+		cJSON_Delete(list);
+		*rc = n;
+		return NULL;
+	}
+	*owned = true;
+	return list;
+}
+
 static int resolve(struct sym_experiment *e, char *err, size_t errlen)
 {
 	unresolve(e);
+	bool owned;
+	int rc;
+	const cJSON *list = model_list(e, &owned, &rc, err, errlen);
+	if (!list)
+		return rc;
+	cJSON *saved = e->models_json; /* the list stands in for "models" while it is read */
+	bool given = e->models_given;
+	if (owned) {
+		e->models_json = (cJSON *)list;
+		e->models_given = true;
+	}
+	rc = resolve_list(e, err, errlen);
+	if (owned) {
+		e->models_json = saved;
+		e->models_given = given;
+		cJSON_Delete((cJSON *)list);
+	}
+	return rc;
+}
+
+static int resolve_list(struct sym_experiment *e, char *err, size_t errlen)
+{
 	struct sym_zoo zoo = { 0 };
 	bool plain = !(e->prefix_json && !e->models_given); /* prefix models alone: no "all" */
 	bool need_zoo = plain && cJSON_IsString(e->models_json);

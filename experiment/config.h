@@ -170,6 +170,9 @@ struct sym_experiment {
 				 * layers), an array, or NULL */
 	bool prefix_batching;   /* batch a prefix model's variants together through the prefix (default false) */
 	bool models_given;      /* "models" was set (else, with prefix_models, only those are served) */
+	char model_repository[512]; /* a model repository (experiment/repository.h) whose models join "models"
+				     * (replacing the zoo's when "models" is not given), or "" */
+	bool repo_unprofiled_ok; /* its models may lack a profile (a placeholder: `symphony profile` sets it) */
 	/* resolved */
 	bool resolved;
 	size_t nmodels;

@@ -282,6 +282,12 @@ static void on_load_done(struct sym_loop_io *io, uint32_t events, void *ctx)
 		m.u.loaded.op = op.op;
 		m.u.loaded.status = op.op == SYM_WIRE_LOAD && be->lrc ? SYM_WIRE_BACKEND_FAILED : SYM_WIRE_OK;
 		m.u.loaded.took_ns = be->ltook < 0 ? 0 : be->ltook > 3600 * SYM_S ? 3600 * SYM_S : be->ltook;
+		char why[256]; /* a failed load's reason, printable, for the repository API's answer */
+		size_t wl = 0;
+		for (const char *c = be->lerr; op.op == SYM_WIRE_LOAD && be->lrc && *c && wl < 255; c++)
+			why[wl++] = *c >= 0x20 && *c <= 0x7e ? *c : '?';
+		m.u.loaded.why_len = (uint8_t)wl;
+		m.u.loaded.why = why;
 		to_schedd(be, &m, NULL);
 	}
 	maybe_load(be);

@@ -3,6 +3,7 @@
 #include "core/policy.h"
 #include "profiles/zoo.h"
 #include "runtime/cuda/models.h"
+#include "experiment/repository.h"
 #include "runtime/wire.h"
 
 #include <errno.h>
@@ -192,12 +193,15 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 		if (sym_policy_int(text, 1, 100000, &l))
 			return ERR("%s: expected 1 to 100000 clients, got '%s'", where, text);
 		c->clients_max = l;
-	} else if (!strcmp(key, "http_tls_cert") || !strcmp(key, "http_tls_key") || !strcmp(key, "http_token_file")) {
-		char *dst = !strcmp(key, "http_tls_cert") ? c->http_tls_cert
-			    : !strcmp(key, "http_tls_key") ? c->http_tls_key : c->http_token_file;
+	} else if (!strcmp(key, "http_tls_cert") || !strcmp(key, "http_tls_key") || !strcmp(key, "http_token_file") ||
+		   !strcmp(key, "repository_token_file")) {
+		char *dst = !strcmp(key, "http_tls_cert")	? c->http_tls_cert
+			    : !strcmp(key, "http_tls_key")	? c->http_tls_key
+			    : !strcmp(key, "http_token_file") ? c->http_token_file
+							      : c->repository_token_file;
 		if (!text[0] || strlen(text) >= sizeof(c->http_tls_cert))
 			return ERR("%s: expected a file's path", where);
-		memcpy(dst, text, strlen(text) + 1); /* length checked above; the three are of one size */
+		memcpy(dst, text, strlen(text) + 1); /* length checked above; the four are of one size */
 	} else if (!strcmp(key, "secret_file")) {
 		return ERR("%s: the shared cluster secret is gone: every member has a credential of its own now. "
 			   "Make them with `symphony keygen cluster DIR --frontends N --backends M` and give "
@@ -363,6 +367,7 @@ static const struct {
 	{ "client_min_rate", "client-min-rate", "BYTES/S", "the rate a client must keep up sending a request (HTTP body, native message) beyond its timeout (default 32768)" },
 	{ "http_tls_cert", "http-tls-cert", "FILE", "PEM certificate (chain): serve HTTPS instead of HTTP (with http_tls_key)" },
 	{ "http_tls_key", "http-tls-key", "FILE", "PEM private key of http_tls_cert (mode 0600)" },
+	{ "repository_token_file", "repository-token-file", "FILE", "bearer tokens, one a line (mode 0600), for schedd's model repository API: loading or unloading a model needs 'Authorization: Bearer TOKEN' (without this file, load and unload are refused)" },
 	{ "http_token_file", "http-token-file", "FILE", "bearer tokens, one a line (mode 0600): inference needs 'Authorization: Bearer TOKEN', a native client's HELLO one of them; SIGHUP rereads it" },
 	{ "clients_max", "clients-max", "N", "native-protocol clients a frontend holds at once; past N the one idle longest is closed, or the new one when none is idle (default 256)" },
 	{ "clients_per_ip_max", "clients-per-ip-max", "N", "native clients from one address at once (default 64; 0: only clients_max)" },
@@ -480,8 +485,9 @@ static int resolve_models(struct sym_cluster *c, char *err, size_t errlen)
 		if (!cJSON_IsObject(it))
 			return ERR("runtime.models.%s: expected an object with input, output, executor", it->string);
 		for (const cJSON *k = it->child; k; k = k->next)
-			if (strcmp(k->string, "input") && strcmp(k->string, "output") && strcmp(k->string, "executor"))
-				return ERR("runtime.models.%s: unknown key '%s' (expected input, output, executor)",
+			if (strcmp(k->string, "input") && strcmp(k->string, "output") && strcmp(k->string, "executor") &&
+			    strcmp(k->string, "version"))
+				return ERR("runtime.models.%s: unknown key '%s' (expected input, output, executor, version)",
 					   it->string, k->string);
 	}
 	c->input_bytes_max = c->output_bytes_max = 0;
@@ -492,6 +498,12 @@ static int resolve_models(struct sym_cluster *c, char *err, size_t errlen)
 		char where[160];
 		int rc;
 		const cJSON *v;
+		if ((v = cJSON_GetObjectItemCaseSensitive(mo, "version"))) {
+			if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 1 ||
+			    v->valuedouble > 1e9)
+				return ERR("runtime.models.%s.version: expected a positive integer", d->name);
+			d->version = (int)v->valuedouble;
+		}
 		if ((v = cJSON_GetObjectItemCaseSensitive(mo, "executor"))) {
 			if (!cJSON_IsObject(v))
 				return ERR("runtime.models.%s.executor: expected an object", d->name);
@@ -504,7 +516,7 @@ static int resolve_models(struct sym_cluster *c, char *err, size_t errlen)
 		}
 		if ((v = cJSON_GetObjectItemCaseSensitive(mo, "input"))) {
 			snprintf(where, sizeof(where), "runtime.models.%s.input", d->name);
-			if ((rc = sym_tensor_sig_from_json(v, where, "INPUT0", c->input_max, &d->input, err, errlen)))
+			if ((rc = sym_tensor_sig_from_json(v, where, "INPUT0", SYM_WIRE_MAX_PAYLOAD, &d->input, err, errlen)))
 				return rc;
 		}
 		if ((v = cJSON_GetObjectItemCaseSensitive(mo, "output"))) {
@@ -517,14 +529,44 @@ static int resolve_models(struct sym_cluster *c, char *err, size_t errlen)
 			return ERR("runtime: model '%s' gives %zu-byte outputs, more than the %d a message carries",
 				   d->name, sym_tensor_bytes(&d->output), SYM_CLUSTER_OUTPUT_MAX);
 		if (sym_tensor_bytes(&d->input) > c->input_max)
-			return ERR("runtime: model '%s' takes %zu-byte inputs, more than input_max (%zu)", d->name,
-				   sym_tensor_bytes(&d->input), c->input_max);
+			return ERR("runtime: model '%s' takes %zu-byte inputs, more than input_max (%zu): raise it "
+				   "(runtime.input_max, --input-max BYTES; a frontend holds pool_slots inputs of that "
+				   "size)", d->name, sym_tensor_bytes(&d->input), c->input_max);
 		if (sym_tensor_bytes(&d->input) > c->input_bytes_max)
 			c->input_bytes_max = sym_tensor_bytes(&d->input);
 		if (sym_tensor_bytes(&d->output) > c->output_bytes_max)
 			c->output_bytes_max = sym_tensor_bytes(&d->output);
 	}
 	return 0;
+}
+
+/* The signatures, versions and files of the models of the experiment's
+ * model repository join runtime.models (the experiment took their profiles:
+ * experiment/repository.h). */
+static int repository_models(struct sym_cluster *c, char *err, size_t errlen)
+{
+	cJSON *rt = c->models_rt ? c->models_rt : cJSON_CreateObject(), *repo = cJSON_CreateObject();
+	if (!rt || !repo) {
+		if (rt != c->models_rt)
+			cJSON_Delete(rt);
+		cJSON_Delete(repo);
+		return ERR("out of memory");
+	}
+	c->models_rt = rt;
+	int rc = sym_repo_read(c->exp.model_repository, c->exp.repo_unprofiled_ok, NULL, repo, err, errlen);
+	rc = rc < 0 ? rc : 0;
+	while (!rc && repo->child) {
+		cJSON *it = cJSON_DetachItemViaPointer(repo, repo->child);
+		if (cJSON_GetObjectItemCaseSensitive(rt, it->string)) {
+			rc = ERR("model repository %s: model '%s' is also in runtime.models of the cluster file; give it in "
+				 "one place", c->exp.model_repository, it->string);
+			cJSON_Delete(it);
+		} else {
+			cJSON_AddItemToObject(rt, it->string, it);
+		}
+	}
+	cJSON_Delete(repo);
+	return rc;
 }
 
 int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen)
@@ -605,9 +647,14 @@ int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen)
 			   "would always be refused", c->http_body_budget, c->http_body_max);
 	if (!c->http_tls_cert[0] != !c->http_tls_key[0])
 		return ERR("runtime.http_tls_cert and runtime.http_tls_key go together: HTTPS needs both");
-	int rc = sym_experiment_resolve(&c->exp, err, errlen);
-	if (rc)
+	int rc;
+	if ((rc = sym_experiment_resolve(&c->exp, err, errlen)))
 		return rc;
+	if (c->exp.model_repository[0] && !c->repo_read) {
+		if ((rc = repository_models(c, err, errlen)))
+			return rc;
+		c->repo_read = true;
+	}
 	if (c->exp.nmodels > 65535)
 		return ERR("runtime: %zu models, at most 65535", c->exp.nmodels);
 	if ((rc = resolve_models(c, err, errlen)))
@@ -703,6 +750,8 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 		cJSON_AddStringToObject(o, "http_tls_key", c->http_tls_key);
 	if (c->http_token_file[0])
 		cJSON_AddStringToObject(o, "http_token_file", c->http_token_file);
+	if (c->repository_token_file[0])
+		cJSON_AddStringToObject(o, "repository_token_file", c->repository_token_file);
 	cJSON_AddNumberToObject(o, "clients_max", c->clients_max);
 	cJSON_AddNumberToObject(o, "clients_per_ip_max", c->clients_per_ip_max);
 	cJSON_AddNumberToObject(o, "clients_timeout_s", c->clients_timeout_s);

@@ -58,6 +58,8 @@
  *     "http_tls_cert", "http_tls_key": PEM files: HTTPS instead of HTTP (GnuTLS, via libmicrohttpd)
  *     "http_token_file": "",          bearer tokens that inference requests must carry (HTTP, and
  *                                     the native port's HELLO)
+ *     "repository_token_file": "",    bearer tokens that schedd's model repository API's load and
+ *                                     unload must carry (without it, they are refused)
  *     "clients_max": 256,             native-protocol clients a frontend holds at once (past it,
  *                                     the one idle longest is closed)
  *     "clients_per_ip_max": 64,       native clients from one address (0: no limit of its own)
@@ -75,6 +77,9 @@
  *       }
  *     }
  *   }
+ *
+ * With the experiment's "model_repository" (experiment/repository.h), each
+ * of its models joins "runtime.models" too: its tensors, version and file.
  *
  * A model's input defaults to INPUT0 UINT8 [input_bytes] and its output to
  * OUTPUT0 UINT64 [1], the emulated executor's digest; a model whose executor
@@ -136,6 +141,8 @@ struct sym_cluster {
 	bool input_encryption;            /* inputs in a frontend's pool: encrypted, else authenticated only */
 	size_t input_bytes;
 	char executor[32];
+	bool repo_read;                   /* after resolve: the experiment's model repository's signatures and
+					   * files joined models_rt */
 	char keys_dir[512];               /* the cluster's keys (runtime/cred.h), or "" */
 	char credential[512];             /* this process's credential file, or "": keys_dir/ROLE-ID.cred */
 	char model_lib[512];              /* cuda: plugin library for models with no built-in, or "" */
@@ -162,6 +169,7 @@ struct sym_cluster {
 	double client_min_rate;           /* bytes/s a client must keep up sending a request, beyond its timeout */
 	char http_tls_cert[512], http_tls_key[512]; /* PEM files: HTTPS on every HTTP port; "": plain HTTP */
 	char http_token_file[512];        /* bearer tokens for inference (one a line, mode 0600); "": none asked */
+	char repository_token_file[512];  /* bearer tokens for the repository API's load and unload; "": refused */
 	int clients_max;                  /* native-protocol clients a frontend holds at once */
 	int clients_per_ip_max;           /* native clients from one address at once (0: no limit of its own) */
 	size_t clients_budget;            /* bytes native clients' buffers hold beyond their base, in all */

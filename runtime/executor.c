@@ -28,6 +28,7 @@ void sym_model_desc_default(struct sym_model_desc *m, const char *name, const st
 	m->name = name;
 	m->profile = p;
 	m->file_mb = -1;
+	m->version = 1;
 	int64_t in = input_bytes ? (int64_t)input_bytes : 1, out = 1;
 	sym_tensor_sig_set(&m->input, "INPUT0", SYM_DT_UINT8, 1, &in);
 	sym_tensor_sig_set(&m->output, "OUTPUT0", SYM_DT_UINT64, 1, &out);
@@ -231,7 +232,7 @@ static void torch_find(void)
 		if (!tried[i] || (i > 0 && access(tried[i], F_OK)))
 			continue;
 		if (i == 0 && access(tried[i], F_OK)) {
-			snprintf(torch_why, sizeof(torch_why), "SYM_TORCH_MODULE=%s does not exist", tried[i]);
+			snprintf(torch_why, sizeof(torch_why), "SYM_TORCH_MODULE=%.1500s does not exist", tried[i]);
 			return;
 		}
 		void *m = dlopen(tried[i], RTLD_NOW | RTLD_LOCAL);
@@ -239,7 +240,7 @@ static void torch_find(void)
 			*(void **)&torch_open = dlsym(m, "sym_torch_module_open");
 		if (!torch_open) {
 			const char *e = dlerror(); /* names the file */
-			used += (size_t)snprintf(torch_why + used, sizeof(torch_why) - used, "%s%s%s%s", used ? "; " : "",
+			used += (size_t)snprintf(torch_why + used, sizeof(torch_why) - used, "%s%.900s%s%.900s", used ? "; " : "",
 						 e ? "" : tried[i], e ? "" : ": ", e ? e : "no sym_torch_module_open");
 			if (used >= sizeof(torch_why))
 				used = sizeof(torch_why) - 1;
@@ -248,7 +249,7 @@ static void torch_find(void)
 			return; /* asked for this one: no other */
 	}
 	if (!torch_open && !torch_why[0])
-		snprintf(torch_why, sizeof(torch_why), "%s was found neither beside %s nor at %s", TORCH_MODULE_NAME,
+		snprintf(torch_why, sizeof(torch_why), "%s was found neither beside %.900s nor at %.900s", TORCH_MODULE_NAME,
 			 beside[0] ? beside : "(this program)", SYM_TORCH_MODULE);
 }
 

@@ -53,6 +53,7 @@ struct sym_model_desc {
 	const cJSON *spec;                 /* the model's "executor" object in the cluster file, or NULL */
 	double file_mb;                    /* its file (weights) size in MB, < 0 when unknown: the emulated
 					    * executor's load time */
+	int version;                       /* the version served (a repository's; 1 otherwise) */
 };
 
 /* The default signature of a model on the emulated executor: INPUT0 UINT8

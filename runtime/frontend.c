@@ -46,6 +46,7 @@
 #include "runtime/net.h"
 #include "runtime/prom.h"
 #include "runtime/rt.h"
+#include "runtime/tokens.h"
 #include "sym_version.h"
 
 #define CLIENT_MAX_QUEUED (4u << 20) /* unsent answer bytes before a client is cut off */
@@ -102,8 +103,8 @@ struct frontend {
 	uint32_t gpus_online;  /* as schedd last said (STATUS) */
 	struct sym_loop_io *lio; /* the native clients' listener, until draining */
 	struct sym_loop_timer *drain_t;
-	uint8_t (*tokens)[crypto_generichash_BYTES]; /* BLAKE2b of each bearer token (http_token_file) */
-	size_t ntokens;
+	struct sym_tokens tokens;    /* http_token_file's bearer tokens (runtime/tokens.h), or none */
+	bool *off, *off_next;        /* per model: taking no request (schedd's STATUS); scratch */
 	uint64_t unauthorized; /* inference requests refused 401 */
 	uint64_t clients_refused; /* native clients closed at once: clients_max were connected, none idle */
 	struct sym_budget clients_budget; /* what native clients' buffers hold beyond their base (clients_budget) */
@@ -241,6 +242,7 @@ static const char *const outcome_names[NOUTCOMES] = {
 	[SYM_WIRE_UNAVAILABLE] = "unavailable",
 	[SYM_WIRE_REJECTED] = "rejected",
 	[SYM_WIRE_UNAUTHORIZED] = "unauthorized",
+	[SYM_WIRE_NOT_LOADED] = "not_loaded",
 	[OUTCOME_LATE] = "late",
 };
 
@@ -400,6 +402,27 @@ static void submit(struct frontend *f, uint32_t i, int64_t budget_ns, uint32_t l
 	send_meta(f, i);
 }
 
+/* The models schedd says take no request (the repository API unloaded
+ * them, or is unloading them): refused here at once with "not loaded". */
+static void set_models_off(struct frontend *f, const struct sym_msg *m)
+{
+	size_t n = f->c->exp.nmodels;
+	for (size_t k = 0; k < n; k++)
+		f->off_next[k] = false;
+	for (uint16_t i = 0; i < m->u.status.noff; i++) {
+		uint16_t k = sym_wire_status_model(m, i);
+		if (k < n)
+			f->off_next[k] = true;
+	}
+	for (size_t k = 0; k < n; k++)
+		if (f->off[k] != f->off_next[k]) {
+			f->off[k] = f->off_next[k];
+			if (!f->o->quiet)
+				sym_rt_log(f->who, "model %s %s", f->c->models[k].name,
+					   f->off[k] ? "unloaded: its requests are refused" : "loaded: taking requests");
+		}
+}
+
 static void on_request(struct frontend *f, uint32_t ci, const struct sym_msg *m)
 {
 	const struct sym_experiment *e = &f->c->exp;
@@ -411,6 +434,8 @@ static void on_request(struct frontend *f, uint32_t ci, const struct sym_msg *m)
 		refuse = SYM_WIRE_BAD_REQUEST; /* a request of another size would fail its whole batch */
 	else if (m->u.request.budget_ns > (int64_t)(f->c->deadline_max_ms * 1e6))
 		refuse = SYM_WIRE_BAD_REQUEST; /* a slot held that long by a client that may be gone: no */
+	else if (f->off[m->u.request.model])
+		refuse = SYM_WIRE_NOT_LOADED;
 	else if (!taking(f))
 		refuse = SYM_WIRE_UNAVAILABLE;
 	else if (!f->nfree)
@@ -432,7 +457,6 @@ static void on_request(struct frontend *f, uint32_t ci, const struct sym_msg *m)
 	submit(f, i, m->u.request.budget_ns > 0 ? m->u.request.budget_ns : f->slo[s->model], m->u.request.len);
 }
 
-static bool token_ok(const struct frontend *f, const char *tok, size_t len);
 
 /* A native client without a valid HELLO: it gets an answer saying so
  * (status "unauthorized", for req_id: its request's, or 0), and is closed. */
@@ -477,7 +501,7 @@ static bool client_hello(struct frontend *f, uint32_t ci, const struct sym_msg *
 {
 	struct client *cl = f->clients[ci];
 	if (m->type == SYM_MSG_HELLO && m->u.hello.role == SYM_ROLE_CLIENT) {
-		if (!cl->hello && f->ntokens && !token_ok(f, m->u.hello.token, m->u.hello.token_len)) {
+		if (!cl->hello && f->tokens.n && !sym_tokens_ok(&f->tokens, m->u.hello.token, m->u.hello.token_len)) {
 			f->unauthorized++;
 			refuse_client(f, ci, 0, SYM_WIRE_UNAUTHORIZED, m->u.hello.token_len ? "its HELLO's bearer token is not one of http_token_file"
 								   : "its HELLO carries no bearer token, and http_token_file asks for one");
@@ -807,6 +831,7 @@ static void on_fab_msg(struct frontend *f, struct sym_fab_conn *conn, const uint
 		bool was = ready(f);
 		f->gpus_online = m.u.status.gpus_online;
 		f->schedd_draining = m.u.status.draining;
+		set_models_off(f, &m);
 		if (ready(f) != was && !f->o->quiet)
 			sym_rt_log(f->who, "%s: %u GPUs online%s", ready(f) ? "ready" : "not ready", f->gpus_online,
 				   f->schedd_draining ? ", the scheduler is shutting down" : "");
@@ -972,19 +997,9 @@ static const char *drop_words(int status)
 	case SYM_WIRE_OVERLOADED: return "the frontend is overloaded (its input pool is full)";
 	case SYM_WIRE_UNAVAILABLE: return "the scheduler is unreachable";
 	case SYM_WIRE_BAD_REQUEST: return "bad request";
+	case SYM_WIRE_NOT_LOADED: return "the model is not loaded (POST /v2/repository/models/NAME/load to schedd loads it)";
 	default: return sym_wire_status_name(status);
 	}
-}
-
-static void reply_json(struct sym_http_req *r, unsigned status, cJSON *o)
-{
-	char *text = o ? cJSON_PrintUnformatted(o) : NULL;
-	cJSON_Delete(o);
-	if (text)
-		sym_http_reply(r, status, "application/json", text, strlen(text), NULL);
-	else
-		sym_http_reply_error(r, 500, "out of memory");
-	cJSON_free(text);
 }
 
 static void http_answer(struct frontend *f, struct slot *s, uint8_t status, uint16_t batch, const uint8_t *data,
@@ -993,8 +1008,8 @@ static void http_answer(struct frontend *f, struct slot *s, uint8_t status, uint
 	struct sym_http_req *r = s->hr;
 	const struct sym_model_desc *m = &f->c->models[s->model];
 	if (status != SYM_WIRE_OK) {
-		sym_http_reply_error(r, status == SYM_WIRE_BAD_REQUEST ? 400 : 503, "model '%s': %s", m->name,
-				     drop_words(status));
+		sym_http_reply_error(r, status == SYM_WIRE_BAD_REQUEST ? 400 : status == SYM_WIRE_NOT_LOADED ? 404 : 503,
+				     "model '%s': %s", m->name, drop_words(status));
 		return;
 	}
 	sym_time now = sym_monotonic_ns();
@@ -1042,11 +1057,15 @@ static int parse_ms(const char *text, double *out)
 static void http_infer(struct frontend *f, struct sym_http_req *r, int model)
 {
 	const struct sym_model_desc *m = &f->c->models[model];
-	int refuse = !taking(f) ? SYM_WIRE_UNAVAILABLE : !f->nfree ? SYM_WIRE_OVERLOADED : SYM_WIRE_OK;
+	int refuse = f->off[model] ? SYM_WIRE_NOT_LOADED
+		     : !taking(f)    ? SYM_WIRE_UNAVAILABLE
+		     : !f->nfree     ? SYM_WIRE_OVERLOADED
+				     : SYM_WIRE_OK;
 	if (refuse) {
 		f->refused++;
 		f->ms[model].outcome[refuse]++;
-		sym_http_reply_error(r, 503, "model '%s': %s", m->name, drop_words(refuse));
+		sym_http_reply_error(r, refuse == SYM_WIRE_NOT_LOADED ? 404 : 503, "model '%s': %s", m->name,
+				     drop_words(refuse));
 		return;
 	}
 	size_t len;
@@ -1191,77 +1210,14 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	sym_prom_sample(b, "symphony_frontend_clients", l, (double)f->nopen);
 }
 
-/* The bearer tokens of http_token_file: one a line (blank lines and lines
- * starting with # are skipped), at least 16 characters each. Kept as
- * BLAKE2b hashes, compared in constant time. Returns 0 or -errno, logged. */
+/* The bearer tokens of http_token_file (runtime/tokens.h). Returns 0 or -errno, logged. */
 static int load_tokens(struct frontend *f)
 {
-	char err[700], *text;
-	long n = sym_file_read(f->c->http_token_file, 1 << 20, true, &text, err, sizeof(err));
-	if (n < 0)
-		return sym_rt_log(f->who, "bearer tokens: %s", err), (int)n;
-	size_t cap = 0, count = 0;
-	uint8_t(*t)[crypto_generichash_BYTES] = NULL;
-	int rc = 0, line = 0;
-	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l && !rc; l = strtok_r(NULL, "\n", &save)) {
-		line++;
-		size_t len = strlen(l);
-		while (len && (l[len - 1] == '\r' || l[len - 1] == ' ' || l[len - 1] == '\t'))
-			len--;
-		if (!len || l[0] == '#')
-			continue;
-		if (len < 16 || strcspn(l, " \t") < len) {
-			sym_rt_log(f->who, "bearer tokens: %s line %d: a token is at least 16 characters, without blanks",
-				   f->c->http_token_file, line);
-			rc = -EINVAL;
-			break;
-		}
-		if (count == cap) {
-			cap = cap ? 2 * cap : 8;
-			void *p = realloc(t, cap * sizeof(*t));
-			if (!p) {
-				rc = -ENOMEM;
-				break;
-			}
-			t = p;
-		}
-		crypto_generichash(t[count++], crypto_generichash_BYTES, (const uint8_t *)l, len, NULL, 0);
-	}
-	sodium_memzero(text, (size_t)n);
-	free(text);
-	if (!rc && !count) {
-		sym_rt_log(f->who, "bearer tokens: %s holds no token", f->c->http_token_file);
-		rc = -EINVAL;
-	}
-	if (rc) {
-		free(t);
-		return rc;
-	}
-	free(f->tokens);
-	f->tokens = t;
-	f->ntokens = count;
-	return 0;
-}
-
-/* Whether tok (len bytes) is one of the bearer tokens (in constant time). */
-static bool token_ok(const struct frontend *f, const char *tok, size_t len)
-{
-	if (!tok)
-		return false;
-	uint8_t h[crypto_generichash_BYTES];
-	crypto_generichash(h, sizeof(h), (const uint8_t *)tok, len, NULL, 0);
-	bool ok = false;
-	for (size_t i = 0; i < f->ntokens; i++)
-		ok |= !sodium_memcmp(h, f->tokens[i], sizeof(h));
-	return ok;
-}
-
-static bool authorized(const struct frontend *f, struct sym_http_req *r)
-{
-	const char *a = sym_http_header(r, "Authorization");
-	if (!a || strncasecmp(a, "Bearer ", 7))
-		return false;
-	return token_ok(f, a + 7, strlen(a + 7));
+	char err[900];
+	int rc = sym_tokens_load(&f->tokens, f->c->http_token_file, err, sizeof(err));
+	if (rc)
+		sym_rt_log(f->who, "bearer tokens: %s", err);
+	return rc;
 }
 
 static void on_http(void *ctx, struct sym_http_req *r)
@@ -1289,10 +1245,15 @@ static void on_http(void *ctx, struct sym_http_req *r)
 			cJSON *ex = cJSON_AddArrayToObject(o, "extensions");
 			cJSON_AddItemToArray(ex, cJSON_CreateString("binary_tensor_data"));
 		}
-		reply_json(r, st, o);
+		sym_http_reply_json(r, st, o);
 		return;
 	}
 	static const char prefix[] = "/v2/models/";
+	if (!strncmp(path, "/v2/repository/", 15)) {
+		sym_http_reply_error(r, 404, "the model repository API is schedd's (its HTTP port, http_base): %s %s",
+				     meth, path);
+		return;
+	}
 	if (strncmp(path, prefix, sizeof(prefix) - 1)) {
 		sym_http_reply_error(r, 404, "no such endpoint: %s %s", meth, path);
 		return;
@@ -1301,14 +1262,14 @@ static void on_http(void *ctx, struct sym_http_req *r)
 	size_t nl = rest ? (size_t)(rest - name) : strlen(name);
 	if (!rest)
 		rest = "";
-	if (!strncmp(rest, "/versions/", 10)) { /* one version, "1" */
+	const char *version = NULL; /* the one version served: the repository's, else "1" */
+	size_t version_len = 0;
+	if (!strncmp(rest, "/versions/", 10)) {
 		const char *v = rest + 10, *after = strchr(v, '/');
 		size_t vl = after ? (size_t)(after - v) : strlen(v);
-		if (vl != 1 || v[0] != '1') {
-			sym_http_reply_error(r, 404, "model '%.*s' has only version 1", (int)nl, name);
-			return;
-		}
 		rest = after ? after : "";
+		version = v;
+		version_len = vl;
 	}
 	const struct sym_experiment *e = &f->c->exp;
 	size_t m = 0;
@@ -1318,25 +1279,34 @@ static void on_http(void *ctx, struct sym_http_req *r)
 		sym_http_reply_error(r, 404, "unknown model '%.*s'", (int)nl, name);
 		return;
 	}
+	char served[16];
+	snprintf(served, sizeof(served), "%d", f->c->models[m].version);
+	if (version && (version_len != strlen(served) || strncmp(version, served, version_len))) {
+		sym_http_reply_error(r, 404, "model '%.*s' serves version %s only", (int)nl, name, served);
+		return;
+	}
 	if (!*rest) {
 		if (!get)
 			goto not_get;
 		char platform[48];
 		snprintf(platform, sizeof(platform), "symphony_%s", f->c->executor);
-		reply_json(r, 200, sym_kserve_model_metadata(&f->c->models[m], platform));
+		sym_http_reply_json(r, 200, sym_kserve_model_metadata(&f->c->models[m], platform));
 	} else if (!strcmp(rest, "/ready")) {
 		if (!get)
 			goto not_get;
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "name", f->c->models[m].name);
-		cJSON_AddBoolToObject(o, "ready", ready(f));
-		reply_json(r, ready(f) ? 200 : 503, o);
+		bool ok = ready(f) && !f->off[m];
+		cJSON_AddBoolToObject(o, "ready", ok);
+		if (f->off[m])
+			cJSON_AddStringToObject(o, "reason", "not loaded");
+		sym_http_reply_json(r, ok ? 200 : 503, o);
 	} else if (!strcmp(rest, "/infer")) {
 		if (!post) {
 			sym_http_reply_method(r, "POST");
 			return;
 		}
-		if (f->ntokens && !authorized(f, r)) {
+		if (f->tokens.n && !sym_tokens_http_ok(&f->tokens, r)) {
 			static const char body[] = "{\"error\":\"inference needs a valid bearer token: Authorization: "
 						   "Bearer TOKEN\"}";
 			const char *hdr[] = { "WWW-Authenticate", "Bearer realm=\"symphony\"", NULL };
@@ -1366,7 +1336,9 @@ static int alloc_tables(struct frontend *f)
 	f->freeslots = malloc((size_t)c->pool_slots * sizeof(*f->freeslots));
 	f->slo = malloc(c->exp.nmodels * sizeof(*f->slo));
 	f->ms = calloc(c->exp.nmodels, sizeof(*f->ms));
-	if (!f->pool || !f->slots || !f->freeslots || !f->slo || !f->ms) {
+	f->off = calloc(c->exp.nmodels, 2 * sizeof(*f->off));
+	f->off_next = f->off ? f->off + c->exp.nmodels : NULL;
+	if (!f->pool || !f->slots || !f->freeslots || !f->slo || !f->ms || !f->off) {
 		sym_rt_log(f->who, "out of memory for a pool of %zu bytes", pool_bytes);
 		return -ENOMEM;
 	}
@@ -1462,6 +1434,7 @@ static void teardown(struct frontend *f)
 	for (size_t m = 0; f->ms && m < f->c->exp.nmodels; m++)
 		sym_hist_finish(&f->ms[m].latency);
 	free(f->ms);
+	free(f->off);
 	free(f->clients);
 	if (f->lfd >= 0)
 		close(f->lfd);
@@ -1469,7 +1442,7 @@ static void teardown(struct frontend *f)
 		sym_fab_mr_close(f->mr);
 	if (f->fab)
 		sym_fab_destroy(f->fab);
-	free(f->tokens);
+	sym_tokens_free(&f->tokens);
 	free(f->pool);
 	sodium_memzero(f->seal_key, sizeof(f->seal_key));
 	free(f->slots);
@@ -1562,9 +1535,9 @@ static void on_reload(void *ctx)
 		return;
 	}
 	if (load_tokens(f))
-		sym_rt_log(f->who, "SIGHUP: kept the %zu bearer tokens in use", f->ntokens);
+		sym_rt_log(f->who, "SIGHUP: kept the %zu bearer tokens in use", f->tokens.n);
 	else
-		sym_rt_log(f->who, "SIGHUP: %zu bearer tokens read from %s", f->ntokens, f->c->http_token_file);
+		sym_rt_log(f->who, "SIGHUP: %zu bearer tokens read from %s", f->tokens.n, f->c->http_token_file);
 }
 
 int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o)

@@ -776,6 +776,16 @@ int sym_http_reply_error(struct sym_http_req *r, unsigned status, const char *fm
 	return reply_error(r, status, msg, NULL);
 }
 
+int sym_http_reply_json(struct sym_http_req *r, unsigned status, cJSON *o)
+{
+	char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+	cJSON_Delete(o);
+	int rc = text ? sym_http_reply(r, status, "application/json", text, strlen(text), NULL)
+		      : sym_http_reply_error(r, 500, "out of memory");
+	cJSON_free(text);
+	return rc;
+}
+
 int sym_http_reply_method(struct sym_http_req *r, const char *allow)
 {
 	char msg[1024];

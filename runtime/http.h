@@ -39,6 +39,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 struct sym_http;
 struct sym_http_req;
 
@@ -100,6 +102,10 @@ int sym_http_reply_error(struct sym_http_req *r, unsigned status, const char *fm
 /* Answers 405: the endpoint takes only `allow` ("GET, HEAD", "POST"), which
  * the Allow header and the error message say. */
 int sym_http_reply_method(struct sym_http_req *r, const char *allow);
+
+/* Answers with o as JSON (application/json), and frees o; NULL (out of
+ * memory) answers 500. */
+int sym_http_reply_json(struct sym_http_req *r, unsigned status, cJSON *o);
 
 /* Requests served (answered) so far, and of those, by status class; the
  * connections closed by the bounds above, by reason; and now: connections

@@ -340,7 +340,9 @@ int sym_kserve_encode(const struct sym_model_desc *m, const struct sym_infer_req
 	if (!root)
 		return -ENOMEM;
 	cJSON_AddStringToObject(root, "model_name", m->name);
-	cJSON_AddStringToObject(root, "model_version", "1");
+	char ver[16];
+	snprintf(ver, sizeof(ver), "%d", m->version > 0 ? m->version : 1);
+	cJSON_AddStringToObject(root, "model_version", ver);
 	if (q->id[0])
 		cJSON_AddStringToObject(root, "id", q->id);
 	cJSON *outs = cJSON_AddArrayToObject(root, "outputs");
@@ -389,7 +391,9 @@ cJSON *sym_kserve_model_metadata(const struct sym_model_desc *m, const char *pla
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "name", m->name);
 	cJSON *v = cJSON_AddArrayToObject(o, "versions");
-	cJSON_AddItemToArray(v, cJSON_CreateString("1"));
+	char ver[16];
+	snprintf(ver, sizeof(ver), "%d", m->version > 0 ? m->version : 1);
+	cJSON_AddItemToArray(v, cJSON_CreateString(ver));
 	cJSON_AddStringToObject(o, "platform", platform);
 	cJSON *ins = cJSON_AddArrayToObject(o, "inputs");
 	cJSON_AddItemToArray(ins, sym_tensor_sig_to_json(&m->input));

@@ -581,10 +581,16 @@ static int report(struct loadgen *g)
 		rc = 1;
 	}
 	uint64_t failed = 0;
-	for (int s = 0; s < SYM_WIRE_NSTATUS; s++)
+	char why[512] = "";
+	for (int s = 0; s < SYM_WIRE_NSTATUS; s++) {
 		failed += g->failed_by[s];
+		size_t l = strlen(why);
+		if (g->failed_by[s])
+			snprintf(why + l, sizeof(why) - l, "%s%" PRIu64 " %s", l ? ", " : "", g->failed_by[s],
+				 sym_wire_status_name(s));
+	}
 	if (failed && !o->quiet)
-		sym_rt_log(WHO, "%" PRIu64 " requests failed (backend failed, overloaded, scheduler unreachable)", failed);
+		sym_rt_log(WHO, "%" PRIu64 " requests failed: %s", failed, why);
 	if (o->json && sym_write_json(o->json, doc, err, sizeof(err))) {
 		sym_rt_log(WHO, "%s", err);
 		rc = 1;

@@ -19,6 +19,7 @@
 #include "core/build.h"
 #include "core/policy.h"
 #include "experiment/output.h"
+#include "experiment/repository.h"
 #include "experiment/result.h"
 #include "profiles/zoo.h"
 #include "runtime/cluster.h"
@@ -386,6 +387,20 @@ struct record {
 	char date[32];
 };
 
+/* The fit's figures into object f. */
+static void fit_json(cJSON *f, const struct sym_profiler_fit *fit)
+{
+	cJSON_AddStringToObject(f, "method", "least squares on the medians (gsl_fit_linear)");
+	cJSON_AddNumberToObject(f, "alpha_ms", round_ns(fit->alpha_ms));
+	cJSON_AddNumberToObject(f, "beta_ms", round_ns(fit->beta_ms));
+	cJSON_AddItemToObject(f, "alpha_se_ms", number_or_null(fit->alpha_se_ms));
+	cJSON_AddItemToObject(f, "beta_se_ms", number_or_null(fit->beta_se_ms));
+	cJSON_AddNumberToObject(f, "r2", fit->r2);
+	cJSON_AddNumberToObject(f, "max_rel_residual", fit->max_rel_residual);
+	cJSON_AddNumberToObject(f, "max_residual_batch", fit->worst_batch);
+	cJSON_AddBoolToObject(f, "linear", fit->linear);
+}
+
 static cJSON *record_json(const struct record *r)
 {
 	const struct sym_cluster *c = r->c;
@@ -415,16 +430,7 @@ static cJSON *record_json(const struct record *r)
 	cJSON_AddNumberToObject(j, "warmup", r->o->warmup);
 	cJSON_AddNumberToObject(j, "repeats", r->o->repeats);
 	cJSON_AddNumberToObject(j, "wall_s", round(r->wall_s * 1000) / 1000);
-	cJSON *f = cJSON_AddObjectToObject(j, "fit");
-	cJSON_AddStringToObject(f, "method", "least squares on the medians (gsl_fit_linear)");
-	cJSON_AddNumberToObject(f, "alpha_ms", round_ns(r->fit.alpha_ms));
-	cJSON_AddNumberToObject(f, "beta_ms", round_ns(r->fit.beta_ms));
-	cJSON_AddItemToObject(f, "alpha_se_ms", number_or_null(r->fit.alpha_se_ms));
-	cJSON_AddItemToObject(f, "beta_se_ms", number_or_null(r->fit.beta_se_ms));
-	cJSON_AddNumberToObject(f, "r2", r->fit.r2);
-	cJSON_AddNumberToObject(f, "max_rel_residual", r->fit.max_rel_residual);
-	cJSON_AddNumberToObject(f, "max_residual_batch", r->fit.worst_batch);
-	cJSON_AddBoolToObject(f, "linear", r->fit.linear);
+	fit_json(cJSON_AddObjectToObject(j, "fit"), &r->fit);
 	cJSON *noisy = cJSON_AddArrayToObject(j, "noisy_batches"); /* p90 > (1 + SYM_PROFILER_NOISE) median */
 	for (int k = 0; k < r->nb; k++)
 		if (is_noisy(&r->pts[k]))
@@ -573,6 +579,53 @@ static void warn_fit(const struct record *r)
 			r->fit.alpha_ms < 0 ? "alpha" : "beta", r->fit.alpha_ms < 0 ? r->fit.alpha_ms : r->fit.beta_ms);
 }
 
+/* --write: the measured profile into the repository's DIR/NAME/config.json
+ * (experiment/repository.h), so that the simulator, the planner and the
+ * runtime read it: alpha_ms and beta_ms when l(b) is linear with both >= 0,
+ * else the measured curve (latency_ms, b = 1 .. the largest batch
+ * measured); static_mb and dynamic_mb where the executor knows them; and
+ * the fit and the measurement, kept for whoever reads the file. */
+static int write_repository(const struct record *r, char *err, size_t errlen)
+{
+	const struct sym_cluster *c = r->c;
+	bool line = r->fit.linear && r->fit.alpha_ms >= 0 && r->fit.beta_ms >= 0;
+	cJSON *p = cJSON_CreateObject();
+	if (!p)
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	if (line) {
+		cJSON_AddNumberToObject(p, "alpha_ms", round_ns(r->fit.alpha_ms));
+		cJSON_AddNumberToObject(p, "beta_ms", round_ns(r->fit.beta_ms));
+	} else {
+		cJSON_AddItemToObject(p, "latency_ms", cJSON_CreateDoubleArray(r->table.table_ms, r->table.ntable));
+	}
+	if (r->linear.static_mb >= 0)
+		cJSON_AddNumberToObject(p, "static_mb", r->linear.static_mb);
+	if (r->linear.dynamic_mb >= 0)
+		cJSON_AddNumberToObject(p, "dynamic_mb", r->linear.dynamic_mb);
+	cJSON *f = cJSON_AddObjectToObject(p, "fit");
+	fit_json(f, &r->fit);
+	cJSON_AddStringToObject(f, "used", line ? "alpha_ms and beta_ms" : "latency_ms (the measured medians)");
+	cJSON *ms = cJSON_AddObjectToObject(p, "measured");
+	cJSON_AddStringToObject(ms, "date", r->date);
+	cJSON_AddStringToObject(ms, "executor", c->executor);
+	if (!strcmp(c->executor, "torch"))
+		cJSON_AddNumberToObject(ms, "torch_threads", c->torch_threads);
+	cJSON_AddStringToObject(ms, "symphony", SYM_VERSION);
+	cJSON_AddStringToObject(ms, "commit", sym_build_commit());
+	cJSON_AddItemToObject(ms, "batches", cJSON_CreateIntArray(r->batches, r->nb));
+	cJSON *med = cJSON_AddArrayToObject(ms, "median_ms");
+	for (int k = 0; k < r->nb; k++)
+		cJSON_AddItemToArray(med, cJSON_CreateNumber(round_ns(r->pts[k].median_ms)));
+	cJSON_AddNumberToObject(ms, "repeats", r->o->repeats);
+	int rc = sym_repo_write_profile(c->exp.model_repository, r->linear.name, p, err, errlen);
+	cJSON_Delete(p);
+	if (!rc && !r->o->quiet)
+		fprintf(stderr, "%s: wrote the profile (%s) into %s/%s/config.json\n", WHO,
+			line ? "alpha_ms, beta_ms" : "latency_ms: l(b) is not linear with both terms >= 0", c->exp.model_repository,
+			r->linear.name);
+	return rc;
+}
+
 /* Checks the sizes against the model's largest batch. */
 static int check_batches(const struct sym_profiler_cmd *o, const struct sym_cluster *c, size_t m, const int *b, int nb)
 {
@@ -699,6 +752,10 @@ static int run(struct sym_profiler_cmd *o, struct sym_cluster *c, size_t m, cons
 		print_table(json_stdout || sym_output_is_stdout(o->out) || sym_output_is_stdout(o->table_out) ? stderr : stdout,
 			    &r);
 	warn_fit(&r);
+	if (o->write && write_repository(&r, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", WHO, err);
+		rc = 1;
+	}
 out:
 	abort_all(files, nf);
 	for (int i = 0; i < 3; i++)
@@ -717,6 +774,12 @@ int sym_profiler_run(struct sym_cluster *c, struct sym_profiler_cmd *op)
 	int *batches = NULL, rc;
 	rc = 2;
 	c->net_set = true; /* no network here: a model's max_batch comes from its SLO alone */
+	c->exp.repo_unprofiled_ok = true; /* a repository's model without a profile yet: what this measures */
+	if (o.write && !c->exp.model_repository[0]) {
+		fprintf(stderr, "%s: --write writes the profile into a model repository's config.json: give "
+				"--model-repository DIR (or model_repository in the file)\n", WHO);
+		goto out;
+	}
 	if (sym_cluster_resolve(c, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", WHO, err);
 		goto out;
@@ -724,6 +787,15 @@ int sym_profiler_run(struct sym_cluster *c, struct sym_profiler_cmd *op)
 	int m = find_model(&o, c);
 	if (m < 0)
 		goto out;
+	if (o.write) { /* the model must be one of the repository's */
+		char path[1200];
+		snprintf(path, sizeof(path), "%s/%s/config.json", c->exp.model_repository, c->models[m].name);
+		if (access(path, F_OK)) {
+			fprintf(stderr, "%s: --write: model '%s' is not one of repository %s's (no %s)\n", WHO,
+				c->models[m].name, c->exp.model_repository, path);
+			goto out;
+		}
+	}
 	const struct sym_profile *p = c->models[m].profile;
 	if (!o.batches) {
 		snprintf(spec, sizeof(spec), "1..%d", p->max_batch < DEFAULT_MAX_SIZE ? p->max_batch : DEFAULT_MAX_SIZE);

@@ -103,6 +103,7 @@ struct sym_profiler_cmd {
 	const char *out, *table_out, *json; /* NULL: the defaults */
 	int repeats, warmup;
 	bool quiet;
+	bool write;            /* write the profile into the model repository's config.json */
 	char out_buf[600], table_buf[700];
 };
 

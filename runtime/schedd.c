@@ -43,6 +43,7 @@
 #include "runtime/prom.h"
 #include "runtime/rt.h"
 #include "runtime/sched.h"
+#include "runtime/tokens.h"
 #include "sym_version.h"
 
 #define WHO "schedd"
@@ -105,6 +106,23 @@ struct link {
 };
 
 enum hold { HOLD_NO, HOLD_YES, HOLD_LOADING, HOLD_UNLOADING };
+
+/* A model's state for the repository API. READY serves. An unload drains
+ * first (DRAINING: frontends refuse its new requests, the scheduler serves
+ * those it holds), then the backends unload it (UNLOADING) and it is
+ * UNAVAILABLE; a load has the backends load it (LOADING), then it is READY
+ * again, or, when a backend could not, is unloaded from the others and
+ * UNAVAILABLE with the reason. */
+enum mstate { MS_READY, MS_DRAINING, MS_UNLOADING, MS_UNAVAILABLE, MS_LOADING };
+
+struct rmodel {
+	uint8_t state;                /* enum mstate */
+	bool failed;                  /* LOADING: a backend could not load it */
+	char reason[300];             /* UNAVAILABLE after a failed load: why */
+	struct sym_http_req *waiting; /* the load or unload call to answer when it is done, or NULL */
+	bool waiting_load;            /* which */
+	sym_time since;               /* when the call came */
+};
 
 /* A connection to the other scheduler: the one we opened, or the one it did. */
 struct slink {
@@ -191,6 +209,13 @@ struct schedd {
 	uint64_t drops_by[SYM_DROP_NREASONS];
 	struct sym_hist done_lag; /* a completion's arrival after the batch's planned finish */
 	struct sd_model *ms;
+	/* the model repository API (KServe v2's repository extension): per model */
+	struct rmodel *rm;
+	uint32_t *live;           /* per model: its requests in the table (queued, planned or running) */
+	int repo_busy;            /* models draining, unloading or loading */
+	bool status_dirty;        /* the models off changed since the frontends last heard */
+	struct sym_tokens admin;  /* repository_token_file's tokens: load and unload need one */
+	uint64_t repo_loads, repo_unloads, repo_failed, repo_refused, repo_not_loaded;
 	double *gpu_busy_s;     /* per GPU: planned busy seconds of the batches sent */
 	uint64_t *gpu_plans;    /* per GPU: plans sent */
 	struct sym_http *http;
@@ -263,6 +288,7 @@ static uint32_t req_alloc(struct schedd *s)
 
 static void req_free(struct schedd *s, uint32_t i)
 {
+	s->live[s->reqs[i].model]--;
 	s->reqs[i].used = false;
 	s->reqs[i].gen++;
 	s->freelist[s->nfree++] = i;
@@ -458,6 +484,7 @@ static void link_free(void *ctx)
 }
 
 static void send_status(struct schedd *s, int only_fe);
+static void repo_step(struct schedd *s);
 static void check_taken_over(struct schedd *s);
 static void link_accepted(struct schedd *s, struct sym_fab_conn *conn, struct link *l, const struct sym_msg *m);
 static void link_closed(struct schedd *s, int k, bool no_answer, const char *why);
@@ -567,17 +594,23 @@ static int gpus_online(const struct schedd *s)
 static void send_status(struct schedd *s, int only_fe)
 {
 	int n = gpus_online(s);
-	if (only_fe < 0 && n == s->last_status)
+	if (only_fe < 0 && n == s->last_status && !s->status_dirty)
 		return;
 	struct sym_msg m = { .type = SYM_MSG_STATUS };
 	m.u.status.gpus_online = (uint32_t)n;
 	m.u.status.gpus_max = (uint32_t)s->c->backends_max;
 	m.u.status.draining = s->draining;
+	uint16_t off[SYM_WIRE_MAX_MODELS];
+	for (size_t k = 0; k < s->c->exp.nmodels && m.u.status.noff < SYM_WIRE_MAX_MODELS; k++)
+		if (s->rm[k].state != MS_READY)
+			off[m.u.status.noff++] = (uint16_t)k;
 	for (int f = 0; f < s->c->nfrontends; f++)
 		if (s->fe[f].conn && (only_fe < 0 || f == only_fe))
-			sd_send(s, s->fe[f].conn, &m, NULL, NULL);
-	if (only_fe < 0)
+			sd_send(s, s->fe[f].conn, &m, NULL, off);
+	if (only_fe < 0) {
 		s->last_status = n;
+		s->status_dirty = false;
+	}
 }
 
 static void frontend_down(struct schedd *s, int f, const char *why)
@@ -643,6 +676,16 @@ static bool part_holds(const struct schedd *s, size_t m, int part)
 	return s->sc.model_part[m] == part || (s->move_to && s->move_to[m] == part);
 }
 
+/* Whether backend g's GPU is to hold model m: the model is not unloaded (or
+ * being unloaded) through the repository API, and, with sub-clusters, its
+ * part holds it. */
+static bool should_hold(const struct schedd *s, size_t m, int g)
+{
+	if (s->rm[m].state == MS_UNLOADING || s->rm[m].state == MS_UNAVAILABLE)
+		return false;
+	return !s->nsub || part_holds(s, m, s->sc.gpu_part[g]);
+}
+
 static void send_load(struct schedd *s, int b, int model, int op)
 {
 	struct sym_msg m = { .type = SYM_MSG_LOAD };
@@ -654,9 +697,10 @@ static void send_load(struct schedd *s, int b, int model, int op)
 }
 
 /* Backend b registered holding the models its hello lists: it unloads those
- * its sub-cluster does not serve (first: their memory is what the others
- * need) and loads the missing ones. True when it holds its sub-cluster's
- * models already (online at once); else it is loading, offline to the core. */
+ * it is not to hold (another sub-cluster's, or unloaded through the
+ * repository API; first: their memory is what the others need) and loads
+ * the missing ones. True when it holds its models already (online at once);
+ * else it is loading, offline to the core. */
 static bool reconcile_models(struct schedd *s, int b, const struct sym_msg *hello)
 {
 	size_t n = s->c->exp.nmodels;
@@ -666,13 +710,12 @@ static bool reconcile_models(struct schedd *s, int b, const struct sym_msg *hell
 		h[sym_wire_hello_model(hello, i)] = HOLD_YES;
 	struct peer *p = &s->be[b];
 	p->pending = 0;
-	int part = s->sc.gpu_part[b];
 	for (size_t m = 0; m < n; m++)
-		if (h[m] == HOLD_YES && !part_holds(s, m, part))
+		if (h[m] == HOLD_YES && !should_hold(s, m, b))
 			send_load(s, b, (int)m, SYM_WIRE_UNLOAD);
 	int loads = 0;
 	for (size_t m = 0; m < n; m++)
-		if (h[m] == HOLD_NO && part_holds(s, m, part)) {
+		if (h[m] == HOLD_NO && should_hold(s, m, b)) {
 			send_load(s, b, (int)m, SYM_WIRE_LOAD);
 			loads++;
 		}
@@ -703,20 +746,31 @@ static void on_loaded(struct schedd *s, struct sym_fab_conn *conn, int b, const 
 	if (!load) {
 		*h = HOLD_NO;
 		s->unloads++;
+		repo_step(s);
 		return;
 	}
 	bool moving = s->move_to && s->move_to[mi] == s->sc.gpu_part[b];
 	if (m->u.loaded.status != SYM_WIRE_OK) {
 		*h = HOLD_NO;
 		s->load_failures++;
+		struct rmodel *rm = &s->rm[mi];
+		if (rm->state == MS_LOADING && !rm->failed) { /* the repository API's answer says why */
+			rm->failed = true;
+			snprintf(rm->reason, sizeof(rm->reason), "backend %d could not load it: %.*s", b,
+				 (int)m->u.loaded.why_len, m->u.loaded.why ? m->u.loaded.why : "");
+		}
 		if (moving && !p->loading)
 			sym_rt_log(WHO, "backend %d could not load model %s for its move to sub-cluster %d (its log says "
 				   "why)", b, name, s->move_to[mi]);
+		else if (p->loading)
+			sym_rt_log(WHO, "backend %d could not load model %s (%.*s): GPU %d stays offline", b, name,
+				   (int)m->u.loaded.why_len, m->u.loaded.why ? m->u.loaded.why : "", b);
 		else
-			sym_rt_log(WHO, "backend %d could not load model %s (its log says why): GPU %d stays offline", b,
-				   name, b);
+			sym_rt_log(WHO, "backend %d could not load model %s: %.*s", b, name, (int)m->u.loaded.why_len,
+				   m->u.loaded.why ? m->u.loaded.why : "");
 		if (moving)
 			move_check(s, mi);
+		repo_step(s);
 		return;
 	}
 	*h = HOLD_YES;
@@ -724,19 +778,235 @@ static void on_loaded(struct schedd *s, struct sym_fab_conn *conn, int b, const 
 	s->load_s += (double)m->u.loaded.took_ns / 1e9;
 	if (moving)
 		move_check(s, mi);
+	repo_step(s);
 	if (!p->loading)
 		return;
 	for (size_t k = 0; k < e->nmodels; k++)
-		if (part_holds(s, k, s->sc.gpu_part[b]) && s->holds[(size_t)b * e->nmodels + k] != HOLD_YES)
+		if (should_hold(s, k, b) && s->holds[(size_t)b * e->nmodels + k] != HOLD_YES)
 			return;
 	p->loading = false;
 	if (!s->o->quiet)
 		sym_rt_log(WHO, "backend %d loaded the models of sub-cluster %d in %.3f s: GPU %d online", b,
-			   s->sc.gpu_part[b], (double)(sym_monotonic_ns() - p->hello_at) / 1e9, b);
+			   s->nsub ? s->sc.gpu_part[b] : 0, (double)(sym_monotonic_ns() - p->hello_at) / 1e9, b);
 	if (p->suspect || p->leaving)
 		return;
 	gpu_call(s, sym_sched_gpu_online, b);
 	send_status(s, -1);
+}
+
+/* ---- the model repository API (KServe v2's repository extension) ---- */
+
+static const char *mstate_name(int st)
+{
+	switch (st) {
+	case MS_READY: return "READY";
+	case MS_DRAINING:
+	case MS_UNLOADING: return "UNLOADING";
+	case MS_LOADING: return "LOADING";
+	default: return "UNAVAILABLE";
+	}
+}
+
+static void set_state(struct schedd *s, int m, int st)
+{
+	bool was_off = s->rm[m].state != MS_READY, busy = s->rm[m].state == MS_DRAINING ||
+							  s->rm[m].state == MS_UNLOADING || s->rm[m].state == MS_LOADING;
+	s->rm[m].state = (uint8_t)st;
+	bool off = st != MS_READY, now_busy = st == MS_DRAINING || st == MS_UNLOADING || st == MS_LOADING;
+	s->repo_busy += (int)now_busy - (int)busy;
+	if (off != was_off) {
+		s->status_dirty = true;
+		send_status(s, -1);
+	}
+}
+
+/* The call waiting on model m, answered: 200 and {} when it did what it was
+ * asked, else status and why. */
+static void repo_answer(struct schedd *s, int m, unsigned status, const char *why)
+{
+	struct rmodel *rm = &s->rm[m];
+	if (!rm->waiting)
+		return;
+	const char *name = s->c->exp.models[m].name;
+	double took = (double)(sym_monotonic_ns() - rm->since) / 1e9;
+	if (status == 200) {
+		if (!s->o->quiet)
+			sym_rt_log(WHO, "repository: model %s %s in %.3f s", name, rm->waiting_load ? "loaded" : "unloaded",
+				   took);
+		sym_http_reply_json(rm->waiting, 200, cJSON_CreateObject());
+	} else {
+		sym_rt_log(WHO, "repository: model %s: %s", name, why);
+		sym_http_reply_error(rm->waiting, status, "model '%s': %s", name, why);
+	}
+	rm->waiting = NULL;
+}
+
+/* Moves the models under way one step on: a drained model is unloaded from
+ * every backend holding it; an unloaded one is UNAVAILABLE once no backend
+ * holds it; a loading one is READY once every connected backend that is to
+ * hold it does (or, when one could not, is unloaded again). Called when a
+ * backend reports a load or unload, and on the check timer (drains end as
+ * the scheduler's last requests of the model are answered). */
+static void repo_step(struct schedd *s)
+{
+	if (!s->repo_busy)
+		return;
+	size_t n = s->c->exp.nmodels;
+	for (size_t m = 0; m < n; m++) {
+		struct rmodel *rm = &s->rm[m];
+		if (rm->state == MS_DRAINING && !s->live[m])
+			set_state(s, (int)m, MS_UNLOADING);
+		bool busy = false;
+		if (rm->state == MS_UNLOADING) {
+			for (int g = 0; g < s->c->backends_max; g++) {
+				if (!s->be[g].conn)
+					continue;
+				uint8_t h = s->holds[(size_t)g * n + m];
+				if (h == HOLD_YES)
+					send_load(s, g, (int)m, SYM_WIRE_UNLOAD);
+				busy |= h != HOLD_NO;
+			}
+			if (!busy) {
+				set_state(s, (int)m, MS_UNAVAILABLE);
+				if (rm->failed)
+					repo_answer(s, (int)m, 400, rm->reason);
+				else
+					repo_answer(s, (int)m, 200, NULL);
+				rm->failed = false;
+			}
+		} else if (rm->state == MS_LOADING) {
+			for (int g = 0; g < s->c->backends_max; g++)
+				busy |= s->be[g].conn && s->holds[(size_t)g * n + m] == HOLD_LOADING;
+			if (busy)
+				continue;
+			if (rm->failed) { /* unloaded from those that did load it, then answered with the reason */
+				s->repo_failed++;
+				set_state(s, (int)m, MS_UNLOADING);
+				m--; /* this model again, now unloading */
+				continue;
+			}
+			rm->reason[0] = '\0';
+			set_state(s, (int)m, MS_READY);
+			repo_answer(s, (int)m, 200, NULL);
+		}
+	}
+}
+
+static int model_named(const struct schedd *s, const char *name, size_t len)
+{
+	for (size_t m = 0; m < s->c->exp.nmodels; m++)
+		if (strlen(s->c->exp.models[m].name) == len && !strncmp(s->c->exp.models[m].name, name, len))
+			return (int)m;
+	return -1;
+}
+
+/* POST /v2/repository/index: every model, its version and state (and why,
+ * when a load failed). */
+static void repo_index(struct schedd *s, struct sym_http_req *r)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t m = 0; a && m < s->c->exp.nmodels; m++) {
+		cJSON *o = cJSON_CreateObject();
+		char v[16];
+		snprintf(v, sizeof(v), "%d", s->c->models[m].version);
+		cJSON_AddStringToObject(o, "name", s->c->exp.models[m].name);
+		cJSON_AddStringToObject(o, "version", v);
+		cJSON_AddStringToObject(o, "state", mstate_name(s->rm[m].state));
+		if (s->rm[m].state == MS_UNAVAILABLE)
+			cJSON_AddStringToObject(o, "reason", s->rm[m].reason[0] ? s->rm[m].reason : "unloaded");
+		cJSON_AddItemToArray(a, o);
+	}
+	sym_http_reply_json(r, 200, a);
+}
+
+/* POST /v2/repository/models/NAME/load and .../unload. Answered once done:
+ * an unload after the scheduler served the model's requests in hand and
+ * every backend unloaded it; a load once every connected backend that is to
+ * hold it loaded it (400 with the backend's reason when one could not). */
+static void repo_call(struct schedd *s, struct sym_http_req *r, const char *name, size_t nl, bool load)
+{
+	if (!s->admin.n) {
+		s->repo_refused++;
+		sym_http_reply_error(r, 403, "the model repository's load and unload need bearer tokens: set "
+					     "runtime.repository_token_file on schedd");
+		return;
+	}
+	if (!sym_tokens_http_ok(&s->admin, r)) {
+		static const char body[] = "{\"error\":\"the model repository's load and unload need a valid bearer "
+					   "token of repository_token_file: Authorization: Bearer TOKEN\"}";
+		const char *hdr[] = { "WWW-Authenticate", "Bearer realm=\"symphony\"", NULL };
+		s->repo_refused++;
+		sym_rt_log_limited(&s->refusal_log, WHO, "repository: a %s without a valid bearer token, refused",
+				   load ? "load" : "unload");
+		sym_http_reply(r, 401, "application/json", body, sizeof(body) - 1, hdr);
+		return;
+	}
+	int m = model_named(s, name, nl);
+	if (m < 0) {
+		sym_http_reply_error(r, 404, "unknown model '%.*s' (schedd serves the models it read at start: its "
+					     "cluster file's and model repository's; a model added since needs a restart)",
+				     (int)(nl > 200 ? 200 : nl), name);
+		return;
+	}
+	struct rmodel *rm = &s->rm[m];
+	if (s->draining) {
+		sym_http_reply_error(r, 503, "model '%s': schedd is shutting down", s->c->exp.models[m].name);
+		return;
+	}
+	if (rm->waiting || rm->state == MS_DRAINING || rm->state == MS_UNLOADING || rm->state == MS_LOADING) {
+		sym_http_reply_error(r, 409, "model '%s': a %s is under way", s->c->exp.models[m].name,
+				     rm->state == MS_LOADING ? "load" : "unload");
+		return;
+	}
+	if ((load && rm->state == MS_READY) || (!load && rm->state == MS_UNAVAILABLE)) {
+		sym_http_reply_json(r, 200, cJSON_CreateObject()); /* it is so already */
+		return;
+	}
+	if (s->nsub && s->move_to && s->move_to[m] >= 0) {
+		sym_http_reply_error(r, 409, "model '%s' is moving between sub-clusters; try again once it has moved",
+				     s->c->exp.models[m].name);
+		return;
+	}
+	rm->waiting = r;
+	rm->waiting_load = load;
+	rm->since = sym_monotonic_ns();
+	rm->failed = false;
+	rm->reason[0] = '\0';
+	if (!s->o->quiet)
+		sym_rt_log(WHO, "repository: %s model %s", load ? "loading" : "unloading", s->c->exp.models[m].name);
+	if (!load) {
+		s->repo_unloads++;
+		set_state(s, m, MS_DRAINING);
+	} else {
+		s->repo_loads++;
+		set_state(s, m, MS_LOADING);
+		size_t n = s->c->exp.nmodels;
+		for (int g = 0; g < s->c->backends_max; g++)
+			if (s->be[g].conn && s->holds[(size_t)g * n + (size_t)m] == HOLD_NO && should_hold(s, (size_t)m, g))
+				send_load(s, g, m, SYM_WIRE_LOAD);
+	}
+	repo_step(s);
+}
+
+/* The repository API's paths (KServe v2), on schedd's HTTP port. */
+static void repo_http(struct schedd *s, struct sym_http_req *r, const char *path)
+{
+	if (strcmp(sym_http_method(r), "POST")) {
+		sym_http_reply_method(r, "POST");
+		return;
+	}
+	if (!strcmp(path, "/v2/repository/index")) {
+		repo_index(s, r);
+		return;
+	}
+	static const char pre[] = "/v2/repository/models/";
+	const char *name = path + sizeof(pre) - 1, *slash = strncmp(path, pre, sizeof(pre) - 1) ? NULL : strchr(name, '/');
+	if (slash && (!strcmp(slash, "/load") || !strcmp(slash, "/unload"))) {
+		repo_call(s, r, name, (size_t)(slash - name), !strcmp(slash, "/load"));
+		return;
+	}
+	sym_http_reply_error(r, 404, "no such endpoint: POST %s (the repository API: /v2/repository/index, "
+				     "/v2/repository/models/NAME/load, /v2/repository/models/NAME/unload)", path);
 }
 
 /* ---- epochs: moving models between sub-clusters ---- */
@@ -990,12 +1260,6 @@ static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l
 			return;
 		}
 	}
-	if (!s->nsub && m->u.hello.nmodels != e->nmodels) {
-		snprintf(why, sizeof(why), "backend %d has %u of the %zu models loaded; without sub-clusters a backend "
-			 "holds them all", id, m->u.hello.nmodels, e->nmodels);
-		refuse_hello(s, conn, why);
-		return;
-	}
 	if (s->be[id].conn) {
 		refuse_identity(s, conn, "backend", id);
 		return;
@@ -1006,10 +1270,11 @@ static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l
 	p->conn = conn;
 	p->last_seen = p->hello_at = sym_monotonic_ns();
 	p->ever = true;
-	if (s->nsub && !reconcile_models(s, id, m)) {
+	if (!reconcile_models(s, id, m)) {
 		if (!s->o->quiet)
-			sym_rt_log(WHO, "backend %d (%s) registered: loading %d models of sub-cluster %d (GPU %d offline "
-				   "until they are loaded)", id, kind, p->pending, s->sc.gpu_part[id], id);
+			sym_rt_log(WHO, "backend %d (%s) registered: loading or unloading %d models (sub-cluster %d; GPU %d "
+				   "offline until they are loaded)", id, kind, p->pending, s->nsub ? s->sc.gpu_part[id] : 0,
+				   id);
 		check_taken_over(s);
 		return;
 	}
@@ -1037,6 +1302,12 @@ static void on_meta(struct schedd *s, struct sym_fab_conn *conn, const struct sy
 		send_drop(s, &tmp, SYM_WIRE_UNAVAILABLE);
 		return;
 	}
+	if (s->rm[m->u.meta.model].state >= MS_UNLOADING) { /* sent before the frontend heard it was unloaded */
+		struct sreq tmp = { .frontend = m->u.meta.frontend, .fe_req = m->u.meta.req_id };
+		s->repo_not_loaded++;
+		send_drop(s, &tmp, SYM_WIRE_NOT_LOADED);
+		return;
+	}
 	uint32_t i = req_alloc(s);
 	if (i == UINT32_MAX) {
 		sym_rt_log(WHO, "out of memory for a request; dropping it");
@@ -1045,6 +1316,7 @@ static void on_meta(struct schedd *s, struct sym_fab_conn *conn, const struct sy
 	struct sreq *r = &s->reqs[i];
 	r->used = true;
 	r->model = m->u.meta.model;
+	s->live[r->model]++;
 	r->frontend = m->u.meta.frontend;
 	r->fe_req = m->u.meta.req_id;
 	r->addr = m->u.meta.addr;
@@ -1332,6 +1604,24 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 		sym_prom_family(b, "symphony_model_load_failures_total", "counter", "Loads a backend reported failed");
 		sym_prom_sample(b, "symphony_model_load_failures_total", NULL, (double)s->load_failures);
 	}
+	sym_prom_family(b, "symphony_repository_calls_total", "counter",
+			"Model repository API calls: loads and unloads begun, loads that failed, calls refused "
+			"(no or a wrong bearer token); and requests dropped because their model was unloaded");
+	const struct {
+		const char *what;
+		uint64_t n;
+	} rc[] = { { "load", s->repo_loads }, { "unload", s->repo_unloads }, { "load_failed", s->repo_failed },
+		   { "refused", s->repo_refused }, { "request_not_loaded", s->repo_not_loaded } };
+	for (size_t i = 0; i < sizeof(rc) / sizeof(rc[0]); i++) {
+		const char *l[] = { "call", rc[i].what, NULL };
+		sym_prom_sample(b, "symphony_repository_calls_total", l, (double)rc[i].n);
+	}
+	sym_prom_family(b, "symphony_model_ready", "gauge",
+			"Per model: 1 when it takes requests (loaded), 0 while unloaded, unloading or loading");
+	for (size_t m = 0; m < s->c->exp.nmodels; m++) {
+		const char *l[] = { "model", s->c->exp.models[m].name, NULL };
+		sym_prom_sample(b, "symphony_model_ready", l, s->rm[m].state == MS_READY);
+	}
 	sym_prom_family(b, "symphony_scheduler_events_total", "counter",
 			"Scheduler events: arrivals, dispatches, completions, drops, failures, rejected messages");
 	const struct {
@@ -1414,11 +1704,19 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	}
 }
 
-/* schedd serves /metrics and the liveness probe. */
+/* schedd serves /metrics, the liveness probe and the model repository API. */
 static void on_http(void *ctx, struct sym_http_req *r)
 {
 	struct schedd *s = ctx;
 	check_stall(s);
+	const char *path = sym_http_path(r);
+	if (!strncmp(path, "/v2/repository/", 15)) {
+		if (s->standby)
+			sym_http_reply_error(r, 503, "this scheduler stands by: the repository API is the active one's");
+		else
+			repo_http(s, r, path);
+		return;
+	}
 	interval_roll(s, sym_monotonic_ns());
 	sym_rt_serve_metrics(r, write_metrics, s);
 }
@@ -1645,6 +1943,17 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	if (e->partition.subclusters > 1 && (rc = setup_subclusters(s, err, errlen)))
 		return rc;
 	s->batch_counts = calloc((size_t)s->maxb + 1, sizeof(uint64_t));
+	if (!s->holds) /* (sub-clusters allocate it) */
+		s->holds = calloc((size_t)ng * e->nmodels, 1);
+	s->rm = calloc(e->nmodels, sizeof(*s->rm));
+	s->live = calloc(e->nmodels, sizeof(*s->live));
+	if (!s->holds || !s->rm || !s->live)
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	if (c->repository_token_file[0]) {
+		char terr[900];
+		if ((rc = sym_tokens_load(&s->admin, c->repository_token_file, terr, sizeof(terr))))
+			return snprintf(err, errlen, "repository tokens: %s", terr), rc;
+	}
 	s->ms = calloc(e->nmodels, sizeof(*s->ms));
 	s->gpu_busy_s = calloc((size_t)ng, sizeof(double));
 	s->gpu_plans = calloc((size_t)ng, sizeof(uint64_t));
@@ -2277,6 +2586,7 @@ static void on_check(struct sym_loop_timer *t, void *ctx)
 	interval_roll(s, now);
 	if (s->draining)
 		check_drained(s, now);
+	repo_step(s);
 }
 
 /* Everything on the loop: the fabric, the core's decisions, HTTP, the failure checks. */
@@ -2321,6 +2631,8 @@ static int setup_loop(struct schedd *s)
 
 static void teardown(struct schedd *s)
 {
+	for (size_t m = 0; s->rm && m < s->c->exp.nmodels; m++)
+		repo_answer(s, (int)m, 503, "schedd stopped before it was done");
 	sym_loop_destroy(s->loop); /* connections closing now, and their links */
 	sym_http_stop(s->http);
 	if (s->sched)
@@ -2332,6 +2644,9 @@ static void teardown(struct schedd *s)
 	free(s->mc);
 	sym_subclusters_finish(&s->sc);
 	free(s->holds);
+	free(s->rm);
+	free(s->live);
+	sym_tokens_free(&s->admin);
 	free(s->iv_part);
 	free(s->ep_base);
 	free(s->move_to);

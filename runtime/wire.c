@@ -76,15 +76,15 @@ static uint64_t get64(struct rd *r)
 #define DATA_FIXED 15 /* result, answer: id 8, status 1, batch 2, length 4 */
 #define DROP_SIZE 9
 #define BYE_SIZE 5
-#define STATUS_SIZE 9
+#define STATUS_FIXED 11 /* gpus_online, gpus_max, draining, noff; then noff u16 model ids */
 #define GRANT_SIZE 45 /* frontend, key, seal key (32), encrypted */
 #define LOAD_SIZE 3
-#define LOADED_SIZE 12
+#define LOADED_FIXED 13 /* model, op, status, took, why_len; then why_len bytes of why */
 
 static bool drop_reason_ok(int r)
 {
 	return r == SYM_WIRE_DROPPED_EXPIRED || r == SYM_WIRE_DROPPED_EARLY || r == SYM_WIRE_BACKEND_FAILED ||
-	       r == SYM_WIRE_FRONTEND_GONE || r == SYM_WIRE_UNAVAILABLE;
+	       r == SYM_WIRE_FRONTEND_GONE || r == SYM_WIRE_UNAVAILABLE || r == SYM_WIRE_NOT_LOADED;
 }
 
 static bool done_status_ok(int st)
@@ -159,7 +159,10 @@ static size_t payload_size(const struct sym_msg *m)
 	case SYM_MSG_BYE:
 		return m->u.bye.role && m->u.bye.role < SYM_ROLE_NROLES ? BYE_SIZE : 0;
 	case SYM_MSG_STATUS:
-		return m->u.status.draining <= 1 && m->u.status.gpus_online <= m->u.status.gpus_max ? STATUS_SIZE : 0;
+		return m->u.status.draining <= 1 && m->u.status.gpus_online <= m->u.status.gpus_max &&
+			       m->u.status.noff <= SYM_WIRE_MAX_MODELS
+			       ? STATUS_FIXED + 2 * (size_t)m->u.status.noff
+			       : 0;
 	case SYM_MSG_GRANT:
 		return m->u.grant.encrypted <= 1 ? GRANT_SIZE : 0;
 	case SYM_MSG_LOAD:
@@ -167,8 +170,9 @@ static size_t payload_size(const struct sym_msg *m)
 	case SYM_MSG_LOADED:
 		return load_op_ok(m->u.loaded.op) &&
 				       (m->u.loaded.status == SYM_WIRE_OK || m->u.loaded.status == SYM_WIRE_BACKEND_FAILED) &&
-				       m->u.loaded.took_ns >= 0 && m->u.loaded.took_ns <= HOUR_NS
-			       ? LOADED_SIZE
+				       m->u.loaded.took_ns >= 0 && m->u.loaded.took_ns <= HOUR_NS &&
+				       (!m->u.loaded.why_len || m->u.loaded.why)
+			       ? LOADED_FIXED + (size_t)m->u.loaded.why_len
 			       : 0;
 	default:
 		return 0;
@@ -284,6 +288,9 @@ size_t sym_wire_encode(const struct sym_msg *m, const struct sym_wire_input *inp
 		put32(&w, m->u.status.gpus_online);
 		put32(&w, m->u.status.gpus_max);
 		put8(&w, m->u.status.draining);
+		put16(&w, m->u.status.noff);
+		for (uint16_t i = 0; i < m->u.status.noff; i++)
+			put16(&w, models[i]);
 		break;
 	case SYM_MSG_GRANT:
 		put32(&w, m->u.grant.frontend);
@@ -301,6 +308,8 @@ size_t sym_wire_encode(const struct sym_msg *m, const struct sym_wire_input *inp
 		put8(&w, m->u.loaded.op);
 		put8(&w, m->u.loaded.status);
 		put64(&w, (uint64_t)m->u.loaded.took_ns);
+		put8(&w, m->u.loaded.why_len);
+		putbytes(&w, m->u.loaded.why, m->u.loaded.why_len);
 		break;
 	default:
 		return 0;
@@ -497,16 +506,20 @@ long sym_wire_decode(const uint8_t *buf, size_t len, struct sym_msg *m, char *er
 		want = BYE_SIZE;
 		break;
 	case SYM_MSG_STATUS:
-		if (plen != STATUS_SIZE)
-			return BAD("%s: payload of %u bytes, want %d", tn, plen, STATUS_SIZE);
+		if (plen < STATUS_FIXED)
+			return BAD("%s: payload of %u bytes, at least %d", tn, plen, STATUS_FIXED);
 		m->u.status.gpus_online = get32(&r);
 		m->u.status.gpus_max = get32(&r);
 		m->u.status.draining = get8(&r);
+		m->u.status.noff = get16(&r);
+		m->u.status.off = r.p;
 		if (m->u.status.draining > 1)
 			return BAD("%s: draining flag %u is not 0 or 1", tn, m->u.status.draining);
 		if (m->u.status.gpus_online > m->u.status.gpus_max)
 			return BAD("%s: %u GPUs online of at most %u", tn, m->u.status.gpus_online, m->u.status.gpus_max);
-		want = STATUS_SIZE;
+		if (m->u.status.noff > SYM_WIRE_MAX_MODELS)
+			return BAD("%s: %u models off, at most %d", tn, m->u.status.noff, SYM_WIRE_MAX_MODELS);
+		want = STATUS_FIXED + 2 * (size_t)m->u.status.noff;
 		break;
 	case SYM_MSG_GRANT:
 		if (plen != GRANT_SIZE)
@@ -530,19 +543,26 @@ long sym_wire_decode(const uint8_t *buf, size_t len, struct sym_msg *m, char *er
 		want = LOAD_SIZE;
 		break;
 	case SYM_MSG_LOADED:
-		if (plen != LOADED_SIZE)
-			return BAD("%s: payload of %u bytes, want %d", tn, plen, LOADED_SIZE);
+		if (plen < LOADED_FIXED)
+			return BAD("%s: payload of %u bytes, at least %d", tn, plen, LOADED_FIXED);
 		m->u.loaded.model = get16(&r);
 		m->u.loaded.op = get8(&r);
 		m->u.loaded.status = get8(&r);
 		m->u.loaded.took_ns = (int64_t)get64(&r);
+		m->u.loaded.why_len = get8(&r);
+		m->u.loaded.why = (const char *)r.p;
+		if (plen != LOADED_FIXED + (size_t)m->u.loaded.why_len)
+			return BAD("%s: payload of %u bytes, want %zu", tn, plen, LOADED_FIXED + (size_t)m->u.loaded.why_len);
+		for (uint8_t i = 0; i < m->u.loaded.why_len; i++)
+			if (r.p[i] < 0x20 || r.p[i] > 0x7e)
+				return BAD("%s: byte %u of its reason is not printable ASCII", tn, i);
 		if (!load_op_ok(m->u.loaded.op))
 			return BAD("%s: unknown operation %u (1 load, 2 unload)", tn, m->u.loaded.op);
 		if (m->u.loaded.status != SYM_WIRE_OK && m->u.loaded.status != SYM_WIRE_BACKEND_FAILED)
 			return BAD("%s: status %u is not ok or failed", tn, m->u.loaded.status);
 		if (m->u.loaded.took_ns < 0 || m->u.loaded.took_ns > HOUR_NS)
 			return BAD("%s: took %" PRId64 " ns, outside 0..1 h", tn, m->u.loaded.took_ns);
-		want = LOADED_SIZE;
+		want = LOADED_FIXED + (size_t)m->u.loaded.why_len;
 		break;
 	default:
 		return BAD("unknown message type %u", type);
@@ -560,6 +580,12 @@ void sym_wire_plan_input(const struct sym_msg *m, uint16_t i, struct sym_wire_in
 	out->addr = get64(&r);
 	out->len = get32(&r);
 	out->key = get64(&r);
+}
+
+uint16_t sym_wire_status_model(const struct sym_msg *m, uint16_t i)
+{
+	struct rd r = { m->u.status.off + 2 * (size_t)i };
+	return get16(&r);
 }
 
 uint16_t sym_wire_hello_model(const struct sym_msg *m, uint16_t i)
@@ -580,6 +606,7 @@ const char *sym_wire_status_name(int status)
 {
 	static const char *const names[] = { "ok", "dropped (deadline)", "dropped (early)", "backend failed",
 					     "frontend gone", "bad request", "overloaded",
-					     "scheduler unreachable", "rejected (late start)", "unauthorized" };
+					     "scheduler unreachable", "rejected (late start)", "unauthorized",
+					     "model not loaded" };
 	return status >= 0 && status < SYM_WIRE_NSTATUS ? names[status] : "?";
 }

@@ -96,6 +96,7 @@ enum sym_wire_status {
 	SYM_WIRE_UNAVAILABLE,      /* the frontend cannot reach the scheduler */
 	SYM_WIRE_REJECTED,         /* its batch could not start by the latest start its scheduler gave */
 	SYM_WIRE_UNAUTHORIZED,     /* a native client without a valid HELLO (token): the frontend closes it */
+	SYM_WIRE_NOT_LOADED,       /* its model is unloaded (the repository API), or is being unloaded */
 	SYM_WIRE_NSTATUS
 };
 
@@ -194,6 +195,9 @@ struct sym_msg {
 			uint32_t gpus_online;   /* backends registered and not suspect or leaving */
 			uint32_t gpus_max;      /* the most the cluster may have (backends_max) */
 			uint8_t draining;       /* 1: schedd is shutting down and takes no new request */
+			uint16_t noff;          /* models taking no request (unloaded or unloading), at most
+						 * SYM_WIRE_MAX_MODELS */
+			const uint8_t *off;     /* noff u16 model ids, into the buffer; read with sym_wire_status_model */
 		} status;
 		struct {
 			uint16_t model;
@@ -204,6 +208,8 @@ struct sym_msg {
 			uint8_t op;             /* enum sym_wire_load_op */
 			uint8_t status;         /* SYM_WIRE_OK, or SYM_WIRE_BACKEND_FAILED (it does not fit, the executor refused) */
 			int64_t took_ns;        /* how long the load or unload took on the backend */
+			uint8_t why_len;        /* a failed load: why (the executor's message, printable ASCII), or 0 */
+			const char *why;        /* why_len bytes, not NUL-terminated (decoded: into the buffer) */
 		} loaded;
 	} u;
 };
@@ -212,7 +218,7 @@ struct sym_msg {
 size_t sym_wire_size(const struct sym_msg *m);
 
 /* Encodes m into buf. For a plan, inputs[0..n) are the inputs (m->u.plan.inputs is ignored);
- * for a hello, models[0..nmodels) the model ids. Returns the bytes written, or 0 when m is out of
+ * for a hello, models[0..nmodels) the model ids; for a status, models[0..noff) the models off. Returns the bytes written, or 0 when m is out of
  * bounds or cap is too small. */
 size_t sym_wire_encode(const struct sym_msg *m, const struct sym_wire_input *inputs, const uint16_t *models,
 		       uint8_t *buf, size_t cap);
@@ -224,6 +230,9 @@ long sym_wire_decode(const uint8_t *buf, size_t len, struct sym_msg *m, char *er
 
 /* Plan input i (i < n) of a decoded plan. */
 void sym_wire_plan_input(const struct sym_msg *m, uint16_t i, struct sym_wire_input *out);
+
+/* Model i (i < noff) of a decoded status. */
+uint16_t sym_wire_status_model(const struct sym_msg *m, uint16_t i);
 
 /* Model i (i < nmodels) of a decoded hello. */
 uint16_t sym_wire_hello_model(const struct sym_msg *m, uint16_t i);

@@ -270,6 +270,8 @@ static void test_bad(void **state)
 		{ "\"models\": {\"a\": {\"executor\": {\"builtin\": \"mlp\", \"layers\": [300000, 2]}}}",
 		  "model 'a' takes 1200000-byte inputs, more than input_max (262144)" },
 		{ "\"models\": {\"a\": {\"input\": {\"datatype\": \"FP64\", \"shape\": [40000]}}}",
+		  "model 'a' takes 320000-byte inputs, more than input_max (262144): raise it (runtime.input_max" },
+		{ "\"models\": {\"a\": {\"input\": {\"datatype\": \"FP64\", \"shape\": [400000]}}}",
 		  "runtime.models.a.input" },
 		{ "\"models\": {\"a\": {\"output\": {\"datatype\": \"FP32\", \"shape\": [0]}}}",
 		  "runtime.models.a.output" },

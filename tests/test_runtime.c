@@ -1669,6 +1669,115 @@ static cJSON *assert_exactly_once(const char *name)
 }
 
 
+/* ---- the model repository (experiment/repository.h) and its API on schedd ---- */
+
+static void repo_model(const char *name, int version, const char *extra)
+{
+	char path[400], conf[1200];
+	snprintf(path, sizeof(path), "%s/repo/%s/%d", dir, name, version);
+	char cmd[500];
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "repo/%s/%d/model.pt", name, version);
+	write_file(path, "not read by the emulated executor", 33);
+	snprintf(conf, sizeof(conf),
+		 "{\"name\": \"%s\", \"max_batch_size\": 16,\n"
+		 " \"input\": [{\"name\": \"INPUT0\", \"data_type\": \"TYPE_UINT8\", \"dims\": [1000]}],\n"
+		 " \"output\": [{\"name\": \"OUTPUT0\", \"data_type\": \"TYPE_UINT64\", \"dims\": [1]}],\n"
+		 " \"slo_ms\": 40, \"profile\": {\"alpha_ms\": 2.5, \"beta_ms\": 2.5}%s}\n",
+		 name, extra);
+	snprintf(path, sizeof(path), "repo/%s/config.json", name);
+	write_file(path, conf, strlen(conf));
+}
+
+/* schedd, the frontends and the backends serve the models of a repository (model b at its
+ * highest version, 2); under load, b is unloaded and loaded again through schedd's
+ * repository API, and every request is answered exactly once: served, or refused "model not
+ * loaded" while b is out (a's are all served). The API's refusals: no token, a wrong one, an
+ * unknown model, a GET; HTTP inference on an unloaded model is 404 naming it. */
+static void test_repository(void **state)
+{
+	(void)state;
+	repo_model("a", 1, "");
+	repo_model("b", 1, "");
+	repo_model("b", 2, "");
+	write_file("admin.tokens", "admin-token-0123456789\n", 23);
+	char tokens[400];
+	snprintf(tokens, sizeof(tokens), "%s/admin.tokens", dir);
+	assert_int_equal(chmod(tokens, 0600), 0);
+	char repl[800];
+	snprintf(repl, sizeof(repl), "{\"model_repository\": \"%s/repo\", \"slo_ms\": 40,", dir);
+	config_replace("{\"models\": [{\"name\": \"m\", \"alpha_ms\": 2.5, \"beta_ms\": 2.5}],\n \"slo_ms\": 40,", repl);
+	snprintf(repl, sizeof(repl), "\"runtime\": {\"repository_token_file\": \"%s\", \"keys_dir\"", tokens);
+	config_replace("\"runtime\": {\"keys_dir\"", repl);
+	if (low_load_bad_allowed > 0) /* (the thread-sanitizer build: the answers, not timing) */
+		config_replace("\"slo_ms\": 40,", "\"slo_ms\": 200,");
+	struct cluster c;
+	cluster_start(&c);
+	assert_int_equal(curl("meta", "GET", 1, "/v2/models/b", ""), 200);
+	assert_int_equal(count_in("meta", "\"versions\":[\"2\"]"), 1);
+	assert_int_equal(curl("meta", "GET", 1, "/v2/models/b/versions/1", ""), 404);
+	assert_int_equal(count_in("meta", "serves version 2 only"), 1);
+	assert_int_equal(curl("idx", "POST", 0, "/v2/repository/index", ""), 200);
+	assert_int_equal(count_in("idx", "{\"name\":\"a\",\"version\":\"1\",\"state\":\"READY\"}"), 1);
+	assert_int_equal(count_in("idx", "{\"name\":\"b\",\"version\":\"2\",\"state\":\"READY\"}"), 1);
+	/* refusals */
+	const char *tok = "-H 'Authorization: Bearer admin-token-0123456789'";
+	assert_int_equal(curl("r", "POST", 0, "/v2/repository/models/b/unload", ""), 401);
+	assert_int_equal(curl("r", "POST", 0, "/v2/repository/models/b/unload",
+			      "-H 'Authorization: Bearer admin-token-0123456780'"), 401);
+	assert_int_equal(curl("r", "POST", 0, "/v2/repository/models/zz/unload", tok), 404);
+	assert_int_equal(count_in("r", "unknown model 'zz'"), 1);
+	assert_int_equal(curl("r", "GET", 0, "/v2/repository/index", ""), 405);
+	assert_int_equal(curl("r", "POST", 1, "/v2/repository/index", ""), 404); /* a frontend: schedd's API */
+	assert_int_equal(count_in("r", "is schedd's"), 1);
+	/* under load: b out, then back */
+	pid_t lg = loadgen_start("lg.json", "200", "4");
+	sleep_ms(1000);
+	double t0 = now_s();
+	assert_int_equal(curl("u", "POST", 0, "/v2/repository/models/b/unload", tok), 200);
+	print_message("unload answered in %.3f s\n", now_s() - t0);
+	assert_int_equal(curl("idx", "POST", 0, "/v2/repository/index", ""), 200);
+	assert_int_equal(count_in("idx", "{\"name\":\"b\",\"version\":\"2\",\"state\":\"UNAVAILABLE\",\"reason\":\"unloaded\"}"), 1);
+	/* the frontends hear it from schedd's STATUS, which the unload's answer waited on */
+	int code = 0;
+	double end = now_s() + 5;
+	while (now_s() < end && (code = curl("rd", "GET", 1, "/v2/models/b/ready", "")) != 503)
+		sleep_ms(20);
+	assert_int_equal(code, 503);
+	infer_body("req.json", 5, "UINT8", IN_BYTES);
+	char body[400];
+	snprintf(body, sizeof(body), "--data-binary @%s/req.json", dir);
+	assert_int_equal(curl("inf", "POST", 1, "/v2/models/b/infer", body), 404);
+	assert_int_equal(count_in("inf", "model 'b': the model is not loaded"), 1);
+	assert_int_equal(curl("inf", "POST", 1, "/v2/models/a/infer", body), 200);
+	assert_int_equal(curl("u", "POST", 0, "/v2/repository/models/b/unload", tok), 200); /* it is so already */
+	sleep_ms(800);
+	t0 = now_s();
+	assert_int_equal(curl("l", "POST", 0, "/v2/repository/models/b/load", tok), 200);
+	print_message("load answered in %.3f s\n", now_s() - t0);
+	assert_int_equal(curl("idx", "POST", 0, "/v2/repository/index", ""), 200);
+	assert_int_equal(count_in("idx", "{\"name\":\"b\",\"version\":\"2\",\"state\":\"READY\"}"), 1);
+	end = now_s() + 5;
+	while (now_s() < end && (code = curl("rd", "GET", 1, "/v2/models/b/ready", "")) != 200)
+		sleep_ms(20);
+	assert_int_equal(code, 200);
+	assert_int_equal(wait_for(lg, 30), 0);
+	cJSON *j = assert_exactly_once("lg.json");
+	double refused = num(j, "checks.failed_by_status.model not loaded");
+	print_message("loadgen: %g requests, %g refused 'model not loaded'\n", num(j, "checks.requests"), refused);
+	assert_true(refused > 0);
+	assert_true(refused < num(j, "checks.requests") / 2);
+	cJSON_Delete(j);
+	assert_int_equal(curl("metrics", "GET", 0, "/metrics", ""), 200);
+	assert_int_equal(count_in("metrics", "symphony_repository_calls_total{call=\"unload\"} 1"), 1);
+	assert_int_equal(count_in("metrics", "symphony_repository_calls_total{call=\"load\"} 1"), 1);
+	assert_int_equal(count_in("metrics", "symphony_repository_calls_total{call=\"refused\"} 2"), 1);
+	assert_int_equal(count_in("metrics", "symphony_model_ready{model=\"b\"} 1"), 1);
+	assert_int_equal(cluster_stop(&c), 0);
+	passed = true;
+}
+
 /* Sub-clusters in the runtime: four models in two parts (given), schedd on two scheduler
  * threads runs one ranker thread per part, each with its two GPUs; the loaded run answers
  * every request once, every model is served, and schedd reports the split. Then the same
@@ -2313,6 +2422,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_revocation, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_fabric_flood, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_api, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_repository, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_large_post, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_flood, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_load, setup, teardown_dir),

@@ -113,6 +113,7 @@ static struct sym_msg sample(int type)
 		m.u.status.gpus_online = 3;
 		m.u.status.gpus_max = 8;
 		m.u.status.draining = 1;
+		m.u.status.noff = 2; /* MODELS[0..2) */
 		break;
 	case SYM_MSG_GRANT:
 		m.u.grant.frontend = 2;
@@ -130,6 +131,8 @@ static struct sym_msg sample(int type)
 		m.u.loaded.op = SYM_WIRE_LOAD;
 		m.u.loaded.status = SYM_WIRE_BACKEND_FAILED;
 		m.u.loaded.took_ns = 1234567890;
+		m.u.loaded.why = "does not fit";
+		m.u.loaded.why_len = 12;
 		break;
 	}
 	return m;
@@ -231,6 +234,9 @@ static void test_round_trip(void **state)
 			assert_int_equal(d.u.status.gpus_online, 3);
 			assert_int_equal(d.u.status.gpus_max, 8);
 			assert_int_equal(d.u.status.draining, 1);
+			assert_int_equal(d.u.status.noff, 2);
+			assert_int_equal(sym_wire_status_model(&d, 0), MODELS[0]);
+			assert_int_equal(sym_wire_status_model(&d, 1), MODELS[1]);
 			break;
 		case SYM_MSG_GRANT:
 			assert_int_equal(d.u.grant.frontend, 2);
@@ -248,6 +254,8 @@ static void test_round_trip(void **state)
 			assert_int_equal(d.u.loaded.op, SYM_WIRE_LOAD);
 			assert_int_equal(d.u.loaded.status, SYM_WIRE_BACKEND_FAILED);
 			assert_true(d.u.loaded.took_ns == 1234567890);
+			assert_int_equal(d.u.loaded.why_len, 12);
+			assert_memory_equal(d.u.loaded.why, "does not fit", 12);
 			break;
 		}
 	}
@@ -414,8 +422,8 @@ static void test_bounds(void **state)
 	char e2[64];
 	assert_int_equal(sym_wire_decode(buf, n, &m, e2, sizeof(e2)), (long)n); /* schedd shutting down drops with it */
 	/* fixed-size payloads: one byte more or less */
-	int fixed[] = { SYM_MSG_HEARTBEAT, SYM_MSG_META, SYM_MSG_DONE, SYM_MSG_DROP, SYM_MSG_LOAD, SYM_MSG_LOADED };
-	for (size_t i = 0; i < 6; i++) {
+	int fixed[] = { SYM_MSG_HEARTBEAT, SYM_MSG_META, SYM_MSG_DONE, SYM_MSG_DROP, SYM_MSG_LOAD };
+	for (size_t i = 0; i < 5; i++) {
 		FRESH(fixed[i]);
 		uint32_t plen = (uint32_t)(n - 16);
 		poke(8, plen + 1, 4);
@@ -424,9 +432,30 @@ static void test_bounds(void **state)
 		poke(8, plen - 1, 4);
 		expect_bad(n - 1, "want");
 	}
+	/* loaded: its reason's length must be the rest of the payload, printable */
+	FRESH(SYM_MSG_LOADED);
+	poke(8, n - 16 + 1, 4);
+	buf[n] = 'x';
+	expect_bad(n + 1, "payload of 26 bytes, want 25");
+	FRESH(SYM_MSG_LOADED);
+	poke(8, 12, 4);
+	expect_bad(28, "payload of 12 bytes, at least 13");
+	FRESH(SYM_MSG_LOADED);
+	buf[n - 1] = '\n';
+	expect_bad(n, "byte 11 of its reason is not printable");
+	/* status: more models off than a message may list, and a list the payload does not hold */
+	FRESH(SYM_MSG_STATUS);
+	poke(25, SYM_WIRE_MAX_MODELS + 1, 2);
+	expect_bad(n, "models off, at most");
+	FRESH(SYM_MSG_STATUS);
+	poke(25, 3, 2);
+	expect_bad(n, "payload of 15 bytes, but its fields make 17");
+	m = sample(SYM_MSG_STATUS);
+	m.u.status.noff = SYM_WIRE_MAX_MODELS + 1;
+	assert_int_equal(sym_wire_size(&m), 0); /* nor encoded */
 	/* trailing bytes after a variable message's fields */
-	int var[] = { SYM_MSG_HELLO, SYM_MSG_REQUEST, SYM_MSG_PLAN, SYM_MSG_RESULT, SYM_MSG_ANSWER };
-	for (size_t i = 0; i < 5; i++) {
+	int var[] = { SYM_MSG_HELLO, SYM_MSG_REQUEST, SYM_MSG_PLAN, SYM_MSG_RESULT, SYM_MSG_ANSWER, SYM_MSG_STATUS };
+	for (size_t i = 0; i < 6; i++) {
 		FRESH(var[i]);
 		poke(8, n - 16 + 1, 4);
 		buf[n] = 0;
@@ -614,6 +643,8 @@ static void test_fuzz(void **state)
 				sym_wire_plan_input(&d, i, &in[i]);
 			for (uint16_t i = 0; d.type == SYM_MSG_HELLO && i < d.u.hello.nmodels; i++)
 				models[i] = sym_wire_hello_model(&d, i);
+			for (uint16_t i = 0; d.type == SYM_MSG_STATUS && i < d.u.status.noff; i++)
+				models[i] = sym_wire_status_model(&d, i);
 			static uint8_t again[1 << 16];
 			assert_int_equal(sym_wire_encode(&d, in, models, again, sizeof(again)), (size_t)rc);
 			assert_memory_equal(again, copy, (size_t)rc);
