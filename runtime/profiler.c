@@ -24,6 +24,7 @@
 #include "profiles/zoo.h"
 #include "runtime/cluster.h"
 #include "runtime/rt.h"
+#include "runtime/wire.h"
 #include "sym_version.h"
 
 #define WHO "symphony profile"
@@ -775,6 +776,7 @@ int sym_profiler_run(struct sym_cluster *c, struct sym_profiler_cmd *op)
 	rc = 2;
 	c->net_set = true; /* no network here: a model's max_batch comes from its SLO alone */
 	c->exp.repo_unprofiled_ok = true; /* a repository's model without a profile yet: what this measures */
+	c->input_max = SYM_WIRE_MAX_PAYLOAD; /* no frontend pool here: any input a message carries */
 	if (o.write && !c->exp.model_repository[0]) {
 		fprintf(stderr, "%s: --write writes the profile into a model repository's config.json: give "
 				"--model-repository DIR (or model_repository in the file)\n", WHO);
