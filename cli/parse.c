@@ -401,7 +401,7 @@ int cli_experiment(const struct cli *c, struct sym_experiment *e, bool resolve)
 	/* sub-clusters: solved once here, so that every run (and the echoed
 	 * configuration) uses the same assignment */
 	int rc;
-	if (resolve && (rc = sym_subclusters_solve(e, e->rate_csv[0] || e->nseg ? 1 : e->rate, err, sizeof(err))))
+	if (resolve && (rc = sym_subclusters_solve(e, sym_experiment_scale(e), err, sizeof(err))))
 		return rc == -ENOMEM ? cli_fail(c, 1, "out of memory") : cli_usage_error(c, "%s", err);
 	return 0;
 }

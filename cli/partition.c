@@ -31,7 +31,7 @@ static struct sym_part_model *part_models(const struct cli *c, const struct sym_
 		for (size_t k = 0; k < e->nmodels; k++) {
 			struct sym_part_model *p = &m[(size_t)v * e->nmodels + k];
 			const struct sym_profile *pr = &e->profiles[k];
-			double mean = sym_experiment_model_rate(e, k) * e->rate;
+			double mean = sym_experiment_model_rps(e, k);
 			if (expo) { /* splitmix64 -> (0, 1) -> exponential with that mean */
 				uint64_t z = (x += 0x9e3779b97f4a7c15ull);
 				z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;

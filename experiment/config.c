@@ -1404,6 +1404,16 @@ double sym_experiment_model_rate(const struct sym_experiment *e, size_t m)
 	return e->shares[m];
 }
 
+double sym_experiment_scale(const struct sym_experiment *e)
+{
+	return e->rate_csv[0] || e->nseg ? 1 : e->rate;
+}
+
+double sym_experiment_model_rps(const struct sym_experiment *e, size_t m)
+{
+	return sym_experiment_scale(e) * sym_experiment_model_rate(e, m);
+}
+
 static int add_model(struct sym_experiment *e, const struct sym_model_spec *spec, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < e->nmodels; i++)

@@ -270,6 +270,14 @@ int sym_experiment_resolve(struct sym_experiment *e, char *err, size_t errlen);
  * segments' time-weighted mean, or its rate-table column's mean. */
 double sym_experiment_model_rate(const struct sym_experiment *e, size_t m);
 
+/* The schedule scale the configuration itself runs at: its rate for a
+ * constant rate, 1 for segments and a rate table (they are in req/s). */
+double sym_experiment_scale(const struct sym_experiment *e);
+
+/* Model m's mean offered rate in req/s as configured: model_rate at the
+ * configuration's own scale. */
+double sym_experiment_model_rps(const struct sym_experiment *e, size_t m);
+
 /* Model m's share of the total rate: its popularity share, or with queries,
  * its query's share times the requests per query its stage gets (a stage in
  * no query: 0). Unlike e->shares (arrivals: only the queries' roots arrive). */

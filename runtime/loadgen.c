@@ -466,7 +466,7 @@ static int setup(struct loadgen *g, char *err, size_t errlen)
 	g->warmup = sym_s(e->warmup_s);
 	g->end = sym_s(sym_experiment_duration(e));
 	g->interval = sym_s(e->interval_s) > 0 ? sym_s(e->interval_s) : SYM_S;
-	double rate = (e->rate_csv[0] || e->nseg) ? 1 : e->rate;
+	double rate = sym_experiment_scale(e);
 	g->r.rate = rate;
 	g->r.window_s = sym_to_s(g->end - g->warmup);
 	if (sym_run_result_alloc(&g->r, e, g->end, g->interval))

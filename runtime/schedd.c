@@ -1877,10 +1877,10 @@ static int setup_subclusters(struct schedd *s, char *err, size_t errlen)
 	if (!e->partition.assign) {
 		sym_rt_log(WHO, "partition: solving Appendix A's MILP for %zu models in %d sub-clusters (at most %g s)",
 			   e->nmodels, L, e->partition.time_limit_s);
-		if ((rc = sym_subclusters_solve(e, e->rate, err, errlen)))
+		if ((rc = sym_subclusters_solve(e, sym_experiment_scale(e), err, errlen)))
 			return rc;
 	}
-	if ((rc = sym_subclusters_build(e, e->rate, &s->sc, err, errlen)))
+	if ((rc = sym_subclusters_build(e, sym_experiment_scale(e), &s->sc, err, errlen)))
 		return rc;
 	s->nsub = L;
 	s->iv_part = calloc((size_t)L, sizeof(*s->iv_part));
@@ -1929,7 +1929,7 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	for (size_t m = 0; m < e->nmodels; m++) {
 		mc[m].profile = &e->profiles[m];
 		mc[m].slo = sym_ms(e->model_slo_ms[m]);
-		mc[m].rate_hint = sym_experiment_model_rate(e, m) * e->rate;
+		mc[m].rate_hint = sym_experiment_model_rps(e, m);
 		mc[m].name = e->models[m].name;
 		for (int k = 1; k < e->nkinds; k++)
 			mc[m].by_kind[k] = &e->profiles[(size_t)k * e->nmodels + m];

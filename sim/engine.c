@@ -733,7 +733,7 @@ int sym_sim_check(const struct sym_experiment *e, char *err, size_t errlen)
 	if (!mc)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	struct sym_core_cfg cc;
-	core_cfg(e, e->rate_csv[0] || e->nseg ? 1 : e->rate, mc, &cc);
+	core_cfg(e, sym_experiment_scale(e), mc, &cc);
 	struct sym_sink sink = { NULL, nop_dispatch, nop_drop, nop_cancel };
 	struct sym_core *c = NULL;
 	char msg[300];

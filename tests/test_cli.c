@@ -1082,6 +1082,17 @@ static void test_partition(void **state)
 	assert_true(num(milp, "rate_imbalance") >= 0 && num(milp, "memory_imbalance") >= 0);
 	assert_true(num(rnd, "tries") > 0);
 	cJSON_Delete(doc);
+	/* a rate table's rates are req/s, as given (they once showed 1000x: multiplied by --rate's default) */
+	write_text("part_rates.csv", "ResNet50,VGG16\n100,300\n100,300\n");
+	RUN(&r, "partition", "--zoo", "a100", "--models", "ResNet50,VGG16", "--rate-csv", "@part_rates.csv", "--warmup",
+	    "0", "--subclusters", "2", "--json", "@out_part2.json");
+	expect_status(&r, 0);
+	assert_non_null(strstr(r.out, "300.0 req/s"));
+	assert_non_null(strstr(r.out, "100.0 req/s"));
+	run_free(&r);
+	doc = load_json(tmp_path("out_part2.json"));
+	assert_true(num(get(doc, "milp"), "delta_rate") == 100); /* one model a part: 300 over the mean 200 */
+	cJSON_Delete(doc);
 	RUN(&r, "partition", "--zoo", "gtx1080ti", "--models", "VGG16", "--variants", "30", "--rate", "100",
 	    "--subclusters", "2", "--time-limit", "1");
 	expect_status(&r, 1);
