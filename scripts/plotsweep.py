@@ -119,6 +119,10 @@ def metrics_of(d, prefix=""):
     return out
 
 
+# metrics whose interval is not METRIC_ci95
+CI_KEY = {"goodput_rps": "goodput_ci95"}
+
+
 def value(d, metric):
     """(mean, ci95 low, ci95 high) of metric in line d; the interval is None without one."""
     *parent_path, last = metric.split(".")
@@ -133,8 +137,8 @@ def value(d, metric):
         v, ci = v.get("mean"), v.get("ci95")
     elif isinstance(parent.get(last + "_mean"), (int, float)):  # sim lines: the mean over the seeds
         v, ci = parent[last + "_mean"], parent.get(last + "_ci95")
-    else:
-        ci = parent.get(last + "_ci95")
+    else:  # (a goodput line's goodput_rps has its interval as goodput_ci95)
+        ci = parent.get(last + "_ci95", parent.get(CI_KEY.get(last, "")))
     if not isinstance(v, (int, float)) or isinstance(v, bool):
         return None
     lo, hi = (ci[0], ci[1]) if isinstance(ci, list) and len(ci) == 2 and None not in ci else (None, None)

@@ -86,6 +86,25 @@ try:
         d = by_point[int(row["point"])]
         check(abs(float(row["mean"]) - d.get("bad_rate_mean", d["bad_rate"])) < 1e-9, "bad rate of a point")
 
+    # a goodput sweep with seeds: goodput_rps gets its interval, goodput_ci95 (once looked up as
+    # goodput_rps_ci95, so goodput never had error bars)
+    gp = {"name": "plot-goodput", "compute": "goodput",
+          "base": {"models": [{"name": "m", "alpha_ms": 1.053, "beta_ms": 5.072}], "slo_ms": 25,
+                   "duration_s": 2, "warmup_s": 0.5},
+          "axes": {"gpus": [2, 3], "replications": [3]}}
+    with open(os.path.join(tmp, "gp.json"), "w") as f:
+        json.dump(gp, f)
+    r = run([symphony, "sweep", "gp.json", "--out", "swg", "--quiet", "-j", "2"], tmp)
+    check(r.returncode == 0, "the goodput sweep runs: " + r.stderr)
+    glines = {d["point"]: d for d in (json.loads(l) for l in open(os.path.join(tmp, "swg", "results.jsonl")))}
+    r = run(plot + ["swg", "--x", "gpus", "--out", "pg.png"], tmp)
+    check(r.returncode == 0, "the goodput plot: " + r.stderr)
+    for row in csv.DictReader(open(os.path.join(tmp, "pg.csv"))):
+        d = glines[int(row["point"])]
+        lo, hi = d["goodput_ci95"]
+        check(row["ci_low"] != "" and abs(float(row["ci_low"]) - lo) < 1e-6 and abs(float(row["ci_high"]) - hi) < 1e-6,
+              "goodput's interval in the CSV: %s, the line's %s" % (row, d["goodput_ci95"]))
+
     # refusals: exit 2, the cause named, nothing written
     bad_grid = dict(grid, axes=dict(grid["axes"], gpus=[2, 4, 16]))
     with open(os.path.join(tmp, "other.json"), "w") as f:
