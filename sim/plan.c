@@ -12,12 +12,21 @@
 #include "sim/goodput.h"
 #include "sim/sweep.h"
 
+/* The count searched: the one group's (a cluster of one device kind keeps
+ * its kind's memory_mb and scale), else --gpus. */
+static void set_gpus(struct sym_experiment *e, int gpus)
+{
+	e->gpus = gpus;
+	if (e->ngroups == 1)
+		e->groups[0].count = gpus;
+}
+
 /* One simulation at `gpus` GPUs: whether it serves the rate (v). A failing
  * step may stop early (sim/goodput.h). */
 static int try_gpus(struct sym_experiment *e, double rate, int gpus, bool progress, struct sym_plan_result *out,
 		    struct sym_verdict *v, double *bad, char *err, size_t errlen)
 {
-	e->gpus = gpus;
+	set_gpus(e, gpus);
 	e->gpus_per_model = 0; /* the search sets the count */
 	int rc = sym_experiment_resolve(e, err, errlen);
 	if (rc)
@@ -53,7 +62,7 @@ static int try_gpus(struct sym_experiment *e, double rate, int gpus, bool progre
 static int measure_at(struct sym_experiment *e, double rate, int gpus, struct sym_plan_result *out, char *err,
 		      size_t errlen)
 {
-	e->gpus = gpus;
+	set_gpus(e, gpus);
 	int rc = sym_experiment_resolve(e, err, errlen);
 	if (rc)
 		return rc;
@@ -84,8 +93,6 @@ int sym_plan_search(struct sym_experiment *e, double rate, int max_gpus, bool pr
 		return snprintf(err, errlen, "plan: a cluster of several device kinds cannot be searched by count; "
 			       "give one kind (--gpus)"), -EINVAL;
 	int saved = e->gpus;
-	size_t saved_groups = e->ngroups;
-	e->ngroups = 0; /* a one-group cluster is the same as --gpus */
 	struct sym_verdict v = { 0 }, good = { 0 };
 	double bad = 0, good_bad = 0;
 	/* sub-clusters need a GPU each: the search starts there */
@@ -133,8 +140,7 @@ int sym_plan_search(struct sym_experiment *e, double rate, int max_gpus, bool pr
 	out->worst_bad_rate = good.worst_bad_rate;
 	out->few = good.few;
 done:
-	e->ngroups = saved_groups;
-	e->gpus = saved;
+	set_gpus(e, saved);
 	if (!rc)
 		rc = sym_experiment_resolve(e, err, errlen);
 	return rc;

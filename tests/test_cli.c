@@ -1189,6 +1189,27 @@ static void test_plan(void **state)
 {
 	(void)state;
 	struct run r;
+	/* a cluster's memory_mb holds through the search: the 35 GTX 1080 Ti models fit one 60 GB device
+	 * kind (one pool, 5 GPUs at 300 req/s); on the 11 GB default they need 2 sub-clusters. (The search
+	 * once dropped the cluster for --gpus, and so its memory: 60 GB was planned as 11.) */
+	for (int k = 0; k < 2; k++) {
+		char conf[400];
+		snprintf(conf, sizeof(conf), "{\"zoo\": \"gtx1080ti\", \"models\": \"all\", \"cluster\": [{\"kind\": "
+			 "\"gtx1080ti\", \"count\": 8, \"memory_mb\": %d}], \"duration_s\": 3, \"warmup_s\": 1}\n",
+			 k ? 11264 : 60000);
+		write_text("plan_mem.json", conf);
+		RUN(&r, "plan", "@plan_mem.json", "--target-rate", "300", "--json", "@out_plan_mem.json", "--quiet");
+		expect_status(&r, 0);
+		run_free(&r);
+		cJSON *mdoc = load_json(tmp_path("out_plan_mem.json"));
+		assert_true(num(get(mdoc, "memory"), "gpu_memory_mb") == (k ? 11264 : 60000));
+		assert_int_equal((int)num(get(mdoc, "memory"), "subclusters"), k ? 2 : 1);
+		const cJSON *pol = cJSON_GetArrayItem(get(mdoc, "policies"), 0);
+		assert_true(cJSON_IsTrue(get(pol, "meets_criterion")));
+		print_message("plan at memory_mb %d: %d GPUs, %d sub-clusters\n", k ? 11264 : 60000, (int)num(pol, "gpus"),
+			      (int)num(get(mdoc, "memory"), "subclusters"));
+		cJSON_Delete(mdoc);
+	}
 	RUN(&r, "plan", "--profile", "1.053,5.072", "--slo", "25", "--duration", "10", "--warmup", "2",
 	    "--target-rate", "15000", "--policies", "symphony;eager", "--json", "@out_plan.json", "--quiet");
 	expect_status(&r, 0);
