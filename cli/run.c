@@ -46,14 +46,17 @@ static void print_goodput_line(FILE *f, const struct sym_experiment *e, const st
 		return;
 	for (size_t i = 0; i < g->n; i++)
 		x[i] = g->by_seed[i].goodput_rps;
-	char pm[128];
-	fprintf(f, "goodput: %s %s (%s criterion, bad rate <= %g%%, tolerance %g%%)\n",
-		sym_format_pm(pm, sizeof(pm), "%.1f", x, g->n), sym_rate_unit(e), sym_criterion_name(e->criterion), 100 * e->max_bad_rate,
-		100 * e->tolerance);
+	char ci[96] = "";
+	if (g->have_ci)
+		snprintf(ci, sizeof(ci), ", 95%% interval %.1f to %.1f", g->ci_lo, g->ci_hi);
+	fprintf(f, "goodput: %.1f %s%s (%s criterion, bad rate <= %g%%, tolerance %g%%)\n", g->mean, sym_rate_unit(e), ci,
+		sym_criterion_name(e->criterion), 100 * e->max_bad_rate, 100 * e->tolerance);
 	if (g->n > 1)
-		fprintf(f, "  the mean of %zu seeds (%llu to %llu) with its 95%% interval; the table is seed %llu's run at "
-			   "its goodput, %.1f %s\n", g->n, (unsigned long long)g->seed,
-			(unsigned long long)(g->seed + g->n - 1), (unsigned long long)g->seed, x[0], sym_rate_unit(e));
+		fprintf(f, "  the mean of %zu seeds (%llu to %llu); the interval runs from the seeds' highest passing rates "
+			   "to their lowest failing ones (Student t on each), so it holds the search's resolution as well as "
+			   "the seeds' spread; the table is seed %llu's run at its goodput, %.1f %s\n", g->n,
+			(unsigned long long)g->seed, (unsigned long long)(g->seed + g->n - 1), (unsigned long long)g->seed, x[0],
+			sym_rate_unit(e));
 	double bound = sym_goodput_bound(e), mean = 0;
 	for (size_t i = 0; i < g->n; i++)
 		mean += x[i] / (double)g->n;

@@ -21,7 +21,8 @@ and writes, beside them (each file atomically: a temporary file, then a rename)
               the study, the symphony version, the commit and the seeds.
 
 Every goodput (and GPU count) is the mean over the point's seeds with its 95% interval
-(Student t, as symphony computes goodput_ci95): "5455 +- 30" in the tables, mean,
+(symphony's goodput_ci95, which spans the searches' brackets too: docs/simulator.md,
+Replications; "5455 +- 30" in the tables is its half-width), mean,
 ci_low and ci_high columns and the number of seeds in the CSV files, error bars in the
 figures. A ratio of two policies is the mean of their per-seed ratios (the same seed
 gives both the same arrivals) with its interval. Where a paper states a value for

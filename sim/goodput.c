@@ -195,7 +195,16 @@ int sym_goodput_search(const struct sym_experiment *e, bool progress, struct sym
 	free(limits);
 	out->scale = lo;
 	out->goodput_rps = lo * mean;
+	out->fail_rps = hi * mean;
 	return rc;
+}
+
+bool sym_goodput_interval(const double *pass, const double *fail, size_t n, double *lo, double *hi)
+{
+	double m, a, b;
+	if (!sym_mean_ci95(pass, n, &m, lo, &a) || !sym_mean_ci95(fail, n, &m, &b, hi))
+		return false;
+	return true;
 }
 
 void sym_goodput_finish(struct sym_goodput *g)
@@ -270,9 +279,20 @@ int sym_goodput_replicate(const struct sym_experiment *e, int jobs, bool progres
 	}
 	if (rc)
 		goto done;
-	for (size_t i = 0; i < n; i++)
+	double *y = calloc(n, sizeof(*y));
+	if (!y) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto done;
+	}
+	for (size_t i = 0; i < n; i++) {
 		x[i] = out->by_seed[i].goodput_rps;
-	out->have_ci = sym_mean_ci95(x, n, &out->mean, &out->ci_lo, &out->ci_hi);
+		y[i] = out->by_seed[i].fail_rps;
+	}
+	double lo, hi;
+	sym_mean_ci95(x, n, &out->mean, &lo, &hi);
+	out->have_ci = sym_goodput_interval(x, y, n, &out->ci_lo, &out->ci_hi);
+	free(y);
 	out->run_scale = out->by_seed[0].run.rate;
 	if (progress && n > 1) {
 		for (size_t i = 0; i < n; i++) {
@@ -334,8 +354,19 @@ cJSON *sym_goodput_result_json(const struct sym_experiment *e, const struct sym_
 		x[i] = g->by_seed[i].goodput_rps;
 	cJSON_ReplaceItemInObjectCaseSensitive(o, "replications", cJSON_CreateNumber((double)g->n));
 	cJSON_AddNumberToObject(o, "goodput_rps", g->mean);
-	cJSON_AddItemToObject(o, "goodput_ci95", sym_ci95_json(x, g->n));
+	if (g->have_ci) {
+		cJSON *ci = cJSON_AddArrayToObject(o, "goodput_ci95");
+		cJSON_AddItemToArray(ci, cJSON_CreateNumber(g->ci_lo));
+		cJSON_AddItemToArray(ci, cJSON_CreateNumber(g->ci_hi));
+	} else {
+		cJSON_AddNullToObject(o, "goodput_ci95");
+	}
 	cJSON_AddItemToObject(o, "goodput_by_seed", numbers_json(x, g->n));
+	cJSON *br = cJSON_AddArrayToObject(o, "goodput_bracket_by_seed"); /* [highest passing, lowest failing] */
+	for (size_t i = 0; i < g->n; i++) {
+		const double b[2] = { g->by_seed[i].goodput_rps, g->by_seed[i].fail_rps };
+		cJSON_AddItemToArray(br, numbers_json(b, 2));
+	}
 	/* each seed's run at its own goodput: the metrics beside a goodput (the
 	 * median batch, the queueing delay, the GPU busy fraction), with their
 	 * intervals; the detailed metrics above are the first seed's */

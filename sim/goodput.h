@@ -68,6 +68,8 @@ struct sym_goodput_step {
 
 struct sym_goodput {
 	double goodput_rps;    /* 0 when even the lowest rate tried fails */
+	double fail_rps;       /* the search's bracket above it: the lowest rate that failed (the upper
+				* bound when none did); the goodput lies in [goodput_rps, fail_rps] */
 	double floor_rps;      /* the lowest rate the search tries: below it some model would get fewer than
 				* sym_min_requests() measured requests, too few to judge its bad rate */
 	bool hit_floor;        /* the search stopped at floor_rps, every rate above it failing */
@@ -89,11 +91,19 @@ struct sym_goodput_reps {
 	uint64_t seed;            /* the first seed; search i ran seed + i */
 	struct sym_goodput *by_seed; /* n searches; only by_seed[0] keeps its run */
 	double mean;              /* of the n goodputs */
-	bool have_ci;             /* n >= 2: ci_lo, ci_hi is the 95% interval of the mean */
+	bool have_ci;             /* n >= 2: ci_lo, ci_hi is the 95% interval (sym_goodput_interval) */
 	double ci_lo, ci_hi;
 	double run_scale;         /* the rate option of by_seed[0].run: its goodput's scale, or the lowest rate
 				   * tried when that goodput is 0 */
 };
+
+/* The 95% interval of the mean goodput of n >= 2 searches that stopped
+ * with brackets [pass_i, fail_i] (highest passing, lowest failing rate):
+ * from the low end of the Student t interval over the pass_i to the high
+ * end of the one over the fail_i. It holds the seeds' spread and the
+ * search's resolution: seeds that all stop on the same probe of the
+ * tolerance grid give the bracket, not a width of 0. False for n < 2. */
+bool sym_goodput_interval(const double *pass, const double *fail, size_t n, double *lo, double *hi);
 
 /* The mean total rate of the experiment's schedule at scale 1 (for a
  * constant rate: 1, the scale *is* the rate). */

@@ -1183,7 +1183,15 @@ static void test_replications(void **state)
 	double x[3] = { par.by_seed[0].goodput_rps, par.by_seed[1].goodput_rps, par.by_seed[2].goodput_rps };
 	assert_true(fabs(par.mean - (x[0] + x[1] + x[2]) / 3) < 1e-9);
 	assert_true(par.have_ci && par.ci_lo <= par.mean && par.mean <= par.ci_hi);
-	assert_true(par.ci_lo < par.ci_hi || (x[0] == x[1] && x[1] == x[2]));
+	/* the interval spans at least the searches' resolution, even when every seed stops on the same
+	 * probe: the bracket above each goodput is one tolerance step or more */
+	for (int i = 0; i < 3; i++)
+		assert_true(par.by_seed[i].fail_rps > par.by_seed[i].goodput_rps);
+	assert_true(par.ci_hi - par.ci_lo >= e.tolerance * par.mean * 0.5);
+	double pass[3] = { 100, 100, 100 }, fail[3] = { 101, 101, 101 }, lo, hi;
+	assert_true(sym_goodput_interval(pass, fail, 3, &lo, &hi));
+	assert_true(lo == 100 && hi == 101); /* the same probe for every seed: the bracket, not 0 */
+	assert_false(sym_goodput_interval(pass, fail, 1, &lo, &hi));
 	assert_true(par.run_scale == par.by_seed[0].scale);
 	assert_false(par.by_seed[0].run.stopped_early);
 	assert_true(par.by_seed[0].run.rate == par.run_scale);
