@@ -85,7 +85,8 @@ static const char goodput_text[] =
 	OUTPUTS_TEXT;
 
 static const struct cli_opt o_target = { "target-rate", 0, CLI_NUM, "R",
-					 "total offered requests per second to serve (required)", NULL, 1e-6, 1e9 };
+					 "total offered requests per second to serve (required unless every model has a "
+					 "\"rate\" of its own: then their sum, which this scales)", NULL, 1e-6, 1e9 };
 static const struct cli_opt o_max_gpus = { "max-gpus", 0, CLI_INT, "N",
 					   "give up above N GPUs (reported as none meeting the target)", "100000", 1,
 					   1000000 };

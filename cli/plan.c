@@ -54,16 +54,28 @@ struct plan_row {
 	struct sym_plan_result p0;
 };
 
-static int plan_checks(const struct cli *c, const struct sym_experiment *e)
+/* The target: --target-rate, else the models' own rates' sum (each model
+ * object's "rate"; --rate scales them). */
+static int plan_checks(const struct cli *c, struct sym_experiment *e, double *rate)
 {
 	if (e->rate_csv[0] || e->nseg)
 		return cli_usage_error(c, "plans for a constant --target-rate; remove the rate schedule (segments / rate_csv)");
 	if (e->ngroups > 1)
 		return cli_usage_error(c, "plans a cluster of one device kind; give --gpus, not a cluster of %zu kinds",
 				       e->ngroups);
-	if (!cli_given(c, "target-rate"))
-		return cli_usage_error(c, "--target-rate R is required (total requests per second)");
-	return 0;
+	if (cli_given(c, "target-rate")) {
+		*rate = cli_num(c, "target-rate");
+		return 0;
+	}
+	char err[1024];
+	if (sym_experiment_resolve(e, err, sizeof(err)))
+		return cli_usage_error(c, "%s", err);
+	if (e->nmodels && e->models[0].rate > 0) {
+		*rate = e->rate;
+		return 0;
+	}
+	return cli_usage_error(c, "--target-rate R is required (total requests per second), unless every model "
+				  "has a \"rate\" of its own");
 }
 
 /* The JSON object of one policy's row. */
@@ -270,9 +282,10 @@ int cli_cmd_plan(struct cli *c)
 {
 	struct sym_experiment e;
 	int floor = 1;
+	double rate = 0;
 	int rc = cli_experiment(c, &e, false);
 	if (!rc)
-		rc = plan_checks(c, &e);
+		rc = plan_checks(c, &e, &rate);
 	if (!rc)
 		rc = plan_memory(c, &e, &floor);
 	struct sym_policy pols[MAX_POLICIES];
@@ -283,7 +296,6 @@ int cli_cmd_plan(struct cli *c)
 		sym_experiment_finish(&e);
 		return rc;
 	}
-	double rate = cli_num(c, "target-rate");
 	int max_gpus = (int)cli_int(c, "max-gpus");
 	bool quiet = cli_flag(c, "quiet");
 	e.rate = rate;

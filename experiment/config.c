@@ -284,7 +284,9 @@ static int set_cluster(struct sym_experiment *e, const cJSON *v, const char *whe
 
 static int set_rate(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
-	return get_num(v, where, 0, true, SYM_RATE_MAX, &e->rate, err, errlen);
+	int rc = get_num(v, where, 0, true, SYM_RATE_MAX, &e->rate, err, errlen);
+	e->rate_given |= rc == 0;
+	return rc;
 }
 
 static int set_arrival(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
@@ -1957,6 +1959,42 @@ static int plan_queries(struct sym_experiment *e, char *err, size_t errlen)
 
 static int resolve_list(struct sym_experiment *e, char *err, size_t errlen);
 
+/* Per-model rates (a model object's "rate", req/s): when the models carry
+ * them, they split the load (the shares) and their sum is the total rate,
+ * unless "rate" is given too, which then scales them all to that total
+ * (a what-if). Every model needs one then, and neither popularity, a rate
+ * schedule nor queries may split the load as well. */
+static int model_rates(struct sym_experiment *e, char *err, size_t errlen)
+{
+	size_t n = e->nmodels, with = 0;
+	double sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		with += e->models[i].rate > 0;
+		sum += e->models[i].rate;
+	}
+	if (!with)
+		return 0;
+	if (with < n) {
+		size_t i = 0;
+		while (e->models[i].rate > 0)
+			i++;
+		return ERR("models: %zu of the %zu models have a \"rate\", '%s' has none: give every model one (req/s), "
+			   "or none (the popularity splits --rate)", with, n, e->models[i].name);
+	}
+	if (e->popularity.kind != SYM_POP_EQUAL)
+		return ERR("popularity: the models carry their own rates; a popularity would split the load again");
+	if (e->rate_csv[0] || e->nseg || e->nqueries || e->pfx_n)
+		return ERR("models: per-model rates with %s: give the load one way", e->rate_csv[0] ? "rate_csv"
+								  : e->nseg ? "segments"
+								  : e->nqueries ? "queries"
+										: "prefix models");
+	for (size_t i = 0; i < n; i++)
+		e->shares[i] = e->models[i].rate / sum;
+	if (!e->rate_given)
+		e->rate = sum;
+	return 0;
+}
+
 /* The model list a resolve reads: "models", with a repository's models
  * after it (instead of the zoo's when "models" was not given). NULL with rc
  * set on an error; *owned says whether the caller frees it. */
@@ -2150,6 +2188,8 @@ static int resolve_list(struct sym_experiment *e, char *err, size_t errlen)
 	} else {
 		sym_popularity_shares(&e->popularity, n, e->shares);
 	}
+	if ((rc = model_rates(e, err, errlen)))
+		goto fail;
 	if (e->nqueries) {
 		/* arrivals are the queries' roots'; the other stages' come from their parents */
 		for (size_t i = 0; i < n; i++)

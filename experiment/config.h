@@ -170,6 +170,7 @@ struct sym_experiment {
 				 * layers), an array, or NULL */
 	bool prefix_batching;   /* batch a prefix model's variants together through the prefix (default false) */
 	bool models_given;      /* "models" was set (else, with prefix_models, only those are served) */
+	bool rate_given;        /* "rate" was set: with per-model rates, it scales them to this total */
 	char model_repository[512]; /* a model repository (experiment/repository.h) whose models join "models"
 				     * (replacing the zoo's when "models" is not given), or "" */
 	bool repo_unprofiled_ok; /* its models may lack a profile (a placeholder: `symphony profile` sets it) */

@@ -44,6 +44,8 @@ struct sym_model_spec {
 	double file_mb;
 	double size_cv;   /* its requests' data sizes: gamma, mean 1, this coefficient of variation (0: none
 			   * given; the simulator's size_cv applies) */
+	double rate;      /* an experiment's model: the requests per second offered to it (0: none given;
+			   * the popularity splits the total rate) */
 };
 
 #define SYM_SIZE_CV_MAX 10

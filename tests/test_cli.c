@@ -1189,6 +1189,20 @@ static void test_plan(void **state)
 {
 	(void)state;
 	struct run r;
+	/* per-model rates: plan's target is their sum without --target-rate; without rates, refused */
+	write_text("plan_rates.json", "{\"models\": [{\"name\": \"a\", \"alpha_ms\": 1, \"beta_ms\": 5, \"slo_ms\": 50, "
+				      "\"rate\": 100}, {\"name\": \"b\", \"alpha_ms\": 1, \"beta_ms\": 5, \"slo_ms\": "
+				      "50, \"rate\": 300}], \"duration_s\": 4, \"warmup_s\": 1}\n");
+	RUN(&r, "plan", "@plan_rates.json", "--json", "@out_plan_rates.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	cJSON *rdoc = load_json(tmp_path("out_plan_rates.json"));
+	assert_true(num(rdoc, "target_rate") == 400);
+	cJSON_Delete(rdoc);
+	RUN(&r, "plan", "--profile", "1.053,5.072", "--slo", "25", "--quiet");
+	expect_status(&r, 2);
+	expect_contains(r.err, "unless every model has a \"rate\" of its own", "stderr", &r);
+	run_free(&r);
 	/* a cluster's memory_mb holds through the search: the 35 GTX 1080 Ti models fit one 60 GB device
 	 * kind (one pool, 5 GPUs at 300 req/s); on the 11 GB default they need 2 sub-clusters. (The search
 	 * once dropped the cluster for --gpus, and so its memory: 60 GB was planned as 11.) */

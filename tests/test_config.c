@@ -1029,6 +1029,61 @@ static void test_resolve_warmup_vs_duration(void **state)
 	sym_experiment_finish(&e);
 }
 
+/* Per-model rates: they split the load and sum to the total, --rate scales them, the echo
+ * reloads to the same load; a model without one, a popularity or a rate table besides, refused. */
+static void test_model_rates(void **state)
+{
+	(void)state;
+	struct sym_experiment e;
+	init(&e);
+	const char *two = "{\"models\": ["
+			  "{\"name\": \"A\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 10, \"rate\": 100},"
+			  "{\"name\": \"B\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 10, \"rate\": 300}]}";
+	apply_ok(&e, two);
+	resolve_ok(&e);
+	assert_near(e.shares[0], 0.25, 1e-15, "A");
+	assert_near(e.shares[1], 0.75, 1e-15, "B");
+	assert_near(e.rate, 400, 1e-12, "the total is their sum");
+	assert_near(sym_experiment_model_rps(&e, 1), 300, 1e-9, "B's req/s");
+	/* the echo reloads to the same load */
+	cJSON *echo = sym_experiment_to_json(&e);
+	char *text = cJSON_PrintUnformatted(echo);
+	cJSON_Delete(echo);
+	struct sym_experiment f;
+	init(&f);
+	apply_ok(&f, text);
+	free(text);
+	resolve_ok(&f);
+	assert_near(f.rate, 400, 1e-12, "echo's total");
+	assert_near(f.shares[1], 0.75, 1e-15, "echo's share");
+	sym_experiment_finish(&f);
+	/* --rate scales them all (a what-if): the shares stay */
+	flag_ok(&e, "rate", "800");
+	resolve_ok(&e);
+	assert_near(e.rate, 800, 1e-12, "scaled total");
+	assert_near(sym_experiment_model_rps(&e, 0), 200, 1e-9, "A scaled");
+	flag_ok(&e, "popularity", "zipf:1");
+	resolve_fails(&e, (const char *const[]){ "popularity: the models carry their own rates", NULL });
+	sym_experiment_finish(&e);
+	init(&e);
+	apply_ok(&e, "{\"models\": ["
+		     "{\"name\": \"A\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 10, \"rate\": 100},"
+		     "{\"name\": \"B\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 10}]}");
+	resolve_fails(&e, (const char *const[]){ "1 of the 2 models have a \"rate\", 'B' has none", NULL });
+	sym_experiment_finish(&e);
+	init(&e);
+	apply_ok(&e, two);
+	flag_ok(&e, "segments", "5:100,5:200");
+	resolve_fails(&e, (const char *const[]){ "per-model rates with segments", NULL });
+	sym_experiment_finish(&e);
+	init(&e);
+	char err[1024] = "";
+	assert_int_not_equal(apply_text(&e, "{\"models\": [{\"name\": \"A\", \"alpha_ms\": 1, \"beta_ms\": 1, "
+					    "\"rate\": -5}]}", "test.json", err, sizeof(err)), 0);
+	assert_contains(err, "key 'rate': expected a number > 0");
+	sym_experiment_finish(&e);
+}
+
 static void test_resolve_zipf_shares(void **state)
 {
 	(void)state;
@@ -1895,6 +1950,7 @@ int main(void)
 		cmocka_unit_test(test_echo_frees_everything),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_load_file_echo),
+		cmocka_unit_test(test_model_rates),
 		cmocka_unit_test(test_flag_table),
 		cmocka_unit_test(test_estimate),
 	};
