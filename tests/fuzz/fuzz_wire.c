@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	long n = sym_wire_decode(data, size, &m, err, sizeof(err));
 	if (n <= 0)
 		return 0;
-	/* the plan's inputs and the hello's models, decoded again for the encoder */
+	/* the plan's inputs and the hello's and status's models, decoded again for the encoder */
 	static struct sym_wire_input inputs[SYM_WIRE_MAX_BATCH];
 	static uint16_t models[SYM_WIRE_MAX_MODELS];
 	if (m.type == SYM_MSG_PLAN)
@@ -25,6 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (m.type == SYM_MSG_HELLO)
 		for (uint16_t i = 0; i < m.u.hello.nmodels; i++)
 			models[i] = sym_wire_hello_model(&m, i);
+	if (m.type == SYM_MSG_STATUS) /* the models off */
+		for (uint16_t i = 0; i < m.u.status.noff; i++)
+			models[i] = sym_wire_status_model(&m, i);
 	size_t want = sym_wire_size(&m);
 	if (want != (size_t)n)
 		abort();
