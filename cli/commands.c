@@ -8,6 +8,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "cli/cli.h"
+#include "core/suggest.h"
 #include "experiment/interrupt.h"
 #include "experiment/result.h"
 #include "core/profile.h"
@@ -603,7 +604,14 @@ int main(int argc, char **argv)
 		name = "version";
 	const struct cli_cmd *cmd = cli_find(name);
 	if (!cmd) {
-		fprintf(stderr, "symphony: unknown command '%s'\n\n", argv[1]);
+		struct sym_suggest s;
+		sym_suggest_init(&s, name);
+		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+			sym_suggest_consider(&s, commands[i].name);
+		if (s.best)
+			fprintf(stderr, "symphony: unknown command '%s': did you mean '%s'?\n\n", argv[1], s.best);
+		else
+			fprintf(stderr, "symphony: unknown command '%s'\n\n", argv[1]);
 		cli_print_usage(stderr);
 		return EXIT_USAGE;
 	}

@@ -1,5 +1,6 @@
 /* cli/parse.c - the one option parser of the symphony command (cli/cli.h). */
 #include "cli/cli.h"
+#include "core/suggest.h"
 #include "experiment/subcluster.h"
 #include "experiment/output.h"
 
@@ -51,51 +52,23 @@ static bool group_flag(const struct cli_cmd *cmd, const char *name)
 	return false;
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 40 || lb > 40)
-		return 99;
-	size_t d[41][41];
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= la; i++)
-		for (size_t j = 1; j <= lb; j++) {
-			size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-			size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
-			d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-		}
-	return d[la][lb];
-}
-
-static void consider(const char *name, const char *cand, const char **best, size_t *bestd)
-{
-	size_t d = edit_distance(name, cand);
-	if (d > (strlen(name) <= 5 ? 1u : 2u)) /* "trace" is not a typo of "rate" */
-		return;
-	if (d < *bestd)
-		*best = cand, *bestd = d;
-}
-
-/* The known option nearest to name (at most 2 edits, or a prefix), or NULL. */
+/* The known option nearest to name (core/suggest.h), or NULL. */
 static const char *suggest(const struct cli_cmd *cmd, const char *name)
 {
-	const char *best = NULL;
-	size_t bestd = 3;
+	struct sym_suggest s;
+	sym_suggest_init(&s, name);
 	for (size_t i = 0; cmd->opts && cmd->opts[i]; i++)
-		consider(name, cmd->opts[i]->name, &best, &bestd);
+		sym_suggest_consider(&s, cmd->opts[i]->name);
 	struct sym_flag_info fi;
 	if (cmd->groups & (CLI_EXPERIMENT | CLI_CLUSTER))
 		for (size_t i = 0; sym_experiment_flag_at(i, &fi); i++)
-			consider(name, fi.flag, &best, &bestd);
+			sym_suggest_consider(&s, fi.flag);
 #if SYM_HAVE_RUNTIME
 	if (cmd->groups & CLI_CLUSTER)
 		for (size_t i = 0; sym_cluster_flag_at(i, &fi); i++)
-			consider(name, fi.flag, &best, &bestd);
+			sym_suggest_consider(&s, fi.flag);
 #endif
-	return best;
+	return s.best;
 }
 
 int cli_usage_error(const struct cli *c, const char *fmt, ...)

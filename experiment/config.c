@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/memory.h"
+#include "core/suggest.h"
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
 
@@ -2078,8 +2079,15 @@ static int resolve_list(struct sym_experiment *e, char *err, size_t errlen)
 			if (cJSON_IsString(it)) {
 				const struct sym_model_spec *s = sym_zoo_find(&zoo, it->valuestring);
 				if (!s) {
-					rc = ERR("models: unknown model '%s' in zoo '%s' (%zu models; see `symphony "
-						 "models --zoo %s`)", it->valuestring, e->zoo, zoo.n, e->zoo);
+					struct sym_suggest sg;
+					sym_suggest_init(&sg, it->valuestring);
+					for (size_t k = 0; k < zoo.n; k++)
+						sym_suggest_consider(&sg, zoo.models[k].name);
+					char dym[96] = "";
+					if (sg.best)
+						snprintf(dym, sizeof(dym), ": did you mean '%s'?", sg.best);
+					rc = ERR("models: unknown model '%s' in zoo '%s'%s (%zu models; see `symphony "
+						 "models --zoo %s`)", it->valuestring, e->zoo, dym, zoo.n, e->zoo);
 					goto fail;
 				}
 				rc = add_model(e, s, err, errlen);

@@ -578,6 +578,11 @@ static const struct bad_case bad_cases[] = {
 	{ "slo-mode unknown", { B_PROFILE, "--slo-mode", "most" }, NULL, "--slo-mode", "at-least" },
 	/* unknown input is refused, named, and a near miss suggested */
 	{ "misspelt option", { B_PROFILE, "--sed", "3" }, NULL, "unknown option '--sed'", "did you mean --seed?" },
+	{ "misspelt command", { B_PROFILE }, "simm", "unknown command 'simm'", "did you mean 'sim'?" },
+	{ "misspelt model (case)", { "--models", "resnet50", "--duration", "3", "--warmup", "1" }, NULL,
+	  "unknown model 'resnet50'", "did you mean 'ResNet50'?" },
+	{ "misspelt model", { "--models", "ResNet5", "--duration", "3", "--warmup", "1" }, NULL, "unknown model 'ResNet5'",
+	  "did you mean 'ResNet50'?" },
 	{ "an option of another command", { B_PROFILE, "--target-rate", "10" }, NULL, "'--target-rate'", NULL },
 	{ "two config files", { "@malformed.json", "--config", "@not_object.json", B_PROFILE }, NULL,
 	  "two configuration files", NULL },
