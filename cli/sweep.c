@@ -27,6 +27,45 @@
 
 
 /* mkdir -p */
+/* What of the command line's overrides (--seeds, --criterion) differs
+ * between a results file's lines (theirs) and this run (ours), as a hint
+ * ("the lines ran with --seeds 5, this run has none: add --seeds 5"); ""
+ * when they agree or the lines do not say. */
+static void over_differs(const cJSON *theirs, const cJSON *ours, char *why, size_t len)
+{
+	why[0] = '\0';
+	if (!cJSON_IsObject(theirs))
+		return;
+	static const struct {
+		const char *key, *flag;
+	} keys[] = { { "replications", "--seeds" }, { "criterion", "--criterion" } };
+	for (size_t k = 0; k < 2; k++) {
+		const cJSON *a = cJSON_GetObjectItemCaseSensitive(theirs, keys[k].key);
+		const cJSON *b = ours ? cJSON_GetObjectItemCaseSensitive(ours, keys[k].key) : NULL;
+		char av[64] = "", bv[64] = "";
+		if (cJSON_IsNumber(a))
+			snprintf(av, sizeof(av), "%g", a->valuedouble);
+		else if (cJSON_IsString(a))
+			snprintf(av, sizeof(av), "%s", a->valuestring);
+		if (cJSON_IsNumber(b))
+			snprintf(bv, sizeof(bv), "%g", b->valuedouble);
+		else if (cJSON_IsString(b))
+			snprintf(bv, sizeof(bv), "%s", b->valuestring);
+		if (!strcmp(av, bv))
+			continue;
+		size_t l = strlen(why);
+		if (av[0] && bv[0])
+			snprintf(why + l, len - l, "%sits lines ran with %s %s, this run has %s %s", l ? "; " : "", keys[k].flag,
+				 av, keys[k].flag, bv);
+		else if (av[0])
+			snprintf(why + l, len - l, "%sits lines ran with %s %s, this run has none: add %s %s", l ? "; " : "",
+				 keys[k].flag, av, keys[k].flag, av);
+		else
+			snprintf(why + l, len - l, "%sits lines ran without %s, this run has %s %s: drop it", l ? "; " : "",
+				 keys[k].flag, keys[k].flag, bv);
+	}
+}
+
 static int make_dirs(const char *path, char *err, size_t errlen)
 {
 	char p[1024];
@@ -167,8 +206,11 @@ static int resume_read(const char *path, const struct sym_grid *g, bool *done, s
 				lineno, l.grid, g->name);
 			status = EXIT_USAGE;
 		} else if (l.grid_id && strcmp(l.grid_id, g->id)) {
-			fprintf(stderr, "symphony sweep: %s:%zu: written by another version of grid '%s' (its base, "
-					"compute or axes changed since); use another --out\n", path, lineno, g->name);
+			char why[400];
+			over_differs(cJSON_GetObjectItemCaseSensitive(l.obj, "grid_over"), g->over, why, sizeof(why));
+			fprintf(stderr, "symphony sweep: %s:%zu: written by another version of grid '%s' (%s); %s\n", path,
+				lineno, g->name, why[0] ? why : "its base, compute or axes changed since",
+				why[0] ? "resume with the same options" : "use another --out");
 			status = EXIT_USAGE;
 		} else {
 			size_t i = l.point;

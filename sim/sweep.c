@@ -400,6 +400,8 @@ int sym_grid_run_point(const struct sym_grid *g, size_t i, bool per_model, cJSON
 	}
 	cJSON_AddStringToObject(out, "grid", g->name);
 	cJSON_AddStringToObject(out, "grid_id", g->id);
+	/* the command line's overrides (--seeds, --criterion): a resume names them when they differ */
+	cJSON_AddItemToObject(out, "grid_over", g->over ? cJSON_Duplicate(g->over, true) : cJSON_CreateObject());
 	cJSON_AddNumberToObject(out, "point", (double)i);
 	cJSON_AddNumberToObject(out, "npoints", (double)g->npoints);
 	cJSON_AddItemToObject(out, "key", key);

@@ -1452,6 +1452,7 @@ static void test_sweep(void **state)
 	RUN(&r, "sweep", "@grid3.json", "--out", "@out_full", "--resume");
 	expect_status(&r, 2);
 	expect_contains(r.err, "another version of grid 'cli'", "stderr", &r);
+	expect_contains(r.err, "its base, compute or axes changed since", "stderr", &r);
 	run_free(&r);
 
 	/* --seeds 2 for every point: another fingerprint than the grid's own, so resuming into the
@@ -1459,10 +1460,18 @@ static void test_sweep(void **state)
 	RUN(&r, "sweep", "@grid.json", "--out", "@out_full", "--resume", "--seeds", "2");
 	expect_status(&r, 2);
 	expect_contains(r.err, "another version of grid 'cli'", "stderr", &r);
+	expect_contains(r.err, "its lines ran without --seeds, this run has --seeds 2: drop it", "stderr", &r);
 	run_free(&r);
 	RUN(&r, "sweep", "@grid.json", "--out", "@out_seeds", "--seeds", "2", "--criterion", "aggregate", "-j", "2",
 	    "--quiet");
 	expect_status(&r, 0);
+	run_free(&r);
+	/* resumed without them: the refusal says what to add */
+	RUN(&r, "sweep", "@grid.json", "--out", "@out_seeds", "--resume");
+	expect_status(&r, 2);
+	expect_contains(r.err, "its lines ran with --seeds 2, this run has none: add --seeds 2", "stderr", &r);
+	expect_contains(r.err, "its lines ran with --criterion aggregate, this run has none: add --criterion aggregate",
+			"stderr", &r);
 	run_free(&r);
 	{
 		char *two[6] = { 0 };
