@@ -118,6 +118,18 @@ static cJSON *row_json(const struct sym_experiment *e, const struct plan_row *r,
 		cJSON_AddNullToObject(o, "worst_model");
 	cJSON_AddNumberToObject(o, "worst_model_bad_rate", r->p0.worst_bad_rate);
 	cJSON_AddNumberToObject(o, "few_request_models", (double)r->p0.few);
+	/* the margin: at one GPU fewer (the first seed's search), the model that failed first */
+	if (r->p0.gpus >= 0 && r->p0.below_gpus >= 0) {
+		cJSON *b = cJSON_AddObjectToObject(o, "one_gpu_fewer");
+		cJSON_AddNumberToObject(b, "gpus", r->p0.below_gpus);
+		cJSON_AddNumberToObject(b, "bad_rate", r->p0.below_bad_rate);
+		if (r->p0.below_worst >= 0)
+			cJSON_AddStringToObject(b, "fails_first", sym_unit_name(e, r->p0.below_worst));
+		cJSON_AddNumberToObject(b, "fails_first_bad_rate", r->p0.below_worst_bad_rate);
+		cJSON_AddBoolToObject(b, "stopped_early", r->p0.below_stopped_early);
+	} else {
+		cJSON_AddNullToObject(o, "one_gpu_fewer");
+	}
 	int steps = 0;
 	for (size_t k = 0; k < nrep; k++)
 		steps += prs[k].steps;
@@ -357,6 +369,14 @@ int cli_cmd_plan(struct cli *c)
 		for (int i = 0; i < npol; i++)
 			fprintf(f, "binding constraint (%s): %s\n", rows[i].name,
 				binding(rows[i].over ? -1 : rows[i].gmax, floor, &an));
+		for (int i = 0; i < npol; i++) {
+			const struct sym_plan_result *p0 = &rows[i].p0;
+			if (p0->gpus < 0 || p0->below_gpus < 0 || p0->below_worst < 0)
+				continue;
+			fprintf(f, "margin (%s): at %d GPUs %s fails first, %.2f%% bad%s\n", rows[i].name, p0->below_gpus,
+				sym_unit_name(&e, p0->below_worst), 100 * p0->below_worst_bad_rate,
+				p0->below_stopped_early ? " when the run stopped early" : "");
+		}
 	}
 	if (!rc && cli_str(c, "json") && sym_write_json(cli_str(c, "json"), doc, err, sizeof(err)))
 		rc = cli_fail(c, 1, "%s", err);

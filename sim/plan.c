@@ -46,6 +46,13 @@ static int try_gpus(struct sym_experiment *e, double rate, int gpus, bool progre
 	sym_judge(e, &r, v);
 	*bad = sym_run_bad_rate(&r);
 	out->steps++;
+	if (!v->ok && gpus > out->below_gpus) { /* the highest failing count so far: the answer's margin */
+		out->below_gpus = gpus;
+		out->below_bad_rate = *bad;
+		out->below_worst = v->worst;
+		out->below_worst_bad_rate = v->worst_bad_rate;
+		out->below_stopped_early = r.stopped_early;
+	}
 	if (progress) {
 		char pol[128];
 		fprintf(stderr, "  plan %-20s %6d GPUs: bad rate %7.3f%%, worst %-16.16s %7.3f%%  %s  (%.2f s)\n",
@@ -89,6 +96,8 @@ int sym_plan_search(struct sym_experiment *e, double rate, int max_gpus, bool pr
 	memset(out, 0, sizeof(*out));
 	out->gpus = -1;
 	out->worst = -1;
+	out->below_gpus = -1;
+	out->below_worst = -1;
 	if (e->ngroups > 1)
 		return snprintf(err, errlen, "plan: a cluster of several device kinds cannot be searched by count; "
 			       "give one kind (--gpus)"), -EINVAL;
@@ -135,6 +144,8 @@ int sym_plan_search(struct sym_experiment *e, double rate, int max_gpus, bool pr
 	}
 	out->gpus = hi;
 	out->at_gpus = hi;
+	if (out->below_gpus != hi - 1)
+		out->below_gpus = -1; /* (hi - 1 was never run: the first count tried served R) */
 	out->bad_rate = good_bad;
 	out->worst = good.worst;
 	out->worst_bad_rate = good.worst_bad_rate;

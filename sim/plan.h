@@ -29,6 +29,13 @@ struct sym_plan_result {
 	double worst_bad_rate;
 	size_t few;         /* models with fewer than sym_min_requests() measured requests there */
 	int steps;          /* simulations run */
+	/* the margin below the answer: the step at gpus - 1, which failed (-1 when it was not run: the
+	 * answer is the first count tried) */
+	int below_gpus;
+	double below_bad_rate;      /* of the part that ran when it stopped early */
+	int below_worst;            /* the model that failed first there */
+	double below_worst_bad_rate;
+	bool below_stopped_early;
 };
 
 struct sym_plan_analytic {

@@ -1249,6 +1249,13 @@ static void test_plan(void **state)
 	assert_true(sym >= 20 && sym <= 24);
 	assert_true(eag > sym);
 	assert_true(num(cJSON_GetArrayItem(pols, 0), "bad_rate") <= 0.01);
+	/* the margin: one GPU fewer fails, naming the model that fails first */
+	for (int k = 0; k < 2; k++) {
+		const cJSON *fewer = get(cJSON_GetArrayItem(pols, k), "one_gpu_fewer");
+		assert_int_equal((int)num(fewer, "gpus"), k ? eag - 1 : sym - 1);
+		assert_string_equal(get(fewer, "fails_first")->valuestring, "model");
+		assert_true(num(fewer, "fails_first_bad_rate") > 0.01);
+	}
 	cJSON_Delete(doc);
 	/* above --max-gpus: said plainly, with the bad rate measured at --max-gpus (not 0) */
 	RUN(&r, "plan", "--profile", "1.053,5.072", "--slo", "25", "--duration", "3", "--warmup", "1",
