@@ -124,8 +124,10 @@ def write_csv(path, header, rows):
 
 
 def save_fig(fig, path):
+    """Writes the figure whole or not at all, as PNG, PDF or SVG by the name's ending."""
     tmp = path + ".tmp"
-    fig.savefig(tmp, format="png", dpi=DPI)
+    fmt = os.path.splitext(path)[1][1:].lower()
+    fig.savefig(tmp, format=fmt if fmt in ("png", "pdf", "svg") else "png", dpi=DPI)
     plt.close(fig)
     os.replace(tmp, path)
 

@@ -170,7 +170,8 @@ def main(argv, write_atomic, save_fig, plt, palette):
                     "(default: goodput_rps, or goodput_served_rps for sim sweeps)")
     ap.add_argument("--group", help="the axis drawn as separate lines")
     ap.add_argument("--where", action="append", default=[], metavar="AXIS=LABEL", help="keep one value of an axis")
-    ap.add_argument("--out", help="the figure (default: beside RESULTS, sweep-X-METRIC.png); the CSV goes beside it")
+    ap.add_argument("--out", help="the figure, .png, .pdf or .svg (default: beside RESULTS, sweep-X-METRIC.png); "
+                    "the CSV goes beside it")
     ap.add_argument("--list", action="store_true", help="print the axes, their values and the metrics, and exit")
     a = ap.parse_args(argv)
     path, lines, axes = read_lines(a.results)
@@ -235,7 +236,9 @@ def main(argv, write_atomic, save_fig, plt, palette):
                                                    "/".join(str(s) for s in seeds), "" if seeds == [1] else "s")
     ncol = min(3, len(facets))
     nrow = (len(facets) + ncol - 1) // ncol
-    fig, axs = plt.subplots(nrow, ncol, figsize=(5.6 * ncol, 4.4 * nrow), constrained_layout=True, squeeze=False)
+    # facets share the y axis within a row, so that their values compare by eye
+    fig, axs = plt.subplots(nrow, ncol, figsize=(5.6 * ncol, 4.4 * nrow), constrained_layout=True, squeeze=False,
+                            sharey="row")
     for k, f in enumerate(facets):
         ax = axs[k // ncol][k % ncol]
         for gi, g in enumerate(groups):
@@ -264,8 +267,8 @@ def main(argv, write_atomic, save_fig, plt, palette):
         axs[k // ncol][k % ncol].set_visible(False)
     fig.suptitle(title, fontsize=10)
     out = a.out or os.path.join(os.path.dirname(path), "sweep-%s-%s.png" % (a.x.lstrip("@"), metric))
-    if not out.endswith(".png"):
-        refuse("--out %s: the figure's name must end in .png" % out)
+    if not out.endswith((".png", ".pdf", ".svg")):
+        refuse("--out %s: the figure's name must end in .png, .pdf or .svg" % out)
     header = ["facet", "group", "x", "mean", "ci_low", "ci_high", "seeds", "point", "version", "commit"]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")

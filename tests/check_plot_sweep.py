@@ -97,8 +97,11 @@ try:
     r = run([symphony, "sweep", "gp.json", "--out", "swg", "--quiet", "-j", "2"], tmp)
     check(r.returncode == 0, "the goodput sweep runs: " + r.stderr)
     glines = {d["point"]: d for d in (json.loads(l) for l in open(os.path.join(tmp, "swg", "results.jsonl")))}
-    r = run(plot + ["swg", "--x", "gpus", "--out", "pg.png"], tmp)
+    r = run(plot + ["swg", "--x", "gpus", "--out", "pg.pdf"], tmp)
     check(r.returncode == 0, "the goodput plot: " + r.stderr)
+    check(open(os.path.join(tmp, "pg.pdf"), "rb").read(5) == b"%PDF-", "a PDF figure")
+    r = run(plot + ["swg", "--x", "gpus", "--out", "pg.svg"], tmp)
+    check(r.returncode == 0 and b"<svg" in open(os.path.join(tmp, "pg.svg"), "rb").read(4096), "an SVG figure")
     for row in csv.DictReader(open(os.path.join(tmp, "pg.csv"))):
         d = glines[int(row["point"])]
         lo, hi = d["goodput_ci95"]
@@ -139,7 +142,7 @@ try:
         (["empty.jsonl", "--x", "gpus"], "no results lines"),
         (["sw"], "give --x AXIS"),
         (["wide.jsonl", "--x", "x"], "14 subplots (one per value of f)"),
-        (["sw", "--x", "gpus", "--out", "p4.svg"], "must end in .png"),
+        (["sw", "--x", "gpus", "--out", "p4.jpg"], "must end in .png, .pdf or .svg"),
     ]
     before = sorted(os.listdir(tmp)) + sorted(os.listdir(os.path.join(tmp, "sw")))
     for args, want in cases:
