@@ -119,6 +119,23 @@ def metrics_of(d, prefix=""):
     return out
 
 
+# axis labels with units: metrics and axes by name (a name not here is shown as it is)
+LABELS = {
+    "goodput_rps": "goodput (req/s)", "goodput_served_rps": "served within SLO (req/s)",
+    "bad_rate": "bad rate (late or dropped, fraction)", "bad_rate_mean": "bad rate (fraction)",
+    "gpu_busy_fraction": "GPU busy (fraction)", "gpus_used": "GPUs used", "upper_bound_rps": "upper bound (req/s)",
+    "latency_ms.p50": "p50 latency (ms)", "latency_ms.p99": "p99 latency (ms)", "latency_ms.max": "max latency (ms)",
+    "queueing_ms.p99": "p99 queueing (ms)", "at_goodput.batch_p50": "median batch at goodput",
+    "at_goodput.batch_mean": "mean batch at goodput", "at_goodput.queueing_p99_ms": "p99 queueing at goodput (ms)",
+    "batch_size.p50": "median batch", "slo_ms": "SLO (ms)", "gpus": "GPUs", "rate": "offered rate (req/s)",
+    "duration_s": "duration (s)", "num_models": "models", "replications": "seeds",
+}
+
+
+def label(name):
+    return LABELS.get(name, name)
+
+
 # metrics whose interval is not METRIC_ci95
 CI_KEY = {"goodput_rps": "goodput_ci95"}
 
@@ -256,8 +273,8 @@ def main(argv, write_atomic, save_fig, plt, palette):
         if not numeric:
             ax.set_xticks(range(len(vals[a.x])))
             ax.set_xticklabels(vals[a.x], rotation=30 if len(vals[a.x]) > 4 else 0, fontsize=8)
-        ax.set_xlabel(a.x)
-        ax.set_ylabel(metric)
+        ax.set_xlabel(label(a.x))
+        ax.set_ylabel(label(metric))
         ax.grid(alpha=0.3)
         if f:
             ax.set_title(f, fontsize=9)

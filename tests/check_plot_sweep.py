@@ -101,7 +101,9 @@ try:
     check(r.returncode == 0, "the goodput plot: " + r.stderr)
     check(open(os.path.join(tmp, "pg.pdf"), "rb").read(5) == b"%PDF-", "a PDF figure")
     r = run(plot + ["swg", "--x", "gpus", "--out", "pg.svg"], tmp)
-    check(r.returncode == 0 and b"<svg" in open(os.path.join(tmp, "pg.svg"), "rb").read(4096), "an SVG figure")
+    svg = open(os.path.join(tmp, "pg.svg"), "rb").read()
+    check(r.returncode == 0 and b"<svg" in svg[:4096], "an SVG figure")
+    check(b"<!-- goodput (req/s) -->" in svg and b"<!-- GPUs -->" in svg, "axis labels with units in the SVG")
     for row in csv.DictReader(open(os.path.join(tmp, "pg.csv"))):
         d = glines[int(row["point"])]
         lo, hi = d["goodput_ci95"]
