@@ -17,7 +17,7 @@ import math
 import os
 import sys
 
-from studylib import label_of
+from studylib import label_of, paired_ratio
 
 MAX_FACETS = 12
 SKIP = {"key", "config", "provenance", "search", "by_model", "models", "point", "npoints", "seed",
@@ -162,6 +162,45 @@ def value(d, metric):
     return float(v), lo, hi
 
 
+def seed_values(d, metric):
+    """The per-seed values of metric in line d (METRIC_by_seed, goodput_by_seed for goodput_rps), or
+    [its value] for a one-seed line; None when the line has neither."""
+    *parent_path, last = metric.split(".")
+    parent = d
+    for p in parent_path:
+        parent = parent.get(p) if isinstance(parent, dict) else None
+    if not isinstance(parent, dict):
+        return None
+    v = parent.get(last)
+    if isinstance(v, dict) and isinstance(v.get("by_seed"), list):
+        return v["by_seed"]
+    for k in (last + "_by_seed", "goodput_by_seed" if last == "goodput_rps" else None):
+        if k and isinstance(parent.get(k), list):
+            return parent[k]
+    got = value(d, metric)
+    return [got[0]] if got and (d.get("replications") or 1) == 1 else None
+
+
+def ratio_lines(lines, axis, num, den, metric):
+    """Lines of NUM over DEN along `axis`: each NUM line paired with the DEN line of the same other
+    axes, its metric the mean of the per-seed ratios (the same seed gives both the same arrivals)
+    with its 95% interval, under the key "ratio"."""
+    others = {}
+    for d in lines:
+        k = json.dumps({a: v for a, v in d["key"].items() if a != axis}, sort_keys=True)
+        others.setdefault(k, {})[label_of(d["key"][axis])] = d
+    out = []
+    for k, by in others.items():
+        if num not in by or den not in by:
+            continue
+        a, b = seed_values(by[num], metric), seed_values(by[den], metric)
+        r = paired_ratio(a, b) if a and b else None
+        d = dict(by[num])
+        d["ratio"] = {"mean": r[0], "ci95": r[1]} if r else None
+        out.append(d)
+    return out
+
+
 def default_metric(lines):
     first = lines[0]
     for m in ("goodput_rps", "goodput_served_rps", "bad_rate"):
@@ -189,6 +228,9 @@ def main(argv, write_atomic, save_fig, plt, palette):
     ap.add_argument("--where", action="append", default=[], metavar="AXIS=LABEL", help="keep one value of an axis")
     ap.add_argument("--out", help="the figure, .png, .pdf or .svg (default: beside RESULTS, sweep-X-METRIC.png); "
                     "the CSV goes beside it")
+    ap.add_argument("--ratio", metavar="NUM/DEN", help="plot the metric of one value of --ratio-axis over another's, "
+                    "e.g. symphony/eager: the mean of the per-seed ratios with its interval")
+    ap.add_argument("--ratio-axis", default="policy", help="the axis --ratio's values belong to (default policy)")
     ap.add_argument("--list", action="store_true", help="print the axes, their values and the metrics, and exit")
     a = ap.parse_args(argv)
     path, lines, axes = read_lines(a.results)
@@ -226,6 +268,26 @@ def main(argv, write_atomic, save_fig, plt, palette):
         print("plot.py sweep: warning: %d of the grid's %d points are present" % (len(lines), npoints),
               file=sys.stderr)
     keep = [d for d in lines if all(label_of(d["key"][ax]) == lab for ax, lab in where.items())]
+    ylabel = label(metric)
+    shown_metric = metric
+    if a.ratio:
+        num, sep, den = a.ratio.partition("/")
+        if not sep or a.ratio_axis not in axes:
+            refuse("--ratio %s: expected NUM/DEN, two values of --ratio-axis %s (axes: %s)"
+                   % (a.ratio, a.ratio_axis, ", ".join(axes)))
+        for v in (num, den):
+            if v not in vals[a.ratio_axis]:
+                refuse("--ratio %s: %s is not a value of %s (%s)" % (a.ratio, v, a.ratio_axis,
+                                                                 ", ".join(vals[a.ratio_axis])))
+        if a.ratio_axis in (a.x, a.group) or a.ratio_axis in where:
+            refuse("--ratio's axis %s cannot also be --x, --group or --where" % a.ratio_axis)
+        keep = [d for d in ratio_lines(keep, a.ratio_axis, num, den, metric) if d["ratio"]]
+        if not keep:
+            refuse("--ratio %s: no point has both %s and %s with %s" % (a.ratio, num, den, metric))
+        ylabel = "%s, %s / %s" % (label(metric), num, den)
+        shown_metric = "%s %s/%s" % (metric, num, den)
+        metric = "ratio"
+        vals[a.ratio_axis] = [num]
     facet_axes = [ax for ax in axes if ax not in (a.x, a.group) and ax not in where and len(vals[ax]) > 1]
     facets = []
     for d in sorted(keep, key=lambda d: d["point"]):
@@ -249,7 +311,7 @@ def main(argv, write_atomic, save_fig, plt, palette):
                              as_number(r[2]) if numeric else xorder[r[2]]))
     seeds = sorted({r[6] for r in rows})
     prov = "symphony %s @%s" % (lines[0].get("version"), lines[0].get("commit"))
-    title = "%s: %s against %s (%s, %s seed%s)" % (lines[0].get("grid"), metric, a.x, prov,
+    title = "%s: %s against %s (%s, %s seed%s)" % (lines[0].get("grid"), shown_metric, a.x, prov,
                                                    "/".join(str(s) for s in seeds), "" if seeds == [1] else "s")
     ncol = min(3, len(facets))
     nrow = (len(facets) + ncol - 1) // ncol
@@ -274,7 +336,7 @@ def main(argv, write_atomic, save_fig, plt, palette):
             ax.set_xticks(range(len(vals[a.x])))
             ax.set_xticklabels(vals[a.x], rotation=30 if len(vals[a.x]) > 4 else 0, fontsize=8)
         ax.set_xlabel(label(a.x))
-        ax.set_ylabel(label(metric))
+        ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
         if f:
             ax.set_title(f, fontsize=9)

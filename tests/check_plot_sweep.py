@@ -86,6 +86,22 @@ try:
         d = by_point[int(row["point"])]
         check(abs(float(row["mean"]) - d.get("bad_rate_mean", d["bad_rate"])) < 1e-9, "bad rate of a point")
 
+    # --ratio symphony/eager: per point, the mean of the per-seed ratios of the two policies' lines
+    r = run(plot + ["sw", "--x", "gpus", "--where", "replications=3", "--ratio", "symphony/eager", "--out", "pr.png"],
+            tmp)
+    check(r.returncode == 0, "the ratio plot: " + r.stderr)
+    rows = list(csv.DictReader(open(os.path.join(tmp, "pr.csv"))))
+    check(len(rows) == 3, "3 ratio rows (one per GPU count): %d" % len(rows))
+    for row in rows:
+        pair = {d["key"]["policy"]: d for d in lines if str(d["key"]["gpus"]) == row["x"]
+                and d["key"]["replications"] == 3}
+        want = [a / b for a, b in zip(pair["symphony"]["goodput_served_rps_by_seed"],
+                                      pair["eager"]["goodput_served_rps_by_seed"])]
+        check(abs(float(row["mean"]) - sum(want) / 3) < 1e-9 and row["ci_low"] != "",
+              "the ratio at %s GPUs: %s, want %s" % (row["x"], row["mean"], sum(want) / 3))
+    r = run(plot + ["sw", "--x", "gpus", "--ratio", "symphony/fifo", "--out", "px.png"], tmp)
+    check(r.returncode == 2 and "fifo is not a value of policy" in r.stderr, "a ratio of a value not there: " + r.stderr)
+
     # a goodput sweep with seeds: goodput_rps gets its interval, goodput_ci95 (once looked up as
     # goodput_rps_ci95, so goodput never had error bars)
     gp = {"name": "plot-goodput", "compute": "goodput",
