@@ -91,8 +91,13 @@ static const struct cli_opt o_target = { "target-rate", 0, CLI_NUM, "R",
 static const struct cli_opt o_max_gpus = { "max-gpus", 0, CLI_INT, "N",
 					   "give up above N GPUs (reported as none meeting the target)", "100000", 1,
 					   1000000 };
-static const struct cli_opt *const plan_opts[] = { &o_config, &o_target, &o_policies, &o_max_gpus, &o_jobs, &o_json, &o_quiet,
-						   NULL };
+static const struct cli_opt o_emit = { "emit-cluster", 0, CLI_OUT, "FILE",
+				       "write a runtime cluster file for the first policy's answer: the experiment (models, "
+				       "profiles, SLOs, policy, the target rate) on that many GPUs, with one frontend and a "
+				       "backend per GPU (and the sub-clusters memory needs), which scripts/cluster-local FILE "
+				       "and symphony schedd FILE start as it is" };
+static const struct cli_opt *const plan_opts[] = { &o_config, &o_target, &o_policies, &o_max_gpus, &o_jobs, &o_json,
+						   &o_emit, &o_quiet, NULL };
 
 static const struct cli_opt o_pa_sub = { "subclusters", 0, CLI_INT, "L", "sub-clusters (parts) to divide the models into",
 					  "2", 1, 100000 };

@@ -290,6 +290,45 @@ static const char *binding(int gpus, int floor, const struct sym_plan_analytic *
 	return "rate and SLO";
 }
 
+/* --emit-cluster FILE: the plan's answer as a runtime cluster file. */
+static int emit_cluster(const struct cli *c, struct sym_experiment *e, const struct sym_policy *pol,
+			const struct plan_row *row, double rate)
+{
+	if (row->over || row->gmax < 1)
+		return cli_fail(c, 1, "--emit-cluster: %s serves %.1f req/s on no count up to --max-gpus; nothing written",
+				row->name, rate);
+	e->policy = *pol;
+	e->rate = rate;
+	e->gpus = row->gmax;
+	if (e->ngroups == 1)
+		e->groups[0].count = row->gmax;
+	cJSON *cfg = sym_experiment_to_json(e), *rt = cfg ? cJSON_AddObjectToObject(cfg, "runtime") : NULL;
+	if (!rt) {
+		cJSON_Delete(cfg);
+		return cli_fail(c, 1, "out of memory");
+	}
+	cJSON_AddNumberToObject(rt, "frontends", 1);
+	cJSON_AddNumberToObject(rt, "backends", row->gmax);
+	if (!(e->ctrl_ms > 0 || e->data_ms > 0 || e->resp_ms > 0 || e->done_ms > 0)) {
+		/* planned without a network: the runtime would plan with zero delays too; without the key it
+		 * plans with its provider's measured ones (runtime/cluster.h), which the plan did not see */
+		cJSON_DeleteItemFromObjectCaseSensitive(cfg, "network");
+		if (!cli_flag(c, "quiet"))
+			fprintf(stderr, "%s: warning: the plan simulated no network delays; the runtime plans with its "
+					"provider's (tcp: --ctrl-ms 0.3 --data-ms 0.05 --resp-ms 1 --done-ms 0.2): plan with "
+					"them for an answer the runtime meets\n", c->who);
+	}
+	char err[1024];
+	int rc = sym_write_json(cli_str(c, "emit-cluster"), cfg, err, sizeof(err));
+	cJSON_Delete(cfg);
+	if (rc)
+		return cli_fail(c, 1, "%s", err);
+	if (!cli_flag(c, "quiet"))
+		fprintf(stderr, "%s: wrote %s: %s on %d GPUs at %.1f req/s (start it: scripts/cluster-local %s)\n", c->who,
+			cli_str(c, "emit-cluster"), row->name, row->gmax, rate, cli_str(c, "emit-cluster"));
+	return 0;
+}
+
 int cli_cmd_plan(struct cli *c)
 {
 	struct sym_experiment e;
@@ -380,6 +419,8 @@ int cli_cmd_plan(struct cli *c)
 	}
 	if (!rc && cli_str(c, "json") && sym_write_json(cli_str(c, "json"), doc, err, sizeof(err)))
 		rc = cli_fail(c, 1, "%s", err);
+	if (!rc && cli_str(c, "emit-cluster"))
+		rc = emit_cluster(c, &e, &pols[0], &rows[0], rate);
 	free(prs);
 	free(x);
 	free(rows);
