@@ -15,6 +15,8 @@
 #include "experiment/output.h"
 #include "experiment/result.h"
 #include "sim/engine.h"
+#include "core/memory.h"
+#include "sim/goodput.h"
 #include "sim/plan.h"
 #include "sym_version.h"
 
@@ -52,6 +54,9 @@ struct plan_row {
 	double mean;
 	char pm[96];      /* the mean with its interval, as text */
 	struct sym_plan_result p0;
+	bool have_gp;     /* the goodput at the answer (gmax GPUs): its mean and interval */
+	double gp, gp_lo, gp_hi;
+	bool gp_ci;
 };
 
 /* The target: --target-rate, else the models' own rates' sum (each model
@@ -80,7 +85,7 @@ static int plan_checks(const struct cli *c, struct sym_experiment *e, double *ra
 
 /* The JSON object of one policy's row. */
 static cJSON *row_json(const struct sym_experiment *e, const struct plan_row *r, const struct sym_plan_result *prs,
-		       const double *x, size_t nrep, int max_gpus)
+		       const double *x, size_t nrep, int max_gpus, double rate)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "policy", r->name);
@@ -118,6 +123,22 @@ static cJSON *row_json(const struct sym_experiment *e, const struct plan_row *r,
 		cJSON_AddNullToObject(o, "worst_model");
 	cJSON_AddNumberToObject(o, "worst_model_bad_rate", r->p0.worst_bad_rate);
 	cJSON_AddNumberToObject(o, "few_request_models", (double)r->p0.few);
+	/* the headroom: the goodput on the answer's GPUs (every seed), over the target */
+	if (r->have_gp) {
+		cJSON *h = cJSON_AddObjectToObject(o, "at_answer");
+		cJSON_AddNumberToObject(h, "gpus", r->gmax);
+		cJSON_AddNumberToObject(h, "goodput_rps", r->gp);
+		if (r->gp_ci) {
+			cJSON *ci = cJSON_AddArrayToObject(h, "goodput_ci95");
+			cJSON_AddItemToArray(ci, cJSON_CreateNumber(r->gp_lo));
+			cJSON_AddItemToArray(ci, cJSON_CreateNumber(r->gp_hi));
+		} else {
+			cJSON_AddNullToObject(h, "goodput_ci95");
+		}
+		cJSON_AddNumberToObject(h, "headroom", rate > 0 ? r->gp / rate - 1 : 0);
+	} else {
+		cJSON_AddNullToObject(o, "at_answer");
+	}
 	/* the margin: at one GPU fewer (the first seed's search), the model that failed first */
 	if (r->p0.gpus >= 0 && r->p0.below_gpus >= 0) {
 		cJSON *b = cJSON_AddObjectToObject(o, "one_gpu_fewer");
@@ -227,6 +248,19 @@ static int plan_policy(const struct cli *c, struct sym_experiment *e, double rat
 		return cli_fail(c, cli_status(rc), "%s", err);
 	sym_policy_format(&e->policy, r->name, sizeof(r->name));
 	fold(r, prs, x, nrep);
+	if (!r->over && r->gmax > 0) { /* the headroom: the goodput on the answer's GPUs */
+		struct sym_goodput_reps g;
+		if ((rc = sym_plan_goodput_at(e, r->gmax, cli_jobs(c), &g, err, sizeof(err)))) {
+			sym_goodput_reps_finish(&g);
+			return cli_fail(c, cli_status(rc), "%s", err);
+		}
+		r->have_gp = true;
+		r->gp = g.mean;
+		r->gp_ci = g.have_ci;
+		r->gp_lo = g.ci_lo;
+		r->gp_hi = g.ci_hi;
+		sym_goodput_reps_finish(&g);
+	}
 	if (r->p0.few)
 		fprintf(stderr, "symphony: warning: %s at %d GPUs: %zu model%s had fewer than %llu measured requests, too "
 				"few for a bad rate of %g%% to mean much\n", r->name, r->p0.at_gpus, r->p0.few,
@@ -371,6 +405,10 @@ int cli_cmd_plan(struct cli *c)
 	cJSON_AddNumberToObject(mem, "subclusters", floor);
 	cJSON_AddNumberToObject(mem, "min_gpus", floor);
 	cJSON_AddNumberToObject(mem, "gpu_memory_mb", e.kinds[0].memory_mb);
+	struct sym_mem need = { 0, 0 }; /* what one GPU holding every model needs (core/memory.h) */
+	for (size_t m = 0; m < e.nmodels && e.profiles; m++)
+		sym_mem_add_profile(&need, &e.profiles[m]);
+	cJSON_AddNumberToObject(mem, "one_pool_need_mb", sym_mem_need(&need));
 	cJSON_AddBoolToObject(mem, "checked", e.memory_check && e.kinds[0].memory_mb > 0);
 	if (e.nqueries)
 		cJSON_AddItemToObject(doc, "queries", sym_queries_json(&e, NULL));
@@ -389,7 +427,7 @@ int cli_cmd_plan(struct cli *c)
 	for (int i = 0; i < npol && !rc; i++) {
 		e.policy = pols[i];
 		if (!(rc = plan_policy(c, &e, rate, max_gpus, prs, x, nrep, &rows[i]))) {
-			cJSON *row = row_json(&e, &rows[i], prs, x, nrep, max_gpus);
+			cJSON *row = row_json(&e, &rows[i], prs, x, nrep, max_gpus, rate);
 			cJSON_AddStringToObject(row, "binding", binding(rows[i].over ? -1 : rows[i].gmax, floor, &an));
 			cJSON_AddItemToArray(arr, row);
 		}
@@ -415,6 +453,16 @@ int cli_cmd_plan(struct cli *c)
 			fprintf(f, "margin (%s): at %d GPUs %s fails first, %.2f%% bad%s\n", rows[i].name, p0->below_gpus,
 				sym_unit_name(&e, p0->below_worst), 100 * p0->below_worst_bad_rate,
 				p0->below_stopped_early ? " when the run stopped early" : "");
+		}
+		for (int i = 0; i < npol; i++) {
+			const struct plan_row *rw = &rows[i];
+			if (!rw->have_gp)
+				continue;
+			char ci[96] = "";
+			if (rw->gp_ci)
+				snprintf(ci, sizeof(ci), " (95%% interval %.1f to %.1f)", rw->gp_lo, rw->gp_hi);
+			fprintf(f, "headroom (%s): at %d GPUs the goodput is %.1f %s%s, %+.1f%% over the target\n", rw->name,
+				rw->gmax, rw->gp, sym_rate_unit(&e), ci, 100 * (rw->gp / rate - 1));
 		}
 	}
 	if (!rc && cli_str(c, "json") && sym_write_json(cli_str(c, "json"), doc, err, sizeof(err)))

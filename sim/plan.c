@@ -90,6 +90,19 @@ static int measure_at(struct sym_experiment *e, double rate, int gpus, struct sy
 	return rc;
 }
 
+int sym_plan_goodput_at(struct sym_experiment *e, int gpus, int jobs, struct sym_goodput_reps *out, char *err,
+			size_t errlen)
+{
+	int saved = e->gpus;
+	set_gpus(e, gpus);
+	int rc = sym_experiment_resolve(e, err, errlen);
+	if (!rc)
+		rc = sym_goodput_replicate(e, jobs, false, out, err, errlen);
+	set_gpus(e, saved);
+	int rc2 = sym_experiment_resolve(e, err, errlen);
+	return rc ? rc : rc2;
+}
+
 int sym_plan_search(struct sym_experiment *e, double rate, int max_gpus, bool progress, struct sym_plan_result *out,
 		    char *err, size_t errlen)
 {

@@ -55,6 +55,14 @@ int sym_plan_search(struct sym_experiment *e, double rate, int max_gpus, bool pr
 int sym_plan_replicate(const struct sym_experiment *e, double rate, int max_gpus, int jobs, bool progress,
 		       struct sym_plan_result *by_seed, char *err, size_t errlen);
 
+/* The goodput (the goodput search, e->replications seeds on `jobs` threads)
+ * of e's policy on `gpus` GPUs: a plan's answer's headroom. e->gpus is
+ * changed and restored. out is sym_goodput_reps_finish()ed by the caller.
+ * Returns 0 or an error with a message. */
+struct sym_goodput_reps;
+int sym_plan_goodput_at(struct sym_experiment *e, int gpus, int jobs, struct sym_goodput_reps *out, char *err,
+			size_t errlen);
+
 /* The analytic estimates for e's models at total rate `rate`. */
 void sym_plan_analytic(const struct sym_experiment *e, double rate, int max_gpus, struct sym_plan_analytic *out);
 

@@ -1223,6 +1223,8 @@ static void test_plan(void **state)
 		cJSON *mdoc = load_json(tmp_path("out_plan_mem.json"));
 		assert_true(num(get(mdoc, "memory"), "gpu_memory_mb") == (k ? 11264 : 60000));
 		assert_int_equal((int)num(get(mdoc, "memory"), "subclusters"), k ? 2 : 1);
+		double need = num(get(mdoc, "memory"), "one_pool_need_mb"); /* more than 11 GB, less than 60 */
+		assert_true(need > 11264 && need < 60000);
 		const cJSON *pol = cJSON_GetArrayItem(get(mdoc, "policies"), 0);
 		assert_true(cJSON_IsTrue(get(pol, "meets_criterion")));
 		print_message("plan at memory_mb %d: %d GPUs, %d sub-clusters\n", k ? 11264 : 60000, (int)num(pol, "gpus"),
@@ -1249,6 +1251,16 @@ static void test_plan(void **state)
 	assert_true(sym >= 20 && sym <= 24);
 	assert_true(eag > sym);
 	assert_true(num(cJSON_GetArrayItem(pols, 0), "bad_rate") <= 0.01);
+	/* the headroom: the goodput on the answer's GPUs, about the target or above (the search's
+	 * resolution and another criterion run may put it a step under), below what one GPU more serves */
+	for (int k = 0; k < 2; k++) {
+		const cJSON *at = get(cJSON_GetArrayItem(pols, k), "at_answer");
+		assert_int_equal((int)num(at, "gpus"), k ? eag : sym);
+		double h = num(at, "headroom");
+		print_message("plan headroom (%s): %.4f\n", k ? "eager" : "symphony", h);
+		assert_true(h > -0.02 && h < 1.0 / (k ? eag : sym) + 0.05);
+		assert_true(fabs(num(at, "goodput_rps") / 15000 - 1 - h) < 1e-9);
+	}
 	/* the margin: one GPU fewer fails, naming the model that fails first */
 	for (int k = 0; k < 2; k++) {
 		const cJSON *fewer = get(cJSON_GetArrayItem(pols, k), "one_gpu_fewer");
