@@ -707,6 +707,17 @@ int sym_core_set_kinds_off(struct sym_core *c, int m, uint32_t kinds_off, sym_ti
 	return rc;
 }
 
+int sym_core_restart_arrivals(struct sym_core *c, int m)
+{
+	struct core *k = impl(c);
+	if (m < 0 || m >= c->nmodels)
+		return -EINVAL;
+	if (k->sched)
+		return -ENOTSUP;
+	sym_models_restart_arrivals(&k->models, m);
+	return 0;
+}
+
 uint64_t sym_core_queued(const struct sym_core *c)
 {
 	const struct core *k = cimpl(c);

@@ -147,6 +147,11 @@ int sym_core_gpu_online(struct sym_core *c, int g, uint32_t epoch, sym_time now)
  * -ENOTSUP for a scheduler policy (kinds_off is the candidate policies'). */
 int sym_core_set_kinds_off(struct sym_core *c, int m, uint32_t kinds_off, sym_time now);
 
+/* Model m's arrival statistics start afresh (core/shard.h,
+ * sym_shard_restart_arrivals): it was out of service and is back. 0;
+ * -EINVAL for a bad model; -ENOTSUP for a scheduler policy (no shards). */
+int sym_core_restart_arrivals(struct sym_core *c, int m);
+
 /* Model m's SLO is slo from now on (a complex query's stage whose budget was
  * re-planned): what the policies plan with (Nexus's sessions, early drop's
  * target, timeout's wait) uses it from their next use; the requests' own

@@ -357,6 +357,11 @@ int sym_models_set_kinds_off(struct sym_models *ms, int m, uint32_t kinds_off, s
 	return rc;
 }
 
+void sym_models_restart_arrivals(struct sym_models *ms, int m)
+{
+	sym_shard_restart_arrivals(&ms->shards[local_id(ms, m)]);
+}
+
 uint64_t sym_models_queued(const struct sym_models *ms)
 {
 	uint64_t n = 0;

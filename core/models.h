@@ -129,6 +129,9 @@ struct sym_waits sym_models_waits(const struct sym_models *ms, int m, int k);
  * from there is given back). 0 or -EINVAL (see sym_shard_set_kinds_off). */
 int sym_models_set_kinds_off(struct sym_models *ms, int m, uint32_t kinds_off, sym_time now);
 
+/* Model m's (one of ours) arrival statistics start afresh (sym_shard_restart_arrivals). */
+void sym_models_restart_arrivals(struct sym_models *ms, int m);
+
 /* Requests queued over the local models. */
 uint64_t sym_models_queued(const struct sym_models *ms);
 

@@ -102,6 +102,15 @@ int sym_shard_set_kinds_off(struct sym_shard *s, uint32_t kinds_off)
 	return 0;
 }
 
+void sym_shard_restart_arrivals(struct sym_shard *s)
+{
+	s->last_arrival = -1;
+	s->gap_m1 = s->gap_m2 = 0;
+	s->cv = 1;
+	s->win_start = -1;
+	s->win_count = 0;
+}
+
 int sym_shard_init_kinds(struct sym_shard *s, int id, const struct sym_model_cfg *cfg, int nkinds,
 			 const struct sym_gather *gather, const struct sym_net *net)
 {
@@ -236,8 +245,11 @@ int sym_shard_push(struct sym_shard *s, struct sym_request *r, sym_time now)
 		}
 	}
 	s->last_arrival = now;
-	/* Windowed rate estimate, smoothed across windows. */
-	if (now - s->win_start >= SYM_RATE_WINDOW) {
+	/* Windowed rate estimate, smoothed across windows (a window restarted by
+	 * sym_shard_restart_arrivals begins at this arrival). */
+	if (s->win_start < 0) {
+		s->win_start = now;
+	} else if (now - s->win_start >= SYM_RATE_WINDOW) {
 		double sample = s->win_count / sym_to_s(now - s->win_start);
 		s->lambda = s->lambda > 0 ? (1 - SYM_RATE_SMOOTH) * s->lambda + SYM_RATE_SMOOTH * sample
 					  : sample;

@@ -163,6 +163,13 @@ void sym_shard_finish(struct sym_shard *s);
  * sub-cluster). 0, or -EINVAL (one kind only, or every kind off). */
 int sym_shard_set_kinds_off(struct sym_shard *s, uint32_t kinds_off);
 
+/* Starts the model's arrival statistics afresh (the gaps' variability and
+ * the rate window; the rate estimate stays as a prior): a model taken out of
+ * service and back (the runtime's repository API) would otherwise count the
+ * time it was out as one gap, and its variability estimate, an average of
+ * squared gaps, would keep its batches small for many seconds after. */
+void sym_shard_restart_arrivals(struct sym_shard *s);
+
 /* Queues r (r->model must be s->id) and updates the rate estimate.
  * Returns 0 or -ENOMEM. */
 int sym_shard_push(struct sym_shard *s, struct sym_request *r, sym_time now);

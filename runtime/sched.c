@@ -68,7 +68,7 @@
 
 /* ---- messages ---- */
 
-enum { IN_REQ, IN_GPU_FREE, IN_GPU_OFFLINE, IN_GPU_ONLINE, IN_MODEL_KINDS };
+enum { IN_REQ, IN_GPU_FREE, IN_GPU_OFFLINE, IN_GPU_ONLINE, IN_MODEL_KINDS, IN_MODEL_RESTART };
 
 /* driver -> solo / worker / ranker */
 struct in_msg {
@@ -629,6 +629,10 @@ static void solo_msg(struct solo *so, const struct in_msg *m, sym_time now)
 		emit_moved(&so->em, m->model, sym_core_set_kinds_off(c, m->model, (uint32_t)m->id, now), now);
 		return;
 	}
+	if (m->type == IN_MODEL_RESTART) {
+		sym_core_restart_arrivals(c, m->model); /* (a scheduler policy has no statistics to restart) */
+		return;
+	}
 	if (m->type == IN_REQ) {
 		struct sym_request *r = take_request(&so->em, m, now);
 		if (r && sym_core_arrive(c, r, now)) {
@@ -741,6 +745,10 @@ static void wk_arrive(struct worker *wk, const struct in_msg *m, sym_time now)
 {
 	if (m->type == IN_MODEL_KINDS) {
 		emit_moved(&wk->em, m->model, sym_models_set_kinds_off(&wk->ms, m->model, (uint32_t)m->id, now), now);
+		return;
+	}
+	if (m->type == IN_MODEL_RESTART) {
+		sym_models_restart_arrivals(&wk->ms, m->model);
 		return;
 	}
 	struct sym_request *r = take_request(&wk->em, m, now);
@@ -1278,6 +1286,19 @@ int sym_sched_set_kinds_off(struct sym_sched *s, int model, uint32_t kinds_off)
 	if (model < 0 || model >= s->nmodels)
 		return -EINVAL;
 	struct in_msg m = { .id = kinds_off, .model = model, .type = IN_MODEL_KINDS };
+	if (!sym_spsc_push(in_queue(s, model), &m)) {
+		s->drv_full++;
+		return -EAGAIN;
+	}
+	wake(s->model_thr[model]);
+	return 0;
+}
+
+int sym_sched_restart_arrivals(struct sym_sched *s, int model)
+{
+	if (model < 0 || model >= s->nmodels)
+		return -EINVAL;
+	struct in_msg m = { .model = model, .type = IN_MODEL_RESTART };
 	if (!sym_spsc_push(in_queue(s, model), &m)) {
 		s->drv_full++;
 		return -EAGAIN;

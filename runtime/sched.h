@@ -148,6 +148,11 @@ void sym_sched_destroy(struct sym_sched *s);
  * no plan of m after it). 0; -EINVAL for an unknown model; -EAGAIN (full). */
 int sym_sched_set_kinds_off(struct sym_sched *s, int model, uint32_t kinds_off);
 
+/* Model m's arrival statistics start afresh (core/core.h,
+ * sym_core_restart_arrivals), queued in order with its requests: it was out
+ * of service (the repository API) and is back. 0; -EINVAL; -EAGAIN (full). */
+int sym_sched_restart_arrivals(struct sym_sched *s, int model);
+
 /* Queues a request. 0; -EINVAL for an unknown model; -EAGAIN when its
  * worker's queue is full (poll, then retry). */
 int sym_sched_submit(struct sym_sched *s, const struct sym_sched_req *r);

@@ -886,6 +886,14 @@ static void repo_step(struct schedd *s)
 				continue;
 			}
 			rm->reason[0] = '\0';
+			/* its arrival statistics afresh: the time it was out is not a gap between its requests */
+			if (sym_sched_restart_arrivals(s->sched, (int)m)) {
+				poll_sched(s); /* the queue was full: room, then once more */
+				if (sym_sched_restart_arrivals(s->sched, (int)m))
+					sym_rt_log(WHO, "model %s: its arrival statistics were not restarted (the scheduler's "
+						   "queue is full); its batches may stay small for a while",
+						   s->c->exp.models[m].name);
+			}
 			set_state(s, (int)m, MS_READY);
 			repo_answer(s, (int)m, 200, NULL);
 		}

@@ -376,6 +376,8 @@ static void low_load(int threads)
 	struct sym_sched_cfg cfg;
 	make_cfg(&cfg, mc, 4, &slow, 150 * SYM_MS, 8, "symphony", threads);
 	start(&t, &cfg);
+	for (int m = 0; m < 4; m++) /* (a model back in service: nothing else changes) */
+		assert_int_equal(sym_sched_restart_arrivals(t.s, m), 0);
 	sym_time slo[4] = { 150 * SYM_MS, 150 * SYM_MS, 150 * SYM_MS, 150 * SYM_MS };
 	td_run(&t, slo, 20 * SYM_S);
 	assert_int_equal(t.ndrops, 0);
@@ -1066,6 +1068,8 @@ static void test_bad_args(void **state)
 		assert_int_equal(sym_sched_gpu_offline(s, -1), -EINVAL);
 		assert_int_equal(sym_sched_gpu_online(s, 5), -EINVAL);
 		assert_int_equal(sym_sched_gpu_online(s, 1), 0); /* already online: nothing */
+		assert_int_equal(sym_sched_restart_arrivals(s, 2), -EINVAL);
+		assert_int_equal(sym_sched_restart_arrivals(s, 1), 0); /* queued to its thread, applied there */
 		assert_true(sym_sched_fd(s) >= 0);
 		assert_int_equal(sym_sched_pending(s), 0);
 		struct sym_sched_stats st;

@@ -287,6 +287,47 @@ static void test_rate_estimate_updates_target(void **state)
 	sym_profile_finish(&p);
 }
 
+/* A model out of service for 2 s, then back (the runtime's repository API): with its arrival
+ * statistics restarted, the 2 s is not a gap between its requests; without, the squared-gap
+ * average takes it as one and the measured cv (and so the target batch) stays far off for
+ * hundreds of arrivals. */
+static void test_restart_arrivals(void **state)
+{
+	(void)state;
+	struct sym_profile p;
+	assert_int_equal(sym_profile_init_linear(&p, "r50", 1.053, 5.072, 18), 0);
+	struct sym_gather g = { SYM_GATHER_EARLY, 0, SYM_TARGET_SIGMAS };
+	struct sym_net net = { 0, 0, 0 };
+	struct sym_model_cfg mc = { &p, 25 * SYM_MS, 0, NULL, { NULL }, 0 };
+	static struct sym_request r[2][4400];
+	double cv[2];
+	for (int k = 0; k < 2; k++) {
+		struct sym_shard s;
+		assert_int_equal(sym_shard_init(&s, 0, &mc, &g, &net), 0);
+		sym_time t = 0;
+		for (int i = 0; i < 4400; i++) {
+			t += SYM_S / 2000; /* 2000 req/s, constant gaps */
+			if (i == 2200) {
+				t += 2 * SYM_S; /* out of service */
+				if (k)
+					sym_shard_restart_arrivals(&s);
+			}
+			r[k][i] = (struct sym_request){ .id = (uint64_t)i, .arrival = t, .deadline = t + 25 * SYM_MS };
+			assert_int_equal(sym_shard_push(&s, &r[k][i], t), 0);
+			struct sym_request *out[1];
+			sym_shard_take(&s, 1, out);
+		}
+		cv[k] = sym_shard_gap_cv(&s);
+		if (k)
+			assert_true(s.lambda > 1800 && s.lambda < 2200); /* the rate window restarted too */
+		sym_shard_finish(&s);
+	}
+	print_message("cv 1.1 s after the model came back: %.3f without a restart, %.3f with\n", cv[0], cv[1]);
+	assert_true(cv[1] < 0.2); /* (from the initial cv = 1, as a new model) */
+	assert_true(cv[0] > 1);
+	sym_profile_finish(&p);
+}
+
 static void test_gather_parse(void **state)
 {
 	(void)state;
@@ -366,6 +407,7 @@ int main(void)
 		cmocka_unit_test(test_early_drop),
 		cmocka_unit_test(test_target_for_rate),
 		cmocka_unit_test(test_rate_estimate_updates_target),
+		cmocka_unit_test(test_restart_arrivals),
 		cmocka_unit_test(test_gather_parse),
 		cmocka_unit_test(test_policy_parse),
 		cmocka_unit_test(test_init_rejects),
