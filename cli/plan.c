@@ -128,13 +128,7 @@ static cJSON *row_json(const struct sym_experiment *e, const struct plan_row *r,
 		cJSON *h = cJSON_AddObjectToObject(o, "at_answer");
 		cJSON_AddNumberToObject(h, "gpus", r->gmax);
 		cJSON_AddNumberToObject(h, "goodput_rps", r->gp);
-		if (r->gp_ci) {
-			cJSON *ci = cJSON_AddArrayToObject(h, "goodput_ci95");
-			cJSON_AddItemToArray(ci, cJSON_CreateNumber(r->gp_lo));
-			cJSON_AddItemToArray(ci, cJSON_CreateNumber(r->gp_hi));
-		} else {
-			cJSON_AddNullToObject(h, "goodput_ci95");
-		}
+		cJSON_AddItemToObject(h, "goodput_ci95", sym_interval_json(r->gp_ci, r->gp_lo, r->gp_hi));
 		cJSON_AddNumberToObject(h, "headroom", rate > 0 ? r->gp / rate - 1 : 0);
 	} else {
 		cJSON_AddNullToObject(o, "at_answer");

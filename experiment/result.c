@@ -623,15 +623,21 @@ void sym_result_print(FILE *f, const char *command, const struct sym_experiment 
 			r->preempted_gpu_seconds);
 }
 
-cJSON *sym_ci95_json(const double *x, size_t n)
+cJSON *sym_interval_json(bool have, double lo, double hi)
 {
-	double mean, lo, hi;
-	if (!sym_mean_ci95(x, n, &mean, &lo, &hi))
+	if (!have)
 		return cJSON_CreateNull();
 	cJSON *a = cJSON_CreateArray();
 	cJSON_AddItemToArray(a, cJSON_CreateNumber(lo));
 	cJSON_AddItemToArray(a, cJSON_CreateNumber(hi));
 	return a;
+}
+
+cJSON *sym_ci95_json(const double *x, size_t n)
+{
+	double mean, lo, hi;
+	bool have = sym_mean_ci95(x, n, &mean, &lo, &hi);
+	return sym_interval_json(have, lo, hi);
 }
 
 const char *sym_format_pm(char *buf, size_t len, const char *fmt, const double *x, size_t n)

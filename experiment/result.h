@@ -207,6 +207,9 @@ cJSON *sym_result_json(const char *command, const struct sym_experiment *e, cons
 /* [low, high], the 95% interval of the mean of x[0..n), or null for n < 2. */
 cJSON *sym_ci95_json(const double *x, size_t n);
 
+/* An interval computed elsewhere as JSON: [lo, hi], or null without one. */
+cJSON *sym_interval_json(bool have, double lo, double hi);
+
 /* "MEAN" (n = 1) or "MEAN ± HALF" (the 95% interval's half-width), each
  * printed with fmt (e.g. "%.1f"), into buf. Returns buf. */
 const char *sym_format_pm(char *buf, size_t len, const char *fmt, const double *x, size_t n);

@@ -847,6 +847,19 @@ static void repo_answer(struct schedd *s, int m, unsigned status, const char *wh
  * hold it does (or, when one could not, is unloaded again). Called when a
  * backend reports a load or unload, and on the check timer (drains end as
  * the scheduler's last requests of the model are answered). */
+/* Whether a connected backend holds model m in state h; h == HOLD_NO asks
+ * whether any connected backend holds it in any other state. */
+static bool holding(const struct schedd *s, size_t m, int h)
+{
+	size_t n = s->c->exp.nmodels;
+	for (int g = 0; g < s->c->backends_max; g++) {
+		uint8_t x = s->holds[(size_t)g * n + m];
+		if (s->be[g].conn && (h == HOLD_NO ? x != HOLD_NO : x == h))
+			return true;
+	}
+	return false;
+}
+
 static void repo_step(struct schedd *s)
 {
 	if (!s->repo_busy)
@@ -856,46 +869,33 @@ static void repo_step(struct schedd *s)
 		struct rmodel *rm = &s->rm[m];
 		if (rm->state == MS_DRAINING && !s->live[m])
 			set_state(s, (int)m, MS_UNLOADING);
-		bool busy = false;
-		if (rm->state == MS_UNLOADING) {
-			for (int g = 0; g < s->c->backends_max; g++) {
-				if (!s->be[g].conn)
-					continue;
-				uint8_t h = s->holds[(size_t)g * n + m];
-				if (h == HOLD_YES)
-					send_load(s, g, (int)m, SYM_WIRE_UNLOAD);
-				busy |= h != HOLD_NO;
-			}
-			if (!busy) {
-				set_state(s, (int)m, MS_UNAVAILABLE);
-				if (rm->failed)
-					repo_answer(s, (int)m, 400, rm->reason);
-				else
-					repo_answer(s, (int)m, 200, NULL);
-				rm->failed = false;
-			}
-		} else if (rm->state == MS_LOADING) {
-			for (int g = 0; g < s->c->backends_max; g++)
-				busy |= s->be[g].conn && s->holds[(size_t)g * n + m] == HOLD_LOADING;
-			if (busy)
-				continue;
-			if (rm->failed) { /* unloaded from those that did load it, then answered with the reason */
+		if (rm->state == MS_LOADING && !holding(s, m, HOLD_LOADING)) {
+			if (rm->failed) { /* unloaded from those that did load it (below), then answered with the reason */
 				s->repo_failed++;
 				set_state(s, (int)m, MS_UNLOADING);
-				m--; /* this model again, now unloading */
-				continue;
+			} else {
+				rm->reason[0] = '\0';
+				/* its arrival statistics afresh: the time it was out is not a gap between its requests */
+				if (sym_sched_restart_arrivals(s->sched, (int)m)) {
+					poll_sched(s); /* the queue was full: room, then once more */
+					if (sym_sched_restart_arrivals(s->sched, (int)m))
+						sym_rt_log(WHO, "model %s: its arrival statistics were not restarted (the "
+							   "scheduler's queue is full); its batches may stay small for a while",
+							   s->c->exp.models[m].name);
+				}
+				set_state(s, (int)m, MS_READY);
+				repo_answer(s, (int)m, 200, NULL);
 			}
-			rm->reason[0] = '\0';
-			/* its arrival statistics afresh: the time it was out is not a gap between its requests */
-			if (sym_sched_restart_arrivals(s->sched, (int)m)) {
-				poll_sched(s); /* the queue was full: room, then once more */
-				if (sym_sched_restart_arrivals(s->sched, (int)m))
-					sym_rt_log(WHO, "model %s: its arrival statistics were not restarted (the scheduler's "
-						   "queue is full); its batches may stay small for a while",
-						   s->c->exp.models[m].name);
+		}
+		if (rm->state == MS_UNLOADING) {
+			for (int g = 0; g < s->c->backends_max; g++)
+				if (s->be[g].conn && s->holds[(size_t)g * n + m] == HOLD_YES)
+					send_load(s, g, (int)m, SYM_WIRE_UNLOAD);
+			if (!holding(s, m, HOLD_NO)) {
+				set_state(s, (int)m, MS_UNAVAILABLE);
+				repo_answer(s, (int)m, rm->failed ? 400 : 200, rm->failed ? rm->reason : NULL);
+				rm->failed = false;
 			}
-			set_state(s, (int)m, MS_READY);
-			repo_answer(s, (int)m, 200, NULL);
 		}
 	}
 }

@@ -354,13 +354,7 @@ cJSON *sym_goodput_result_json(const struct sym_experiment *e, const struct sym_
 		x[i] = g->by_seed[i].goodput_rps;
 	cJSON_ReplaceItemInObjectCaseSensitive(o, "replications", cJSON_CreateNumber((double)g->n));
 	cJSON_AddNumberToObject(o, "goodput_rps", g->mean);
-	if (g->have_ci) {
-		cJSON *ci = cJSON_AddArrayToObject(o, "goodput_ci95");
-		cJSON_AddItemToArray(ci, cJSON_CreateNumber(g->ci_lo));
-		cJSON_AddItemToArray(ci, cJSON_CreateNumber(g->ci_hi));
-	} else {
-		cJSON_AddNullToObject(o, "goodput_ci95");
-	}
+	cJSON_AddItemToObject(o, "goodput_ci95", sym_interval_json(g->have_ci, g->ci_lo, g->ci_hi));
 	cJSON_AddItemToObject(o, "goodput_by_seed", numbers_json(x, g->n));
 	cJSON *br = cJSON_AddArrayToObject(o, "goodput_bracket_by_seed"); /* [highest passing, lowest failing] */
 	for (size_t i = 0; i < g->n; i++) {
