@@ -57,30 +57,51 @@ struct plan_row {
 	bool have_gp;     /* the goodput at the answer (gmax GPUs): its mean and interval */
 	double gp, gp_lo, gp_hi;
 	bool gp_ci;
+	bool have_pool;   /* sub-clusters: the goodput of one pool on the same GPUs (memory set aside) */
+	double pool, pool_lo, pool_hi;
+	bool pool_ci;
 };
 
-/* The target: --target-rate, else the models' own rates' sum (each model
- * object's "rate"; --rate scales them). */
-static int plan_checks(const struct cli *c, struct sym_experiment *e, double *rate)
+/* The target. A constant rate: --target-rate, else the models' own rates'
+ * sum (each model object's "rate"; --rate scales them); the simulations run
+ * at that rate (*scale == *rate). A rate schedule (segments, rate_csv): the
+ * schedule as written, or scaled so that its mean total is --target-rate;
+ * *rate is the mean total (req/s) and *scale what the simulations run the
+ * schedule at (sim/goodput.h). */
+static int plan_checks(const struct cli *c, struct sym_experiment *e, double *rate, double *scale)
 {
-	if (e->rate_csv[0] || e->nseg)
-		return cli_usage_error(c, "plans for a constant --target-rate; remove the rate schedule (segments / rate_csv)");
 	if (e->ngroups > 1)
 		return cli_usage_error(c, "plans a cluster of one device kind; give --gpus, not a cluster of %zu kinds",
 				       e->ngroups);
-	if (cli_given(c, "target-rate")) {
-		*rate = cli_num(c, "target-rate");
+	char err[1024];
+	if (e->rate_csv[0] || e->nseg) {
+		if (sym_experiment_resolve(e, err, sizeof(err)))
+			return cli_usage_error(c, "%s", err);
+		double mean = sym_schedule_mean_rate(e);
+		if (!(mean > 0))
+			return cli_usage_error(c, "the rate schedule (%s) offers no request: nothing to plan for",
+					       e->rate_csv[0] ? e->rate_csv : "segments");
+		*rate = cli_given(c, "target-rate") ? cli_num(c, "target-rate") : mean;
+		*scale = *rate / mean;
 		return 0;
 	}
-	char err[1024];
+	if (cli_given(c, "target-rate")) {
+		*rate = *scale = cli_num(c, "target-rate");
+		return 0;
+	}
 	if (sym_experiment_resolve(e, err, sizeof(err)))
 		return cli_usage_error(c, "%s", err);
 	if (e->nmodels && e->models[0].rate > 0) {
-		*rate = e->rate;
+		*rate = *scale = e->rate;
 		return 0;
 	}
 	return cli_usage_error(c, "--target-rate R is required (total requests per second), unless every model "
-				  "has a \"rate\" of its own");
+				  "has a \"rate\" of its own or a rate schedule (rate_csv, segments) gives them");
+}
+
+static bool has_schedule(const struct sym_experiment *e)
+{
+	return e->rate_csv[0] || e->nseg;
 }
 
 /* The JSON object of one policy's row. */
@@ -145,6 +166,14 @@ static cJSON *row_json(const struct sym_experiment *e, const struct plan_row *r,
 	} else {
 		cJSON_AddNullToObject(o, "one_gpu_fewer");
 	}
+	if (r->have_pool) { /* partition against one pool at the same count */
+		cJSON *p = cJSON_AddObjectToObject(o, "one_pool_at_answer");
+		cJSON_AddNumberToObject(p, "gpus", r->gmax);
+		cJSON_AddNumberToObject(p, "goodput_rps", r->pool);
+		cJSON_AddItemToObject(p, "goodput_ci95", sym_interval_json(r->pool_ci, r->pool_lo, r->pool_hi));
+		cJSON_AddNumberToObject(p, "partition_over_pool", r->pool > 0 ? r->gp / r->pool : 0);
+		cJSON_AddBoolToObject(p, "memory_ignored", true);
+	}
 	int steps = 0;
 	for (size_t k = 0; k < nrep; k++)
 		steps += prs[k].steps;
@@ -206,13 +235,20 @@ static void print_analytic(FILE *f, const struct sym_plan_analytic *an, size_t n
 			(unsigned long long)e->seed);
 }
 
-static cJSON *plan_doc(const struct sym_experiment *e, double rate, int max_gpus, const struct sym_plan_analytic *an)
+static cJSON *plan_doc(const struct sym_experiment *e, double rate, double scale, int max_gpus,
+		       const struct sym_plan_analytic *an)
 {
 	cJSON *doc = sym_result_head("plan");
 	cJSON_AddNumberToObject(doc, "seed", (double)e->seed);
 	cJSON_AddNumberToObject(doc, "replications", e->replications);
 	cJSON_AddStringToObject(doc, "criterion", sym_criterion_name(e->criterion));
 	cJSON_AddNumberToObject(doc, "target_rate", rate);
+	if (has_schedule(e)) { /* the target is the schedule's mean; the simulations run it at this scale */
+		cJSON *sch = cJSON_AddObjectToObject(doc, "schedule");
+		cJSON_AddStringToObject(sch, "kind", e->rate_csv[0] ? "rate_csv" : "segments");
+		cJSON_AddNumberToObject(sch, "scale", scale);
+		cJSON_AddNumberToObject(sch, "mean_rate", rate);
+	}
 	cJSON_AddNumberToObject(doc, "max_gpus", max_gpus);
 	cJSON_AddItemToObject(doc, "config", sym_experiment_to_json(e));
 	cJSON *ana = cJSON_AddObjectToObject(doc, "analytic");
@@ -230,7 +266,36 @@ static double plan_seconds(const struct sym_experiment *e, const struct sym_plan
 	return npol * (double)nrep * (2 * ceil(log2(guess + 1)) + 1) * sym_experiment_duration(e);
 }
 
-static int plan_policy(const struct cli *c, struct sym_experiment *e, double rate, int max_gpus,
+/* Sub-clusters against one pool: the goodput of the same GPUs with every GPU
+ * holding every model, memory set aside (what the partition costs or gains;
+ * with models that do not fit one GPU together, an upper bound the memory
+ * rules out). */
+static int pool_at(const struct cli *c, const struct sym_experiment *e, struct plan_row *r)
+{
+	char err[1024];
+	struct sym_experiment one;
+	int rc = sym_experiment_copy(&one, e, err, sizeof(err));
+	if (rc)
+		return cli_fail(c, cli_status(rc), "%s", err);
+	one.partition.subclusters = 0;
+	free(one.partition.assign);
+	one.partition.assign = NULL;
+	one.partition.nassign = 0;
+	one.memory_check = false;
+	struct sym_goodput_reps g;
+	if (!(rc = sym_plan_goodput_at(&one, r->gmax, cli_jobs(c), &g, err, sizeof(err)))) {
+		r->have_pool = true;
+		r->pool = g.mean;
+		r->pool_ci = g.have_ci;
+		r->pool_lo = g.ci_lo;
+		r->pool_hi = g.ci_hi;
+	}
+	sym_goodput_reps_finish(&g);
+	sym_experiment_finish(&one);
+	return rc ? cli_fail(c, cli_status(rc), "%s", err) : 0;
+}
+
+static int plan_policy(const struct cli *c, struct sym_experiment *e, double rate, double scale, int max_gpus,
 		       struct sym_plan_result *prs, double *x, size_t nrep, struct plan_row *r)
 {
 	char err[1024];
@@ -238,7 +303,7 @@ static int plan_policy(const struct cli *c, struct sym_experiment *e, double rat
 	int rc = sym_sim_check(e, err, sizeof(err));
 	if (rc)
 		return cli_usage_error(c, "%s", err);
-	if ((rc = sym_plan_replicate(e, rate, max_gpus, cli_jobs(c), progress, prs, err, sizeof(err))))
+	if ((rc = sym_plan_replicate(e, scale, max_gpus, cli_jobs(c), progress, prs, err, sizeof(err))))
 		return cli_fail(c, cli_status(rc), "%s", err);
 	sym_policy_format(&e->policy, r->name, sizeof(r->name));
 	fold(r, prs, x, nrep);
@@ -254,6 +319,8 @@ static int plan_policy(const struct cli *c, struct sym_experiment *e, double rat
 		r->gp_lo = g.ci_lo;
 		r->gp_hi = g.ci_hi;
 		sym_goodput_reps_finish(&g);
+		if (e->partition.subclusters > 1 && (rc = pool_at(c, e, r)))
+			return rc;
 	}
 	if (r->p0.few)
 		fprintf(stderr, "symphony: warning: %s at %d GPUs: %zu model%s had fewer than %llu measured requests, too "
@@ -271,12 +338,12 @@ static int plan_policy(const struct cli *c, struct sym_experiment *e, double rat
  * has no partition, the plan splits them into the fewest sub-clusters that
  * fit (each needs a GPU of its own), solving the partition once at the
  * target rate. *floor: the sub-clusters (1: memory does not bind). */
-static int plan_memory(const struct cli *c, struct sym_experiment *e, int *floor)
+static int plan_memory(const struct cli *c, struct sym_experiment *e, double scale, int *floor)
 {
 	char err[1024];
 	*floor = 1;
-	double rate = cli_given(c, "target-rate") ? cli_num(c, "target-rate") : e->rate;
-	e->rate = rate;
+	if (!has_schedule(e))
+		e->rate = scale;
 	int rc;
 	if (!e->partition.subclusters) {
 		bool check = e->memory_check;
@@ -300,7 +367,7 @@ static int plan_memory(const struct cli *c, struct sym_experiment *e, int *floor
 	}
 	if ((rc = sym_experiment_resolve(e, err, sizeof(err))))
 		return cli_usage_error(c, "%s", err);
-	if ((rc = sym_subclusters_solve(e, rate, err, sizeof(err))))
+	if ((rc = sym_subclusters_solve(e, scale, err, sizeof(err))))
 		return rc == -ENOMEM ? cli_fail(c, 1, "out of memory") : cli_usage_error(c, "%s", err);
 	return 0;
 }
@@ -326,7 +393,8 @@ static int emit_cluster(const struct cli *c, struct sym_experiment *e, const str
 		return cli_fail(c, 1, "--emit-cluster: %s serves %.1f req/s on no count up to --max-gpus; nothing written",
 				row->name, rate);
 	e->policy = *pol;
-	e->rate = rate;
+	if (!has_schedule(e))
+		e->rate = rate;
 	e->gpus = row->gmax;
 	if (e->ngroups == 1)
 		e->groups[0].count = row->gmax;
@@ -361,12 +429,15 @@ int cli_cmd_plan(struct cli *c)
 {
 	struct sym_experiment e;
 	int floor = 1;
-	double rate = 0;
+	double rate = 0, scale = 0;
 	int rc = cli_experiment(c, &e, false);
 	if (!rc)
-		rc = plan_checks(c, &e, &rate);
+		rc = plan_checks(c, &e, &rate, &scale);
+	if (!rc && has_schedule(&e) && scale != 1 && cli_str(c, "emit-cluster"))
+		rc = cli_usage_error(c, "--emit-cluster with a rate schedule scaled by --target-rate: the runtime replays "
+					"the schedule as written; scale the schedule's file instead");
 	if (!rc)
-		rc = plan_memory(c, &e, &floor);
+		rc = plan_memory(c, &e, scale, &floor);
 	struct sym_policy pols[MAX_POLICIES];
 	int npol = 0;
 	if (!rc)
@@ -377,7 +448,8 @@ int cli_cmd_plan(struct cli *c)
 	}
 	int max_gpus = (int)cli_int(c, "max-gpus");
 	bool quiet = cli_flag(c, "quiet");
-	e.rate = rate;
+	if (!has_schedule(&e))
+		e.rate = rate;
 	char err[1024];
 	/* a query's split and its GPU counts come from the rate */
 	if (e.queries_json && (rc = sym_experiment_resolve(&e, err, sizeof(err)))) {
@@ -389,12 +461,12 @@ int cli_cmd_plan(struct cli *c)
 	/* the search doubles its GPU count past the answer: about twice the larger estimate */
 	int est = an.staggered > an.nexus ? an.staggered : an.nexus, jobs = cli_jobs(c);
 	int top_gpus = est < 0 || 2.0 * est > max_gpus ? max_gpus : 2 * est + 1;
-	if (sym_estimate_check(&e, rate, top_gpus, false, jobs < e.replications ? jobs : e.replications, err,
+	if (sym_estimate_check(&e, scale, top_gpus, false, jobs < e.replications ? jobs : e.replications, err,
 			       sizeof(err))) {
 		sym_experiment_finish(&e);
 		return cli_usage_error(c, "%s (at up to %d GPUs)", err, top_gpus);
 	}
-	cJSON *doc = plan_doc(&e, rate, max_gpus, &an), *arr = cJSON_GetObjectItemCaseSensitive(doc, "policies");
+	cJSON *doc = plan_doc(&e, rate, scale, max_gpus, &an), *arr = cJSON_GetObjectItemCaseSensitive(doc, "policies");
 	cJSON *mem = cJSON_AddObjectToObject(doc, "memory");
 	cJSON_AddNumberToObject(mem, "subclusters", floor);
 	cJSON_AddNumberToObject(mem, "min_gpus", floor);
@@ -408,6 +480,13 @@ int cli_cmd_plan(struct cli *c)
 		cJSON_AddItemToObject(doc, "queries", sym_queries_json(&e, NULL));
 	FILE *f = cli_table_stream(c);
 	size_t nrep = e.replications > 1 ? (size_t)e.replications : 1;
+	if (!quiet && has_schedule(&e)) {
+		char scaled[64] = "";
+		if (scale != 1)
+			snprintf(scaled, sizeof(scaled), ", the schedule scaled x%.4g", scale);
+		fprintf(f, "target: the rate %s's mean, %.1f %s%s (the analytic estimates take each model's mean rate)\n",
+			e.rate_csv[0] ? "table" : "schedule", rate, sym_rate_unit(&e), scaled);
+	}
 	if (!quiet)
 		fprintf(f, "symphony %s plan: %zu model(s), %.1f %s, bad rate <= %g%% (%s criterion), seeds %llu..%llu\n",
 			SYM_VERSION, e.nmodels, rate, sym_rate_unit(&e), 100 * e.max_bad_rate, sym_criterion_name(e.criterion),
@@ -420,7 +499,7 @@ int cli_cmd_plan(struct cli *c)
 	struct cli_progress *p = cli_progress_start("plan", plan_seconds(&e, &an, npol, nrep), !quiet);
 	for (int i = 0; i < npol && !rc; i++) {
 		e.policy = pols[i];
-		if (!(rc = plan_policy(c, &e, rate, max_gpus, prs, x, nrep, &rows[i]))) {
+		if (!(rc = plan_policy(c, &e, rate, scale, max_gpus, prs, x, nrep, &rows[i]))) {
 			cJSON *row = row_json(&e, &rows[i], prs, x, nrep, max_gpus, rate);
 			cJSON_AddStringToObject(row, "binding", binding(rows[i].over ? -1 : rows[i].gmax, floor, &an));
 			cJSON_AddItemToArray(arr, row);
@@ -457,6 +536,14 @@ int cli_cmd_plan(struct cli *c)
 				snprintf(ci, sizeof(ci), " (95%% interval %.1f to %.1f)", rw->gp_lo, rw->gp_hi);
 			fprintf(f, "headroom (%s): at %d GPUs the goodput is %.1f %s%s, %+.1f%% over the target\n", rw->name,
 				rw->gmax, rw->gp, sym_rate_unit(&e), ci, 100 * (rw->gp / rate - 1));
+			if (rw->have_pool)
+				fprintf(f, "one pool (%s): the same %d GPUs, each holding every model (%.0f MB; the GPU has "
+					   "%.0f), would serve %.1f %s: the %d sub-clusters give %.2fx that%s\n", rw->name,
+					rw->gmax, sym_mem_need(&need), e.kinds[0].memory_mb, rw->pool, sym_rate_unit(&e),
+					e.partition.subclusters, rw->pool > 0 ? rw->gp / rw->pool : 0,
+					e.kinds[0].memory_mb > 0 && sym_mem_need(&need) > e.kinds[0].memory_mb
+						? " (one pool does not fit: an upper bound)"
+						: "");
 		}
 	}
 	if (!rc && cli_str(c, "json") && sym_write_json(cli_str(c, "json"), doc, err, sizeof(err)))

@@ -1208,6 +1208,29 @@ static void test_plan(void **state)
 	expect_status(&r, 2);
 	expect_contains(r.err, "unless every model has a \"rate\" of its own", "stderr", &r);
 	run_free(&r);
+	/* a rate table: the plan is for the table as written (its mean), or scaled to --target-rate; every
+	 * simulation replays it whole, so the count serves its peak second */
+	write_text("plan_table.csv", "second,a,b\n0,100,50\n1,900,100\n2,100,50\n3,100,50\n");
+	write_text("plan_table.json", "{\"models\": [{\"name\": \"a\", \"alpha_ms\": 1, \"beta_ms\": 5, \"slo_ms\": 50}, "
+				      "{\"name\": \"b\", \"alpha_ms\": 1, \"beta_ms\": 5, \"slo_ms\": 50}], "
+				      "\"warmup_s\": 0}\n");
+	double table_gpus[2];
+	for (int k = 0; k < 2; k++) {
+		RUN(&r, "plan", "@plan_table.json", "--rate-csv", "@plan_table.csv", "--json", "@out_plan_table.json",
+		    "--quiet", k ? "--target-rate" : NULL, "1450", NULL);
+		expect_status(&r, 0);
+		run_free(&r);
+		cJSON *tdoc = load_json(tmp_path("out_plan_table.json"));
+		assert_true(fabs(num(tdoc, "target_rate") - (k ? 1450 : 362.5)) < 1e-9);
+		assert_true(fabs(num(get(tdoc, "schedule"), "scale") - (k ? 4 : 1)) < 1e-9);
+		const cJSON *tp = cJSON_GetArrayItem(get(tdoc, "policies"), 0);
+		table_gpus[k] = num(tp, "gpus");
+		/* the headroom is over the mean: the count serves the peak (1000 req/s, 2.8x the mean) */
+		assert_true(num(get(tp, "at_answer"), "headroom") > 0);
+		cJSON_Delete(tdoc);
+	}
+	assert_true(table_gpus[1] > table_gpus[0]);
+	print_message("plan of a rate table: %g GPUs as written, %g scaled x4\n", table_gpus[0], table_gpus[1]);
 	/* a cluster's memory_mb holds through the search: the 35 GTX 1080 Ti models fit one 60 GB device
 	 * kind (one pool, 5 GPUs at 300 req/s); on the 11 GB default they need 2 sub-clusters. (The search
 	 * once dropped the cluster for --gpus, and so its memory: 60 GB was planned as 11.) */
@@ -1227,6 +1250,16 @@ static void test_plan(void **state)
 		assert_true(need > 11264 && need < 60000);
 		const cJSON *pol = cJSON_GetArrayItem(get(mdoc, "policies"), 0);
 		assert_true(cJSON_IsTrue(get(pol, "meets_criterion")));
+		/* sub-clusters are compared with one pool of the same GPUs (memory set aside) */
+		const cJSON *pool = cJSON_GetObjectItemCaseSensitive(pol, "one_pool_at_answer");
+		if (k) {
+			assert_non_null(pool);
+			assert_int_equal((int)num(pool, "gpus"), (int)num(pol, "gpus"));
+			assert_true(cJSON_IsTrue(get(pool, "memory_ignored")));
+			assert_true(num(pool, "goodput_rps") >= 0);
+		} else {
+			assert_null(pool);
+		}
 		print_message("plan at memory_mb %d: %d GPUs, %d sub-clusters\n", k ? 11264 : 60000, (int)num(pol, "gpus"),
 			      (int)num(get(mdoc, "memory"), "subclusters"));
 		cJSON_Delete(mdoc);
@@ -1291,7 +1324,7 @@ static void test_plan(void **state)
 		{ "plan", "--profile", "1,5", "--slo", "20", "--target-rate", "x", "--json", "@out_bad.json", NULL },
 		{ "plan", "--profile", "1,5", "--slo", "20", "--target-rate", "10", "--max-gpus", "0", NULL },
 		{ "plan", "--profile", "1,5", "--slo", "20", "--target-rate", "10", "--policies", "lifo", NULL },
-		{ "plan", "--profile", "1,5", "--slo", "20", "--target-rate", "10", "--segments", "10:10", NULL },
+		{ "plan", "--profile", "1,5", "--slo", "20", "--segments", "10:0", NULL },
 		{ "plan", "--profile", "1,5", "--slo", "20", "--target-rate", "10", "--trace", "@t.csv", NULL },
 		{ "plan", "--profile", "1,5", "--slo", "20", "--target-rate", "1000", "--jobs", "x", NULL },
 		{ "plan", "--zoo", "a100", "--models", "ResNet50", "--target-rate", "10", "--cluster",
