@@ -47,6 +47,12 @@ int cli_policy_list(const struct cli *c, const struct sym_experiment *e, struct 
 	return rc;
 }
 
+/* A goodput search's answer on a fixed count: its mean and interval. */
+struct gp_at {
+	bool have, ci;
+	double mean, lo, hi;
+};
+
 struct plan_row {
 	char name[128];
 	int gmax, gmin;   /* the answer (the most any seed needed), the least; -1: none up to max */
@@ -54,12 +60,8 @@ struct plan_row {
 	double mean;
 	char pm[96];      /* the mean with its interval, as text */
 	struct sym_plan_result p0;
-	bool have_gp;     /* the goodput at the answer (gmax GPUs): its mean and interval */
-	double gp, gp_lo, gp_hi;
-	bool gp_ci;
-	bool have_pool;   /* sub-clusters: the goodput of one pool on the same GPUs (memory set aside) */
-	double pool, pool_lo, pool_hi;
-	bool pool_ci;
+	struct gp_at at;   /* the goodput at the answer (gmax GPUs) */
+	struct gp_at pool; /* sub-clusters: the goodput of one pool on the same GPUs (memory set aside) */
 };
 
 /* The target. A constant rate: --target-rate, else the models' own rates'
@@ -145,12 +147,12 @@ static cJSON *row_json(const struct sym_experiment *e, const struct plan_row *r,
 	cJSON_AddNumberToObject(o, "worst_model_bad_rate", r->p0.worst_bad_rate);
 	cJSON_AddNumberToObject(o, "few_request_models", (double)r->p0.few);
 	/* the headroom: the goodput on the answer's GPUs (every seed), over the target */
-	if (r->have_gp) {
+	if (r->at.have) {
 		cJSON *h = cJSON_AddObjectToObject(o, "at_answer");
 		cJSON_AddNumberToObject(h, "gpus", r->gmax);
-		cJSON_AddNumberToObject(h, "goodput_rps", r->gp);
-		cJSON_AddItemToObject(h, "goodput_ci95", sym_interval_json(r->gp_ci, r->gp_lo, r->gp_hi));
-		cJSON_AddNumberToObject(h, "headroom", rate > 0 ? r->gp / rate - 1 : 0);
+		cJSON_AddNumberToObject(h, "goodput_rps", r->at.mean);
+		cJSON_AddItemToObject(h, "goodput_ci95", sym_interval_json(r->at.ci, r->at.lo, r->at.hi));
+		cJSON_AddNumberToObject(h, "headroom", rate > 0 ? r->at.mean / rate - 1 : 0);
 	} else {
 		cJSON_AddNullToObject(o, "at_answer");
 	}
@@ -166,12 +168,12 @@ static cJSON *row_json(const struct sym_experiment *e, const struct plan_row *r,
 	} else {
 		cJSON_AddNullToObject(o, "one_gpu_fewer");
 	}
-	if (r->have_pool) { /* partition against one pool at the same count */
+	if (r->pool.have) { /* partition against one pool at the same count */
 		cJSON *p = cJSON_AddObjectToObject(o, "one_pool_at_answer");
 		cJSON_AddNumberToObject(p, "gpus", r->gmax);
-		cJSON_AddNumberToObject(p, "goodput_rps", r->pool);
-		cJSON_AddItemToObject(p, "goodput_ci95", sym_interval_json(r->pool_ci, r->pool_lo, r->pool_hi));
-		cJSON_AddNumberToObject(p, "partition_over_pool", r->pool > 0 ? r->gp / r->pool : 0);
+		cJSON_AddNumberToObject(p, "goodput_rps", r->pool.mean);
+		cJSON_AddItemToObject(p, "goodput_ci95", sym_interval_json(r->pool.ci, r->pool.lo, r->pool.hi));
+		cJSON_AddNumberToObject(p, "partition_over_pool", r->pool.mean > 0 ? r->at.mean / r->pool.mean : 0);
 		cJSON_AddBoolToObject(p, "memory_ignored", true);
 	}
 	int steps = 0;
@@ -266,6 +268,18 @@ static double plan_seconds(const struct sym_experiment *e, const struct sym_plan
 	return npol * (double)nrep * (2 * ceil(log2(guess + 1)) + 1) * sym_experiment_duration(e);
 }
 
+/* The goodput search of e's policy on `gpus` GPUs, every seed, into *out. */
+static int goodput_at(const struct cli *c, struct sym_experiment *e, int gpus, struct gp_at *out)
+{
+	char err[1024];
+	struct sym_goodput_reps g;
+	int rc = sym_plan_goodput_at(e, gpus, cli_jobs(c), &g, err, sizeof(err));
+	if (!rc)
+		*out = (struct gp_at){ .have = true, .ci = g.have_ci, .mean = g.mean, .lo = g.ci_lo, .hi = g.ci_hi };
+	sym_goodput_reps_finish(&g);
+	return rc ? cli_fail(c, cli_status(rc), "%s", err) : 0;
+}
+
 /* Sub-clusters against one pool: the goodput of the same GPUs with every GPU
  * holding every model, memory set aside (what the partition costs or gains;
  * with models that do not fit one GPU together, an upper bound the memory
@@ -282,17 +296,9 @@ static int pool_at(const struct cli *c, const struct sym_experiment *e, struct p
 	one.partition.assign = NULL;
 	one.partition.nassign = 0;
 	one.memory_check = false;
-	struct sym_goodput_reps g;
-	if (!(rc = sym_plan_goodput_at(&one, r->gmax, cli_jobs(c), &g, err, sizeof(err)))) {
-		r->have_pool = true;
-		r->pool = g.mean;
-		r->pool_ci = g.have_ci;
-		r->pool_lo = g.ci_lo;
-		r->pool_hi = g.ci_hi;
-	}
-	sym_goodput_reps_finish(&g);
+	rc = goodput_at(c, &one, r->gmax, &r->pool);
 	sym_experiment_finish(&one);
-	return rc ? cli_fail(c, cli_status(rc), "%s", err) : 0;
+	return rc;
 }
 
 static int plan_policy(const struct cli *c, struct sym_experiment *e, double rate, double scale, int max_gpus,
@@ -308,17 +314,8 @@ static int plan_policy(const struct cli *c, struct sym_experiment *e, double rat
 	sym_policy_format(&e->policy, r->name, sizeof(r->name));
 	fold(r, prs, x, nrep);
 	if (!r->over && r->gmax > 0) { /* the headroom: the goodput on the answer's GPUs */
-		struct sym_goodput_reps g;
-		if ((rc = sym_plan_goodput_at(e, r->gmax, cli_jobs(c), &g, err, sizeof(err)))) {
-			sym_goodput_reps_finish(&g);
-			return cli_fail(c, cli_status(rc), "%s", err);
-		}
-		r->have_gp = true;
-		r->gp = g.mean;
-		r->gp_ci = g.have_ci;
-		r->gp_lo = g.ci_lo;
-		r->gp_hi = g.ci_hi;
-		sym_goodput_reps_finish(&g);
+		if ((rc = goodput_at(c, e, r->gmax, &r->at)))
+			return rc;
 		if (e->partition.subclusters > 1 && (rc = pool_at(c, e, r)))
 			return rc;
 	}
@@ -529,18 +526,18 @@ int cli_cmd_plan(struct cli *c)
 		}
 		for (int i = 0; i < npol; i++) {
 			const struct plan_row *rw = &rows[i];
-			if (!rw->have_gp)
+			if (!rw->at.have)
 				continue;
 			char ci[96] = "";
-			if (rw->gp_ci)
-				snprintf(ci, sizeof(ci), " (95%% interval %.1f to %.1f)", rw->gp_lo, rw->gp_hi);
+			if (rw->at.ci)
+				snprintf(ci, sizeof(ci), " (95%% interval %.1f to %.1f)", rw->at.lo, rw->at.hi);
 			fprintf(f, "headroom (%s): at %d GPUs the goodput is %.1f %s%s, %+.1f%% over the target\n", rw->name,
-				rw->gmax, rw->gp, sym_rate_unit(&e), ci, 100 * (rw->gp / rate - 1));
-			if (rw->have_pool)
+				rw->gmax, rw->at.mean, sym_rate_unit(&e), ci, 100 * (rw->at.mean / rate - 1));
+			if (rw->pool.have)
 				fprintf(f, "one pool (%s): the same %d GPUs, each holding every model (%.0f MB; the GPU has "
 					   "%.0f), would serve %.1f %s: the %d sub-clusters give %.2fx that%s\n", rw->name,
-					rw->gmax, sym_mem_need(&need), e.kinds[0].memory_mb, rw->pool, sym_rate_unit(&e),
-					e.partition.subclusters, rw->pool > 0 ? rw->gp / rw->pool : 0,
+					rw->gmax, sym_mem_need(&need), e.kinds[0].memory_mb, rw->pool.mean, sym_rate_unit(&e),
+					e.partition.subclusters, rw->pool.mean > 0 ? rw->at.mean / rw->pool.mean : 0,
 					e.kinds[0].memory_mb > 0 && sym_mem_need(&need) > e.kinds[0].memory_mb
 						? " (one pool does not fit: an upper bound)"
 						: "");
