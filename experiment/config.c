@@ -79,6 +79,8 @@ static int set_zoo(struct sym_experiment *e, const cJSON *v, const char *where, 
 	return 0;
 }
 
+static bool zoo_object(const cJSON *it);
+
 static int set_models(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
 	char g[96];
@@ -89,6 +91,8 @@ static int set_models(struct sym_experiment *e, const cJSON *v, const char *wher
 		for (const cJSON *it = v->child; it; it = it->next, i++) {
 			if (cJSON_IsString(it) && it->valuestring[0])
 				continue;
+			if (zoo_object(it))
+				continue; /* a zoo model with keys of its own: read at resolve, with the zoo */
 			if (cJSON_IsObject(it)) {
 				struct sym_model_spec tmp;
 				char w[600];
@@ -2048,13 +2052,66 @@ static int resolve(struct sym_experiment *e, char *err, size_t errlen)
 	return rc;
 }
 
+/* The message for a model name the zoo does not have, with the nearest name. */
+static int not_in_zoo(const struct sym_zoo *zoo, const char *name, const char *zoo_name, const char *where,
+		      const char *what, char *err, size_t errlen)
+{
+	struct sym_suggest sg;
+	sym_suggest_init(&sg, name);
+	for (size_t k = 0; k < zoo->n; k++)
+		sym_suggest_consider(&sg, zoo->models[k].name);
+	char dym[96] = "";
+	if (sg.best)
+		snprintf(dym, sizeof(dym), ": did you mean '%s'?", sg.best);
+	return ERR("%s: unknown model '%s'%s in zoo '%s'%s (%zu models; see `symphony models --zoo %s`)", where, name,
+		   what, zoo_name, dym, zoo->n, zoo_name);
+}
+
+/* A model object without a profile (no alpha_ms, beta_ms or latency_ms):
+ * the zoo's model of that name, with the object's keys over it (a rate, an
+ * SLO of its own). */
+static bool zoo_object(const cJSON *it)
+{
+	return cJSON_IsObject(it) && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(it, "name")) &&
+	       !cJSON_GetObjectItemCaseSensitive(it, "alpha_ms") && !cJSON_GetObjectItemCaseSensitive(it, "beta_ms") &&
+	       !cJSON_GetObjectItemCaseSensitive(it, "latency_ms");
+}
+
+static cJSON *zoo_merge(const struct sym_zoo *zoo, const cJSON *it, const char *zoo_name, const char *where, int *rc,
+			char *err, size_t errlen)
+{
+	const char *name = cJSON_GetObjectItemCaseSensitive(it, "name")->valuestring;
+	const struct sym_model_spec *s = sym_zoo_find(zoo, name);
+	if (!s) {
+		*rc = not_in_zoo(zoo, name, zoo_name, where, " (a model object without a profile: alpha_ms and beta_ms, "
+			"or latency_ms)", err, errlen);
+		return NULL;
+	}
+	cJSON *m = sym_model_spec_to_json(s);
+	for (const cJSON *k = m ? it->child : NULL; k; k = k->next) {
+		cJSON *v = cJSON_Duplicate(k, true);
+		bool ok = v && (cJSON_GetObjectItemCaseSensitive(m, k->string)
+					? cJSON_ReplaceItemInObjectCaseSensitive(m, k->string, v)
+					: cJSON_AddItemToObject(m, k->string, v));
+		if (!ok) {
+			cJSON_Delete(v);
+			cJSON_Delete(m);
+			m = NULL;
+			break;
+		}
+	}
+	if (!m)
+		*rc = ERR("out of memory");
+	return m;
+}
+
 static int resolve_list(struct sym_experiment *e, char *err, size_t errlen)
 {
 	struct sym_zoo zoo = { 0 };
 	bool plain = !(e->prefix_json && !e->models_given); /* prefix models alone: no "all" */
 	bool need_zoo = plain && cJSON_IsString(e->models_json);
 	for (const cJSON *it = cJSON_IsArray(e->models_json) ? e->models_json->child : NULL; it; it = it->next)
-		need_zoo |= cJSON_IsString(it);
+		need_zoo |= cJSON_IsString(it) || zoo_object(it);
 	int rc;
 	if (need_zoo && (rc = sym_zoo_load(e->zoo, &zoo, err, errlen)))
 		return rc;
@@ -2079,22 +2136,18 @@ static int resolve_list(struct sym_experiment *e, char *err, size_t errlen)
 			if (cJSON_IsString(it)) {
 				const struct sym_model_spec *s = sym_zoo_find(&zoo, it->valuestring);
 				if (!s) {
-					struct sym_suggest sg;
-					sym_suggest_init(&sg, it->valuestring);
-					for (size_t k = 0; k < zoo.n; k++)
-						sym_suggest_consider(&sg, zoo.models[k].name);
-					char dym[96] = "";
-					if (sg.best)
-						snprintf(dym, sizeof(dym), ": did you mean '%s'?", sg.best);
-					rc = ERR("models: unknown model '%s' in zoo '%s'%s (%zu models; see `symphony "
-						 "models --zoo %s`)", it->valuestring, e->zoo, dym, zoo.n, e->zoo);
+					rc = not_in_zoo(&zoo, it->valuestring, e->zoo, "models", "", err, errlen);
 					goto fail;
 				}
 				rc = add_model(e, s, err, errlen);
 			} else {
 				char w[64];
 				snprintf(w, sizeof(w), "models[%d]", i);
-				rc = sym_model_spec_from_json(it, w, &tmp, err, errlen);
+				cJSON *merged = NULL;
+				if (zoo_object(it) && !(merged = zoo_merge(&zoo, it, e->zoo, w, &rc, err, errlen)))
+					goto fail;
+				rc = sym_model_spec_from_json(merged ? merged : it, w, &tmp, err, errlen);
+				cJSON_Delete(merged);
 				if (!rc)
 					rc = add_model(e, &tmp, err, errlen);
 				sym_model_spec_finish(&tmp);

@@ -1076,6 +1076,26 @@ static void test_model_rates(void **state)
 	flag_ok(&e, "segments", "5:100,5:200");
 	resolve_fails(&e, (const char *const[]){ "per-model rates with segments", NULL });
 	sym_experiment_finish(&e);
+	/* a zoo model named in an object without a profile: the zoo's, with the object's keys over it */
+	init(&e);
+	apply_ok(&e, "{\"zoo\": \"a100\", \"models\": [{\"name\": \"ResNet50\", \"rate\": 100, \"slo_ms\": 30}, "
+		     "{\"name\": \"VGG16\", \"rate\": 300}]}");
+	resolve_ok(&e);
+	assert_near(e.models[0].alpha_ms, 0.268, 1e-12, "ResNet50's alpha from the zoo");
+	assert_near(e.models[0].slo_ms, 30, 1e-12, "its own SLO over the zoo's 20");
+	assert_near(e.models[1].slo_ms, 20, 1e-12, "VGG16's SLO from the zoo");
+	assert_near(sym_experiment_model_rps(&e, 1), 300, 1e-9, "VGG16's rate");
+	assert_near(e.rate, 400, 1e-12, "the total");
+	sym_experiment_finish(&e);
+	init(&e);
+	apply_ok(&e, "{\"zoo\": \"a100\", \"models\": [{\"name\": \"ResNt50\", \"rate\": 100}]}");
+	resolve_fails(&e, (const char *const[]){ "models[0]: unknown model 'ResNt50'", "did you mean 'ResNet50'",
+						  NULL });
+	sym_experiment_finish(&e);
+	init(&e);
+	apply_ok(&e, "{\"zoo\": \"a100\", \"models\": [{\"name\": \"ResNet50\", \"rate\": 100, \"bogus\": 1}]}");
+	resolve_fails(&e, (const char *const[]){ "unknown key 'bogus'", NULL });
+	sym_experiment_finish(&e);
 	init(&e);
 	char err[1024] = "";
 	assert_int_not_equal(apply_text(&e, "{\"models\": [{\"name\": \"A\", \"alpha_ms\": 1, \"beta_ms\": 1, "
