@@ -16,6 +16,7 @@ import json
 import math
 import os
 import sys
+import textwrap
 
 from studylib import label_of, paired_ratio
 
@@ -284,7 +285,8 @@ def main(argv, write_atomic, save_fig, plt, palette):
         keep = [d for d in ratio_lines(keep, a.ratio_axis, num, den, metric) if d["ratio"]]
         if not keep:
             refuse("--ratio %s: no point has both %s and %s with %s" % (a.ratio, num, den, metric))
-        ylabel = "%s, %s / %s" % (label(metric), num, den)
+        # a ratio has no unit: the metric's name without its "(req/s)"
+        ylabel = "%s, %s / %s" % (label(metric).split(" (")[0], num, den)
         shown_metric = "%s %s/%s" % (metric, num, den)
         metric = "ratio"
         vals[a.ratio_axis] = [num]
@@ -344,7 +346,8 @@ def main(argv, write_atomic, save_fig, plt, palette):
             ax.legend(fontsize=8)
     for k in range(len(facets), nrow * ncol):
         axs[k // ncol][k % ncol].set_visible(False)
-    fig.suptitle(title, fontsize=10)
+    # about 11 characters of a 10-point title per inch of width: wrapped, it is never cut off
+    fig.suptitle(textwrap.fill(title, int(11 * 5.6 * ncol)), fontsize=10)
     out = a.out or os.path.join(os.path.dirname(path), "sweep-%s-%s.png" % (a.x.lstrip("@"), metric))
     if not out.endswith((".png", ".pdf", ".svg")):
         refuse("--out %s: the figure's name must end in .png, .pdf or .svg" % out)
