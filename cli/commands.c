@@ -162,7 +162,7 @@ static const char plan_text[] =
 	"(per model the smallest N with (1 + 1/N) l(b) <= SLO and N b / l(b) >= its rate, summed over the models) "
 	"and the Nexus squishy-packing plan of the whole workload. Mixed-model workloads are simulated as a whole, "
 	"with their popularity split of R (or each model's own \"rate\"). One device kind only.\n\n"
-	"A rate schedule (segments, rate_csv): the plan is for the schedule as written (R is its mean total rate), "
+	"A rate schedule (segments, rate_csv, arrival_trace): the plan is for the schedule as written (R is its mean total rate), "
 	"or scaled so that its mean is --target-rate; every simulation runs the whole schedule, so its peaks are "
 	"what the count must serve. The analytic estimates take each model's mean rate.\n\n"
 	"When no count up to --max-gpus serves R, the answer says so plainly (gpus null, meets_criterion false) "
@@ -187,7 +187,8 @@ static const char loadcurve_text[] =
 	"reference rate: --reference R req/s, else the goodput of the first policy (found by search, under "
 	"--criterion). A flat top (goodput holding near its peak past capacity) and busy GPUs following the load "
 	"are what a good policy shows. Each point names its worst model, over the models' requests pooled across "
-	"the seeds. A rate schedule is refused.\n\n"
+	"the seeds. A rate schedule (segments, rate_csv, arrival_trace) is scaled so that its mean total is each "
+	"load's rate.\n\n"
 	"--seeds N: every point runs seeds --seed ... --seed + N - 1 (and the reference is the mean of N "
 	"goodputs); points show the mean and 95% interval of goodput and bad rate (goodput_ci95, bad_rate_ci95), "
 	"and the other columns the mean.";

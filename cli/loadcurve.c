@@ -191,8 +191,6 @@ static int lc_setup(struct cli *c, struct sym_experiment *e, struct sym_policy *
 		    size_t *nloads)
 {
 	int rc = cli_experiment(c, e, true);
-	if (!rc && (e->rate_csv[0] || e->nseg))
-		rc = cli_usage_error(c, "sweeps a constant rate; remove the rate schedule (segments / rate_csv)");
 	if (!rc)
 		rc = parse_loads(c, loads, nloads);
 	if (!rc)

@@ -76,14 +76,14 @@ static int plan_checks(const struct cli *c, struct sym_experiment *e, double *ra
 		return cli_usage_error(c, "plans a cluster of one device kind; give --gpus, not a cluster of %zu kinds",
 				       e->ngroups);
 	char err[1024];
-	if (e->rate_csv[0] || e->nseg) {
+	if (sym_experiment_has_schedule(e)) {
 		if (sym_experiment_resolve(e, err, sizeof(err)))
 			return cli_usage_error(c, "%s", err);
 		double mean = sym_schedule_mean_rate(e);
 		if (!(mean > 0))
 			return cli_usage_error(c, "the rate schedule (%s) offers no request: nothing to plan for",
-					       e->rate_csv[0] ? e->rate_csv : "segments");
-		*rate = cli_given(c, "target-rate") ? cli_num(c, "target-rate") : mean;
+					       sym_experiment_schedule_name(e));
+		*rate = cli_given(c, "target-rate") ? cli_num(c, "target-rate") : mean * e->rate_scale;
 		*scale = *rate / mean;
 		return 0;
 	}
@@ -103,7 +103,7 @@ static int plan_checks(const struct cli *c, struct sym_experiment *e, double *ra
 
 static bool has_schedule(const struct sym_experiment *e)
 {
-	return e->rate_csv[0] || e->nseg;
+	return sym_experiment_has_schedule(e);
 }
 
 /* The JSON object of one policy's row. */
@@ -247,7 +247,7 @@ static cJSON *plan_doc(const struct sym_experiment *e, double rate, double scale
 	cJSON_AddNumberToObject(doc, "target_rate", rate);
 	if (has_schedule(e)) { /* the target is the schedule's mean; the simulations run it at this scale */
 		cJSON *sch = cJSON_AddObjectToObject(doc, "schedule");
-		cJSON_AddStringToObject(sch, "kind", e->rate_csv[0] ? "rate_csv" : "segments");
+		cJSON_AddStringToObject(sch, "kind", e->rate_csv[0] ? "rate_csv" : e->nseg ? "segments" : "arrival_trace");
 		cJSON_AddNumberToObject(sch, "scale", scale);
 		cJSON_AddNumberToObject(sch, "mean_rate", rate);
 	}
@@ -384,7 +384,7 @@ static const char *binding(int gpus, int floor, const struct sym_plan_analytic *
 
 /* --emit-cluster FILE: the plan's answer as a runtime cluster file. */
 static int emit_cluster(const struct cli *c, struct sym_experiment *e, const struct sym_policy *pol,
-			const struct plan_row *row, double rate)
+			const struct plan_row *row, double rate, double scale)
 {
 	if (row->over || row->gmax < 1)
 		return cli_fail(c, 1, "--emit-cluster: %s serves %.1f req/s on no count up to --max-gpus; nothing written",
@@ -392,6 +392,8 @@ static int emit_cluster(const struct cli *c, struct sym_experiment *e, const str
 	e->policy = *pol;
 	if (!has_schedule(e))
 		e->rate = rate;
+	else
+		e->rate_scale = scale; /* the runtime's load generator replays the schedule at the plan's scale */
 	e->gpus = row->gmax;
 	if (e->ngroups == 1)
 		e->groups[0].count = row->gmax;
@@ -430,9 +432,6 @@ int cli_cmd_plan(struct cli *c)
 	int rc = cli_experiment(c, &e, false);
 	if (!rc)
 		rc = plan_checks(c, &e, &rate, &scale);
-	if (!rc && has_schedule(&e) && scale != 1 && cli_str(c, "emit-cluster"))
-		rc = cli_usage_error(c, "--emit-cluster with a rate schedule scaled by --target-rate: the runtime replays "
-					"the schedule as written; scale the schedule's file instead");
 	if (!rc)
 		rc = plan_memory(c, &e, scale, &floor);
 	struct sym_policy pols[MAX_POLICIES];
@@ -481,8 +480,9 @@ int cli_cmd_plan(struct cli *c)
 		char scaled[64] = "";
 		if (scale != 1)
 			snprintf(scaled, sizeof(scaled), ", the schedule scaled x%.4g", scale);
-		fprintf(f, "target: the rate %s's mean, %.1f %s%s (the analytic estimates take each model's mean rate)\n",
-			e.rate_csv[0] ? "table" : "schedule", rate, sym_rate_unit(&e), scaled);
+		fprintf(f, "target: the %s's mean, %.1f %s%s (the analytic estimates take each model's mean rate)\n",
+			e.rate_csv[0] ? "rate table" : e.nseg ? "rate schedule" : "arrival trace", rate, sym_rate_unit(&e),
+			scaled);
 	}
 	if (!quiet)
 		fprintf(f, "symphony %s plan: %zu model(s), %.1f %s, bad rate <= %g%% (%s criterion), seeds %llu..%llu\n",
@@ -546,7 +546,7 @@ int cli_cmd_plan(struct cli *c)
 	if (!rc && cli_str(c, "json") && sym_write_json(cli_str(c, "json"), doc, err, sizeof(err)))
 		rc = cli_fail(c, 1, "%s", err);
 	if (!rc && cli_str(c, "emit-cluster"))
-		rc = emit_cluster(c, &e, &pols[0], &rows[0], rate);
+		rc = emit_cluster(c, &e, &pols[0], &rows[0], rate, scale);
 	free(prs);
 	free(x);
 	free(rows);

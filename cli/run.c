@@ -145,7 +145,7 @@ int cli_cmd_sim(struct cli *c)
 {
 	struct sym_experiment e;
 	int rc = setup(c, &e);
-	double rate = (e.rate_csv[0] || e.nseg) ? 1 : e.rate;
+	double rate = sym_experiment_scale(&e);
 	char err[1024];
 	if (!rc && sym_estimate_check(&e, rate, 0, cli_given(c, "model-timeline"), 1, err, sizeof(err)))
 		rc = cli_usage_error(c, "%s", err);

@@ -294,8 +294,7 @@ static int check_points(const char *grid_path, const struct sym_grid *g, int sid
 		int rc = sym_grid_point_experiment(g, i, &e, err, sizeof(err));
 		if (!rc) {
 			double rate = g->compute == SYM_COMPUTE_GOODPUT ? sym_goodput_upper_bound(&e) / sym_schedule_mean_rate(&e)
-				      : e.rate_csv[0] || e.nseg	  ? 1
-									  : e.rate;
+									  : sym_experiment_scale(&e);
 			char msg[900];
 			if (sym_estimate_check(&e, rate, 0, false, at_once, msg, sizeof(msg))) {
 				snprintf(err, sizeof(err), "point %zu: %s", i, msg);

@@ -287,6 +287,11 @@ static int set_cluster(struct sym_experiment *e, const cJSON *v, const char *whe
 	return 0;
 }
 
+static int set_rate_scale(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	return get_num(v, where, 0, true, 1e6, &e->rate_scale, err, errlen);
+}
+
 static int set_rate(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
 	int rc = get_num(v, where, 0, true, SYM_RATE_MAX, &e->rate, err, errlen);
@@ -385,19 +390,30 @@ static int set_segments(struct sym_experiment *e, const cJSON *v, const char *wh
 	return 0;
 }
 
-static int set_rate_csv(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+/* A file path into buf[512] ("" unsets it). */
+static int set_path(char *buf, const cJSON *v, const char *where, char *err, size_t errlen)
 {
 	if (cJSON_IsString(v) && !v->valuestring[0]) {
-		e->rate_csv[0] = '\0';
+		buf[0] = '\0';
 		return 0;
 	}
 	const char *s;
 	if (get_str(v, where, "a CSV file path", &s, err, errlen))
 		return -EINVAL;
-	if (strlen(s) >= sizeof(e->rate_csv))
+	if (strlen(s) >= 512)
 		return ERR("%s: path too long", where);
-	snprintf(e->rate_csv, sizeof(e->rate_csv), "%s", s);
+	snprintf(buf, 512, "%s", s);
 	return 0;
+}
+
+static int set_rate_csv(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	return set_path(e->rate_csv, v, where, err, errlen);
+}
+
+static int set_arrival_trace(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	return set_path(e->arrival_trace, v, where, err, errlen);
 }
 
 static int set_policy(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
@@ -1047,6 +1063,8 @@ static const struct key keys[] = {
 	{ "popularity", "popularity", "equal|zipf:S", "split of the total rate across models (default equal; 0 <= S <= 100)", set_popularity, true },
 	{ "segments", "segments", "S:RPS,...", "piecewise total rate: S seconds at RPS, ... (replaces --rate)", set_segments, false },
 	{ "rate_csv", "rate-csv", "FILE", "replay per-second per-model rates from CSV (replaces --rate)", set_rate_csv, true },
+	{ "arrival_trace", "arrival-trace", "FILE", "replay a per-request arrival trace from CSV, time_s,model[,size], request by request (replaces --rate and --arrival; see docs/formats.md)", set_arrival_trace, true },
+	{ "rate_scale", "rate-scale", "X", "multiply the rate schedule (segments, rate_csv; an arrival trace plays X times faster): a what-if (default 1)", set_rate_scale, false },
 	{ "policy", "policy", "NAME[:K=V,...]", "scheduling policy and its parameters (default symphony; see `symphony policies`)", set_policy, true },
 	{ "drop", "drop", "lazy|early[:N|:auto:K]", "batch gathering: lazy drop, or early drop with target N or auto (default early = early:auto:3)", set_drop, true },
 	{ "network.ctrl_ms", "ctrl-ms", "MS", "control delay scheduler -> GPU (default 0)", set_ctrl, false },
@@ -1093,6 +1111,7 @@ int sym_experiment_init(struct sym_experiment *e)
 		return -ENOMEM;
 	e->gpus = 8;
 	e->rate = 1000;
+	e->rate_scale = 1;
 	e->send_ahead = true;
 	e->arrival = (struct sym_arrival_spec){ SYM_ARRIVAL_POISSON, 1 };
 	e->popularity = (struct sym_popularity){ SYM_POP_EQUAL, 0 };
@@ -1136,6 +1155,9 @@ static void unresolve(struct sym_experiment *e)
 	free(e->shares);
 	free(e->table_col);
 	sym_rate_table_finish(&e->table);
+	free(e->trace_col);
+	e->trace_col = NULL;
+	sym_trace_finish(&e->trace);
 	e->models = NULL;
 	e->profiles = NULL;
 	e->model_slo_ms = e->shares = NULL;
@@ -1369,6 +1391,8 @@ double sym_experiment_duration(const struct sym_experiment *e)
 		return e->duration_s;
 	if (e->rate_csv[0] && e->resolved)
 		return (double)e->table.nrows;
+	if (e->arrival_trace[0] && e->resolved)
+		return sym_to_s(e->trace.length);
 	if (e->nseg) {
 		double s = 0;
 		for (size_t i = 0; i < e->nseg; i++)
@@ -1400,6 +1424,8 @@ double sym_experiment_model_rate(const struct sym_experiment *e, size_t m)
 			sum += e->table.rates[r * e->table.ncols + (size_t)e->table_col[m]];
 		return e->table.nrows ? sum / (double)e->table.nrows : 0;
 	}
+	if (e->arrival_trace[0]) /* its requests over its length (a run longer than the trace repeats it) */
+		return (double)e->trace.count[e->trace_col[m]] / sym_to_s(e->trace.length);
 	if (e->nseg) {
 		double sum = 0, len = 0;
 		for (size_t i = 0; i < e->nseg; i++) {
@@ -1411,9 +1437,19 @@ double sym_experiment_model_rate(const struct sym_experiment *e, size_t m)
 	return e->shares[m];
 }
 
+bool sym_experiment_has_schedule(const struct sym_experiment *e)
+{
+	return e->rate_csv[0] || e->nseg || e->arrival_trace[0];
+}
+
+const char *sym_experiment_schedule_name(const struct sym_experiment *e)
+{
+	return e->rate_csv[0] ? e->rate_csv : e->arrival_trace[0] ? e->arrival_trace : e->nseg ? "segments" : "";
+}
+
 double sym_experiment_scale(const struct sym_experiment *e)
 {
-	return e->rate_csv[0] || e->nseg ? 1 : e->rate;
+	return sym_experiment_has_schedule(e) ? e->rate_scale : e->rate;
 }
 
 double sym_experiment_model_rps(const struct sym_experiment *e, size_t m)
@@ -1988,9 +2024,10 @@ static int model_rates(struct sym_experiment *e, char *err, size_t errlen)
 	}
 	if (e->popularity.kind != SYM_POP_EQUAL)
 		return ERR("popularity: the models carry their own rates; a popularity would split the load again");
-	if (e->rate_csv[0] || e->nseg || e->nqueries || e->pfx_n)
+	if (e->rate_csv[0] || e->nseg || e->arrival_trace[0] || e->nqueries || e->pfx_n)
 		return ERR("models: per-model rates with %s: give the load one way", e->rate_csv[0] ? "rate_csv"
 								  : e->nseg ? "segments"
+								  : e->arrival_trace[0] ? "arrival_trace"
 								  : e->nqueries ? "queries"
 										: "prefix models");
 	for (size_t i = 0; i < n; i++)
@@ -2105,6 +2142,36 @@ static cJSON *zoo_merge(const struct sym_zoo *zoo, const cJSON *it, const char *
 	return m;
 }
 
+/* Loads the arrival trace and finds each served model's requests in it. */
+static int resolve_trace(struct sym_experiment *e, char *err, size_t errlen)
+{
+	if (e->rate_csv[0] || e->nseg)
+		return ERR("arrival_trace: a trace replaces the rate schedule; give one of arrival_trace, %s",
+			   e->rate_csv[0] ? "rate_csv" : "segments");
+	int rc = sym_trace_load(e->arrival_trace, &e->trace, err, errlen);
+	if (rc)
+		return rc;
+	if (!(e->trace_col = calloc(e->nmodels, sizeof(int))))
+		return ERR("out of memory");
+	for (size_t i = 0; i < e->nmodels; i++) {
+		if ((e->trace_col[i] = sym_trace_find(&e->trace, e->models[i].name)) >= 0)
+			continue;
+		struct sym_suggest sg;
+		sym_suggest_init(&sg, e->models[i].name);
+		for (size_t k = 0; k < e->trace.nmodels; k++)
+			sym_suggest_consider(&sg, e->trace.names[k]);
+		return ERR("%s: no request for model '%s' (every served model needs one%s%s%s)", e->arrival_trace,
+			   e->models[i].name, sg.best ? "; the trace has '" : "", sg.best ? sg.best : "",
+			   sg.best ? "'" : "");
+	}
+	double total = 0; /* the popularity: each model's share of the served requests */
+	for (size_t i = 0; i < e->nmodels; i++)
+		total += (double)e->trace.count[e->trace_col[i]];
+	for (size_t i = 0; i < e->nmodels; i++)
+		e->shares[i] = (double)e->trace.count[e->trace_col[i]] / total;
+	return 0;
+}
+
 static int resolve_list(struct sym_experiment *e, char *err, size_t errlen)
 {
 	struct sym_zoo zoo = { 0 };
@@ -2195,9 +2262,10 @@ static int resolve_list(struct sym_experiment *e, char *err, size_t errlen)
 		goto fail;
 	double net1 = e->ctrl_ms + e->data_ms + e->resp_ms;
 	if (e->queries_json) {
-		if (e->rate_csv[0]) {
-			rc = ERR("queries: a rate table (rate_csv) gives rates per model; with queries, give the "
-				 "total query rate (rate or segments) and each query's share");
+		if (e->rate_csv[0] || e->arrival_trace[0]) {
+			rc = ERR("queries: a %s gives requests per model; with queries, give the total query rate "
+				 "(rate or segments) and each query's share", e->rate_csv[0] ? "rate table (rate_csv)"
+											: "trace (arrival_trace)");
 			goto fail;
 		}
 		if ((rc = resolve_queries(e, err, errlen)))
@@ -2276,13 +2344,20 @@ static int resolve_list(struct sym_experiment *e, char *err, size_t errlen)
 			}
 		}
 	}
-	e->resolved = true; /* the duration may come from the rate table */
+	if (e->arrival_trace[0] && (rc = resolve_trace(e, err, errlen)))
+		goto fail;
+	if (e->rate_scale != 1 && !sym_experiment_has_schedule(e)) {
+		rc = ERR("rate_scale: scales a rate schedule (segments, rate_csv, arrival_trace); a constant rate is "
+			 "set by rate (--rate)");
+		goto fail;
+	}
+	e->resolved = true; /* the duration may come from the rate table or the trace */
 	if (e->warmup_s >= sym_experiment_duration(e)) {
 		rc = ERR("warmup_s: the warm-up (%g s) must be shorter than the duration (%g s)", e->warmup_s,
 			 sym_experiment_duration(e));
 		goto fail;
 	}
-	if (e->rate_csv[0] || e->nseg) {
+	if (e->rate_csv[0] || e->nseg) { /* (a trace gives every model a request) */
 		double offered = 0;
 		for (size_t i = 0; i < e->nseg; i++)
 			offered += e->segments[i].rate;
@@ -2331,6 +2406,8 @@ int sym_experiment_copy(struct sym_experiment *dst, const struct sym_experiment 
 	dst->model_slo_ms = dst->shares = NULL;
 	memset(&dst->table, 0, sizeof(dst->table));
 	dst->table_col = NULL;
+	memset(&dst->trace, 0, sizeof(dst->trace));
+	dst->trace_col = NULL;
 	dst->nqueries = 0;
 	dst->queries = NULL;
 	dst->query_of = dst->stage_of = NULL;
@@ -2415,6 +2492,10 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 		cJSON_AddItemToArray(segs, s);
 	}
 	cJSON_AddStringToObject(o, "rate_csv", e->rate_csv);
+	if (e->arrival_trace[0])
+		cJSON_AddStringToObject(o, "arrival_trace", e->arrival_trace);
+	if (e->rate_scale != 1)
+		cJSON_AddNumberToObject(o, "rate_scale", e->rate_scale);
 	cJSON_AddStringToObject(o, "policy", sym_policy_format(&e->policy, buf, sizeof(buf)));
 	cJSON_AddStringToObject(o, "drop", sym_gather_format(&e->gather, buf, sizeof(buf)));
 	cJSON *net = cJSON_AddObjectToObject(o, "network");
@@ -2486,7 +2567,12 @@ int sym_experiment_arrivals(const struct sym_experiment *e, double rate, struct 
 	for (size_t m = 0; m < e->nmodels; m++) {
 		int rc;
 		uint64_t stream = m;
-		if (e->rate_csv[0]) {
+		if (e->arrival_trace[0]) {
+			const struct sym_trace *t = &e->trace;
+			int c = e->trace_col[m];
+			rc = sym_arrivals_init_replay(&arr[m], t->times[c], t->sizes ? t->sizes[c] : NULL, t->count[c],
+						      t->length, rate);
+		} else if (e->rate_csv[0]) {
 			struct sym_rate_segment *seg = NULL;
 			size_t nseg = 0;
 			rc = sym_rate_table_segments(&e->table, (size_t)e->table_col[m], &seg, &nseg);

@@ -141,6 +141,9 @@ struct sym_experiment {
 	struct sym_rate_segment *segments; /* total-rate schedule, or NULL */
 	size_t nseg;
 	char rate_csv[512];     /* per-model per-second rates, or "" */
+	char arrival_trace[512]; /* a per-request arrival trace (workloads/workload.h, struct sym_trace), or "" */
+	double rate_scale;      /* multiplies a rate schedule (segments, rate_csv, arrival_trace; default 1):
+				 * the schedule scale the configuration runs at (sym_experiment_scale) */
 	struct sym_policy policy;
 	struct sym_gather gather;
 	double ctrl_ms, data_ms, resp_ms;
@@ -187,6 +190,8 @@ struct sym_experiment {
 	double *shares;          /* popularity shares, sum 1 */
 	struct sym_rate_table table; /* loaded rate_csv */
 	int *table_col;          /* model -> column of table */
+	struct sym_trace trace;  /* loaded arrival_trace */
+	int *trace_col;          /* model -> its requests in trace */
 	int *pfx_n;              /* per model: with prefix batching, the variants it merges (0: a plain model) */
 	double *pfx_sbeta_ms;    /* and each variant's suffix beta (ms), paid once per variant in a batch */
 	size_t nqueries;         /* queries_json resolved (0: none) */
@@ -272,8 +277,17 @@ int sym_experiment_resolve(struct sym_experiment *e, char *err, size_t errlen);
 double sym_experiment_model_rate(const struct sym_experiment *e, size_t m);
 
 /* The schedule scale the configuration itself runs at: its rate for a
- * constant rate, 1 for segments and a rate table (they are in req/s). */
+ * constant rate, rate_scale for a schedule (segments, a rate table, an
+ * arrival trace: they are in req/s at scale 1). */
 double sym_experiment_scale(const struct sym_experiment *e);
+
+/* Whether the load is a schedule (segments, rate_csv or arrival_trace), which
+ * runs scale (the rate option) multiplies, rather than a constant rate. */
+bool sym_experiment_has_schedule(const struct sym_experiment *e);
+
+/* The schedule's name for messages: the rate table's or trace's file, or
+ * "segments"; "" for a constant rate. */
+const char *sym_experiment_schedule_name(const struct sym_experiment *e);
 
 /* Model m's mean offered rate in req/s as configured: model_rate at the
  * configuration's own scale. */

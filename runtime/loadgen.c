@@ -642,10 +642,14 @@ int sym_loadgen_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	if (start(&g))
 		goto out;
 	bool tty = isatty(2) && !o->quiet;
-	if (!o->quiet)
-		sym_rt_log(WHO, "%.0f s at %g req/s over %zu models to %d frontends (inputs of up to %zu bytes)",
-			   sym_to_s(g.end), e->nseg || e->rate_csv[0] ? 0 : e->rate, e->nmodels, c->nfrontends,
-			   c->input_bytes_max);
+	if (!o->quiet) {
+		double rps = 0; /* the mean offered: a schedule's at its scale */
+		for (size_t m = 0; m < e->nmodels; m++)
+			rps += sym_experiment_model_rps(e, m);
+		sym_rt_log(WHO, "%.0f s at %g req/s%s over %zu models to %d frontends (inputs of up to %zu bytes)",
+			   sym_to_s(g.end), rps, sym_experiment_has_schedule(e) ? " on average" : "", e->nmodels,
+			   c->nfrontends, c->input_bytes_max);
+	}
 	g.t0 = sym_monotonic_ns() + 50 * SYM_MS;
 	sym_loop_timer_set(g.send_t, g.t0 + (sym_iheap_empty(&g.next) ? 0 : sym_iheap_top_key(&g.next)), 0);
 	if (tty)

@@ -567,7 +567,7 @@ static void on_dispatch(void *ctx, const struct sym_dispatch *d)
 		if (dur < 1)
 			dur = 1;
 	}
-	if (s->size_cv && s->size_cv[d->model] > 0) {
+	if (s->e->trace.sizes || (s->size_cv && s->size_cv[d->model] > 0)) {
 		/* data sizes: the plan charged alpha per request of mean size; the batch takes alpha per unit of
 		 * its summed size (l = beta + alpha S, the fitted alpha for table profiles) */
 		double sum = 0;
@@ -1192,8 +1192,9 @@ static int on_arrival(struct sim *s, int m, sym_time t)
 	struct sym_request *r = req_alloc(s);
 	if (!r)
 		return -ENOMEM;
+	float given = (float)sym_arrivals_size(&s->arr[m]); /* a trace's size column, else 0 */
 	*r = (struct sym_request){ .id = s->next_id++, .arrival = t, .deadline = t + s->slo[m], .model = m,
-				   .size = draw_size(s, m) };
+				   .size = given > 0 ? given : draw_size(s, m) };
 	if (s->e->nqueries) { /* a query's root: the query arrives */
 		uint32_t qi = query_new(s, s->e->query_of[m], t);
 		if (!qi)

@@ -36,6 +36,8 @@ static double schedule_peak_rate(const struct sym_experiment *e)
 		}
 		return peak;
 	}
+	if (e->arrival_trace[0])
+		return e->trace.peak_total;
 	for (size_t i = 0; i < e->nseg; i++)
 		peak = e->segments[i].rate > peak ? e->segments[i].rate : peak;
 	return e->nseg ? peak : 1;
@@ -44,6 +46,8 @@ static double schedule_peak_rate(const struct sym_experiment *e)
 /* Model m's highest rate at schedule scale 1 (for a constant rate, its share). */
 static double model_peak_rate(const struct sym_experiment *e, size_t m, double schedule_peak)
 {
+	if (e->arrival_trace[0])
+		return e->trace.peak[e->trace_col[m]];
 	if (!e->rate_csv[0])
 		return e->shares[m] * schedule_peak;
 	double peak = 0;
@@ -339,7 +343,10 @@ cJSON *sym_goodput_result_json(const struct sym_experiment *e, const struct sym_
 		for (size_t i = 0; i < e->nseg; i++)
 			seg[i] = (struct sym_rate_segment){ e->segments[i].duration, e->segments[i].rate * g->run_scale };
 		c.segments = seg;
-	} else if (!e->rate_csv[0]) {
+		c.rate_scale = 1;
+	} else if (sym_experiment_has_schedule(e)) { /* a rate table or a trace: echoed with its scale */
+		c.rate_scale = g->run_scale;
+	} else {
 		c.rate = g->run_scale;
 	}
 	cJSON *o = sym_result_json("goodput", &c, r);

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "sim/engine.h"
+#include "sim/goodput.h"
 #include "sim/sweep.h"
 
 struct lc_job {
@@ -58,7 +59,8 @@ static int lc_one(void *ctx, size_t k)
 	size_t pt = k / L->nrep;
 	e.policy = L->pols[pt / L->nloads];
 	e.seed = J->e->seed + k % L->nrep;
-	struct sym_run_opts o = { .rate = L->loads[pt % L->nloads] * L->ref };
+	/* the load in req/s as the schedule's scale (a constant rate's mean at scale 1 is 1) */
+	struct sym_run_opts o = { .rate = L->loads[pt % L->nloads] * L->ref / sym_schedule_mean_rate(&e) };
 	struct sym_run_result r;
 	char err[1024];
 	int rc = sym_sim_run(&e, &o, &r, err, sizeof(err));

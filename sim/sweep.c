@@ -312,7 +312,7 @@ static int sim_point(const struct sym_experiment *e0, cJSON **doc, char *err, si
 	struct sym_experiment e = *e0; /* only the seed differs */
 	for (size_t s = 0; s < n && !rc; s++) {
 		e.seed = e0->seed + s;
-		struct sym_run_opts o = { .rate = (e.rate_csv[0] || e.nseg) ? 1 : e.rate };
+		struct sym_run_opts o = { .rate = sym_experiment_scale(&e) };
 		struct sym_run_result r;
 		rc = sym_sim_run(&e, &o, &r, err, errlen);
 		if (!rc) {

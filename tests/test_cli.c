@@ -1190,6 +1190,69 @@ static void test_memory(void **state)
 	run_free(&r);
 }
 
+/* A per-request arrival trace, as every command that judges a rate reads it. */
+static void test_trace_commands(void **state)
+{
+	(void)state;
+	struct run r;
+	char text[16384] = "time_s,model\n";
+	size_t len = strlen(text);
+	for (int i = 0; i < 600; i++) /* 150 req/s for 4 s: ResNet50 twice as often as VGG16 */
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%.4f,%s\n", i / 150.0 + 0.001 * (i % 5),
+					i % 3 == 2 ? "VGG16" : "ResNet50");
+	write_text("trace.csv", text);
+	/* sim replays it request by request */
+	RUN(&r, "sim", "--zoo", "a100", "--models", "ResNet50,VGG16", "--arrival-trace", "@trace.csv", "--gpus", "1",
+	    "--warmup", "0", "--json", "@out_trace_sim.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	cJSON *doc = load_json(tmp_path("out_trace_sim.json"));
+	assert_int_equal((int)num(doc, "simulated_requests"), 600);
+	assert_string_equal(get(get(doc, "config"), "arrival_trace")->valuestring, tmp_path("trace.csv"));
+	cJSON_Delete(doc);
+	/* goodput scales it, and echoes the scale */
+	RUN(&r, "goodput", "--zoo", "a100", "--models", "ResNet50,VGG16", "--arrival-trace", "@trace.csv", "--gpus", "1",
+	    "--warmup", "0", "--json", "@out_trace_gp.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	doc = load_json(tmp_path("out_trace_gp.json"));
+	double gp = num(doc, "goodput_rps"), scale = num(get(doc, "config"), "rate_scale");
+	assert_true(gp > 150);
+	assert_true(fabs(gp - scale * 150) < 1e-6 * gp); /* the trace's mean, 150 req/s, at the goodput's scale */
+	cJSON_Delete(doc);
+	/* plan's target is its mean */
+	RUN(&r, "plan", "--zoo", "a100", "--models", "ResNet50,VGG16", "--arrival-trace", "@trace.csv", "--warmup", "0",
+	    "--json", "@out_trace_plan.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	doc = load_json(tmp_path("out_trace_plan.json"));
+	assert_true(fabs(num(doc, "target_rate") - 150) < 1e-9);
+	assert_string_equal(get(get(doc, "schedule"), "kind")->valuestring, "arrival_trace");
+	cJSON_Delete(doc);
+	/* loadcurve: each load's rate is the trace's mean, scaled */
+	RUN(&r, "loadcurve", "--zoo", "a100", "--models", "ResNet50,VGG16", "--arrival-trace", "@trace.csv", "--gpus",
+	    "1", "--warmup", "0", "--reference", "300", "--loads", "0.5,1", "--json", "@out_trace_lc.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	doc = load_json(tmp_path("out_trace_lc.json"));
+	const cJSON *pts = get(doc, "points");
+	assert_true(fabs(num(cJSON_GetArrayItem(pts, 0), "offered_rps") - 150) < 1);
+	assert_true(fabs(num(cJSON_GetArrayItem(pts, 1), "offered_rps") - 300) < 1);
+	cJSON_Delete(doc);
+	/* partition: the trace's rates per model */
+	RUN(&r, "partition", "--zoo", "a100", "--models", "ResNet50,VGG16", "--arrival-trace", "@trace.csv", "--warmup",
+	    "0", "--subclusters", "2");
+	expect_status(&r, 0);
+	expect_contains(r.out, "100.0 req/s", "ResNet50's rate", &r);
+	expect_contains(r.out, "50.0 req/s", "VGG16's rate", &r);
+	run_free(&r);
+	/* a missing trace is named; exit 2 */
+	RUN(&r, "sim", "--zoo", "a100", "--models", "ResNet50", "--arrival-trace", "@no-such-trace.csv");
+	expect_status(&r, 2);
+	expect_contains(r.err, "no-such-trace.csv", "stderr", &r);
+	run_free(&r);
+}
+
 static void test_plan(void **state)
 {
 	(void)state;
@@ -1674,7 +1737,7 @@ static void test_loadcurve(void **state)
 		{ "loadcurve", "--profile", "1,5", "--slo", "20", "--reference", "-5", NULL },
 		{ "loadcurve", "--profile", "1,5", "--slo", "20", "--policies", "lifo", NULL },
 		{ "loadcurve", "--profile", "1,5", "--slo", "20", "--jobs", "0", NULL },
-		{ "loadcurve", "--profile", "1,5", "--slo", "20", "--segments", "10:10", NULL },
+		{ "loadcurve", "--profile", "1,5", "--slo", "20", "--segments", "10:0", NULL },
 		{ "loadcurve", "--profile", "1,5", "--slo", "20", "--loads", "@loads", NULL },
 	};
 	{
@@ -2778,6 +2841,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_trace_timeline),
 		cmocka_unit_test(test_memory),
 		cmocka_unit_test(test_plan),
+		cmocka_unit_test(test_trace_commands),
 		cmocka_unit_test(test_partition),
 		cmocka_unit_test(test_split_and_queries),
 		cmocka_unit_test(test_sweep),

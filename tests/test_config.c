@@ -1139,6 +1139,74 @@ static void test_resolve_zipf_shares(void **state)
 	sym_experiment_finish(&e);
 }
 
+static void test_resolve_trace(void **state)
+{
+	(void)state;
+	char csv[512], csv2[512];
+	write_temp("time_s,model\n0.5,A\n1.5,B\n2.25,A\n3.75,A\n", csv, sizeof(csv));
+	struct sym_experiment e;
+	init(&e);
+	const char *two = "{\"models\": [{\"name\": \"A\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 10},"
+			  "{\"name\": \"B\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 10}], \"warmup_s\": 0.5}";
+	apply_ok(&e, two);
+	flag_ok(&e, "arrival-trace", csv);
+	resolve_ok(&e);
+	assert_true(sym_experiment_has_schedule(&e));
+	assert_near(sym_experiment_duration(&e), 4, 0, "duration: the trace's length");
+	assert_near(sym_experiment_model_rate(&e, 0), 0.75, 1e-12, "A: 3 requests in 4 s");
+	assert_near(sym_experiment_model_rate(&e, 1), 0.25, 1e-12, "B: 1 in 4 s");
+	assert_near(e.shares[0], 0.75, 1e-12, "A's share of the requests");
+	assert_near(sym_experiment_scale(&e), 1, 0, "played as written");
+	/* a what-if: played twice as fast */
+	flag_ok(&e, "rate-scale", "2");
+	resolve_ok(&e);
+	assert_near(sym_experiment_model_rps(&e, 0), 1.5, 1e-12, "A at twice the rate");
+	/* the echo reloads to the same load */
+	cJSON *j = sym_experiment_to_json(&e);
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "arrival_trace")->valuestring, csv);
+	assert_near(cJSON_GetObjectItemCaseSensitive(j, "rate_scale")->valuedouble, 2, 0, "echoed scale");
+	char *text = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	struct sym_experiment f;
+	init(&f);
+	apply_ok(&f, text);
+	free(text);
+	resolve_ok(&f);
+	assert_near(sym_experiment_model_rps(&f, 0), 1.5, 1e-12, "the echo's rate");
+	sym_experiment_finish(&f);
+	/* one load at a time */
+	flag_ok(&e, "segments", "5:100");
+	resolve_fails(&e, (const char *const[]){ "arrival_trace: a trace replaces the rate schedule", NULL });
+	sym_experiment_finish(&e);
+	/* rate_scale scales schedules only */
+	init(&e);
+	apply_ok(&e, two);
+	flag_ok(&e, "rate-scale", "2");
+	resolve_fails(&e, (const char *const[]){ "rate_scale: scales a rate schedule", NULL });
+	sym_experiment_finish(&e);
+	/* a served model without a request: named, with the trace's nearest name */
+	write_temp("time_s,model\n0.5,A\n1.5,Bee\n", csv2, sizeof(csv2));
+	init(&e);
+	apply_ok(&e, two);
+	flag_ok(&e, "arrival-trace", csv2);
+	resolve_fails(&e, (const char *const[]){ "no request for model 'B'", "the trace has '", NULL });
+	sym_experiment_finish(&e);
+	unlink(csv2);
+	/* per-model rates and a trace */
+	init(&e);
+	apply_ok(&e, "{\"models\": [{\"name\": \"A\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 10, \"rate\": 5}]}");
+	flag_ok(&e, "arrival-trace", csv);
+	resolve_fails(&e, (const char *const[]){ "per-model rates with arrival_trace", NULL });
+	sym_experiment_finish(&e);
+	unlink(csv);
+	/* a missing file is named */
+	init(&e);
+	apply_ok(&e, two);
+	flag_ok(&e, "arrival-trace", "/nonexistent/trace.csv");
+	resolve_fails(&e, (const char *const[]){ "/nonexistent/trace.csv", NULL });
+	sym_experiment_finish(&e);
+}
+
 static void test_resolve_rate_csv(void **state)
 {
 	(void)state;
@@ -1958,6 +2026,7 @@ int main(void)
 		cmocka_unit_test(test_resolve_warmup_vs_duration),
 		cmocka_unit_test(test_resolve_zipf_shares),
 		cmocka_unit_test(test_resolve_rate_csv),
+		cmocka_unit_test(test_resolve_trace),
 		cmocka_unit_test(test_resolve_rate_csv_warmup),
 		cmocka_unit_test(test_resolve_schedule_offers_requests),
 		cmocka_unit_test(test_resolve_custom_zoo),

@@ -778,6 +778,64 @@ static void test_light_load_packs_low_ids(void **state)
 	sym_experiment_finish(&e);
 }
 
+/* An arrival trace is replayed request by request: every request of it once
+ * at scale 1 (the same whatever the seed), twice as many at --rate-scale 2,
+ * and its size column weighs on the batches. */
+static void test_trace_replayed(void **state)
+{
+	(void)state;
+	char text[8192] = "time_s,model,size\n", path[64], path3[64];
+	size_t len = strlen(text);
+	for (int i = 0; i < 200; i++) /* 200 requests over 4 s, two models, irregular gaps */
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%.6f,%s,1\n", 0.019 * i + 0.0007 * (i % 7),
+					i % 3 ? "A" : "B");
+	write_temp_bytes("trace", text, len, path, sizeof(path));
+	for (char *p = text; (p = strstr(p, ",1\n")); p += 3)
+		p[1] = '3'; /* the same requests, three times the size */
+	write_temp_bytes("trace3", text, len, path3, sizeof(path3));
+	double busy[2];
+	for (int k = 0; k < 2; k++) {
+		struct sym_run_result r[2];
+		for (int seed = 0; seed < 2; seed++) {
+			struct sym_experiment e;
+			sym_experiment_init(&e);
+			char err[512];
+			cJSON *cfg = cJSON_Parse("{\"models\": [{\"name\": \"A\", \"alpha_ms\": 2, \"beta_ms\": 5, "
+						 "\"slo_ms\": 100}, {\"name\": \"B\", \"alpha_ms\": 2, \"beta_ms\": 5, "
+						 "\"slo_ms\": 100}], \"gpus\": 2, \"warmup_s\": 0}");
+			assert_non_null(cfg);
+			if (sym_experiment_apply_json(&e, cfg, "trace-test", err, sizeof(err)))
+				fail_msg("%s", err);
+			cJSON_Delete(cfg);
+			flag(&e, "arrival-trace", k ? path3 : path);
+			flag(&e, "seed", seed ? "7" : "1");
+			resolve(&e);
+			assert_true(fabs(sym_experiment_duration(&e) - 4) < 1e-9);
+			run(&e, 1, &r[seed]);
+			check_invariants(&e, &r[seed]);
+			assert_int_equal(r[seed].simulated_requests, 200);
+			assert_int_equal(r[seed].total.offered, 200);
+			assert_int_equal(r[seed].models[1].offered, 67); /* i % 3 == 0 */
+			if (!k && !seed) { /* --rate-scale 2: the trace twice in its 4 s, each pass in 2 s */
+				struct sym_run_result r2;
+				run(&e, 2, &r2);
+				assert_int_equal(r2.simulated_requests, 400);
+				sym_run_result_finish(&r2);
+			}
+			sym_experiment_finish(&e);
+		}
+		/* no randomness in the arrivals: the seed changes nothing */
+		assert_int_equal(r[0].total.served, r[1].total.served);
+		assert_true(r[0].gpu_busy_fraction == r[1].gpu_busy_fraction);
+		busy[k] = r[0].gpu_busy_fraction;
+		sym_run_result_finish(&r[0]);
+		sym_run_result_finish(&r[1]);
+	}
+	assert_true(busy[1] > 1.5 * busy[0]); /* requests of size 3 take alpha x 3 each */
+	unlink(path);
+	unlink(path3);
+}
+
 static void test_segments_follow_schedule(void **state)
 {
 	(void)state;
@@ -1775,6 +1833,7 @@ int main(void)
 		cmocka_unit_test(test_epochs),
 		cmocka_unit_test(test_autoscale),
 		cmocka_unit_test(test_segments_follow_schedule),
+		cmocka_unit_test(test_trace_replayed),
 		cmocka_unit_test(test_scale),
 		cmocka_unit_test(test_goodput_bracket),
 		cmocka_unit_test(test_criterion_rule),

@@ -737,6 +737,135 @@ static void test_rate_table_missing(void **state)
 	assert_null(t.names);
 }
 
+/* ---- per-request traces ------------------------------------------------- */
+
+static int load_trace_text(const char *text, char path[64], struct sym_trace *t, char *err, size_t errlen)
+{
+	write_temp_bytes("trace", text, strlen(text), path, 64);
+	int rc = sym_trace_load(path, t, err, errlen);
+	unlink(path);
+	return rc;
+}
+
+static void test_trace_good(void **state)
+{
+	(void)state;
+	struct sym_trace t;
+	char path[64], err[256];
+	/* out of order, two models, sizes; the comment and the blank line are skipped */
+	assert_int_equal(load_trace_text("time_s,model,size\n# a comment\n2.5,b,1\n0.25,a,2\n\n0.5,a,0.5\n"
+					 "0.000000001,b,3\n0.75,a,1\n",
+					 path, &t, err, sizeof(err)),
+			 0);
+	assert_int_equal(t.n, 5);
+	assert_int_equal(t.nmodels, 2);
+	assert_string_equal(t.names[0], "b"); /* in order of first appearance */
+	assert_string_equal(t.names[1], "a");
+	assert_int_equal(sym_trace_find(&t, "a"), 1);
+	assert_int_equal(sym_trace_find(&t, "c"), -1);
+	assert_int_equal(t.count[0], 2);
+	assert_int_equal(t.count[1], 3);
+	/* sorted per model, to the nanosecond, sizes moved with their times */
+	assert_true(t.times[0][0] == 1 && t.times[0][1] == 2500 * SYM_MS);
+	assert_near(t.sizes[0][0], 3, 0, "b's first size");
+	assert_true(t.times[1][0] == 250 * SYM_MS && t.times[1][1] == 500 * SYM_MS && t.times[1][2] == 750 * SYM_MS);
+	assert_near(t.sizes[1][0], 2, 0, "a's first size");
+	assert_near(t.sizes[1][1], 0.5, 0, "a's second size");
+	/* its length: the last arrival's second rounded up; the peaks per second */
+	assert_true(t.length == 3 * SYM_S);
+	assert_near(t.peak[1], 3, 0, "a: three in second 0");
+	assert_near(t.peak[0], 1, 0, "b: one per second");
+	assert_near(t.peak_total, 4, 0, "four in second 0");
+	sym_trace_finish(&t);
+	/* no size column; an arrival on a whole second starts the next one */
+	assert_int_equal(load_trace_text("time_s,model\n1,x\n", path, &t, err, sizeof(err)), 0);
+	assert_null(t.sizes);
+	assert_true(t.length == 2 * SYM_S);
+	sym_trace_finish(&t);
+}
+
+static void test_trace_replay(void **state)
+{
+	(void)state;
+	static const sym_time times[] = { 0, 100, 100, 700 };
+	static const double sizes[] = { 1, 2, 3, 4 };
+	struct sym_arrivals a;
+	/* scale 1: the times exactly, then again after each period */
+	assert_int_equal(sym_arrivals_init_replay(&a, times, sizes, 4, 1000, 1), 0);
+	static const sym_time want1[] = { 0, 100, 100, 700, 1000, 1100, 1100, 1700, 2000 };
+	for (size_t i = 0; i < sizeof(want1) / sizeof(want1[0]); i++) {
+		assert_true(sym_arrivals_next(&a) == want1[i]);
+		assert_near(sym_arrivals_size(&a), sizes[i % 4], 0, "its size");
+	}
+	sym_arrivals_finish(&a);
+	/* scale 2: twice as fast, the period too */
+	assert_int_equal(sym_arrivals_init_replay(&a, times, NULL, 4, 1000, 2), 0);
+	static const sym_time want2[] = { 0, 50, 50, 350, 500, 550 };
+	for (size_t i = 0; i < sizeof(want2) / sizeof(want2[0]); i++) {
+		assert_true(sym_arrivals_next(&a) == want2[i]);
+		assert_near(sym_arrivals_size(&a), 0, 0, "no size column");
+	}
+	sym_arrivals_finish(&a);
+	/* scale 0 or no times: nothing */
+	assert_int_equal(sym_arrivals_init_replay(&a, times, NULL, 4, 1000, 0), 0);
+	assert_true(sym_arrivals_next(&a) == SYM_TIME_NEVER);
+	assert_int_equal(sym_arrivals_init_replay(&a, NULL, NULL, 0, 1000, 1), 0);
+	assert_true(sym_arrivals_next(&a) == SYM_TIME_NEVER);
+	/* bad input: unsorted, a period not past the last time, a negative scale */
+	static const sym_time unsorted[] = { 5, 3 };
+	assert_int_equal(sym_arrivals_init_replay(&a, unsorted, NULL, 2, 1000, 1), -EINVAL);
+	assert_int_equal(sym_arrivals_init_replay(&a, times, NULL, 4, 700, 1), -EINVAL);
+	assert_int_equal(sym_arrivals_init_replay(&a, times, NULL, 4, 1000, -1), -EINVAL);
+	assert_int_equal(sym_arrivals_init_replay(&a, times, NULL, 4, 1000, NAN), -EINVAL);
+}
+
+static void test_trace_bad(void **state)
+{
+	static const struct bad_case cases[] = {
+		{ "", 1, "header" },
+		{ "time,model\n1,a\n", 1, "time_s,model" },
+		{ "time_s,model,weight\n1,a,1\n", 1, "time_s,model" },
+		{ "time_s\n1\n", 1, "time_s,model" },
+		{ "time_s,model\n1,a,2\n", 2, "2 fields" },
+		{ "time_s,model,size\n1,a\n", 2, "3 fields" },
+		{ "time_s,model\n-1,a\n", 2, "arrival time" },
+		{ "time_s,model\nabc,a\n", 2, "arrival time" },
+		{ "time_s,model\nnan,a\n", 2, "arrival time" },
+		{ "time_s,model\n1e8,a\n", 2, "from 0 to 1e+07" },
+		{ "time_s,model\n1,\n", 2, "model name" },
+		{ "time_s,model\n1,0123456789012345678901234567890123456789012345678901234567890123\n", 2,
+		  "model name of 1 to 63" },
+		{ "time_s,model,size\n1,a,0\n", 2, "size above 0" },
+		{ "time_s,model,size\n1,a,-2\n", 2, "size above 0" },
+		{ "time_s,model,size\n1,a,1001\n", 2, "at most 1000" },
+		{ "time_s,model\n", 2, "data row" },
+		{ "# c\ntime_s,model\n1,a\n2,a\n\nx,a\n", 6, "arrival time" },
+	};
+	struct sym_trace t;
+	char path[64], err[256], want[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&t, 0xff, sizeof(t)); /* garbage in: must come back zeroed */
+		err[0] = '\0';
+		int rc = load_trace_text(cases[i].text, path, &t, err, sizeof(err));
+		snprintf(want, sizeof(want), "%s:%d: ", path, cases[i].line);
+		if (rc != -EINVAL || !strstr(err, want) || !strstr(err, cases[i].what)) {
+			print_error("case %zu: rc %d, message '%s', want '%s' and '%s'\n", i, rc, err, want, cases[i].what);
+			fail();
+		}
+		assert_int_equal(t.n, 0);
+		assert_int_equal(t.nmodels, 0);
+		assert_null(t.names);
+		assert_null(t.times);
+	}
+	memset(&t, 0xff, sizeof(t));
+	int rc = sym_trace_load("/tmp/sym_no_such_dir_xyz/trace.csv", &t, err, sizeof(err));
+	assert_true(rc == -ENOENT || rc == -EIO);
+	assert_non_null(strstr(err, "trace.csv"));
+	assert_null(t.names);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -758,6 +887,9 @@ int main(void)
 		cmocka_unit_test(test_rate_table_replay),
 		cmocka_unit_test(test_rate_table_long_lines),
 		cmocka_unit_test(test_rate_table_bad),
+		cmocka_unit_test(test_trace_good),
+		cmocka_unit_test(test_trace_replay),
+		cmocka_unit_test(test_trace_bad),
 		cmocka_unit_test(test_rate_table_missing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

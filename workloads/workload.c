@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,9 +223,69 @@ static sym_time emit(struct sym_arrivals *a)
 	return t;
 }
 
+int sym_arrivals_init_replay(struct sym_arrivals *a, const sym_time *times, const double *sizes, size_t n,
+			     sym_time period, double scale)
+{
+	memset(a, 0, sizeof(*a));
+	if ((n && !times) || !isfinite(scale) || scale < 0 || period <= 0 || (n && times[n - 1] >= period))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (times[i] < 0 || (i && times[i] < times[i - 1]))
+			return -EINVAL;
+	a->rtimes = times;
+	a->rsizes = sizes;
+	a->rn = n;
+	a->rperiod = period;
+	a->rate = scale;
+	a->spec.kind = SYM_ARRIVAL_UNIFORM;
+	a->spec.shape = 1.0;
+	if (!n || !(scale > 0))
+		a->last = SYM_TIME_NEVER;
+	return 0;
+}
+
+double sym_arrivals_size(const struct sym_arrivals *a)
+{
+	return a->size;
+}
+
+/* The next replayed arrival: the trace from its start again after each period. */
+static sym_time replay_next(struct sym_arrivals *a)
+{
+	if (a->last == SYM_TIME_NEVER)
+		return SYM_TIME_NEVER;
+	sym_time t;
+	if (a->rate == 1) { /* exactly the trace's times */
+		if (a->rloop > (uint64_t)((INT64_MAX - a->rtimes[a->ri]) / a->rperiod)) {
+			a->last = SYM_TIME_NEVER;
+			return SYM_TIME_NEVER;
+		}
+		t = (sym_time)a->rloop * a->rperiod + a->rtimes[a->ri];
+	} else {
+		double pos = ((double)a->rloop * (double)a->rperiod + (double)a->rtimes[a->ri]) / a->rate;
+		if (!(pos < POS_MAX)) {
+			a->last = SYM_TIME_NEVER;
+			return SYM_TIME_NEVER;
+		}
+		t = (sym_time)(pos + 0.5);
+	}
+	if (t < a->last)
+		t = a->last;
+	a->last = t;
+	a->size = a->rsizes ? a->rsizes[a->ri] : 0;
+	if (++a->ri == a->rn) {
+		a->ri = 0;
+		a->rloop++;
+	}
+	return t;
+}
+
 sym_time sym_arrivals_next(struct sym_arrivals *a)
 {
 	double need;
+
+	if (a->rperiod > 0)
+		return replay_next(a);
 
 	/* last == NEVER marks a process that has ended (schedule over, rate 0
 	 * or time overflow); it stays ended. */
@@ -399,12 +460,20 @@ static int is_time_name(const char *s)
 	return strcmp(s, "second") == 0 || strcmp(s, "t") == 0 || strcmp(s, "time") == 0;
 }
 
-/* State of one load, freed as a whole on error. */
-struct loader {
+/* One CSV file being read: where, and the two parsers of its lines. */
+struct csv_src {
 	const char *path;
 	char *err;
 	size_t errlen;
 	unsigned long lineno;
+	size_t rows;        /* data rows read */
+	int (*header)(struct csv_src *src, char *line);
+	int (*row)(struct csv_src *src, char *line);
+};
+
+/* State of one load, freed as a whole on error. */
+struct loader {
+	struct csv_src src; /* first: load_lines is given &L->src */
 	struct sym_rate_table t;
 	size_t cap_rows;
 	int has_time;
@@ -428,9 +497,9 @@ static int check_unique(struct loader *L, size_t n)
 	qsort(s, n, sizeof(*s), cmp_str);
 	for (size_t i = 1; i < n; i++) {
 		if (strcmp(s[i], s[i - 1]) == 0) {
-			set_err(L->err, L->errlen,
+			set_err(L->src.err, L->src.errlen,
 				"%s:%lu: expected unique column names, '%s' is repeated",
-				L->path, L->lineno, s[i]);
+				L->src.path, L->src.lineno, s[i]);
 			free(s);
 			return -EINVAL;
 		}
@@ -440,8 +509,9 @@ static int check_unique(struct loader *L, size_t n)
 }
 
 /* Parses the header line into the model names. */
-static int load_header(struct loader *L, char *line)
+static int load_header(struct csv_src *src, char *line)
 {
+	struct loader *L = (struct loader *)src;
 	size_t n = count_fields(line), first;
 	int rc;
 
@@ -451,8 +521,8 @@ static int load_header(struct loader *L, char *line)
 	L->nfields = split_fields(line, L->fields, n);
 	for (size_t i = 0; i < n; i++) {
 		if (!*L->fields[i]) {
-			set_err(L->err, L->errlen, "%s:%lu: expected a column name in column %zu",
-				L->path, L->lineno, i + 1);
+			set_err(L->src.err, L->src.errlen, "%s:%lu: expected a column name in column %zu",
+				L->src.path, L->src.lineno, i + 1);
 			return -EINVAL;
 		}
 	}
@@ -461,8 +531,8 @@ static int load_header(struct loader *L, char *line)
 	L->has_time = is_time_name(L->fields[0]);
 	first = L->has_time ? 1 : 0;
 	if (n <= first) {
-		set_err(L->err, L->errlen, "%s:%lu: expected at least one model column",
-			L->path, L->lineno);
+		set_err(L->src.err, L->src.errlen, "%s:%lu: expected at least one model column",
+			L->src.path, L->src.lineno);
 		return -EINVAL;
 	}
 	L->t.names = calloc(n - first, sizeof(*L->t.names));
@@ -478,29 +548,30 @@ static int load_header(struct loader *L, char *line)
 }
 
 /* Parses one data line into the next row of rates. */
-static int load_row(struct loader *L, char *line)
+static int load_row(struct csv_src *src, char *line)
 {
+	struct loader *L = (struct loader *)src;
 	struct sym_rate_table *t = &L->t;
 	size_t n = split_fields(line, L->fields, L->nfields);
 	size_t first = L->has_time ? 1 : 0;
 	double *row;
 
 	if (n != L->nfields) {
-		set_err(L->err, L->errlen, "%s:%lu: expected %zu fields, found %zu",
-			L->path, L->lineno, L->nfields, n);
+		set_err(L->src.err, L->src.errlen, "%s:%lu: expected %zu fields, found %zu",
+			L->src.path, L->src.lineno, L->nfields, n);
 		return -EINVAL;
 	}
 	if (L->has_time) {
 		double v;
 		if (parse_number(L->fields[0], &v) < 0 || v != (double)t->nrows) {
-			set_err(L->err, L->errlen, "%s:%lu: expected time %zu in column 1, found '%s'",
-				L->path, L->lineno, t->nrows, L->fields[0]);
+			set_err(L->src.err, L->src.errlen, "%s:%lu: expected time %zu in column 1, found '%s'",
+				L->src.path, L->src.lineno, t->nrows, L->fields[0]);
 			return -EINVAL;
 		}
 	}
 	if (t->nrows == SYM_RATE_TABLE_MAX_ROWS) {
-		set_err(L->err, L->errlen, "%s:%lu: more than %d rows (seconds); a run lasts at most that long",
-			L->path, L->lineno, SYM_RATE_TABLE_MAX_ROWS);
+		set_err(L->src.err, L->src.errlen, "%s:%lu: more than %d rows (seconds); a run lasts at most that long",
+			L->src.path, L->src.lineno, SYM_RATE_TABLE_MAX_ROWS);
 		return -EINVAL;
 	}
 	if (t->nrows == L->cap_rows) {
@@ -518,9 +589,9 @@ static int load_row(struct loader *L, char *line)
 	for (size_t i = first; i < n; i++) {
 		double v;
 		if (parse_number(L->fields[i], &v) < 0 || v < 0 || v > SYM_RATE_MAX) {
-			set_err(L->err, L->errlen,
+			set_err(L->src.err, L->src.errlen,
 				"%s:%lu: expected a rate from 0 to %g req/s in column %zu, found '%s'",
-				L->path, L->lineno, SYM_RATE_MAX, i + 1, L->fields[i]);
+				L->src.path, L->src.lineno, SYM_RATE_MAX, i + 1, L->fields[i]);
 			return -EINVAL;
 		}
 		row[i - first] = v + 0.0; /* -0 -> +0 */
@@ -529,9 +600,11 @@ static int load_row(struct loader *L, char *line)
 	return 0;
 }
 
-/* Reads the file line by line; returns 0 or a negative code (the message is
- * already written except for -ENOMEM/-EIO, written by the caller). */
-static int load_lines(struct loader *L, FILE *f)
+/* Reads the file line by line, giving the first line that is not blank or a
+ * comment to src->header and every later one to src->row; returns 0 or a
+ * negative code (the message is already written except for -ENOMEM/-EIO,
+ * written by the caller). */
+static int load_lines(struct csv_src *src, FILE *f)
 {
 	char *line = NULL;
 	size_t cap = 0;
@@ -542,66 +615,72 @@ static int load_lines(struct loader *L, FILE *f)
 		size_t len = (size_t)got;
 		char *s = line;
 
-		L->lineno++;
+		src->lineno++;
 		if (strlen(line) != len) {
-			set_err(L->err, L->errlen, "%s:%lu: expected text, found a NUL byte",
-				L->path, L->lineno);
+			set_err(src->err, src->errlen, "%s:%lu: expected text, found a NUL byte", src->path, src->lineno);
 			rc = -EINVAL;
 			break;
 		}
 		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			line[--len] = '\0';
-		if (L->lineno == 1 && strncmp(s, "\xef\xbb\xbf", 3) == 0)
+		if (src->lineno == 1 && strncmp(s, "\xef\xbb\xbf", 3) == 0)
 			s += 3; /* UTF-8 byte order mark */
 		s = trim(s);
 		if (!*s || *s == '#')
 			continue;
-		rc = have_header ? load_row(L, s) : load_header(L, s);
+		rc = have_header ? src->row(src, s) : src->header(src, s);
 		if (rc < 0)
 			break;
+		if (have_header)
+			src->rows++;
 		have_header = 1;
 	}
 	free(line);
 	if (rc < 0)
 		return rc;
 	if (ferror(f)) {
-		set_err(L->err, L->errlen, "%s:%lu: read error", L->path, L->lineno + 1);
+		set_err(src->err, src->errlen, "%s:%lu: read error", src->path, src->lineno + 1);
 		return -EIO;
 	}
 	if (!have_header) {
-		set_err(L->err, L->errlen, "%s:%lu: expected a header line naming the columns",
-			L->path, L->lineno + 1);
+		set_err(src->err, src->errlen, "%s:%lu: expected a header line naming the columns", src->path,
+			src->lineno + 1);
 		return -EINVAL;
 	}
-	if (L->t.nrows == 0) {
-		set_err(L->err, L->errlen, "%s:%lu: expected at least one data row",
-			L->path, L->lineno + 1);
+	if (src->rows == 0) {
+		set_err(src->err, src->errlen, "%s:%lu: expected at least one data row", src->path, src->lineno + 1);
 		return -EINVAL;
 	}
 	return 0;
 }
 
+/* Opens path and reads it with load_lines; -ENOENT / -EIO with a message when it cannot. */
+static int load_file(struct csv_src *src)
+{
+	FILE *f = fopen(src->path, "r");
+	if (!f) {
+		int e = errno;
+		set_err(src->err, src->errlen, "%s: cannot open: %s", src->path, strerror(e));
+		return e == ENOENT ? -ENOENT : -EIO;
+	}
+	int rc = load_lines(src, f);
+	fclose(f);
+	if (rc == -ENOMEM)
+		set_err(src->err, src->errlen, "%s:%lu: out of memory", src->path, src->lineno);
+	return rc;
+}
+
 int sym_rate_table_load(const char *path, struct sym_rate_table *t, char *err, size_t errlen)
 {
-	struct loader L = { .path = path, .err = err, .errlen = errlen };
-	FILE *f;
-	int rc;
+	struct loader L = { .src = { .path = path, .err = err, .errlen = errlen, .header = load_header,
+				     .row = load_row } };
 
 	memset(t, 0, sizeof(*t));
 	if (err && errlen > 0)
 		err[0] = '\0';
-	f = fopen(path, "r");
-	if (!f) {
-		int e = errno;
-		set_err(err, errlen, "%s: cannot open: %s", path, strerror(e));
-		return e == ENOENT ? -ENOENT : -EIO;
-	}
-	rc = load_lines(&L, f);
-	fclose(f);
+	int rc = load_file(&L.src);
 	free(L.fields);
 	if (rc < 0) {
-		if (rc == -ENOMEM)
-			set_err(err, errlen, "%s:%lu: out of memory", path, L.lineno);
 		sym_rate_table_finish(&L.t);
 		return rc;
 	}
@@ -657,5 +736,215 @@ void sym_rate_table_finish(struct sym_rate_table *t)
 			free(t->names[i]);
 	free(t->names);
 	free(t->rates);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- per-request traces ------------------------------------------------- */
+
+struct trace_row {
+	sym_time t;
+	double size;
+	uint32_t model;
+};
+
+/* State of one trace load, freed as a whole on error. */
+struct tloader {
+	struct csv_src src; /* first: load_lines is given &L->src */
+	struct sym_trace t;
+	bool has_size;
+	size_t cap_names, cap_rows, last; /* last: the previous row's model, looked up first */
+	struct trace_row *rows;
+};
+
+static int trace_header(struct csv_src *src, char *line)
+{
+	struct tloader *L = (struct tloader *)src;
+	char *f[4];
+	size_t n = split_fields(line, f, 4);
+	if ((n != 2 && n != 3) || strcmp(f[0], "time_s") || strcmp(f[1], "model") || (n == 3 && strcmp(f[2], "size"))) {
+		set_err(src->err, src->errlen, "%s:%lu: expected the header time_s,model or time_s,model,size", src->path,
+			src->lineno);
+		return -EINVAL;
+	}
+	L->has_size = n == 3;
+	return 0;
+}
+
+/* The index of model `name`, added when new; -1 out of memory. */
+static long trace_model(struct tloader *L, const char *name)
+{
+	struct sym_trace *t = &L->t;
+	if (L->last < t->nmodels && !strcmp(t->names[L->last], name))
+		return (long)L->last;
+	for (size_t m = 0; m < t->nmodels; m++)
+		if (!strcmp(t->names[m], name))
+			return (long)(L->last = m);
+	if (t->nmodels == L->cap_names) {
+		size_t cap = L->cap_names ? 2 * L->cap_names : 16;
+		char **nn = realloc(t->names, cap * sizeof(*nn));
+		if (!nn)
+			return -1;
+		t->names = nn;
+		L->cap_names = cap;
+	}
+	if (!(t->names[t->nmodels] = strdup(name)))
+		return -1;
+	return (long)(L->last = t->nmodels++);
+}
+
+static int trace_row(struct csv_src *src, char *line)
+{
+	struct tloader *L = (struct tloader *)src;
+	char *f[3];
+	size_t want = L->has_size ? 3 : 2, n = split_fields(line, f, 3);
+	double v, size = 0;
+	if (n != want) {
+		set_err(src->err, src->errlen, "%s:%lu: expected %zu fields, found %zu", src->path, src->lineno, want, n);
+		return -EINVAL;
+	}
+	if (parse_number(f[0], &v) < 0 || v < 0 || v > SYM_TRACE_MAX_S) {
+		set_err(src->err, src->errlen, "%s:%lu: expected an arrival time from 0 to %g s in column 1, found '%s'",
+			src->path, src->lineno, SYM_TRACE_MAX_S, f[0]);
+		return -EINVAL;
+	}
+	if (!*f[1] || strlen(f[1]) > 63) {
+		set_err(src->err, src->errlen, "%s:%lu: expected a model name of 1 to 63 bytes in column 2, found '%.80s'",
+			src->path, src->lineno, f[1]);
+		return -EINVAL;
+	}
+	if (L->has_size && (parse_number(f[2], &size) < 0 || !(size > 0) || size > SYM_TRACE_MAX_SIZE)) {
+		set_err(src->err, src->errlen, "%s:%lu: expected a size above 0 and at most %d in column 3, found '%s'",
+			src->path, src->lineno, SYM_TRACE_MAX_SIZE, f[2]);
+		return -EINVAL;
+	}
+	if (src->rows == SYM_TRACE_MAX_ROWS) {
+		set_err(src->err, src->errlen, "%s:%lu: more than %d requests", src->path, src->lineno, SYM_TRACE_MAX_ROWS);
+		return -EINVAL;
+	}
+	if (src->rows == L->cap_rows) {
+		size_t cap = L->cap_rows ? 2 * L->cap_rows : 1024;
+		struct trace_row *r = realloc(L->rows, cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		L->rows = r;
+		L->cap_rows = cap;
+	}
+	long m = trace_model(L, f[1]);
+	if (m < 0)
+		return -ENOMEM;
+	L->rows[src->rows] = (struct trace_row){ .t = (sym_time)llround(v * 1e9), .size = size, .model = (uint32_t)m };
+	return 0;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct trace_row *x = a, *y = b;
+	if (x->model != y->model)
+		return x->model < y->model ? -1 : 1;
+	return (x->t > y->t) - (x->t < y->t);
+}
+
+/* Splits the rows (sorted by model, then time) into the per-model arrays, with the peaks. */
+static int trace_split(struct tloader *L)
+{
+	struct sym_trace *t = &L->t;
+	size_t n = L->src.rows, nm = t->nmodels;
+	t->n = n;
+	t->count = calloc(nm, sizeof(*t->count));
+	t->times = calloc(nm, sizeof(*t->times));
+	t->peak = calloc(nm, sizeof(*t->peak));
+	if (L->has_size)
+		t->sizes = calloc(nm, sizeof(*t->sizes));
+	if (!t->count || !t->times || !t->peak || (L->has_size && !t->sizes))
+		return -ENOMEM;
+	sym_time last = 0;
+	for (size_t i = 0; i < n; i++) {
+		t->count[L->rows[i].model]++;
+		last = L->rows[i].t > last ? L->rows[i].t : last;
+	}
+	t->length = (last / SYM_S + 1) * SYM_S;
+	size_t secs = (size_t)(t->length / SYM_S);
+	uint32_t *bins = calloc(secs, sizeof(*bins)), *mine = calloc(secs, sizeof(*mine));
+	if (!bins || !mine) {
+		free(bins);
+		free(mine);
+		return -ENOMEM;
+	}
+	int rc = 0;
+	for (size_t m = 0, i = 0; m < nm && !rc; m++) {
+		size_t c = t->count[m];
+		t->times[m] = malloc(c * sizeof(sym_time));
+		if (L->has_size)
+			t->sizes[m] = malloc(c * sizeof(double));
+		if (!t->times[m] || (L->has_size && !t->sizes[m])) {
+			rc = -ENOMEM;
+			break;
+		}
+		for (size_t k = 0; k < c; k++, i++) {
+			size_t sec = (size_t)(L->rows[i].t / SYM_S);
+			t->times[m][k] = L->rows[i].t;
+			if (L->has_size)
+				t->sizes[m][k] = L->rows[i].size;
+			bins[sec]++;
+			if (++mine[sec] > t->peak[m])
+				t->peak[m] = mine[sec];
+		}
+		for (size_t k = 0; k < c; k++)
+			mine[(size_t)(t->times[m][k] / SYM_S)] = 0;
+	}
+	for (size_t s = 0; s < secs; s++)
+		t->peak_total = bins[s] > t->peak_total ? bins[s] : t->peak_total;
+	free(bins);
+	free(mine);
+	return rc;
+}
+
+int sym_trace_load(const char *path, struct sym_trace *t, char *err, size_t errlen)
+{
+	struct tloader L = { .src = { .path = path, .err = err, .errlen = errlen, .header = trace_header,
+				      .row = trace_row } };
+
+	memset(t, 0, sizeof(*t));
+	if (err && errlen > 0)
+		err[0] = '\0';
+	int rc = load_file(&L.src);
+	if (!rc) {
+		qsort(L.rows, L.src.rows, sizeof(*L.rows), cmp_row);
+		if ((rc = trace_split(&L)) == -ENOMEM)
+			set_err(err, errlen, "%s: out of memory", path);
+	}
+	free(L.rows);
+	if (rc < 0) {
+		sym_trace_finish(&L.t);
+		return rc;
+	}
+	*t = L.t;
+	return 0;
+}
+
+int sym_trace_find(const struct sym_trace *t, const char *name)
+{
+	for (size_t m = 0; m < t->nmodels; m++)
+		if (!strcmp(t->names[m], name))
+			return (int)m;
+	return -1;
+}
+
+void sym_trace_finish(struct sym_trace *t)
+{
+	if (!t)
+		return;
+	for (size_t m = 0; m < t->nmodels; m++) {
+		free(t->names[m]);
+		if (t->times)
+			free(t->times[m]);
+		if (t->sizes)
+			free(t->sizes[m]);
+	}
+	free(t->names);
+	free(t->count);
+	free(t->times);
+	free(t->sizes);
+	free(t->peak);
 	memset(t, 0, sizeof(*t));
 }

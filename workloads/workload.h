@@ -83,7 +83,29 @@ struct sym_arrivals {
 	double op_left;  /* operational time not yet consumed in segment cur */
 	sym_time last;   /* the last arrival returned, or 0 */
 	double pos;      /* real time of the last arrival as a double, in ns */
+	/* replay (sym_arrivals_init_replay): borrowed times and sizes */
+	const sym_time *rtimes;
+	const double *rsizes;
+	size_t rn, ri;   /* times, and the next one's index */
+	uint64_t rloop;  /* repetitions done */
+	sym_time rperiod;
+	double size;     /* the last arrival's size, 0: none */
 };
+
+/* A replaying generator: the n arrival times times[0..n) (sorted, >= 0;
+ * borrowed, they must outlive it), played `scale` times faster and repeated
+ * every `period` (> the last time; scaled too), so that the stream never
+ * ends and offers scale times its rate: at scale 1 times[i] exactly, then
+ * period + times[i], ... sizes[0..n) (borrowed, or NULL) are the requests'
+ * sizes (sym_arrivals_size). scale 0 or n 0: no arrivals. Returns 0 or
+ * -EINVAL. */
+int sym_arrivals_init_replay(struct sym_arrivals *a, const sym_time *times, const double *sizes, size_t n,
+			     sym_time period, double scale);
+
+/* The size of the arrival sym_arrivals_next last returned, relative to the
+ * model's profiled request (1), or 0 when the generator gives none (drawn
+ * processes; a trace without a size column). */
+double sym_arrivals_size(const struct sym_arrivals *a);
 
 /* Initialises a generator. rate must be finite and >= 0 (0 means no arrivals),
  * seg may be NULL when nseg is 0. seed and stream select the random stream
@@ -155,5 +177,41 @@ int sym_rate_table_segments(const struct sym_rate_table *t, size_t col,
 			    struct sym_rate_segment **out, size_t *nseg);
 
 void sym_rate_table_finish(struct sym_rate_table *t);
+
+/* A per-request arrival trace read from CSV (what an experiment's
+ * `arrival_trace` replays).
+ *
+ * File format: a header line, "time_s,model" or "time_s,model,size", then one
+ * line per request: its arrival time in seconds from the trace's start (from
+ * 0 to SYM_TRACE_MAX_S, in any order), its model's name (at most 63 bytes)
+ * and, with the third column, its size relative to the model's profiled
+ * request (above 0, at most 1000; 1 is the profile's). Blank lines and lines
+ * starting with '#' are skipped; at most SYM_TRACE_MAX_ROWS requests. Its
+ * length is its last arrival's second rounded up (a trace whose last request
+ * arrives at 59.2 s is 60 s long; one at exactly 60 s is 61 s long), at
+ * least 1 s. */
+#define SYM_TRACE_MAX_ROWS 50000000
+#define SYM_TRACE_MAX_S 1e7
+#define SYM_TRACE_MAX_SIZE 1000
+struct sym_trace {
+	size_t nmodels;       /* distinct model names, in order of first appearance */
+	char **names;
+	size_t *count;        /* requests per model */
+	sym_time **times;     /* per model, count[m] times, sorted */
+	double **sizes;       /* per model, count[m] sizes; NULL without a size column */
+	double *peak;         /* per model: the most requests that arrive in one second */
+	double peak_total;    /* the most requests of all models together in one second */
+	sym_time length;      /* whole seconds, > every arrival */
+	size_t n;             /* requests */
+};
+
+/* Loads a trace; errors as sym_rate_table_load's (the message names the file,
+ * the line and what was expected); t is zeroed on error. */
+int sym_trace_load(const char *path, struct sym_trace *t, char *err, size_t errlen);
+
+/* Index of the model named `name`, or -1. */
+int sym_trace_find(const struct sym_trace *t, const char *name);
+
+void sym_trace_finish(struct sym_trace *t);
 
 #endif
