@@ -169,8 +169,11 @@ static const char plan_text[] =
 	"and reports what was measured at --max-gpus: its bad rate and worst model.\n\n"
 	"--seeds N: one search per seed (--seed, ..., --seed + N - 1, in parallel). The answer (gpus) is the "
 	"largest count, the one that served R under every seed; beside it the count per seed (gpus_by_seed), "
-	"their range and mean with its 95% interval. The bad rate and worst model are the first seed's at its "
-	"count (metrics_from).";
+	"their range and mean with its 95% interval. The bad rate and worst_model are the first seed's at its "
+	"count (metrics_from); worst_at_answer is measured at the answer's count under every seed (each seed's "
+	"worst model there, and the worst of them), which the table shows. Each answer carries its headroom (the "
+	"goodput there, every seed), its margin (the model that fails first at one GPU fewer) and, with "
+	"sub-clusters, one pool's goodput on the same GPUs.";
 
 static const struct cli_opt o_loads = { "loads", 0, CLI_TEXT, "F1,F2,...",
 					"fractions of the reference (default 0.1,0.2,...,2.0)" };

@@ -61,6 +61,8 @@ struct plan_row {
 	char pm[96];      /* the mean with its interval, as text */
 	struct sym_plan_result p0;
 	struct gp_at at;   /* the goodput at the answer (gmax GPUs) */
+	struct sym_plan_result *seeds_at; /* every seed's run at the answer (nrep), or NULL */
+	int worst_seed;    /* the seed index whose run there has the worst model */
 	struct gp_at pool; /* sub-clusters: the goodput of one pool on the same GPUs (memory set aside) */
 };
 
@@ -146,6 +148,27 @@ static cJSON *row_json(const struct sym_experiment *e, const struct plan_row *r,
 		cJSON_AddNullToObject(o, "worst_model");
 	cJSON_AddNumberToObject(o, "worst_model_bad_rate", r->p0.worst_bad_rate);
 	cJSON_AddNumberToObject(o, "few_request_models", (double)r->p0.few);
+	if (r->seeds_at) { /* the worst model at the answer, measured there under every seed */
+		const struct sym_plan_result *w = &r->seeds_at[r->worst_seed];
+		cJSON *a = cJSON_AddObjectToObject(o, "worst_at_answer");
+		cJSON_AddNumberToObject(a, "gpus", r->gmax);
+		if (w->worst >= 0)
+			cJSON_AddStringToObject(a, "model", sym_unit_name(e, w->worst));
+		else
+			cJSON_AddNullToObject(a, "model");
+		cJSON_AddNumberToObject(a, "bad_rate", w->worst_bad_rate);
+		cJSON_AddNumberToObject(a, "seed", (double)(e->seed + (uint64_t)r->worst_seed));
+		cJSON *seeds = cJSON_AddArrayToObject(a, "by_seed");
+		for (size_t k = 0; k < nrep; k++) {
+			cJSON *one = cJSON_CreateObject();
+			cJSON_AddNumberToObject(one, "seed", (double)(e->seed + k));
+			if (r->seeds_at[k].worst >= 0)
+				cJSON_AddStringToObject(one, "model", sym_unit_name(e, r->seeds_at[k].worst));
+			cJSON_AddNumberToObject(one, "bad_rate", r->seeds_at[k].worst_bad_rate);
+			cJSON_AddNumberToObject(one, "run_bad_rate", r->seeds_at[k].bad_rate);
+			cJSON_AddItemToArray(seeds, one);
+		}
+	}
 	/* the headroom: the goodput on the answer's GPUs (every seed), over the target */
 	if (r->at.have) {
 		cJSON *h = cJSON_AddObjectToObject(o, "at_answer");
@@ -209,8 +232,9 @@ static void print_row(FILE *f, const struct sym_experiment *e, const struct plan
 	char label[160], gp[48], worst[160] = "-", seeds[160] = "";
 	snprintf(label, sizeof(label), "simulated: %s", r->name);
 	snprintf(gp, sizeof(gp), r->over ? "none <= %d" : "%d", r->over ? max_gpus : r->gmax);
-	if (r->p0.worst >= 0)
-		snprintf(worst, sizeof(worst), "%.20s (%.2f%%)%s", sym_unit_name(e, r->p0.worst), 100 * r->p0.worst_bad_rate,
+	const struct sym_plan_result *w = r->seeds_at ? &r->seeds_at[r->worst_seed] : &r->p0;
+	if (w->worst >= 0)
+		snprintf(worst, sizeof(worst), "%.20s (%.2f%%)%s", sym_unit_name(e, w->worst), 100 * w->worst_bad_rate,
 			 r->p0.gpus < 0 ? " at max" : "");
 	if (nrep > 1 && !r->over)
 		snprintf(seeds, sizeof(seeds), "%d..%d, mean %s", r->gmin, r->gmax, r->pm);
@@ -232,9 +256,9 @@ static void print_analytic(FILE *f, const struct sym_plan_analytic *an, size_t n
 			fprintf(f, "%-28s %12d\n", rows[i].label, rows[i].gpus);
 	}
 	if (nrep > 1)
-		fprintf(f, "GPUs: the most any of the %zu seeds (%llu to %llu) needed; the worst model is seed %llu's, at its "
-			   "count\n", nrep, (unsigned long long)e->seed, (unsigned long long)(e->seed + nrep - 1),
-			(unsigned long long)e->seed);
+		fprintf(f, "GPUs: the most any of the %zu seeds (%llu to %llu) needed; the worst model: the worst of every "
+			   "seed's run at that count\n", nrep, (unsigned long long)e->seed,
+			(unsigned long long)(e->seed + nrep - 1));
 }
 
 static cJSON *plan_doc(const struct sym_experiment *e, double rate, double scale, int max_gpus,
@@ -313,7 +337,14 @@ static int plan_policy(const struct cli *c, struct sym_experiment *e, double rat
 		return cli_fail(c, cli_status(rc), "%s", err);
 	sym_policy_format(&e->policy, r->name, sizeof(r->name));
 	fold(r, prs, x, nrep);
-	if (!r->over && r->gmax > 0) { /* the headroom: the goodput on the answer's GPUs */
+	if (!r->over && r->gmax > 0) { /* the worst model there, every seed; the headroom: the goodput there */
+		if (!(r->seeds_at = calloc(nrep, sizeof(*r->seeds_at))))
+			return cli_fail(c, 1, "out of memory");
+		if ((rc = sym_plan_measure(e, scale, r->gmax, cli_jobs(c), r->seeds_at, err, sizeof(err))))
+			return cli_fail(c, cli_status(rc), "%s", err);
+		for (size_t k = 1; k < nrep; k++)
+			if (r->seeds_at[k].worst_bad_rate > r->seeds_at[r->worst_seed].worst_bad_rate)
+				r->worst_seed = (int)k;
 		if ((rc = goodput_at(c, e, r->gmax, &r->at)))
 			return rc;
 		if (e->partition.subclusters > 1 && (rc = pool_at(c, e, r)))
@@ -549,6 +580,8 @@ int cli_cmd_plan(struct cli *c)
 		rc = emit_cluster(c, &e, &pols[0], &rows[0], rate, scale);
 	free(prs);
 	free(x);
+	for (int i = 0; rows && i < npol; i++)
+		free(rows[i].seeds_at);
 	free(rows);
 	cJSON_Delete(doc);
 	sym_experiment_finish(&e);

@@ -174,6 +174,7 @@ struct plan_job {
 	const struct sym_experiment *e;
 	double rate;
 	int max_gpus;
+	int at;           /* > 0: measure every seed at this count (no search) */
 	bool progress;
 	struct sym_plan_result *by_seed;
 	int *rc;
@@ -187,15 +188,22 @@ static int plan_one(void *ctx, size_t i)
 	int rc = sym_experiment_copy(&e, J->e, J->err[i], sizeof(J->err[i]));
 	if (!rc) {
 		e.seed = J->e->seed + i;
-		rc = sym_plan_search(&e, J->rate, J->max_gpus, J->progress, &J->by_seed[i], J->err[i], sizeof(J->err[i]));
+		if (J->at > 0) {
+			memset(&J->by_seed[i], 0, sizeof(J->by_seed[i]));
+			J->by_seed[i].gpus = J->by_seed[i].below_gpus = J->by_seed[i].below_worst = -1;
+			rc = measure_at(&e, J->rate, J->at, &J->by_seed[i], J->err[i], sizeof(J->err[i]));
+		} else {
+			rc = sym_plan_search(&e, J->rate, J->max_gpus, J->progress, &J->by_seed[i], J->err[i],
+					     sizeof(J->err[i]));
+		}
 	}
 	sym_experiment_finish(&e);
 	J->rc[i] = rc;
 	return 0; /* the first failure by seed is reported */
 }
 
-int sym_plan_replicate(const struct sym_experiment *e, double rate, int max_gpus, int jobs, bool progress,
-		       struct sym_plan_result *by_seed, char *err, size_t errlen)
+static int replicate(const struct sym_experiment *e, double rate, int max_gpus, int at, int jobs, bool progress,
+		     struct sym_plan_result *by_seed, char *err, size_t errlen)
 {
 	size_t n = e->replications > 1 ? (size_t)e->replications : 1;
 	int *rcs = calloc(n, sizeof(*rcs));
@@ -205,7 +213,7 @@ int sym_plan_replicate(const struct sym_experiment *e, double rate, int max_gpus
 		free(errs);
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	}
-	struct plan_job J = { e, rate, max_gpus, progress && n == 1, by_seed, rcs, errs };
+	struct plan_job J = { e, rate, max_gpus, at, progress && n == 1, by_seed, rcs, errs };
 	sym_parallel_for(n, jobs, plan_one, &J);
 	int rc = 0;
 	for (size_t i = 0; i < n && !rc; i++) {
@@ -217,6 +225,18 @@ int sym_plan_replicate(const struct sym_experiment *e, double rate, int max_gpus
 	free(rcs);
 	free(errs);
 	return rc;
+}
+
+int sym_plan_replicate(const struct sym_experiment *e, double rate, int max_gpus, int jobs, bool progress,
+		       struct sym_plan_result *by_seed, char *err, size_t errlen)
+{
+	return replicate(e, rate, max_gpus, 0, jobs, progress, by_seed, err, errlen);
+}
+
+int sym_plan_measure(const struct sym_experiment *e, double rate, int gpus, int jobs, struct sym_plan_result *by_seed,
+		     char *err, size_t errlen)
+{
+	return replicate(e, rate, 0, gpus, jobs, false, by_seed, err, errlen);
 }
 
 void sym_plan_analytic(const struct sym_experiment *e, double rate, int max_gpus, struct sym_plan_analytic *out)

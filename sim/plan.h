@@ -55,6 +55,13 @@ int sym_plan_search(struct sym_experiment *e, double rate, int max_gpus, bool pr
 int sym_plan_replicate(const struct sym_experiment *e, double rate, int max_gpus, int jobs, bool progress,
 		       struct sym_plan_result *by_seed, char *err, size_t errlen);
 
+/* One complete run per seed (as sym_plan_replicate's) at `gpus` GPUs and
+ * rate option `rate`: by_seed[i]'s at_gpus, bad_rate, worst, worst_bad_rate
+ * and few (gpus -1: no search). The worst model at a plan's answer, measured
+ * there under every seed. Returns 0 or the first failing seed's error. */
+int sym_plan_measure(const struct sym_experiment *e, double rate, int gpus, int jobs, struct sym_plan_result *by_seed,
+		     char *err, size_t errlen);
+
 /* The goodput (the goodput search, e->replications seeds on `jobs` threads)
  * of e's policy on `gpus` GPUs: a plan's answer's headroom. e->gpus is
  * changed and restored. out is sym_goodput_reps_finish()ed by the caller.

@@ -2109,6 +2109,18 @@ static void test_seeds(void **state)
 	assert_string_equal(get(p0, "worst_model")->valuestring, "model");
 	assert_true(num(p0, "bad_rate") <= 0.01);
 	assert_int_equal((int)num(get(p0, "metrics_from"), "gpus"), (int)cJSON_GetArrayItem(gs, 0)->valuedouble);
+	/* the worst model at the answer: every seed's run at that count, the worst of them */
+	const cJSON *wa = get(p0, "worst_at_answer");
+	assert_int_equal((int)num(wa, "gpus"), hi);
+	const cJSON *wby = get(wa, "by_seed");
+	assert_int_equal(cJSON_GetArraySize(wby), 3);
+	double wmax = 0;
+	for (int i = 0; i < 3; i++) {
+		double wb = num(cJSON_GetArrayItem(wby, i), "bad_rate");
+		assert_true(wb <= 0.02); /* near the criterion under every seed (a seed that needed fewer GPUs is not re-searched) */
+		wmax = wb > wmax ? wb : wmax;
+	}
+	assert_true(num(wa, "bad_rate") == wmax);
 	cJSON_Delete(d);
 
 	/* loadcurve: mean and interval of goodput and bad rate per point */
