@@ -2007,23 +2007,31 @@ static int resolve_list(struct sym_experiment *e, char *err, size_t errlen);
  * schedule nor queries may split the load as well. */
 static int model_rates(struct sym_experiment *e, char *err, size_t errlen)
 {
-	size_t n = e->nmodels, with = 0;
+	size_t n = e->nmodels, with = 0, shared = 0;
 	double sum = 0;
 	for (size_t i = 0; i < n; i++) {
+		if (e->models[i].rate > 0 && e->models[i].share > 0)
+			return ERR("models: '%s' has a \"rate\" and a \"share\": give one", e->models[i].name);
 		with += e->models[i].rate > 0;
-		sum += e->models[i].rate;
+		shared += e->models[i].share > 0;
+		sum += e->models[i].rate + e->models[i].share;
 	}
-	if (!with)
+	if (!with && !shared)
 		return 0;
-	if (with < n) {
+	const char *key = with ? "rate" : "share";
+	if (with && shared)
+		return ERR("models: %zu models have a \"rate\" (req/s) and %zu a \"share\" (a weight): give every model "
+			   "the same one", with, shared);
+	if (with + shared < n) {
 		size_t i = 0;
-		while (e->models[i].rate > 0)
+		while (with ? e->models[i].rate > 0 : e->models[i].share > 0)
 			i++;
-		return ERR("models: %zu of the %zu models have a \"rate\", '%s' has none: give every model one (req/s), "
-			   "or none (the popularity splits --rate)", with, n, e->models[i].name);
+		return ERR("models: %zu of the %zu models have a \"%s\", '%s' has none: give every model one (%s), "
+			   "or none (the popularity splits --rate)", with ? with : shared, n, key, e->models[i].name,
+			   with ? "req/s" : "a weight");
 	}
 	if (e->popularity.kind != SYM_POP_EQUAL)
-		return ERR("popularity: the models carry their own rates; a popularity would split the load again");
+		return ERR("popularity: the models carry their own %ss; a popularity would split the load again", key);
 	if (e->rate_csv[0] || e->nseg || e->arrival_trace[0] || e->nqueries || e->pfx_n)
 		return ERR("models: per-model rates with %s: give the load one way", e->rate_csv[0] ? "rate_csv"
 								  : e->nseg ? "segments"
@@ -2031,9 +2039,9 @@ static int model_rates(struct sym_experiment *e, char *err, size_t errlen)
 								  : e->nqueries ? "queries"
 										: "prefix models");
 	for (size_t i = 0; i < n; i++)
-		e->shares[i] = e->models[i].rate / sum;
-	if (!e->rate_given)
-		e->rate = sum;
+		e->shares[i] = (e->models[i].rate + e->models[i].share) / sum;
+	if (!e->rate_given && with)
+		e->rate = sum; /* shares split --rate (default 1000 req/s) */
 	return 0;
 }
 

@@ -105,7 +105,7 @@ static int num(const cJSON *obj, const char *key, const char *where, double min,
 
 static const char *const model_keys[] = {
 	"name", "alpha_ms", "beta_ms", "latency_ms", "max_batch", "slo_ms",
-	"static_mb", "dynamic_mb", "file_mb", "size_cv", "rate", NULL,
+	"static_mb", "dynamic_mb", "file_mb", "size_cv", "rate", "share", NULL,
 };
 
 int sym_model_spec_from_json(const cJSON *obj, const char *where, struct sym_model_spec *out,
@@ -206,11 +206,12 @@ int sym_model_spec_from_json(const cJSON *obj, const char *where, struct sym_mod
 		}
 		out->max_batch = (int)mb;
 	}
-	const char *opt[] = { "slo_ms", "static_mb", "dynamic_mb", "file_mb", "size_cv", "rate" };
-	double *dst[] = { &out->slo_ms, &out->static_mb, &out->dynamic_mb, &out->file_mb, &out->size_cv, &out->rate };
-	const double hi[] = { SYM_LATENCY_MAX_MS, 1e9, 1e9, 1e9, SYM_SIZE_CV_MAX, 1e9 };
-	for (int i = 0; i < 6; i++) {
-		e = num(obj, opt[i], where, 0, i == 0 || i == 5, hi[i], dst[i], err, errlen);
+	const char *opt[] = { "slo_ms", "static_mb", "dynamic_mb", "file_mb", "size_cv", "rate", "share" };
+	double *dst[] = { &out->slo_ms,	 &out->static_mb, &out->dynamic_mb, &out->file_mb,
+			  &out->size_cv, &out->rate,	  &out->share };
+	const double hi[] = { SYM_LATENCY_MAX_MS, 1e9, 1e9, 1e9, SYM_SIZE_CV_MAX, 1e9, 1e9 };
+	for (int i = 0; i < 7; i++) {
+		e = num(obj, opt[i], where, 0, i == 0 || i >= 5, hi[i], dst[i], err, errlen);
 		if (e < 0) {
 			sym_model_spec_finish(out);
 			return e;
@@ -243,6 +244,8 @@ cJSON *sym_model_spec_to_json(const struct sym_model_spec *s)
 		cJSON_AddNumberToObject(o, "size_cv", s->size_cv);
 	if (s->rate > 0)
 		cJSON_AddNumberToObject(o, "rate", s->rate);
+	if (s->share > 0)
+		cJSON_AddNumberToObject(o, "share", s->share);
 	return o;
 }
 

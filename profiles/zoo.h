@@ -46,6 +46,8 @@ struct sym_model_spec {
 			   * given; the simulator's size_cv applies) */
 	double rate;      /* an experiment's model: the requests per second offered to it (0: none given;
 			   * the popularity splits the total rate) */
+	double share;     /* or its share of the total rate (any positive weight: the models' shares are
+			   * normalised; 0: none given) */
 };
 
 #define SYM_SIZE_CV_MAX 10

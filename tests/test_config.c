@@ -1076,6 +1076,30 @@ static void test_model_rates(void **state)
 	flag_ok(&e, "segments", "5:100,5:200");
 	resolve_fails(&e, (const char *const[]){ "per-model rates with segments", NULL });
 	sym_experiment_finish(&e);
+	/* shares: weights that split --rate (default 1000 req/s) */
+	init(&e);
+	apply_ok(&e, "{\"models\": [{\"name\": \"A\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 10, \"share\": 3},"
+		     "{\"name\": \"B\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 10, \"share\": 1}], \"rate\": 400}");
+	resolve_ok(&e);
+	assert_near(e.shares[0], 0.75, 1e-15, "A's share");
+	assert_near(sym_experiment_model_rps(&e, 1), 100, 1e-9, "B's req/s");
+	assert_near(e.rate, 400, 0, "the total stays --rate");
+	sym_experiment_finish(&e);
+	init(&e);
+	apply_ok(&e, "{\"models\": [{\"name\": \"A\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 10, \"share\": 3},"
+		     "{\"name\": \"B\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 10, \"rate\": 1}]}");
+	resolve_fails(&e, (const char *const[]){ "1 models have a \"rate\" (req/s) and 1 a \"share\"", NULL });
+	sym_experiment_finish(&e);
+	init(&e);
+	apply_ok(&e, "{\"models\": [{\"name\": \"A\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 10, \"share\": 3, "
+		     "\"rate\": 5}]}");
+	resolve_fails(&e, (const char *const[]){ "'A' has a \"rate\" and a \"share\"", NULL });
+	sym_experiment_finish(&e);
+	init(&e);
+	apply_ok(&e, "{\"models\": [{\"name\": \"A\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 10, \"share\": 3},"
+		     "{\"name\": \"B\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 10}]}");
+	resolve_fails(&e, (const char *const[]){ "1 of the 2 models have a \"share\", 'B' has none", NULL });
+	sym_experiment_finish(&e);
 	/* a zoo model named in an object without a profile: the zoo's, with the object's keys over it */
 	init(&e);
 	apply_ok(&e, "{\"zoo\": \"a100\", \"models\": [{\"name\": \"ResNet50\", \"rate\": 100, \"slo_ms\": 30}, "
