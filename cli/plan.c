@@ -502,6 +502,27 @@ int cli_cmd_plan(struct cli *c)
 	for (size_t m = 0; m < e.nmodels && e.profiles; m++)
 		sym_mem_add_profile(&need, &e.profiles[m]);
 	cJSON_AddNumberToObject(mem, "one_pool_need_mb", sym_mem_need(&need));
+	/* memory per GPU: what a GPU of each part holds (one pool: every model) */
+	double per_gpu = sym_mem_need(&need);
+	if (e.partition.subclusters > 1 && e.partition.assign && e.profiles) {
+		cJSON *parts = cJSON_AddArrayToObject(mem, "parts");
+		per_gpu = 0;
+		for (int k = 0; k < e.partition.subclusters; k++) {
+			struct sym_mem u = { 0, 0 };
+			int nm = 0;
+			for (size_t m = 0; m < e.nmodels; m++)
+				if (e.partition.assign[m] == k) {
+					sym_mem_add_profile(&u, &e.profiles[m]);
+					nm++;
+				}
+			cJSON *pk = cJSON_CreateObject();
+			cJSON_AddNumberToObject(pk, "models", nm);
+			cJSON_AddNumberToObject(pk, "need_mb", sym_mem_need(&u));
+			cJSON_AddItemToArray(parts, pk);
+			per_gpu = sym_mem_need(&u) > per_gpu ? sym_mem_need(&u) : per_gpu;
+		}
+	}
+	cJSON_AddNumberToObject(mem, "per_gpu_need_mb", per_gpu);
 	cJSON_AddBoolToObject(mem, "checked", e.memory_check && e.kinds[0].memory_mb > 0);
 	if (e.nqueries)
 		cJSON_AddItemToObject(doc, "queries", sym_queries_json(&e, NULL));
@@ -543,7 +564,12 @@ int cli_cmd_plan(struct cli *c)
 		sym_queries_print(f, &e, NULL);
 		if (floor > 1)
 			fprintf(f, "memory: the %zu models fit no %s together (%.0f MB): %d sub-clusters, each with GPUs of its "
-				   "own: at least %d GPUs\n", e.nmodels, e.kinds[0].name, e.kinds[0].memory_mb, floor, floor);
+				   "own: at least %d GPUs; a GPU holds at most %.0f MB of them\n", e.nmodels, e.kinds[0].name,
+				e.kinds[0].memory_mb, floor, floor, per_gpu);
+		else if (per_gpu > 0)
+			fprintf(f, "memory: every GPU holds every model, %.0f MB of %.0f\n", per_gpu, e.kinds[0].memory_mb);
+		else
+			fprintf(f, "memory: the models give no memory figures (static_mb, dynamic_mb): not checked\n");
 		for (int i = 0; i < npol; i++)
 			fprintf(f, "binding constraint (%s): %s\n", rows[i].name,
 				binding(rows[i].over ? -1 : rows[i].gmax, floor, &an));

@@ -1311,6 +1311,23 @@ static void test_plan(void **state)
 		assert_int_equal((int)num(get(mdoc, "memory"), "subclusters"), k ? 2 : 1);
 		double need = num(get(mdoc, "memory"), "one_pool_need_mb"); /* more than 11 GB, less than 60 */
 		assert_true(need > 11264 && need < 60000);
+		/* memory per GPU: each part's models fit its GPUs; one pool holds them all */
+		double per_gpu = num(get(mdoc, "memory"), "per_gpu_need_mb");
+		if (k) {
+			const cJSON *parts = get(get(mdoc, "memory"), "parts");
+			assert_int_equal(cJSON_GetArraySize(parts), 2);
+			double most = 0, nm = 0;
+			for (int p = 0; p < 2; p++) {
+				double pn = num(cJSON_GetArrayItem(parts, p), "need_mb");
+				assert_true(pn > 0 && pn <= 11264);
+				most = pn > most ? pn : most;
+				nm += num(cJSON_GetArrayItem(parts, p), "models");
+			}
+			assert_true(per_gpu == most);
+			assert_true(nm == 35);
+		} else {
+			assert_true(per_gpu == need);
+		}
 		const cJSON *pol = cJSON_GetArrayItem(get(mdoc, "policies"), 0);
 		assert_true(cJSON_IsTrue(get(pol, "meets_criterion")));
 		/* sub-clusters are compared with one pool of the same GPUs (memory set aside) */
