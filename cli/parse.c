@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "sim/sweep.h"
+#include "sim/parallel.h"
 #include "sym_version.h"
 #if SYM_HAVE_RUNTIME
 #include "runtime/cluster.h"

@@ -18,7 +18,7 @@
 #include "runtime/cred.h"
 #include "runtime/fabbench.h"
 #include "runtime/profiler.h"
-#include "runtime/rt.h"
+#include "runtime/run.h"
 
 /* The cluster of a CLI_CLUSTER command: the file (the first positional
  * argument, "-": standard input), then the flags in order. c is

@@ -22,6 +22,7 @@
 #include "experiment/result.h"
 #include "profiles/zoo.h"
 #include "sim/goodput.h"
+#include "sim/parallel.h"
 #include "sim/sweep.h"
 #include "sym_version.h"
 
@@ -288,7 +289,7 @@ static int check_points(const char *grid_path, const struct sym_grid *g, int sid
 {
 	char err[1024];
 	for (size_t i = 0; i < g->npoints; i++) {
-		if (!sym_shard_has(i, sidx, scount))
+		if (!sym_slice_has(i, sidx, scount))
 			continue;
 		struct sym_experiment e;
 		int rc = sym_grid_point_experiment(g, i, &e, err, sizeof(err));
@@ -426,7 +427,7 @@ static int list_points(const struct sym_grid *g, int sidx, int scount)
 {
 	int status = 0;
 	for (size_t i = 0; i < g->npoints && !status; i++) {
-		if (!sym_shard_has(i, sidx, scount))
+		if (!sym_slice_has(i, sidx, scount))
 			continue;
 		char *id = sym_grid_point_id(g, i);
 		if (!id || printf("%zu\t%s\n", i, id) < 0)
@@ -448,8 +449,8 @@ int cli_cmd_sweep(struct cli *c)
 				"prints the results\n");
 		return EXIT_USAGE;
 	}
-	if (shard ? sym_shard_parse(shard, &sidx, &scount, err, sizeof(err))
-		  : sym_shard_from_env(&sidx, &scount, err, sizeof(err)) < 0) {
+	if (shard ? sym_slice_parse(shard, &sidx, &scount, err, sizeof(err))
+		  : sym_slice_from_env(&sidx, &scount, err, sizeof(err)) < 0) {
 		fprintf(stderr, "symphony sweep: %s\n", err);
 		return EXIT_USAGE;
 	}
@@ -459,7 +460,7 @@ int cli_cmd_sweep(struct cli *c)
 		return status;
 	size_t nshard = 0;
 	for (size_t i = 0; i < g.npoints; i++)
-		nshard += sym_shard_has(i, sidx, scount);
+		nshard += sym_slice_has(i, sidx, scount);
 	if (cli_flag(c, "list")) {
 		status = list_points(&g, sidx, scount);
 		sym_grid_finish(&g);
@@ -488,9 +489,9 @@ int cli_cmd_sweep(struct cli *c)
 		status = open_results(path, &g, cli_flag(c, "resume"), done, &f);
 	size_t ntodo = 0, skipped = 0;
 	for (size_t i = 0; !status && i < g.npoints; i++) {
-		if (sym_shard_has(i, sidx, scount) && done[i])
+		if (sym_slice_has(i, sidx, scount) && done[i])
 			skipped++;
-		else if (sym_shard_has(i, sidx, scount))
+		else if (sym_slice_has(i, sidx, scount))
 			todo[ntodo++] = i;
 	}
 	if (!status && (status = write_sidecar(path, grid_path, &g, sidx, scount, nshard, skipped)))

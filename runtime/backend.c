@@ -38,7 +38,7 @@
 #include "runtime/inputseal.h"
 #include "runtime/loop.h"
 #include "runtime/prom.h"
-#include "runtime/rt.h"
+#include "runtime/run.h"
 
 #define EXEC_SPIN (50 * SYM_US) /* the emulated executor's spin before a start and an end */
 #define RECONNECT (100 * SYM_MS) /* between attempts to reach schedd and the frontends */

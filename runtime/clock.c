@@ -1,10 +1,10 @@
-/* runtime/clock.c - the runtime's clock (runtime/executor.h): CLOCK_MONOTONIC
+/* runtime/clock.c - the runtime's clock (runtime/clock.h): CLOCK_MONOTONIC
  * in nanoseconds, and waiting until a moment of it. A file of its own so
  * that the TorchScript module (runtime/torch/) links its own copy. */
 #include <errno.h>
 #include <time.h>
 
-#include "runtime/executor.h"
+#include "runtime/clock.h"
 
 sym_time sym_monotonic_ns(void)
 {

@@ -2,7 +2,7 @@
 
 #include "core/policy.h"
 #include "profiles/zoo.h"
-#include "runtime/cuda/models.h"
+#include "runtime/cuda/cuda_models.h"
 #include "experiment/repository.h"
 #include "runtime/wire.h"
 

@@ -23,14 +23,9 @@
 
 #include "core/profile.h"
 #include "core/time.h"
+#include "runtime/clock.h"
 #include "runtime/tensor.h"
 
-/* CLOCK_MONOTONIC in nanoseconds: the runtime's clock. */
-sym_time sym_monotonic_ns(void);
-
-/* Sleeps until `t` (monotonic), then spins the last `spin` ns for precision.
- * Returns the moment it returned (>= t). */
-sym_time sym_wait_until(sym_time t, sym_time spin);
 
 #define SYM_EXEC_OUTPUT 8 /* bytes of the emulated executor's default output: the input's FNV-1a 64 digest */
 

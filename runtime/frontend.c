@@ -45,7 +45,7 @@
 #include "runtime/loop.h"
 #include "runtime/net.h"
 #include "runtime/prom.h"
-#include "runtime/rt.h"
+#include "runtime/run.h"
 #include "runtime/tokens.h"
 #include "sym_version.h"
 

@@ -35,7 +35,7 @@
 #include "runtime/executor.h"
 #include "runtime/loop.h"
 #include "runtime/net.h"
-#include "runtime/rt.h"
+#include "runtime/run.h"
 
 #define WHO "loadgen"
 #define NBUF 16                /* inputs per model, at most */

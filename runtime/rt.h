@@ -71,23 +71,15 @@ void sym_rt_log_limited(struct sym_rt_ratelog *rl, const char *who, const char *
 /* "[   1.234567] schedd: ..." on stderr (seconds since the process began). */
 void sym_rt_log(const char *who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Runs process o->cmd (schedd, frontend, backend, loadgen) of the resolved
- * cluster c until SIGINT or SIGTERM: installs the signal handlers and the
- * timer slack, then calls the process's entry below. Returns its status. */
-int sym_rt_run(struct sym_cluster *c, const struct sym_rt_opts *o);
-
-/* The processes (cluster resolved). Exit status: 0, 1 (run-time failure),
- * 2 (bad configuration). */
 /* The HTTP endpoints of schedd and backends: GET /metrics (write() fills
  * the Prometheus text), GET /v2/health/live; anything else 404 or 405. */
 struct sym_http_req;
 struct sym_buf;
 void sym_rt_serve_metrics(struct sym_http_req *r, void (*write)(void *ctx, struct sym_buf *b), void *ctx);
 
-int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o);
-int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o);
-int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o);
-int sym_loadgen_run(struct sym_cluster *c, const struct sym_rt_opts *o);
+/* Closes the process's metrics listener (runtime.metrics_port), if it has one:
+ * its loop is gone with the process's. */
+void sym_rt_metrics_close(void);
 
 /* Encodes m (plan inputs / hello models as sym_wire_encode takes them) and
  * sends it on a fabric connection; logs and returns the error. */

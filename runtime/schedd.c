@@ -41,7 +41,7 @@
 #include "runtime/http.h"
 #include "runtime/loop.h"
 #include "runtime/prom.h"
-#include "runtime/rt.h"
+#include "runtime/run.h"
 #include "runtime/sched.h"
 #include "runtime/tokens.h"
 #include "sym_version.h"

@@ -11,7 +11,7 @@
 
 #include "core/capacity.h"
 #include "core/error.h"
-#include "sim/sweep.h"
+#include "sim/parallel.h"
 
 double sym_schedule_mean_rate(const struct sym_experiment *e)
 {

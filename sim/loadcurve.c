@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "sim/engine.h"
 #include "sim/goodput.h"
-#include "sim/sweep.h"
+#include "sim/parallel.h"
 
 struct lc_job {
 	const struct sym_experiment *e;

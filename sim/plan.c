@@ -10,7 +10,7 @@
 #include "core/nexus_plan.h"
 #include "sim/engine.h"
 #include "sim/goodput.h"
-#include "sim/sweep.h"
+#include "sim/parallel.h"
 
 /* The count searched: the one group's (a cluster of one device kind keeps
  * its kind's memory_mb and scale), else --gpus. */

@@ -94,15 +94,18 @@ int sym_grid_point_experiment(const struct sym_grid *g, size_t i, struct sym_exp
 int sym_grid_run_point(const struct sym_grid *g, size_t i, bool per_model, cJSON **line, char *err,
 		       size_t errlen);
 
-/* "I/N" with 0 <= I < N. Returns 0 or -EINVAL with a message. */
-int sym_shard_parse(const char *s, int *index, int *count, char *err, size_t errlen);
+/* A sweep's slice (--shard I/N on the command line: one job of a cluster
+ * array runs every N-th point from I; named slices here so as not to be
+ * taken for the core's model shards). "I/N" with 0 <= I < N. Returns 0 or
+ * -EINVAL with a message. */
+int sym_slice_parse(const char *s, int *index, int *count, char *err, size_t errlen);
 
-/* The shard from SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT and (when set)
+/* The slice from SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT and (when set)
  * SLURM_ARRAY_TASK_MIN. Returns 1 when they select one, 0 when they are not
  * set, -EINVAL (message in err) when they are malformed. */
-int sym_shard_from_env(int *index, int *count, char *err, size_t errlen);
+int sym_slice_from_env(int *index, int *count, char *err, size_t errlen);
 
-static inline bool sym_shard_has(size_t point, int index, int count)
+static inline bool sym_slice_has(size_t point, int index, int count)
 {
 	return count <= 1 || point % (size_t)count == (size_t)index;
 }
@@ -132,12 +135,5 @@ int sym_result_line_parse(const char *text, struct sym_result_line *l);
 int sym_results_merge(const char *const *paths, size_t npaths, cJSON **out, size_t *npoints, char *err,
 		      size_t errlen);
 
-/* Calls fn(ctx, i) for i in [0, n) on `jobs` threads (at most n). After a
- * call returns non-zero no new call starts; returns the first such value, or
- * 0. fn must be thread-safe. */
-int sym_parallel_for(size_t n, int jobs, int (*fn)(void *ctx, size_t i), void *ctx);
-
-/* The number of online processors (at least 1). */
-int sym_ncpus(void);
 
 #endif

@@ -16,7 +16,12 @@ Each folder may include only the folders below it:
 core/policy_api.h (the core's state and services, for policy authors) is
 included only inside core/: the drivers see the opaque core of core/core.h.
 
-Exits 1 naming every include that breaks a rule."""
+Within the layers, no two modules (a .c file and its .h, by name) include each other, directly
+or through others: a module's callers are above it, never below (a circle means neither can be
+read, built or tested without the other). core/ is exempt: the core calls its policies and they
+call the core back through core/policy_api.h, by design (docs/design.md).
+
+Exits 1 naming every include that breaks a rule, and every circle."""
 import os
 import re
 import sys
@@ -53,9 +58,57 @@ for layer, allowed in ALLOWED.items():
                     elif m and layer != "core" and "%s/%s" % m.groups() in CORE_ONLY:
                         bad.append("%s:%d: %s/ may not include %s/%s (policies only; drivers use core/core.h)"
                                    % ((os.path.relpath(path, ROOT), n, layer) + m.groups()))
+# circles between modules (core/ exempt)
+edges = {}
+for layer in ALLOWED:
+    for dirpath, _, files in os.walk(os.path.join(ROOT, layer)):
+        for f in files:
+            if not f.endswith((".c", ".h")):
+                continue
+            path = os.path.join(dirpath, f)
+            mod = os.path.splitext(os.path.relpath(path, ROOT))[0]
+            with open(path, encoding="utf-8") as fh:
+                for line in fh:
+                    m = INCLUDE.match(line)
+                    if m:
+                        to = os.path.splitext("%s/%s" % m.groups())[0]
+                        if to != mod:
+                            edges.setdefault(mod, set()).add(to)
+index, low, stack, on, circles = {}, {}, [], set(), []
+
+
+def strong(v):
+    """Tarjan's strongly connected components (recursive: the tree is shallow)."""
+    index[v] = low[v] = len(index)
+    stack.append(v)
+    on.add(v)
+    for w in sorted(edges.get(v, ())):
+        if w not in index:
+            strong(w)
+            low[v] = min(low[v], low[w])
+        elif w in on:
+            low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        comp = []
+        while True:
+            w = stack.pop()
+            on.discard(w)
+            comp.append(w)
+            if w == v:
+                break
+        if len(comp) > 1 and not all(c.startswith("core/") for c in comp):
+            circles.append(sorted(comp))
+
+
+sys.setrecursionlimit(10000)
+for v in sorted(edges):
+    if v not in index:
+        strong(v)
+for c in circles:
+    bad.append("an include circle: %s (each reaches the others)" % ", ".join(c))
 for b in bad:
     print(b)
 if bad:
     print("check_layers: %d include(s) break the layers of docs/design.md" % len(bad))
     sys.exit(1)
-print("check_layers: every include follows the layers")
+print("check_layers: every include follows the layers, and no modules include each other in a circle")

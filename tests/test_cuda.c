@@ -4,7 +4,7 @@
  * that names the CUDA error (a build without CUDA: that it has none). Without
  * a GPU the rest is skipped (exit 77). With one:
  *   - the mlp and cnn built-ins (and odd sizes that do not fill the kernels'
- *     thread blocks) give the CPU reference's outputs (runtime/cuda/models.h) within
+ *     thread blocks) give the CPU reference's outputs (runtime/cuda/cuda_models.h) within
  *     a tolerance, for batches of several sizes;
  *   - the example plugin (argv[1], y = a*x + b) by spec and by --model-lib;
  *     plugin errors: no such library, no entry point, another ABI (argv[2]);
@@ -28,7 +28,7 @@
 
 #include <gsl/gsl_fit.h>
 
-#include "runtime/cuda/models.h"
+#include "runtime/cuda/cuda_models.h"
 #include "runtime/executor.h"
 #include "testutil.h"
 

@@ -1,4 +1,4 @@
-/* tests/test_cudamodels.c - the cuda executor's plain C parts (runtime/cuda/models.h); no GPU needed.
+/* tests/test_cudamodels.c - the cuda executor's plain C parts (runtime/cuda/cuda_models.h); no GPU needed.
  *
  *   - the signatures of the mlp and cnn built-ins, their layers, parameter counts and activations;
  *   - every bad spec (built-in or plugin) is refused with a message naming the key;
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "runtime/cuda/kernel_body.h"
-#include "runtime/cuda/models.h"
+#include "runtime/cuda/cuda_models.h"
 #include "testutil.h"
 
 static cJSON *parse(const char *text)

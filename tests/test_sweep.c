@@ -28,6 +28,7 @@
 
 #include "sim/goodput.h"
 #include "sim/plan.h"
+#include "sim/parallel.h"
 #include "sim/sweep.h"
 #include "testutil.h"
 
@@ -249,55 +250,55 @@ static void test_shards_partition(void **state)
 		for (size_t p = 0; p < 100; p++) {
 			int owners = 0;
 			for (int i = 0; i < n; i++)
-				owners += sym_shard_has(p, i, n);
+				owners += sym_slice_has(p, i, n);
 			assert_int_equal(owners, 1);
 		}
 	}
 	int i, n;
 	char err[256];
-	assert_int_equal(sym_shard_parse("2/5", &i, &n, err, sizeof(err)), 0);
+	assert_int_equal(sym_slice_parse("2/5", &i, &n, err, sizeof(err)), 0);
 	assert_int_equal(i, 2);
 	assert_int_equal(n, 5);
 	const char *bad[] = { "5/5", "-1/3", "1", "1/0", "a/b", "1/3x", "" };
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
-		assert_int_equal(sym_shard_parse(bad[k], &i, &n, err, sizeof(err)), -EINVAL);
+		assert_int_equal(sym_slice_parse(bad[k], &i, &n, err, sizeof(err)), -EINVAL);
 		assert_contains(err, "--shard");
 	}
 	/* Slurm's array variables */
 	unsetenv("SLURM_ARRAY_TASK_ID");
 	unsetenv("SLURM_ARRAY_TASK_COUNT");
 	unsetenv("SLURM_ARRAY_TASK_MIN");
-	assert_int_equal(sym_shard_from_env(&i, &n, err, sizeof(err)), 0);
+	assert_int_equal(sym_slice_from_env(&i, &n, err, sizeof(err)), 0);
 	setenv("SLURM_ARRAY_TASK_ID", "3", 1);
 	setenv("SLURM_ARRAY_TASK_COUNT", "4", 1);
-	assert_int_equal(sym_shard_from_env(&i, &n, err, sizeof(err)), 1);
+	assert_int_equal(sym_slice_from_env(&i, &n, err, sizeof(err)), 1);
 	assert_int_equal(i, 3);
 	assert_int_equal(n, 4);
 	setenv("SLURM_ARRAY_TASK_MIN", "1", 1); /* --array=1-4 */
 	setenv("SLURM_ARRAY_TASK_ID", "4", 1);
-	assert_int_equal(sym_shard_from_env(&i, &n, err, sizeof(err)), 1);
+	assert_int_equal(sym_slice_from_env(&i, &n, err, sizeof(err)), 1);
 	assert_int_equal(i, 3);
 	setenv("SLURM_ARRAY_TASK_ID", "5", 1);
-	assert_int_equal(sym_shard_from_env(&i, &n, err, sizeof(err)), -EINVAL);
+	assert_int_equal(sym_slice_from_env(&i, &n, err, sizeof(err)), -EINVAL);
 	assert_contains(err, "is not one of");
 	setenv("SLURM_ARRAY_TASK_ID", "x", 1);
-	assert_int_equal(sym_shard_from_env(&i, &n, err, sizeof(err)), -EINVAL);
+	assert_int_equal(sym_slice_from_env(&i, &n, err, sizeof(err)), -EINVAL);
 	assert_contains(err, "SLURM_ARRAY_TASK_ID");
 	/* --array=0-90:10: ids 0, 10, ..., 90 are shards 0..9 */
 	setenv("SLURM_ARRAY_TASK_MIN", "0", 1);
 	setenv("SLURM_ARRAY_TASK_STEP", "10", 1);
 	setenv("SLURM_ARRAY_TASK_COUNT", "10", 1);
 	setenv("SLURM_ARRAY_TASK_ID", "70", 1);
-	assert_int_equal(sym_shard_from_env(&i, &n, err, sizeof(err)), 1);
+	assert_int_equal(sym_slice_from_env(&i, &n, err, sizeof(err)), 1);
 	assert_int_equal(i, 7);
 	assert_int_equal(n, 10);
 	setenv("SLURM_ARRAY_TASK_ID", "75", 1);
-	assert_int_equal(sym_shard_from_env(&i, &n, err, sizeof(err)), -EINVAL);
+	assert_int_equal(sym_slice_from_env(&i, &n, err, sizeof(err)), -EINVAL);
 	unsetenv("SLURM_ARRAY_TASK_STEP");
 	/* an id without a count is an error, not the whole grid */
 	unsetenv("SLURM_ARRAY_TASK_COUNT");
 	setenv("SLURM_ARRAY_TASK_ID", "3", 1);
-	assert_int_equal(sym_shard_from_env(&i, &n, err, sizeof(err)), -EINVAL);
+	assert_int_equal(sym_slice_from_env(&i, &n, err, sizeof(err)), -EINVAL);
 	assert_contains(err, "SLURM_ARRAY_TASK_COUNT is not");
 	unsetenv("SLURM_ARRAY_TASK_ID");
 	unsetenv("SLURM_ARRAY_TASK_COUNT");

@@ -25,7 +25,7 @@
 #include <cuda_runtime_api.h>
 
 #include "runtime/cuda/kernels.h"
-#include "runtime/cuda/models.h"
+#include "runtime/cuda/cuda_models.h"
 #include "runtime/cuda/symphony_model.h"
 
 #define MAX_MODELS   4096

@@ -2,7 +2,7 @@
  *
  * Each function enqueues one kernel on `stream` (a cudaStream_t) and returns
  * what cudaGetLastError() says after the launch, as an int (0: cudaSuccess).
- * Pointers are device memory; layouts are those of runtime/cuda/models.h,
+ * Pointers are device memory; layouts are those of runtime/cuda/cuda_models.h,
  * except that a fully connected layer's weights are transposed ([in][out],
  * sym_cuda_builtin_device_params). One thread computes one output for every
  * sample of the batch in turn (kernel_body.h), so latency grows linearly

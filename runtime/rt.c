@@ -1,3 +1,5 @@
+/* runtime/rt.c - what the runtime's processes share (runtime/rt.h): the log, the
+ * signals, the loop, the HTTP endpoints and the sending of messages. */
 #include "runtime/rt.h"
 
 #include <errno.h>
@@ -9,7 +11,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <sys/eventfd.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -296,37 +297,10 @@ int sym_rt_heartbeat(const char *who, struct sym_fab_conn *conn, int id, uint32_
 	return sym_rt_send(who, conn, &h, NULL, NULL);
 }
 
-int sym_rt_run(struct sym_cluster *c, const struct sym_rt_opts *o)
+void sym_rt_metrics_close(void)
 {
-	sym_rt_signals();
-	/* Timers to the microsecond (the default slack is 50 us): deferred
-	 * batches have only alpha of slack, and precise sleeps let the emulated
-	 * executor spin less. */
-	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-	/* Every connection is a descriptor (http_conn_max, clients_max, peers): the soft
-	 * limit, often 1024, goes up to the hard one so that the configured bounds are the ones
-	 * that hold (a process at the soft limit refuses connections before its bounds do). */
-	struct rlimit nofile;
-	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < nofile.rlim_max) {
-		nofile.rlim_cur = nofile.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &nofile);
-	}
-	int rc = -1;
-	if (!strcmp(o->cmd, "schedd"))
-		rc = sym_schedd_run(c, o);
-	else if (!strcmp(o->cmd, "frontend"))
-		rc = sym_frontend_run(c, o);
-	else if (!strcmp(o->cmd, "backend"))
-		rc = sym_backend_run(c, o);
-	if (rc >= 0) {
-		sym_http_stop(rt_metrics_srv); /* its loop is gone with the process's */
-		rt_metrics_srv = NULL;
-		return rc;
-	}
-	if (!strcmp(o->cmd, "loadgen"))
-		return sym_loadgen_run(c, o);
-	fprintf(stderr, "symphony: unknown runtime command '%s'\n", o->cmd);
-	return 2;
+	sym_http_stop(rt_metrics_srv);
+	rt_metrics_srv = NULL;
 }
 
 /* The process_* metrics of the Prometheus client libraries (from /proc),

@@ -1,4 +1,4 @@
-/* runtime/cuda/models.h - the CUDA executor's model specs and built-in models, in plain C.
+/* runtime/cuda/cuda_models.h - the CUDA executor's model specs and built-in models, in plain C.
  *
  * A model served by the cuda executor has an "executor" object in the cluster
  * file (runtime.models.NAME.executor), its spec:

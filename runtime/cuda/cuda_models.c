@@ -1,4 +1,4 @@
-#include "runtime/cuda/models.h"
+#include "runtime/cuda/cuda_models.h"
 
 #include <errno.h>
 #include <math.h>
