@@ -56,7 +56,7 @@
 
 #include "core/policy.h"
 #include "core/request.h"
-#include "core/shard.h"
+#include "core/vocab.h"
 
 /* The core: opaque to drivers. */
 struct sym_core;

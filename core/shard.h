@@ -44,56 +44,9 @@
 
 #include "core/profile.h"
 #include "core/queue.h"
+#include "core/vocab.h"
 
 struct sym_policy;
-
-enum sym_drop_reason {
-	SYM_DROP_EXPIRED, /* could not finish by its deadline even alone */
-	SYM_DROP_EARLY,   /* skipped by early drop to protect the batch size */
-	SYM_DROP_REJECTED, /* its batch was rejected by the GPU's worker: it could not start by the
-			    * latest start its scheduler gave it (clockwork) */
-	SYM_DROP_NREASONS
-};
-
-const char *sym_drop_reason_name(enum sym_drop_reason why);
-
-enum sym_gather_rule { SYM_GATHER_LAZY, SYM_GATHER_EARLY };
-
-struct sym_gather {
-	enum sym_gather_rule rule;
-	int target;    /* early drop target batch size; 0 = estimate from the rate */
-	double sigmas; /* auto target: margin in standard deviations of the gathering time */
-};
-
-/* Parses "lazy", "early" (= "early:auto" = "early:auto:3"), "early:auto:K"
- * (K >= 0 standard deviations of margin; 0 is the plain staggered formula)
- * or "early:N" (a fixed target, N >= 1). */
-int sym_gather_parse(const char *text, struct sym_gather *out);
-char *sym_gather_format(const struct sym_gather *g, char *buf, size_t len);
-
-struct sym_net {
-	sym_time ctrl; /* control message, scheduler to backend */
-	sym_time data; /* input transfer, per request of the batch */
-	sym_time resp; /* response back to the client */
-};
-
-/* GPU kinds in one cluster (see core/core.h). */
-#define SYM_MAX_KINDS 8
-
-/* What a model contributes to the core's configuration. */
-struct sym_model_cfg {
-	const struct sym_profile *profile; /* on kind 0; must outlive the core */
-	sym_time slo;                      /* > 0 */
-	double rate_hint;                  /* expected arrivals per second (>= 0), seeds the estimate */
-	const char *name;                  /* for messages and per-model policy settings, or NULL */
-	/* Profiles on kinds 1..SYM_MAX_KINDS-1 (entry 0 unused; NULL: same as
-	 * profile). Must outlive the core. */
-	const struct sym_profile *by_kind[SYM_MAX_KINDS];
-	/* Bit k set: the model does not run on kind k (its GPUs do not hold it:
-	 * a sub-cluster that is not the model's). At least one kind must stay;
-	 * candidate policies only (scheduler policies refuse it). */
-	uint32_t kinds_off;
-};
 
 /* The candidate: `size` requests from the queue head, dispatchable from exec,
  * feasible until latest. size 0 means the queue is empty. */
@@ -146,9 +99,6 @@ struct sym_shard {
 #define SYM_RATE_SMOOTH 0.3
 /* Weight of one gap in the gap-variability estimate. */
 #define SYM_GAP_SMOOTH (1.0 / 512)
-/* Default margin of the auto target, in standard deviations of the
- * gathering time (measured best; see docs/policies.md). */
-#define SYM_TARGET_SIGMAS 3.0
 
 /* Returns 0, -EINVAL (bad slo, profile or gather) or -ENOMEM. One kind. */
 int sym_shard_init(struct sym_shard *s, int id, const struct sym_model_cfg *cfg,

@@ -24,7 +24,7 @@
 #include "core/policy.h"
 #include "core/profile.h"
 #include "core/query.h"
-#include "core/shard.h"
+#include "core/vocab.h"
 #include "profiles/zoo.h"
 #include "workloads/workload.h"
 

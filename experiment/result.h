@@ -20,7 +20,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/hist.h"
-#include "core/shard.h"
+#include "core/vocab.h"
 #include "experiment/config.h"
 
 struct sym_model_result {

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/shard.h"
+#include "core/vocab.h"
 #include "experiment/config.h"
 #include "experiment/result.h"
 

@@ -14,7 +14,11 @@ Each folder may include only the folders below it:
     cli/             everything
 
 core/policy_api.h (the core's state and services, for policy authors) is
-included only inside core/: the drivers see the opaque core of core/core.h.
+included only inside core/: the drivers see the opaque core of core/core.h
+and the words they share with it (core/vocab.h). The core's two sides,
+core/models.h (shards, candidates; core/shard.h) and core/ranker.h (GPUs,
+matching), are included outside core/ only by runtime/sched.c, which runs
+them on threads of their own (docs/design.md).
 
 Within the layers, no two modules (a .c file and its .h, by name) include each other, directly
 or through others: a module's callers are above it, never below (a circle means neither can be
@@ -41,6 +45,8 @@ ALLOWED = {
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"')
 CORE_ONLY = {"core/policy_api.h"}
+CORE_SIDES = {"core/shard.h", "core/models.h", "core/ranker.h"}
+SPLIT_CORE = "runtime/sched.c"
 
 bad = []
 for layer, allowed in ALLOWED.items():
@@ -58,6 +64,11 @@ for layer, allowed in ALLOWED.items():
                     elif m and layer != "core" and "%s/%s" % m.groups() in CORE_ONLY:
                         bad.append("%s:%d: %s/ may not include %s/%s (policies only; drivers use core/core.h)"
                                    % ((os.path.relpath(path, ROOT), n, layer) + m.groups()))
+                    elif (m and layer != "core" and "%s/%s" % m.groups() in CORE_SIDES
+                          and os.path.relpath(path, ROOT) != SPLIT_CORE):
+                        bad.append("%s:%d: %s/ may not include %s/%s (the core's insides: drivers use core/core.h "
+                                   "and core/vocab.h; only %s runs the two sides itself)"
+                                   % ((os.path.relpath(path, ROOT), n, layer) + m.groups() + (SPLIT_CORE,)))
 # circles between modules (core/ exempt)
 edges = {}
 for layer in ALLOWED:
