@@ -20,6 +20,7 @@
 #ifndef SYM_URGENCY_H
 #define SYM_URGENCY_H
 
+#include <math.h>
 #include <stdbool.h>
 
 enum sym_urg_shape_kind { SYM_URG_POWER, SYM_URG_LINEAR, SYM_URG_EXP };
@@ -46,6 +47,40 @@ enum sym_urg_app_rule { SYM_URG_APP_EQ5, SYM_URG_APP_SIGNED };
 /* U_A so far (-INFINITY before the first resource) with one more
  * available resource's U_A,R = u folded in. */
 double sym_urg_app_fold(enum sym_urg_app_rule rule, const struct sym_urg_shape *sh, double acc, double u);
+
+/* Algorithm 1's ranking, shared by the policy and the library: per
+ * application, its urgencies on the available resources fold into its U_A
+ * and choose the resource it would take (the one of smallest U_A,R); the
+ * application with the largest U_A goes, an earlier deadline first on a tie. */
+struct sym_urg_app {
+	double u;    /* U_A so far (-INFINITY before the first resource) */
+	double umin; /* the smallest U_A,R so far */
+	int res;     /* its resource, -1 while none is available */
+};
+
+static inline void sym_urg_app_begin(struct sym_urg_app *a)
+{
+	*a = (struct sym_urg_app){ -INFINITY, INFINITY, -1 };
+}
+
+/* Resource r is available with U_A,R = u; wins_tie: r takes a tie on u from
+ * the resource chosen so far. */
+static inline void sym_urg_app_add(struct sym_urg_app *a, enum sym_urg_app_rule rule, const struct sym_urg_shape *sh,
+				   int r, double u, bool wins_tie)
+{
+	a->u = sym_urg_app_fold(rule, sh, a->u, u);
+	if (a->res < 0 || u < a->umin || (u == a->umin && wins_tie)) {
+		a->umin = u;
+		a->res = r;
+	}
+}
+
+/* Whether an application with U_A u and head deadline dl goes before the
+ * best so far (best_u, best_dl), or there is none yet (!have). */
+static inline bool sym_urg_app_before(double u, double dl, bool have, double best_u, double best_dl)
+{
+	return !have || u > best_u || (u == best_u && dl < best_dl);
+}
 
 #define SYM_URG_HIST_CAP 64
 

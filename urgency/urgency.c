@@ -268,25 +268,20 @@ static int decide(const struct sym_urg *u, double now, int *res_out)
 			continue;
 		int q = a->consolidate < (int)a->qn ? a->consolidate : (int)a->qn;
 		double size = set_size(a, q), dl = a->q[a->qh].deadline, load = (double)a->qn / a->navg;
-		double umax = -INFINITY, umin = INFINITY;
-		int rmin = -1;
-		for (int r = SYM_URG_NRES - 1; r >= 0; r--) { /* the GPU first: it wins ties */
+		struct sym_urg_app ua;
+		sym_urg_app_begin(&ua);
+		for (int r = SYM_URG_NRES - 1; r >= 0; r--) { /* the GPU first: it keeps a tie */
 			if (!u->units[r] || !pick_nodes(u, a, r, NULL))
 				continue;
 			double ept = sym_urg_hist_estimate(&a->hist[r], size, 0);
-			double x = sym_urgency(&u->shape, dl - (now + ept), load);
-			umax = sym_urg_app_fold(u->app_rule, &u->shape, umax, x);
-			if (rmin < 0 || x < umin) {
-				umin = x;
-				rmin = r;
-			}
+			sym_urg_app_add(&ua, u->app_rule, &u->shape, r, sym_urgency(&u->shape, dl - (now + ept), load), false);
 		}
-		if (rmin < 0)
+		if (ua.res < 0)
 			continue;
-		if (best < 0 || umax > best_u || (umax == best_u && dl < best_dl)) {
+		if (sym_urg_app_before(ua.u, dl, best >= 0, best_u, best_dl)) {
 			best = i;
-			best_res = rmin;
-			best_u = umax;
+			best_res = ua.res;
+			best_u = ua.u;
 			best_dl = dl;
 		}
 	}

@@ -288,8 +288,7 @@ static __attribute__((noinline)) void schedule(struct sym_core *c, sym_time now)
 	const int nk = c->nkinds;
 	while (c->nfree > 0) {
 		int best = -1, best_k = -1;
-		double best_u = -INFINITY;
-		sym_time best_dl = 0;
+		double best_u = -INFINITY, best_dl = 0;
 		for (int m = 0; m < c->nmodels; m++) {
 			size_t n = sym_core_expire(c, m, now);
 			if (!n)
@@ -297,8 +296,8 @@ static __attribute__((noinline)) void schedule(struct sym_core *c, sym_time now)
 			sym_time dl = sym_queue_at(&c->shards[m].queue, 0)->deadline;
 			double to_dl = sym_to_ms(dl - now);
 			double load = (double)n / expected(st, c, m);
-			double umax = -INFINITY, umin = INFINITY; /* umax: the application's urgency (see app=) */
-			int kmin = -1;
+			struct sym_urg_app ua; /* ua.u: the application's urgency (see app=) */
+			sym_urg_app_begin(&ua);
 			struct data_memo dm = { 0, 0 };
 			for (int k = 0; k < nk; k++) {
 				if (!c->nfree_kind[k])
@@ -307,17 +306,14 @@ static __attribute__((noinline)) void schedule(struct sym_core *c, sym_time now)
 				if ((size_t)b > n)
 					b = (int)n;
 				double u = sym_urgency(&shape, to_dl - est_ms(st, c, m, k, b, &dm), load);
-				umax = sym_urg_app_fold(st->app, &shape, umax, u);
-				if (kmin < 0 || u < umin || (u == umin && c->kinds[kmin].cpu && !c->kinds[k].cpu)) {
-					umin = u;
-					kmin = k;
-				}
+				/* a GPU takes a tie from a CPU */
+				sym_urg_app_add(&ua, st->app, &shape, k, u, ua.res >= 0 && c->kinds[ua.res].cpu && !c->kinds[k].cpu);
 			}
-			if (best < 0 || umax > best_u || (umax == best_u && dl < best_dl)) {
+			if (sym_urg_app_before(ua.u, (double)dl, best >= 0, best_u, best_dl)) {
 				best = m;
-				best_k = kmin;
-				best_u = umax;
-				best_dl = dl;
+				best_k = ua.res;
+				best_u = ua.u;
+				best_dl = (double)dl;
 			}
 		}
 		if (best < 0)
