@@ -26,8 +26,9 @@
  * EV_STALL: model idx's stalled move begins (its arrivals wait); EV_STAGE:
  * the oldest waiting stage request of a query arrives; EV_REPLAN: query
  * idx's split is re-planned. */
+/* The kinds of events (ev_handlers, before sim_loop, says what each does). */
 enum { EV_ARRIVAL, EV_FINISH, EV_FREE, EV_EPOCH, EV_SWITCH, EV_LOADED, EV_GPUMOVE, EV_STALL, EV_SCALE, EV_PROVISIONED,
-       EV_STAGE, EV_REPLAN };
+       EV_STAGE, EV_REPLAN, EV_NKINDS };
 
 /* A GPU's standing with the autoscaler: in service, out (not paid for),
  * coming up (paid for, provisioning and loading), draining (paid for, its
@@ -1437,6 +1438,89 @@ static void on_scale(struct sim *s, sym_time now)
 		s->err = -ENOMEM;
 }
 
+/* What each kind of event does, as a table (an arrival, the common case,
+ * first). Each returns 0 or -errno. */
+static int ev_arrival(struct sim *s, const struct event *ev)
+{
+	return on_arrival(s, ev->idx, ev->t);
+}
+
+static int ev_finish(struct sim *s, const struct event *ev)
+{
+	if (ev->seq == s->gpus[ev->idx].finish_seq) /* else cancelled */
+		on_finish(s, ev->idx, ev->t);
+	return 0;
+}
+
+static int ev_free(struct sim *s, const struct event *ev)
+{
+	struct gpu *g = &s->gpus[ev->idx];
+	struct sym_batch_end be = g->ends[g->eh];
+	g->eh = ring_at(s, g->eh + 1);
+	g->en--;
+	report_end(s, ev->idx, ev->t, &be);
+	return 0;
+}
+
+static int ev_epoch(struct sim *s, const struct event *ev)
+{
+	on_epoch(s, ev->idx, ev->t);
+	return 0;
+}
+
+static int ev_switch(struct sim *s, const struct event *ev)
+{
+	on_switch(s, ev->idx, ev->t);
+	return 0;
+}
+
+static int ev_loaded(struct sim *s, const struct event *ev)
+{
+	on_loaded(s, ev->idx, ev->t);
+	return 0;
+}
+
+static int ev_gpumove(struct sim *s, const struct event *ev)
+{
+	on_gpumove(s, ev->t);
+	return 0;
+}
+
+static int ev_stall(struct sim *s, const struct event *ev)
+{
+	s->stalled[ev->idx] = true;
+	return 0;
+}
+
+static int ev_scale(struct sim *s, const struct event *ev)
+{
+	on_scale(s, ev->t);
+	return 0;
+}
+
+static int ev_provisioned(struct sim *s, const struct event *ev)
+{
+	on_provisioned(s, ev->idx, ev->t);
+	return 0;
+}
+
+static int ev_stage(struct sim *s, const struct event *ev)
+{
+	return on_stage(s, ev->t);
+}
+
+static int ev_replan(struct sim *s, const struct event *ev)
+{
+	on_replan(s, ev->idx, ev->t);
+	return 0;
+}
+
+static int (*const ev_handlers[EV_NKINDS])(struct sim *s, const struct event *ev) = {
+	[EV_ARRIVAL] = ev_arrival, [EV_FINISH] = ev_finish,	    [EV_FREE] = ev_free,   [EV_EPOCH] = ev_epoch,
+	[EV_SWITCH] = ev_switch,   [EV_LOADED] = ev_loaded,	    [EV_GPUMOVE] = ev_gpumove, [EV_STALL] = ev_stall,
+	[EV_SCALE] = ev_scale,	   [EV_PROVISIONED] = ev_provisioned, [EV_STAGE] = ev_stage,   [EV_REPLAN] = ev_replan,
+};
+
 /* The event loop: the earlier of the next event and the core's next wakeup,
  * until both are done (or the run stops early). Returns 0 or -errno. */
 static int sim_loop(struct sim *s, const struct sym_run_opts *opts)
@@ -1464,37 +1548,8 @@ static int sim_loop(struct sim *s, const struct sym_run_opts *opts)
 			/* An arrival stays at the top while it is handled (whatever it
 			 * pushes comes after it) and is then replaced by the next. */
 			struct event ev = s->ev.a[0].kind == EV_ARRIVAL ? s->ev.a[0] : ev_pop(&s->ev);
-			if (ev.kind == EV_FINISH) {
-				if (ev.seq == s->gpus[ev.idx].finish_seq) /* else cancelled */
-					on_finish(s, ev.idx, ev.t);
-			} else if (ev.kind == EV_FREE) {
-				struct gpu *g = &s->gpus[ev.idx];
-				struct sym_batch_end be = g->ends[g->eh];
-				g->eh = ring_at(s, g->eh + 1);
-				g->en--;
-				report_end(s, ev.idx, ev.t, &be);
-			} else if (ev.kind == EV_EPOCH) {
-				on_epoch(s, ev.idx, ev.t);
-			} else if (ev.kind == EV_SWITCH) {
-				on_switch(s, ev.idx, ev.t);
-			} else if (ev.kind == EV_LOADED) {
-				on_loaded(s, ev.idx, ev.t);
-			} else if (ev.kind == EV_GPUMOVE) {
-				on_gpumove(s, ev.t);
-			} else if (ev.kind == EV_STALL) {
-				s->stalled[ev.idx] = true;
-			} else if (ev.kind == EV_SCALE) {
-				on_scale(s, ev.t);
-			} else if (ev.kind == EV_PROVISIONED) {
-				on_provisioned(s, ev.idx, ev.t);
-			} else if (ev.kind == EV_REPLAN) {
-				on_replan(s, ev.idx, ev.t);
-			} else if (ev.kind == EV_STAGE) {
-				if ((rc = on_stage(s, ev.t)))
-					return rc;
-			} else if ((rc = on_arrival(s, ev.idx, ev.t))) {
+			if ((rc = ev_handlers[ev.kind](s, &ev)))
 				return rc;
-			}
 		}
 		if (s->err)
 			return s->err;
