@@ -122,6 +122,68 @@ static int set_frontend_list(struct sym_cluster *c, const cJSON *arr, const char
 	return 0;
 }
 
+/* The runtime's keys: the flag, its help, and how its value is read. Most
+ * are a number in a range or a path; those of RK_CODE are read in set_key. */
+enum rk_type {
+	RK_INT,   /* an integer in [lo, hi], into an int */
+	RK_SIZE,  /* an integer in [lo, hi], into a size_t */
+	RK_NUM,   /* a number in [lo, hi], into a double */
+	RK_BYTES, /* a number of bytes in [lo, hi], into a size_t */
+	RK_PATH,  /* a non-empty string shorter than its field */
+	RK_CODE,  /* read by set_key's code */
+};
+
+static const struct rt_key {
+	const char *key, *flag, *arg, *help;
+	enum rk_type type;
+	size_t off, len; /* the field in struct sym_cluster; RK_PATH: its size */
+	double lo, hi;
+	const char *want; /* what the message says was expected */
+} rt_keys[] = {
+	{ "provider", "provider", "NAME", "libfabric provider: tcp (default; loopback, CI) or verbs (RDMA hardware)", RK_PATH, offsetof(struct sym_cluster, provider), sizeof(((struct sym_cluster *)0)->provider), 0, 0, "a libfabric provider name such as tcp or verbs" },
+	{ "host", "host", "HOST", "address processes bind to and reach each other at (default 127.0.0.1)", RK_PATH, offsetof(struct sym_cluster, host), sizeof(((struct sym_cluster *)0)->host), 0, 0, "a host name or address" },
+	{ "keys_dir", "keys-dir", "DIR", "the cluster's keys (symphony keygen cluster DIR): DIR/ca.pub, DIR/revoked.json, and each member's DIR/ROLE-ID.cred; required by schedd, frontends and backends", RK_PATH, offsetof(struct sym_cluster, keys_dir), sizeof(((struct sym_cluster *)0)->keys_dir), 0, 0, "a path" },
+	{ "credential", "credential", "FILE", "this process's credential, when not DIR/ROLE-ID.cred of keys_dir (schedd-0, schedd-1 for a standby, frontend-N, backend-N)", RK_PATH, offsetof(struct sym_cluster, credential), sizeof(((struct sym_cluster *)0)->credential), 0, 0, "a path" },
+	{ "port_base", "port-base", "PORT", "schedd's port; frontend i uses PORT+1+2i (fabric) and PORT+2+2i (clients)", RK_INT, offsetof(struct sym_cluster, port_base), 0, 1, 65535 - 2 * 1024 - 2, "a port from 1 to 63485" },
+	{ "schedd", "schedd", "HOST:PORT[,HOST:PORT]", "the scheduler's address (default HOST:PORT_BASE), then its hot standby's (symphony schedd --standby)", RK_CODE, 0, 0, 0, 0, NULL },
+	{ "frontends", "frontends", "N", "number of frontends (default 1)", RK_CODE, 0, 0, 0, 0, NULL },
+	{ "backends", "backends", "N", "number of backends, one GPU each (default 2)", RK_INT, offsetof(struct sym_cluster, nbackends), 0, 1, 65535, "a count from 1 to 65535" },
+	{ "threads", "threads", "N", "schedd's scheduler threads (default 1; >= 2: candidate policies)", RK_INT, offsetof(struct sym_cluster, threads), 0, 1, 256, "1 to 256 scheduler threads" },
+	{ "heartbeat_ms", "heartbeat-ms", "MS", "heartbeat period of frontends and backends (default 10)", RK_NUM, offsetof(struct sym_cluster, heartbeat_ms), 0, 0.1, 60000, "a heartbeat period from 0.1 to 60000 ms" },
+	{ "backends_max", "backends-max", "N", "backends that may join a running cluster, ids 0..N-1 (default: backends)", RK_INT, offsetof(struct sym_cluster, backends_max), 0, 0, 65535, "0 (as many as backends) to 65535" },
+	{ "suspect_ms", "suspect-ms", "MS", "a backend silent this long gets no new plans until it is heard again (default 50, or 3 heartbeats if longer; at most failure_ms)", RK_NUM, offsetof(struct sym_cluster, suspect_ms), 0, 0, 600000, "0 (the default) to 600000 ms" },
+	{ "failure_ms", "failure-ms", "MS", "a peer silent this long is removed, its batches failed (default 1000)", RK_NUM, offsetof(struct sym_cluster, failure_ms), 0, 1, 600000, "a failure timeout from 1 to 600000 ms" },
+	{ "input_max", "input-max", "BYTES", "largest input a frontend accepts (default 262144)", RK_SIZE, offsetof(struct sym_cluster, input_max), 0, 8, 1 << 20, "8 to 1048576 bytes" },
+	{ "pool_slots", "pool-slots", "N", "inputs a frontend holds at once (default 1024)", RK_INT, offsetof(struct sym_cluster, pool_slots), 0, 1, 1 << 20, "1 to 1048576 slots" },
+	{ "input_encryption", "input-encryption", "true|false", "a frontend encrypts each input it holds for backends to read (default true); false: authenticated only, for speed (runtime/inputseal.h)", RK_CODE, 0, 0, 0, 0, NULL },
+	{ "input_bytes", "input-bytes", "BYTES", "input size of a model without a signature: UINT8 [BYTES] (default 1024)", RK_SIZE, offsetof(struct sym_cluster, input_bytes), 0, 1, 1 << 20, "1 to 1048576 bytes" },
+	{ "executor", "executor", "NAME", "backend executor: emulated (the default), cuda or torch (TorchScript files, runtime/torch/)", RK_CODE, 0, 0, 0, 0, NULL },
+	{ "model_lib", "model-lib", "PATH", "cuda: plugin library (load/run/unload) for models with no built-in", RK_PATH, offsetof(struct sym_cluster, model_lib), sizeof(((struct sym_cluster *)0)->model_lib), 0, 0, "the path of a shared library" },
+	{ "device", "device", "N", "cuda, and torch with torch_device cuda: the GPU a backend runs on (default 0)", RK_INT, offsetof(struct sym_cluster, device), 0, 0, 1023, "a device ordinal 0..1023" },
+	{ "torch_threads", "torch-threads", "N", "torch: intra-op threads each batch runs on (default 1; more spin while idle unless OMP_WAIT_POLICY=PASSIVE)", RK_INT, offsetof(struct sym_cluster, torch_threads), 0, 1, 256, "1 to 256 intra-op threads" },
+	{ "torch_device", "torch-device", "cpu|cuda", "torch: where models run (default cpu; cuda: GPU --device, needs a libtorch with CUDA)", RK_CODE, 0, 0, 0, 0, NULL },
+	{ "http_base", "http-base", "PORT", "HTTP API and /metrics: schedd at PORT, frontend i at PORT+1+i, backend i at PORT+512+i (default port_base+1000; 0: off)", RK_INT, offsetof(struct sym_cluster, http_base), 0, 0, 65535 - 1024, "a port 1..64511, or 0 for no HTTP" },
+	{ "http_body_max", "http-body-max", "BYTES", "largest HTTP request body; larger ones get 413 (default 8388608)", RK_SIZE, offsetof(struct sym_cluster, http_body_max), 0, 1024, 1 << 30, "bytes in 1024..1073741824" },
+	{ "deadline_max_ms", "deadline-max-ms", "MS", "largest per-request deadline a client may ask for (default 10000)", RK_NUM, offsetof(struct sym_cluster, deadline_max_ms), 0, 1e-3, 3600e3, "milliseconds in (0, 3600000]" },
+	{ "late_status", "late-status", "200|504", "HTTP status of an inference answered after its deadline (default 200)", RK_CODE, 0, 0, 0, 0, NULL },
+	{ "metrics_base", "metrics-base", "PORT", "/metrics on listeners of their own: schedd at PORT, frontend i at PORT+1+i, the standby at PORT+511, backend i at PORT+512+i (default 0: on the HTTP ports)", RK_INT, offsetof(struct sym_cluster, metrics_base), 0, 0, 65535 - 1024, "a port 1..64511, or 0 for /metrics on the HTTP ports" },
+	{ "http_conn_max", "http-conn-max", "N", "HTTP connections a process holds at once; past N the one waiting longest for its request is closed (default 1024)", RK_INT, offsetof(struct sym_cluster, http_conn_max), 0, 1, 100000, "1 to 100000 connections" },
+	{ "http_timeout_s", "http-timeout-s", "S", "an HTTP connection's next request (TLS handshake, headers, body) must be in S after it began waiting for it, plus its body at client_min_rate; else it is closed (default 10)", RK_NUM, offsetof(struct sym_cluster, http_timeout_s), 0, 1, 3600, "1 to 3600 seconds" },
+	{ "http_per_ip_max", "http-per-ip-max", "N", "HTTP connections from one address at once (default 64; 0: only http_conn_max)", RK_INT, offsetof(struct sym_cluster, http_per_ip_max), 0, 0, 100000, "0 (no limit of its own) to 100000 connections" },
+	{ "http_body_budget", "http-body-budget", "BYTES", "HTTP request bodies a process holds at once, in all; a request beyond gets 503 before its body is read (default 67108864)", RK_BYTES, offsetof(struct sym_cluster, http_body_budget), 0, 1024, 1e12, "bytes in 1024..1e12 (at least http_body_max)" },
+	{ "client_min_rate", "client-min-rate", "BYTES/S", "the rate a client must keep up sending a request (HTTP body, native message) beyond its timeout (default 32768)", RK_NUM, offsetof(struct sym_cluster, client_min_rate), 0, 1, 1e10, "bytes per second in 1..1e10" },
+	{ "http_tls_cert", "http-tls-cert", "FILE", "PEM certificate (chain): serve HTTPS instead of HTTP (with http_tls_key)", RK_PATH, offsetof(struct sym_cluster, http_tls_cert), sizeof(((struct sym_cluster *)0)->http_tls_cert), 0, 0, "a file's path" },
+	{ "http_tls_key", "http-tls-key", "FILE", "PEM private key of http_tls_cert (mode 0600)", RK_PATH, offsetof(struct sym_cluster, http_tls_key), sizeof(((struct sym_cluster *)0)->http_tls_key), 0, 0, "a file's path" },
+	{ "repository_token_file", "repository-token-file", "FILE", "bearer tokens, one a line (mode 0600), for schedd's model repository API: loading or unloading a model needs 'Authorization: Bearer TOKEN' (without this file, load and unload are refused)", RK_PATH, offsetof(struct sym_cluster, repository_token_file), sizeof(((struct sym_cluster *)0)->repository_token_file), 0, 0, "a file's path" },
+	{ "http_token_file", "http-token-file", "FILE", "bearer tokens, one a line (mode 0600): inference needs 'Authorization: Bearer TOKEN', a native client's HELLO one of them; SIGHUP rereads it", RK_PATH, offsetof(struct sym_cluster, http_token_file), sizeof(((struct sym_cluster *)0)->http_token_file), 0, 0, "a file's path" },
+	{ "clients_max", "clients-max", "N", "native-protocol clients a frontend holds at once; past N the one idle longest is closed, or the new one when none is idle (default 256)", RK_INT, offsetof(struct sym_cluster, clients_max), 0, 1, 100000, "1 to 100000 clients" },
+	{ "clients_per_ip_max", "clients-per-ip-max", "N", "native clients from one address at once (default 64; 0: only clients_max)", RK_INT, offsetof(struct sym_cluster, clients_per_ip_max), 0, 0, 100000, "0 (no limit of its own) to 100000 clients" },
+	{ "clients_budget", "clients-budget", "BYTES", "native clients' messages in flight and answers not yet read that a frontend holds at once, in all, beyond 32 KiB each way per client; a client past it is answered 'overloaded' and closed (default 67108864)", RK_BYTES, offsetof(struct sym_cluster, clients_budget), 0, 1 << 22, 1e12, "bytes in 4194304..1e12" },
+	{ "clients_timeout_s", "clients-timeout-s", "S", "a native client's next message (its HELLO first) must be in S after it began waiting for it, plus the message at client_min_rate, unless it awaits answers (default 10)", RK_NUM, offsetof(struct sym_cluster, clients_timeout_s), 0, 1, 3600, "1 to 3600 seconds" },
+	{ "poll_us", "poll-us", "US", "schedd's threads poll this long after work, twice that before a timer (default 0: sleep)", RK_NUM, offsetof(struct sym_cluster, poll_us), 0, 0, 10000, "0 to 10000 microseconds" },
+};
+#define NRT (sizeof(rt_keys) / sizeof(rt_keys[0]))
+
 /* One runtime key with its value as text (flags) or JSON (file: val). */
 static int set_key(struct sym_cluster *c, const char *key, const char *text, const cJSON *val, const char *where,
 		   char *err, size_t errlen)
@@ -140,101 +202,50 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 	}
 	double d;
 	int l;
-	if (!strcmp(key, "provider")) {
-		if (!text[0] || strlen(text) >= sizeof(c->provider))
-			return ERR("%s: expected a libfabric provider name such as tcp or verbs", where);
-		memcpy(c->provider, text, strlen(text) + 1); /* length checked above */
-	} else if (!strcmp(key, "host")) {
-		if (!text[0] || strlen(text) >= sizeof(c->host))
-			return ERR("%s: expected a host name or address", where);
-		snprintf(c->host, sizeof(c->host), "%s", text);
-	} else if (!strcmp(key, "model_lib")) {
-		if (!text[0] || strlen(text) >= sizeof(c->model_lib))
-			return ERR("%s: expected the path of a shared library", where);
-		memcpy(c->model_lib, text, strlen(text) + 1); /* length checked above */
-	} else if (!strcmp(key, "metrics_base")) {
-		if (sym_policy_int(text, 0, 65535 - 1024, &l))
-			return ERR("%s: expected a port 1..%d, or 0 for /metrics on the HTTP ports, got '%s'", where,
-				   65535 - 1024, text);
-		c->metrics_base = l;
-	} else if (!strcmp(key, "http_conn_max")) {
-		if (sym_policy_int(text, 1, 100000, &l))
-			return ERR("%s: expected 1 to 100000 connections, got '%s'", where, text);
-		c->http_conn_max = l;
-	} else if (!strcmp(key, "http_timeout_s")) {
-		if (sym_policy_num(text, 1, 3600, &d))
-			return ERR("%s: expected 1 to 3600 seconds, got '%s'", where, text);
-		c->http_timeout_s = d;
-	} else if (!strcmp(key, "http_per_ip_max")) {
-		if (sym_policy_int(text, 0, 100000, &l))
-			return ERR("%s: expected 0 (no limit of its own) to 100000 connections, got '%s'", where, text);
-		c->http_per_ip_max = l;
-	} else if (!strcmp(key, "http_body_budget")) {
-		if (sym_policy_num(text, 1024, 1e12, &d) || d != floor(d))
-			return ERR("%s: expected bytes in 1024..1e12 (at least http_body_max), got '%s'", where, text);
-		c->http_body_budget = (size_t)d;
-	} else if (!strcmp(key, "client_min_rate")) {
-		if (sym_policy_num(text, 1, 1e10, &d))
-			return ERR("%s: expected bytes per second in 1..1e10, got '%s'", where, text);
-		c->client_min_rate = d;
-	} else if (!strcmp(key, "clients_per_ip_max")) {
-		if (sym_policy_int(text, 0, 100000, &l))
-			return ERR("%s: expected 0 (no limit of its own) to 100000 clients, got '%s'", where, text);
-		c->clients_per_ip_max = l;
-	} else if (!strcmp(key, "clients_budget")) {
-		if (sym_policy_num(text, 1 << 22, 1e12, &d))
-			return ERR("%s: expected bytes in 4194304..1e12, got '%s'", where, text);
-		c->clients_budget = (size_t)d;
-	} else if (!strcmp(key, "clients_timeout_s")) {
-		if (sym_policy_num(text, 1, 3600, &d))
-			return ERR("%s: expected 1 to 3600 seconds, got '%s'", where, text);
-		c->clients_timeout_s = d;
-	} else if (!strcmp(key, "clients_max")) {
-		if (sym_policy_int(text, 1, 100000, &l))
-			return ERR("%s: expected 1 to 100000 clients, got '%s'", where, text);
-		c->clients_max = l;
-	} else if (!strcmp(key, "http_tls_cert") || !strcmp(key, "http_tls_key") || !strcmp(key, "http_token_file") ||
-		   !strcmp(key, "repository_token_file")) {
-		char *dst = !strcmp(key, "http_tls_cert")	? c->http_tls_cert
-			    : !strcmp(key, "http_tls_key")	? c->http_tls_key
-			    : !strcmp(key, "http_token_file") ? c->http_token_file
-							      : c->repository_token_file;
-		if (!text[0] || strlen(text) >= sizeof(c->http_tls_cert))
-			return ERR("%s: expected a file's path", where);
-		memcpy(dst, text, strlen(text) + 1); /* length checked above; the four are of one size */
-	} else if (!strcmp(key, "secret_file")) {
+	const struct rt_key *k = NULL;
+	for (size_t i = 0; i < NRT && !k; i++)
+		if (!strcmp(rt_keys[i].key, key))
+			k = &rt_keys[i];
+	char *field = k ? (char *)c + k->off : NULL;
+	switch (k ? k->type : RK_CODE) {
+	case RK_INT:
+	case RK_SIZE:
+		if (sym_policy_int(text, (int)k->lo, (int)k->hi, &l))
+			return ERR("%s: expected %s, got '%s'", where, k->want, text);
+		if (k->type == RK_INT) {
+			memcpy(field, &l, sizeof(l));
+		} else {
+			size_t z = (size_t)l;
+			memcpy(field, &z, sizeof(z));
+		}
+		return 0;
+	case RK_NUM:
+		if (sym_policy_num(text, k->lo, k->hi, &d))
+			return ERR("%s: expected %s, got '%s'", where, k->want, text);
+		memcpy(field, &d, sizeof(d));
+		return 0;
+	case RK_BYTES:
+		if (sym_policy_num(text, k->lo, k->hi, &d) || d != floor(d))
+			return ERR("%s: expected %s, got '%s'", where, k->want, text);
+		size_t z = (size_t)d;
+		memcpy(field, &z, sizeof(z));
+		return 0;
+	case RK_PATH:
+		if (!text[0] || strlen(text) >= k->len)
+			return ERR("%s: expected %s", where, k->want);
+		memcpy(field, text, strlen(text) + 1); /* length checked above */
+		return 0;
+	case RK_CODE:
+		break;
+	}
+	if (!strcmp(key, "secret_file")) {
 		return ERR("%s: the shared cluster secret is gone: every member has a credential of its own now. "
 			   "Make them with `symphony keygen cluster DIR --frontends N --backends M` and give "
 			   "runtime.keys_dir (--keys-dir DIR) instead", where);
-	} else if (!strcmp(key, "keys_dir") || !strcmp(key, "credential")) {
-		char *dst = !strcmp(key, "keys_dir") ? c->keys_dir : c->credential;
-		if (!text[0] || strlen(text) >= sizeof(c->keys_dir))
-			return ERR("%s: expected a path", where);
-		memcpy(dst, text, strlen(text) + 1); /* length checked above; the two are of one size */
-	} else if (!strcmp(key, "device")) {
-		if (sym_policy_int(text, 0, 1023, &l))
-			return ERR("%s: expected a device ordinal 0..1023, got '%s'", where, text);
-		c->device = l;
-	} else if (!strcmp(key, "http_base")) {
-		if (sym_policy_int(text, 0, 65535 - 1024, &l))
-			return ERR("%s: expected a port 1..%d, or 0 for no HTTP, got '%s'", where, 65535 - 1024, text);
-		c->http_base = l;
-	} else if (!strcmp(key, "http_body_max")) {
-		if (sym_policy_int(text, 1024, 1 << 30, &l))
-			return ERR("%s: expected bytes in 1024..%d, got '%s'", where, 1 << 30, text);
-		c->http_body_max = (size_t)l;
-	} else if (!strcmp(key, "deadline_max_ms")) {
-		if (sym_policy_num(text, 1e-3, 3600e3, &d))
-			return ERR("%s: expected milliseconds in (0, 3600000], got '%s'", where, text);
-		c->deadline_max_ms = d;
 	} else if (!strcmp(key, "late_status")) {
 		if (sym_policy_int(text, 200, 504, &l) || (l != 200 && l != 504))
 			return ERR("%s: expected 200 or 504, got '%s'", where, text);
 		c->late_status = l;
-	} else if (!strcmp(key, "port_base")) {
-		if (sym_policy_int(text, 1, 65535 - 2 * 1024 - 2, &l))
-			return ERR("%s: expected a port from 1 to %d, got '%s'", where, 65535 - 2 * 1024 - 2, text);
-		c->port_base = l;
 	} else if (!strcmp(key, "schedd")) {
 		/* "HOST:PORT", or the active and its hot standby: ["HOST:PORT", "HOST:PORT"] or "H:P,H:P" */
 		char a[600] = "", b[600] = "";
@@ -265,34 +276,6 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 			return ERR("%s: expected a count from 1 to 1024 or a list of addresses, got '%s'", where, text);
 		c->nfrontends = l;
 		c->frontends_listed = false;
-	} else if (!strcmp(key, "backends")) {
-		if (sym_policy_int(text, 1, 65535, &l))
-			return ERR("%s: expected a count from 1 to 65535, got '%s'", where, text);
-		c->nbackends = l;
-	} else if (!strcmp(key, "backends_max")) {
-		if (sym_policy_int(text, 0, 65535, &l))
-			return ERR("%s: expected 0 (as many as backends) to 65535, got '%s'", where, text);
-		c->backends_max = l;
-	} else if (!strcmp(key, "suspect_ms")) {
-		if (sym_policy_num(text, 0, 600000, &d))
-			return ERR("%s: expected 0 (the default) to 600000 ms, got '%s'", where, text);
-		c->suspect_ms = d;
-	} else if (!strcmp(key, "threads")) {
-		if (sym_policy_int(text, 1, 256, &l))
-			return ERR("%s: expected 1 to 256 scheduler threads, got '%s'", where, text);
-		c->threads = l;
-	} else if (!strcmp(key, "heartbeat_ms")) {
-		if (sym_policy_num(text, 0.1, 60000, &d))
-			return ERR("%s: expected a heartbeat period from 0.1 to 60000 ms, got '%s'", where, text);
-		c->heartbeat_ms = d;
-	} else if (!strcmp(key, "failure_ms")) {
-		if (sym_policy_num(text, 1, 600000, &d))
-			return ERR("%s: expected a failure timeout from 1 to 600000 ms, got '%s'", where, text);
-		c->failure_ms = d;
-	} else if (!strcmp(key, "input_max")) {
-		if (sym_policy_int(text, 8, 1 << 20, &l))
-			return ERR("%s: expected 8 to %d bytes, got '%s'", where, 1 << 20, text);
-		c->input_max = (size_t)l;
 	} else if (!strcmp(key, "input_encryption")) {
 		if (!strcmp(text, "true") || !strcmp(text, "on"))
 			c->input_encryption = true;
@@ -300,26 +283,10 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 			c->input_encryption = false;
 		else
 			return ERR("%s: expected true or false, got '%s'", where, text);
-	} else if (!strcmp(key, "pool_slots")) {
-		if (sym_policy_int(text, 1, 1 << 20, &l))
-			return ERR("%s: expected 1 to %d slots, got '%s'", where, 1 << 20, text);
-		c->pool_slots = l;
-	} else if (!strcmp(key, "input_bytes")) {
-		if (sym_policy_int(text, 1, 1 << 20, &l))
-			return ERR("%s: expected 1 to %d bytes, got '%s'", where, 1 << 20, text);
-		c->input_bytes = (size_t)l;
-	} else if (!strcmp(key, "poll_us")) {
-		if (sym_policy_num(text, 0, 10000, &d))
-			return ERR("%s: expected 0 to 10000 microseconds, got '%s'", where, text);
-		c->poll_us = d;
 	} else if (!strcmp(key, "executor")) {
 		if (strcmp(text, "emulated") && strcmp(text, "cuda") && strcmp(text, "torch"))
 			return ERR("%s: expected emulated, cuda or torch, got '%s'", where, text);
 		memcpy(c->executor, text, strlen(text) + 1); /* one of the three names above */
-	} else if (!strcmp(key, "torch_threads")) {
-		if (sym_policy_int(text, 1, 256, &l))
-			return ERR("%s: expected 1 to 256 intra-op threads, got '%s'", where, text);
-		c->torch_threads = l;
 	} else if (!strcmp(key, "torch_device")) {
 		if (strcmp(text, "cpu") && strcmp(text, "cuda"))
 			return ERR("%s: expected cpu or cuda, got '%s'", where, text);
@@ -330,52 +297,6 @@ static int set_key(struct sym_cluster *c, const char *key, const char *text, con
 	return 0;
 }
 
-static const struct {
-	const char *key, *flag, *arg, *help;
-} rt_keys[] = {
-	{ "provider", "provider", "NAME", "libfabric provider: tcp (default; loopback, CI) or verbs (RDMA hardware)" },
-	{ "host", "host", "HOST", "address processes bind to and reach each other at (default 127.0.0.1)" },
-	{ "keys_dir", "keys-dir", "DIR", "the cluster's keys (symphony keygen cluster DIR): DIR/ca.pub, DIR/revoked.json, and each member's DIR/ROLE-ID.cred; required by schedd, frontends and backends" },
-	{ "credential", "credential", "FILE", "this process's credential, when not DIR/ROLE-ID.cred of keys_dir (schedd-0, schedd-1 for a standby, frontend-N, backend-N)" },
-	{ "port_base", "port-base", "PORT", "schedd's port; frontend i uses PORT+1+2i (fabric) and PORT+2+2i (clients)" },
-	{ "schedd", "schedd", "HOST:PORT[,HOST:PORT]", "the scheduler's address (default HOST:PORT_BASE), then its hot standby's (symphony schedd --standby)" },
-	{ "frontends", "frontends", "N", "number of frontends (default 1)" },
-	{ "backends", "backends", "N", "number of backends, one GPU each (default 2)" },
-	{ "threads", "threads", "N", "schedd's scheduler threads (default 1; >= 2: candidate policies)" },
-	{ "heartbeat_ms", "heartbeat-ms", "MS", "heartbeat period of frontends and backends (default 10)" },
-	{ "backends_max", "backends-max", "N", "backends that may join a running cluster, ids 0..N-1 (default: backends)" },
-	{ "suspect_ms", "suspect-ms", "MS", "a backend silent this long gets no new plans until it is heard again (default 50, or 3 heartbeats if longer; at most failure_ms)" },
-	{ "failure_ms", "failure-ms", "MS", "a peer silent this long is removed, its batches failed (default 1000)" },
-	{ "input_max", "input-max", "BYTES", "largest input a frontend accepts (default 262144)" },
-	{ "pool_slots", "pool-slots", "N", "inputs a frontend holds at once (default 1024)" },
-	{ "input_encryption", "input-encryption", "true|false", "a frontend encrypts each input it holds for backends to read (default true); false: authenticated only, for speed (runtime/inputseal.h)" },
-	{ "input_bytes", "input-bytes", "BYTES", "input size of a model without a signature: UINT8 [BYTES] (default 1024)" },
-	{ "executor", "executor", "NAME", "backend executor: emulated (the default), cuda or torch (TorchScript files, runtime/torch/)" },
-	{ "model_lib", "model-lib", "PATH", "cuda: plugin library (load/run/unload) for models with no built-in" },
-	{ "device", "device", "N", "cuda, and torch with torch_device cuda: the GPU a backend runs on (default 0)" },
-	{ "torch_threads", "torch-threads", "N", "torch: intra-op threads each batch runs on (default 1; more spin while idle unless OMP_WAIT_POLICY=PASSIVE)" },
-	{ "torch_device", "torch-device", "cpu|cuda", "torch: where models run (default cpu; cuda: GPU --device, needs a libtorch with CUDA)" },
-	{ "http_base", "http-base", "PORT", "HTTP API and /metrics: schedd at PORT, frontend i at PORT+1+i, backend i at PORT+512+i (default port_base+1000; 0: off)" },
-	{ "http_body_max", "http-body-max", "BYTES", "largest HTTP request body; larger ones get 413 (default 8388608)" },
-	{ "deadline_max_ms", "deadline-max-ms", "MS", "largest per-request deadline a client may ask for (default 10000)" },
-	{ "late_status", "late-status", "200|504", "HTTP status of an inference answered after its deadline (default 200)" },
-	{ "metrics_base", "metrics-base", "PORT", "/metrics on listeners of their own: schedd at PORT, frontend i at PORT+1+i, the standby at PORT+511, backend i at PORT+512+i (default 0: on the HTTP ports)" },
-	{ "http_conn_max", "http-conn-max", "N", "HTTP connections a process holds at once; past N the one waiting longest for its request is closed (default 1024)" },
-	{ "http_timeout_s", "http-timeout-s", "S", "an HTTP connection's next request (TLS handshake, headers, body) must be in S after it began waiting for it, plus its body at client_min_rate; else it is closed (default 10)" },
-	{ "http_per_ip_max", "http-per-ip-max", "N", "HTTP connections from one address at once (default 64; 0: only http_conn_max)" },
-	{ "http_body_budget", "http-body-budget", "BYTES", "HTTP request bodies a process holds at once, in all; a request beyond gets 503 before its body is read (default 67108864)" },
-	{ "client_min_rate", "client-min-rate", "BYTES/S", "the rate a client must keep up sending a request (HTTP body, native message) beyond its timeout (default 32768)" },
-	{ "http_tls_cert", "http-tls-cert", "FILE", "PEM certificate (chain): serve HTTPS instead of HTTP (with http_tls_key)" },
-	{ "http_tls_key", "http-tls-key", "FILE", "PEM private key of http_tls_cert (mode 0600)" },
-	{ "repository_token_file", "repository-token-file", "FILE", "bearer tokens, one a line (mode 0600), for schedd's model repository API: loading or unloading a model needs 'Authorization: Bearer TOKEN' (without this file, load and unload are refused)" },
-	{ "http_token_file", "http-token-file", "FILE", "bearer tokens, one a line (mode 0600): inference needs 'Authorization: Bearer TOKEN', a native client's HELLO one of them; SIGHUP rereads it" },
-	{ "clients_max", "clients-max", "N", "native-protocol clients a frontend holds at once; past N the one idle longest is closed, or the new one when none is idle (default 256)" },
-	{ "clients_per_ip_max", "clients-per-ip-max", "N", "native clients from one address at once (default 64; 0: only clients_max)" },
-	{ "clients_budget", "clients-budget", "BYTES", "native clients' messages in flight and answers not yet read that a frontend holds at once, in all, beyond 32 KiB each way per client; a client past it is answered 'overloaded' and closed (default 67108864)" },
-	{ "clients_timeout_s", "clients-timeout-s", "S", "a native client's next message (its HELLO first) must be in S after it began waiting for it, plus the message at client_min_rate, unless it awaits answers (default 10)" },
-	{ "poll_us", "poll-us", "US", "schedd's threads poll this long after work, twice that before a timer (default 0: sleep)" },
-};
-#define NRT (sizeof(rt_keys) / sizeof(rt_keys[0]))
 
 int sym_cluster_apply_flag(struct sym_cluster *c, const char *flag, const char *value, char *err, size_t errlen)
 {
