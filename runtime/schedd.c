@@ -1511,6 +1511,20 @@ static void per_model(struct schedd *s, struct sym_buf *b, const char *name, con
 	}
 }
 
+/* A metric without labels: its family and its one sample. */
+struct prom_scalar {
+	const char *name, *type, *help;
+	double v;
+};
+
+static void prom_scalars(struct sym_buf *b, const struct prom_scalar *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		sym_prom_family(b, x[i].name, x[i].type, x[i].help);
+		sym_prom_sample(b, x[i].name, NULL, x[i].v);
+	}
+}
+
 static void write_metrics(void *ctx, struct sym_buf *b)
 {
 	struct schedd *s = ctx;
@@ -1582,35 +1596,35 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 			sym_prom_sample(b, "symphony_backend_up", l, k == st);
 		}
 	}
-	sym_prom_family(b, "symphony_gpus_online", "gauge",
-			"GPUs whose backend is registered with schedd, not suspect, not leaving and not loading its models");
-	sym_prom_sample(b, "symphony_gpus_online", NULL, up);
-	sym_prom_family(b, "symphony_scheduler_active", "gauge",
-			"1 when this scheduler acts as the active one and is confirmed (no other can be): it takes "
-			"frontends and backends");
-	sym_prom_sample(b, "symphony_scheduler_active", NULL, active_now(s));
-	sym_prom_family(b, "symphony_scheduler_standby", "gauge", "1 when this scheduler stands by");
-	sym_prom_sample(b, "symphony_scheduler_standby", NULL, s->standby);
-	sym_prom_family(b, "symphony_scheduler_term", "gauge",
-			"The scheduler term: acting as the active one, its own; standing by, the highest seen");
-	sym_prom_sample(b, "symphony_scheduler_term", NULL, s->term);
-	sym_prom_family(b, "symphony_scheduler_takeovers_total", "counter",
-			"Times this scheduler took over as the active one");
-	sym_prom_sample(b, "symphony_scheduler_takeovers_total", NULL, (double)s->takeovers);
-	sym_prom_family(b, "symphony_scheduler_step_downs_total", "counter",
-			"Times this scheduler stepped down, having seen a higher term");
-	sym_prom_sample(b, "symphony_scheduler_step_downs_total", NULL, (double)s->step_downs);
+	const struct prom_scalar roles[] = {
+		{ "symphony_gpus_online", "gauge",
+		  "GPUs whose backend is registered with schedd, not suspect, not leaving and not loading its models", up },
+		{ "symphony_scheduler_active", "gauge",
+		  "1 when this scheduler acts as the active one and is confirmed (no other can be): it takes frontends "
+		  "and backends",
+		  active_now(s) },
+		{ "symphony_scheduler_standby", "gauge", "1 when this scheduler stands by", s->standby },
+		{ "symphony_scheduler_term", "gauge",
+		  "The scheduler term: acting as the active one, its own; standing by, the highest seen", s->term },
+		{ "symphony_scheduler_takeovers_total", "counter", "Times this scheduler took over as the active one",
+		  (double)s->takeovers },
+		{ "symphony_scheduler_step_downs_total", "counter",
+		  "Times this scheduler stepped down, having seen a higher term", (double)s->step_downs },
+	};
+	prom_scalars(b, roles, sizeof(roles) / sizeof(roles[0]));
 	if (s->nsub) {
 		int loading = 0;
 		for (int g = 0; g < s->c->backends_max; g++)
 			loading += s->be[g].conn && s->be[g].loading;
-		sym_prom_family(b, "symphony_gpus_loading", "gauge",
-				"GPUs registered and still loading their sub-cluster's models (offline until done)");
-		sym_prom_sample(b, "symphony_gpus_loading", NULL, loading);
-		sym_prom_family(b, "symphony_model_loads_total", "counter", "Models the backends loaded on schedd's command");
-		sym_prom_sample(b, "symphony_model_loads_total", NULL, (double)s->loads);
-		sym_prom_family(b, "symphony_model_load_failures_total", "counter", "Loads a backend reported failed");
-		sym_prom_sample(b, "symphony_model_load_failures_total", NULL, (double)s->load_failures);
+		const struct prom_scalar parts[] = {
+			{ "symphony_gpus_loading", "gauge",
+			  "GPUs registered and still loading their sub-cluster's models (offline until done)", loading },
+			{ "symphony_model_loads_total", "counter", "Models the backends loaded on schedd's command",
+			  (double)s->loads },
+			{ "symphony_model_load_failures_total", "counter", "Loads a backend reported failed",
+			  (double)s->load_failures },
+		};
+		prom_scalars(b, parts, sizeof(parts) / sizeof(parts[0]));
 	}
 	sym_prom_family(b, "symphony_repository_calls_total", "counter",
 			"Model repository API calls: loads and unloads begun, loads that failed, calls refused "
@@ -1657,19 +1671,21 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	const char *p99[] = { "stat", "p99", NULL }, *pmax[] = { "stat", "max", NULL };
 	sym_prom_sample(b, "symphony_scheduler_timer_lag_seconds", p99, (double)st.lag_p99 / 1e9);
 	sym_prom_sample(b, "symphony_scheduler_timer_lag_seconds", pmax, (double)st.lag_max / 1e9);
-	sym_prom_family(b, "symphony_autoscale_bad_rate", "gauge",
-			"Last interval: requests dropped or failed at schedd over those that arrived (the add signal)");
-	sym_prom_sample(b, "symphony_autoscale_bad_rate", NULL, s->advice_set ? s->advice.bad_rate : 0);
-	sym_prom_family(b, "symphony_autoscale_idle_fraction", "gauge",
-			"Last interval: 1 - planned busy GPU time / (GPUs x interval) (the release signal)");
-	sym_prom_sample(b, "symphony_autoscale_idle_fraction", NULL, s->advice_set ? s->advice.idle_fraction : 1);
-	sym_prom_family(b, "symphony_autoscale_add_gpus", "gauge", "Advice from the last interval: GPUs to add");
-	sym_prom_sample(b, "symphony_autoscale_add_gpus", NULL, s->advice_set ? s->advice.add : 0);
-	sym_prom_family(b, "symphony_autoscale_release_gpus", "gauge",
-			"Advice from the last interval: GPUs that can be released");
-	sym_prom_sample(b, "symphony_autoscale_release_gpus", NULL, s->advice_set ? s->advice.release : 0);
-	sym_prom_family(b, "symphony_autoscale_interval_seconds", "gauge", "Length of the autoscaling interval");
-	sym_prom_sample(b, "symphony_autoscale_interval_seconds", NULL, (double)s->iv_len / 1e9);
+	const struct prom_scalar advice[] = {
+		{ "symphony_autoscale_bad_rate", "gauge",
+		  "Last interval: requests dropped or failed at schedd over those that arrived (the add signal)",
+		  s->advice_set ? s->advice.bad_rate : 0 },
+		{ "symphony_autoscale_idle_fraction", "gauge",
+		  "Last interval: 1 - planned busy GPU time / (GPUs x interval) (the release signal)",
+		  s->advice_set ? s->advice.idle_fraction : 1 },
+		{ "symphony_autoscale_add_gpus", "gauge", "Advice from the last interval: GPUs to add",
+		  s->advice_set ? s->advice.add : 0 },
+		{ "symphony_autoscale_release_gpus", "gauge", "Advice from the last interval: GPUs that can be released",
+		  s->advice_set ? s->advice.release : 0 },
+		{ "symphony_autoscale_interval_seconds", "gauge", "Length of the autoscaling interval",
+		  (double)s->iv_len / 1e9 },
+	};
+	prom_scalars(b, advice, sizeof(advice) / sizeof(advice[0]));
 	/* per sub-cluster (none: the whole cluster is sub-cluster 0), for an autoscaler adding a part's GPUs */
 	static const char *const fam[][2] = {
 		{ "symphony_subcluster_autoscale_add_gpus", "Advice per sub-cluster: GPUs to add" },
