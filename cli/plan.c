@@ -51,6 +51,7 @@ int cli_policy_list(const struct cli *c, const struct sym_experiment *e, struct 
 struct gp_at {
 	bool have, ci;
 	double mean, lo, hi;
+	double floor; /* > 0: a seed's search found no rate passing above this floor (runs too short to judge) */
 };
 
 struct plan_row {
@@ -95,12 +96,13 @@ static int plan_checks(const struct cli *c, struct sym_experiment *e, double *ra
 	}
 	if (sym_experiment_resolve(e, err, sizeof(err)))
 		return cli_usage_error(c, "%s", err);
-	if (e->nmodels && e->models[0].rate > 0) {
-		*rate = *scale = e->rate;
+	if (e->nmodels && (e->models[0].rate > 0 || (e->models[0].share > 0 && e->rate_given))) {
+		*rate = *scale = e->rate; /* the models' rates (scaled by --rate), or --rate split by their shares */
 		return 0;
 	}
 	return cli_usage_error(c, "--target-rate R is required (total requests per second), unless every model "
-				  "has a \"rate\" of its own or a rate schedule (rate_csv, segments) gives them");
+				  "has a \"rate\" of its own (or a \"share\" of --rate) or a rate schedule (rate_csv, "
+				  "segments, arrival_trace) gives them");
 }
 
 static bool has_schedule(const struct sym_experiment *e)
@@ -175,7 +177,12 @@ static cJSON *row_json(const struct sym_experiment *e, const struct plan_row *r,
 		cJSON_AddNumberToObject(h, "gpus", r->gmax);
 		cJSON_AddNumberToObject(h, "goodput_rps", r->at.mean);
 		cJSON_AddItemToObject(h, "goodput_ci95", sym_interval_json(r->at.ci, r->at.lo, r->at.hi));
-		cJSON_AddNumberToObject(h, "headroom", rate > 0 ? r->at.mean / rate - 1 : 0);
+		if (r->at.floor > 0) /* a search ended at its floor: no goodput measured, no headroom */
+			cJSON_AddNumberToObject(h, "below_search_floor_rps", r->at.floor);
+		if (rate > 0 && r->at.mean > 0)
+			cJSON_AddNumberToObject(h, "headroom", r->at.mean / rate - 1);
+		else
+			cJSON_AddNullToObject(h, "headroom");
 	} else {
 		cJSON_AddNullToObject(o, "at_answer");
 	}
@@ -196,7 +203,10 @@ static cJSON *row_json(const struct sym_experiment *e, const struct plan_row *r,
 		cJSON_AddNumberToObject(p, "gpus", r->gmax);
 		cJSON_AddNumberToObject(p, "goodput_rps", r->pool.mean);
 		cJSON_AddItemToObject(p, "goodput_ci95", sym_interval_json(r->pool.ci, r->pool.lo, r->pool.hi));
-		cJSON_AddNumberToObject(p, "partition_over_pool", r->pool.mean > 0 ? r->at.mean / r->pool.mean : 0);
+		if (r->pool.mean > 0 && r->at.mean > 0)
+			cJSON_AddNumberToObject(p, "partition_over_pool", r->at.mean / r->pool.mean);
+		else
+			cJSON_AddNullToObject(p, "partition_over_pool");
 		cJSON_AddBoolToObject(p, "memory_ignored", true);
 	}
 	int steps = 0;
@@ -298,8 +308,12 @@ static int goodput_at(const struct cli *c, struct sym_experiment *e, int gpus, s
 	char err[1024];
 	struct sym_goodput_reps g;
 	int rc = sym_plan_goodput_at(e, gpus, cli_jobs(c), &g, err, sizeof(err));
-	if (!rc)
+	if (!rc) {
 		*out = (struct gp_at){ .have = true, .ci = g.have_ci, .mean = g.mean, .lo = g.ci_lo, .hi = g.ci_hi };
+		for (size_t k = 0; k < g.n; k++)
+			if (g.by_seed[k].hit_floor && g.by_seed[k].floor_rps > out->floor)
+				out->floor = g.by_seed[k].floor_rps;
+	}
 	sym_goodput_reps_finish(&g);
 	return rc ? cli_fail(c, cli_status(rc), "%s", err) : 0;
 }
@@ -463,6 +477,8 @@ int cli_cmd_plan(struct cli *c)
 	int rc = cli_experiment(c, &e, false);
 	if (!rc)
 		rc = plan_checks(c, &e, &rate, &scale);
+	if (!rc && has_schedule(&e))
+		e.rate_scale = scale; /* the echoed configuration reloads to the planned load */
 	if (!rc)
 		rc = plan_memory(c, &e, scale, &floor);
 	struct sym_policy pols[MAX_POLICIES];
@@ -588,13 +604,19 @@ int cli_cmd_plan(struct cli *c)
 			char ci[96] = "";
 			if (rw->at.ci)
 				snprintf(ci, sizeof(ci), " (95%% interval %.1f to %.1f)", rw->at.lo, rw->at.hi);
-			fprintf(f, "headroom (%s): at %d GPUs the goodput is %.1f %s%s, %+.1f%% over the target\n", rw->name,
-				rw->gmax, rw->at.mean, sym_rate_unit(&e), ci, 100 * (rw->at.mean / rate - 1));
-			if (rw->pool.have)
+			if (rw->at.mean > 0)
+				fprintf(f, "headroom (%s): at %d GPUs the goodput is %.1f %s%s, %+.1f%% over the target\n",
+					rw->name, rw->gmax, rw->at.mean, sym_rate_unit(&e), ci, 100 * (rw->at.mean / rate - 1));
+			if (rw->at.floor > 0)
+				fprintf(f, "headroom (%s): at %d GPUs %s goodput search passed no rate above its floor, %.1f "
+					   "%s (below it some model gets too few requests in the run to judge: a longer "
+					   "duration_s measures it)\n", rw->name, rw->gmax, rw->at.mean > 0 ? "a seed's" : "the",
+					rw->at.floor, sym_rate_unit(&e));
+			if (rw->pool.have && rw->pool.mean > 0 && rw->at.mean > 0)
 				fprintf(f, "one pool (%s): the same %d GPUs, each holding every model (%.0f MB; the GPU has "
 					   "%.0f), would serve %.1f %s: the %d sub-clusters give %.2fx that%s\n", rw->name,
 					rw->gmax, sym_mem_need(&need), e.kinds[0].memory_mb, rw->pool.mean, sym_rate_unit(&e),
-					e.partition.subclusters, rw->pool.mean > 0 ? rw->at.mean / rw->pool.mean : 0,
+					e.partition.subclusters, rw->at.mean / rw->pool.mean,
 					e.kinds[0].memory_mb > 0 && sym_mem_need(&need) > e.kinds[0].memory_mb
 						? " (one pool does not fit: an upper bound)"
 						: "");

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -289,7 +290,7 @@ static int set_cluster(struct sym_experiment *e, const cJSON *v, const char *whe
 
 static int set_rate_scale(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
-	return get_num(v, where, 0, true, 1e6, &e->rate_scale, err, errlen);
+	return get_num(v, where, 0, true, 1e12, &e->rate_scale, err, errlen);
 }
 
 static int set_rate(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
@@ -1064,7 +1065,7 @@ static const struct key keys[] = {
 	{ "segments", "segments", "S:RPS,...", "piecewise total rate: S seconds at RPS, ... (replaces --rate)", set_segments, false },
 	{ "rate_csv", "rate-csv", "FILE", "replay per-second per-model rates from CSV (replaces --rate)", set_rate_csv, true },
 	{ "arrival_trace", "arrival-trace", "FILE", "replay a per-request arrival trace from CSV, time_s,model[,size], request by request (replaces --rate and --arrival; see docs/formats.md)", set_arrival_trace, true },
-	{ "rate_scale", "rate-scale", "X", "multiply the rate schedule (segments, rate_csv; an arrival trace plays X times faster): a what-if (default 1)", set_rate_scale, false },
+	{ "rate_scale", "rate-scale", "X", "multiply the rate schedule (segments, rate_csv, arrival_trace: each request X times, a fraction thinned by the seed, its times kept): a what-if (default 1)", set_rate_scale, false },
 	{ "policy", "policy", "NAME[:K=V,...]", "scheduling policy and its parameters (default symphony; see `symphony policies`)", set_policy, true },
 	{ "drop", "drop", "lazy|early[:N|:auto:K]", "batch gathering: lazy drop, or early drop with target N or auto (default early = early:auto:3)", set_drop, true },
 	{ "network.ctrl_ms", "ctrl-ms", "MS", "control delay scheduler -> GPU (default 0)", set_ctrl, false },
@@ -1140,6 +1141,24 @@ int sym_experiment_init(struct sym_experiment *e)
 
 static void queries_free(struct sym_experiment *e);
 
+/* A loaded arrival trace, shared by an experiment and its copies (a plan's
+ * and a sweep's runs): read once, freed with the last of them. */
+struct sym_trace_share {
+	struct sym_trace t;
+	atomic_int refs;
+	char path[512];
+};
+
+static void trace_release(struct sym_experiment *e)
+{
+	if (e->trace_share && atomic_fetch_sub(&e->trace_share->refs, 1) == 1) {
+		sym_trace_finish(&e->trace_share->t);
+		free(e->trace_share);
+	}
+	e->trace_share = NULL;
+	e->trace = NULL;
+}
+
 static void unresolve(struct sym_experiment *e)
 {
 	for (size_t i = 0; i < e->nmodels; i++)
@@ -1156,8 +1175,7 @@ static void unresolve(struct sym_experiment *e)
 	free(e->table_col);
 	sym_rate_table_finish(&e->table);
 	free(e->trace_col);
-	e->trace_col = NULL;
-	sym_trace_finish(&e->trace);
+	e->trace_col = NULL; /* the trace itself stays: it is read once (trace_release) */
 	e->models = NULL;
 	e->profiles = NULL;
 	e->model_slo_ms = e->shares = NULL;
@@ -1176,6 +1194,7 @@ void sym_experiment_finish(struct sym_experiment *e)
 	if (!e)
 		return;
 	unresolve(e);
+	trace_release(e);
 	cJSON_Delete(e->models_json);
 	cJSON_Delete(e->queries_json);
 	cJSON_Delete(e->prefix_json);
@@ -1392,7 +1411,7 @@ double sym_experiment_duration(const struct sym_experiment *e)
 	if (e->rate_csv[0] && e->resolved)
 		return (double)e->table.nrows;
 	if (e->arrival_trace[0] && e->resolved)
-		return sym_to_s(e->trace.length);
+		return sym_to_s(e->trace->length);
 	if (e->nseg) {
 		double s = 0;
 		for (size_t i = 0; i < e->nseg; i++)
@@ -1425,7 +1444,7 @@ double sym_experiment_model_rate(const struct sym_experiment *e, size_t m)
 		return e->table.nrows ? sum / (double)e->table.nrows : 0;
 	}
 	if (e->arrival_trace[0]) /* its requests over its length (a run longer than the trace repeats it) */
-		return (double)e->trace.count[e->trace_col[m]] / sym_to_s(e->trace.length);
+		return (double)e->trace->count[e->trace_col[m]] / sym_to_s(e->trace->length);
 	if (e->nseg) {
 		double sum = 0, len = 0;
 		for (size_t i = 0; i < e->nseg; i++) {
@@ -2033,7 +2052,7 @@ static int model_rates(struct sym_experiment *e, char *err, size_t errlen)
 	if (e->popularity.kind != SYM_POP_EQUAL)
 		return ERR("popularity: the models carry their own %ss; a popularity would split the load again", key);
 	if (e->rate_csv[0] || e->nseg || e->arrival_trace[0] || e->nqueries || e->pfx_n)
-		return ERR("models: per-model rates with %s: give the load one way", e->rate_csv[0] ? "rate_csv"
+		return ERR("models: per-model %ss with %s: give the load one way", key, e->rate_csv[0] ? "rate_csv"
 								  : e->nseg ? "segments"
 								  : e->arrival_trace[0] ? "arrival_trace"
 								  : e->nqueries ? "queries"
@@ -2156,27 +2175,39 @@ static int resolve_trace(struct sym_experiment *e, char *err, size_t errlen)
 	if (e->rate_csv[0] || e->nseg)
 		return ERR("arrival_trace: a trace replaces the rate schedule; give one of arrival_trace, %s",
 			   e->rate_csv[0] ? "rate_csv" : "segments");
-	int rc = sym_trace_load(e->arrival_trace, &e->trace, err, errlen);
-	if (rc)
-		return rc;
+	if (!e->trace_share || strcmp(e->trace_share->path, e->arrival_trace)) { /* read once per file */
+		trace_release(e);
+		struct sym_trace_share *sh = calloc(1, sizeof(*sh));
+		if (!sh)
+			return ERR("out of memory");
+		int rc = sym_trace_load(e->arrival_trace, &sh->t, err, errlen);
+		if (rc) {
+			free(sh);
+			return rc;
+		}
+		snprintf(sh->path, sizeof(sh->path), "%s", e->arrival_trace);
+		atomic_init(&sh->refs, 1);
+		e->trace_share = sh;
+	}
+	e->trace = &e->trace_share->t;
 	if (!(e->trace_col = calloc(e->nmodels, sizeof(int))))
 		return ERR("out of memory");
 	for (size_t i = 0; i < e->nmodels; i++) {
-		if ((e->trace_col[i] = sym_trace_find(&e->trace, e->models[i].name)) >= 0)
+		if ((e->trace_col[i] = sym_trace_find(e->trace, e->models[i].name)) >= 0)
 			continue;
 		struct sym_suggest sg;
 		sym_suggest_init(&sg, e->models[i].name);
-		for (size_t k = 0; k < e->trace.nmodels; k++)
-			sym_suggest_consider(&sg, e->trace.names[k]);
+		for (size_t k = 0; k < e->trace->nmodels; k++)
+			sym_suggest_consider(&sg, e->trace->names[k]);
 		return ERR("%s: no request for model '%s' (every served model needs one%s%s%s)", e->arrival_trace,
 			   e->models[i].name, sg.best ? "; the trace has '" : "", sg.best ? sg.best : "",
 			   sg.best ? "'" : "");
 	}
 	double total = 0; /* the popularity: each model's share of the served requests */
 	for (size_t i = 0; i < e->nmodels; i++)
-		total += (double)e->trace.count[e->trace_col[i]];
+		total += (double)e->trace->count[e->trace_col[i]];
 	for (size_t i = 0; i < e->nmodels; i++)
-		e->shares[i] = (double)e->trace.count[e->trace_col[i]] / total;
+		e->shares[i] = (double)e->trace->count[e->trace_col[i]] / total;
 	return 0;
 }
 
@@ -2359,6 +2390,16 @@ static int resolve_list(struct sym_experiment *e, char *err, size_t errlen)
 			 "set by rate (--rate)");
 		goto fail;
 	}
+	if (e->rate_scale != 1) { /* what a search found may be large; the load it makes is what is bounded */
+		double total = 0;
+		for (size_t i = 0; i < n; i++)
+			total += sym_experiment_model_rate(e, i);
+		if (total * e->rate_scale > SYM_RATE_MAX) {
+			rc = ERR("rate_scale: %g times the schedule's mean (%g req/s) is %g req/s; at most %g", e->rate_scale,
+				 total, total * e->rate_scale, SYM_RATE_MAX);
+			goto fail;
+		}
+	}
 	e->resolved = true; /* the duration may come from the rate table or the trace */
 	if (e->warmup_s >= sym_experiment_duration(e)) {
 		rc = ERR("warmup_s: the warm-up (%g s) must be shorter than the duration (%g s)", e->warmup_s,
@@ -2414,8 +2455,9 @@ int sym_experiment_copy(struct sym_experiment *dst, const struct sym_experiment 
 	dst->model_slo_ms = dst->shares = NULL;
 	memset(&dst->table, 0, sizeof(dst->table));
 	dst->table_col = NULL;
-	memset(&dst->trace, 0, sizeof(dst->trace));
-	dst->trace_col = NULL;
+	dst->trace_col = NULL; /* the trace is shared, read-only */
+	if (dst->trace_share)
+		atomic_fetch_add(&dst->trace_share->refs, 1);
 	dst->nqueries = 0;
 	dst->queries = NULL;
 	dst->query_of = dst->stage_of = NULL;
@@ -2576,10 +2618,10 @@ int sym_experiment_arrivals(const struct sym_experiment *e, double rate, struct 
 		int rc;
 		uint64_t stream = m;
 		if (e->arrival_trace[0]) {
-			const struct sym_trace *t = &e->trace;
+			const struct sym_trace *t = e->trace;
 			int c = e->trace_col[m];
 			rc = sym_arrivals_init_replay(&arr[m], t->times[c], t->sizes ? t->sizes[c] : NULL, t->count[c],
-						      t->length, rate);
+						      t->length, rate, e->seed, stream);
 		} else if (e->rate_csv[0]) {
 			struct sym_rate_segment *seg = NULL;
 			size_t nseg = 0;

@@ -190,7 +190,8 @@ struct sym_experiment {
 	double *shares;          /* popularity shares, sum 1 */
 	struct sym_rate_table table; /* loaded rate_csv */
 	int *table_col;          /* model -> column of table */
-	struct sym_trace trace;  /* loaded arrival_trace */
+	const struct sym_trace *trace; /* loaded arrival_trace, read once and shared by copies (read-only) */
+	struct sym_trace_share *trace_share; /* its holder (experiment/config.c) */
 	int *trace_col;          /* model -> its requests in trace */
 	int *pfx_n;              /* per model: with prefix batching, the variants it merges (0: a plain model) */
 	double *pfx_sbeta_ms;    /* and each variant's suffix beta (ms), paid once per variant in a batch */

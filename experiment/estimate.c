@@ -53,7 +53,7 @@ static void model_rates(const struct sym_experiment *e, const struct sched *s, s
 			*peak = fmax(*peak, rate * e->table.rates[r * e->table.ncols + (size_t)e->table_col[m]]);
 	} else if (e->arrival_trace[0]) {
 		*mean = rate * sym_experiment_model_rate(e, m);
-		*peak = rate * e->trace.peak[e->trace_col[m]];
+		*peak = rate * e->trace->peak[e->trace_col[m]];
 	} else if (e->nseg) {
 		*mean = rate * sym_experiment_share(e, m) * s->seg_mean;
 		*peak = rate * sym_experiment_share(e, m) * s->seg_peak;

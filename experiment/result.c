@@ -537,10 +537,14 @@ void sym_queries_print(FILE *f, const struct sym_experiment *e, const struct sym
 void sym_result_print(FILE *f, const char *command, const struct sym_experiment *e,
 		      const struct sym_run_result *r)
 {
-	char pol[128], drop[64], arr[64];
+	char pol[128], drop[64], arr[600];
+	if (e->arrival_trace[0]) /* a trace's arrivals are its own */
+		snprintf(arr, sizeof(arr), "the trace %.500s's", e->arrival_trace);
+	else
+		sym_arrival_format(&e->arrival, arr, sizeof(arr));
 	fprintf(f, "symphony %s %s: policy %s, %s drop, %d GPUs, %s arrivals, seed %llu\n", SYM_VERSION, command,
 		sym_policy_format(&e->policy, pol, sizeof(pol)), sym_gather_format(&e->gather, drop, sizeof(drop)),
-		e->gpus, sym_arrival_format(&e->arrival, arr, sizeof(arr)), (unsigned long long)e->seed);
+		e->gpus, arr, (unsigned long long)e->seed);
 	fprintf(f, "offered %.1f req/s, measured over %.1f s after %.1f s warm-up\n\n",
 		r->window_s > 0 ? (double)r->total.offered / r->window_s : 0, r->window_s, e->warmup_s);
 	fprintf(f, "%-20s %10s %10s %8s %8s %8s %8s %8s %6s %6s\n", "model", "offered", "good", "late", "dropped",

@@ -125,7 +125,7 @@ int sym_model_spec_from_json(const cJSON *obj, const char *where, struct sym_mod
 		if (!known) {
 			snprintf(err, errlen,
 				 "%s: unknown key '%s' (expected name, alpha_ms, beta_ms, latency_ms, "
-				 "max_batch, slo_ms, static_mb, dynamic_mb, file_mb, size_cv, rate)", where, it->string);
+				 "max_batch, slo_ms, static_mb, dynamic_mb, file_mb, size_cv, rate, share)", where, it->string);
 			return -EINVAL;
 		}
 	}

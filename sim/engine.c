@@ -568,7 +568,7 @@ static void on_dispatch(void *ctx, const struct sym_dispatch *d)
 		if (dur < 1)
 			dur = 1;
 	}
-	if (s->e->trace.sizes || (s->size_cv && s->size_cv[d->model] > 0)) {
+	if ((s->e->trace && s->e->trace->sizes) || (s->size_cv && s->size_cv[d->model] > 0)) {
 		/* data sizes: the plan charged alpha per request of mean size; the batch takes alpha per unit of
 		 * its summed size (l = beta + alpha S, the fitted alpha for table profiles) */
 		double sum = 0;

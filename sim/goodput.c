@@ -37,7 +37,7 @@ static double schedule_peak_rate(const struct sym_experiment *e)
 		return peak;
 	}
 	if (e->arrival_trace[0])
-		return e->trace.peak_total;
+		return e->trace->peak_total;
 	for (size_t i = 0; i < e->nseg; i++)
 		peak = e->segments[i].rate > peak ? e->segments[i].rate : peak;
 	return e->nseg ? peak : 1;
@@ -47,7 +47,7 @@ static double schedule_peak_rate(const struct sym_experiment *e)
 static double model_peak_rate(const struct sym_experiment *e, size_t m, double schedule_peak)
 {
 	if (e->arrival_trace[0])
-		return e->trace.peak[e->trace_col[m]];
+		return e->trace->peak[e->trace_col[m]];
 	if (!e->rate_csv[0])
 		return e->shares[m] * schedule_peak;
 	double peak = 0;

@@ -14,9 +14,12 @@
 
 /* The count searched: the one group's (a cluster of one device kind keeps
  * its kind's memory_mb and scale), else --gpus. */
+/* The count the next run has: this one (not gpus_per_model's, which
+ * resolving would apply again). */
 static void set_gpus(struct sym_experiment *e, int gpus)
 {
 	e->gpus = gpus;
+	e->gpus_per_model = 0;
 	if (e->ngroups == 1)
 		e->groups[0].count = gpus;
 }
@@ -27,7 +30,6 @@ static int try_gpus(struct sym_experiment *e, double rate, int gpus, bool progre
 		    struct sym_verdict *v, double *bad, char *err, size_t errlen)
 {
 	set_gpus(e, gpus);
-	e->gpus_per_model = 0; /* the search sets the count */
 	int rc = sym_experiment_resolve(e, err, errlen);
 	if (rc)
 		return rc;

@@ -1271,6 +1271,16 @@ static void test_plan(void **state)
 	expect_status(&r, 2);
 	expect_contains(r.err, "unless every model has a \"rate\" of its own", "stderr", &r);
 	run_free(&r);
+	/* --gpus-per-model does not reach the answer's own runs: they are on the answer's count */
+	RUN(&r, "plan", "--profile", "1.053,5.072", "--slo", "25", "--duration", "4", "--warmup", "1", "--target-rate",
+	    "3000", "--gpus-per-model", "8", "--json", "@out_plan_gpm.json", "--quiet");
+	expect_status(&r, 0);
+	run_free(&r);
+	cJSON *gdoc = load_json(tmp_path("out_plan_gpm.json"));
+	const cJSON *gp0 = cJSON_GetArrayItem(get(gdoc, "policies"), 0);
+	assert_int_equal((int)num(get(gp0, "worst_at_answer"), "gpus"), (int)num(gp0, "gpus"));
+	assert_true(num(get(gp0, "at_answer"), "headroom") < 1); /* not the goodput of 8 GPUs */
+	cJSON_Delete(gdoc);
 	/* a rate table: the plan is for the table as written (its mean), or scaled to --target-rate; every
 	 * simulation replays it whole, so the count serves its peak second */
 	write_text("plan_table.csv", "second,a,b\n0,100,50\n1,900,100\n2,100,50\n3,100,50\n");
@@ -1286,6 +1296,9 @@ static void test_plan(void **state)
 		cJSON *tdoc = load_json(tmp_path("out_plan_table.json"));
 		assert_true(fabs(num(tdoc, "target_rate") - (k ? 1450 : 362.5)) < 1e-9);
 		assert_true(fabs(num(get(tdoc, "schedule"), "scale") - (k ? 4 : 1)) < 1e-9);
+		/* the echo reloads to the planned load */
+		const cJSON *rs = cJSON_GetObjectItemCaseSensitive(get(tdoc, "config"), "rate_scale"); /* absent: 1 */
+		assert_true(fabs((rs ? rs->valuedouble : 1) - (k ? 4 : 1)) < 1e-9);
 		const cJSON *tp = cJSON_GetArrayItem(get(tdoc, "policies"), 0);
 		table_gpus[k] = num(tp, "gpus");
 		/* the headroom is over the mean: the count serves the peak (1000 req/s, 2.8x the mean) */

@@ -1198,6 +1198,10 @@ static void test_resolve_trace(void **state)
 	resolve_ok(&f);
 	assert_near(sym_experiment_model_rps(&f, 0), 1.5, 1e-12, "the echo's rate");
 	sym_experiment_finish(&f);
+	/* the scale a search may find is bounded by the load it makes */
+	flag_ok(&e, "rate-scale", "1e12");
+	resolve_fails(&e, (const char *const[]){ "rate_scale: 1e+12 times the schedule's mean", NULL });
+	flag_ok(&e, "rate-scale", "2");
 	/* one load at a time */
 	flag_ok(&e, "segments", "5:100");
 	resolve_fails(&e, (const char *const[]){ "arrival_trace: a trace replaces the rate schedule", NULL });

@@ -816,7 +816,7 @@ static void test_trace_replayed(void **state)
 			assert_int_equal(r[seed].simulated_requests, 200);
 			assert_int_equal(r[seed].total.offered, 200);
 			assert_int_equal(r[seed].models[1].offered, 67); /* i % 3 == 0 */
-			if (!k && !seed) { /* --rate-scale 2: the trace twice in its 4 s, each pass in 2 s */
+			if (!k && !seed) { /* --rate-scale 2: each request twice, in the same 4 s */
 				struct sym_run_result r2;
 				run(&e, 2, &r2);
 				assert_int_equal(r2.simulated_requests, 400);

@@ -791,32 +791,59 @@ static void test_trace_replay(void **state)
 	static const double sizes[] = { 1, 2, 3, 4 };
 	struct sym_arrivals a;
 	/* scale 1: the times exactly, then again after each period */
-	assert_int_equal(sym_arrivals_init_replay(&a, times, sizes, 4, 1000, 1), 0);
+	assert_int_equal(sym_arrivals_init_replay(&a, times, sizes, 4, 1000, 1, 7, 0), 0);
 	static const sym_time want1[] = { 0, 100, 100, 700, 1000, 1100, 1100, 1700, 2000 };
 	for (size_t i = 0; i < sizeof(want1) / sizeof(want1[0]); i++) {
 		assert_true(sym_arrivals_next(&a) == want1[i]);
 		assert_near(sym_arrivals_size(&a), sizes[i % 4], 0, "its size");
 	}
 	sym_arrivals_finish(&a);
-	/* scale 2: twice as fast, the period too */
-	assert_int_equal(sym_arrivals_init_replay(&a, times, NULL, 4, 1000, 2), 0);
-	static const sym_time want2[] = { 0, 50, 50, 350, 500, 550 };
+	/* scale 2: the time axis stays, each request twice, in place */
+	assert_int_equal(sym_arrivals_init_replay(&a, times, NULL, 4, 1000, 2, 7, 0), 0);
+	static const sym_time want2[] = { 0, 0, 100, 100, 100, 100, 700, 700, 1000, 1000 };
 	for (size_t i = 0; i < sizeof(want2) / sizeof(want2[0]); i++) {
 		assert_true(sym_arrivals_next(&a) == want2[i]);
 		assert_near(sym_arrivals_size(&a), 0, 0, "no size column");
 	}
 	sym_arrivals_finish(&a);
+	/* a fraction thins: about that share of the requests, the same ones whatever else changes, and a
+	 * request kept at a scale is kept at every larger one */
+	static sym_time many[10000];
+	for (int i = 0; i < 10000; i++)
+		many[i] = (sym_time)i * 1000;
+	size_t kept[3] = { 0, 0, 0 };
+	static const double sc[3] = { 0.3, 0.7, 1.5 };
+	static unsigned char at[3][10000];
+	for (int j = 0; j < 3; j++) {
+		assert_int_equal(sym_arrivals_init_replay(&a, many, NULL, 10000, 10000 * 1000, sc[j], 5, 1), 0);
+		for (;;) {
+			sym_time t = sym_arrivals_next(&a);
+			if (t >= 10000 * 1000)
+				break;
+			at[j][t / 1000]++;
+			kept[j]++;
+		}
+		sym_arrivals_finish(&a);
+	}
+	assert_true(kept[0] > 2800 && kept[0] < 3200);
+	assert_true(kept[1] > 6700 && kept[1] < 7300);
+	assert_true(kept[2] > 14700 && kept[2] < 15300);
+	for (int i = 0; i < 10000; i++) {
+		assert_true(at[0][i] <= at[1][i]);
+		assert_true(at[1][i] <= 1 && at[2][i] >= 1 && at[2][i] <= 2);
+	}
 	/* scale 0 or no times: nothing */
-	assert_int_equal(sym_arrivals_init_replay(&a, times, NULL, 4, 1000, 0), 0);
+	assert_int_equal(sym_arrivals_init_replay(&a, times, NULL, 4, 1000, 0, 7, 0), 0);
 	assert_true(sym_arrivals_next(&a) == SYM_TIME_NEVER);
-	assert_int_equal(sym_arrivals_init_replay(&a, NULL, NULL, 0, 1000, 1), 0);
+	assert_int_equal(sym_arrivals_init_replay(&a, NULL, NULL, 0, 1000, 1, 7, 0), 0);
 	assert_true(sym_arrivals_next(&a) == SYM_TIME_NEVER);
-	/* bad input: unsorted, a period not past the last time, a negative scale */
+	/* bad input: unsorted, a period not past the last time, a negative or absurd scale */
 	static const sym_time unsorted[] = { 5, 3 };
-	assert_int_equal(sym_arrivals_init_replay(&a, unsorted, NULL, 2, 1000, 1), -EINVAL);
-	assert_int_equal(sym_arrivals_init_replay(&a, times, NULL, 4, 700, 1), -EINVAL);
-	assert_int_equal(sym_arrivals_init_replay(&a, times, NULL, 4, 1000, -1), -EINVAL);
-	assert_int_equal(sym_arrivals_init_replay(&a, times, NULL, 4, 1000, NAN), -EINVAL);
+	assert_int_equal(sym_arrivals_init_replay(&a, unsorted, NULL, 2, 1000, 1, 7, 0), -EINVAL);
+	assert_int_equal(sym_arrivals_init_replay(&a, times, NULL, 4, 700, 1, 7, 0), -EINVAL);
+	assert_int_equal(sym_arrivals_init_replay(&a, times, NULL, 4, 1000, -1, 7, 0), -EINVAL);
+	assert_int_equal(sym_arrivals_init_replay(&a, times, NULL, 4, 1000, NAN, 7, 0), -EINVAL);
+	assert_int_equal(sym_arrivals_init_replay(&a, times, NULL, 4, 1000, 1e13, 7, 0), -EINVAL);
 }
 
 static void test_trace_bad(void **state)
@@ -831,7 +858,8 @@ static void test_trace_bad(void **state)
 		{ "time_s,model\n-1,a\n", 2, "arrival time" },
 		{ "time_s,model\nabc,a\n", 2, "arrival time" },
 		{ "time_s,model\nnan,a\n", 2, "arrival time" },
-		{ "time_s,model\n1e8,a\n", 2, "from 0 to 1e+07" },
+		{ "time_s,model\n1e8,a\n", 2, "from 0 to below 1e+07" },
+		{ "time_s,model\n1e7,a\n", 2, "from 0 to below 1e+07" },
 		{ "time_s,model\n1,\n", 2, "model name" },
 		{ "time_s,model\n1,0123456789012345678901234567890123456789012345678901234567890123\n", 2,
 		  "model name of 1 to 63" },

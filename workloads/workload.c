@@ -224,10 +224,11 @@ static sym_time emit(struct sym_arrivals *a)
 }
 
 int sym_arrivals_init_replay(struct sym_arrivals *a, const sym_time *times, const double *sizes, size_t n,
-			     sym_time period, double scale)
+			     sym_time period, double scale, uint64_t seed, uint64_t stream)
 {
 	memset(a, 0, sizeof(*a));
-	if ((n && !times) || !isfinite(scale) || scale < 0 || period <= 0 || (n && times[n - 1] >= period))
+	if ((n && !times) || !isfinite(scale) || scale < 0 || scale > 1e12 || period <= 0 ||
+	    (n && times[n - 1] >= period))
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
 		if (times[i] < 0 || (i && times[i] < times[i - 1]))
@@ -237,6 +238,7 @@ int sym_arrivals_init_replay(struct sym_arrivals *a, const sym_time *times, cons
 	a->rn = n;
 	a->rperiod = period;
 	a->rate = scale;
+	a->rseed = sym_seed_stream(seed, stream);
 	a->spec.kind = SYM_ARRIVAL_UNIFORM;
 	a->spec.shape = 1.0;
 	if (!n || !(scale > 0))
@@ -249,35 +251,44 @@ double sym_arrivals_size(const struct sym_arrivals *a)
 	return a->size;
 }
 
-/* The next replayed arrival: the trace from its start again after each period. */
+/* How many times request `index` (over the repetitions) arrives at the
+ * generator's scale: its whole part, and one more below the fraction. */
+static uint64_t replay_copies(const struct sym_arrivals *a, uint64_t index)
+{
+	double whole = floor(a->rate), frac = a->rate - whole;
+	double u = (double)(mix64(a->rseed ^ mix64(index)) >> 11) * 0x1.0p-53;
+	return (uint64_t)whole + (u < frac);
+}
+
+/* The next replayed arrival: the trace from its start again after each
+ * period, each request repeated or thinned by the scale. */
 static sym_time replay_next(struct sym_arrivals *a)
 {
 	if (a->last == SYM_TIME_NEVER)
 		return SYM_TIME_NEVER;
-	sym_time t;
-	if (a->rate == 1) { /* exactly the trace's times */
+	if (a->rleft) { /* another copy of the request just given */
+		a->rleft--;
+		return a->last;
+	}
+	for (;;) {
 		if (a->rloop > (uint64_t)((INT64_MAX - a->rtimes[a->ri]) / a->rperiod)) {
 			a->last = SYM_TIME_NEVER;
 			return SYM_TIME_NEVER;
 		}
-		t = (sym_time)a->rloop * a->rperiod + a->rtimes[a->ri];
-	} else {
-		double pos = ((double)a->rloop * (double)a->rperiod + (double)a->rtimes[a->ri]) / a->rate;
-		if (!(pos < POS_MAX)) {
-			a->last = SYM_TIME_NEVER;
-			return SYM_TIME_NEVER;
+		sym_time t = (sym_time)a->rloop * a->rperiod + a->rtimes[a->ri];
+		double size = a->rsizes ? a->rsizes[a->ri] : 0;
+		uint64_t k = replay_copies(a, a->rloop * a->rn + a->ri);
+		if (++a->ri == a->rn) {
+			a->ri = 0;
+			a->rloop++;
 		}
-		t = (sym_time)(pos + 0.5);
+		if (!k)
+			continue; /* thinned out */
+		a->last = t;
+		a->size = size;
+		a->rleft = k - 1;
+		return t;
 	}
-	if (t < a->last)
-		t = a->last;
-	a->last = t;
-	a->size = a->rsizes ? a->rsizes[a->ri] : 0;
-	if (++a->ri == a->rn) {
-		a->ri = 0;
-		a->rloop++;
-	}
-	return t;
 }
 
 sym_time sym_arrivals_next(struct sym_arrivals *a)
@@ -802,9 +813,10 @@ static int trace_row(struct csv_src *src, char *line)
 		set_err(src->err, src->errlen, "%s:%lu: expected %zu fields, found %zu", src->path, src->lineno, want, n);
 		return -EINVAL;
 	}
-	if (parse_number(f[0], &v) < 0 || v < 0 || v > SYM_TRACE_MAX_S) {
-		set_err(src->err, src->errlen, "%s:%lu: expected an arrival time from 0 to %g s in column 1, found '%s'",
-			src->path, src->lineno, SYM_TRACE_MAX_S, f[0]);
+	if (parse_number(f[0], &v) < 0 || v < 0 || v >= SYM_TRACE_MAX_S) {
+		set_err(src->err, src->errlen,
+			"%s:%lu: expected an arrival time from 0 to below %g s in column 1 (a run lasts at most that "
+			"long), found '%s'", src->path, src->lineno, SYM_TRACE_MAX_S, f[0]);
 		return -EINVAL;
 	}
 	if (!*f[1] || strlen(f[1]) > 63) {

@@ -89,18 +89,23 @@ struct sym_arrivals {
 	size_t rn, ri;   /* times, and the next one's index */
 	uint64_t rloop;  /* repetitions done */
 	sym_time rperiod;
+	uint64_t rseed;  /* the thinning's random stream */
+	uint64_t rleft;  /* copies of the current request still to come */
 	double size;     /* the last arrival's size, 0: none */
 };
 
 /* A replaying generator: the n arrival times times[0..n) (sorted, >= 0;
- * borrowed, they must outlive it), played `scale` times faster and repeated
- * every `period` (> the last time; scaled too), so that the stream never
- * ends and offers scale times its rate: at scale 1 times[i] exactly, then
- * period + times[i], ... sizes[0..n) (borrowed, or NULL) are the requests'
- * sizes (sym_arrivals_size). scale 0 or n 0: no arrivals. Returns 0 or
- * -EINVAL. */
+ * borrowed, they must outlive it), repeated every `period` (> the last
+ * time), so that the stream never ends: times[i], then period + times[i],
+ * ... The time axis stays; `scale` multiplies the rate by repeating or
+ * thinning requests in place: each request arrives floor(scale) times, plus
+ * once more with probability frac(scale), drawn from (seed, stream) and its
+ * position, so that the requests kept at a scale are kept at every larger
+ * one (common random numbers for searches). At scale 1 exactly the trace.
+ * sizes[0..n) (borrowed, or NULL) are the requests' sizes
+ * (sym_arrivals_size). scale 0 or n 0: no arrivals. Returns 0 or -EINVAL. */
 int sym_arrivals_init_replay(struct sym_arrivals *a, const sym_time *times, const double *sizes, size_t n,
-			     sym_time period, double scale);
+			     sym_time period, double scale, uint64_t seed, uint64_t stream);
 
 /* The size of the arrival sym_arrivals_next last returned, relative to the
  * model's profiled request (1), or 0 when the generator gives none (drawn
@@ -183,7 +188,7 @@ void sym_rate_table_finish(struct sym_rate_table *t);
  *
  * File format: a header line, "time_s,model" or "time_s,model,size", then one
  * line per request: its arrival time in seconds from the trace's start (from
- * 0 to SYM_TRACE_MAX_S, in any order), its model's name (at most 63 bytes)
+ * 0 to below SYM_TRACE_MAX_S, in any order), its model's name (at most 63 bytes)
  * and, with the third column, its size relative to the model's profiled
  * request (above 0, at most 1000; 1 is the profile's). Blank lines and lines
  * starting with '#' are skipped; at most SYM_TRACE_MAX_ROWS requests. Its

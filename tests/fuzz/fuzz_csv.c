@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t m = 0; m < tr.nmodels && m < 4; m++) {
 			struct sym_arrivals a;
 			if (sym_arrivals_init_replay(&a, tr.times[m], tr.sizes ? tr.sizes[m] : NULL, tr.count[m], tr.length,
-						     m ? 0.5 + (double)m : 1))
+						     m ? 0.5 + (double)m : 1, 1, m))
 				__builtin_trap(); /* a loaded trace always replays */
 			for (int k = 0; k < 16; k++)
 				if (sym_arrivals_next(&a) == SYM_TIME_NEVER)
