@@ -68,10 +68,11 @@ struct plan_row {
 };
 
 /* The target. A constant rate: --target-rate, else the models' own rates'
- * sum (each model object's "rate"; --rate scales them); the simulations run
- * at that rate (*scale == *rate). A rate schedule (segments, rate_csv): the
- * schedule as written, or scaled so that its mean total is --target-rate;
- * *rate is the mean total (req/s) and *scale what the simulations run the
+ * sum (each model object's "rate"; --rate scales them), or --rate split by
+ * their shares; the simulations run at that rate (*scale == *rate). A rate
+ * schedule (segments, rate_csv, arrival_trace): the schedule as written (at
+ * its rate_scale), or scaled so that its mean total is --target-rate; *rate
+ * is the mean total (req/s) and *scale what the simulations run the
  * schedule at (sim/goodput.h). */
 static int plan_checks(const struct cli *c, struct sym_experiment *e, double *rate, double *scale)
 {
@@ -103,11 +104,6 @@ static int plan_checks(const struct cli *c, struct sym_experiment *e, double *ra
 	return cli_usage_error(c, "--target-rate R is required (total requests per second), unless every model "
 				  "has a \"rate\" of its own (or a \"share\" of --rate) or a rate schedule (rate_csv, "
 				  "segments, arrival_trace) gives them");
-}
-
-static bool has_schedule(const struct sym_experiment *e)
-{
-	return sym_experiment_has_schedule(e);
 }
 
 /* The JSON object of one policy's row. */
@@ -279,7 +275,7 @@ static cJSON *plan_doc(const struct sym_experiment *e, double rate, double scale
 	cJSON_AddNumberToObject(doc, "replications", e->replications);
 	cJSON_AddStringToObject(doc, "criterion", sym_criterion_name(e->criterion));
 	cJSON_AddNumberToObject(doc, "target_rate", rate);
-	if (has_schedule(e)) { /* the target is the schedule's mean; the simulations run it at this scale */
+	if (sym_experiment_has_schedule(e)) { /* the target is the schedule's mean, run at this scale */
 		cJSON *sch = cJSON_AddObjectToObject(doc, "schedule");
 		cJSON_AddStringToObject(sch, "kind", e->rate_csv[0] ? "rate_csv" : e->nseg ? "segments" : "arrival_trace");
 		cJSON_AddNumberToObject(sch, "scale", scale);
@@ -384,7 +380,7 @@ static int plan_memory(const struct cli *c, struct sym_experiment *e, double sca
 {
 	char err[1024];
 	*floor = 1;
-	if (!has_schedule(e))
+	if (!sym_experiment_has_schedule(e))
 		e->rate = scale;
 	int rc;
 	if (!e->partition.subclusters) {
@@ -435,7 +431,7 @@ static int emit_cluster(const struct cli *c, struct sym_experiment *e, const str
 		return cli_fail(c, 1, "--emit-cluster: %s serves %.1f req/s on no count up to --max-gpus; nothing written",
 				row->name, rate);
 	e->policy = *pol;
-	if (!has_schedule(e))
+	if (!sym_experiment_has_schedule(e))
 		e->rate = rate;
 	else
 		e->rate_scale = scale; /* the runtime's load generator replays the schedule at the plan's scale */
@@ -477,7 +473,7 @@ int cli_cmd_plan(struct cli *c)
 	int rc = cli_experiment(c, &e, false);
 	if (!rc)
 		rc = plan_checks(c, &e, &rate, &scale);
-	if (!rc && has_schedule(&e))
+	if (!rc && sym_experiment_has_schedule(&e))
 		e.rate_scale = scale; /* the echoed configuration reloads to the planned load */
 	if (!rc)
 		rc = plan_memory(c, &e, scale, &floor);
@@ -491,7 +487,7 @@ int cli_cmd_plan(struct cli *c)
 	}
 	int max_gpus = (int)cli_int(c, "max-gpus");
 	bool quiet = cli_flag(c, "quiet");
-	if (!has_schedule(&e))
+	if (!sym_experiment_has_schedule(&e))
 		e.rate = rate;
 	char err[1024];
 	/* a query's split and its GPU counts come from the rate */
@@ -544,7 +540,7 @@ int cli_cmd_plan(struct cli *c)
 		cJSON_AddItemToObject(doc, "queries", sym_queries_json(&e, NULL));
 	FILE *f = cli_table_stream(c);
 	size_t nrep = e.replications > 1 ? (size_t)e.replications : 1;
-	if (!quiet && has_schedule(&e)) {
+	if (!quiet && sym_experiment_has_schedule(&e)) {
 		char scaled[64] = "";
 		if (scale != 1)
 			snprintf(scaled, sizeof(scaled), ", the schedule scaled x%.4g", scale);
