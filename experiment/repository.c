@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "profiles/zoo.h"
+#include "core/grow.h"
 #include "profiles/zoo.h"
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
@@ -253,13 +253,9 @@ int sym_repo_read(const char *dir, bool unprofiled_ok, cJSON *models, cJSON *rt,
 		snprintf(p, sizeof(p), "%s/%s/config.json", dir, de->d_name);
 		if (stat(p, &st))
 			continue; /* not a model */
-		if (n == cap) {
-			char **nn = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof(*names));
-			if (!nn) {
-				rc = -ENOMEM;
-				break;
-			}
-			names = nn;
+		if (sym_grow(&names, &cap, n + 1, sizeof(*names), 16)) {
+			rc = -ENOMEM;
+			break;
 		}
 		if (!(names[n] = strdup(de->d_name)))
 			rc = -ENOMEM;

@@ -66,6 +66,7 @@
 
 #include <sodium.h>
 
+#include "core/grow.h"
 #include "runtime/cred.h"
 #include "runtime/handshake.h"
 
@@ -248,14 +249,10 @@ static void qpush(struct sym_fab *f, enum sym_fab_ev_type type, struct sym_fab_c
 			memmove(f->q, f->q + f->qhead, f->qlen * sizeof(*f->q));
 			f->qhead = 0;
 		} else {
-			size_t cap = f->qcap ? 2 * f->qcap : 64;
-			struct qent *q = realloc(f->q, cap * sizeof(*q));
-			if (!q) {
+			if (sym_grow(&f->q, &f->qcap, f->qcap + 1, sizeof(*f->q), 64)) {
 				f->fatal = -ENOMEM;
 				return;
 			}
-			f->q = q;
-			f->qcap = cap;
 		}
 	}
 	f->q[f->qhead + f->qlen++] = (struct qent){ type, c, op, ctx, len, status };

@@ -28,6 +28,7 @@
 
 #include <sodium.h>
 
+#include "core/grow.h"
 #include "core/iheap.h"
 #include "experiment/output.h"
 #include "experiment/result.h"
@@ -101,14 +102,8 @@ static void watch_out(struct loadgen *g, int i, bool on)
 
 static int send_one(struct loadgen *g, int m, sym_time planned, sym_time now)
 {
-	if (g->nreqs == g->capreqs) {
-		size_t cap = g->capreqs ? g->capreqs * 2 : 65536;
-		struct lreq *r = realloc(g->reqs, cap * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		g->reqs = r;
-		g->capreqs = cap;
-	}
+	if (sym_grow(&g->reqs, &g->capreqs, g->nreqs + 1, sizeof(*g->reqs), 65536))
+		return -ENOMEM;
 	size_t id = g->nreqs++;
 	struct lreq *q = &g->reqs[id];
 	q->model = (uint16_t)m;

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/grow.h"
 #include "core/hist.h"
 #include "core/models.h"
 #include "core/ranker.h"
@@ -303,21 +304,15 @@ static void outq_put(struct outq *o, const void *e, atomic_uint_fast64_t *full, 
 		o->len -= o->head;
 		o->head = 0;
 	}
-	if (o->len == o->cap) {
-		size_t cap = o->cap ? 2 * o->cap : 1024;
-		unsigned char *b = realloc(o->buf, cap * o->elem);
-		if (!b) {
-			/* No memory for the backlog: wait for room instead (never
-			 * lose a decision). */
-			while (!outq_flush(o) && !atomic_load_explicit(stop, memory_order_relaxed))
-				sched_yield();
-			while (!sym_spsc_push(o->q, e) && !atomic_load_explicit(stop, memory_order_relaxed))
-				sched_yield();
-			o->pushed = true;
-			return;
-		}
-		o->buf = b;
-		o->cap = cap;
+	if (o->len == o->cap && sym_grow(&o->buf, &o->cap, o->len + 1, o->elem, 1024)) {
+		/* No memory for the backlog: wait for room instead (never lose a
+		 * decision). */
+		while (!outq_flush(o) && !atomic_load_explicit(stop, memory_order_relaxed))
+			sched_yield();
+		while (!sym_spsc_push(o->q, e) && !atomic_load_explicit(stop, memory_order_relaxed))
+			sched_yield();
+		o->pushed = true;
+		return;
 	}
 	memcpy(o->buf + o->len * o->elem, e, o->elem);
 	o->len++;

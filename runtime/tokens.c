@@ -8,6 +8,7 @@
 
 #include <sodium.h>
 
+#include "core/grow.h"
 #include "runtime/auth.h"
 #include "runtime/http.h"
 
@@ -34,15 +35,10 @@ int sym_tokens_load(struct sym_tokens *t, const char *path, char *err, size_t er
 			rc = -EINVAL;
 			break;
 		}
-		if (count == cap) {
-			cap = cap ? 2 * cap : 8;
-			void *p = realloc(h, cap * sizeof(*h));
-			if (!p) {
-				snprintf(err, errlen, "out of memory");
-				rc = -ENOMEM;
-				break;
-			}
-			h = p;
+		if (sym_grow(&h, &cap, count + 1, sizeof(*h), 8)) {
+			snprintf(err, errlen, "out of memory");
+			rc = -ENOMEM;
+			break;
 		}
 		crypto_generichash(h[count++], 32, (const uint8_t *)l, len, NULL, 0);
 	}

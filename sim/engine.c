@@ -13,6 +13,7 @@
 #include "core/autoscale.h"
 #include "core/core.h"
 #include "core/error.h"
+#include "core/grow.h"
 #include "core/memory.h"
 #include "partition/partition.h"
 #include "workloads/workload.h"
@@ -55,14 +56,8 @@ static inline bool ev_less(const struct event *x, const struct event *y)
 
 static int ev_push(struct evheap *h, sym_time t, int kind, int idx)
 {
-	if (h->n == h->cap) {
-		size_t nc = h->cap ? h->cap * 2 : 256;
-		struct event *na = realloc(h->a, nc * sizeof(*na));
-		if (!na)
-			return -ENOMEM;
-		h->a = na;
-		h->cap = nc;
-	}
+	if (h->n == h->cap && sym_grow(&h->a, &h->cap, h->n + 1, sizeof(*h->a), 256))
+		return -ENOMEM;
 	struct event e = { t, h->seq++, kind, idx };
 	size_t i = h->n++;
 	while (i > 0) {
@@ -1163,15 +1158,9 @@ static void on_replan(struct sim *s, int qi, sym_time now)
 	if (sym_query_split(st, q->nstages, rate, q->slo_ms, q->eps_ms, out, &gpus, msg, sizeof(msg)))
 		return; /* no split fits (cannot happen: the gammas do not change feasibility); keep the last */
 	struct sym_run_result *res = s->res;
-	if (res->nreplans == s->replan_cap) {
-		size_t cap = s->replan_cap ? 2 * s->replan_cap : 16;
-		struct sym_replan *x = realloc(res->replans, cap * sizeof(*x));
-		if (!x) {
-			s->err = -ENOMEM;
-			return;
-		}
-		res->replans = x;
-		s->replan_cap = cap;
+	if (sym_grow(&res->replans, &s->replan_cap, res->nreplans + 1, sizeof(*res->replans), 16)) {
+		s->err = -ENOMEM;
+		return;
 	}
 	struct sym_replan *r = &res->replans[res->nreplans++];
 	*r = (struct sym_replan){ .t_s = sym_to_s(now), .query = qi, .nstages = q->nstages };
@@ -1246,13 +1235,8 @@ static int admit(struct sim *s, struct sym_request *r, int m, sym_time t)
 	}
 	if (s->stalled && s->stalled[m]) { /* its move waits for memory: held until it is loaded */
 		struct held *h = &s->held[m];
-		if (h->n == h->cap) {
-			size_t cap = h->cap ? 2 * h->cap : 64;
-			struct sym_request **x = realloc(h->r, cap * sizeof(*x));
-			if (!x)
-				return -ENOMEM;
-			h->r = x, h->cap = cap;
-		}
+		if (sym_grow(&h->r, &h->cap, h->n + 1, sizeof(*h->r), 64))
+			return -ENOMEM;
 		h->r[h->n++] = r;
 		if (s->res->nepochs)
 			s->res->epochs[s->res->nepochs - 1].held++;

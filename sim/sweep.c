@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/grow.h"
 #include "experiment/output.h"
 #include "experiment/result.h"
 #include "sim/engine.h"
@@ -581,13 +582,8 @@ int sym_results_merge(const char *const *paths, size_t npaths, cJSON **out, size
 						 *npoints);
 				}
 			}
-			if (!rc && n == cap) {
-				struct mline *bigger = realloc(ls, (cap ? 2 * cap : 256) * sizeof(*ls));
-				if (!bigger)
-					rc = -ENOMEM;
-				else
-					ls = bigger, cap = cap ? 2 * cap : 256;
-			}
+			if (!rc && sym_grow(&ls, &cap, n + 1, sizeof(*ls), 256))
+				rc = -ENOMEM;
 			if (rc) {
 				cJSON_Delete(o);
 				break;

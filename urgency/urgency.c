@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/grow.h"
 #include "core/urgency.h"
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
@@ -307,15 +308,8 @@ bool sym_urg_can_issue(struct sym_urg *u, int app, int *num_reqs, uint64_t *id, 
 			break;
 		}
 	if (slot == u->nsets) {
-		if (u->nsets == u->setcap) {
-			size_t cap = u->setcap ? 2 * u->setcap : 16;
-			struct set *x = realloc(u->sets, cap * sizeof(*x));
-			if (!x)
-				goto out;
-			memset(x + u->setcap, 0, (cap - u->setcap) * sizeof(*x));
-			u->sets = x;
-			u->setcap = cap;
-		}
+		if (sym_grow(&u->sets, &u->setcap, u->nsets + 1, sizeof(*u->sets), 16))
+			goto out;
 		u->nsets++;
 	}
 	struct set *s = &u->sets[slot];

@@ -20,6 +20,7 @@
 #include <gsl/gsl_randist.h>
 
 #include "core/error.h"
+#include "core/grow.h"
 
 /* Largest real-time position (ns) we convert back to sym_time; anything
  * beyond is treated as never (keeps the double -> int64 cast defined). */
@@ -585,17 +586,9 @@ static int load_row(struct csv_src *src, char *line)
 			L->src.path, L->src.lineno, SYM_RATE_TABLE_MAX_ROWS);
 		return -EINVAL;
 	}
-	if (t->nrows == L->cap_rows) {
-		size_t cap = L->cap_rows ? 2 * L->cap_rows : 64;
-		double *r;
-		if (cap > SIZE_MAX / sizeof(double) / t->ncols)
-			return -ENOMEM;
-		r = realloc(t->rates, cap * t->ncols * sizeof(double));
-		if (!r)
-			return -ENOMEM;
-		t->rates = r;
-		L->cap_rows = cap;
-	}
+	/* a row is ncols rates: room for one more */
+	if (sym_grow(&t->rates, &L->cap_rows, t->nrows + 1, t->ncols * sizeof(double), 64))
+		return -ENOMEM;
 	row = t->rates + t->nrows * t->ncols;
 	for (size_t i = first; i < n; i++) {
 		double v;
@@ -790,14 +783,8 @@ static long trace_model(struct tloader *L, const char *name)
 	for (size_t m = 0; m < t->nmodels; m++)
 		if (!strcmp(t->names[m], name))
 			return (long)(L->last = m);
-	if (t->nmodels == L->cap_names) {
-		size_t cap = L->cap_names ? 2 * L->cap_names : 16;
-		char **nn = realloc(t->names, cap * sizeof(*nn));
-		if (!nn)
-			return -1;
-		t->names = nn;
-		L->cap_names = cap;
-	}
+	if (sym_grow(&t->names, &L->cap_names, t->nmodels + 1, sizeof(*t->names), 16))
+		return -1;
 	if (!(t->names[t->nmodels] = strdup(name)))
 		return -1;
 	return (long)(L->last = t->nmodels++);
@@ -833,14 +820,8 @@ static int trace_row(struct csv_src *src, char *line)
 		set_err(src->err, src->errlen, "%s:%lu: more than %d requests", src->path, src->lineno, SYM_TRACE_MAX_ROWS);
 		return -EINVAL;
 	}
-	if (src->rows == L->cap_rows) {
-		size_t cap = L->cap_rows ? 2 * L->cap_rows : 1024;
-		struct trace_row *r = realloc(L->rows, cap * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		L->rows = r;
-		L->cap_rows = cap;
-	}
+	if (sym_grow(&L->rows, &L->cap_rows, src->rows + 1, sizeof(*L->rows), 1024))
+		return -ENOMEM;
 	long m = trace_model(L, f[1]);
 	if (m < 0)
 		return -ENOMEM;

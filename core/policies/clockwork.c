@@ -134,6 +134,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/policy_api.h"
 
 #define TIMER_DROP 0 /* timeouts (strategy) or head expiry (latest); GPU g's eligibility is timer g + 1 */
@@ -519,17 +520,7 @@ static struct hent hpop(struct cgpu *g)
 
 static int hreserve(struct cgpu *g, size_t n)
 {
-	if (g->len + n <= g->cap)
-		return 0;
-	size_t cap = g->cap ? g->cap : 64;
-	while (cap < g->len + n)
-		cap *= 2;
-	struct hent *h = realloc(g->heap, cap * sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	g->heap = h;
-	g->cap = cap;
-	return 0;
+	return sym_grow(&g->heap, &g->cap, g->len + n, sizeof(*g->heap), 64);
 }
 
 /* ---- INFER4 (select=strategy) ---- */

@@ -103,6 +103,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/nexus_plan.h"
 #include "core/policy_api.h"
 
@@ -565,17 +566,11 @@ static int assign(struct sym_core *c, struct nx *st, int k, const struct sym_nex
 		}
 		for (int t = 0; t < nt; t++) {
 			int g = st->touched[t];
-			if (npairs == cap) {
-				size_t ncap = cap ? 2 * cap : 64;
-				struct nx_pair *np = realloc(pairs, ncap * sizeof(*np));
-				if (!np) {
-					for (; t < nt; t++)
-						st->mark[st->touched[t]] = 0;
-					free(pairs);
-					return -ENOMEM;
-				}
-				pairs = np;
-				cap = ncap;
+			if (sym_grow(&pairs, &cap, npairs + 1, sizeof(*pairs), 64)) {
+				for (; t < nt; t++)
+					st->mark[st->touched[t]] = 0;
+				free(pairs);
+				return -ENOMEM;
 			}
 			pairs[npairs++] = (struct nx_pair){ p, g, st->mark[g] };
 			st->mark[g] = 0;
