@@ -154,6 +154,13 @@ static int cluster_stop(struct cluster *c)
 		if (c->fe[i] > 0)
 			wait_for(c->fe[i], 10);
 	assert_no_sanitizer_reports();
+	if (st != 0) { /* say why here: CI shows this output, not the logs kept */
+		char *log = slurp("schedd.log");
+		size_t n = log ? strlen(log) : 0;
+		fprintf(stderr, "schedd exited with status %d; the end of its log:\n%s\n", st,
+			log ? log + (n > 3000 ? n - 3000 : 0) : "(none)");
+		free(log);
+	}
 	return st;
 }
 
