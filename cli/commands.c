@@ -401,13 +401,20 @@ static const struct cli_opt o_as_start_timeout = { "start-timeout", 0, CLI_NUM, 
 static const struct cli_opt o_as_release = { "release-fraction", 0, CLI_NUM, "F",
 					     "release this fraction of the advised GPUs (1: the papers' rule; less keeps "
 					     "headroom, see docs/simulator.md)", "1", 0, 1 };
+static const struct cli_opt o_as_rule = { "rule", 0, CLI_CHOICE, "papers|target",
+					  "papers: add N r/(1-r), release N f (as published); target: Kubernetes HPA's "
+					  "rule on the busy fraction (--target)", "papers", 0, 0, "papers|target" };
+static const struct cli_opt o_as_target = { "target", 0, CLI_NUM, "F",
+					    "--rule target: the busy fraction aimed at (no change within 10%)", "0.7",
+					    0.01, 1 };
 static const struct cli_opt o_as_duration = { "duration", 0, CLI_NUM, "S", "stop after S seconds (0: at SIGTERM)",
 					      "0", 0, 1e7 };
 static const struct cli_opt o_as_cmd_timeout = { "cmd-timeout", 0, CLI_NUM, "S",
 						 "a command still running after S seconds is killed", "30", 0.1, 3600 };
 static const struct cli_opt *const autoscale_opts[] = { &o_cluster_config, &o_as_add, &o_as_remove, &o_as_url,
 							 &o_as_cacert, &o_as_interval, &o_as_cooldown, &o_as_min,
-							 &o_as_max, &o_as_start_timeout, &o_as_release, &o_as_duration,
+							 &o_as_max, &o_as_start_timeout, &o_as_rule, &o_as_target,
+							 &o_as_release, &o_as_duration,
 							 &o_as_cmd_timeout, &o_quiet_rt, NULL };
 
 static const char autoscale_text[] =
@@ -418,7 +425,8 @@ static const char autoscale_text[] =
 	"highest serving ones, with SYMPHONY_BACKEND_ID, SYMPHONY_SUBCLUSTER and SYMPHONY_ACTION in the "
 	"command's environment. It waits --cooldown between actions, awaits a started backend until it serves "
 	"(or --start-timeout), releases nothing while one comes up, keeps --min to --max backends and one per "
-	"sub-cluster, and logs every action. On Kubernetes, deploy/ has the same loop as a HorizontalPodAutoscaler "
+	"sub-cluster, and logs every action. --rule target follows Kubernetes' HPA rule on the busy fraction "
+	"instead. The decision is the simulator's (autoscale in an experiment: docs/simulator.md). On Kubernetes, deploy/ has the same loop as a HorizontalPodAutoscaler "
 	"on schedd's metrics instead (docs/runtime.md, \"Autoscaling\").";
 
 static const struct cli_opt o_kg_quiet = { "quiet", 0, CLI_FLAG, NULL, "no line on stderr" };

@@ -315,9 +315,12 @@ static int cmd_autoscale(struct cli *c)
 		.add_cmd = cli_str(c, "add-cmd"), .remove_cmd = cli_str(c, "remove-cmd"),
 		.interval_s = cli_num(c, "interval"), .duration_s = cli_num(c, "duration"),
 		.cmd_timeout_s = cli_num(c, "cmd-timeout"), .quiet = cli_flag(c, "quiet"),
-		.cfg = { .cooldown_s = cli_num(c, "cooldown"), .min_backends = (int)cli_int(c, "min"), .max_backends = max,
-			 .start_timeout_s = cli_num(c, "start-timeout"), .release_fraction = cli_num(c, "release-fraction") },
+		.cfg = { .scale = { .target = cli_num(c, "target"), .release_fraction = cli_num(c, "release-fraction"),
+				   .min_gpus = (int)cli_int(c, "min"), .max_gpus = max, .cooldown_s = cli_num(c, "cooldown") },
+			 .start_timeout_s = cli_num(c, "start-timeout") },
 	};
+	if (sym_scale_rule_parse(cli_str(c, "rule"), &o.cfg.scale.rule))
+		rc = cli_usage_error(c, "--rule: %s", cli_str(c, "rule")); /* (cli checked the choices) */
 	if (!rc)
 		rc = sym_ctl_run(&o);
 	sym_cluster_finish(&cl);

@@ -653,11 +653,7 @@ static int set_autoscale(struct sym_experiment *e, const cJSON *v, const char *w
 			rc = get_int(it, w, 1, 1000000, &d, err, errlen);
 			*(it->string[1] == 'i' ? &a->min_gpus : it->string[1] == 'a' ? &a->max_gpus : &a->start_gpus) = (int)d;
 		} else if (!strcmp(it->string, "policy")) {
-			if (cJSON_IsString(it) && !strcmp(it->valuestring, "papers"))
-				a->policy = SYM_AS_PAPERS;
-			else if (cJSON_IsString(it) && !strcmp(it->valuestring, "target"))
-				a->policy = SYM_AS_TARGET;
-			else
+			if (!cJSON_IsString(it) || sym_scale_rule_parse(it->valuestring, &a->policy))
 				return ERR("%s: expected papers or target, got %s", w, got(it, g, sizeof(g)));
 		} else {
 			return ERR("%s: unknown key (expected " AUTOSCALE_KEYS ")", w);
@@ -2605,7 +2601,7 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 		cJSON_AddNumberToObject(x, "max_gpus", a->max_gpus);
 		cJSON_AddNumberToObject(x, "start_gpus", a->start_gpus);
 		cJSON_AddNumberToObject(x, "cooldown_s", a->cooldown_s);
-		cJSON_AddStringToObject(x, "policy", a->policy == SYM_AS_TARGET ? "target" : "papers");
+		cJSON_AddStringToObject(x, "policy", sym_scale_rule_name(a->policy));
 		cJSON_AddNumberToObject(x, "target", a->target);
 		cJSON_AddNumberToObject(x, "release_fraction", a->release_fraction);
 	}

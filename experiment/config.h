@@ -20,6 +20,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "control/scale.h"
 #include "core/core.h"
 #include "core/policy.h"
 #include "core/profile.h"
@@ -64,7 +65,6 @@ struct sym_partition_cfg {
 
 /* The simulated autoscaler (both Symphony papers' closed loop): every
  * interval_s it reads the interval's signals and adds or releases GPUs. */
-enum sym_autoscale_policy { SYM_AS_PAPERS, SYM_AS_TARGET };
 struct sym_autoscale_cfg {
 	bool on;
 	double interval_s;  /* decisions this far apart (default 30) */
@@ -74,7 +74,7 @@ struct sym_autoscale_cfg {
 	int max_gpus;       /* default: gpus (the pool the simulator holds) */
 	int start_gpus;     /* in service at the start (default: max_gpus) */
 	double cooldown_s;  /* no action sooner than this after the last (default: interval_s) */
-	enum sym_autoscale_policy policy; /* papers (default): add N r/(1-r) above the threshold, release N f;
+	enum sym_scale_rule policy; /* papers (default): add N r/(1-r) above the threshold, release N f;
 					   * target: Kubernetes HPA's rule on the busy fraction */
 	double target;      /* target: the busy fraction aimed at (default 0.7; HPA's tolerance 0.1) */
 	double release_fraction; /* papers: release this fraction of N f (default 1: as published; < 1 keeps headroom) */

@@ -615,7 +615,7 @@ void sym_result_print(FILE *f, const char *command, const struct sym_experiment 
 			}
 		fprintf(f, "autoscale (%s): %.2f GPU-hours, %.1f GPUs on average, %d at most; %d adds (%d GPUs), %d "
 			   "releases (%d GPUs); bad rate in the interval after an action %.2f%% on average\n",
-			e->autoscale.policy == SYM_AS_TARGET ? "target" : "papers", r->as.gpu_hours, r->as.mean_gpus,
+			sym_scale_rule_name(e->autoscale.policy), r->as.gpu_hours, r->as.mean_gpus,
 			r->as.peak_gpus, r->as.adds, r->as.gpus_added, r->as.releases, r->as.gpus_released,
 			n ? 100 * after / n : 0);
 	}

@@ -154,8 +154,9 @@ void sym_ctl_state_init(struct sym_ctl_state *st)
 int sym_ctl_decide(const struct sym_ctl_cfg *c, struct sym_ctl_state *st, const struct sym_ctl_metrics *m,
 		   double now_s, struct sym_ctl_action *out, int cap)
 {
-	int n = 0, serving = 0, pending = 0;
 	st->expired = 0;
+	struct sym_scale_part parts[SYM_CTL_MAX_PARTS];
+	memset(parts, 0, sizeof(parts));
 	for (int i = 0; i < m->nbackends; i++) {
 		if (st->pending_since[i] >= 0 &&
 		    (m->serving[i] == 1 || now_s - st->pending_since[i] > c->start_timeout_s)) {
@@ -164,45 +165,35 @@ int sym_ctl_decide(const struct sym_ctl_cfg *c, struct sym_ctl_state *st, const 
 		}
 		if (st->removing[i] && m->serving[i] != 1)
 			st->removing[i] = false; /* gone */
-		serving += m->serving[i] == 1 && !st->removing[i];
-		pending += st->pending_since[i] >= 0;
+		parts[m->part[i]].serving += m->serving[i] == 1 && !st->removing[i];
+		parts[m->part[i]].pending += st->pending_since[i] >= 0;
 	}
-	if (st->acted && now_s - st->last_action_s < c->cooldown_s)
+	for (int j = 0; j < m->nparts; j++) {
+		struct sym_scale_part *p = &parts[j];
+		p->busy_fraction = 1 - m->idle_fraction[j];
+		p->advice = (struct sym_autoscale){ .bad_rate = m->bad_rate[j], .idle_fraction = m->idle_fraction[j],
+						    .add = (int)ceil(m->add[j] - 1e-9),
+						    .release = (int)floor(m->release[j] + 1e-9) };
+	}
+	int delta[SYM_CTL_MAX_PARTS], n = 0;
+	if (!sym_scale_decide(&c->scale, &st->scale, parts, m->nparts, now_s, delta))
 		return 0;
-	/* adds: each sub-cluster's advice, less what is already coming up there */
-	for (int j = 0; j < m->nparts && n < cap; j++) {
-		int want = (int)ceil(m->add[j] - 1e-9);
-		for (int i = 0; i < m->nbackends; i++)
-			want -= m->part[i] == j && st->pending_since[i] >= 0;
-		for (int i = 0; i < m->nbackends && want > 0 && n < cap && serving + pending < c->max_backends; i++) {
+	/* the lowest free ids of a part join it; its highest serving ones leave */
+	for (int j = 0; j < m->nparts; j++) {
+		for (int i = 0; i < m->nbackends && delta[j] > 0 && n < cap; i++) {
 			if (m->part[i] != j || m->serving[i] != 0 || st->pending_since[i] >= 0 || st->removing[i])
 				continue;
 			out[n++] = (struct sym_ctl_action){ true, i, j };
 			st->pending_since[i] = now_s;
-			pending++;
-			want--;
+			delta[j]--;
 		}
-	}
-	/* releases: only when nothing comes up, nothing was added now */
-	for (int j = 0; j < m->nparts && !n && !pending; j++) {
-		int rel = (int)floor(m->release[j] * c->release_fraction + 1e-9), in_part = 0;
-		for (int i = 0; i < m->nbackends; i++)
-			in_part += m->part[i] == j && m->serving[i] == 1 && !st->removing[i];
-		for (int i = m->nbackends - 1; i >= 0 && rel > 0 && n < cap; i--) {
+		for (int i = m->nbackends - 1; i >= 0 && delta[j] < 0 && n < cap; i--) {
 			if (m->part[i] != j || m->serving[i] != 1 || st->removing[i])
 				continue;
-			if (in_part <= 1 || serving <= c->min_backends)
-				break;
 			out[n++] = (struct sym_ctl_action){ false, i, j };
 			st->removing[i] = true;
-			in_part--;
-			serving--;
-			rel--;
+			delta[j]++;
 		}
-	}
-	if (n) {
-		st->acted = true;
-		st->last_action_s = now_s;
 	}
 	return n;
 }
@@ -317,9 +308,11 @@ int sym_ctl_run(const struct sym_ctl_opts *o)
 	sigaction(SIGINT, &sa, NULL);
 	sym_time t0 = sym_monotonic_ns();
 	if (!o->quiet)
-		sym_rt_log(WHO, "following %s every %g s (cooldown %g s, %d to %d backends, release fraction %g)", o->url,
-			   o->interval_s, o->cfg.cooldown_s, o->cfg.min_backends, o->cfg.max_backends,
-			   o->cfg.release_fraction);
+		sym_rt_log(WHO, "following %s every %g s (rule %s, cooldown %g s, %d to %d backends, %s %g)", o->url,
+			   o->interval_s, sym_scale_rule_name(o->cfg.scale.rule), o->cfg.scale.cooldown_s,
+			   o->cfg.scale.min_gpus, o->cfg.scale.max_gpus,
+			   o->cfg.scale.rule == SYM_SCALE_TARGET ? "target busy fraction" : "release fraction",
+			   o->cfg.scale.rule == SYM_SCALE_TARGET ? o->cfg.scale.target : o->cfg.scale.release_fraction);
 	unsigned fails = 0;
 	uint64_t adds = 0, removes = 0;
 	while (!stop_sig) {

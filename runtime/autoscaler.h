@@ -9,11 +9,11 @@
  * It then runs the operator's commands: --add-cmd for each backend to start
  * (the lowest free ids of the sub-cluster that asks), --remove-cmd for each to
  * stop (the highest serving ids), with SYMPHONY_BACKEND_ID and
- * SYMPHONY_SUBCLUSTER in their environment. Between actions it waits
- * --cooldown; a backend it started counts as coming up until it serves (or
- * --start-timeout passes); it releases nothing while one comes up; it keeps
- * between --min and --max backends and at least one per sub-cluster. Every
- * action is logged. A remove command should stop the backend gracefully
+ * SYMPHONY_SUBCLUSTER in their environment. How many: control/scale.h, the
+ * decision the simulator makes too (the papers' rule or --rule target, the
+ * HPA's; --cooldown, --min, --max, one per sub-cluster, nothing released
+ * while a backend comes up); a backend it started counts as coming up until
+ * it serves (or --start-timeout passes). Every action is logged. A remove command should stop the backend gracefully
  * (SIGTERM: it says bye, finishes its batches and leaves), so that no request
  * is lost.
  *
@@ -26,6 +26,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "control/scale.h"
 
 #define SYM_CTL_MAX_BACKENDS 4096
 #define SYM_CTL_MAX_PARTS 64
@@ -48,15 +50,13 @@ struct sym_ctl_metrics {
 int sym_ctl_parse(const char *text, size_t len, struct sym_ctl_metrics *m, char *err, size_t errlen);
 
 struct sym_ctl_cfg {
-	double cooldown_s;       /* no action sooner than this after the last */
-	int min_backends, max_backends;
-	double start_timeout_s;  /* a backend started that does not serve by then is no longer awaited */
-	double release_fraction; /* release this fraction of the advice (1: the papers' rule) */
+	struct sym_scale_cfg scale; /* the decision (control/scale.h): rule, target, release fraction,
+				     * min and max backends, cooldown */
+	double start_timeout_s;     /* a backend started that does not serve by then is no longer awaited */
 };
 
 struct sym_ctl_state {
-	bool acted;
-	double last_action_s;
+	struct sym_scale_state scale;
 	double pending_since[SYM_CTL_MAX_BACKENDS]; /* started at, < 0: not coming up */
 	bool removing[SYM_CTL_MAX_BACKENDS];        /* asked to stop, still serving */
 	int expired;                                /* starts given up by the last decision */

@@ -10,6 +10,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "control/scale.h"
 #include "core/autoscale.h"
 #include "core/core.h"
 #include "core/error.h"
@@ -216,7 +217,9 @@ struct sim {
 	/* the autoscaler: the requests that ended and the GPU time run in the
 	 * current interval; GPUs paid for, and the GPU-seconds they add up to */
 	bool as_on;
-	sym_time as_len, as_last_action;
+	sym_time as_len;
+	struct sym_scale_cfg as_cfg; /* the decision (control/scale.h) */
+	struct sym_scale_state as_state;
 	uint64_t as_ended, as_bad; /* s->ended and s->bad_all when the interval began */
 	double as_busy_s, as_gpu_s;
 	double as_serving_s;       /* GPU-seconds in service since the last decision */
@@ -878,6 +881,9 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 		const struct sym_autoscale_cfg *c = &e->autoscale;
 		s->as_on = res->as.on = true;
 		s->as_len = sym_s(c->interval_s);
+		s->as_cfg = (struct sym_scale_cfg){ .rule = c->policy, .target = c->target,
+						    .release_fraction = c->release_fraction, .min_gpus = c->min_gpus,
+						    .max_gpus = c->max_gpus, .cooldown_s = c->cooldown_s };
 		res->as.decisions = calloc((size_t)(s->end / s->as_len) + 2, sizeof(*res->as.decisions));
 		if (!res->as.decisions)
 			return -ENOMEM;
@@ -1349,8 +1355,8 @@ static void as_release(struct sim *s, int k, sym_time now)
 
 /* Every autoscale.interval_s: the interval's signals (the requests that
  * ended in it, good or bad, and the GPU time of the batches that ended in
- * it, over the GPUs in service) and the policy's action, within min_gpus,
- * max_gpus and the cooldown. GPUs still coming up count as added. */
+ * it, over the GPUs in service) and the decision of control/scale.h, the
+ * runtime's too. GPUs still coming up count as added. */
 static void on_scale(struct sim *s, sym_time now)
 {
 	const struct sym_experiment *e = s->e;
@@ -1370,32 +1376,11 @@ static void on_scale(struct sim *s, sym_time now)
 	double busy = s->as_serving_s > 0 ? s->as_busy_s / s->as_serving_s : 1;
 	if (busy > 1)
 		busy = 1;
-	struct sym_autoscale a;
-	sym_autoscale_advice(ngood, nbad, busy * (on > 0 ? on : 1) * secs, secs, on > 0 ? on : 1, c->threshold, &a);
+	struct sym_scale_part part = { .serving = on, .pending = up, .busy_fraction = busy };
+	sym_autoscale_advice(ngood, nbad, busy * (on > 0 ? on : 1) * secs, secs, on > 0 ? on : 1, c->threshold,
+			     &part.advice);
 	int delta = 0;
-	if (c->policy == SYM_AS_PAPERS) {
-		int release = c->release_fraction < 1 ? (int)floor(on * a.idle_fraction * c->release_fraction) : a.release;
-		if (release > a.release)
-			release = a.release;
-		delta = a.add ? a.add - up : up ? 0 : -release;
-		if (a.add && delta < 0)
-			delta = 0;
-	} else {
-		/* Kubernetes' HPA: desired = ceil(current * metric / target), no change within 10% */
-		double ratio = busy / c->target;
-		if (ratio > 1.1 || (ratio < 0.9 && !up))
-			delta = (int)ceil(on * ratio - 1e-9) - on - (ratio > 1 ? up : 0);
-		if (ratio > 1 && delta < 0)
-			delta = 0;
-	}
-	if (delta > 0 && on + up + delta > c->max_gpus)
-		delta = c->max_gpus - on - up;
-	if (delta < 0 && on + delta < c->min_gpus)
-		delta = c->min_gpus - on;
-	if (delta < 0 && on < 1)
-		delta = 0;
-	if (delta && as->adds + as->releases && now - s->as_last_action < sym_s(c->cooldown_s))
-		delta = 0;
+	sym_scale_decide(&s->as_cfg, &s->as_state, &part, 1, sym_to_s(now), &delta);
 	double bad = ngood + nbad ? (double)nbad / (double)(ngood + nbad) : 0;
 	if (as->ndecisions && as->decisions[as->ndecisions - 1].delta)
 		as->decisions[as->ndecisions - 1].bad_rate_next = bad;
@@ -1411,8 +1396,6 @@ static void on_scale(struct sim *s, sym_time now)
 		as->gpus_released -= delta;
 		as_release(s, -delta, now);
 	}
-	if (delta)
-		s->as_last_action = now;
 	s->as_ended = s->ended;
 	s->as_bad = s->bad_all;
 	s->as_busy_s = 0;

@@ -7,7 +7,8 @@ Each folder may include only the folders below it:
     partition/       core/ (the partitioning MILP, with CBC)
     workloads/       core/
     profiles/        core/
-    experiment/      core/, workloads/, profiles/, partition/
+    control/         core/ (the control plane's decisions: pure, issue 31)
+    experiment/      core/, workloads/, profiles/, partition/, control/
     sim/             experiment/ and what it may include
     runtime/         experiment/ and what it may include (never sim/)
     urgency/         core/ (libsymphony-urgency: the urgency scheduler's application API)
@@ -31,12 +32,13 @@ import re
 import sys
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
-BASE = {"core", "workloads", "profiles"}
+BASE = {"core", "workloads", "profiles", "control"}
 ALLOWED = {
     "core": {"core"},
     "partition": {"core", "partition"},
     "workloads": {"core", "workloads"},
     "profiles": {"core", "profiles"},
+    "control": {"core", "control"},
     "experiment": BASE | {"experiment", "partition"},
     "sim": BASE | {"experiment", "partition", "sim"},
     "runtime": BASE | {"experiment", "partition", "runtime"},

@@ -92,8 +92,8 @@ static void test_decide(void **state)
 	char err[256];
 	assert_int_equal(sym_ctl_parse(METRICS, strlen(METRICS), m, err, sizeof(err)), 0);
 	sym_ctl_state_init(st);
-	struct sym_ctl_cfg c = { .cooldown_s = 10, .min_backends = 1, .max_backends = 6, .start_timeout_s = 30,
-				 .release_fraction = 1 };
+	struct sym_ctl_cfg c = { .scale = { .cooldown_s = 10, .min_gpus = 1, .max_gpus = 6, .release_fraction = 1 },
+				 .start_timeout_s = 30 };
 	struct sym_ctl_action a[8];
 	/* t=0: part 0 asks for 2: ids 1 and 2; part 1's release waits (something comes up) */
 	int n = sym_ctl_decide(&c, st, m, 0, a, 8);
@@ -122,11 +122,11 @@ static void test_decide(void **state)
 	assert_true(a[0].backend == 2 && a[1].backend == 1 && !a[0].add && !a[1].add);
 	/* --min: with 2 serving (0 and 3) and min 2, nothing is released */
 	m->serving[1] = m->serving[2] = 0;
-	c.min_backends = 2;
+	c.scale.min_gpus = 2;
 	m->release[0] = m->release[1] = 1;
 	assert_int_equal(sym_ctl_decide(&c, st, m, 80, a, 8), 0);
 	/* --max: 2 serving, max 3, part 1 asks for 4: one start (id 4) */
-	c.max_backends = 3;
+	c.scale.max_gpus = 3;
 	m->release[0] = m->release[1] = 0;
 	m->add[1] = 4;
 	n = sym_ctl_decide(&c, st, m, 100, a, 8);
@@ -140,17 +140,37 @@ static void test_decide(void **state)
 	n = sym_ctl_decide(&c, st, m, 132, a, 8);
 	assert_int_equal(n, 1);
 	assert_true(a[0].add && a[0].backend == 4);
-	/* release_fraction 0.5: of an advice of 3, one is released */
+	/* release_fraction 0.5: of an advice of 3 (3 GPUs idle), one is released */
 	sym_ctl_state_init(st);
 	for (int i = 0; i < 6; i++)
 		m->serving[i] = 1;
 	m->add[0] = m->add[1] = 0;
 	m->release[0] = 3;
-	c = (struct sym_ctl_cfg){ .cooldown_s = 0, .min_backends = 1, .max_backends = 6, .start_timeout_s = 30,
-				  .release_fraction = 0.5 };
+	m->idle_fraction[0] = 1; /* (floor(3 serving * 1 idle * 0.5): control/scale.h) */
+	c = (struct sym_ctl_cfg){ .scale = { .cooldown_s = 0, .min_gpus = 1, .max_gpus = 6, .release_fraction = 0.5 },
+				  .start_timeout_s = 30 };
 	n = sym_ctl_decide(&c, st, m, 0, a, 8);
 	assert_int_equal(n, 1);
 	assert_int_equal(a[0].backend, 2);
+	/* --rule target 0.5: part 1 (ids 3-5 serving) 90% busy wants ceil(3 * 1.8) = 6, 3 more, but has no
+	 * free id (nothing to do); its growing still holds part 0's release back (10% busy: 1 of 3 would do) */
+	sym_ctl_state_init(st);
+	c.scale.rule = SYM_SCALE_TARGET;
+	c.scale.target = 0.5;
+	m->idle_fraction[0] = 0.9;
+	m->idle_fraction[1] = 0.1;
+	assert_int_equal(sym_ctl_decide(&c, st, m, 0, a, 8), 0);
+	/* part 1 calm (50% busy): part 0 releases 2, the highest ids first */
+	m->idle_fraction[1] = 0.5;
+	n = sym_ctl_decide(&c, st, m, 1, a, 8);
+	assert_int_equal(n, 2);
+	assert_true(!a[0].add && a[0].backend == 2 && !a[1].add && a[1].backend == 1);
+	/* part 0 down to one (id 0) and 100% busy: ceil(2) = 2, one more: id 1 */
+	m->serving[1] = m->serving[2] = 0;
+	m->idle_fraction[0] = 0;
+	n = sym_ctl_decide(&c, st, m, 2, a, 8);
+	assert_int_equal(n, 1);
+	assert_true(a[0].add && a[0].backend == 1 && a[0].subcluster == 0);
 	free(m);
 	free(st);
 }

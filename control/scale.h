@@ -1,0 +1,66 @@
+/* control/scale.h - how many GPUs each part of a cluster gains or gives
+ * back: the one autoscaling decision of the simulator (sim/engine.c) and the
+ * runtime's controller (runtime/autoscaler.c), issue 31.
+ *
+ * A part is a sub-cluster (the whole cluster without a partition). For each
+ * part the caller measures one interval and passes its advice (core/
+ * autoscale.h: the rule of the deferred batch scheduling paper, Section
+ * 3.5, from the bad rate and the idle fraction), its busy
+ * fraction, the GPUs serving in it and those added but not serving yet. The
+ * decision, per part:
+ *   - papers: add the advice less what is already coming up in the part;
+ *     release the advice (or floor(N f * release_fraction) when that
+ *     fraction is below 1, never more than the advice);
+ *   - target (Kubernetes' HPA): desired = ceil(N * busy / target), no change
+ *     while busy / target is within 10% of 1; an increase counts the GPUs
+ *     coming up;
+ * then, over the whole cluster: nothing is released while a GPU comes up or
+ * another part adds; adds stop at max_gpus (serving + coming up), releases at
+ * min_gpus serving, and a part keeps at least one GPU; no action within
+ * cooldown_s of the last one.
+ *
+ * Pure: no clock (now_s is the caller's), no I/O, no allocation. Which GPU
+ * joins or leaves is the driver's (the lowest free ids join, the highest
+ * serving ones leave, in both drivers).
+ */
+#ifndef SYM_CONTROL_SCALE_H
+#define SYM_CONTROL_SCALE_H
+
+#include <stdbool.h>
+
+#include "core/autoscale.h"
+
+enum sym_scale_rule { SYM_SCALE_PAPERS, SYM_SCALE_TARGET };
+
+/* "papers" or "target". */
+const char *sym_scale_rule_name(enum sym_scale_rule r);
+/* 0 and *r for "papers" or "target", else -1. */
+int sym_scale_rule_parse(const char *name, enum sym_scale_rule *r);
+
+struct sym_scale_cfg {
+	enum sym_scale_rule rule;
+	double target;           /* target: the busy fraction aimed at, in (0, 1] */
+	double release_fraction; /* papers: in (0, 1]; 1 releases the advice as published */
+	int min_gpus, max_gpus;  /* serving, over the cluster; 1 <= min <= max */
+	double cooldown_s;       /* no action sooner than this after the last */
+};
+
+/* One part's interval. */
+struct sym_scale_part {
+	int serving;                 /* GPUs serving (not leaving) */
+	int pending;                 /* GPUs added, not serving yet */
+	double busy_fraction;        /* busy GPU-time over serving GPU-time, in [0, 1] */
+	struct sym_autoscale advice; /* core/autoscale.h, for this part's interval */
+};
+
+struct sym_scale_state {
+	bool acted;
+	double last_s; /* the time of the last action */
+};
+
+/* Fills delta[j] (GPUs to add, > 0, or to release, < 0) for the n parts at
+ * now_s and returns how many parts change; st records an action. */
+int sym_scale_decide(const struct sym_scale_cfg *c, struct sym_scale_state *st, const struct sym_scale_part *p,
+		     int n, double now_s, int *delta);
+
+#endif

@@ -1,0 +1,221 @@
+/* tests/test_control.c - control/scale.h, the one autoscaling decision of
+ * both drivers: worked examples of each rule and bound, then the module alone
+ * in virtual time, closing the loop over a toy cluster whose load steps up and
+ * down. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "control/scale.h"
+
+static struct sym_scale_part part(int serving, int pending, uint64_t good, uint64_t bad, double busy)
+{
+	struct sym_scale_part p = { .serving = serving, .pending = pending, .busy_fraction = busy };
+	sym_autoscale_advice(good, bad, busy * serving * 10, 10, serving > 0 ? serving : 1, 0.01, &p.advice);
+	return p;
+}
+
+static const struct sym_scale_cfg PAPERS = { .rule = SYM_SCALE_PAPERS, .release_fraction = 1, .min_gpus = 1,
+					     .max_gpus = 100, .cooldown_s = 30 };
+
+/* The papers' rule: N r / (1 - r) added less what comes up; N f released, or
+ * a fraction of it; cooldown to the nanosecond. */
+static void test_papers(void **state)
+{
+	(void)state;
+	struct sym_scale_state st = { 0 };
+	int d[2];
+	/* 4 serving, 20% bad: ceil(4 * 0.25) = 1 more; with 1 already coming up, none */
+	struct sym_scale_part p = part(4, 0, 80, 20, 1);
+	assert_int_equal(p.advice.add, 1);
+	assert_int_equal(sym_scale_decide(&PAPERS, &st, &p, 1, 0, d), 1);
+	assert_int_equal(d[0], 1);
+	assert_true(st.acted && st.last_s == 0);
+	struct sym_scale_state st2 = { 0 };
+	p.pending = 1;
+	assert_int_equal(sym_scale_decide(&PAPERS, &st2, &p, 1, 0, d), 0);
+	assert_int_equal(d[0], 0);
+	assert_false(st2.acted);
+	/* 8 serving, no bad, 50% idle: release 4; not within the cooldown (30 s after 0) */
+	p = part(8, 0, 100, 0, 0.5);
+	assert_int_equal(sym_scale_decide(&PAPERS, &st, &p, 1, 29.999999, d), 0);
+	assert_int_equal(d[0], 0);
+	/* 30 s in nanoseconds' floating-point rounding is 30 s */
+	assert_int_equal(sym_scale_decide(&PAPERS, &st, &p, 1, 0.3 - 0.2 + 29.9, d), 1);
+	assert_int_equal(d[0], -4);
+	/* release_fraction 0.3: floor(8 * 0.5 * 0.3) = 1 */
+	struct sym_scale_cfg c = PAPERS;
+	c.release_fraction = 0.3;
+	c.cooldown_s = 0;
+	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 100, d), 1);
+	assert_int_equal(d[0], -1);
+	/* nothing leaves while a GPU comes up */
+	p.pending = 1;
+	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 200, d), 0);
+}
+
+/* Kubernetes' HPA rule: ceil(N busy / target), 10% tolerance, pending GPUs
+ * counted in an increase, no decrease while one comes up. */
+static void test_target(void **state)
+{
+	(void)state;
+	struct sym_scale_cfg c = { .rule = SYM_SCALE_TARGET, .target = 0.5, .release_fraction = 1, .min_gpus = 1,
+				   .max_gpus = 100 };
+	struct sym_scale_state st = { 0 };
+	int d[1];
+	struct sym_scale_part p = part(4, 0, 100, 0, 0.9); /* ratio 1.8: ceil(7.2) = 8, 4 more */
+	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 0, d), 1);
+	assert_int_equal(d[0], 4);
+	p.pending = 3;
+	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 1, d), 1);
+	assert_int_equal(d[0], 1);
+	p.pending = 0;
+	p.busy_fraction = 0.54; /* ratio 1.08: within 10% */
+	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 2, d), 0);
+	p.busy_fraction = 0.46; /* ratio 0.92 */
+	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 3, d), 0);
+	p.busy_fraction = 0.2; /* ratio 0.4: ceil(1.6) = 2, 2 fewer */
+	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 4, d), 1);
+	assert_int_equal(d[0], -2);
+	p.pending = 1;
+	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 5, d), 0);
+}
+
+/* The cluster's bounds over several parts: max counts serving and coming up,
+ * parts asking first get first; no part releases while another grows; min
+ * over the cluster; a part keeps one. */
+static void test_bounds(void **state)
+{
+	(void)state;
+	struct sym_scale_cfg c = PAPERS;
+	c.cooldown_s = 0;
+	c.max_gpus = 11;
+	struct sym_scale_state st = { 0 };
+	int d[3];
+	/* 3 + 2 + 1 serving, 1 coming up in part 1; parts ask for 3 and 197 more: 4 fit, 3 then 1 */
+	struct sym_scale_part p[3] = { part(3, 0, 50, 50, 1), part(2, 1, 0, 100, 1), part(1, 0, 100, 0, 0) };
+	assert_int_equal(p[0].advice.add, 3);
+	assert_int_equal(p[1].advice.add, 198); /* r capped at 0.99: 99 N */
+	assert_int_equal(sym_scale_decide(&c, &st, p, 3, 0, d), 2);
+	assert_true(d[0] == 3 && d[1] == 1 && d[2] == 0); /* part 2 is idle, but parts grow */
+	/* part 2 idle with 4 GPUs, part 0 growing (2 fit): part 2 waits */
+	p[1] = part(2, 0, 100, 0, 1);
+	p[2] = part(4, 0, 100, 0, 0);
+	assert_int_equal(p[2].advice.release, 4);
+	assert_int_equal(sym_scale_decide(&c, &st, p, 3, 1, d), 1);
+	assert_true(d[0] == 2 && d[2] == 0);
+	/* nothing grows: part 2 gives back 3 of 4 (it keeps one) */
+	p[0] = part(3, 0, 100, 0, 1);
+	assert_int_equal(sym_scale_decide(&c, &st, p, 3, 2, d), 1);
+	assert_int_equal(d[2], -3);
+	/* min 8 over 9 serving: one release in all, the first part to release takes it */
+	c.min_gpus = 8;
+	p[0] = part(3, 0, 100, 0, 0.5);
+	assert_int_equal(p[0].advice.release, 1);
+	assert_int_equal(sym_scale_decide(&c, &st, p, 3, 3, d), 1);
+	assert_true(d[0] == -1 && d[1] == 0 && d[2] == 0);
+	/* at max, an add is cut to nothing (no action) */
+	c.min_gpus = 1;
+	c.max_gpus = 9;
+	p[0] = part(3, 0, 50, 50, 1);
+	p[2] = part(4, 0, 100, 0, 1);
+	assert_int_equal(sym_scale_decide(&c, &st, p, 3, 4, d), 0);
+}
+
+/* The module alone in virtual time: two parts of a toy cluster whose load (in
+ * GPUs' worth of work) steps up then down; an added GPU serves 60 s after the
+ * decision; each 30-s interval's bad rate and idle fraction follow from load
+ * over GPUs. The loop tracks the load (ceil of it within two intervals of a
+ * step, in both directions), never leaves min..max, and is the same on a rerun. */
+static int run_loop(enum sym_scale_rule rule, int *trace, int ntrace)
+{
+	struct sym_scale_cfg c = { .rule = rule, .target = 0.8, .release_fraction = 1, .min_gpus = 2, .max_gpus = 40,
+				   .cooldown_s = 30 };
+	struct sym_scale_state st = { 0 };
+	int serving[2] = { 4, 4 }, n = 0;
+	double up_at[2][64];
+	int nup[2] = { 0, 0 };
+	for (int k = 1; k <= ntrace / 2; k++) {
+		double t = 30.0 * k;
+		double load[2] = { t < 900 ? 3.5 : t < 1800 ? 11.2 : 2.5, t < 1200 ? 6.0 : 1.2 };
+		struct sym_scale_part p[2];
+		for (int j = 0; j < 2; j++) {
+			/* GPUs whose provisioning ended */
+			int still = 0;
+			for (int i = 0; i < nup[j]; i++)
+				if (up_at[j][i] <= t)
+					serving[j]++;
+				else
+					up_at[j][still++] = up_at[j][i];
+			nup[j] = still;
+			double served = load[j] < serving[j] ? load[j] : serving[j];
+			uint64_t total = 10000, bad = (uint64_t)llround(total * (1 - served / load[j]));
+			p[j] = (struct sym_scale_part){ .serving = serving[j], .pending = nup[j],
+							.busy_fraction = served / serving[j] };
+			sym_autoscale_advice(total - bad, bad, served * 30, 30, serving[j], 0.01, &p[j].advice);
+		}
+		int d[2];
+		sym_scale_decide(&c, &st, p, 2, t, d);
+		for (int j = 0; j < 2; j++) {
+			for (int i = 0; i < d[j]; i++)
+				up_at[j][nup[j]++] = t + 60;
+			if (d[j] < 0)
+				serving[j] += d[j];
+			assert_true(serving[0] + serving[1] + nup[0] + nup[1] <= c.max_gpus);
+			assert_true(serving[0] + serving[1] >= c.min_gpus && serving[j] >= 1);
+			trace[n++] = serving[j];
+		}
+	}
+	return n;
+}
+
+static void test_virtual_time(void **state)
+{
+	(void)state;
+	int a[160], b[160];
+	int n = run_loop(SYM_SCALE_PAPERS, a, 160);
+	assert_int_equal(n, 160);
+	assert_int_equal(run_loop(SYM_SCALE_PAPERS, b, 160), n);
+	assert_memory_equal(a, b, sizeof(a));
+	/* the papers' rule: at the end of each phase (30 s intervals; trace[2k + j]: part j after decision k + 1) */
+	assert_int_equal(a[2 * 28 + 0], 4); /* t = 870: 3.5 GPUs of load, no bad, 4 serving (idle 12%: floor 0.5) */
+	assert_int_equal(a[2 * 58 + 0], 12); /* t = 1770: 11.2 of load: 12 */
+	assert_int_equal(a[2 * 79 + 0], 3);  /* t = 2400: 2.5 of load: 3 */
+	assert_int_equal(a[2 * 38 + 1], 6);  /* t = 1170: 6 of load */
+	assert_int_equal(a[2 * 79 + 1], 2);  /* t = 2400: 1.2 of load: 2 */
+	/* HPA at 0.8: ceil(load / 0.8) */
+	run_loop(SYM_SCALE_TARGET, a, 160);
+	assert_int_equal(a[2 * 58 + 0], 14); /* ceil(11.2 / 0.8) = 14 */
+	/* part 1 climbs 4, 5, 7 and stays: at 7, busy 6/7 is within 10% of 0.8 (HPA's tolerance) */
+	assert_int_equal(a[2 * 38 + 1], 7);
+	assert_int_equal(a[2 * 79 + 1], 2);  /* ceil(1.2 / 0.8) = 2 */
+}
+
+static void test_rule_names(void **state)
+{
+	(void)state;
+	enum sym_scale_rule r;
+	assert_int_equal(sym_scale_rule_parse("target", &r), 0);
+	assert_int_equal(r, SYM_SCALE_TARGET);
+	assert_string_equal(sym_scale_rule_name(r), "target");
+	assert_int_equal(sym_scale_rule_parse("papers", &r), 0);
+	assert_string_equal(sym_scale_rule_name(r), "papers");
+	assert_int_equal(sym_scale_rule_parse("hpa", &r), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_papers),
+		cmocka_unit_test(test_target),
+		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_virtual_time),
+		cmocka_unit_test(test_rule_names),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
