@@ -1474,6 +1474,9 @@ static void test_http_hardening(void **state)
 		 "\"%s/tls.key\", \"http_token_file\": \"%s\", \"clients_max\": 4, \"http_conn_max\": 8, "
 		 "\"http_timeout_s\": 1, \"metrics_base\": %d,", dir, dir, path, atoi(port) + 2000);
 	config_replace("\"failure_ms\": 50,", extra);
+	/* answers, not timing: under the thread sanitizer on a loaded machine a lone inference once took
+	 * 43 ms against the 40 ms SLO and was answered 504 where the test wanted 200 */
+	config_replace("\"slo_ms\": 40,", "\"slo_ms\": 200,");
 	scheme = "https";
 	struct cluster c;
 	cluster_start(&c);
