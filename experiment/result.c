@@ -148,6 +148,8 @@ void sym_run_result_finish(struct sym_run_result *r)
 	free(r->model_part);
 	free(r->epochs);
 	free(r->as.decisions);
+	free(r->as.part_in_service);
+	free(r->as.part_delta);
 	free(r->sub_gpus);
 	free(r->sub_need);
 	memset(r, 0, sizeof(*r));
@@ -423,6 +425,13 @@ cJSON *sym_result_json(const char *command, const struct sym_experiment *e, cons
 			cJSON_AddNumberToObject(d, "delta", x->delta);
 			if (x->delta)
 				cJSON_AddNumberToObject(d, "bad_rate_next", x->bad_rate_next);
+			if (r->as.nparts > 1) { /* per sub-cluster */
+				size_t at = i * (size_t)r->as.nparts;
+				cJSON_AddItemToObject(d, "subcluster_gpus_in_service",
+						      cJSON_CreateIntArray(&r->as.part_in_service[at], r->as.nparts));
+				cJSON_AddItemToObject(d, "subcluster_delta",
+						      cJSON_CreateIntArray(&r->as.part_delta[at], r->as.nparts));
+			}
 			cJSON_AddItemToArray(ds, d);
 		}
 	}

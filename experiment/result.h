@@ -105,6 +105,10 @@ struct sym_run_result {
 			int delta;               /* GPUs added (> 0) or released (< 0) */
 			double bad_rate_next;    /* of the interval after it (-1: none) */
 		} *decisions;
+		/* with sub-clusters (nparts > 1), per decision i and part j at [i * nparts + j]: the GPUs in
+		 * service in the part when it decided, and the part's change */
+		int nparts;
+		int *part_in_service, *part_delta;
 	} as;
 	/* complex queries (e->nqueries of them), else nqueries 0 */
 	size_t nqueries;

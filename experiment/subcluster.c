@@ -225,7 +225,14 @@ int sym_subclusters_build(const struct sym_experiment *e, double rate, struct sy
 		}
 		for (size_t i = 0; i < n; i++)
 			rates[i] = rate * sym_experiment_model_rate(e, i);
-		rc = sym_subclusters_split(e, rates, sc->model_part, L, NULL, sc->gpu_part, sc->need, err, errlen);
+		/* with an autoscaler, the GPUs in service at the start are split; the rest belong to no
+		 * part (-1) until the autoscaler adds them to one */
+		struct sym_experiment pool = *e;
+		if (e->autoscale.on && e->autoscale.start_gpus > 0)
+			pool.gpus = e->autoscale.start_gpus;
+		for (int g = pool.gpus; g < e->gpus; g++)
+			sc->gpu_part[g] = -1;
+		rc = sym_subclusters_split(&pool, rates, sc->model_part, L, NULL, sc->gpu_part, sc->need, err, errlen);
 		free(rates);
 	}
 out:

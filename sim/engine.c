@@ -174,6 +174,14 @@ struct qrec {
 	bool counted, dropped, late;
 };
 
+/* One part's autoscaling signals since the last decision. */
+struct as_part {
+	uint64_t ended, bad;  /* requests of its models that ended; of them late or dropped */
+	double busy_s;        /* GPU-seconds its GPUs ran batches */
+	double serving_s;     /* GPU-seconds its GPUs were in service */
+	int serving;          /* its GPUs in service now */
+};
+
 struct sim {
 	const struct sym_experiment *e;
 	int qcap;          /* batches a GPU can hold: the core's outstanding limit, plus one */
@@ -214,15 +222,17 @@ struct sim {
 	uint64_t ended; /* all requests that ended, warm-up included */
 	uint64_t bad;   /* measured requests that ended late or dropped */
 	uint64_t bad_all; /* all requests that ended late or dropped, warm-up included */
-	/* the autoscaler: the requests that ended and the GPU time run in the
-	 * current interval; GPUs paid for, and the GPU-seconds they add up to */
+	/* the autoscaler: per part (sub-cluster, or the whole cluster), the
+	 * requests that ended and the GPU time run in the current interval; GPUs
+	 * paid for, and the GPU-seconds they add up to */
 	bool as_on;
 	sym_time as_len;
 	struct sym_scale_cfg as_cfg; /* the decision (control/scale.h) */
 	struct sym_scale_state as_state;
-	uint64_t as_ended, as_bad; /* s->ended and s->bad_all when the interval began */
-	double as_busy_s, as_gpu_s;
-	double as_serving_s;       /* GPU-seconds in service since the last decision */
+	struct as_part *as_part;   /* ncores entries */
+	struct sym_scale_part *as_sp; /* ncores entries: the decision's inputs */
+	int *as_delta;             /* ncores entries: its outputs */
+	double as_gpu_s;
 	sym_time as_iv_start;      /* the last decision */
 	int as_paid, as_serving; /* GPUs paid for; of them, in service */
 	sym_time as_paid_t;     /* both counted up to here */
@@ -257,7 +267,7 @@ struct sim {
 
 static double model_static(const struct sym_experiment *e, size_t i);
 static void on_epoch(struct sim *s, int idx, sym_time now);
-static void as_count(struct sim *s, sym_time now, int dpaid, int dserving);
+static void as_count(struct sim *s, sym_time now, int dpaid, int dserving, int part);
 static void on_switch(struct sim *s, int m, sym_time now);
 static void on_loaded(struct sim *s, int gi, sym_time now);
 
@@ -434,6 +444,11 @@ static void timeline_outcome(struct sim *s, const struct sym_request *r, bool go
 	size_t sec = (uint32_t)r->state >> REQ_IV_SHIFT;
 	if (!good)
 		s->bad_all++;
+	if (s->as_part) {
+		struct as_part *ap = &s->as_part[s->model_core[r->model]];
+		ap->ended++;
+		ap->bad += !good;
+	}
 	if (!good && (r->state & REQ_MOVING) && s->res->nepochs)
 		s->res->epochs[s->res->nepochs - 1].moved_bad++;
 	if (sec == REQ_IV_FAR)
@@ -485,7 +500,7 @@ static void account_busy(struct sim *s, int gi, sym_time a, sym_time b)
 	if (hi > lo)
 		s->res->gpu_busy_fraction += sym_to_s(hi - lo);
 	if (s->as_on && b > s->as_iv_start) /* this interval's part: the rest counted in the one before */
-		s->as_busy_s += sym_to_s(b - (a > s->as_iv_start ? a : s->as_iv_start));
+		s->as_part[s->gpu_core[gi]].busy_s += sym_to_s(b - (a > s->as_iv_start ? a : s->as_iv_start));
 	struct gpu *g = &s->gpus[gi];
 	sym_time t = a;
 	while (t < b && t < s->end) {
@@ -885,14 +900,29 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 						    .release_fraction = c->release_fraction, .min_gpus = c->min_gpus,
 						    .max_gpus = c->max_gpus, .cooldown_s = c->cooldown_s };
 		res->as.decisions = calloc((size_t)(s->end / s->as_len) + 2, sizeof(*res->as.decisions));
-		if (!res->as.decisions)
+		s->as_part = calloc((size_t)s->ncores, sizeof(*s->as_part));
+		s->as_sp = calloc((size_t)s->ncores, sizeof(*s->as_sp));
+		s->as_delta = calloc((size_t)s->ncores, sizeof(*s->as_delta));
+		if (s->ncores > 1) {
+			size_t n = ((size_t)(s->end / s->as_len) + 2) * (size_t)s->ncores;
+			res->as.nparts = s->ncores;
+			res->as.part_in_service = calloc(n, sizeof(int));
+			res->as.part_delta = calloc(n, sizeof(int));
+			if (!res->as.part_in_service || !res->as.part_delta)
+				return -ENOMEM;
+		}
+		if (!res->as.decisions || !s->as_part || !s->as_sp || !s->as_delta)
 			return -ENOMEM;
+		/* GPUs start_gpus and up start out of service (with sub-clusters, the split gave them no
+		 * part: every core has them offline already) */
 		for (int g = c->start_gpus; g < e->gpus; g++) {
 			s->gpus[g].svc = AS_OFF;
-			if ((rc = sym_core_gpu_offline(s->cores[0], g, ++s->gpus[g].epoch, 0)))
+			if (s->ncores == 1 && (rc = sym_core_gpu_offline(s->cores[0], g, ++s->gpus[g].epoch, 0)))
 				return snprintf(err, errlen, "autoscale: the policy cannot take GPUs out of service"), rc;
 		}
-		as_count(s, 0, c->start_gpus, c->start_gpus);
+		as_count(s, 0, c->start_gpus, 0, 0);
+		for (int g = 0; g < c->start_gpus; g++)
+			as_count(s, 0, 0, 1, s->gpu_core[g]);
 		if (s->as_len < s->end && (rc = ev_push(&s->ev, s->as_len, EV_SCALE, 0)))
 			return rc;
 	}
@@ -1271,12 +1301,15 @@ static int on_stage(struct sim *s, sym_time t)
 
 /* GPUs paid for and in service change by dpaid and dserving at now: their
  * GPU-seconds so far first, in total and per timeline interval. */
-static void as_count(struct sim *s, sym_time now, int dpaid, int dserving)
+/* GPUs paid for and in service (in part `part`) change by dpaid and
+ * dserving at now: the GPU-seconds up to now counted first. */
+static void as_count(struct sim *s, sym_time now, int dpaid, int dserving, int part)
 {
 	sym_time t = now < s->end ? now : s->end, a = s->as_paid_t;
 	if (t > a) {
 		s->as_gpu_s += s->as_paid * sym_to_s(t - a);
-		s->as_serving_s += s->as_serving * sym_to_s(t - a);
+		for (int j = 0; j < s->ncores; j++)
+			s->as_part[j].serving_s += s->as_part[j].serving * sym_to_s(t - a);
 		while (a < t) {
 			size_t iv = interval_of(s, a);
 			sym_time stop = (sym_time)(iv + 1) * s->interval;
@@ -1291,6 +1324,8 @@ static void as_count(struct sim *s, sym_time now, int dpaid, int dserving)
 	}
 	s->as_paid += dpaid;
 	s->as_serving += dserving;
+	if (dserving)
+		s->as_part[part].serving += dserving;
 	if (s->as_paid > s->res->as.peak_gpus)
 		s->res->as.peak_gpus = s->as_paid;
 }
@@ -1300,50 +1335,53 @@ static void gpu_released(struct sim *s, int gi, sym_time now)
 	struct gpu *g = &s->gpus[gi];
 	g->svc = AS_OFF;
 	g->leaving = false;
-	as_count(s, now, -1, 0);
+	as_count(s, now, -1, 0, 0);
 }
 
 static void on_provisioned(struct sim *s, int gi, sym_time now)
 {
 	struct gpu *g = &s->gpus[gi];
 	g->svc = AS_ON;
-	as_count(s, now, 0, 1);
-	sym_core_gpu_online(s->cores[0], gi, ++g->epoch, now);
+	as_count(s, now, 0, 1, s->gpu_core[gi]);
+	sym_core_gpu_online(s->cores[s->gpu_core[gi]], gi, ++g->epoch, now);
 }
 
-/* Adds k GPUs (the lowest ids out of service): they serve after
- * provision_s and the loading of every model (no sub-clusters). */
-static void as_add(struct sim *s, int k, sym_time now)
+/* Adds k GPUs to part j (the lowest ids out of service): they serve after
+ * provision_s and the loading of the part's models. */
+static void as_add(struct sim *s, int j, int k, sym_time now)
 {
 	const struct sym_experiment *e = s->e;
 	sym_time load = 0;
 	for (size_t i = 0; i < e->nmodels; i++)
-		load += load_time(e, i);
+		if (s->model_core[i] == j)
+			load += load_time(e, i);
 	for (int g = 0; g < e->gpus && k > 0; g++) {
 		if (s->gpus[g].svc != AS_OFF)
 			continue;
 		s->gpus[g].svc = AS_UP;
-		as_count(s, now, 1, 0);
+		s->gpu_core[g] = j;
+		as_count(s, now, 1, 0, j);
 		if (ev_push(&s->ev, now + sym_s(e->autoscale.provision_s) + load, EV_PROVISIONED, g))
 			s->err = -ENOMEM;
 		k--;
 	}
 }
 
-/* Releases k GPUs in service, the highest ids, idle ones first: each leaves
- * the core now (no new batch), runs out what it holds, then is released. */
-static void as_release(struct sim *s, int k, sym_time now)
+/* Releases k GPUs in service in part j, the highest ids, idle ones first:
+ * each leaves its core now (no new batch), runs out what it holds, then is
+ * released. */
+static void as_release(struct sim *s, int j, int k, sym_time now)
 {
 	for (int pass = 0; pass < 2 && k > 0; pass++)
 		for (int g = s->e->gpus - 1; g >= 0 && k > 0; g--) {
 			struct gpu *gg = &s->gpus[g];
-			if (gg->svc != AS_ON || (pass == 0 && (gg->qn || gg->en)))
+			if (gg->svc != AS_ON || s->gpu_core[g] != j || (pass == 0 && (gg->qn || gg->en)))
 				continue;
 			gg->svc = AS_DRAIN;
-			as_count(s, now, 0, -1);
+			as_count(s, now, 0, -1, j);
 			gg->leaving = true;
 			gg->skip_ends = gg->qn + gg->en;
-			if (sym_core_gpu_offline(s->cores[0], g, ++gg->epoch, now)) {
+			if (sym_core_gpu_offline(s->cores[j], g, ++gg->epoch, now)) {
 				s->err = -EPROTO;
 				return;
 			}
@@ -1362,44 +1400,63 @@ static void on_scale(struct sim *s, sym_time now)
 	const struct sym_experiment *e = s->e;
 	const struct sym_autoscale_cfg *c = &e->autoscale;
 	struct sym_autoscale_result *as = &s->res->as;
-	int on = 0, up = 0;
+	struct sym_scale_part *parts = s->as_sp;
+	int L = s->ncores, on = 0, up = 0, *delta = s->as_delta;
+	memset(parts, 0, (size_t)L * sizeof(*parts));
 	for (int g = 0; g < e->gpus; g++) {
+		parts[s->gpu_core[g] < 0 ? 0 : s->gpu_core[g]].serving += s->gpus[g].svc == AS_ON;
+		parts[s->gpu_core[g] < 0 ? 0 : s->gpu_core[g]].pending += s->gpus[g].svc == AS_UP;
 		on += s->gpus[g].svc == AS_ON;
 		up += s->gpus[g].svc == AS_UP;
 	}
-	double secs = sym_to_s(s->as_len);
-	/* the requests that ended in the interval, and of them the bad */
-	uint64_t nbad = s->bad_all - s->as_bad, ngood = s->ended - s->as_ended - nbad;
+	double secs = sym_to_s(s->as_len), busy_s = 0, serving_s = 0;
+	uint64_t nbad = 0, nended = 0;
 	/* busy over the GPU-time in service in the interval (GPUs released in it counted while they
-	 * served; a batch running at the decision counted in the next) */
-	as_count(s, now, 0, 0);
-	double busy = s->as_serving_s > 0 ? s->as_busy_s / s->as_serving_s : 1;
-	if (busy > 1)
-		busy = 1;
-	struct sym_scale_part part = { .serving = on, .pending = up, .busy_fraction = busy };
-	sym_autoscale_advice(ngood, nbad, busy * (on > 0 ? on : 1) * secs, secs, on > 0 ? on : 1, c->threshold,
-			     &part.advice);
-	int delta = 0;
-	sym_scale_decide(&s->as_cfg, &s->as_state, &part, 1, sym_to_s(now), &delta);
-	double bad = ngood + nbad ? (double)nbad / (double)(ngood + nbad) : 0;
+	 * served; a batch running at the decision counted in the next); the requests that ended in
+	 * it, and of them the bad; per part */
+	as_count(s, now, 0, 0, 0);
+	for (int j = 0; j < L; j++) {
+		struct as_part *ap = &s->as_part[j];
+		struct sym_scale_part *p = &parts[j];
+		double busy = ap->serving_s > 0 ? ap->busy_s / ap->serving_s : 1;
+		p->busy_fraction = busy < 1 ? busy : 1;
+		int n = p->serving > 0 ? p->serving : 1;
+		sym_autoscale_advice(ap->ended - ap->bad, ap->bad, p->busy_fraction * n * secs, secs, n, c->threshold,
+				     &p->advice);
+		busy_s += ap->busy_s;
+		serving_s += ap->serving_s;
+		nbad += ap->bad;
+		nended += ap->ended;
+	}
+	int total = 0;
+	sym_scale_decide(&s->as_cfg, &s->as_state, parts, L, sym_to_s(now), delta);
+	for (int j = 0; j < L; j++)
+		total += delta[j];
+	double busy = serving_s > 0 ? busy_s / serving_s : 1, bad = nended ? (double)nbad / (double)nended : 0;
 	if (as->ndecisions && as->decisions[as->ndecisions - 1].delta)
 		as->decisions[as->ndecisions - 1].bad_rate_next = bad;
 	as->decisions[as->ndecisions++] = (struct sym_as_decision){ .t_s = sym_to_s(now), .in_service = on,
-								    .provisioned = on + up, .busy_fraction = busy,
-								    .bad_rate = bad, .delta = delta, .bad_rate_next = -1 };
-	if (delta > 0) {
+								    .provisioned = on + up, .busy_fraction = busy < 1 ? busy : 1,
+								    .bad_rate = bad, .delta = total, .bad_rate_next = -1 };
+	/* (the decision never adds and releases at once) */
+	if (total > 0) {
 		as->adds++;
-		as->gpus_added += delta;
-		as_add(s, delta, now);
-	} else if (delta < 0) {
+		as->gpus_added += total;
+	} else if (total < 0) {
 		as->releases++;
-		as->gpus_released -= delta;
-		as_release(s, -delta, now);
+		as->gpus_released -= total;
 	}
-	s->as_ended = s->ended;
-	s->as_bad = s->bad_all;
-	s->as_busy_s = 0;
-	s->as_serving_s = 0;
+	for (int j = 0; j < L; j++) {
+		if (as->nparts > 1) {
+			as->part_in_service[(as->ndecisions - 1) * (size_t)L + (size_t)j] = parts[j].serving;
+			as->part_delta[(as->ndecisions - 1) * (size_t)L + (size_t)j] = delta[j];
+		}
+		if (delta[j] > 0)
+			as_add(s, j, delta[j], now);
+		else if (delta[j] < 0)
+			as_release(s, j, -delta[j], now);
+		s->as_part[j] = (struct as_part){ .serving = s->as_part[j].serving };
+	}
 	s->as_iv_start = now;
 	if (now + s->as_len < s->end && ev_push(&s->ev, now + s->as_len, EV_SCALE, 0))
 		s->err = -ENOMEM;
@@ -1606,13 +1663,14 @@ static int sum_totals(const struct sim *s)
 			return -ENOMEM;
 		memcpy(res->model_part, s->model_core, e->nmodels * sizeof(int));
 		memcpy(res->sub_need, s->sc.need, (size_t)s->ncores * sizeof(double));
-		for (int g = 0; g < e->gpus; g++)
-			res->sub_gpus[s->gpu_core[g]]++;
+		for (int g = 0; g < e->gpus; g++) /* (with an autoscaler: those in service at the end) */
+			if (s->gpu_core[g] >= 0)
+				res->sub_gpus[s->gpu_core[g]] += !s->as_on || s->gpus[g].svc == AS_ON;
 	}
 	for (int g = 0; g < e->gpus; g++)
 		res->gpus_used += s->gpus[g].used;
 	if (s->as_on) {
-		as_count((struct sim *)s, s->end, 0, 0);
+		as_count((struct sim *)s, s->end, 0, 0, 0);
 		res->as.gpu_hours = s->as_gpu_s / 3600;
 		res->as.mean_gpus = s->end > 0 ? s->as_gpu_s / sym_to_s(s->end) : 0;
 	}
@@ -1626,6 +1684,9 @@ static void sim_free(struct sim *s)
 		sym_core_destroy(s->cores[j]);
 	free(s->cores);
 	free(s->mcs);
+	free(s->as_part);
+	free(s->as_sp);
+	free(s->as_delta);
 	for (size_t i = 0; s->held && i < e->nmodels; i++)
 		free(s->held[i].r);
 	free(s->held);

@@ -678,6 +678,93 @@ static void test_autoscale(void **state)
 	}
 }
 
+/* The autoscaler with sub-clusters (no epochs): each part gains and gives
+ * back GPUs on its own signals, by the decision the runtime makes too
+ * (control/scale.h); the GPUs in service at the start are split between the
+ * parts, the rest join the part that asks; every request ends once; each
+ * decision's parts add up to it and keep a GPU each; a seed repeats it. */
+static void as_parts_run(const char *autoscale, const char *partition, struct sym_run_result *r)
+{
+	struct sym_experiment e;
+	sym_experiment_init(&e);
+	flag(&e, "zoo", "a100");
+	flag(&e, "models", "ResNet50,VGG16,InceptionV3,MobileNet,DenseNet121,BERT");
+	flag(&e, "segments", "60:2000,60:8000,60:3000");
+	flag(&e, "gpus", "32");
+	flag(&e, "partition", partition);
+	flag(&e, "autoscale", autoscale);
+	resolve(&e);
+	run(&e, 1, r);
+	check_invariants(&e, r);
+	sym_experiment_finish(&e);
+}
+
+static void test_autoscale_subclusters(void **state)
+{
+	(void)state;
+	static const char *cfg = "{\"interval_s\": 10, \"provision_s\": 20, \"min_gpus\": 3, \"max_gpus\": 28, "
+				 "\"start_gpus\": 12}";
+	static const char *part = "{\"subclusters\": 2, \"epoch_s\": 0}";
+	struct sym_run_result a, b;
+	as_parts_run(cfg, part, &a);
+	as_parts_run(cfg, part, &b);
+	assert_int_equal(a.as.nparts, 2);
+	assert_int_equal(a.as.ndecisions, 17);
+	int grew[2] = { 0, 0 }, shrank[2] = { 0, 0 };
+	for (size_t i = 0; i < a.as.ndecisions; i++) {
+		const struct sym_as_decision *x = &a.as.decisions[i];
+		int sum = 0, serving = 0;
+		for (int j = 0; j < 2; j++) {
+			int d = a.as.part_delta[i * 2 + (size_t)j], n = a.as.part_in_service[i * 2 + (size_t)j];
+			assert_true(n >= 1);
+			assert_true(n + d >= 1); /* a part keeps one */
+			grew[j] += d > 0;
+			shrank[j] += d < 0;
+			sum += d;
+			serving += n;
+			assert_int_equal(d, b.as.part_delta[i * 2 + (size_t)j]);
+		}
+		assert_int_equal(sum, x->delta);
+		assert_int_equal(serving, x->in_service);
+		assert_true(x->provisioned <= 28 && x->in_service >= 3);
+	}
+	/* both parts release at low load and the busier one grows at the step */
+	assert_true(shrank[0] + shrank[1] >= 1);
+	assert_true(grew[0] + grew[1] >= 1);
+	assert_true(a.as.peak_gpus > 12); /* GPUs beyond those at the start joined a part */
+	assert_int_equal(a.total.served, b.total.served);
+	/* the parts' GPUs at the end are those in service then */
+	assert_int_equal(a.nsub, 2);
+	const struct sym_as_decision *last = &a.as.decisions[a.as.ndecisions - 1];
+	assert_true(a.sub_gpus[0] + a.sub_gpus[1] >= last->in_service - 2 &&
+		    a.sub_gpus[0] + a.sub_gpus[1] <= last->provisioned + last->delta);
+	sym_run_result_finish(&a);
+	sym_run_result_finish(&b);
+	/* refused: epochs within the run; fewer GPUs at the start than parts */
+	const struct {
+		const char *as, *part, *want;
+	} bad[] = {
+		{ "true", "{\"subclusters\": 2, \"epoch_s\": 60}", "not with partition epochs within the run" },
+		{ "{\"start_gpus\": 2}", "{\"subclusters\": 3, \"epoch_s\": 0}",
+		  "start_gpus: 2, but 3 sub-clusters need at least one GPU each" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct sym_experiment e;
+		sym_experiment_init(&e);
+		flag(&e, "gpus", "32");
+		flag(&e, "duration", "180");
+		flag(&e, "partition", bad[i].part);
+		char err[512] = "";
+		int rc = sym_experiment_apply_flag(&e, "autoscale", bad[i].as, err, sizeof(err));
+		if (!rc)
+			rc = sym_experiment_resolve(&e, err, sizeof(err));
+		if (rc != -EINVAL || !strstr(err, bad[i].want))
+			fail_msg("autoscale %s, partition %s: got %d '%s', want '%s'", bad[i].as, bad[i].part, rc, err,
+				 bad[i].want);
+		sym_experiment_finish(&e);
+	}
+}
+
 static void test_epochs(void **state)
 {
 	(void)state;
@@ -1832,6 +1919,7 @@ int main(void)
 		cmocka_unit_test(test_subclusters),
 		cmocka_unit_test(test_epochs),
 		cmocka_unit_test(test_autoscale),
+		cmocka_unit_test(test_autoscale_subclusters),
 		cmocka_unit_test(test_segments_follow_schedule),
 		cmocka_unit_test(test_trace_replayed),
 		cmocka_unit_test(test_scale),
