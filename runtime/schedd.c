@@ -140,11 +140,12 @@ struct schedd {
 	struct sym_loop *loop;
 	struct sym_sched *sched;
 	struct sym_model_cfg *mc;
-	/* sub-clusters (a partition): the scheduler's kinds are the sub-clusters,
-	 * each with its own ranker (thread); else nsub 0 */
+	/* sub-clusters (a partition): the scheduler's kinds are the pairs (sub-cluster j, GPU kind k),
+	 * numbered j * nkinds + k, each with its own ranker (thread); else nsub 0 */
 	int nsub;
 	struct sym_subclusters sc;
 	struct sym_kind sub_kinds[SYM_MAX_KINDS];
+	int *sub_kind; /* per GPU: its scheduler kind */
 	/* per backend and model (b * nmodels + m): what its GPU holds */
 	uint8_t *holds; /* enum hold */
 	uint64_t loads, unloads, load_failures;
@@ -669,6 +670,19 @@ static void refuse_identity(struct schedd *s, struct sym_fab_conn *conn, const c
 	refuse_hello(s, conn, why);
 }
 
+/* The scheduler's kinds of part j (one per GPU kind: j * nkinds + k), and of
+ * every part. */
+static uint32_t part_kinds(const struct schedd *s, int j)
+{
+	int K = s->c->exp.nkinds;
+	return ((1u << K) - 1) << (j * K);
+}
+
+static uint32_t part_kinds_all(const struct schedd *s)
+{
+	return (uint32_t)((1ull << (s->nsub * s->c->exp.nkinds)) - 1);
+}
+
 /* Whether part `part`'s GPUs are to hold model m: it is the model's part, or
  * the part it is moving to. */
 static bool part_holds(const struct schedd *s, size_t m, int part)
@@ -1084,7 +1098,7 @@ static void move_check(struct schedd *s, int m)
 		move_end(s, m);
 		return;
 	}
-	uint32_t all = (1u << s->nsub) - 1, off = all & ~(1u << to);
+	uint32_t off = ~part_kinds(s, to) & part_kinds_all(s);
 	if (sym_sched_set_kinds_off(s->sched, m, off)) {
 		poll_sched(s); /* the queue was full: room, then once more */
 		if (sym_sched_set_kinds_off(s->sched, m, off)) {
@@ -1881,22 +1895,21 @@ static int write_stats(struct schedd *s, const char *path)
 	return rc;
 }
 
-/* Sub-clusters (symphony-centralized-orchestration.md, Section 4.7): the
- * partition's parts become the scheduler's kinds, so that each has its own
- * ranker (a thread of its own with threads >= 2) and its own GPUs; a model
- * runs only on its part's (kinds_off). The assignment is the configuration's
- * partition.assign, or Appendix A's MILP solved here at the configured rate
- * (within partition.time_limit_s). One GPU kind, at most SYM_MAX_KINDS parts. */
+/* Sub-clusters (symphony-centralized-orchestration.md, Section 4.7): each
+ * pair of a part and a GPU kind becomes one of the scheduler's kinds, so that
+ * each has its own ranker (a thread of its own with threads >= 2) and its own
+ * GPUs; a model runs only on its part's (kinds_off), on every kind there, with
+ * that kind's profile. The assignment is the configuration's partition.assign,
+ * or Appendix A's MILP solved here at the configured rate (within
+ * partition.time_limit_s). Parts times kinds at most SYM_MAX_KINDS. */
 static int setup_subclusters(struct schedd *s, char *err, size_t errlen)
 {
 	struct sym_experiment *e = &s->c->exp;
-	int L = e->partition.subclusters;
-	if (e->nkinds > 1)
-		return snprintf(err, errlen, "partition: the runtime runs sub-clusters on a cluster of one GPU kind "
-			       "(this one has %d)", e->nkinds), -EINVAL;
-	if (L > SYM_MAX_KINDS)
-		return snprintf(err, errlen, "partition: the runtime runs at most %d sub-clusters (one ranker each), "
-			       "got %d", SYM_MAX_KINDS, L), -EINVAL;
+	int L = e->partition.subclusters, K = e->nkinds;
+	if (L * K > SYM_MAX_KINDS)
+		return snprintf(err, errlen, "partition: the runtime runs at most %d rankers, one per sub-cluster and GPU "
+			       "kind; %d sub-clusters of %d kind%s make %d", SYM_MAX_KINDS, L, K, K > 1 ? "s" : "", L * K),
+		       -EINVAL;
 	int rc;
 	if (!e->partition.assign) {
 		sym_rt_log(WHO, "partition: solving Appendix A's MILP for %zu models in %d sub-clusters (at most %g s)",
@@ -1913,14 +1926,20 @@ static int setup_subclusters(struct schedd *s, char *err, size_t errlen)
 	s->move_to = malloc(e->nmodels * sizeof(*s->move_to));
 	s->retry_to = malloc(e->nmodels * sizeof(*s->retry_to));
 	s->move_phase = calloc(e->nmodels, 1);
-	if (!s->iv_part || !s->holds || !s->ep_base || !s->move_to || !s->retry_to || !s->move_phase)
+	s->sub_kind = calloc((size_t)e->gpus, sizeof(*s->sub_kind));
+	if (!s->iv_part || !s->holds || !s->ep_base || !s->move_to || !s->retry_to || !s->move_phase || !s->sub_kind)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	for (size_t m = 0; m < e->nmodels; m++)
 		s->move_to[m] = s->retry_to[m] = -1;
+	for (int g = 0; g < e->gpus; g++)
+		s->sub_kind[g] = s->sc.gpu_part[g] * K + e->gpu_kind[g];
 	for (int j = 0; j < L; j++) {
-		s->sub_kinds[j] = e->kinds[0];
-		snprintf(s->sub_kinds[j].name, sizeof(s->sub_kinds[j].name), "%.20s/sub%u", e->kinds[0].name,
-			 (unsigned)(unsigned char)j); /* (j < SYM_MAX_KINDS: the cast tells the compiler it fits) */
+		for (int k = 0; k < K; k++) {
+			struct sym_kind *x = &s->sub_kinds[j * K + k];
+			*x = e->kinds[k];
+			snprintf(x->name, sizeof(x->name), "%.20s/sub%u", e->kinds[k].name,
+				 (unsigned)(unsigned char)j); /* (j < SYM_MAX_KINDS: the cast tells the compiler it fits) */
+		}
 		int models = 0, gpus = 0;
 		for (size_t m = 0; m < e->nmodels; m++)
 			models += s->sc.model_part[m] == j;
@@ -1929,11 +1948,12 @@ static int setup_subclusters(struct schedd *s, char *err, size_t errlen)
 		sym_rt_log(WHO, "sub-cluster %d: %d models, %d GPUs (they need %.2f at the configured rate)", j, models,
 			   gpus, s->sc.need[j]);
 	}
-	uint32_t all = (1u << L) - 1;
 	for (size_t m = 0; m < e->nmodels; m++) {
-		for (int j = 1; j < L; j++)
-			s->mc[m].by_kind[j] = &e->profiles[m];
-		s->mc[m].kinds_off = all & ~(1u << s->sc.model_part[m]);
+		for (int j = 0; j < L; j++)
+			for (int k = 0; k < K; k++)
+				if (j * K + k > 0)
+					s->mc[m].by_kind[j * K + k] = &e->profiles[(size_t)k * e->nmodels + m];
+		s->mc[m].kinds_off = ~part_kinds(s, s->sc.model_part[m]) & part_kinds_all(s);
 	}
 	return 0;
 }
@@ -1992,8 +2012,8 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	s->iv_len = (sym_time)(e->interval_s * 1e9);
 	s->iv_start = sym_monotonic_ns();
 	struct sym_sched_cfg sc = {
-		.core = { .nmodels = (int)e->nmodels, .models = mc, .ngpus = ng, .nkinds = s->nsub ? s->nsub : e->nkinds,
-			  .kinds = s->nsub ? s->sub_kinds : e->kinds, .gpu_kind = s->nsub ? s->sc.gpu_part : e->gpu_kind,
+		.core = { .nmodels = (int)e->nmodels, .models = mc, .ngpus = ng, .nkinds = s->nsub ? s->nsub * e->nkinds : e->nkinds,
+			  .kinds = s->nsub ? s->sub_kinds : e->kinds, .gpu_kind = s->nsub ? s->sub_kind : e->gpu_kind,
 			  .policy = e->policy, .gather = e->gather,
 			  .net = { .ctrl = sym_ms(e->ctrl_ms), .data = sym_ms(e->data_ms), .resp = sym_ms(e->resp_ms) },
 			  .send_ahead = e->send_ahead, .max_ahead = 1 },
@@ -2676,6 +2696,7 @@ static void teardown(struct schedd *s)
 	free(s->move_to);
 	free(s->retry_to);
 	free(s->move_phase);
+	free(s->sub_kind);
 	for (int g = 0; s->gpus && g < s->c->backends_max; g++)
 		for (int j = 0; j < GPU_Q; j++)
 			free(s->gpus[g].q[j].reqs);

@@ -1855,6 +1855,52 @@ static void test_subclusters(void **state)
 	passed = true;
 }
 
+/* Sub-clusters on a heterogeneous cluster (issue 31): two a100 GPUs and two "slow" ones (twice
+ * the latencies), two sub-clusters of two models; each pair of sub-cluster and kind is a ranker
+ * of its own, each sub-cluster gets GPUs of both kinds, and every request is answered once. */
+static void test_subclusters_kinds(void **state)
+{
+	(void)state;
+	config_replace("\"slo_ms\": 40,", "\"slo_ms\": 60, \"num_models\": 4, \"cluster\": [{\"kind\": \"a100\", \"count\": 2}, {\"kind\": \"slow\", \"count\": 2, "
+		       "\"scale\": 2}], "
+		       "\"partition\": {\"subclusters\": 2, \"assign\": [0, 0, 1, 1], \"load_ms\": 30},");
+	config_replace("\"heartbeat_ms\": 10,", "\"heartbeat_ms\": 10, \"threads\": 2,");
+	config_replace("\"failure_ms\": 50,", "\"failure_ms\": 3000,");
+	struct cluster c;
+	cluster_start(&c);
+	pid_t lg = loadgen_start("kinds.json", "200", "2");
+	int st = wait_for(lg, 40);
+	int sst = cluster_stop(&c);
+	assert_int_equal(st, 0);
+	assert_int_equal(sst, 0);
+	cJSON *j = assert_exactly_once("kinds.json");
+	const cJSON *models = cJSON_GetObjectItem(j, "models");
+	for (int m = 0; m < 4; m++)
+		assert_true(num(cJSON_GetArrayItem(models, m), "served") > 0);
+	cJSON_Delete(j);
+	/* the a100s split one to each part (kind 0 first), then the slow ones one each */
+	cJSON *s = load_json("schedd.json");
+	const cJSON *subs = cJSON_GetObjectItem(s, "subclusters");
+	assert_int_equal(cJSON_GetArraySize(subs), 2);
+	for (int p = 0; p < 2; p++) {
+		const cJSON *gpus = cJSON_GetObjectItem(cJSON_GetArrayItem(subs, p), "gpus");
+		assert_int_equal(cJSON_GetArraySize(gpus), 2);
+		assert_true(cJSON_GetArrayItem(gpus, 0)->valueint < 2 && cJSON_GetArrayItem(gpus, 1)->valueint >= 2);
+	}
+	cJSON_Delete(s);
+	assert_int_equal(count_in("schedd.log", "loaded the models of sub-cluster"), 4);
+	assert_int_equal(count_in("backend2.log", "registered with schedd (slow, 0 of the 4 models loaded)"), 1);
+	/* 3 sub-clusters of 3 kinds would be 9 rankers: refused, saying so */
+	config_replace("\"subclusters\": 2, \"assign\": [0, 0, 1, 1]", "\"subclusters\": 3, \"assign\": [0, 1, 2, 2]");
+	config_replace("\"scale\": 2}]", "\"scale\": 2}, {\"kind\": \"x\", \"count\": 5, \"scale\": 3}]");
+	config_replace("\"failure_ms\": 3000,", "\"failure_ms\": 3000, \"backends_max\": 9,");
+	const char *a[] = { "schedd", cfg, NULL };
+	assert_int_equal(wait_for(spawn("schedd9.log", a), 20), 2);
+	assert_int_equal(count_in("schedd9.log", "at most 8 rankers, one per sub-cluster and GPU kind; 3 sub-clusters "
+				  "of 3 kinds make 9"), 1);
+	passed = true;
+}
+
 /* Epochs in the runtime: four models of equal rates start three in sub-cluster 0 and one in
  * sub-cluster 1; every second schedd re-partitions from the measured rates and moves a model
  * to sub-cluster 1: loaded there, switched, unloaded from sub-cluster 0's GPUs, while the
@@ -2449,6 +2495,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_epochs, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_autoscale, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_subclusters, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_subclusters_kinds, setup, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
