@@ -692,6 +692,17 @@ int sym_core_gpu_online(struct sym_core *c, int gpu, uint32_t epoch, sym_time no
 	return 0;
 }
 
+int sym_core_gpu_set_kind(struct sym_core *c, int gpu, int kind)
+{
+	if (gpu < 0 || gpu >= c->ngpus || kind < 0 || kind >= c->nkinds)
+		return -EINVAL;
+	struct sym_gpu_state *gs = &c->gpus[gpu];
+	if (!gs->off)
+		return -EBUSY;
+	gs->kind = kind; /* (the old kind's ranker keeps it offline; the new one's takes it at online) */
+	return 0;
+}
+
 int sym_core_set_kinds_off(struct sym_core *c, int m, uint32_t kinds_off, sym_time now)
 {
 	struct core *k = impl(c);

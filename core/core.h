@@ -140,6 +140,12 @@ void sym_core_gpu_free(struct sym_core *c, int gpu, sym_time now);
 int sym_core_gpu_offline(struct sym_core *c, int g, uint32_t epoch, sym_time now);
 int sym_core_gpu_online(struct sym_core *c, int g, uint32_t epoch, sym_time now);
 
+/* GPU g, offline, becomes one of kind `kind`'s (its ranker's) from its next
+ * sym_core_gpu_online: a GPU moving to another sub-cluster, whose part and
+ * kind the driver maps onto the core's kinds. 0; -EINVAL for a bad id or
+ * kind; -EBUSY while g is online. */
+int sym_core_gpu_set_kind(struct sym_core *c, int g, int kind);
+
 /* Model m runs on the kinds not in kinds_off from now on (a model moving to
  * another sub-cluster, Section 4.7 of symphony-centralized-orchestration.md):
  * its queue stays, and its next batch goes to a GPU of a kind it runs on.

@@ -649,6 +649,8 @@ static void solo_msg(struct solo *so, const struct in_msg *m, sym_time now)
 		sym_core_gpu_offline(c, g, (uint32_t)m->model, now);
 		break;
 	case IN_GPU_ONLINE:
+		if (m->arrival) /* (a GPU moving to another kind: sym_sched_gpu_online_kind) */
+			sym_core_gpu_set_kind(c, g, (int)m->arrival - 1);
 		sym_core_gpu_online(c, g, (uint32_t)m->model, now);
 		break;
 	}
@@ -989,6 +991,7 @@ static int make_solo(struct sym_sched *s, const struct sym_sched_cfg *cfg, size_
 	if (!so)
 		return fail(err, errlen, -ENOMEM, "%s", "out of memory");
 	s->solo = so;
+	s->nkinds = cfg->core.nkinds > 1 ? cfg->core.nkinds : 1;
 	so->t.efd = so->t.tfd = -1;
 	int rc = thr_init(&so->t, s, true, "sym-sched");
 	if (rc)
@@ -1330,23 +1333,38 @@ int sym_sched_gpu_free(struct sym_sched *s, int g)
 	return sym_sched_gpu_done(s, g, now, now, false);
 }
 
-static int gpu_state(struct sym_sched *s, int g, bool off)
+/* kind >= 0: an offline GPU comes online as one of that kind's (the new
+ * kind's ranker gets the ONLINE; the old one's keeps it offline). */
+static int gpu_state(struct sym_sched *s, int g, bool off, int kind)
 {
-	if (g < 0 || g >= s->ngpus)
+	if (g < 0 || g >= s->ngpus || kind >= s->nkinds)
 		return -EINVAL;
 	if (s->off[g] == off)
-		return 0;
-	int rc = gpu_msg(s, g, off ? IN_GPU_OFFLINE : IN_GPU_ONLINE, s->epoch[g] + 1, 0, 0);
-	if (rc)
+		return kind >= 0 ? -EBUSY : 0;
+	/* (split: the driver's own map, which gpu_msg routes by; solo: the core's, changed on its
+	 * thread with the ONLINE) */
+	int old = s->solo ? 0 : s->gpu_kind[g];
+	if (kind >= 0 && !s->solo)
+		s->gpu_kind[g] = kind;
+	int rc = gpu_msg(s, g, off ? IN_GPU_OFFLINE : IN_GPU_ONLINE, s->epoch[g] + 1, kind + 1, 0);
+	if (rc) {
+		if (!s->solo)
+			s->gpu_kind[g] = old;
 		return rc;
+	}
 	s->off[g] = off;
 	s->epoch[g]++;
 	return 0;
 }
 
-int sym_sched_gpu_offline(struct sym_sched *s, int g) { return gpu_state(s, g, true); }
+int sym_sched_gpu_offline(struct sym_sched *s, int g) { return gpu_state(s, g, true, -1); }
 
-int sym_sched_gpu_online(struct sym_sched *s, int g) { return gpu_state(s, g, false); }
+int sym_sched_gpu_online(struct sym_sched *s, int g) { return gpu_state(s, g, false, -1); }
+
+int sym_sched_gpu_online_kind(struct sym_sched *s, int g, int kind)
+{
+	return kind < 0 ? -EINVAL : gpu_state(s, g, false, kind);
+}
 
 /* Delivers a complete dispatch (or its requests as drops when it was
  * decided before the driver's latest offline/online of its GPU). */

@@ -171,6 +171,11 @@ int sym_sched_gpu_free(struct sym_sched *s, int g);
 int sym_sched_gpu_offline(struct sym_sched *s, int g);
 int sym_sched_gpu_online(struct sym_sched *s, int g);
 
+/* Offline GPU g comes back online as one of kind `kind`'s (its ranker's): a
+ * GPU moved to another sub-cluster. 0, -EINVAL (no such GPU or kind),
+ * -EBUSY (g is online) or -EAGAIN. */
+int sym_sched_gpu_online_kind(struct sym_sched *s, int g, int kind);
+
 /* Runs out's callbacks for up to max pending decisions (dispatch counts as
  * one). Returns how many ran. */
 size_t sym_sched_poll(struct sym_sched *s, const struct sym_sched_out *out, size_t max);

@@ -96,6 +96,7 @@ struct peer {
 	bool loading;
 	int pending;
 	sym_time hello_at;
+	bool gmove; /* backend, at an epoch: its GPU moves to another sub-cluster (offline, draining, loading) */
 };
 
 /* What an accepted connection is, once it said hello. */
@@ -161,6 +162,14 @@ struct schedd {
 	uint8_t *move_phase; /* 1 loading on the new part, 2 switching */
 	int *retry_to;      /* per model: a move that failed for want of room, tried again once the others are done */
 	int moving;         /* moves under way */
+	/* the epoch's GPU moves (as the simulator's, Section 4.7): the split for the new assignment at
+	 * the measured rates, each GPU staying where it can; done once the models have moved. A moving
+	 * GPU goes offline, runs out its batches, unloads its old part's models, loads the new part's,
+	 * and comes online in its new part's ranker. */
+	int *gpu_to;        /* per GPU: its part after the epoch */
+	bool gmove_due;     /* the split decided, the model moves still under way */
+	int gmoving;        /* GPUs moving */
+	uint64_t gpus_moved;
 	int nepochs;
 	uint64_t moves_started, moves_done, moves_failed, moves_retried;
 	double last_rate_imb, last_mem_imb;
@@ -444,6 +453,18 @@ static void gpu_call(struct schedd *s, int (*fn)(struct sym_sched *, int), int g
 		poll_sched(s);
 }
 
+/* GPU g online, in its part's ranker with sub-clusters (a GPU that moved comes
+ * online in its new one). */
+static void gpu_up(struct schedd *s, int g)
+{
+	if (!s->nsub) {
+		gpu_call(s, sym_sched_gpu_online, g);
+		return;
+	}
+	while (sym_sched_gpu_online_kind(s->sched, g, s->sub_kind[g]) == -EAGAIN)
+		poll_sched(s);
+}
+
 static void gpu_done(struct schedd *s, int g, sym_time start, sym_time end, bool rejected)
 {
 	while (sym_sched_gpu_done(s->sched, g, start, end, rejected) == -EAGAIN)
@@ -496,6 +517,8 @@ static void check_stall(struct schedd *s);
 static bool active_now(const struct schedd *s);
 
 static void move_check(struct schedd *s, int m);
+static void gmove_abort(struct schedd *s, int b);
+static void gmove_load(struct schedd *s, int g);
 
 static void backend_down(struct schedd *s, int b, const char *why)
 {
@@ -524,6 +547,7 @@ static void backend_down(struct schedd *s, int b, const char *why)
 		gb->n = 0;
 	}
 	gpu_call(s, sym_sched_gpu_offline, b);
+	gmove_abort(s, b);
 	p->suspect = p->leaving = p->back = p->loading = false;
 	p->pending = 0;
 	send_status(s, -1);
@@ -561,7 +585,7 @@ static void backend_heard(struct schedd *s, int b)
 	struct peer *p = &s->be[b];
 	if (!p->suspect || p->leaving)
 		return;
-	if (p->loading) { /* never online yet: it goes online when its loads are done */
+	if (p->loading || p->gmove) { /* it goes online when its loads (or its GPU's move) are done */
 		p->suspect = p->back = false;
 		return;
 	}
@@ -570,7 +594,7 @@ static void backend_heard(struct schedd *s, int b)
 		return;
 	}
 	p->suspect = p->back = false;
-	gpu_call(s, sym_sched_gpu_online, b);
+	gpu_up(s, b);
 	s->recovered++;
 	sym_rt_log_limited(&s->heard_log, WHO, "backend %d heard again: GPU %d online", b, b);
 	send_status(s, -1);
@@ -761,6 +785,8 @@ static void on_loaded(struct schedd *s, struct sym_fab_conn *conn, int b, const 
 		*h = HOLD_NO;
 		s->unloads++;
 		repo_step(s);
+		if (p->gmove)
+			gmove_load(s, b);
 		return;
 	}
 	bool moving = s->move_to && s->move_to[mi] == s->sc.gpu_part[b];
@@ -784,6 +810,10 @@ static void on_loaded(struct schedd *s, struct sym_fab_conn *conn, int b, const 
 				   m->u.loaded.why ? m->u.loaded.why : "");
 		if (moving)
 			move_check(s, mi);
+		if (p->gmove && p->loading) { /* its GPU stays offline, as at a registration */
+			p->gmove = false;
+			s->gmoving--;
+		}
 		repo_step(s);
 		return;
 	}
@@ -802,10 +832,110 @@ static void on_loaded(struct schedd *s, struct sym_fab_conn *conn, int b, const 
 	if (!s->o->quiet)
 		sym_rt_log(WHO, "backend %d loaded the models of sub-cluster %d in %.3f s: GPU %d online", b,
 			   s->nsub ? s->sc.gpu_part[b] : 0, (double)(sym_monotonic_ns() - p->hello_at) / 1e9, b);
+	if (p->gmove) {
+		p->gmove = false;
+		s->gmoving--;
+	}
 	if (p->suspect || p->leaving)
 		return;
-	gpu_call(s, sym_sched_gpu_online, b);
+	gpu_up(s, b);
 	send_status(s, -1);
+}
+
+/* ---- GPU moves between sub-clusters (epochs) ---- */
+
+/* GPU g is part `to`'s from now on (its ranker's when it comes online). */
+static void gmove_assign(struct schedd *s, int g, int to)
+{
+	s->sc.gpu_part[g] = to;
+	s->sub_kind[g] = to * s->c->exp.nkinds + s->c->exp.gpu_kind[g];
+}
+
+/* A moving GPU whose backend failed or left: the move ends there (its GPU is
+ * its new part's; a backend registering with that id loads that part's). */
+static void gmove_abort(struct schedd *s, int b)
+{
+	if (!s->be[b].gmove)
+		return;
+	s->be[b].gmove = false;
+	s->gmoving--;
+	gmove_assign(s, b, s->gpu_to[b]);
+}
+
+/* Moving GPU g ran out its batches and has no load or unload in flight (a
+ * model that moved out of its old part is being unloaded from it at first):
+ * it unloads what its new part does not hold (first: their memory is what
+ * the others need) and loads what it lacks; on_loaded puts it online in its
+ * new part once they are loaded. */
+static void gmove_load(struct schedd *s, int g)
+{
+	const struct sym_experiment *e = &s->c->exp;
+	size_t n = e->nmodels;
+	struct peer *p = &s->be[g];
+	if (p->pending || s->gpus[g].qn || s->sc.gpu_part[g] == s->gpu_to[g])
+		return; /* (on_loaded and on_done call again) */
+	int from = s->sc.gpu_part[g];
+	gmove_assign(s, g, s->gpu_to[g]);
+	uint8_t *h = s->holds + (size_t)g * n;
+	int loads = 0, unloads = 0;
+	for (size_t m = 0; m < n; m++)
+		if (h[m] == HOLD_YES && !should_hold(s, m, g)) {
+			send_load(s, g, (int)m, SYM_WIRE_UNLOAD);
+			unloads++;
+		}
+	for (size_t m = 0; m < n; m++)
+		if (h[m] == HOLD_NO && should_hold(s, m, g)) {
+			send_load(s, g, (int)m, SYM_WIRE_LOAD);
+			loads++;
+		}
+	p->hello_at = sym_monotonic_ns(); /* (on_loaded's log says how long the loads took from here) */
+	if (!s->o->quiet)
+		sym_rt_log(WHO, "GPU %d left sub-cluster %d, its batches done: unloading %d models, loading %d for "
+			   "sub-cluster %d", g, from, unloads, loads, s->gpu_to[g]);
+	p->loading = loads > 0;
+	if (p->loading)
+		return;
+	p->gmove = false;
+	s->gmoving--;
+	if (!p->suspect && !p->leaving) {
+		gpu_up(s, g);
+		send_status(s, -1);
+	}
+}
+
+/* The epoch's GPU moves, once its model moves are done: each GPU whose part
+ * changes goes offline and runs out its batches (on_done), then loads. A GPU
+ * without a backend is the new part's at once; one whose backend is still
+ * loading (it just registered) stays. */
+static void gmoves_start(struct schedd *s)
+{
+	s->gmove_due = false;
+	for (int g = 0; g < s->c->backends_max; g++) {
+		int to = s->gpu_to[g], from = s->sc.gpu_part[g];
+		if (to == from)
+			continue;
+		struct peer *p = &s->be[g];
+		if (p->conn && p->loading) { /* registered, loading its part's models: it stays (this epoch) */
+			s->gpu_to[g] = from;
+			continue;
+		}
+		s->gpus_moved++;
+		if (!p->conn) {
+			gmove_assign(s, g, to);
+			if (!s->o->quiet)
+				sym_rt_log(WHO, "epoch %d: GPU %d (no backend serving it) moves from sub-cluster %d to %d",
+					   s->nepochs, g, from, to);
+			continue;
+		}
+		if (!s->o->quiet)
+			sym_rt_log(WHO, "epoch %d: GPU %d moves from sub-cluster %d to %d: offline, %zu batches to finish",
+				   s->nepochs, g, from, to, (size_t)s->gpus[g].qn);
+		p->gmove = true;
+		s->gmoving++;
+		gpu_call(s, sym_sched_gpu_offline, g);
+		send_status(s, -1);
+		gmove_load(s, g);
+	}
 }
 
 /* ---- the model repository API (KServe v2's repository extension) ---- */
@@ -1062,6 +1192,8 @@ static void move_end(struct schedd *s, int m)
 			s->moves_retried++;
 			move_start(s, (int)k, to);
 		}
+	if (!s->moving && s->gmove_due)
+		gmoves_start(s);
 }
 
 /* Model m's move, loading on its new part: once every GPU of that part that
@@ -1161,9 +1293,9 @@ static void on_epoch(struct sym_loop_timer *t, void *ctx)
 		if (s->retry_to[m] == -2)
 			s->retry_to[m] = -1;
 	}
-	if (s->moving) {
-		sym_rt_log(WHO, "epoch %d: %d moves of the last epoch still under way; no new partition", s->nepochs,
-			   s->moving);
+	if (s->moving || s->gmoving || s->gmove_due) {
+		sym_rt_log(WHO, "epoch %d: %d model and %d GPU moves of the last epoch still under way; no new partition",
+			   s->nepochs, s->moving, s->gmoving + (s->gmove_due ? 1 : 0));
 		goto out;
 	}
 	struct sym_part_problem p;
@@ -1176,15 +1308,26 @@ static void on_epoch(struct sym_loop_timer *t, void *ctx)
 	}
 	s->last_rate_imb = r.rate_imbalance;
 	s->last_mem_imb = r.mem_imbalance;
-	int moves = 0;
+	int moves = 0, gmoves = 0;
 	for (size_t m = 0; m < n; m++)
 		moves += r.assign[m] != s->sc.model_part[m];
+	/* the GPUs for the new assignment at the measured rates, each staying where it can (the
+	 * simulator's split); they move once the models have */
+	if (sym_subclusters_split(e, rates, r.assign, s->nsub, s->sc.gpu_part, s->gpu_to, NULL, err, sizeof(err))) {
+		sym_rt_log(WHO, "epoch %d: no GPU split (%s); the GPUs stay", s->nepochs, err);
+		memcpy(s->gpu_to, s->sc.gpu_part, (size_t)e->gpus * sizeof(int));
+	}
+	for (int g = 0; g < e->gpus; g++)
+		gmoves += s->gpu_to[g] != s->sc.gpu_part[g];
+	s->gmove_due = gmoves > 0;
 	if (!s->o->quiet)
-		sym_rt_log(WHO, "epoch %d: rates over %.1f s; %d models move; imbalance rate %.4f, static memory %.4f",
-			   s->nepochs, secs, moves, r.rate_imbalance, r.mem_imbalance);
+		sym_rt_log(WHO, "epoch %d: rates over %.1f s; %d models move, then %d GPUs; imbalance rate %.4f, static "
+			   "memory %.4f", s->nepochs, secs, moves, gmoves, r.rate_imbalance, r.mem_imbalance);
 	for (size_t m = 0; m < n; m++)
 		if (r.assign[m] != s->sc.model_part[m])
 			move_start(s, (int)m, r.assign[m]);
+	if (!s->moving && s->gmove_due)
+		gmoves_start(s);
 out:
 	sym_part_result_free(&r);
 	free(rates);
@@ -1300,7 +1443,7 @@ static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l
 		check_taken_over(s);
 		return;
 	}
-	gpu_call(s, sym_sched_gpu_online, id);
+	gpu_up(s, id);
 	if (!s->o->quiet)
 		sym_rt_log(WHO, "backend %d (%s) registered: GPU %d online", id, kind, id);
 	send_status(s, -1);
@@ -1390,6 +1533,8 @@ static void on_done(struct schedd *s, struct sym_fab_conn *conn, int g, const st
 	pop_empty(s, g, now);
 	if (s->be[g].back && !gp->qn)
 		backend_heard(s, g);
+	if (s->be[g].gmove)
+		gmove_load(s, g); /* once its batches are done it loads its new part's models */
 }
 
 /* A peer leaving: a backend's GPU gets no new plan, and the backend learns that
@@ -1838,6 +1983,7 @@ static int write_stats(struct schedd *s, const char *path)
 		cJSON_AddNumberToObject(ep, "moves_done", (double)s->moves_done);
 		cJSON_AddNumberToObject(ep, "moves_failed", (double)s->moves_failed);
 		cJSON_AddNumberToObject(ep, "moves_retried", (double)s->moves_retried);
+		cJSON_AddNumberToObject(ep, "gpus_moved", (double)s->gpus_moved);
 		cJSON_AddNumberToObject(ep, "rate_imbalance", s->last_rate_imb);
 		cJSON_AddNumberToObject(ep, "mem_imbalance", s->last_mem_imb);
 	}
@@ -1927,7 +2073,9 @@ static int setup_subclusters(struct schedd *s, char *err, size_t errlen)
 	s->retry_to = malloc(e->nmodels * sizeof(*s->retry_to));
 	s->move_phase = calloc(e->nmodels, 1);
 	s->sub_kind = calloc((size_t)e->gpus, sizeof(*s->sub_kind));
-	if (!s->iv_part || !s->holds || !s->ep_base || !s->move_to || !s->retry_to || !s->move_phase || !s->sub_kind)
+	s->gpu_to = calloc((size_t)e->gpus, sizeof(*s->gpu_to));
+	if (!s->iv_part || !s->holds || !s->ep_base || !s->move_to || !s->retry_to || !s->move_phase || !s->sub_kind ||
+	    !s->gpu_to)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	for (size_t m = 0; m < e->nmodels; m++)
 		s->move_to[m] = s->retry_to[m] = -1;
@@ -2183,6 +2331,7 @@ static void fence_peers(struct schedd *s)
 			gb->n = 0;
 		}
 		gpu_call(s, sym_sched_gpu_offline, b);
+		gmove_abort(s, b);
 		p->suspect = p->leaving = p->back = p->loading = false;
 		p->pending = 0;
 		for (size_t m = 0; s->move_phase && m < s->c->exp.nmodels; m++)
@@ -2697,6 +2846,7 @@ static void teardown(struct schedd *s)
 	free(s->retry_to);
 	free(s->move_phase);
 	free(s->sub_kind);
+	free(s->gpu_to);
 	for (int g = 0; s->gpus && g < s->c->backends_max; g++)
 		for (int j = 0; j < GPU_Q; j++)
 			free(s->gpus[g].q[j].reqs);

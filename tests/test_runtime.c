@@ -929,6 +929,17 @@ static int curl(const char *name, const char *method, int off, const char *path,
 	return curl_at(name, method, scheme, http_port(off), path, extra);
 }
 
+/* curl for an inference whose answer, not its timing, is under test: a 503 (the scheduler
+ * dropped the request to protect its SLO, on a machine stalled by other tests) is tried again,
+ * twice at most; any other status is returned at once. */
+static int curl_infer(const char *name, int off, const char *extra)
+{
+	int code = 0;
+	for (int k = 0; k < 3 && (code = curl(name, "POST", off, "/v2/models/m/infer", extra)) == 503; k++)
+		fprintf(stderr, "%s: 503 (dropped to protect the SLO), tried again\n", name);
+	return code;
+}
+
 static void write_file(const char *name, const void *data, size_t len)
 {
 	char path[400];
@@ -976,10 +987,14 @@ static void test_http_api(void **state)
 	(void)state;
 	/* frontend 0 is stopped for 500 ms below: it must not be taken for failed */
 	config_replace("\"failure_ms\": 50,", "\"failure_ms\": 3000,");
-	/* the API's answers, not timing: in the thread-sanitizer build (low_load_bad_allowed > 0)
-	 * an inference took 42 ms against the 40 ms SLO and was answered 504 */
-	if (low_load_bad_allowed > 0)
+	/* the API's answers, not timing: in the thread-sanitizer build (low_load_bad_allowed > 0) an
+	 * inference took 42 ms against the 40 ms SLO and was answered 504. A lone request is deferred to
+	 * its latest start whatever the SLO (with 200 ms, one was still 9.5 ms late on a loaded machine):
+	 * what absorbs a slow machine is the planned response delay, 40 ms here instead of 4 */
+	if (low_load_bad_allowed > 0) {
 		config_replace("\"slo_ms\": 40,", "\"slo_ms\": 200,");
+		config_replace("\"resp_ms\": 4", "\"resp_ms\": 40");
+	}
 	struct cluster c;
 	cluster_start(&c);
 	/* health, metadata */
@@ -1006,7 +1021,7 @@ static void test_http_api(void **state)
 		infer_body("req.json", 3 + fe, "UINT8", IN_BYTES);
 		char path[400];
 		snprintf(path, sizeof(path), "--data-binary @%s/req.json", dir);
-		assert_int_equal(curl("b", "POST", 1 + fe, "/v2/models/m/infer", path), 200);
+		assert_int_equal(curl_infer("b", 1 + fe, path), 200);
 		char want[200];
 		snprintf(want, sizeof(want), "\"id\":\"req-%d\",\"outputs\":[{\"name\":\"OUTPUT0\",\"datatype\":\"UINT64\","
 			 "\"shape\":[1,1],\"data\":[%llu]}]", 3 + fe, (unsigned long long)expected_digest(3 + fe));
@@ -1474,9 +1489,11 @@ static void test_http_hardening(void **state)
 		 "\"%s/tls.key\", \"http_token_file\": \"%s\", \"clients_max\": 4, \"http_conn_max\": 8, "
 		 "\"http_timeout_s\": 1, \"metrics_base\": %d,", dir, dir, path, atoi(port) + 2000);
 	config_replace("\"failure_ms\": 50,", extra);
-	/* answers, not timing: under the thread sanitizer on a loaded machine a lone inference once took
-	 * 43 ms against the 40 ms SLO and was answered 504 where the test wanted 200 */
-	config_replace("\"slo_ms\": 40,", "\"slo_ms\": 200,");
+	/* answers, not timing: a lone request's batch is deferred to its latest start (d - l(b) less the
+	 * planned network delays), so a hiccup of a few ms makes it late; under the thread sanitizer on a
+	 * loaded machine one finished 3.4 ms (and, with a 200-ms SLO, 9.5 ms) late and was answered 504
+	 * where the test wanted 200. Late answers carry their output here (late_status 200). */
+	config_replace("\"late_status\": 504", "\"late_status\": 200");
 	scheme = "https";
 	struct cluster c;
 	cluster_start(&c);
@@ -1504,7 +1521,7 @@ static void test_http_hardening(void **state)
 	snprintf(extra, sizeof(extra), "%s -H 'Authorization: Bearer wrong-token-0123456789'", data);
 	assert_int_equal(curl("r2", "POST", 1, "/v2/models/m/infer", extra), 401);
 	snprintf(extra, sizeof(extra), "%s -H 'Authorization: Bearer first-token-0123456789'", data);
-	assert_int_equal(curl("r3", "POST", 1, "/v2/models/m/infer", extra), 200);
+	assert_int_equal(curl_infer("r3", 1, extra), 200);
 	/* malformed deadlines: 400 for that request alone */
 	const char *bad[] = { ": 0x10", ";", ": inf", ": 1e400", ": -3", ": 5ms" }; /* ";": curl's empty header */
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
@@ -1549,7 +1566,7 @@ static void test_http_hardening(void **state)
 	free(junk);
 	snprintf(e3, sizeof(e3), "--data-binary @'%s/junk' -H 'Authorization: Bearer first-token-0123456789'", dir);
 	assert_int_equal(curl("r8", "POST", 1, "/v2/models/m/infer", e3), 400);
-	assert_int_equal(curl("r9", "POST", 1, "/v2/models/m/infer", extra), 200);
+	assert_int_equal(curl_infer("r9", 1, extra), 200);
 	/* SIGHUP: a new token replaces the old one; schedd ignores the signal, saying so */
 	write_file("tokens", "second-token-0123456789\n", 24);
 	kill(c.fe[0], SIGHUP);
@@ -1559,7 +1576,7 @@ static void test_http_hardening(void **state)
 		sleep_ms(20);
 	assert_int_equal(curl("r5", "POST", 1, "/v2/models/m/infer", extra), 401);
 	snprintf(extra, sizeof(extra), "%s -H 'Authorization: Bearer second-token-0123456789'", data);
-	assert_int_equal(curl("r6", "POST", 1, "/v2/models/m/infer", extra), 200);
+	assert_int_equal(curl_infer("r6", 1, extra), 200);
 	end = now_s() + 5;
 	while (now_s() < end && !count_in("schedd.log", "SIGHUP"))
 		sleep_ms(20);
@@ -1902,9 +1919,10 @@ static void test_subclusters_kinds(void **state)
 }
 
 /* Epochs in the runtime: four models of equal rates start three in sub-cluster 0 and one in
- * sub-cluster 1; every second schedd re-partitions from the measured rates and moves a model
- * to sub-cluster 1: loaded there, switched, unloaded from sub-cluster 0's GPUs, while the
- * load goes on. Every request is answered exactly once, none lost to the move. */
+ * sub-cluster 1 (three GPUs and one); every second schedd re-partitions from the measured rates
+ * and moves a model to sub-cluster 1: loaded there, switched, unloaded from sub-cluster 0's
+ * GPUs, while the load goes on; then a GPU of sub-cluster 0 moves to sub-cluster 1 (issue 31).
+ * Every request is answered exactly once, none lost to the moves. */
 static void test_epochs(void **state)
 {
 	(void)state;
@@ -1936,8 +1954,16 @@ static void test_epochs(void **state)
 	int p0_gpus = cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(subs, 0), "gpus"));
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(subs, 1), "models")), 2);
 	assert_true(num(s, "model_loading.unloads") >= p0_gpus);
+	/* then a GPU moved (the split for two models each is two GPUs each): offline, its batches
+	 * done, its old part's models unloaded, the new part's loaded, online in its new part */
+	assert_true(num(s, "epochs.gpus_moved") >= 1);
+	int p1_gpus = cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(subs, 1), "gpus"));
+	assert_int_equal(p0_gpus + p1_gpus, 4);
+	assert_true(p1_gpus >= 2);
 	cJSON_Delete(s);
 	assert_true(count_in("schedd.log", "models move") >= 1);
+	assert_true(count_in("schedd.log", "moves from sub-cluster 0 to 1") >= 1);
+	assert_true(count_in("schedd.log", "loaded the models of sub-cluster 1") >= 2); /* backend 3's, the moved one's */
 	passed = getenv("SYM_TEST_KEEP") == NULL;
 }
 

@@ -49,6 +49,7 @@ struct action {
 	bool online;
 	int move;           /* > 0: model move - 1 gets kinds_off instead (gpu, online unused) */
 	uint32_t kinds_off;
+	int kind;           /* online, > 0: the GPU comes online as one of kind - 1's (a GPU moving) */
 };
 
 struct td {
@@ -79,6 +80,7 @@ struct td {
 	sym_time t0;
 	/* moves: each GPU's kind, each model's kinds_off once its move was reported */
 	const int *gpu_kind;
+	int moved_kind[MAXG]; /* > 0: the GPU moved to kind - 1 */
 	uint32_t kinds_off[8];
 	int moved_rc[8], moves_reported;
 	uint32_t pending_off[8]; /* asked for, not yet reported */
@@ -140,7 +142,7 @@ static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
 	t->gpu_batches[d->gpu]++;
 	t->batches_after_online[d->gpu]++;
 	if (t->gpu_kind && d->model < 8) {
-		int k = t->gpu_kind[d->gpu];
+		int k = t->moved_kind[d->gpu] ? t->moved_kind[d->gpu] - 1 : t->gpu_kind[d->gpu];
 		if (t->kinds_off[d->model] >> k & 1)
 			t->kind_viol++;
 		t->disp_by_kind[d->model][k]++;
@@ -232,6 +234,12 @@ static void td_run(struct td *t, const sym_time *slo, sym_time limit)
 			if (a->move) {
 				t->pending_off[a->move - 1] = a->kinds_off;
 				assert_int_equal(sym_sched_set_kinds_off(t->s, a->move - 1, a->kinds_off), 0);
+			} else if (a->online && a->kind) {
+				assert_int_equal(sym_sched_gpu_online_kind(t->s, a->gpu, a->kind - 1), 0);
+				t->moved_kind[a->gpu] = a->kind;
+				t->off[a->gpu] = false;
+				t->nq[a->gpu] = 0;
+				t->batches_after_online[a->gpu] = 0;
 			} else if (a->online) {
 				assert_int_equal(sym_sched_gpu_online(t->s, a->gpu), 0);
 				t->off[a->gpu] = false;
@@ -412,10 +420,10 @@ static void offline_online(int threads)
 	td_init(&t, 2000);
 	t.nreq = plan(&t, 0, 0, 900 * SYM_MS, 1200, 4, true);
 	static const struct action act[] = {
-		{ 0, 2, true, 0, 0 }, { 0, 3, true, 0, 0 },
-		{ 300 * SYM_MS, 0, true, 0, 0 }, { 300 * SYM_MS, 1, true, 0, 0 }, { 300 * SYM_MS, 3, false, 0, 0 },
-		{ 500 * SYM_MS, 0, false, 0, 0 },
-		{ 700 * SYM_MS, 3, true, 0, 0 }, { 700 * SYM_MS, 0, true, 0, 0 },
+		{ 0, 2, true, 0, 0, 0 }, { 0, 3, true, 0, 0, 0 },
+		{ 300 * SYM_MS, 0, true, 0, 0, 0 }, { 300 * SYM_MS, 1, true, 0, 0, 0 }, { 300 * SYM_MS, 3, false, 0, 0, 0 },
+		{ 500 * SYM_MS, 0, false, 0, 0, 0 },
+		{ 700 * SYM_MS, 3, true, 0, 0, 0 }, { 700 * SYM_MS, 0, true, 0, 0, 0 },
 	};
 	t.act = act;
 	t.nact = (int)(sizeof(act) / sizeof(act[0]));
@@ -908,8 +916,8 @@ static void test_split_kinds(void **state)
 	cfg.core.gpu_kind = gk;
 	struct action act[8];
 	for (int g = 0; g < 4; g++) {
-		act[g] = (struct action){ 0, g, false, 0, 0 };
-		act[4 + g] = (struct action){ 400 * SYM_MS, g, true, 0, 0 };
+		act[g] = (struct action){ 0, g, false, 0, 0, 0 };
+		act[4 + g] = (struct action){ 400 * SYM_MS, g, true, 0, 0, 0 };
 	}
 	t.act = act;
 	t.nact = 8;
@@ -982,6 +990,60 @@ static void test_split_move_2(void **state)
 {
 	(void)state;
 	split_move(2);
+}
+
+/* A GPU moving to another sub-cluster (an epoch's GPU move, runtime/schedd.c):
+ * models 0 and 1 run on kind 0's four GPUs, 2 and 3 on kind 1's; at 300 ms
+ * GPU 3 goes offline, at 350 ms it comes online as one of kind 1's. After,
+ * GPU 3 serves models 2 and 3 only; no batch ever goes to a kind its model is
+ * off; every request is decided once, none late. Bad calls refused. */
+static void split_gpu_move(int threads)
+{
+	struct td t;
+	td_init(&t, 800);
+	t.nreq = plan(&t, 0, 0, 1 * SYM_S, 400, 4, false);
+	struct sym_model_cfg mc[4];
+	struct sym_sched_cfg cfg;
+	make_cfg(&cfg, mc, 4, &slow, 150 * SYM_MS, 8, "symphony", threads);
+	for (int m = 0; m < 4; m++) {
+		mc[m].by_kind[1] = &slow;
+		mc[m].kinds_off = m < 2 ? 2u : 1u;
+		t.kinds_off[m] = mc[m].kinds_off;
+	}
+	struct sym_kind kinds[2] = { { "part0", false, 0 }, { "part1", false, 0 } };
+	static const int gk[8] = { 0, 0, 0, 0, 1, 1, 1, 1 };
+	cfg.core.nkinds = 2;
+	cfg.core.kinds = kinds;
+	cfg.core.gpu_kind = gk;
+	t.gpu_kind = gk;
+	struct action act[] = { { .at = 300 * SYM_MS, .gpu = 3, .online = false },
+				{ .at = 350 * SYM_MS, .gpu = 3, .online = true, .kind = 2 } };
+	t.act = act;
+	t.nact = 2;
+	start(&t, &cfg);
+	assert_int_equal(sym_sched_gpu_online_kind(t.s, 2, 1), -EBUSY); /* online: not moved */
+	assert_int_equal(sym_sched_gpu_online_kind(t.s, 2, 2), -EINVAL); /* no kind 2 */
+	assert_int_equal(sym_sched_gpu_online_kind(t.s, 8, 0), -EINVAL);
+	sym_time slo[4] = { 150 * SYM_MS, 150 * SYM_MS, 150 * SYM_MS, 150 * SYM_MS };
+	td_run(&t, slo, 20 * SYM_S);
+	assert_int_equal(t.kind_viol, 0);
+	assert_int_equal(t.late, 0);
+	assert_true(t.ndisp_reqs + t.ndrops == (uint64_t)t.nreq);
+	assert_true(t.batches_after_online[3] > 0); /* GPU 3 serves its new kind's models */
+	print_message("threads %d: GPU 3 ran %d batches after its move\n", threads, t.batches_after_online[3]);
+	td_finish(&t);
+}
+
+static void test_split_gpu_move_1(void **state)
+{
+	(void)state;
+	split_gpu_move(1);
+}
+
+static void test_split_gpu_move_2(void **state)
+{
+	(void)state;
+	split_gpu_move(2);
 }
 
 /* More workers than models: the idle worker sleeps, the others serve. */
@@ -1096,6 +1158,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_split_kinds),
 		cmocka_unit_test(test_split_move_1),
 		cmocka_unit_test(test_split_move_2),
+		cmocka_unit_test(test_split_gpu_move_1),
+		cmocka_unit_test(test_split_gpu_move_2),
 		cmocka_unit_test(test_low_load_1),
 		cmocka_unit_test(test_low_load_2),
 		cmocka_unit_test(test_offline_online_1),
