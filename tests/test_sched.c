@@ -939,6 +939,27 @@ static void test_split_kinds(void **state)
 	sym_profile_finish(&half);
 }
 
+/* Two sub-clusters as two kinds of 4 GPUs each: models 0 and 1 on kind 0, 2
+ * and 3 on kind 1; 400 requests over a second. */
+static const struct sym_kind two_parts[2] = { { "part0", false, 0 }, { "part1", false, 0 } };
+static const int two_parts_gk[8] = { 0, 0, 0, 0, 1, 1, 1, 1 };
+
+static void two_parts_cfg(struct td *t, struct sym_sched_cfg *cfg, struct sym_model_cfg *mc, int threads)
+{
+	td_init(t, 800);
+	t->nreq = plan(t, 0, 0, 1 * SYM_S, 400, 4, false);
+	make_cfg(cfg, mc, 4, &slow, 150 * SYM_MS, 8, "symphony", threads);
+	for (int m = 0; m < 4; m++) {
+		mc[m].by_kind[1] = &slow;
+		mc[m].kinds_off = m < 2 ? 2u : 1u;
+		t->kinds_off[m] = mc[m].kinds_off;
+	}
+	cfg->core.nkinds = 2;
+	cfg->core.kinds = two_parts;
+	cfg->core.gpu_kind = two_parts_gk;
+	t->gpu_kind = two_parts_gk;
+}
+
 /* A model moving to another sub-cluster while it serves (an epoch's move,
  * schedd's runtime/schedd.c): 4 models on two kinds of 4 GPUs each, models
  * 0 and 1 on kind 0, 2 and 3 on kind 1; at 400 ms model 1 moves to kind 1.
@@ -947,22 +968,9 @@ static void test_split_kinds(void **state)
 static void split_move(int threads)
 {
 	struct td t;
-	td_init(&t, 800);
-	t.nreq = plan(&t, 0, 0, 1 * SYM_S, 400, 4, false);
 	struct sym_model_cfg mc[4];
 	struct sym_sched_cfg cfg;
-	make_cfg(&cfg, mc, 4, &slow, 150 * SYM_MS, 8, "symphony", threads);
-	for (int m = 0; m < 4; m++) {
-		mc[m].by_kind[1] = &slow;
-		mc[m].kinds_off = m < 2 ? 2u : 1u;
-		t.kinds_off[m] = mc[m].kinds_off;
-	}
-	struct sym_kind kinds[2] = { { "part0", false, 0 }, { "part1", false, 0 } };
-	static const int gk[8] = { 0, 0, 0, 0, 1, 1, 1, 1 };
-	cfg.core.nkinds = 2;
-	cfg.core.kinds = kinds;
-	cfg.core.gpu_kind = gk;
-	t.gpu_kind = gk;
+	two_parts_cfg(&t, &cfg, mc, threads);
 	struct action act[] = { { .at = 400 * SYM_MS, .move = 2, .kinds_off = 1u } };
 	t.act = act;
 	t.nact = 1;
@@ -1000,22 +1008,9 @@ static void test_split_move_2(void **state)
 static void split_gpu_move(int threads)
 {
 	struct td t;
-	td_init(&t, 800);
-	t.nreq = plan(&t, 0, 0, 1 * SYM_S, 400, 4, false);
 	struct sym_model_cfg mc[4];
 	struct sym_sched_cfg cfg;
-	make_cfg(&cfg, mc, 4, &slow, 150 * SYM_MS, 8, "symphony", threads);
-	for (int m = 0; m < 4; m++) {
-		mc[m].by_kind[1] = &slow;
-		mc[m].kinds_off = m < 2 ? 2u : 1u;
-		t.kinds_off[m] = mc[m].kinds_off;
-	}
-	struct sym_kind kinds[2] = { { "part0", false, 0 }, { "part1", false, 0 } };
-	static const int gk[8] = { 0, 0, 0, 0, 1, 1, 1, 1 };
-	cfg.core.nkinds = 2;
-	cfg.core.kinds = kinds;
-	cfg.core.gpu_kind = gk;
-	t.gpu_kind = gk;
+	two_parts_cfg(&t, &cfg, mc, threads);
 	struct action act[] = { { .at = 300 * SYM_MS, .gpu = 3, .online = false },
 				{ .at = 350 * SYM_MS, .gpu = 3, .online = true, .kind = 2 } };
 	t.act = act;
