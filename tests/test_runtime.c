@@ -1964,6 +1964,29 @@ static void test_epochs(void **state)
 	assert_true(count_in("schedd.log", "models move") >= 1);
 	assert_true(count_in("schedd.log", "moves from sub-cluster 0 to 1") >= 1);
 	assert_true(count_in("schedd.log", "loaded the models of sub-cluster 1") >= 2); /* backend 3's, the moved one's */
+	/* control fidelity (issue 31): the simulator, on the same configuration and load, takes the same
+	 * first epoch's actions (a model to sub-cluster 1, then a GPU), and both serve it well */
+	char sim_json[400];
+	snprintf(sim_json, sizeof(sim_json), "%s/sim.json", dir);
+	const char *sa[] = { "sim", cfg, "--gpus", "4", "--rate", "300", "--duration", "4.5", "--warmup", "0.5",
+			     "--json", sim_json, "--quiet", NULL };
+	assert_int_equal(wait_for(spawn("sim.log", sa), 60), 0);
+	cJSON *sim = load_json("sim.json");
+	const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(sim, "epochs"), 0);
+	assert_non_null(first);
+	assert_int_equal((int)num(first, "models_moved"), 1);
+	assert_int_equal((int)num(first, "gpus_moved"), 1);
+	char *slog = slurp("schedd.log");
+	assert_non_null(slog);
+	const char *e1 = strstr(slog, "epoch 1: rates over"), *nl = e1 ? strchr(e1, '\n') : NULL;
+	assert_true(e1 && nl);
+	const char *acts = strstr(e1, "; 1 models move, then 1 GPUs;");
+	assert_true(acts && acts < nl);
+	free(slog);
+	print_message("epochs, simulator: bad rate %.4f; first epoch 1 model and 1 GPU moved in both drivers\n",
+		      num(sim, "bad_rate"));
+	assert_true(num(sim, "bad_rate") < 0.01);
+	cJSON_Delete(sim);
 	passed = getenv("SYM_TEST_KEEP") == NULL;
 }
 
