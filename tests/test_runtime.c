@@ -2046,14 +2046,31 @@ static void test_autoscale(void **state)
 	assert_true(removes >= 1);
 	assert_int_equal(count_in("autoscale.log", "command exited 0"), adds + removes);
 	assert_int_equal(count_in("autoscale.log", "adding backend 0"), 0); /* it serves: never started again */
-	cJSON *j = assert_exactly_once("step.json");
-	assert_int_equal((int)num(j, "checks.failed_by_status.backend failed"), 0);
-	cJSON_Delete(j);
+	cJSON *j2 = assert_exactly_once("step.json");
+	assert_int_equal((int)num(j2, "checks.failed_by_status.backend failed"), 0);
 	cJSON *s = load_json("schedd.json");
 	assert_int_equal((int)num(s, "backend_failures"), 0);
 	assert_int_equal((int)num(s, "failed_requests"), 0);
 	assert_true(num(s, "peers_left") >= removes); /* each removed backend said bye and drained */
 	cJSON_Delete(s);
+	/* control fidelity (issue 31): the simulator's autoscaler, the same decision (control/scale.h)
+	 * on the same cluster and step (advice interval 1 s, cooldown 1 s, a backend serving about 0.3 s
+	 * after its start), adds GPUs at the step and releases back to one after it, about as many */
+	char sim_json[400];
+	snprintf(sim_json, sizeof(sim_json), "%s/as-sim.json", dir);
+	const char *sa[] = { "sim", cfg, "--gpus", "4", "--segments", "4:100,6:1000,8:100", "--warmup", "0.5",
+			     "--autoscale", "{\"interval_s\": 1, \"cooldown_s\": 1, \"provision_s\": 0.3, \"start_gpus\": 1}",
+			     "--json", sim_json, "--quiet", NULL };
+	assert_int_equal(wait_for(spawn("as-sim.log", sa), 60), 0);
+	cJSON *sim = load_json("as-sim.json");
+	int sim_added = (int)num(sim, "autoscaler.gpus_added"), sim_released = (int)num(sim, "autoscaler.gpus_released");
+	double rt_bad = num(j2, "bad_rate");
+	print_message("autoscaling on a step: runtime added %d, released %d, bad rate %.4f; simulator added %d, released "
+		      "%d, bad rate %.4f\n", adds, removes, rt_bad, sim_added, sim_released, num(sim, "bad_rate"));
+	assert_true(sim_added >= 2 && sim_added == sim_released); /* back to the one it started with */
+	assert_true(abs(sim_added - adds) <= 2);
+	cJSON_Delete(sim);
+	cJSON_Delete(j2);
 	passed = getenv("SYM_TEST_KEEP") == NULL;
 }
 
