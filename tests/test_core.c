@@ -353,6 +353,11 @@ static void test_gpu_hold(void **state)
 		assert_int_equal(sym_core_gpu_offline(c, 0, 1, 0), 0); /* already out: nothing changes */
 		assert_int_equal(sym_core_gpu_offline(c, 2, 1, 0), -EINVAL);
 		assert_int_equal(sym_core_gpu_online(c, -1, 1, 0), -EINVAL);
+		/* a GPU's kind changes only while it is offline, to a kind the core has */
+		assert_int_equal(sym_core_gpu_set_kind(c, 1, 0), -EBUSY);
+		assert_int_equal(sym_core_gpu_set_kind(c, 0, 1), -EINVAL);
+		assert_int_equal(sym_core_gpu_set_kind(c, 2, 0), -EINVAL);
+		assert_int_equal(sym_core_gpu_set_kind(c, 0, 0), 0);
 		assert_int_equal(sym_core_idle_gpus(c), 1);
 		/* two requests 1 ms apart, each alone for 6 ms: only GPU 1 serves,
 		 * so the second waits for it */
