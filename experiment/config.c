@@ -1641,12 +1641,6 @@ static int check_autoscale(struct sym_experiment *e, char *err, size_t errlen)
 	if (a->start_gpus < a->min_gpus || a->start_gpus > a->max_gpus)
 		return ERR("autoscale.start_gpus: %d is outside min_gpus..max_gpus (%d..%d)", a->start_gpus, a->min_gpus,
 			   a->max_gpus);
-	if (e->partition.subclusters > 1 && e->partition.epoch_s > 0 &&
-	    e->partition.epoch_s < sym_experiment_duration(e))
-		return ERR("autoscale: not with partition epochs within the run (partition.epoch_s %g of a %g-s run: "
-			   "moving GPUs between sub-clusters while the autoscaler adds and releases them is not "
-			   "modelled; set epoch_s to 0 and each sub-cluster autoscales on its own)", e->partition.epoch_s,
-			   sym_experiment_duration(e));
 	if (e->partition.subclusters > a->start_gpus)
 		return ERR("autoscale.start_gpus: %d, but %d sub-clusters need at least one GPU each at the start",
 			   a->start_gpus, e->partition.subclusters);

@@ -874,6 +874,10 @@ static void gmove_load(struct schedd *s, int g)
 	struct peer *p = &s->be[g];
 	if (p->pending || s->gpus[g].qn || s->sc.gpu_part[g] == s->gpu_to[g])
 		return; /* (on_loaded and on_done call again) */
+	if (p->leaving) { /* it said bye: no loads for it; its id is the new part's */
+		gmove_abort(s, g);
+		return;
+	}
 	int from = s->sc.gpu_part[g];
 	gmove_assign(s, g, s->gpu_to[g]);
 	uint8_t *h = s->holds + (size_t)g * n;

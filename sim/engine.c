@@ -987,6 +987,8 @@ static void on_loaded(struct sim *s, int gi, sym_time now)
 	struct gpu *g = &s->gpus[gi];
 	g->leaving = false;
 	s->gpu_core[gi] = s->gpu_to[gi];
+	if (s->as_on)
+		as_count(s, now, 0, 1, s->gpu_core[gi]);
 	sym_core_gpu_online(s->cores[s->gpu_core[gi]], gi, ++g->epoch, now);
 }
 
@@ -1014,6 +1016,36 @@ static void on_switch(struct sim *s, int m, sym_time now)
  * holds; otherwise its arrivals wait until its new part's own leaving models
  * have switched and it is loaded (stalled). GPUs that change part finish
  * their batches, load the new part's models, and go online there. */
+/* The epoch's GPU split into gpu_new: every GPU's, or with an autoscaler
+ * those in service only (the split of a pool of that many; the GPUs out of
+ * service, coming up or draining keep their part). */
+static int split_in_service(struct sim *s, const double *rates, const int *assign, int *gpu_new, char *err,
+			    size_t errlen)
+{
+	const struct sym_experiment *e = s->e;
+	int L = s->ncores;
+	if (!s->as_on)
+		return sym_subclusters_split(e, rates, assign, L, s->gpu_core, gpu_new, NULL, err, errlen);
+	int *ids = malloc((size_t)e->gpus * 3 * sizeof(int)), n = 0;
+	if (!ids)
+		return -ENOMEM;
+	int *prev = ids + e->gpus, *got = prev + e->gpus;
+	for (int g = 0; g < e->gpus; g++) {
+		gpu_new[g] = s->gpu_core[g];
+		if (s->gpus[g].svc == AS_ON && !s->gpus[g].leaving) {
+			prev[n] = s->gpu_core[g];
+			ids[n++] = g;
+		}
+	}
+	struct sym_experiment pool = *e; /* (one GPU kind: the autoscaler refuses several) */
+	pool.gpus = n;
+	int rc = n >= L ? sym_subclusters_split(&pool, rates, assign, L, prev, got, NULL, err, errlen) : -EINVAL;
+	for (int k = 0; !rc && k < n; k++)
+		gpu_new[ids[k]] = got[k];
+	free(ids);
+	return rc;
+}
+
 static void on_epoch(struct sim *s, int idx, sym_time now)
 {
 	const struct sym_experiment *e = s->e;
@@ -1056,8 +1088,9 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 	x->repartitioned = true;
 	x->rate_imbalance = r.rate_imbalance;
 	x->mem_imbalance = r.mem_imbalance;
-	/* GPUs for the new assignment at the measured rates (each stays where it can) */
-	if (sym_subclusters_split(e, rates, r.assign, L, s->gpu_core, gpu_new, NULL, err, sizeof(err)))
+	/* GPUs for the new assignment at the measured rates (each stays where it can); with an
+	 * autoscaler, the GPUs in service (the others keep their part) */
+	if (split_in_service(s, rates, r.assign, gpu_new, err, sizeof(err)))
 		goto out;
 	/* the largest dynamic memory each part will need: its models after the moves */
 	for (size_t i = 0; i < n; i++)
@@ -1147,12 +1180,14 @@ static void on_gpumove(struct sim *s, sym_time now)
 	s->gpu_move_pending = false;
 	struct sym_run_result *res = s->res;
 	for (int g = 0; g < s->e->gpus; g++) {
-		if (s->gpu_to[g] == s->gpu_core[g])
-			continue;
 		struct gpu *gg = &s->gpus[g];
+		if (s->gpu_to[g] == s->gpu_core[g] || (s->as_on && (gg->svc != AS_ON || gg->leaving)))
+			continue; /* (the autoscaler released it since the epoch) */
 		res->epochs[res->nepochs - 1].gpus_moved++;
 		gg->leaving = true;
 		gg->skip_ends = gg->qn + gg->en;
+		if (s->as_on) /* out of its part's service until it serves the new part */
+			as_count(s, now, 0, -1, s->gpu_core[g]);
 		if (sym_core_gpu_offline(s->cores[s->gpu_core[g]], g, ++gg->epoch, now)) {
 			s->err = -EPROTO;
 			return;
@@ -1360,6 +1395,8 @@ static void as_add(struct sim *s, int j, int k, sym_time now)
 			continue;
 		s->gpus[g].svc = AS_UP;
 		s->gpu_core[g] = j;
+		if (s->gpu_to)
+			s->gpu_to[g] = j; /* (an epoch's pending GPU moves leave it where it joins) */
 		as_count(s, now, 1, 0, j);
 		if (ev_push(&s->ev, now + sym_s(e->autoscale.provision_s) + load, EV_PROVISIONED, g))
 			s->err = -ENOMEM;
@@ -1375,8 +1412,8 @@ static void as_release(struct sim *s, int j, int k, sym_time now)
 	for (int pass = 0; pass < 2 && k > 0; pass++)
 		for (int g = s->e->gpus - 1; g >= 0 && k > 0; g--) {
 			struct gpu *gg = &s->gpus[g];
-			if (gg->svc != AS_ON || s->gpu_core[g] != j || (pass == 0 && (gg->qn || gg->en)))
-				continue;
+			if (gg->svc != AS_ON || gg->leaving || s->gpu_core[g] != j || (pass == 0 && (gg->qn || gg->en)))
+				continue; /* (a GPU moving to another part is not released) */
 			gg->svc = AS_DRAIN;
 			as_count(s, now, 0, -1, j);
 			gg->leaving = true;
