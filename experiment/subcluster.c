@@ -269,3 +269,47 @@ void sym_subclusters_epoch_problem(const struct sym_experiment *e, const double 
 					.r_max = e->partition.r_max, .s_max = cap > 0 ? cap : 0, .w = e->partition.w,
 					.c_max = e->partition.c_max, .time_limit_s = 1, .seed = e->seed };
 }
+
+int sym_subclusters_epoch(const struct sym_experiment *e, const double *rates, const int *model_part,
+			  const int *gpu_part, const bool *in_service, struct sym_part_model *pm, double *cap,
+			  struct sym_part_result *r, int *gpu_new, char *err, size_t errlen)
+{
+	int L = e->partition.subclusters;
+	struct sym_part_problem p;
+	sym_subclusters_epoch_problem(e, rates, model_part, pm, &p);
+	*cap = p.s_max;
+	err[0] = '\0';
+	int rc = sym_partition_local(&p, SYM_EPOCH_SEARCH_STEPS, r, err, errlen);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc || r->status != SYM_PART_FEASIBLE) {
+		if (!err[0])
+			snprintf(err, errlen, "no partition meets the limits at the measured rates");
+		return 1;
+	}
+	if (!in_service) {
+		rc = sym_subclusters_split(e, rates, r->assign, L, gpu_part, gpu_new, NULL, err, errlen);
+		return rc == -ENOMEM ? rc : rc ? 1 : 0;
+	}
+	int *ids = malloc((size_t)e->gpus * 3 * sizeof(int)), n = 0;
+	if (!ids)
+		return -ENOMEM;
+	int *prev = ids + e->gpus, *got = prev + e->gpus;
+	for (int g = 0; g < e->gpus; g++) {
+		gpu_new[g] = gpu_part[g];
+		if (in_service[g]) {
+			prev[n] = gpu_part[g];
+			ids[n++] = g;
+		}
+	}
+	struct sym_experiment pool = *e; /* (a pool of the first n GPUs' kinds: callers with in_service have one) */
+	pool.gpus = n;
+	rc = 1;
+	if (n < L)
+		snprintf(err, errlen, "%d GPUs in service for %d sub-clusters", n, L);
+	else if (!(rc = sym_subclusters_split(&pool, rates, r->assign, L, prev, got, NULL, err, errlen)))
+		for (int k = 0; k < n; k++)
+			gpu_new[ids[k]] = got[k];
+	free(ids);
+	return rc == -ENOMEM ? rc : rc ? 1 : 0;
+}

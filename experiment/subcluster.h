@@ -17,6 +17,7 @@
 #ifndef SYM_SUBCLUSTER_H
 #define SYM_SUBCLUSTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "experiment/config.h"
@@ -53,6 +54,23 @@ void sym_subclusters_finish(struct sym_subclusters *sc);
  * p points to it. */
 void sym_subclusters_epoch_problem(const struct sym_experiment *e, const double *rates, const int *current,
 				   struct sym_part_model *pm, struct sym_part_problem *p);
+
+/* An epoch's decision, one for both drivers (Section 4.7): from the current
+ * assignment model_part, the local search (sym_partition_local, at most
+ * SYM_EPOCH_SEARCH_STEPS steps) at the measured rates under the partition's
+ * limits, then the GPU split for the new assignment at those rates, each GPU
+ * staying in its part where the counts allow (gpu_part: the split now). With
+ * in_service (NULL: every GPU) only the GPUs it marks are split (a pool of
+ * that many); the others keep their part in gpu_new. pm (nmodels entries)
+ * receives the models' sizes and *cap the memory limit (0: unchecked), for
+ * the drivers' move protocols; r receives the search's result (the caller
+ * frees it with sym_part_result_free). Returns 0 with r->assign and gpu_new
+ * (e->gpus entries) filled; 1 when nothing is to change (no assignment meets
+ * the limits, or fewer GPUs than parts), err saying why; -ENOMEM. */
+#define SYM_EPOCH_SEARCH_STEPS 100
+int sym_subclusters_epoch(const struct sym_experiment *e, const double *rates, const int *model_part,
+			  const int *gpu_part, const bool *in_service, struct sym_part_model *pm, double *cap,
+			  struct sym_part_result *r, int *gpu_new, char *err, size_t errlen);
 
 /* The GPU split alone: e->gpus GPUs among L parts for models assigned by
  * model_part at per-model rates (requests/s), into gpu_part (and each part's

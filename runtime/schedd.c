@@ -1302,12 +1302,16 @@ static void on_epoch(struct sym_loop_timer *t, void *ctx)
 			   s->nepochs, s->moving, s->gmoving + (s->gmove_due ? 1 : 0));
 		goto out;
 	}
-	struct sym_part_problem p;
-	sym_subclusters_epoch_problem(e, rates, s->sc.model_part, pm, &p);
+	/* the epoch's decision (experiment/subcluster.h, the simulator's too): the new assignment at
+	 * the measured rates and the GPUs for it, each staying where it can; they move once the
+	 * models have */
 	char err[256];
-	if (sym_partition_local(&p, 100, &r, err, sizeof(err)) || r.status != SYM_PART_FEASIBLE) {
-		sym_rt_log(WHO, "epoch %d: no partition meets the limits at the measured rates%s%s; the models stay",
-			   s->nepochs, err[0] ? ": " : "", err[0] ? err : "");
+	double cap;
+	int prc = sym_subclusters_epoch(e, rates, s->sc.model_part, s->sc.gpu_part, NULL, pm, &cap, &r, s->gpu_to, err,
+					sizeof(err));
+	if (prc) {
+		sym_rt_log(WHO, "epoch %d: %s; the models and GPUs stay", s->nepochs,
+			   prc < 0 ? "out of memory" : err);
 		goto out;
 	}
 	s->last_rate_imb = r.rate_imbalance;
@@ -1315,12 +1319,6 @@ static void on_epoch(struct sym_loop_timer *t, void *ctx)
 	int moves = 0, gmoves = 0;
 	for (size_t m = 0; m < n; m++)
 		moves += r.assign[m] != s->sc.model_part[m];
-	/* the GPUs for the new assignment at the measured rates, each staying where it can (the
-	 * simulator's split); they move once the models have */
-	if (sym_subclusters_split(e, rates, r.assign, s->nsub, s->sc.gpu_part, s->gpu_to, NULL, err, sizeof(err))) {
-		sym_rt_log(WHO, "epoch %d: no GPU split (%s); the GPUs stay", s->nepochs, err);
-		memcpy(s->gpu_to, s->sc.gpu_part, (size_t)e->gpus * sizeof(int));
-	}
 	for (int g = 0; g < e->gpus; g++)
 		gmoves += s->gpu_to[g] != s->sc.gpu_part[g];
 	s->gmove_due = gmoves > 0;

@@ -1016,36 +1016,6 @@ static void on_switch(struct sim *s, int m, sym_time now)
  * holds; otherwise its arrivals wait until its new part's own leaving models
  * have switched and it is loaded (stalled). GPUs that change part finish
  * their batches, load the new part's models, and go online there. */
-/* The epoch's GPU split into gpu_new: every GPU's, or with an autoscaler
- * those in service only (the split of a pool of that many; the GPUs out of
- * service, coming up or draining keep their part). */
-static int split_in_service(struct sim *s, const double *rates, const int *assign, int *gpu_new, char *err,
-			    size_t errlen)
-{
-	const struct sym_experiment *e = s->e;
-	int L = s->ncores;
-	if (!s->as_on)
-		return sym_subclusters_split(e, rates, assign, L, s->gpu_core, gpu_new, NULL, err, errlen);
-	int *ids = malloc((size_t)e->gpus * 3 * sizeof(int)), n = 0;
-	if (!ids)
-		return -ENOMEM;
-	int *prev = ids + e->gpus, *got = prev + e->gpus;
-	for (int g = 0; g < e->gpus; g++) {
-		gpu_new[g] = s->gpu_core[g];
-		if (s->gpus[g].svc == AS_ON && !s->gpus[g].leaving) {
-			prev[n] = s->gpu_core[g];
-			ids[n++] = g;
-		}
-	}
-	struct sym_experiment pool = *e; /* (one GPU kind: the autoscaler refuses several) */
-	pool.gpus = n;
-	int rc = n >= L ? sym_subclusters_split(&pool, rates, assign, L, prev, got, NULL, err, errlen) : -EINVAL;
-	for (int k = 0; !rc && k < n; k++)
-		gpu_new[ids[k]] = got[k];
-	free(ids);
-	return rc;
-}
-
 static void on_epoch(struct sim *s, int idx, sym_time now)
 {
 	const struct sym_experiment *e = s->e;
@@ -1063,9 +1033,10 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 	double *rates = calloc(n, sizeof(double));
 	struct sym_part_model *pm = calloc(n, sizeof(*pm));
 	int *gpu_new = calloc((size_t)e->gpus, sizeof(int));
+	bool *in_service = calloc((size_t)e->gpus, sizeof(bool));
 	double *dyn = calloc((size_t)L, sizeof(double)), *load = calloc((size_t)L, sizeof(double));
 	struct sym_part_result r = { 0 };
-	if (!rates || !pm || !gpu_new || !dyn || !load) {
+	if (!rates || !pm || !gpu_new || !in_service || !dyn || !load) {
 		s->err = -ENOMEM;
 		goto out;
 	}
@@ -1079,19 +1050,21 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 		busy |= s->gpus[g].leaving;
 	if (busy || s->gpu_move_pending)
 		goto out;
-	struct sym_part_problem p;
-	sym_subclusters_epoch_problem(e, rates, s->model_core, pm, &p);
-	double cap = p.s_max; /* 0: memory unchecked */
+	/* the epoch's decision (experiment/subcluster.h, schedd's too): the new assignment at the
+	 * measured rates and the GPUs for it; with an autoscaler, the GPUs in service are split */
+	double cap; /* 0: memory unchecked */
 	char err[256];
-	if (sym_partition_local(&p, 100, &r, err, sizeof(err)) || r.status != SYM_PART_FEASIBLE)
+	for (int g = 0; s->as_on && g < e->gpus; g++)
+		in_service[g] = s->gpus[g].svc == AS_ON && !s->gpus[g].leaving;
+	int prc = sym_subclusters_epoch(e, rates, s->model_core, s->gpu_core, s->as_on ? in_service : NULL, pm, &cap, &r,
+				       gpu_new, err, sizeof(err));
+	if (prc < 0)
+		s->err = prc;
+	if (prc)
 		goto out;
 	x->repartitioned = true;
 	x->rate_imbalance = r.rate_imbalance;
 	x->mem_imbalance = r.mem_imbalance;
-	/* GPUs for the new assignment at the measured rates (each stays where it can); with an
-	 * autoscaler, the GPUs in service (the others keep their part) */
-	if (split_in_service(s, rates, r.assign, gpu_new, err, sizeof(err)))
-		goto out;
 	/* the largest dynamic memory each part will need: its models after the moves */
 	for (size_t i = 0; i < n; i++)
 		dyn[r.assign[i]] = fmax(dyn[r.assign[i]], pm[i].dynamic_mb);
@@ -1169,6 +1142,7 @@ out:
 	free(rates);
 	free(pm);
 	free(gpu_new);
+	free(in_service);
 	free(dyn);
 	free(load);
 }
