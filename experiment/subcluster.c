@@ -291,19 +291,21 @@ int sym_subclusters_epoch(const struct sym_experiment *e, const double *rates, c
 		rc = sym_subclusters_split(e, rates, r->assign, L, gpu_part, gpu_new, NULL, err, errlen);
 		return rc == -ENOMEM ? rc : rc ? 1 : 0;
 	}
-	int *ids = malloc((size_t)e->gpus * 3 * sizeof(int)), n = 0;
+	int *ids = malloc((size_t)e->gpus * 4 * sizeof(int)), n = 0;
 	if (!ids)
 		return -ENOMEM;
-	int *prev = ids + e->gpus, *got = prev + e->gpus;
+	int *prev = ids + e->gpus, *got = prev + e->gpus, *kind = got + e->gpus;
 	for (int g = 0; g < e->gpus; g++) {
 		gpu_new[g] = gpu_part[g];
 		if (in_service[g]) {
 			prev[n] = gpu_part[g];
+			kind[n] = e->gpu_kind ? e->gpu_kind[g] : 0;
 			ids[n++] = g;
 		}
 	}
-	struct sym_experiment pool = *e; /* (a pool of the first n GPUs' kinds: callers with in_service have one) */
+	struct sym_experiment pool = *e; /* the GPUs in service, in id order, with their kinds */
 	pool.gpus = n;
+	pool.gpu_kind = kind;
 	rc = 1;
 	if (n < L)
 		snprintf(err, errlen, "%d GPUs in service for %d sub-clusters", n, L);

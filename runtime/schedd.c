@@ -764,7 +764,7 @@ static bool reconcile_models(struct schedd *s, int b, const struct sym_msg *hell
 /* Backend b loaded or unloaded a model. Once every model of its sub-cluster
  * is loaded its GPU goes online; a load that failed keeps it offline (it
  * cannot serve its sub-cluster) and says why in the log. */
-static void on_loaded(struct schedd *s, struct sym_fab_conn *conn, int b, const struct sym_msg *m)
+static void loaded_report(struct schedd *s, struct sym_fab_conn *conn, int b, const struct sym_msg *m)
 {
 	const struct sym_experiment *e = &s->c->exp;
 	struct peer *p = &s->be[b];
@@ -785,8 +785,6 @@ static void on_loaded(struct schedd *s, struct sym_fab_conn *conn, int b, const 
 		*h = HOLD_NO;
 		s->unloads++;
 		repo_step(s);
-		if (p->gmove)
-			gmove_load(s, b);
 		return;
 	}
 	bool moving = s->move_to && s->move_to[mi] == s->sc.gpu_part[b];
@@ -840,6 +838,15 @@ static void on_loaded(struct schedd *s, struct sym_fab_conn *conn, int b, const 
 		return;
 	gpu_up(s, b);
 	send_status(s, -1);
+}
+
+/* Backend b loaded or unloaded a model (loaded_report); a GPU moving away that
+ * waited for that report (a repository load, an old part's unload) goes on. */
+static void on_loaded(struct schedd *s, struct sym_fab_conn *conn, int b, const struct sym_msg *m)
+{
+	loaded_report(s, conn, b, m);
+	if (s->be[b].gmove && s->sc.gpu_part[b] != s->gpu_to[b])
+		gmove_load(s, b);
 }
 
 /* ---- GPU moves between sub-clusters (epochs) ---- */
@@ -909,8 +916,8 @@ static void gmove_load(struct schedd *s, int g)
 
 /* The epoch's GPU moves, once its model moves are done: each GPU whose part
  * changes goes offline and runs out its batches (on_done), then loads. A GPU
- * without a backend is the new part's at once; one whose backend is still
- * loading (it just registered) stays. */
+ * whose backend went away meanwhile is the new part's at once; one whose
+ * backend is still loading (it just registered) stays. */
 static void gmoves_start(struct schedd *s)
 {
 	s->gmove_due = false;
@@ -927,8 +934,8 @@ static void gmoves_start(struct schedd *s)
 		if (!p->conn) {
 			gmove_assign(s, g, to);
 			if (!s->o->quiet)
-				sym_rt_log(WHO, "epoch %d: GPU %d (no backend serving it) moves from sub-cluster %d to %d",
-					   s->nepochs, g, from, to);
+				sym_rt_log(WHO, "epoch %d: GPU %d (its backend went away since the epoch began) moves from "
+					   "sub-cluster %d to %d", s->nepochs, g, from, to);
 			continue;
 		}
 		if (!s->o->quiet)
@@ -1305,10 +1312,28 @@ static void on_epoch(struct sym_loop_timer *t, void *ctx)
 	/* the epoch's decision (experiment/subcluster.h, the simulator's too): the new assignment at
 	 * the measured rates and the GPUs for it, each staying where it can; they move once the
 	 * models have */
+	/* only the active scheduler decides, and only on requests measured (at zero rates every split
+	 * is as good, and the search's tie-break would crowd one part) */
+	double total = 0;
+	for (size_t m = 0; m < n; m++)
+		total += rates[m];
+	if (s->standby || !s->confirmed || !(total > 0)) {
+		if (!s->standby && s->confirmed)
+			sym_rt_log(WHO, "epoch %d: no requests measured; the models and GPUs stay", s->nepochs);
+		goto out;
+	}
 	char err[256];
 	double cap;
-	int prc = sym_subclusters_epoch(e, rates, s->sc.model_part, s->sc.gpu_part, NULL, pm, &cap, &r, s->gpu_to, err,
-					sizeof(err));
+	/* the GPUs split are those with a backend that stays (the others keep their part: a GPU
+	 * without a backend is no capacity to plan with) */
+	bool *in_service = calloc((size_t)e->gpus, sizeof(bool));
+	if (!in_service)
+		goto out;
+	for (int g = 0; g < e->gpus; g++)
+		in_service[g] = s->be[g].conn && !s->be[g].leaving;
+	int prc = sym_subclusters_epoch(e, rates, s->sc.model_part, s->sc.gpu_part, in_service, pm, &cap, &r, s->gpu_to,
+					err, sizeof(err));
+	free(in_service);
 	if (prc) {
 		sym_rt_log(WHO, "epoch %d: %s; the models and GPUs stay", s->nepochs,
 			   prc < 0 ? "out of memory" : err);
@@ -1321,13 +1346,15 @@ static void on_epoch(struct sym_loop_timer *t, void *ctx)
 		moves += r.assign[m] != s->sc.model_part[m];
 	for (int g = 0; g < e->gpus; g++)
 		gmoves += s->gpu_to[g] != s->sc.gpu_part[g];
-	s->gmove_due = gmoves > 0;
 	if (!s->o->quiet)
 		sym_rt_log(WHO, "epoch %d: rates over %.1f s; %d models move, then %d GPUs; imbalance rate %.4f, static "
 			   "memory %.4f", s->nepochs, secs, moves, gmoves, r.rate_imbalance, r.mem_imbalance);
 	for (size_t m = 0; m < n; m++)
 		if (r.assign[m] != s->sc.model_part[m])
 			move_start(s, (int)m, r.assign[m]);
+	/* (due only now: a model move ending at once above must not start the GPU moves while the
+	 * others are being started) */
+	s->gmove_due = gmoves > 0;
 	if (!s->moving && s->gmove_due)
 		gmoves_start(s);
 out:

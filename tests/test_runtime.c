@@ -1990,6 +1990,26 @@ static void test_epochs(void **state)
 	passed = getenv("SYM_TEST_KEEP") == NULL;
 }
 
+/* Epochs with no load: nothing is measured, so nothing moves (at zero rates every split looks as
+ * good, and the split's tie-break would give sub-cluster 0, one model of four, three GPUs of four). */
+static void test_epochs_idle(void **state)
+{
+	(void)state;
+	config_replace("\"slo_ms\": 40,", "\"slo_ms\": 40, \"num_models\": 4, "
+		       "\"partition\": {\"subclusters\": 2, \"assign\": [0, 1, 1, 1], \"load_ms\": 30, "
+		       "\"epoch_s\": 0.5},");
+	config_replace("\"failure_ms\": 50,", "\"failure_ms\": 3000,");
+	struct cluster c;
+	cluster_start(&c);
+	assert_true(wait_log("schedd.log", "no requests measured; the models and GPUs stay", 2) >= 2);
+	assert_int_equal(cluster_stop(&c), 0);
+	cJSON *s = load_json("schedd.json");
+	assert_int_equal((int)num(s, "epochs.moves_started"), 0);
+	assert_int_equal((int)num(s, "epochs.gpus_moved"), 0);
+	cJSON_Delete(s);
+	passed = true;
+}
+
 /* The pid in DIR/NAME (written by the autoscaler's add command), or -1. */
 static pid_t pid_in(const char *name)
 {
@@ -2559,6 +2579,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_fencing_terms, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_partial_frontends, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_epochs, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_epochs_idle, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_autoscale, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_subclusters, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_subclusters_kinds, setup, teardown_dir),
