@@ -600,10 +600,11 @@ static void backend_heard(struct schedd *s, int b)
 	send_status(s, -1);
 }
 
-/* Backend g's GPU serves: registered, not suspect, not leaving, its models loaded. */
+/* Backend g's GPU serves: registered, not suspect, not leaving, its models loaded, not moving
+ * to another sub-cluster. */
 static bool gpu_serving(const struct schedd *s, int g)
 {
-	return s->be[g].conn && !s->be[g].suspect && !s->be[g].leaving && !s->be[g].loading;
+	return s->be[g].conn && !s->be[g].suspect && !s->be[g].leaving && !s->be[g].loading && !s->be[g].gmove;
 }
 
 static int gpus_online(const struct schedd *s)
@@ -1906,13 +1907,15 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	}
 	sym_prom_family(b, "symphony_backend_serving", "gauge",
 			"Per backend id the cluster takes (0..backends_max-1): 1 when its GPU serves (registered, not suspect, "
-			"leaving or loading), with its sub-cluster");
+			"leaving or loading), with its sub-cluster; a GPU moving between sub-clusters counts in the one it "
+			"moves to");
 	for (int g = 0; g < s->c->backends_max; g++) {
 		char sg[16], sj[16];
+		bool moving = s->be[g].gmove && s->be[g].conn;
 		snprintf(sg, sizeof(sg), "%d", g);
-		snprintf(sj, sizeof(sj), "%d", s->nsub ? s->sc.gpu_part[g] : 0);
+		snprintf(sj, sizeof(sj), "%d", !s->nsub ? 0 : moving ? s->gpu_to[g] : s->sc.gpu_part[g]);
 		const char *l[] = { "backend", sg, "subcluster", sj, NULL };
-		sym_prom_sample(b, "symphony_backend_serving", l, gpu_serving(s, g));
+		sym_prom_sample(b, "symphony_backend_serving", l, gpu_serving(s, g) || moving);
 	}
 }
 
