@@ -222,6 +222,7 @@ struct sim {
 	uint64_t ended; /* all requests that ended, warm-up included */
 	uint64_t bad;   /* measured requests that ended late or dropped */
 	uint64_t bad_all; /* all requests that ended late or dropped, warm-up included */
+	bool as_parts;    /* the autoscaler with sub-clusters: requests' ends counted per part too */
 	/* the autoscaler: per part (sub-cluster, or the whole cluster), the
 	 * requests that ended and the GPU time run in the current interval; GPUs
 	 * paid for, and the GPU-seconds they add up to */
@@ -230,6 +231,7 @@ struct sim {
 	struct sym_scale_cfg as_cfg; /* the decision (control/scale.h) */
 	struct sym_scale_state as_state;
 	struct as_part *as_part;   /* ncores entries */
+	uint64_t as_ended, as_bad; /* one part: s->ended and s->bad_all when the interval began */
 	struct sym_scale_part *as_sp; /* ncores entries: the decision's inputs */
 	int *as_delta;             /* ncores entries: its outputs */
 	double as_gpu_s;
@@ -444,7 +446,7 @@ static void timeline_outcome(struct sim *s, const struct sym_request *r, bool go
 	size_t sec = (uint32_t)r->state >> REQ_IV_SHIFT;
 	if (!good)
 		s->bad_all++;
-	if (s->as_part) {
+	if (s->as_parts) {
 		struct as_part *ap = &s->as_part[s->model_core[r->model]];
 		ap->ended++;
 		ap->bad += !good;
@@ -903,6 +905,7 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 		s->as_part = calloc((size_t)s->ncores, sizeof(*s->as_part));
 		s->as_sp = calloc((size_t)s->ncores, sizeof(*s->as_sp));
 		s->as_delta = calloc((size_t)s->ncores, sizeof(*s->as_delta));
+		s->as_parts = s->ncores > 1;
 		if (s->ncores > 1) {
 			size_t n = ((size_t)(s->end / s->as_len) + 2) * (size_t)s->ncores;
 			res->as.nparts = s->ncores;
@@ -1426,6 +1429,12 @@ static void on_scale(struct sim *s, sym_time now)
 	 * served; a batch running at the decision counted in the next); the requests that ended in
 	 * it, and of them the bad; per part */
 	as_count(s, now, 0, 0, 0);
+	if (!s->as_parts) { /* one part: the run's counts (kept off the per-request path) */
+		s->as_part[0].ended = s->ended - s->as_ended;
+		s->as_part[0].bad = s->bad_all - s->as_bad;
+		s->as_ended = s->ended;
+		s->as_bad = s->bad_all;
+	}
 	for (int j = 0; j < L; j++) {
 		struct as_part *ap = &s->as_part[j];
 		struct sym_scale_part *p = &parts[j];
