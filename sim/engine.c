@@ -1418,8 +1418,9 @@ static void on_scale(struct sim *s, sym_time now)
 	int L = s->ncores, on = 0, up = 0, *delta = s->as_delta;
 	memset(parts, 0, (size_t)L * sizeof(*parts));
 	for (int g = 0; g < e->gpus; g++) {
-		parts[s->gpu_core[g] < 0 ? 0 : s->gpu_core[g]].serving += s->gpus[g].svc == AS_ON;
-		parts[s->gpu_core[g] < 0 ? 0 : s->gpu_core[g]].pending += s->gpus[g].svc == AS_UP;
+		struct sym_scale_part *p = &parts[s->gpu_core[g] < 0 ? 0 : s->gpu_core[g]]; /* (-1: out of service) */
+		p->serving += s->gpus[g].svc == AS_ON;
+		p->pending += s->gpus[g].svc == AS_UP;
 		on += s->gpus[g].svc == AS_ON;
 		up += s->gpus[g].svc == AS_UP;
 	}

@@ -1872,25 +1872,33 @@ static void test_subclusters(void **state)
 	passed = true;
 }
 
+/* A cluster with sub-clusters (exp: the experiment's keys, in place of `"slo_ms": 40,`; two scheduler
+ * threads) under loadgen at rate req/s for secs s into out: every process exits 0, every request is
+ * answered exactly once; returns loadgen's result. */
+static cJSON *parts_run(const char *exp, const char *out, const char *rate, const char *secs)
+{
+	config_replace("\"slo_ms\": 40,", exp);
+	config_replace("\"heartbeat_ms\": 10,", "\"heartbeat_ms\": 10, \"threads\": 2,");
+	config_replace("\"failure_ms\": 50,", "\"failure_ms\": 3000,");
+	struct cluster c;
+	cluster_start(&c);
+	pid_t lg = loadgen_start(out, rate, secs);
+	int st = wait_for(lg, 40);
+	int sst = cluster_stop(&c);
+	assert_int_equal(st, 0);
+	assert_int_equal(sst, 0);
+	return assert_exactly_once(out);
+}
+
 /* Sub-clusters on a heterogeneous cluster (issue 31): two a100 GPUs and two "slow" ones (twice
  * the latencies), two sub-clusters of two models; each pair of sub-cluster and kind is a ranker
  * of its own, each sub-cluster gets GPUs of both kinds, and every request is answered once. */
 static void test_subclusters_kinds(void **state)
 {
 	(void)state;
-	config_replace("\"slo_ms\": 40,", "\"slo_ms\": 60, \"num_models\": 4, \"cluster\": [{\"kind\": \"a100\", \"count\": 2}, {\"kind\": \"slow\", \"count\": 2, "
-		       "\"scale\": 2}], "
-		       "\"partition\": {\"subclusters\": 2, \"assign\": [0, 0, 1, 1], \"load_ms\": 30},");
-	config_replace("\"heartbeat_ms\": 10,", "\"heartbeat_ms\": 10, \"threads\": 2,");
-	config_replace("\"failure_ms\": 50,", "\"failure_ms\": 3000,");
-	struct cluster c;
-	cluster_start(&c);
-	pid_t lg = loadgen_start("kinds.json", "200", "2");
-	int st = wait_for(lg, 40);
-	int sst = cluster_stop(&c);
-	assert_int_equal(st, 0);
-	assert_int_equal(sst, 0);
-	cJSON *j = assert_exactly_once("kinds.json");
+	cJSON *j = parts_run("\"slo_ms\": 60, \"num_models\": 4, \"cluster\": [{\"kind\": \"a100\", \"count\": 2}, "
+			     "{\"kind\": \"slow\", \"count\": 2, \"scale\": 2}], \"partition\": {\"subclusters\": 2, "
+			     "\"assign\": [0, 0, 1, 1], \"load_ms\": 30},", "kinds.json", "200", "2");
 	const cJSON *models = cJSON_GetObjectItem(j, "models");
 	for (int m = 0; m < 4; m++)
 		assert_true(num(cJSON_GetArrayItem(models, m), "served") > 0);
@@ -1926,19 +1934,8 @@ static void test_subclusters_kinds(void **state)
 static void test_epochs(void **state)
 {
 	(void)state;
-	config_replace("\"slo_ms\": 40,", "\"slo_ms\": 40, \"num_models\": 4, "
-		       "\"partition\": {\"subclusters\": 2, \"assign\": [0, 0, 0, 1], \"load_ms\": 30, "
-		       "\"epoch_s\": 1},");
-	config_replace("\"heartbeat_ms\": 10,", "\"heartbeat_ms\": 10, \"threads\": 2,");
-	config_replace("\"failure_ms\": 50,", "\"failure_ms\": 3000,");
-	struct cluster c;
-	cluster_start(&c);
-	pid_t lg = loadgen_start("epochs.json", "300", "4");
-	int st = wait_for(lg, 40);
-	int sst = cluster_stop(&c);
-	assert_int_equal(st, 0);
-	assert_int_equal(sst, 0);
-	cJSON *j = assert_exactly_once("epochs.json");
+	cJSON *j = parts_run("\"slo_ms\": 40, \"num_models\": 4, \"partition\": {\"subclusters\": 2, "
+			     "\"assign\": [0, 0, 0, 1], \"load_ms\": 30, \"epoch_s\": 1},", "epochs.json", "300", "4");
 	assert_int_equal((int)num(j, "checks.failed_by_status.backend failed"), 0);
 	const cJSON *models = cJSON_GetObjectItem(j, "models");
 	for (int m = 0; m < 4; m++)
