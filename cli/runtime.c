@@ -53,6 +53,8 @@ static int cmd_process(struct cli *c)
 	struct sym_cluster cl;
 	char err[1024];
 	int rc = load_cluster(c, &cl);
+	if (!strcmp(cmd, "loadgen"))
+		cl.repository_slots = 0; /* its load is over the models served from the start (the slots follow them) */
 	if (!rc && sym_cluster_resolve(&cl, err, sizeof(err)))
 		rc = cli_usage_error(c, "%s", err);
 	bool needs_id = !strcmp(cmd, "frontend") || !strcmp(cmd, "backend");

@@ -747,6 +747,16 @@ const struct sym_core_stats *sym_core_stats(const struct sym_core *c)
 	return &cimpl(c)->stats;
 }
 
+int sym_core_set_model(struct sym_core *c, int m, const struct sym_model_cfg *cfg)
+{
+	struct core *k = impl(c);
+	if (m < 0 || m >= c->nmodels || !cfg)
+		return -EINVAL;
+	if (k->sched)
+		return -ENOTSUP;
+	return sym_models_set_model(&k->models, m, cfg);
+}
+
 int sym_core_set_slo(struct sym_core *c, int m, sym_time slo)
 {
 	if (!c || m < 0 || m >= c->nmodels || slo <= 0)

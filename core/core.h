@@ -158,6 +158,13 @@ int sym_core_set_kinds_off(struct sym_core *c, int m, uint32_t kinds_off, sym_ti
  * -EINVAL for a bad model; -ENOTSUP for a scheduler policy (no shards). */
 int sym_core_restart_arrivals(struct sym_core *c, int m);
 
+/* Model m becomes the model of cfg (a spare slot of the runtime's model
+ * repository filled; sym_models_set_model): only while it holds no request,
+ * with batches no larger than the core's largest, candidate policies only.
+ * 0, -EBUSY, -EINVAL or -ENOTSUP (a scheduler policy plans every model at
+ * start). */
+int sym_core_set_model(struct sym_core *c, int m, const struct sym_model_cfg *cfg);
+
 /* Model m's SLO is slo from now on (a complex query's stage whose budget was
  * re-planned): what the policies plan with (Nexus's sessions, early drop's
  * target, timeout's wait) uses it from their next use; the requests' own

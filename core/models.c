@@ -25,6 +25,7 @@ int sym_models_init(struct sym_models *ms, struct sym_shard *shards, int n, int 
 		if (shards[li].max_batch > maxb)
 			maxb = shards[li].max_batch;
 	ms->stand = calloc((size_t)(n ? n : 1) * (size_t)nkinds, sizeof(*ms->stand));
+	ms->maxb = maxb;
 	ms->scratch = malloc((size_t)maxb * sizeof(*ms->scratch));
 	if (!ms->stand || !ms->scratch) {
 		sym_models_finish(ms);
@@ -355,6 +356,35 @@ int sym_models_set_kinds_off(struct sym_models *ms, int m, uint32_t kinds_off, s
 	if (!rc)
 		update(ms, li, now); /* unready where it may no longer run, ready where it now may */
 	return rc;
+}
+
+int sym_models_set_model(struct sym_models *ms, int m, const struct sym_model_cfg *cfg)
+{
+	int li = local_id(ms, m);
+	struct sym_shard *s = &ms->shards[li];
+	struct sym_mstand *st = &ms->stand[(size_t)li * (size_t)ms->nkinds];
+	if (sym_queue_len(&s->queue))
+		return -EBUSY;
+	for (int k = 0; k < ms->nkinds; k++)
+		if (st[k].ready || st[k].deferred)
+			return -EBUSY;
+	struct sym_shard next;
+	int rc = sym_shard_init_kinds(&next, s->id, cfg, s->nkinds, &s->gather, &s->net);
+	if (rc)
+		return rc;
+	if (next.max_batch > ms->maxb) {
+		sym_shard_finish(&next);
+		return -EINVAL;
+	}
+	sym_shard_finish(s);
+	*s = next;
+	for (int k = 0; k < ms->nkinds; k++) {
+		memset(&st[k], 0, sizeof(st[k]));
+		st[k].cand_now = -1;
+		st[k].cap = SYM_TIME_NEVER;
+		st[k].wait = st[k].wait_safe = ms->measure ? SYM_WAIT_START : 0;
+	}
+	return 0;
 }
 
 void sym_models_restart_arrivals(struct sym_models *ms, int m)

@@ -95,6 +95,7 @@ struct sym_models {
 	struct sym_iheap *timers;   /* by local index, not owned */
 	struct sym_policy policy;
 	struct sym_request **scratch; /* the largest batch */
+	int maxb;                   /* its size */
 	struct sym_models_out out;
 	/* look-ahead */
 	bool plan;                  /* DEFER / PULL with the rankers */
@@ -128,6 +129,16 @@ struct sym_waits sym_models_waits(const struct sym_models *ms, int m, int k);
  * standing is recomputed (UNREADY where it no longer runs; a stale GRANT
  * from there is given back). 0 or -EINVAL (see sym_shard_set_kinds_off). */
 int sym_models_set_kinds_off(struct sym_models *ms, int m, uint32_t kinds_off, sym_time now);
+
+/* Model m (one of ours) becomes the model of cfg (a spare slot filled: the
+ * runtime's model repository): its shard is made again from cfg, keeping
+ * its network delays and gathering rule, and what the rankers hold of it is
+ * forgotten. Only while it holds no request and no ranker holds it ready;
+ * its batches must fit the scratch (max_batch at most the largest at init:
+ * -EINVAL).
+ * 0, -EBUSY, -EINVAL (see sym_shard_init_kinds) or -ENOMEM; on error the
+ * shard keeps its old model where it can (else it is left empty: init's). */
+int sym_models_set_model(struct sym_models *ms, int m, const struct sym_model_cfg *cfg);
 
 /* Model m's (one of ours) arrival statistics start afresh (sym_shard_restart_arrivals). */
 void sym_models_restart_arrivals(struct sym_models *ms, int m);

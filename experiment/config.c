@@ -1181,7 +1181,7 @@ static void unresolve(struct sym_experiment *e)
 	e->pfx_n = NULL;
 	e->pfx_sbeta_ms = NULL;
 	queries_free(e);
-	e->nmodels = 0;
+	e->nmodels = e->slot0 = 0;
 	e->resolved = false;
 }
 
@@ -1540,12 +1540,58 @@ static int scaled_profile(const struct sym_model_spec *s, double scale, double s
 	return rc;
 }
 
-/* Device kinds: kind k's profiles come from its group's zoo, from the base
+/* Kind ki's profiles of models m0..m1-1: from its group's zoo, from the base
  * profiles scaled, from the built-in zoo of its name, or (first group only)
- * are the base profiles. */
-static int resolve_kinds(struct sym_experiment *e, double net1, char *err, size_t errlen)
+ * the base profiles themselves (left as they are). */
+static int group_profiles(struct sym_experiment *e, size_t ki, size_t m0, size_t m1, double net1, char *err,
+			  size_t errlen)
 {
 	size_t n = e->nmodels;
+	const struct sym_gpu_group *gr = &e->groups[ki];
+	double known = 0;
+	bool builtin = builtin_kind(gr->kind, &known);
+	if (ki == 0 && !gr->zoo[0] && !(gr->scale > 0)) {
+		/* the base profiles, when the kind is their device (or a generic "gpu") */
+		bool base = !strcmp(gr->kind, e->zoo) || !strcmp(gr->kind, "gpu") || !builtin_kind(e->zoo, &known);
+		if (base && !(builtin && strcmp(gr->kind, e->zoo)))
+			return 0;
+		if (!builtin)
+			return ERR("cluster[0]: kind '%s' is not the device of the profiles (zoo %s): name the kind "
+				   "%s, or give it \"zoo\" (its profiles) or \"scale\" (its speed relative to %s)",
+				   gr->kind, e->zoo, e->zoo, e->zoo);
+	}
+	const char *zname = gr->zoo[0] ? gr->zoo : (builtin ? gr->kind : NULL);
+	if (!zname && !(gr->scale > 0))
+		return ERR("cluster[%zu]: kind '%s' needs \"zoo\" (its profiles) or \"scale\" (its speed "
+			   "relative to the first kind)", ki, gr->kind);
+	struct sym_zoo zoo = { 0 };
+	int rc = 0;
+	if (!(gr->scale > 0) && (rc = sym_zoo_load(zname, &zoo, err, errlen)))
+		return rc;
+	for (size_t m = m0; m < m1 && !rc; m++) {
+		struct sym_profile *out = &e->profiles[ki * n + m];
+		sym_profile_finish(out); /* kind 0: replaces the base profile */
+		if (gr->scale > 0) {
+			rc = scaled_profile(&e->models[m], gr->scale, e->model_slo_ms[m] - net1, out, err, errlen);
+			continue;
+		}
+		/* a copy NAME#k (num_models) has the profile of the model it copies */
+		const char *name = e->models[m >= e->slot0 ? m : m % e->nlisted].name;
+		const struct sym_model_spec *s = sym_zoo_find(&zoo, name);
+		if (!s) {
+			rc = ERR("cluster[%zu]: zoo '%s' has no profile for model '%s' (give the kind a \"scale\" "
+				 "instead)", ki, zname, name);
+			break;
+		}
+		rc = scaled_profile(s, 1, e->model_slo_ms[m] - net1, out, err, errlen);
+	}
+	sym_zoo_finish(&zoo);
+	return rc;
+}
+
+/* Device kinds, and each kind's profiles (group_profiles). */
+static int resolve_kinds(struct sym_experiment *e, double net1, char *err, size_t errlen)
+{
 	e->gpu_kind = calloc((size_t)e->gpus, sizeof(int));
 	if (!e->gpu_kind)
 		return -ENOMEM;
@@ -1562,46 +1608,12 @@ static int resolve_kinds(struct sym_experiment *e, double net1, char *err, size_
 		memset(k, 0, sizeof(*k));
 		snprintf(k->name, sizeof(k->name), "%s", gr->kind);
 		double known = 0;
-		bool builtin = builtin_kind(gr->kind, &known);
+		builtin_kind(gr->kind, &known);
 		k->memory_mb = gr->memory_mb > 0 ? gr->memory_mb : known;
 		k->cpu = gr->cpu >= 0 ? gr->cpu : !strcmp(gr->kind, "cpu");
 		for (int c = 0; c < gr->count; c++)
 			e->gpu_kind[g++] = (int)ki;
-		if (ki == 0 && !gr->zoo[0] && !(gr->scale > 0)) {
-			/* the base profiles, when the kind is their device (or a generic "gpu") */
-			bool base = !strcmp(gr->kind, e->zoo) || !strcmp(gr->kind, "gpu") || !builtin_kind(e->zoo, &known);
-			if (base && !(builtin && strcmp(gr->kind, e->zoo)))
-				continue;
-			if (!builtin)
-				return ERR("cluster[0]: kind '%s' is not the device of the profiles (zoo %s): name the kind "
-					   "%s, or give it \"zoo\" (its profiles) or \"scale\" (its speed relative to %s)",
-					   gr->kind, e->zoo, e->zoo, e->zoo);
-		}
-		const char *zname = gr->zoo[0] ? gr->zoo : (builtin ? gr->kind : NULL);
-		if (!zname && !(gr->scale > 0))
-			return ERR("cluster[%zu]: kind '%s' needs \"zoo\" (its profiles) or \"scale\" (its speed "
-				   "relative to the first kind)", ki, gr->kind);
-		struct sym_zoo zoo = { 0 };
-		int rc = 0;
-		if (!(gr->scale > 0) && (rc = sym_zoo_load(zname, &zoo, err, errlen)))
-			return rc;
-		for (size_t m = 0; m < n && !rc; m++) {
-			struct sym_profile *out = &e->profiles[ki * n + m];
-			sym_profile_finish(out); /* kind 0: replaces the base profile */
-			if (gr->scale > 0) {
-				rc = scaled_profile(&e->models[m], gr->scale, e->model_slo_ms[m] - net1, out, err, errlen);
-				continue;
-			}
-			/* a copy NAME#k (num_models) has the profile of the model it copies */
-			const struct sym_model_spec *s = sym_zoo_find(&zoo, e->models[m % e->nlisted].name);
-			if (!s) {
-				rc = ERR("cluster[%zu]: zoo '%s' has no profile for model '%s' (give the kind a \"scale\" "
-					 "instead)", ki, zname, e->models[m % e->nlisted].name);
-				break;
-			}
-			rc = scaled_profile(s, 1, e->model_slo_ms[m] - net1, out, err, errlen);
-		}
-		sym_zoo_finish(&zoo);
+		int rc = group_profiles(e, ki, 0, e->nmodels, net1, err, errlen);
 		if (rc)
 			return rc;
 	}
@@ -2208,6 +2220,152 @@ static int resolve_trace(struct sym_experiment *e, char *err, size_t errlen)
 	return 0;
 }
 
+/* A model's SLO: the experiment's, or its own (the larger with slo_mode
+ * at-least). */
+static double spec_slo(const struct sym_experiment *e, const struct sym_model_spec *s)
+{
+	double slo = e->slo_ms > 0 ? e->slo_ms : s->slo_ms;
+	if (e->slo_ms > 0 && e->slo_at_least && s->slo_ms > slo)
+		slo = s->slo_ms;
+	return slo;
+}
+
+/* An empty spare slot's profile on every kind: l(b) = b ms up to
+ * slot_batch, no memory. Never run: it only gives the slot valid books. */
+static int slot_placeholder(struct sym_experiment *e, size_t m)
+{
+	size_t n = e->nmodels;
+	sym_model_spec_finish(&e->models[m]);
+	memset(&e->models[m], 0, sizeof(e->models[m]));
+	e->models[m].alpha_ms = 1;
+	e->models[m].static_mb = e->models[m].dynamic_mb = 0;
+	e->shares[m] = 0;
+	e->model_slo_ms[m] = (double)e->slot_batch + 1;
+	for (int k = 0; k < e->nkinds; k++) {
+		struct sym_profile *p = &e->profiles[(size_t)k * n + m];
+		sym_profile_finish(p);
+		int rc = sym_profile_init_linear(p, "", 1, 0, e->slot_batch);
+		if (rc)
+			return rc;
+		p->static_mb = p->dynamic_mb = 0;
+	}
+	return 0;
+}
+
+/* The runtime's spare model slots (model_slots), appended empty after the
+ * models once everything else resolved: a model added to the repository
+ * later fills one (sym_experiment_fill_slot). The workload features that
+ * name every model (queries, prefix models, a rate table, a trace, a fixed
+ * partition) do not take them. */
+static int add_slots(struct sym_experiment *e, char *err, size_t errlen)
+{
+	if (e->queries_json || e->prefix_json || e->rate_csv[0] || e->arrival_trace[0] || e->partition.assign)
+		return ERR("runtime.repository_slots: spare model slots do not go with %s; set repository_slots 0",
+			   e->queries_json ? "queries" : e->prefix_json ? "prefix_models" : e->rate_csv[0] ? "rate_csv"
+			   : e->arrival_trace[0] ? "arrival_trace" : "a partition's fixed assignment");
+	size_t n0 = e->nmodels, k = (size_t)e->model_slots, n = n0 + k;
+	int nk = e->nkinds;
+	e->slot_batch = 1;
+	for (size_t i = 0; i < n0 * (size_t)nk; i++)
+		if (e->profiles[i].max_batch > e->slot_batch)
+			e->slot_batch = e->profiles[i].max_batch;
+	struct sym_model_spec *models = realloc(e->models, n * sizeof(*models));
+	if (models)
+		e->models = models;
+	double *slo = realloc(e->model_slo_ms, n * sizeof(double));
+	if (slo)
+		e->model_slo_ms = slo;
+	double *shares = realloc(e->shares, n * sizeof(double));
+	if (shares)
+		e->shares = shares;
+	struct sym_profile *prof = calloc(n * (size_t)nk, sizeof(*prof));
+	if (!models || !slo || !shares || !prof) {
+		free(prof);
+		return ERR("out of memory");
+	}
+	for (int j = 0; j < nk; j++) /* kind-major: each kind's block grows by k */
+		memcpy(&prof[(size_t)j * n], &e->profiles[(size_t)j * n0], n0 * sizeof(*prof));
+	free(e->profiles);
+	e->profiles = prof;
+	memset(&e->models[n0], 0, k * sizeof(*e->models));
+	e->nmodels = n;
+	e->slot0 = n0;
+	for (size_t m = n0; m < n; m++)
+		if (slot_placeholder(e, m))
+			return ERR("out of memory");
+	return 0;
+}
+
+void sym_experiment_clear_slot(struct sym_experiment *e, size_t m)
+{
+	if (m >= e->slot0 && m < e->nmodels)
+		slot_placeholder(e, m); /* (the placeholder's table is small: -ENOMEM leaves max_batch 0) */
+}
+
+bool sym_experiment_slot_empty(const struct sym_experiment *e, size_t m)
+{
+	return m >= e->slot0 && m < e->nmodels && !e->models[m].name[0];
+}
+
+int sym_experiment_fill_slot(struct sym_experiment *e, size_t m, const cJSON *obj, bool *capped, char *err,
+			     size_t errlen)
+{
+	*capped = false;
+	if (!sym_experiment_slot_empty(e, m))
+		return ERR("model slot %zu is not an empty spare slot", m);
+	struct sym_model_spec spec;
+	const cJSON *nm = cJSON_GetObjectItemCaseSensitive(obj, "name");
+	char where[96];
+	snprintf(where, sizeof(where), "model '%.60s'", cJSON_IsString(nm) ? nm->valuestring : "?");
+	int rc = sym_model_spec_from_json(obj, where, &spec, err, errlen);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < e->nmodels; i++)
+		if (!strcmp(e->models[i].name, spec.name)) {
+			sym_model_spec_finish(&spec);
+			return ERR("%s: a model of that name is served already", where);
+		}
+	size_t n = e->nmodels;
+	double net1 = e->ctrl_ms + e->data_ms + e->resp_ms, slo = spec_slo(e, &spec);
+	if (slo <= 0) {
+		sym_model_spec_finish(&spec);
+		return ERR("%s has no SLO: give it \"slo_ms\" in its config.json (or start the runtime with --slo)", where);
+	}
+	struct sym_profile base;
+	rc = sym_model_spec_profile(&spec, slo - net1, &base, err, errlen);
+	if (rc == -ERANGE)
+		rc = ERR("%s: its SLO (%g ms) is shorter than l(1) = %g ms%s", where, slo,
+			 spec.table_ms ? spec.table_ms[0] : spec.alpha_ms + spec.beta_ms,
+			 net1 > 0 ? " plus the network delays (ctrl+data+resp)" : "");
+	if (rc) {
+		sym_model_spec_finish(&spec);
+		return rc;
+	}
+	sym_model_spec_finish(&e->models[m]);
+	e->models[m] = spec; /* the slot's from here on (freed with the experiment) */
+	e->model_slo_ms[m] = slo;
+	sym_profile_finish(&e->profiles[m]);
+	e->profiles[m] = base;
+	for (size_t ki = 0; !rc && ki < e->ngroups; ki++)
+		rc = group_profiles(e, ki, m, m + 1, net1, err, errlen);
+	for (int k = 0; !rc && k < e->nkinds; k++) {
+		struct sym_profile *p = &e->profiles[(size_t)k * n + m];
+		if (!p->max_batch || !p->lat) {
+			rc = ERR("%s: no profile on kind %s", where, e->kinds[k].name);
+		} else if (p->max_batch > e->slot_batch) {
+			p->max_batch = e->slot_batch; /* (its table runs further: unread) */
+			*capped = true;
+		}
+	}
+	if (!rc)
+		rc = sym_experiment_check_memory(e, NULL, err, errlen);
+	if (rc) {
+		int prc = slot_placeholder(e, m);
+		return prc ? prc : rc;
+	}
+	return 0;
+}
+
 static int resolve_list(struct sym_experiment *e, char *err, size_t errlen)
 {
 	struct sym_zoo zoo = { 0 };
@@ -2273,6 +2431,7 @@ static int resolve_list(struct sym_experiment *e, char *err, size_t errlen)
 		goto fail;
 	}
 	size_t n = e->nmodels;
+	e->slot0 = n; /* (add_slots appends the spare ones at the end) */
 	if (e->gpus_per_model > 0) {
 		if (e->ngroups > 1) {
 			rc = ERR("gpus_per_model: the cluster has %zu device groups; set their counts instead", e->ngroups);
@@ -2309,9 +2468,7 @@ static int resolve_list(struct sym_experiment *e, char *err, size_t errlen)
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct sym_model_spec *s = &e->models[i];
-		double slo = e->slo_ms > 0 ? e->slo_ms : s->slo_ms;
-		if (e->slo_ms > 0 && e->slo_at_least && s->slo_ms > slo)
-			slo = s->slo_ms;
+		double slo = spec_slo(e, s);
 		if (e->query_of && e->query_of[i] >= 0)
 			slo = e->queries[e->query_of[i]].slo_ms; /* a stage: the query's (then its budget) */
 		if (slo <= 0) {
@@ -2416,6 +2573,8 @@ static int resolve_list(struct sym_experiment *e, char *err, size_t errlen)
 			goto fail;
 		}
 	}
+	if (e->model_slots > 0 && (rc = add_slots(e, err, errlen)))
+		goto fail;
 	sym_zoo_finish(&zoo);
 	e->resolved = true;
 	return 0;
@@ -2493,7 +2652,7 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 	cJSON_AddStringToObject(o, "zoo", e->zoo);
 	/* with num_models, the list before repetition: the copies follow from it; the prefix models' own
 	 * entries follow from prefix_models */
-	size_t nout = e->num_models > 0 || e->prefix_json ? e->nlisted : e->nmodels;
+	size_t nout = e->num_models > 0 || e->prefix_json ? e->nlisted : e->slot0; /* (no spare slot) */
 	cJSON *models = nout || !e->prefix_json ? cJSON_AddArrayToObject(o, "models") : NULL;
 	for (size_t i = 0; i < nout; i++) {
 		cJSON *m = sym_model_spec_to_json(&e->models[i]);

@@ -177,10 +177,16 @@ struct sym_experiment {
 	char model_repository[512]; /* a model repository (experiment/repository.h) whose models join "models"
 				     * (replacing the zoo's when "models" is not given), or "" */
 	bool repo_unprofiled_ok; /* its models may lack a profile (a placeholder: `symphony profile` sets it) */
+	int model_slots;         /* the runtime's spare model slots (runtime.repository_slots; not a key of
+				  * its own): empty models after the others, filled by sym_experiment_fill_slot */
 	/* resolved */
 	bool resolved;
 	size_t nmodels;
 	size_t nlisted;          /* models before num_models repeated the list (<= nmodels) */
+	size_t slot0;            /* the first spare slot: models slot0..nmodels-1 are model_slots' (nmodels
+				  * when none); an empty one has the name "" */
+	int slot_batch;          /* with slots: the largest batch a slot's model may form (the largest of the
+				  * models served from the start, on any kind) */
 	struct sym_model_spec *models;
 	int nkinds;
 	struct sym_kind kinds[SYM_MAX_KINDS];
@@ -271,6 +277,23 @@ int sym_experiment_apply_flag(struct sym_experiment *e, const char *flag, const 
  * that every SLO leaves room for a batch of 1 with the network delays, and
  * loads the rate table. Returns 0 or an error with a message. */
 int sym_experiment_resolve(struct sym_experiment *e, char *err, size_t errlen);
+
+/* Whether model m is an empty spare slot (model_slots): no name, no
+ * requests, a placeholder profile (l(b) = b ms up to slot_batch). */
+bool sym_experiment_slot_empty(const struct sym_experiment *e, size_t m);
+
+/* Fills spare slot m (empty) with the model of `obj` (an experiment model
+ * object: name, profile, max batch, SLO; experiment/repository.h reads one),
+ * as resolving would have: its SLO, its profile on each kind, the memory
+ * check. Its batches are capped at slot_batch (what the runtime's buffers
+ * were sized for); *capped says whether they were. It gets no share of the
+ * configured load. 0, or -EINVAL/-ENOMEM with a message, the slot left
+ * empty. */
+int sym_experiment_fill_slot(struct sym_experiment *e, size_t m, const cJSON *obj, bool *capped, char *err,
+			     size_t errlen);
+
+/* Empties spare slot m again (a fill that failed further on). */
+void sym_experiment_clear_slot(struct sym_experiment *e, size_t m);
 
 /* Model m's mean offered rate (req/s) at schedule scale 1: its share of the
  * constant rate (the scale *is* the rate then, so this is the share), of the

@@ -16,17 +16,20 @@
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
 #define NAME_MAX_LEN 40 /* the experiment's model names (profiles/zoo.h) */
 
-/* A model name a directory may carry: 1..40 of [A-Za-z0-9_.-], not starting with a dot. */
-static bool name_ok(const char *s)
+bool sym_repo_name_ok(const char *s, size_t n)
 {
-	size_t n = strlen(s);
-	if (!n || n > NAME_MAX_LEN || s[0] == '.')
+	if (!s || !n || n > NAME_MAX_LEN || s[0] == '.')
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
 		      s[i] == '_' || s[i] == '.' || s[i] == '-'))
 			return false;
 	return true;
+}
+
+static bool name_ok(const char *s)
+{
+	return sym_repo_name_ok(s, strlen(s));
 }
 
 /* A tensor entry of config.json's "input" or "output" (Triton's names, or

@@ -45,6 +45,10 @@
 
 #include <cjson/cJSON.h>
 
+/* Whether the n bytes at s are a model name a repository's directory may
+ * carry: 1..40 of A-Z a-z 0-9 _ . -, not starting with a dot. */
+bool sym_repo_name_ok(const char *s, size_t n);
+
 /* Reads model `name` of repository `dir`: its experiment model object
  * (*model) and its runtime.models entry (*rt), both new, and the version it
  * serves. With unprofiled_ok, a config.json without "profile" gets a

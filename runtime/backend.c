@@ -134,7 +134,10 @@ struct backend {
 	struct lop {
 		uint16_t model;
 		uint8_t op; /* enum sym_wire_load_op */
+		bool own;   /* the backend's own unload of a spare slot's model: schedd hears nothing */
 	} *lq;           /* queued operations, a ring of lq_cap */
+	char (*slot_next)[64]; /* per model: the repository model schedd put in that spare slot (MODEL),
+				* waiting for the slot's operations in hand; "" none */
 	int lq_head, lq_n, lq_cap;
 	bool lbusy;      /* lq[lq_head] is with the loader thread */
 	int lrc;         /* its result, and */
@@ -224,6 +227,78 @@ static bool model_in_hand(const struct backend *be, int m)
 	return false;
 }
 
+static void schedd_lost(struct backend *be, const char *why);
+static void maybe_load(struct backend *be);
+
+static bool slot_busy(const struct backend *be, int m)
+{
+	for (int j = 0; j < be->lq_n; j++)
+		if (be->lq[(be->lq_head + j) % be->lq_cap].model == m)
+			return true;
+	return be->held[m];
+}
+
+/* The model schedd put in spare slot m, read from this backend's repository
+ * now that nothing of the slot's old model is loaded or in hand (a load of
+ * it that fails names why: LOADED). */
+static void slot_apply(struct backend *be, int m)
+{
+	struct sym_cluster *c = be->c;
+	if (!be->slot_next[m][0])
+		return;
+	char err[512];
+	bool capped;
+	int rc = sym_cluster_set_slot(c, (size_t)m, be->slot_next[m], strlen(be->slot_next[m]), &capped, err, sizeof(err));
+	be->slot_next[m][0] = '\0';
+	if (rc < 0)
+		sym_rt_log(be->who, "spare model slot %d: %s", m, err);
+	else if (rc > 0 && be->o->verbose)
+		sym_rt_log(be->who, "model %s added (spare slot %zu)", c->models[m].name, (size_t)m - c->exp.slot0);
+	const struct sym_experiment *e = &c->exp;
+	be->descs[m] = c->models[m];
+	be->descs[m].profile = &e->profiles[(size_t)be->kind * e->nmodels + (size_t)m];
+	be->descs[m].file_mb = e->models[m].file_mb;
+}
+
+/* The backend's own unload of a spare slot's model (schedd does not count on it). */
+static bool own_unload(struct backend *be, int m)
+{
+	if (be->lq_n == be->lq_cap)
+		return false;
+	be->unloading[m] = true;
+	be->lq[(be->lq_head + be->lq_n) % be->lq_cap] = (struct lop){ (uint16_t)m, SYM_WIRE_UNLOAD, true };
+	be->lq_n++;
+	return true;
+}
+
+/* schedd put a repository model in spare slot m (MODEL): taken at once when
+ * the slot is idle, else once what is queued for it is done (an own unload
+ * first when it holds another model: a scheduler that took over). */
+static void on_slot(struct backend *be, const struct sym_msg *m)
+{
+	const struct sym_experiment *e = &be->c->exp;
+	size_t k = m->u.model.model;
+	if (k < e->slot0 || k >= e->nmodels) {
+		sym_rt_log(be->who, "bad model message from schedd (model %zu is not a spare slot); closing the connection",
+			   k);
+		schedd_lost(be, "bad model");
+		return;
+	}
+	char nm[64];
+	snprintf(nm, sizeof(nm), "%.*s", m->u.model.name_len, m->u.model.name);
+	if (!strcmp(e->models[k].name, nm) && !be->slot_next[k][0])
+		return;
+	snprintf(be->slot_next[k], sizeof(be->slot_next[k]), "%s", nm);
+	if (be->held[k] && !be->unloading[k] && !own_unload(be, (int)k)) {
+		sym_rt_log(be->who, "more than %d loads and unloads queued; closing the connection to schedd", be->lq_cap);
+		schedd_lost(be, "too many loads");
+		return;
+	}
+	if (!slot_busy(be, (int)k))
+		slot_apply(be, (int)k);
+	maybe_load(be);
+}
+
 /* Hands the next queued load or unload to the loader thread: an unload once
  * no batch in hand runs the model (its plans all came before the UNLOAD). */
 static void maybe_load(struct backend *be)
@@ -233,6 +308,8 @@ static void maybe_load(struct backend *be)
 	const struct lop *op = &be->lq[be->lq_head];
 	if (op->op == SYM_WIRE_UNLOAD && model_in_hand(be, op->model))
 		return;
+	if (op->op == SYM_WIRE_LOAD)
+		slot_apply(be, op->model); /* (the loader is idle: the slot may change) */
 	be->lbusy = true;
 	atomic_store_explicit(&be->load_state, 1, memory_order_release);
 	uint64_t v = 1;
@@ -276,7 +353,7 @@ static void on_load_done(struct sym_loop_io *io, uint32_t events, void *ctx)
 		if (be->o->verbose)
 			sym_rt_log(be->who, "model %s unloaded", name);
 	}
-	if (be->schedd_up && be->hello_sent) {
+	if (be->schedd_up && be->hello_sent && !op.own) {
 		struct sym_msg m = { .type = SYM_MSG_LOADED };
 		m.u.loaded.model = op.model;
 		m.u.loaded.op = op.op;
@@ -292,8 +369,6 @@ static void on_load_done(struct sym_loop_io *io, uint32_t events, void *ctx)
 	}
 	maybe_load(be);
 }
-
-static void schedd_lost(struct backend *be, const char *why);
 
 /* schedd asks for a model to be loaded or unloaded: queued, in order. */
 static void on_load(struct backend *be, const struct sym_msg *m)
@@ -311,7 +386,7 @@ static void on_load(struct backend *be, const struct sym_msg *m)
 	}
 	if (m->u.load.op == SYM_WIRE_UNLOAD)
 		be->unloading[m->u.load.model] = true; /* from now on its plans are refused */
-	be->lq[(be->lq_head + be->lq_n) % be->lq_cap] = (struct lop){ m->u.load.model, m->u.load.op };
+	be->lq[(be->lq_head + be->lq_n) % be->lq_cap] = (struct lop){ m->u.load.model, m->u.load.op, false };
 	be->lq_n++;
 	maybe_load(be);
 }
@@ -324,8 +399,15 @@ static void send_hello(struct backend *be)
 		return;
 	uint16_t n = 0;
 	for (size_t m = 0; m < e->nmodels; m++)
-		if (be->held[m] && !be->unloading[m])
+		if (be->held[m] && !be->unloading[m] && m < e->slot0)
 			models[n++] = (uint16_t)m;
+	/* A spare slot's model came from a scheduler that may be gone: this
+	 * one may hold another model there (or none). Unloaded; the slots it
+	 * fills it says first (MODEL), then loads them as any other. */
+	for (size_t m = e->slot0; m < e->nmodels; m++)
+		if (be->held[m] && !be->unloading[m])
+			own_unload(be, (int)m);
+	maybe_load(be);
 	struct sym_msg h = { .type = SYM_MSG_HELLO };
 	h.u.hello.role = SYM_ROLE_BACKEND;
 	h.u.hello.id = (uint32_t)be->id;
@@ -668,6 +750,10 @@ static void on_msg(struct backend *be, struct sym_fab_conn *conn, const uint8_t 
 		on_load(be, &m);
 		return;
 	}
+	if (n > 0 && (size_t)n == len && from_schedd && m.type == SYM_MSG_MODEL) {
+		on_slot(be, &m);
+		return;
+	}
 	int fi = -1;
 	for (int i = 0; i < be->c->nfrontends; i++)
 		if (be->fe[i] == conn)
@@ -916,7 +1002,8 @@ static int setup(struct backend *be, char *err, size_t errlen)
 	be->unloading = calloc(e->nmodels, sizeof(*be->unloading));
 	be->lq_cap = 2 * (int)e->nmodels + 8;
 	be->lq = calloc((size_t)be->lq_cap, sizeof(*be->lq));
-	if (!be->descs || !be->held || !be->unloading || !be->lq)
+	be->slot_next = calloc(e->nmodels, sizeof(*be->slot_next));
+	if (!be->descs || !be->held || !be->unloading || !be->lq || !be->slot_next)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	/* With sub-clusters the backend starts empty and loads what schedd asks
 	 * for (its sub-cluster's models); else it loads every model now. */
@@ -925,7 +1012,7 @@ static int setup(struct backend *be, char *err, size_t errlen)
 		be->descs[m] = c->models[m];
 		be->descs[m].profile = &e->profiles[(size_t)be->kind * e->nmodels + m];
 		be->descs[m].file_mb = e->models[m].file_mb;
-		if (on_command)
+		if (on_command || m >= e->slot0) /* (a spare slot: no model until schedd says, MODEL) */
 			continue;
 		int rc = be->x->ops->load(be->x, (int)m, &be->descs[m], err, errlen);
 		if (rc)
@@ -1014,6 +1101,7 @@ static void teardown(struct backend *be)
 	free(be->held);
 	free(be->unloading);
 	free(be->lq);
+	free(be->slot_next);
 	free(be->fe);
 	free(be->fe_up);
 	free(be->fe_key);

@@ -26,6 +26,7 @@ int sym_cluster_init(struct sym_cluster *c)
 	snprintf(c->executor, sizeof(c->executor), "emulated");
 	snprintf(c->torch_device, sizeof(c->torch_device), "cpu");
 	c->torch_threads = 1;
+	c->repository_slots = -1;
 	c->port_base = 7100;
 	c->nfrontends = 1;
 	c->nbackends = 2;
@@ -174,6 +175,7 @@ static const struct rt_key {
 	{ "client_min_rate", "client-min-rate", "BYTES/S", "the rate a client must keep up sending a request (HTTP body, native message) beyond its timeout (default 32768)", RK_NUM, offsetof(struct sym_cluster, client_min_rate), 0, 1, 1e10, "bytes per second in 1..1e10" },
 	{ "http_tls_cert", "http-tls-cert", "FILE", "PEM certificate (chain): serve HTTPS instead of HTTP (with http_tls_key)", RK_PATH, offsetof(struct sym_cluster, http_tls_cert), sizeof(((struct sym_cluster *)0)->http_tls_cert), 0, 0, "a file's path" },
 	{ "http_tls_key", "http-tls-key", "FILE", "PEM private key of http_tls_cert (mode 0600)", RK_PATH, offsetof(struct sym_cluster, http_tls_key), sizeof(((struct sym_cluster *)0)->http_tls_key), 0, 0, "a file's path" },
+	{ "repository_slots", "repository-slots", "N", "spare model slots: models added to the model repository after schedd started that the repository API can load (default 4 with a model repository)", RK_INT, offsetof(struct sym_cluster, repository_slots), 0, 0, 256, "0 to 256 slots" },
 	{ "repository_token_file", "repository-token-file", "FILE", "bearer tokens, one a line (mode 0600), for schedd's model repository API: loading or unloading a model needs 'Authorization: Bearer TOKEN' (without this file, load and unload are refused)", RK_PATH, offsetof(struct sym_cluster, repository_token_file), sizeof(((struct sym_cluster *)0)->repository_token_file), 0, 0, "a file's path" },
 	{ "http_token_file", "http-token-file", "FILE", "bearer tokens, one a line (mode 0600): inference needs 'Authorization: Bearer TOKEN', a native client's HELLO one of them; SIGHUP rereads it", RK_PATH, offsetof(struct sym_cluster, http_token_file), sizeof(((struct sym_cluster *)0)->http_token_file), 0, 0, "a file's path" },
 	{ "clients_max", "clients-max", "N", "native-protocol clients a frontend holds at once; past N the one idle longest is closed, or the new one when none is idle (default 256)", RK_INT, offsetof(struct sym_cluster, clients_max), 0, 1, 100000, "1 to 100000 clients" },
@@ -389,6 +391,54 @@ void sym_cluster_net_defaults(const char *provider, double *ctrl_ms, double *dat
 	}
 }
 
+/* Model m's signature, version and executor spec from its runtime.models
+ * entry `mo` (or NULL: the emulated executor's default), checked against
+ * the sizes a message and a frontend's pool take. */
+static int resolve_model(struct sym_cluster *c, size_t m, const cJSON *mo, char *err, size_t errlen)
+{
+	const struct sym_experiment *e = &c->exp;
+	struct sym_model_desc *d = &c->models[m];
+	sym_model_desc_default(d, e->profiles[m].name, &e->profiles[m], c->input_bytes);
+	char where[160];
+	int rc;
+	const cJSON *v;
+	if ((v = cJSON_GetObjectItemCaseSensitive(mo, "version"))) {
+		if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 1 ||
+		    v->valuedouble > 1e9)
+			return ERR("runtime.models.%s.version: expected a positive integer", d->name);
+		d->version = (int)v->valuedouble;
+	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(mo, "executor"))) {
+		if (!cJSON_IsObject(v))
+			return ERR("runtime.models.%s.executor: expected an object", d->name);
+		d->spec = v;
+		/* a built-in's signature is the default; input/output below must then match it */
+		char msg[256];
+		if (cJSON_GetObjectItemCaseSensitive(v, "builtin") &&
+		    sym_cuda_builtin_signature(v, &d->input, &d->output, msg, sizeof(msg)))
+			return ERR("runtime.models.%s.executor: %s", d->name, msg);
+	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(mo, "input"))) {
+		snprintf(where, sizeof(where), "runtime.models.%s.input", d->name);
+		if ((rc = sym_tensor_sig_from_json(v, where, "INPUT0", SYM_WIRE_MAX_PAYLOAD, &d->input, err, errlen)))
+			return rc;
+	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(mo, "output"))) {
+		snprintf(where, sizeof(where), "runtime.models.%s.output", d->name);
+		if ((rc = sym_tensor_sig_from_json(v, where, "OUTPUT0", SYM_CLUSTER_OUTPUT_MAX, &d->output, err,
+						   errlen)))
+			return rc;
+	}
+	if (sym_tensor_bytes(&d->output) > SYM_CLUSTER_OUTPUT_MAX)
+		return ERR("runtime: model '%s' gives %zu-byte outputs, more than the %d a message carries", d->name,
+			   sym_tensor_bytes(&d->output), SYM_CLUSTER_OUTPUT_MAX);
+	if (sym_tensor_bytes(&d->input) > c->input_max)
+		return ERR("runtime: model '%s' takes %zu-byte inputs, more than input_max (%zu): raise it "
+			   "(runtime.input_max, --input-max BYTES; a frontend holds pool_slots inputs of that size)",
+			   d->name, sym_tensor_bytes(&d->input), c->input_max);
+	return 0;
+}
+
 /* Signatures and executor specs of the models, from "runtime.models". */
 static int resolve_models(struct sym_cluster *c, char *err, size_t errlen)
 {
@@ -399,9 +449,9 @@ static int resolve_models(struct sym_cluster *c, char *err, size_t errlen)
 		return ERR("out of memory");
 	for (const cJSON *it = c->models_rt ? c->models_rt->child : NULL; it; it = it->next) {
 		size_t m = 0;
-		while (m < e->nmodels && strcmp(e->profiles[m].name, it->string))
+		while (m < e->slot0 && strcmp(e->profiles[m].name, it->string))
 			m++;
-		if (m == e->nmodels)
+		if (m == e->slot0)
 			return ERR("runtime.models: '%s' is not a model of this experiment", it->string);
 		if (!cJSON_IsObject(it))
 			return ERR("runtime.models.%s: expected an object with input, output, executor", it->string);
@@ -413,52 +463,83 @@ static int resolve_models(struct sym_cluster *c, char *err, size_t errlen)
 	}
 	c->input_bytes_max = c->output_bytes_max = 0;
 	for (size_t m = 0; m < e->nmodels; m++) {
-		struct sym_model_desc *d = &c->models[m];
-		sym_model_desc_default(d, e->profiles[m].name, &e->profiles[m], c->input_bytes);
-		const cJSON *mo = c->models_rt ? cJSON_GetObjectItemCaseSensitive(c->models_rt, d->name) : NULL;
-		char where[160];
-		int rc;
-		const cJSON *v;
-		if ((v = cJSON_GetObjectItemCaseSensitive(mo, "version"))) {
-			if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 1 ||
-			    v->valuedouble > 1e9)
-				return ERR("runtime.models.%s.version: expected a positive integer", d->name);
-			d->version = (int)v->valuedouble;
-		}
-		if ((v = cJSON_GetObjectItemCaseSensitive(mo, "executor"))) {
-			if (!cJSON_IsObject(v))
-				return ERR("runtime.models.%s.executor: expected an object", d->name);
-			d->spec = v;
-			/* a built-in's signature is the default; input/output below must then match it */
-			char msg[256];
-			if (cJSON_GetObjectItemCaseSensitive(v, "builtin") &&
-			    sym_cuda_builtin_signature(v, &d->input, &d->output, msg, sizeof(msg)))
-				return ERR("runtime.models.%s.executor: %s", d->name, msg);
-		}
-		if ((v = cJSON_GetObjectItemCaseSensitive(mo, "input"))) {
-			snprintf(where, sizeof(where), "runtime.models.%s.input", d->name);
-			if ((rc = sym_tensor_sig_from_json(v, where, "INPUT0", SYM_WIRE_MAX_PAYLOAD, &d->input, err, errlen)))
-				return rc;
-		}
-		if ((v = cJSON_GetObjectItemCaseSensitive(mo, "output"))) {
-			snprintf(where, sizeof(where), "runtime.models.%s.output", d->name);
-			if ((rc = sym_tensor_sig_from_json(v, where, "OUTPUT0", SYM_CLUSTER_OUTPUT_MAX, &d->output, err,
-							   errlen)))
-				return rc;
-		}
-		if (sym_tensor_bytes(&d->output) > SYM_CLUSTER_OUTPUT_MAX)
-			return ERR("runtime: model '%s' gives %zu-byte outputs, more than the %d a message carries",
-				   d->name, sym_tensor_bytes(&d->output), SYM_CLUSTER_OUTPUT_MAX);
-		if (sym_tensor_bytes(&d->input) > c->input_max)
-			return ERR("runtime: model '%s' takes %zu-byte inputs, more than input_max (%zu): raise it "
-				   "(runtime.input_max, --input-max BYTES; a frontend holds pool_slots inputs of that "
-				   "size)", d->name, sym_tensor_bytes(&d->input), c->input_max);
+		const cJSON *mo = c->models_rt && m < e->slot0 ? cJSON_GetObjectItemCaseSensitive(c->models_rt,
+												   e->profiles[m].name)
+							       : NULL;
+		int rc = resolve_model(c, m, mo, err, errlen);
+		if (rc)
+			return rc;
+		const struct sym_model_desc *d = &c->models[m];
 		if (sym_tensor_bytes(&d->input) > c->input_bytes_max)
 			c->input_bytes_max = sym_tensor_bytes(&d->input);
 		if (sym_tensor_bytes(&d->output) > c->output_bytes_max)
 			c->output_bytes_max = sym_tensor_bytes(&d->output);
 	}
+	if (e->model_slots) /* a model filling a slot may give any output a message carries */
+		c->output_bytes_max = SYM_CLUSTER_OUTPUT_MAX;
 	return 0;
+}
+
+int sym_cluster_fill_slot(struct sym_cluster *c, size_t m, const char *name, bool *capped, char *err, size_t errlen)
+{
+	struct sym_experiment *e = &c->exp;
+	*capped = false;
+	if (!sym_experiment_slot_empty(e, m))
+		return ERR("model slot %zu is not an empty spare slot", m);
+	cJSON *model = NULL, *rt = NULL;
+	int version;
+	bool profiled;
+	int rc = sym_repo_read_model(e->model_repository, name, false, &model, &rt, &version, &profiled, err, errlen);
+	if (!rc && (cJSON_GetObjectItemCaseSensitive(c->models_rt, name) ||
+		    (rc = sym_experiment_fill_slot(e, m, model, capped, err, errlen))))
+		rc = rc ? rc : ERR("model '%s' is served already", name);
+	cJSON_Delete(model);
+	if (rc) {
+		cJSON_Delete(rt);
+		return rc;
+	}
+	if (!c->models_rt && !(c->models_rt = cJSON_CreateObject()))
+		rc = ERR("out of memory");
+	if (!rc) {
+		cJSON_AddItemToObject(c->models_rt, name, rt); /* the spec points into it: kept while the slot is */
+		rt = NULL;
+		rc = resolve_model(c, m, cJSON_GetObjectItemCaseSensitive(c->models_rt, name), err, errlen);
+	}
+	if (rc) {
+		cJSON_Delete(rt);
+		sym_cluster_clear_slot(c, m);
+	}
+	return rc;
+}
+
+int sym_cluster_set_slot(struct sym_cluster *c, size_t m, const char *name, size_t nl, bool *capped, char *err,
+			 size_t errlen)
+{
+	struct sym_experiment *e = &c->exp;
+	*capped = false;
+	if (m < e->slot0 || m >= e->nmodels)
+		return ERR("model %zu is not a spare slot (slots %zu..%zu)", m, e->slot0, e->nmodels - 1);
+	char nm[64];
+	if (nl >= sizeof(nm))
+		return ERR("a model name of %zu bytes", nl);
+	memcpy(nm, name, nl);
+	nm[nl] = '\0';
+	if (!strcmp(e->models[m].name, nm))
+		return 0;
+	sym_cluster_clear_slot(c, m);
+	int rc = sym_cluster_fill_slot(c, m, nm, capped, err, errlen);
+	return rc ? rc : 1;
+}
+
+void sym_cluster_clear_slot(struct sym_cluster *c, size_t m)
+{
+	struct sym_experiment *e = &c->exp;
+	if (m < e->slot0 || m >= e->nmodels)
+		return;
+	if (e->models[m].name[0])
+		cJSON_DeleteItemFromObjectCaseSensitive(c->models_rt, e->models[m].name);
+	sym_experiment_clear_slot(e, m);
+	sym_model_desc_default(&c->models[m], e->profiles[m].name, &e->profiles[m], c->input_bytes);
 }
 
 /* The signatures, versions and files of the models of the experiment's
@@ -568,6 +649,10 @@ int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen)
 			   "would always be refused", c->http_body_budget, c->http_body_max);
 	if (!c->http_tls_cert[0] != !c->http_tls_key[0])
 		return ERR("runtime.http_tls_cert and runtime.http_tls_key go together: HTTPS needs both");
+	if (c->repository_slots > 0 && !c->exp.model_repository[0])
+		return ERR("runtime.repository_slots: spare model slots are for a model repository's models; give one "
+			   "(--model-repository DIR) or set repository_slots 0");
+	c->exp.model_slots = !c->exp.model_repository[0] ? 0 : c->repository_slots < 0 ? 4 : c->repository_slots;
 	int rc;
 	if ((rc = sym_experiment_resolve(&c->exp, err, errlen)))
 		return rc;
@@ -673,6 +758,8 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 		cJSON_AddStringToObject(o, "http_token_file", c->http_token_file);
 	if (c->repository_token_file[0])
 		cJSON_AddStringToObject(o, "repository_token_file", c->repository_token_file);
+	if (c->exp.model_slots)
+		cJSON_AddNumberToObject(o, "repository_slots", c->exp.model_slots);
 	cJSON_AddNumberToObject(o, "clients_max", c->clients_max);
 	cJSON_AddNumberToObject(o, "clients_per_ip_max", c->clients_per_ip_max);
 	cJSON_AddNumberToObject(o, "clients_timeout_s", c->clients_timeout_s);

@@ -60,6 +60,9 @@
  *                                     the native port's HELLO)
  *     "repository_token_file": "",    bearer tokens that schedd's model repository API's load and
  *                                     unload must carry (without it, they are refused)
+ *     "repository_slots": 4,          spare model slots: models added to the repository after
+ *                                     schedd started that its API can load (default 4 with a
+ *                                     model repository, else 0)
  *     "clients_max": 256,             native-protocol clients a frontend holds at once (past it,
  *                                     the one idle longest is closed)
  *     "clients_per_ip_max": 64,       native clients from one address (0: no limit of its own)
@@ -170,6 +173,8 @@ struct sym_cluster {
 	char http_tls_cert[512], http_tls_key[512]; /* PEM files: HTTPS on every HTTP port; "": plain HTTP */
 	char http_token_file[512];        /* bearer tokens for inference (one a line, mode 0600); "": none asked */
 	char repository_token_file[512];  /* bearer tokens for the repository API's load and unload; "": refused */
+	int repository_slots;             /* spare model slots for models added to the repository later (-1,
+					   * the default: 4 with a model repository, else 0) */
 	int clients_max;                  /* native-protocol clients a frontend holds at once */
 	int clients_per_ip_max;           /* native clients from one address at once (0: no limit of its own) */
 	size_t clients_budget;            /* bytes native clients' buffers hold beyond their base, in all */
@@ -197,6 +202,24 @@ int sym_cluster_apply_flag(struct sym_cluster *c, const char *flag, const char *
 /* Fills the addresses, sets the experiment's GPUs to the backends and the
  * network defaults, then resolves the experiment. */
 int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen);
+
+/* Fills spare model slot m (empty) with model `name` of the model repository,
+ * read again from its directory: the experiment's model (its profile on each
+ * kind, SLO, memory; *capped: its batches capped at the slots' largest),
+ * its signature, version and file. Every runtime process does this for the
+ * same slot when schedd says so (SYM_MSG_MODEL), each from its own
+ * --model-repository. 0, or a negative errno with a message naming the
+ * file and what is wrong; the slot stays empty then. */
+int sym_cluster_fill_slot(struct sym_cluster *c, size_t m, const char *name, bool *capped, char *err, size_t errlen);
+
+/* Spare slot m holds model `name` (nl bytes) as schedd says (SYM_MSG_MODEL):
+ * 0 when it did already, 1 when it was filled with it (emptied first if it
+ * held another), or a negative errno with a message (the slot is empty). */
+int sym_cluster_set_slot(struct sym_cluster *c, size_t m, const char *name, size_t nl, bool *capped, char *err,
+			 size_t errlen);
+
+/* Empties spare slot m again (its model, if any, is forgotten). */
+void sym_cluster_clear_slot(struct sym_cluster *c, size_t m);
 
 /* The planning delays (ms) used when the configuration sets none: measured
  * high percentiles of the provider's control round trip and 150 KB read. */

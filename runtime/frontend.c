@@ -417,10 +417,33 @@ static void set_models_off(struct frontend *f, const struct sym_msg *m)
 	for (size_t k = 0; k < n; k++)
 		if (f->off[k] != f->off_next[k]) {
 			f->off[k] = f->off_next[k];
-			if (!f->o->quiet)
+			if (!f->o->quiet && !sym_experiment_slot_empty(&f->c->exp, k))
 				sym_rt_log(f->who, "model %s %s", f->c->models[k].name,
 					   f->off[k] ? "unloaded: its requests are refused" : "loaded: taking requests");
 		}
+}
+
+/* schedd filled a spare model slot (a model added to the repository): read
+ * from this frontend's repository, so that its requests are checked against
+ * its signature; it takes them once a STATUS says it is loaded. */
+static void on_slot(struct frontend *f, const struct sym_msg *m)
+{
+	char err[512];
+	bool capped;
+	size_t k = m->u.model.model;
+	int rc = sym_cluster_set_slot(f->c, k, m->u.model.name, m->u.model.name_len, &capped, err, sizeof(err));
+	if (rc < 0) {
+		sym_rt_log(f->who, "model %.*s (spare slot %zu): %s; its requests are refused here", m->u.model.name_len,
+			   m->u.model.name, k, err);
+		if (k < f->c->exp.nmodels)
+			f->off[k] = true;
+		return;
+	}
+	if (rc > 0) {
+		f->slo[k] = sym_ms(f->c->exp.model_slo_ms[k]);
+		if (!f->o->quiet)
+			sym_rt_log(f->who, "model %s added (spare slot %zu)", f->c->models[k].name, k - f->c->exp.slot0);
+	}
 }
 
 static void on_request(struct frontend *f, uint32_t ci, const struct sym_msg *m)
@@ -837,6 +860,10 @@ static void on_fab_msg(struct frontend *f, struct sym_fab_conn *conn, const uint
 				   f->schedd_draining ? ", the scheduler is shutting down" : "");
 		return;
 	}
+	if (m.type == SYM_MSG_MODEL && conn == f->schedd) {
+		on_slot(f, &m);
+		return;
+	}
 	if (m.type == SYM_MSG_DROP && conn == f->schedd) {
 		f->drops++;
 		struct slot *s = slot_get(f, m.u.drop.req_id);
@@ -1121,7 +1148,7 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	sym_prom_family(b, "symphony_requests_total", "counter",
 			"Requests by model and outcome (ok, late: answered after the deadline, dropped_*, ...)");
 	for (size_t m = 0; m < e->nmodels; m++)
-		for (int k = 0; k < NOUTCOMES; k++) {
+		for (int k = 0; k < NOUTCOMES && !sym_experiment_slot_empty(e, m); k++) {
 			if (k == SYM_WIRE_FRONTEND_GONE || k == SYM_WIRE_UNAUTHORIZED)
 				continue;
 			const char *l[] = { "frontend", id, "model", e->profiles[m].name, "outcome", outcome_names[k], NULL };
@@ -1131,6 +1158,8 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 			"Time from a request's arrival at the frontend to its answer, for requests answered with output");
 	for (size_t m = 0; m < e->nmodels; m++) {
 		const char *l[] = { "frontend", id, "model", e->profiles[m].name, NULL };
+		if (sym_experiment_slot_empty(e, m))
+			continue;
 		sym_prom_hist(b, "symphony_request_latency_seconds", l, &f->ms[m].latency, sym_prom_latency_bounds,
 			      sym_prom_latency_nbounds);
 	}
@@ -1275,7 +1304,7 @@ static void on_http(void *ctx, struct sym_http_req *r)
 	size_t m = 0;
 	while (m < e->nmodels && (strlen(f->c->models[m].name) != nl || strncmp(f->c->models[m].name, name, nl)))
 		m++;
-	if (m == e->nmodels) {
+	if (m == e->nmodels || !nl) { /* (an empty spare slot's name is "") */
 		sym_http_reply_error(r, 404, "unknown model '%.*s'", (int)nl, name);
 		return;
 	}
@@ -1342,8 +1371,10 @@ static int alloc_tables(struct frontend *f)
 		sym_rt_log(f->who, "out of memory for a pool of %zu bytes", pool_bytes);
 		return -ENOMEM;
 	}
-	for (size_t m = 0; m < c->exp.nmodels; m++)
+	for (size_t m = 0; m < c->exp.nmodels; m++) {
 		f->slo[m] = sym_ms(c->exp.model_slo_ms[m]);
+		f->off[m] = m >= c->exp.slot0; /* spare slots: no model until schedd fills one */
+	}
 	for (int i = c->pool_slots - 1; i >= 0; i--)
 		f->freeslots[f->nfree++] = (uint32_t)i;
 	return 0;

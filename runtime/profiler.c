@@ -777,6 +777,7 @@ int sym_profiler_run(struct sym_cluster *c, struct sym_profiler_cmd *op)
 	c->net_set = true; /* no network here: a model's max_batch comes from its SLO alone */
 	c->exp.repo_unprofiled_ok = true; /* a repository's model without a profile yet: what this measures */
 	c->input_max = SYM_WIRE_MAX_PAYLOAD; /* no frontend pool here: any input a message carries */
+	c->repository_slots = 0;             /* (the spare slots are the running cluster's) */
 	if (o.write && !c->exp.model_repository[0]) {
 		fprintf(stderr, "%s: --write writes the profile into a model repository's config.json: give "
 				"--model-repository DIR (or model_repository in the file)\n", WHO);

@@ -69,11 +69,12 @@
 
 /* ---- messages ---- */
 
-enum { IN_REQ, IN_GPU_FREE, IN_GPU_OFFLINE, IN_GPU_ONLINE, IN_MODEL_KINDS, IN_MODEL_RESTART };
+enum { IN_REQ, IN_GPU_FREE, IN_GPU_OFFLINE, IN_GPU_ONLINE, IN_MODEL_KINDS, IN_MODEL_RESTART, IN_MODEL_SET };
 
 /* driver -> solo / worker / ranker */
 struct in_msg {
-	uint64_t id;   /* request id, or the GPU, or (MODEL_KINDS) the model's new kinds_off */
+	uint64_t id;   /* request id, or the GPU, or (MODEL_KINDS) the model's new kinds_off, or (MODEL_SET)
+			* its new struct sym_model_cfg's address */
 	int32_t model; /* request model, or the GPU's new epoch */
 	int32_t type;
 	sym_time arrival;  /* GPU_FREE: when its batch started */
@@ -617,6 +618,15 @@ static inline void solo_timers(struct solo *so, sym_time now)
 	}
 }
 
+/* A spare slot's model the core could not take: the driver checked what
+ * it could (an empty slot, a batch within the largest), so this is memory
+ * or a bug; the slot keeps its placeholder and its requests are dropped. */
+static void model_set_failed(const struct in_msg *m, int rc)
+{
+	if (rc)
+		fprintf(stderr, "scheduler: model %d could not take its new profile: %s\n", m->model, strerror(-rc));
+}
+
 static void solo_msg(struct solo *so, const struct in_msg *m, sym_time now)
 {
 	struct sym_core *c = so->core;
@@ -626,6 +636,10 @@ static void solo_msg(struct solo *so, const struct in_msg *m, sym_time now)
 	}
 	if (m->type == IN_MODEL_RESTART) {
 		sym_core_restart_arrivals(c, m->model); /* (a scheduler policy has no statistics to restart) */
+		return;
+	}
+	if (m->type == IN_MODEL_SET) {
+		model_set_failed(m, sym_core_set_model(c, m->model, (const struct sym_model_cfg *)(uintptr_t)m->id));
 		return;
 	}
 	if (m->type == IN_REQ) {
@@ -746,6 +760,10 @@ static void wk_arrive(struct worker *wk, const struct in_msg *m, sym_time now)
 	}
 	if (m->type == IN_MODEL_RESTART) {
 		sym_models_restart_arrivals(&wk->ms, m->model);
+		return;
+	}
+	if (m->type == IN_MODEL_SET) {
+		model_set_failed(m, sym_models_set_model(&wk->ms, m->model, (const struct sym_model_cfg *)(uintptr_t)m->id));
 		return;
 	}
 	struct sym_request *r = take_request(&wk->em, m, now);
@@ -1284,6 +1302,19 @@ int sym_sched_set_kinds_off(struct sym_sched *s, int model, uint32_t kinds_off)
 	if (model < 0 || model >= s->nmodels)
 		return -EINVAL;
 	struct in_msg m = { .id = kinds_off, .model = model, .type = IN_MODEL_KINDS };
+	if (!sym_spsc_push(in_queue(s, model), &m)) {
+		s->drv_full++;
+		return -EAGAIN;
+	}
+	wake(s->model_thr[model]);
+	return 0;
+}
+
+int sym_sched_set_model(struct sym_sched *s, int model, const struct sym_model_cfg *cfg)
+{
+	if (model < 0 || model >= s->nmodels || !cfg)
+		return -EINVAL;
+	struct in_msg m = { .id = (uint64_t)(uintptr_t)cfg, .model = model, .type = IN_MODEL_SET };
 	if (!sym_spsc_push(in_queue(s, model), &m)) {
 		s->drv_full++;
 		return -EAGAIN;

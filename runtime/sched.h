@@ -153,6 +153,11 @@ int sym_sched_set_kinds_off(struct sym_sched *s, int model, uint32_t kinds_off);
  * of service (the repository API) and is back. 0; -EINVAL; -EAGAIN (full). */
 int sym_sched_restart_arrivals(struct sym_sched *s, int model);
 
+/* Model `model` (a spare slot, holding no request) becomes the model of
+ * cfg (sym_core_set_model), which must stay valid while the scheduler runs.
+ * 0, -EINVAL, or -EAGAIN (queue full: try again). */
+int sym_sched_set_model(struct sym_sched *s, int model, const struct sym_model_cfg *cfg);
+
 /* Queues a request. 0; -EINVAL for an unknown model; -EAGAIN when its
  * worker's queue is full (poll, then retry). */
 int sym_sched_submit(struct sym_sched *s, const struct sym_sched_req *r);

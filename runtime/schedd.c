@@ -725,6 +725,27 @@ static bool should_hold(const struct schedd *s, size_t m, int g)
 	return !s->nsub || part_holds(s, m, s->sc.gpu_part[g]);
 }
 
+/* Tells a frontend or backend that spare slot m holds its model now. */
+static void send_model(struct schedd *s, struct sym_fab_conn *conn, size_t m)
+{
+	struct sym_msg x = { .type = SYM_MSG_MODEL };
+	x.u.model.model = (uint16_t)m;
+	x.u.model.name = s->c->exp.models[m].name;
+	x.u.model.name_len = (uint8_t)strlen(x.u.model.name);
+	sd_send(s, conn, &x, NULL, NULL);
+}
+
+/* A peer that registers hears of every filled slot first (before its
+ * status, loads and unloads); one that held another model there from an
+ * earlier scheduler gives it up (backend.c). */
+static void send_slots(struct schedd *s, struct sym_fab_conn *conn)
+{
+	const struct sym_experiment *e = &s->c->exp;
+	for (size_t m = e->slot0; m < e->nmodels; m++)
+		if (!sym_experiment_slot_empty(e, m))
+			send_model(s, conn, m);
+}
+
 static void send_load(struct schedd *s, int b, int model, int op)
 {
 	struct sym_msg m = { .type = SYM_MSG_LOAD };
@@ -1070,6 +1091,8 @@ static void repo_index(struct schedd *s, struct sym_http_req *r)
 {
 	cJSON *a = cJSON_CreateArray();
 	for (size_t m = 0; a && m < s->c->exp.nmodels; m++) {
+		if (sym_experiment_slot_empty(&s->c->exp, m))
+			continue;
 		cJSON *o = cJSON_CreateObject();
 		char v[16];
 		snprintf(v, sizeof(v), "%d", s->c->models[m].version);
@@ -1081,6 +1104,70 @@ static void repo_index(struct schedd *s, struct sym_http_req *r)
 		cJSON_AddItemToArray(a, o);
 	}
 	sym_http_reply_json(r, 200, a);
+}
+
+/* A load of a model schedd does not serve: one added to the repository
+ * since it started. It takes a spare slot (runtime.repository_slots): read
+ * from its directory (sym_cluster_fill_slot), given to the scheduler, and
+ * announced to every frontend and backend (MODEL), which read it from
+ * theirs; then it loads as any unloaded model does. The slot is the
+ * model's until schedd restarts. Returns the slot, or -1 answered (404 not
+ * in the repository, 400 a bad model, 409 no slot left). */
+static int fill_slot(struct schedd *s, struct sym_http_req *r, const char *name, size_t nl)
+{
+	struct sym_cluster *c = s->c;
+	struct sym_experiment *e = &c->exp;
+	char nm[64];
+	snprintf(nm, sizeof(nm), "%.*s", (int)(nl < sizeof(nm) - 1 ? nl : sizeof(nm) - 1), name);
+	if (!e->model_slots || nl >= sizeof(nm)) {
+		sym_http_reply_error(r, 404, "unknown model '%.*s'%s", (int)(nl > 200 ? 200 : nl), name,
+				     e->model_repository[0] ? " (no spare model slot: runtime.repository_slots is 0, so a "
+							      "model added to the repository needs a restart)"
+							    : "");
+		return -1;
+	}
+	size_t m = e->slot0;
+	while (m < e->nmodels && !sym_experiment_slot_empty(e, m))
+		m++;
+	if (m == e->nmodels) {
+		sym_http_reply_error(r, 409, "model '%s': every spare model slot is taken (runtime.repository_slots %d); "
+					     "restart schedd (and the other processes) to serve more models",
+				     nm, e->model_slots);
+		return -1;
+	}
+	char err[512];
+	bool capped;
+	int rc = sym_cluster_fill_slot(c, m, nm, &capped, err, sizeof(err));
+	if (rc) {
+		sym_rt_log(WHO, "repository: model %s: %s", nm, err);
+		sym_http_reply_error(r, rc == -ENOENT ? 404 : 400, "%s", err);
+		return -1;
+	}
+	struct sym_model_cfg *mc = &s->mc[m];
+	mc->slo = sym_ms(e->model_slo_ms[m]);
+	mc->rate_hint = 0;
+	mc->name = e->models[m].name;
+	if ((rc = sym_sched_set_model(s->sched, (int)m, mc))) {
+		sym_rt_log(WHO, "repository: model %s: the scheduler's queue is full (%s)", nm, strerror(-rc));
+		sym_cluster_clear_slot(c, m);
+		sym_http_reply_error(r, 503, "model '%s': the scheduler is busy; try again", nm);
+		return -1;
+	}
+	s->rm[m].reason[0] = '\0';
+	int left = 0;
+	for (size_t k = e->slot0; k < e->nmodels; k++)
+		left += sym_experiment_slot_empty(e, k);
+	if (!s->o->quiet)
+		sym_rt_log(WHO, "repository: model %s takes spare slot %zu (%d of %d left)%s", nm, m - e->slot0, left,
+			   e->model_slots,
+			   capped ? "; its batches capped at the largest the slots were sized for" : "");
+	for (int f = 0; f < c->nfrontends; f++)
+		if (s->fe[f].conn)
+			send_model(s, s->fe[f].conn, m);
+	for (int g = 0; g < c->backends_max; g++)
+		if (s->be[g].conn)
+			send_model(s, s->be[g].conn, m);
+	return (int)m;
 }
 
 /* POST /v2/repository/models/NAME/load and .../unload. Answered once done:
@@ -1106,17 +1193,16 @@ static void repo_call(struct schedd *s, struct sym_http_req *r, const char *name
 		return;
 	}
 	int m = model_named(s, name, nl);
-	if (m < 0) {
-		sym_http_reply_error(r, 404, "unknown model '%.*s' (schedd serves the models it read at start: its "
-					     "cluster file's and model repository's; a model added since needs a restart)",
-				     (int)(nl > 200 ? 200 : nl), name);
+	if (s->draining) {
+		sym_http_reply_error(r, 503, "model '%.*s': schedd is shutting down", (int)(nl > 200 ? 200 : nl), name);
+		return;
+	}
+	if (m < 0 && (!load || (m = fill_slot(s, r, name, nl)) < 0)) {
+		if (!load)
+			sym_http_reply_error(r, 404, "unknown model '%.*s'", (int)(nl > 200 ? 200 : nl), name);
 		return;
 	}
 	struct rmodel *rm = &s->rm[m];
-	if (s->draining) {
-		sym_http_reply_error(r, 503, "model '%s': schedd is shutting down", s->c->exp.models[m].name);
-		return;
-	}
 	if (rm->waiting || rm->state == MS_DRAINING || rm->state == MS_UNLOADING || rm->state == MS_LOADING) {
 		sym_http_reply_error(r, 409, "model '%s': a %s is under way", s->c->exp.models[m].name,
 				     rm->state == MS_LOADING ? "load" : "unload");
@@ -1426,6 +1512,7 @@ static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l
 		s->fe[id].ever = true;
 		if (!s->o->quiet)
 			sym_rt_log(WHO, "frontend %d registered", id);
+		send_slots(s, conn);
 		send_status(s, id);
 		check_taken_over(s);
 		return;
@@ -1465,6 +1552,7 @@ static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l
 	p->conn = conn;
 	p->last_seen = p->hello_at = sym_monotonic_ns();
 	p->ever = true;
+	send_slots(s, conn);
 	if (!reconcile_models(s, id, m)) {
 		if (!s->o->quiet)
 			sym_rt_log(WHO, "backend %d (%s) registered: loading or unloading %d models (sub-cluster %d; GPU %d "
@@ -1696,7 +1784,8 @@ static void per_model(struct schedd *s, struct sym_buf *b, const char *name, con
 	sym_prom_family(b, name, type, help);
 	for (size_t m = 0; m < e->nmodels; m++) {
 		const char *l[] = { "model", e->profiles[m].name, NULL };
-		sym_prom_sample(b, name, l, (double)*(const uint64_t *)((const char *)&s->ms[m] + field));
+		if (!sym_experiment_slot_empty(e, m))
+			sym_prom_sample(b, name, l, (double)*(const uint64_t *)((const char *)&s->ms[m] + field));
 	}
 }
 
@@ -1727,7 +1816,7 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	sym_prom_family(b, "symphony_scheduler_dropped_total", "counter",
 			"Requests dropped to protect the SLO, by model and reason (expired, early)");
 	for (size_t m = 0; m < e->nmodels; m++)
-		for (int k = 0; k < SYM_DROP_NREASONS; k++) {
+		for (int k = 0; k < SYM_DROP_NREASONS && !sym_experiment_slot_empty(e, m); k++) {
 			const char *l[] = { "model", e->profiles[m].name, "reason",
 					    sym_drop_reason_name((enum sym_drop_reason)k), NULL };
 			sym_prom_sample(b, "symphony_scheduler_dropped_total", l, (double)s->ms[m].drops[k]);
@@ -1736,6 +1825,8 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 			"Time from a request's arrival at schedd to its batch's planned start, by model");
 	for (size_t m = 0; m < e->nmodels; m++) {
 		const char *l[] = { "model", e->profiles[m].name, NULL };
+		if (sym_experiment_slot_empty(e, m))
+			continue;
 		sym_prom_hist(b, "symphony_queueing_delay_seconds", l, &s->ms[m].queueing, sym_prom_latency_bounds,
 			      sym_prom_latency_nbounds);
 	}
@@ -1831,7 +1922,8 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 			"Per model: 1 when it takes requests (loaded), 0 while unloaded, unloading or loading");
 	for (size_t m = 0; m < s->c->exp.nmodels; m++) {
 		const char *l[] = { "model", s->c->exp.models[m].name, NULL };
-		sym_prom_sample(b, "symphony_model_ready", l, s->rm[m].state == MS_READY);
+		if (!sym_experiment_slot_empty(&s->c->exp, m))
+			sym_prom_sample(b, "symphony_model_ready", l, s->rm[m].state == MS_READY);
 	}
 	sym_prom_family(b, "symphony_scheduler_events_total", "counter",
 			"Scheduler events: arrivals, dispatches, completions, drops, failures, rejected messages");
@@ -1996,7 +2088,7 @@ static int write_stats(struct schedd *s, const char *path)
 			cJSON *x = cJSON_CreateObject();
 			cJSON *ms = cJSON_AddArrayToObject(x, "models"), *gs = cJSON_AddArrayToObject(x, "gpus");
 			for (size_t m = 0; m < s->c->exp.nmodels; m++)
-				if (s->sc.model_part[m] == j)
+				if (s->sc.model_part[m] == j && !sym_experiment_slot_empty(&s->c->exp, m))
 					cJSON_AddItemToArray(ms, cJSON_CreateNumber((double)m));
 			for (int g = 0; g < s->c->exp.gpus; g++)
 				if (s->sc.gpu_part[g] == j)
@@ -2173,6 +2265,8 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	s->live = calloc(e->nmodels, sizeof(*s->live));
 	if (!s->holds || !s->rm || !s->live)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	for (size_t m = e->slot0; m < e->nmodels; m++) /* spare slots: no model yet (fill_slot) */
+		s->rm[m].state = MS_UNAVAILABLE;
 	if (c->repository_token_file[0]) {
 		char terr[900];
 		if ((rc = sym_tokens_load(&s->admin, c->repository_token_file, terr, sizeof(terr))))

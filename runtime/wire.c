@@ -1,5 +1,7 @@
 #include "runtime/wire.h"
 
+#include "experiment/repository.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -79,6 +81,7 @@ static uint64_t get64(struct rd *r)
 #define STATUS_FIXED 11 /* gpus_online, gpus_max, draining, noff; then noff u16 model ids */
 #define GRANT_SIZE 45 /* frontend, key, seal key (32), encrypted */
 #define LOAD_SIZE 3
+#define MODEL_FIXED 3 /* model, name_len; then name_len bytes of name */
 #define LOADED_FIXED 13 /* model, op, status, took, why_len; then why_len bytes of why */
 
 static bool drop_reason_ok(int r)
@@ -174,6 +177,8 @@ static size_t payload_size(const struct sym_msg *m)
 				       (!m->u.loaded.why_len || m->u.loaded.why)
 			       ? LOADED_FIXED + (size_t)m->u.loaded.why_len
 			       : 0;
+	case SYM_MSG_MODEL:
+		return sym_repo_name_ok(m->u.model.name, m->u.model.name_len) ? MODEL_FIXED + (size_t)m->u.model.name_len : 0;
 	default:
 		return 0;
 	}
@@ -310,6 +315,11 @@ size_t sym_wire_encode(const struct sym_msg *m, const struct sym_wire_input *inp
 		put64(&w, (uint64_t)m->u.loaded.took_ns);
 		put8(&w, m->u.loaded.why_len);
 		putbytes(&w, m->u.loaded.why, m->u.loaded.why_len);
+		break;
+	case SYM_MSG_MODEL:
+		put16(&w, m->u.model.model);
+		put8(&w, m->u.model.name_len);
+		putbytes(&w, m->u.model.name, m->u.model.name_len);
 		break;
 	default:
 		return 0;
@@ -564,6 +574,18 @@ long sym_wire_decode(const uint8_t *buf, size_t len, struct sym_msg *m, char *er
 			return BAD("%s: took %" PRId64 " ns, outside 0..1 h", tn, m->u.loaded.took_ns);
 		want = LOADED_FIXED + (size_t)m->u.loaded.why_len;
 		break;
+	case SYM_MSG_MODEL:
+		if (plen < MODEL_FIXED)
+			return BAD("%s: payload of %u bytes, at least %d", tn, plen, MODEL_FIXED);
+		m->u.model.model = get16(&r);
+		m->u.model.name_len = get8(&r);
+		m->u.model.name = (const char *)r.p;
+		if (plen != MODEL_FIXED + (size_t)m->u.model.name_len)
+			return BAD("%s: payload of %u bytes, want %zu", tn, plen, MODEL_FIXED + (size_t)m->u.model.name_len);
+		if (!sym_repo_name_ok(m->u.model.name, m->u.model.name_len))
+			return BAD("%s: not a model name (1 to 40 of A-Z a-z 0-9 _ . -, not starting with a dot)", tn);
+		want = MODEL_FIXED + (size_t)m->u.model.name_len;
+		break;
 	default:
 		return BAD("unknown message type %u", type);
 	}
@@ -598,7 +620,7 @@ const char *sym_wire_type_name(int type)
 {
 	static const char *const names[] = { "?", "hello", "heartbeat", "request", "meta", "plan",
 					     "done", "result", "drop", "answer", "bye", "status", "grant",
-					     "load", "loaded" };
+					     "load", "loaded", "model" };
 	return type > 0 && type < SYM_MSG_NTYPES ? names[type] : "?";
 }
 

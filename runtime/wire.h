@@ -39,8 +39,9 @@
 #include <stdint.h>
 
 #define SYM_WIRE_MAGIC 0x314d5953u
-#define SYM_WIRE_VERSION 5 /* 5: the header's term; a HELLO carries a token, a native client's first
-			    * message is its HELLO; a GRANT carries the key inputs are sealed with */
+#define SYM_WIRE_VERSION 6 /* 5: the header's term; a HELLO carries a token, a native client's first
+			    * message is its HELLO; a GRANT carries the key inputs are sealed with;
+			    * 6: MODEL */
 #define SYM_WIRE_HEADER 16
 #define SYM_WIRE_MAX_PAYLOAD (1u << 20) /* 1 MiB: inputs and outputs travel inline for clients */
 #define SYM_WIRE_MAX_BATCH 1024         /* inputs in one plan */
@@ -70,6 +71,8 @@ enum sym_msg_type {
 			       * key its inputs are sealed with */
 	SYM_MSG_LOAD,         /* schedd -> backend: load a model onto the GPU, or unload it (since version 4) */
 	SYM_MSG_LOADED,       /* backend -> schedd: a load or unload is done (or failed), and how long it took */
+	SYM_MSG_MODEL,        /* schedd -> frontend, backend: a spare model slot now holds this model of the
+			       * repository (since version 6) */
 	SYM_MSG_NTYPES
 };
 
@@ -211,6 +214,11 @@ struct sym_msg {
 			uint8_t why_len;        /* a failed load: why (the executor's message, printable ASCII), or 0 */
 			const char *why;        /* why_len bytes, not NUL-terminated (decoded: into the buffer) */
 		} loaded;
+		struct {
+			uint16_t model;         /* the slot */
+			uint8_t name_len;       /* a repository's model name (sym_repo_name_ok): 1..40 bytes */
+			const char *name;       /* not NUL-terminated (decoded: into the buffer) */
+		} model;
 	} u;
 };
 

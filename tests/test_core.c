@@ -398,6 +398,54 @@ static void test_gpu_hold(void **state)
 	}
 }
 
+/* A spare model slot filled (the runtime's model repository): model 1 starts with a
+ * placeholder, l(b) = b ms up to 7; sym_core_set_model gives it the worked example's profile
+ * (l(1) = 6 ms), which its tables and its requests then follow. Refused: a batch larger than
+ * the core's largest, a model holding requests. */
+static void test_set_model(void **state)
+{
+	(void)state;
+	struct sym_profile ph;
+	assert_int_equal(sym_profile_init_linear(&ph, "", 1, 0, 7), 0);
+	struct sym_model_cfg mc[2] = { ex_cfg, { &ph, 8 * SYM_MS, 0, NULL, { NULL }, 0 } };
+	static struct driver dr;
+	memset(&dr, 0, sizeof(dr));
+	for (int g = 0; g < 64; g++)
+		dr.gpu_finish[g] = SYM_TIME_NEVER;
+	struct sym_core_cfg cfg = { .nmodels = 2, .models = mc, .ngpus = 1 };
+	char err[256];
+	assert_int_equal(sym_policy_parse("symphony", &cfg.policy, err, sizeof(err)), 0);
+	assert_int_equal(sym_gather_parse("lazy", &cfg.gather), 0);
+	struct sym_sink sink = { &dr, on_dispatch, on_drop, NULL };
+	assert_int_equal(sym_core_create(&dr.core, &cfg, &sink), 0);
+	assert_true(sym_core_le_min(dr.core, 1)[1] == 1 * SYM_MS);
+	struct sym_profile big;
+	assert_int_equal(sym_profile_init_linear(&big, "big", 1, 5, 8), 0);
+	struct sym_model_cfg bc = { &big, 20 * SYM_MS, 0, "big", { NULL }, 0 };
+	assert_int_equal(sym_core_set_model(dr.core, 1, &bc), -EINVAL);
+	assert_int_equal(sym_core_set_model(dr.core, 2, &ex_cfg), -EINVAL);
+	struct sym_model_cfg filled = ex_cfg;
+	filled.name = "filled";
+	assert_int_equal(sym_core_set_model(dr.core, 1, &filled), 0);
+	assert_true(sym_core_le_min(dr.core, 1)[1] == 6 * SYM_MS);
+	assert_int_equal(sym_core_max_batch(dr.core, 1, 0), 7);
+	/* its request runs on the new profile: alone, at the frontrun moment d - l(2) = 12 - 7 ms
+	 * (the placeholder's would be 12 - 2) */
+	dr.req[0] = (struct sym_request){ .id = 0, .arrival = 0, .deadline = 12 * SYM_MS, .model = 1 };
+	assert_int_equal(sym_core_arrive(dr.core, &dr.req[0], 0), 0);
+	assert_int_equal(sym_core_set_model(dr.core, 1, &filled), -EBUSY);
+	sym_time t = sym_core_next_wakeup(dr.core);
+	assert_true(t != SYM_TIME_NEVER);
+	sym_core_advance(dr.core, t);
+	assert_int_equal(dr.nd, 1);
+	assert_int_equal(dr.d[0].model, 1);
+	assert_int_equal(dr.d[0].size, 1);
+	assert_true(dr.d[0].start == 5 * SYM_MS);
+	sym_core_destroy(dr.core);
+	sym_profile_finish(&big);
+	sym_profile_finish(&ph);
+}
+
 static void test_bad_args(void **state)
 {
 	(void)state;
@@ -437,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_lowest_gpu),
 		cmocka_unit_test(test_random_conservation_determinism),
 		cmocka_unit_test(test_gpu_hold),
+		cmocka_unit_test(test_set_model),
 		cmocka_unit_test(test_bad_args),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -256,6 +256,70 @@ static void test_experiment(void **state)
 	sym_experiment_finish(&e);
 }
 
+/* Spare slots (the runtime's repository_slots): appended empty after the models, with a
+ * placeholder profile up to the largest batch of the others, no share of the load and no
+ * place in the configuration's echo; filling one resolves the model as a start would (its
+ * SLO, profile, the memory check), caps its batches at the slots', refuses a name served
+ * already and a model too big for the memory (the slot stays empty), and a slot fills once. */
+static void test_slots(void **state)
+{
+	(void)state;
+	put("a/config.json", "{\"max_batch_size\": 4, \"input\": [{\"data_type\": \"TYPE_UINT8\", \"dims\": [8]}], "
+			     "\"output\": [{\"data_type\": \"TYPE_INT64\", \"dims\": [1]}], \"slo_ms\": 80, "
+			     "\"profile\": {\"alpha_ms\": 1, \"beta_ms\": 1, \"static_mb\": 100}}");
+	put("a/1/model.pt", "x");
+	struct sym_experiment e;
+	assert_int_equal(sym_experiment_init(&e), 0);
+	assert_int_equal(sym_experiment_apply_flag(&e, "model-repository", dir, err, sizeof(err)), 0);
+	assert_int_equal(sym_experiment_apply_flag(&e, "rate", "100", err, sizeof(err)), 0);
+	e.model_slots = 2;
+	assert_int_equal(sym_experiment_resolve(&e, err, sizeof(err)), 0);
+	assert_int_equal(e.nmodels, 3);
+	assert_int_equal(e.slot0, 1);
+	assert_int_equal(e.slot_batch, 4);
+	assert_false(sym_experiment_slot_empty(&e, 0));
+	assert_true(sym_experiment_slot_empty(&e, 1) && sym_experiment_slot_empty(&e, 2));
+	assert_int_equal(e.profiles[1].max_batch, 4);
+	assert_true(e.shares[0] == 1 && e.shares[1] == 0 && e.shares[2] == 0);
+	cJSON *echo = sym_experiment_to_json(&e);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(echo, "models")), 1);
+	cJSON_Delete(echo);
+	/* a model of 16 batches, SLO 60: capped at 4 */
+	cJSON *b = cJSON_Parse("{\"name\": \"b\", \"alpha_ms\": 2, \"beta_ms\": 1, \"max_batch\": 16, \"slo_ms\": 60, "
+			       "\"static_mb\": 50, \"dynamic_mb\": 5}");
+	bool capped = false;
+	assert_int_equal(sym_experiment_fill_slot(&e, 1, b, &capped, err, sizeof(err)), 0);
+	assert_true(capped);
+	assert_false(sym_experiment_slot_empty(&e, 1));
+	assert_string_equal(e.models[1].name, "b");
+	assert_string_equal(e.profiles[1].name, "b");
+	assert_int_equal(e.profiles[1].max_batch, 4);
+	assert_true(e.profiles[1].lat[4] == 9000000); /* l(4) = 2 * 4 + 1 ms */
+	assert_true(e.model_slo_ms[1] == 60 && e.shares[1] == 0);
+	/* a slot fills once; a name served already; a model that does not fit the memory */
+	assert_int_equal(sym_experiment_fill_slot(&e, 1, b, &capped, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not an empty spare slot"));
+	assert_int_equal(sym_experiment_fill_slot(&e, 2, b, &capped, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "a model of that name is served already"));
+	cJSON_Delete(b);
+	e.memory_check = true;
+	e.kinds[0].memory_mb = 1000;
+	cJSON *big = cJSON_Parse("{\"name\": \"big\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 60, "
+				 "\"static_mb\": 2000, \"dynamic_mb\": 0}");
+	assert_int_equal(sym_experiment_fill_slot(&e, 2, big, &capped, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "memory: model 'big' needs 2000 MB"));
+	assert_true(sym_experiment_slot_empty(&e, 2));
+	assert_int_equal(e.profiles[2].max_batch, 4);
+	cJSON_Delete(big);
+	/* no SLO at all */
+	cJSON *nos = cJSON_Parse("{\"name\": \"c\", \"alpha_ms\": 1, \"beta_ms\": 1}");
+	assert_int_equal(sym_experiment_fill_slot(&e, 2, nos, &capped, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "has no SLO"));
+	assert_true(sym_experiment_slot_empty(&e, 2));
+	cJSON_Delete(nos);
+	sym_experiment_finish(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -263,6 +327,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_all_and_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_experiment, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slots, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1717,6 +1717,36 @@ static void repo_model(const char *name, int version, const char *extra)
 	write_file(path, conf, strlen(conf));
 }
 
+/* The cluster serves the repository's models (no file models), with the repository API's
+ * token file; runtime_keys (e.g. "\"repository_slots\": 2, ") join runtime. */
+static void repo_config(const char *runtime_keys)
+{
+	write_file("admin.tokens", "admin-token-0123456789\n", 23);
+	char tokens[400];
+	snprintf(tokens, sizeof(tokens), "%s/admin.tokens", dir);
+	assert_int_equal(chmod(tokens, 0600), 0);
+	char repl[800];
+	snprintf(repl, sizeof(repl), "{\"model_repository\": \"%s/repo\", \"slo_ms\": 40,", dir);
+	config_replace("{\"models\": [{\"name\": \"m\", \"alpha_ms\": 2.5, \"beta_ms\": 2.5}],\n \"slo_ms\": 40,", repl);
+	snprintf(repl, sizeof(repl), "\"runtime\": {\"repository_token_file\": \"%s\", %s\"keys_dir\"", tokens,
+		 runtime_keys);
+	config_replace("\"runtime\": {\"keys_dir\"", repl);
+	if (low_load_bad_allowed > 0) /* (the thread-sanitizer build: the answers, not timing) */
+		config_replace("\"slo_ms\": 40,", "\"slo_ms\": 200,");
+}
+
+/* Waits (5 s at most) until frontend 0 answers GET /v2/models/NAME/ready with want; returns the last code. */
+static int wait_ready(const char *name, int want)
+{
+	char path[200];
+	snprintf(path, sizeof(path), "/v2/models/%s/ready", name);
+	int code = 0;
+	double end = now_s() + 5;
+	while (now_s() < end && (code = curl("rd", "GET", 1, path, "")) != want)
+		sleep_ms(20);
+	return code;
+}
+
 /* schedd, the frontends and the backends serve the models of a repository (model b at its
  * highest version, 2); under load, b is unloaded and loaded again through schedd's
  * repository API, and every request is answered exactly once: served, or refused "model not
@@ -1728,17 +1758,7 @@ static void test_repository(void **state)
 	repo_model("a", 1, "");
 	repo_model("b", 1, "");
 	repo_model("b", 2, "");
-	write_file("admin.tokens", "admin-token-0123456789\n", 23);
-	char tokens[400];
-	snprintf(tokens, sizeof(tokens), "%s/admin.tokens", dir);
-	assert_int_equal(chmod(tokens, 0600), 0);
-	char repl[800];
-	snprintf(repl, sizeof(repl), "{\"model_repository\": \"%s/repo\", \"slo_ms\": 40,", dir);
-	config_replace("{\"models\": [{\"name\": \"m\", \"alpha_ms\": 2.5, \"beta_ms\": 2.5}],\n \"slo_ms\": 40,", repl);
-	snprintf(repl, sizeof(repl), "\"runtime\": {\"repository_token_file\": \"%s\", \"keys_dir\"", tokens);
-	config_replace("\"runtime\": {\"keys_dir\"", repl);
-	if (low_load_bad_allowed > 0) /* (the thread-sanitizer build: the answers, not timing) */
-		config_replace("\"slo_ms\": 40,", "\"slo_ms\": 200,");
+	repo_config("");
 	struct cluster c;
 	cluster_start(&c);
 	assert_int_equal(curl("meta", "GET", 1, "/v2/models/b", ""), 200);
@@ -1767,11 +1787,7 @@ static void test_repository(void **state)
 	assert_int_equal(curl("idx", "POST", 0, "/v2/repository/index", ""), 200);
 	assert_int_equal(count_in("idx", "{\"name\":\"b\",\"version\":\"2\",\"state\":\"UNAVAILABLE\",\"reason\":\"unloaded\"}"), 1);
 	/* the frontends hear it from schedd's STATUS, which the unload's answer waited on */
-	int code = 0;
-	double end = now_s() + 5;
-	while (now_s() < end && (code = curl("rd", "GET", 1, "/v2/models/b/ready", "")) != 503)
-		sleep_ms(20);
-	assert_int_equal(code, 503);
+	assert_int_equal(wait_ready("b", 503), 503);
 	infer_body("req.json", 5, "UINT8", IN_BYTES);
 	char body[400];
 	snprintf(body, sizeof(body), "--data-binary @%s/req.json", dir);
@@ -1785,10 +1801,7 @@ static void test_repository(void **state)
 	print_message("load answered in %.3f s\n", now_s() - t0);
 	assert_int_equal(curl("idx", "POST", 0, "/v2/repository/index", ""), 200);
 	assert_int_equal(count_in("idx", "{\"name\":\"b\",\"version\":\"2\",\"state\":\"READY\"}"), 1);
-	end = now_s() + 5;
-	while (now_s() < end && (code = curl("rd", "GET", 1, "/v2/models/b/ready", "")) != 200)
-		sleep_ms(20);
-	assert_int_equal(code, 200);
+	assert_int_equal(wait_ready("b", 200), 200);
 	assert_int_equal(wait_for(lg, 30), 0);
 	cJSON *j = assert_exactly_once("lg.json");
 	double refused = num(j, "checks.failed_by_status.model not loaded");
@@ -1802,6 +1815,76 @@ static void test_repository(void **state)
 	assert_int_equal(count_in("metrics", "symphony_repository_calls_total{call=\"refused\"} 2"), 1);
 	assert_int_equal(count_in("metrics", "symphony_model_ready{model=\"b\"} 1"), 1);
 	assert_int_equal(cluster_stop(&c), 0);
+	passed = true;
+}
+
+/* A model added to the repository after the cluster started (issue 29): schedd's load of its
+ * name takes a spare slot (repository_slots 2), the frontends and backends read it from their
+ * repository on schedd's MODEL, and it serves, while model a's load runs on with every
+ * request answered once. A load of a name not in the repository is 404, a model whose
+ * config.json is malformed 400 naming the file (its slot stays free), and a load past the
+ * slots 409. An added model unloads and loads again like any other. */
+static void test_repository_add(void **state)
+{
+	(void)state;
+	repo_model("a", 1, "");
+	repo_config("\"repository_slots\": 2, ");
+	struct cluster c;
+	cluster_start(&c);
+	const char *tok = "-H 'Authorization: Bearer admin-token-0123456789'";
+	assert_int_equal(curl("idx", "POST", 0, "/v2/repository/index", ""), 200);
+	assert_int_equal(count_in("idx", "\"name\""), 1); /* a only: the empty slots are not models */
+	assert_int_equal(curl("r", "POST", 0, "/v2/repository/models/c/load", tok), 404);
+	assert_int_equal(count_in("r", "model 'c' is not in repository"), 1);
+	pid_t lg = loadgen_start("lg.json", "200", "4");
+	sleep_ms(500);
+	repo_model("c", 3, "");
+	double t0 = now_s();
+	assert_int_equal(curl("l", "POST", 0, "/v2/repository/models/c/load", tok), 200);
+	print_message("load of an added model answered in %.3f s\n", now_s() - t0);
+	assert_int_equal(curl("idx", "POST", 0, "/v2/repository/index", ""), 200);
+	assert_int_equal(count_in("idx", "{\"name\":\"c\",\"version\":\"3\",\"state\":\"READY\"}"), 1);
+	assert_int_equal(wait_ready("c", 200), 200);
+	assert_int_equal(curl("meta", "GET", 1, "/v2/models/c", ""), 200);
+	assert_int_equal(count_in("meta", "\"versions\":[\"3\"]"), 1);
+	infer_body("req.json", 5, "UINT8", IN_BYTES);
+	char body[400];
+	snprintf(body, sizeof(body), "--data-binary @%s/req.json", dir);
+	int code = 0;
+	for (int k = 0; k < 3 && (code = curl("inf", "POST", 1, "/v2/models/c/infer", body)) == 503; k++)
+		sleep_ms(50);
+	assert_int_equal(code, 200);
+	assert_int_equal(count_in("inf", "\"model_name\":\"c\""), 1);
+	/* a malformed config.json: refused naming it, its slot stays free */
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/repo/bad/1' && printf '{\"max_batch_size\": ' > '%s/repo/bad/config.json'",
+		 dir, dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(curl("r", "POST", 0, "/v2/repository/models/bad/load", tok), 400);
+	assert_int_equal(count_in("r", "bad/config.json"), 1);
+	repo_model("d", 1, "");
+	repo_model("e", 1, "");
+	assert_int_equal(curl("r", "POST", 0, "/v2/repository/models/d/load", tok), 200);
+	assert_int_equal(curl("r", "POST", 0, "/v2/repository/models/e/load", tok), 409);
+	assert_int_equal(count_in("r", "every spare model slot is taken (runtime.repository_slots 2)"), 1);
+	/* an added model unloads and loads again in its slot */
+	assert_int_equal(curl("u", "POST", 0, "/v2/repository/models/c/unload", tok), 200);
+	assert_int_equal(curl("l", "POST", 0, "/v2/repository/models/c/load", tok), 200);
+	assert_int_equal(wait_for(lg, 30), 0);
+	cJSON *j = assert_exactly_once("lg.json");
+	assert_int_equal((int)num(j, "checks.failed_by_status.model not loaded"), 0);
+	cJSON_Delete(j);
+	assert_int_equal(curl("metrics", "GET", 0, "/metrics", ""), 200);
+	assert_int_equal(count_in("metrics", "symphony_model_ready{model=\"c\"} 1"), 1);
+	assert_int_equal(count_in("metrics", "symphony_model_ready{model=\"d\"} 1"), 1);
+	assert_int_equal(count_in("metrics", "symphony_model_ready{model=\"\"}"), 0);
+	assert_int_equal(cluster_stop(&c), 0);
+	assert_int_equal(count_in("schedd.log", "repository: model c takes spare slot 0 (1 of 2 left)"), 1);
+	for (int b = 0; b < 2; b++) { /* each backend loaded c twice and d once, from its own reading */
+		char log[32];
+		snprintf(log, sizeof(log), "backend%d.log", b);
+		assert_int_equal(count_in(log, "could not load"), 0);
+	}
 	passed = true;
 }
 
@@ -2562,6 +2645,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_fabric_flood, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_api, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_repository, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_repository_add, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_large_post, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_flood, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_load, setup, teardown_dir),

@@ -134,6 +134,11 @@ static struct sym_msg sample(int type)
 		m.u.loaded.why = "does not fit";
 		m.u.loaded.why_len = 12;
 		break;
+	case SYM_MSG_MODEL:
+		m.u.model.model = 65534;
+		m.u.model.name = "resnet-18_v2.pt";
+		m.u.model.name_len = 15;
+		break;
 	}
 	return m;
 }
@@ -257,12 +262,17 @@ static void test_round_trip(void **state)
 			assert_int_equal(d.u.loaded.why_len, 12);
 			assert_memory_equal(d.u.loaded.why, "does not fit", 12);
 			break;
+		case SYM_MSG_MODEL:
+			assert_int_equal(d.u.model.model, 65534);
+			assert_int_equal(d.u.model.name_len, 15);
+			assert_memory_equal(d.u.model.name, "resnet-18_v2.pt", 15);
+			break;
 		}
 	}
 	/* the header bytes are exactly as documented */
 	struct sym_msg m = sample(SYM_MSG_DROP);
 	enc(&m);
-	const uint8_t head[16] = { 'S', 'Y', 'M', '1', 5, 0, SYM_MSG_DROP, 0, 9, 0, 0, 0,
+	const uint8_t head[16] = { 'S', 'Y', 'M', '1', 6, 0, SYM_MSG_DROP, 0, 9, 0, 0, 0,
 				   0x08, 0x08, 0x08, 0x8a }; /* the term: 0x8a080808, little-endian */
 	assert_memory_equal(buf, head, 16);
 }
@@ -443,6 +453,24 @@ static void test_bounds(void **state)
 	FRESH(SYM_MSG_LOADED);
 	buf[n - 1] = '\n';
 	expect_bad(n, "byte 11 of its reason is not printable");
+	/* model: a name a repository's directory could not carry (a dot first, a slash, empty,
+	 * 41 bytes), or a length the payload does not hold; nor encoded */
+	const char *bad_names[] = { ".hidden", "a/b", "", "abcdefghijklmnopqrstuvwxyzabcdefghijklmno" };
+	for (size_t i = 0; i < 4; i++) {
+		FRESH(SYM_MSG_MODEL);
+		size_t nl = strlen(bad_names[i]);
+		memcpy(buf + 19, bad_names[i], nl);
+		poke(18, nl, 1);
+		poke(8, 3 + nl, 4);
+		expect_bad(16 + 3 + nl, "not a model name");
+		struct sym_msg x = sample(SYM_MSG_MODEL);
+		x.u.model.name = bad_names[i];
+		x.u.model.name_len = (uint8_t)nl;
+		assert_int_equal(sym_wire_size(&x), 0);
+	}
+	FRESH(SYM_MSG_MODEL);
+	poke(18, 16, 1);
+	expect_bad(n, "payload of 18 bytes, want 19");
 	/* status: more models off than a message may list, and a list the payload does not hold */
 	FRESH(SYM_MSG_STATUS);
 	poke(25, SYM_WIRE_MAX_MODELS + 1, 2);
