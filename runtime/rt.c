@@ -184,6 +184,14 @@ static struct sym_http *rt_metrics_srv; /* the metrics listener, or NULL: /metri
 static char rt_metrics_port[16];
 static void (*rt_metrics_write)(void *ctx, struct sym_buf *b);
 static void *rt_metrics_ctx;
+static bool (*rt_ready)(void *ctx, char *why, size_t len); /* sym_rt_set_ready, or NULL */
+static void *rt_ready_ctx;
+
+void sym_rt_set_ready(bool (*ready)(void *ctx, char *why, size_t len), void *ctx)
+{
+	rt_ready = ready;
+	rt_ready_ctx = ctx;
+}
 
 static void serve_metrics(struct sym_http_req *r, void (*write)(void *ctx, struct sym_buf *b), void *ctx, bool here);
 
@@ -378,8 +386,10 @@ static void serve_metrics(struct sym_http_req *r, void (*write)(void *ctx, struc
 		sym_http_reply_error(r, 404, "/metrics is served on port %s (metrics_base)", rt_metrics_port);
 		return;
 	}
-	if (strcmp(path, "/metrics") && strcmp(path, "/v2/health/live")) {
-		sym_http_reply_error(r, 404, "no such endpoint: %s %s (this process serves /metrics)", meth, path);
+	bool ready = rt_ready && !strcmp(path, "/v2/health/ready");
+	if (strcmp(path, "/metrics") && strcmp(path, "/v2/health/live") && !ready) {
+		sym_http_reply_error(r, 404, "no such endpoint: %s %s (this process serves /metrics, /v2/health/live%s)",
+				     meth, path, rt_ready ? ", /v2/health/ready" : "");
 		return;
 	}
 	if (!get) {
@@ -389,6 +399,16 @@ static void serve_metrics(struct sym_http_req *r, void (*write)(void *ctx, struc
 	if (!strcmp(path, "/v2/health/live")) {
 		static const char live[] = "{\"live\":true}";
 		sym_http_reply(r, 200, "application/json", live, sizeof(live) - 1, NULL);
+		return;
+	}
+	if (ready) {
+		char why[256] = "";
+		bool ok = rt_ready(rt_ready_ctx, why, sizeof(why));
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddBoolToObject(o, "ready", ok);
+		if (!ok)
+			cJSON_AddStringToObject(o, "reason", why);
+		sym_http_reply_json(r, ok ? 200 : 503, o);
 		return;
 	}
 	struct sym_buf b = { 0 };

@@ -72,10 +72,17 @@ void sym_rt_log_limited(struct sym_rt_ratelog *rl, const char *who, const char *
 void sym_rt_log(const char *who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The HTTP endpoints of schedd and backends: GET /metrics (write() fills
- * the Prometheus text), GET /v2/health/live; anything else 404 or 405. */
+ * the Prometheus text), GET /v2/health/live, and GET /v2/health/ready where
+ * the process gave a readiness (sym_rt_set_ready); anything else 404 or 405.
+ * The same on the metrics listener (metrics_base) where there is one. */
 struct sym_http_req;
 struct sym_buf;
 void sym_rt_serve_metrics(struct sym_http_req *r, void (*write)(void *ctx, struct sym_buf *b), void *ctx);
+
+/* The process's readiness for GET /v2/health/ready: ready(ctx, why, len)
+ * true for 200 {"ready": true}, false for 503 {"ready": false, "reason":
+ * why}. Called on the event loop's thread. */
+void sym_rt_set_ready(bool (*ready)(void *ctx, char *why, size_t len), void *ctx);
 
 /* Closes the process's metrics listener (runtime.metrics_port), if it has one:
  * its loop is gone with the process's. */

@@ -1147,6 +1147,8 @@ static int fill_slot(struct schedd *s, struct sym_http_req *r, const char *name,
 	mc->slo = sym_ms(e->model_slo_ms[m]);
 	mc->rate_hint = 0;
 	mc->name = e->models[m].name;
+	if (s->nsub) /* its sub-cluster: the slot's (an unloaded model does not move at epochs) */
+		mc->kinds_off = ~part_kinds(s, s->sc.model_part[m]) & part_kinds_all(s);
 	if ((rc = sym_sched_set_model(s->sched, (int)m, mc))) {
 		sym_rt_log(WHO, "repository: model %s: the scheduler's queue is full (%s)", nm, strerror(-rc));
 		sym_cluster_clear_slot(c, m);
@@ -1430,14 +1432,14 @@ static void on_epoch(struct sym_loop_timer *t, void *ctx)
 	s->last_mem_imb = r.mem_imbalance;
 	int moves = 0, gmoves = 0;
 	for (size_t m = 0; m < n; m++)
-		moves += r.assign[m] != s->sc.model_part[m];
+		moves += r.assign[m] != s->sc.model_part[m] && s->rm[m].state != MS_UNAVAILABLE;
 	for (int g = 0; g < e->gpus; g++)
 		gmoves += s->gpu_to[g] != s->sc.gpu_part[g];
 	if (!s->o->quiet)
 		sym_rt_log(WHO, "epoch %d: rates over %.1f s; %d models move, then %d GPUs; imbalance rate %.4f, static "
 			   "memory %.4f", s->nepochs, secs, moves, gmoves, r.rate_imbalance, r.mem_imbalance);
-	for (size_t m = 0; m < n; m++)
-		if (r.assign[m] != s->sc.model_part[m])
+	for (size_t m = 0; m < n; m++) /* (an unloaded model, or an empty spare slot, stays: nothing to move) */
+		if (r.assign[m] != s->sc.model_part[m] && s->rm[m].state != MS_UNAVAILABLE)
 			move_start(s, (int)m, r.assign[m]);
 	/* (due only now: a model move ending at once above must not start the GPU moves while the
 	 * others are being started) */
@@ -2011,7 +2013,27 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 	}
 }
 
-/* schedd serves /metrics, the liveness probe and the model repository API. */
+/* GET /v2/health/ready (sym_rt_set_ready): the active scheduler, confirmed
+ * as the only one, not shutting down, with at least one GPU online. A
+ * standby is live, not ready (a probe keeps traffic on the active one). */
+static bool is_ready(void *ctx, char *why, size_t len)
+{
+	struct schedd *s = ctx;
+	const struct sym_hostport *o = other_addr(s);
+	int online = gpus_online(s);
+	if (s->standby)
+		snprintf(why, len, "this scheduler stands by (the active one is at %s:%s)", o ? o->host : "?",
+			 o ? o->port : "?");
+	else if (!s->confirmed)
+		snprintf(why, len, "not confirmed as the active scheduler yet");
+	else if (s->draining)
+		snprintf(why, len, "shutting down");
+	else if (!online)
+		snprintf(why, len, "no GPU online (of %d backends)", s->c->backends_max);
+	return !s->standby && s->confirmed && !s->draining && online > 0;
+}
+
+/* schedd serves /metrics, the liveness and readiness probes and the model repository API. */
 static void on_http(void *ctx, struct sym_http_req *r)
 {
 	struct schedd *s = ctx;
@@ -2307,6 +2329,7 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	if ((rc = sym_fab_listen(s->fab, me->host, me->port, err, errlen)))
 		return rc;
 	char port[16];
+	sym_rt_set_ready(is_ready, s);
 	if ((rc = sym_rt_metrics_start(c, SYM_ROLE_SCHEDD, s->o->standby, me->host, write_metrics, s, err, errlen)))
 		return rc;
 	if (sym_cluster_http_port(c, SYM_ROLE_SCHEDD, s->o->standby, port, sizeof(port))) {

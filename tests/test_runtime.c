@@ -1138,7 +1138,16 @@ static void test_http_api(void **state)
 			assert_int_equal(count_in("metrics.txt", "symphony_gpus_online 4\n"), 1);
 			assert_int_equal(count_in("metrics.txt", "symphony_autoscale_add_gpus"), 3);
 		}
+		char keep[600];
+		snprintf(keep, sizeof(keep), "cp '%s/metrics.txt' '%s/metrics-%d.txt'", dir, dir, offs[i]);
+		assert_int_equal(system(keep), 0);
 	}
+	/* deploy/'s alert rules and dashboard name only metrics (and labels) these processes export */
+	char chk[1500];
+	snprintf(chk, sizeof(chk), "python3 '%s/tests/check_dashboards.py' '%s' '%s/metrics-0.txt' '%s/metrics-1.txt' "
+		 "'%s/metrics-512.txt' > '%s/dash.log' 2>&1", SYM_SOURCE_ROOT, SYM_SOURCE_ROOT, dir, dir, dir, dir);
+	if (system(chk) != 0)
+		fail_msg("%s", slurp("dash.log"));
 	assert_int_equal(cluster_stop(&c), 0);
 	passed = true;
 }
@@ -2287,6 +2296,11 @@ static void test_failover(void **state)
 	(void)state;
 	struct cluster c;
 	pid_t standby = cluster_start_with_standby(&c);
+	/* readiness: the active scheduler is ready, the standby live but not ready */
+	assert_int_equal(curl("ready", "GET", 0, "/v2/health/ready", ""), 200);
+	assert_int_equal(curl("sready", "GET", 511, "/v2/health/ready", ""), 503);
+	assert_int_equal(count_in("sready", "\"reason\":\"this scheduler stands by (the active one is at 127.0.0.1:"), 1);
+	assert_int_equal(curl("slive", "GET", 511, "/v2/health/live", ""), 200);
 	pid_t lg = loadgen_start("failover.json", "400", "5");
 	sleep_ms(2500);
 	kill(c.schedd, SIGKILL);
@@ -2296,6 +2310,10 @@ static void test_failover(void **state)
 	standby_pid = -1;
 	assert_int_equal(wait_log("standby.log", "took over:", 1), 1);
 	int st = wait_for(lg, 40);
+	int code = 0; /* the one that took over is ready once a GPU registered with it */
+	for (int k = 0; k < 100 && (code = curl("sready", "GET", 511, "/v2/health/ready", "")) != 200; k++)
+		sleep_ms(50);
+	assert_int_equal(code, 200);
 	int sst = cluster_stop(&c);
 	assert_int_equal(st, 0);
 	assert_int_equal(sst, 0);
@@ -2338,13 +2356,24 @@ static void test_partial_frontends(void **state)
 	}
 	running = c;
 	is_running = true;
+	/* schedd's readiness (GET /v2/health/ready): live, not ready while no GPU is online (the
+	 * backends wait 2 s for frontend 1 before they register), then ready */
+	double end = now_s() + 5;
+	int code = 0;
+	while (now_s() < end && (code = curl("ready", "GET", 0, "/v2/health/ready", "")) == 0)
+		sleep_ms(20);
+	assert_int_equal(code, 503);
+	assert_int_equal(count_in("ready", "{\"ready\":false,\"reason\":\"no GPU online (of 4 backends)\"}"), 1);
+	assert_int_equal(curl("live", "GET", 0, "/v2/health/live", ""), 200);
 	assert_int_equal(wait_log("schedd.log", "registered: GPU", NBE), NBE);
+	assert_int_equal(curl("ready", "GET", 0, "/v2/health/ready", ""), 200);
+	assert_int_equal(count_in("ready", "{\"ready\":true}"), 1);
+	assert_int_equal(curl("ready", "POST", 0, "/v2/health/ready", ""), 405);
 	assert_int_equal(count_in("backend0.log", "registering without frontend(s) 1"), 1);
 	infer_body("body", 5, "UINT8", IN_BYTES);
 	char data[600];
 	snprintf(data, sizeof(data), "--data-binary @'%s/body'", dir);
-	double end = now_s() + 5;
-	int code = 0;
+	end = now_s() + 5;
 	while (now_s() < end && (code = curl("r0", "POST", 1, "/v2/models/m/infer", data)) != 200)
 		sleep_ms(50);
 	assert_int_equal(code, 200);
