@@ -94,12 +94,12 @@ struct sym_models {
 	struct sym_mstand *stand;   /* n * nkinds */
 	struct sym_iheap *timers;   /* by local index, not owned */
 	struct sym_policy policy;
-	struct sym_request **scratch; /* the largest batch */
-	int maxb;                   /* its size */
+	struct sym_request **scratch; /* the largest batch (maxb) */
 	struct sym_models_out out;
 	/* look-ahead */
 	bool plan;                  /* DEFER / PULL with the rankers */
 	bool measure;               /* the measured wait */
+	int maxb;                   /* scratch's size (last: the fields above are the hot ones) */
 };
 
 /* shards: n initialised shards (local li = model li*stride + offset);
