@@ -67,6 +67,8 @@ struct sym_lookahead {
 	double margin;         /* plan: batch lengths kept free between batches planned on one GPU */
 	double replan;         /* plan: made again at most once per this many of the shortest batch it
 				* planned (0: after every change) */
+	bool idle;             /* plan: while every candidate has an idle GPU of its own, a deferred one
+				* goes at once (low-load latency instead of larger batches) */
 	bool wait;             /* measure the wait from due to granted, per kind (the view's wait) */
 	double wait_quantile;  /* its quantile, in (0, 1) */
 };

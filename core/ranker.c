@@ -77,6 +77,7 @@ int sym_ranker_set_lookahead(struct sym_ranker *r, const struct sym_lookahead *l
 	    (la->wait && !(la->wait_quantile > 0 && la->wait_quantile < 1)))
 		return -EINVAL;
 	r->margin = la->margin;
+	r->idle_go = la->idle && la->plan;
 	r->measure = la->wait;
 	r->quantile = la->wait_quantile;
 	r->wait = r->wait_safe = SYM_WAIT_START;
@@ -419,8 +420,8 @@ void sym_ranker_gpu_done(struct sym_ranker *r, int g, sym_time end)
 	} else if (x->nout <= 0) {
 		x->free_at = end;
 	}
-	if (x->free_at > was)
-		r->replan = true; /* it frees later than the plan thought */
+	if (x->free_at > was || (r->idle_go && x->nout <= 0))
+		r->replan = true; /* it frees later than the plan thought (or, idle_go, it is idle now) */
 	place(r, g);
 }
 
@@ -449,6 +450,8 @@ void sym_ranker_gpu_online(struct sym_ranker *r, int g, uint32_t epoch, sym_time
 	x->free_at = now;
 	if (x->granted)
 		x->lost = true;
+	if (r->idle_go)
+		r->replan = true; /* an idle GPU more: a deferred candidate may go */
 	place(r, g);
 }
 
@@ -562,6 +565,15 @@ static void plan(struct sym_ranker *r, sym_time now)
 		/* each candidate can have an idle GPU of its own: nothing collides */
 		r->pstats.fast++;
 		clear_caps(r, now);
+		/* idle_go: no other candidate needs this one's GPU either, so a deferred one goes now
+		 * where its batch (as long as the one it expects) ends by the moment it expects to be
+		 * due: the GPU is back by then, and its own later requests lose nothing (near
+		 * saturation a GPU frees when the batch is nearly full, and it waits as before) */
+		for (int i = 0; r->idle_go && i < n; i++) {
+			const struct sym_ranker_cand *c = &r->cand[r->ord[i]];
+			if (c->state == 1 && c->f - now >= c->p)
+				send_cap(r, r->ord[i], now, now);
+		}
 		return;
 	}
 	/* the candidates, latest deadline first: those whose deadline did not

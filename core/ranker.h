@@ -201,6 +201,8 @@ struct sym_ranker {
 							      * the estimates as they stood (wait,
 							      * wait_safe; its lost heads apart) */
 	bool lookahead;           /* the plan */
+	bool idle_go;             /* the plan sends a deferred candidate at once while every candidate has
+				   * an idle GPU of its own (struct sym_lookahead.idle) */
 	bool replan;              /* the plan may have to pull a candidate earlier: made again at the next
 				   * match with no grant outstanding */
 	double margin;            /* in batch lengths of the earlier batch */

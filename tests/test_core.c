@@ -218,6 +218,40 @@ static void test_worked_example_eager(void **state)
 	assert_int_equal(total + dr.ndrops, 400);
 }
 
+/* The low-load option (symphony:idle=on), l(b) = b + 5 ms. A lone request with SLO 30 ms goes
+ * at once on an idle GPU instead of at its frontrun moment d - l(2) = 30 - 7 ms, and so does
+ * each of 20 requests 10 ms apart (latency l(1) = 6 ms instead of 29). On the worked example
+ * (SLO 12, the GPUs saturated) it changes nothing: a GPU frees when the batch is nearly full,
+ * and a batch going then would not end by the moment it expects to be due. */
+static void test_idle_go(void **state)
+{
+	(void)state;
+	static struct driver dr;
+	struct sym_model_cfg slack = ex_cfg;
+	slack.slo = 30 * SYM_MS;
+	sym_time arr[40];
+	for (int i = 0; i < 20; i++)
+		arr[i] = i * 10 * SYM_MS;
+	run(&dr, arr, NULL, 1, 3, &slack, 1, "symphony", "lazy");
+	assert_int_equal(dr.nd, 1);
+	assert_true(dr.d[0].start == 23 * SYM_MS);
+	run(&dr, arr, NULL, 20, 3, &slack, 1, "symphony:idle=on", "lazy");
+	assert_int_equal(dr.nd, 20);
+	for (int k = 0; k < 20; k++) {
+		assert_int_equal(dr.d[k].size, 1);
+		assert_true(dr.d[k].start == arr[k]);
+	}
+	for (int i = 0; i < 40; i++)
+		arr[i] = i * 750 * SYM_US;
+	run(&dr, arr, NULL, 40, 3, &ex_cfg, 1, "symphony:idle=on", "lazy");
+	assert_int_equal(dr.ndrops, 0);
+	assert_int_equal(dr.nd, 10);
+	for (int k = 0; k < 10; k++) {
+		assert_int_equal(dr.d[k].size, 4);
+		assert_int_equal(dr.d[k].start, 2250 * SYM_US + k * 3 * SYM_MS);
+	}
+}
+
 static void test_timeout_policy(void **state)
 {
 	(void)state;
@@ -480,6 +514,7 @@ int main(void)
 		cmocka_unit_test(test_worked_example_gap),
 		cmocka_unit_test(test_worked_example_early_drop_same),
 		cmocka_unit_test(test_worked_example_eager),
+		cmocka_unit_test(test_idle_go),
 		cmocka_unit_test(test_timeout_policy),
 		cmocka_unit_test(test_grant_smallest_latest),
 		cmocka_unit_test(test_lowest_gpu),

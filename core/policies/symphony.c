@@ -78,6 +78,7 @@ struct params {
 	double quantile; /* guard=auto: the quantile of the waits measured */
 	double burst;    /* the burst term's factor; 0: none */
 	int reserve;     /* batches of its own size a candidate leaves room for before its latest moment */
+	bool idle;       /* plan: a deferred batch goes at once while every candidate has an idle GPU */
 };
 SYM_POLICY_PARAMS(struct params, params_of)
 
@@ -111,6 +112,9 @@ static const struct sym_param params[] = {
 	{ .key = "reserve", .type = SYM_PARAM_INT, .offset = offsetof(struct params, reserve), .lo = 0, .hi = 16,
 	  .def = 0, .help = "go by d - (1 + N) l(B) at the latest, leaving room for N batches of its size ahead of it "
 			    "(an ablation; 0: the frontrun moment)" },
+	{ .key = "idle", .type = SYM_PARAM_BOOL, .offset = offsetof(struct params, idle), .def = 0,
+	  .help = "low-load latency: while every candidate has an idle GPU of its own (the plan sees no "
+		  "collision), a deferred batch goes at once instead of at its frontrun moment (needs plan)" },
 	{ .key = NULL },
 };
 
@@ -176,6 +180,7 @@ static void lookahead(const struct sym_policy *p, struct sym_lookahead *out)
 	out->replan = x.replan;
 	out->wait = x.guard == GUARD_AUTO;
 	out->wait_quantile = x.quantile;
+	out->idle = x.idle;
 }
 
 const struct sym_policy_ops sym_policy_symphony = {
