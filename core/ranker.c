@@ -566,14 +566,17 @@ static void plan(struct sym_ranker *r, sym_time now)
 		r->pstats.fast++;
 		clear_caps(r, now);
 		/* idle_go: no other candidate needs this one's GPU either, so a deferred one goes now
-		 * where its batch (as long as the one it expects) ends by the moment it expects to be
-		 * due: the GPU is back by then, and its own later requests lose nothing (near
-		 * saturation a GPU frees when the batch is nearly full, and it waits as before) */
+		 * where that costs its own later requests nothing: another GPU stays idle for them, or
+		 * its batch (as long as the one it expects) ends by the moment it expects to be due,
+		 * when the GPU is back (near saturation a GPU frees when the batch is nearly full,
+		 * and it waits as before) */
 		for (int i = 0; r->idle_go && i < n; i++) {
 			const struct sym_ranker_cand *c = &r->cand[r->ord[i]];
-			if (c->state == 1 && c->f - now >= c->p)
+			if (c->state == 1 && (n < r->nidle || c->f - now >= c->p))
 				send_cap(r, r->ord[i], now, now);
 		}
+		if (r->idle_go)
+			r->min_p = 0; /* nothing planned: no throttle on the next plan (a new head goes at once) */
 		return;
 	}
 	/* the candidates, latest deadline first: those whose deadline did not
