@@ -701,8 +701,10 @@ bool sym_ranker_settle(struct sym_ranker *r, sym_time now)
 {
 	if (r->w_above | r->w_below | r->s_above | r->s_below | r->s_full | r->s_free | r->s_lost)
 		wait_apply(r);
-	r->plan_waits = r->lookahead && r->replan && now < r->next_plan;
-	if (!r->lookahead || !r->replan || r->ngranted || now < r->next_plan)
+	/* (idle_go: the fast path, cheap, is not throttled, so that a head goes while GPUs idle) */
+	bool wait = now < r->next_plan && !(r->idle_go && r->nactive <= r->nidle);
+	r->plan_waits = r->lookahead && r->replan && wait;
+	if (!r->lookahead || !r->replan || r->ngranted || wait)
 		return false;
 	uint64_t moved = r->pstats.moved;
 	plan(r, now);
