@@ -105,7 +105,7 @@ static int cmd_process(struct cli *c)
 	}
 	if (!rc && o.check)
 		printf("%s: the configuration is valid (%zu models, %d frontends, %d backends, schedd at %s:%s)\n", cmd,
-		       cl.exp.nmodels, cl.nfrontends, cl.nbackends, cl.schedd.host, cl.schedd.port);
+		       cl.exp.slot0, cl.nfrontends, cl.nbackends, cl.schedd.host, cl.schedd.port);
 	else if (!rc) {
 		sym_rt_set_revocation(revoked_path);
 		rc = sym_rt_run(&cl, &o);

@@ -417,9 +417,12 @@ static void send_hello(struct backend *be)
 		be->hello_sent = true;
 		be->schedd_heard = sym_monotonic_ns(); /* silence counts from here (the hello may come long after connecting) */
 		sym_loop_timer_set(be->beat_t, sym_monotonic_ns(), sym_ms(be->c->heartbeat_ms));
+		size_t known = 0; /* (the empty spare slots are no models) */
+		for (size_t m = 0; m < e->nmodels; m++)
+			known += !sym_experiment_slot_empty(e, m);
 		if (!be->o->quiet)
 			sym_rt_log(be->who, "registered with schedd (%s, %u of the %zu models loaded)", h.u.hello.kind, n,
-				   e->nmodels);
+				   known);
 	}
 	free(models);
 }
@@ -1138,8 +1141,8 @@ int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	if (setup_loop(&be))
 		goto out;
 	if (!o->quiet)
-		sym_rt_log(be.who, "%s executor, GPU kind %s, %zu models; fabric %s", be.x->ops->name,
-			   c->exp.kinds[be.kind].name, c->exp.nmodels, sym_fab_provider(be.fab));
+		sym_rt_log(be.who, "%s executor, GPU kind %s, %zu models (and %d spare slots); fabric %s", be.x->ops->name,
+			   c->exp.kinds[be.kind].name, c->exp.slot0, c->exp.model_slots, sym_fab_provider(be.fab));
 	sym_rt_on_term(drain, &be);
 	if ((rc = sym_loop_run(be.loop)))
 		sym_rt_log(be.who, "%s", sym_loop_error(be.loop));

@@ -3032,9 +3032,10 @@ int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	}
 	char pol[128];
 	if (!o->quiet)
-		sym_rt_log(WHO, "listening on %s:%s (%s), %zu models, %d GPUs (ids up to %d), policy %s, %d thread%s, "
-			   "planning delays ctrl %.3f data %.3f resp %.3f ms",
-			   c->schedd.host, c->schedd.port, sym_fab_provider(s.fab), c->exp.nmodels, c->nbackends,
+		sym_rt_log(WHO, "listening on %s:%s (%s), %zu models (and %d spare slots), %d GPUs (ids up to %d), "
+			   "policy %s, %d thread%s, planning delays ctrl %.3f data %.3f resp %.3f ms",
+			   c->schedd.host, c->schedd.port, sym_fab_provider(s.fab), c->exp.slot0, c->exp.model_slots,
+			   c->nbackends,
 			   c->backends_max - 1,
 			   sym_policy_format(&c->exp.policy, pol, sizeof(pol)), c->threads, c->threads > 1 ? "s" : "",
 			   c->exp.ctrl_ms, c->exp.data_ms, c->exp.resp_ms);

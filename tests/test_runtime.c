@@ -1693,6 +1693,17 @@ static pid_t cluster_start_with_standby(struct cluster *c)
 	return standby;
 }
 
+/* kill -9 of the active scheduler; the standby (pid standby) takes over and is the cluster's from then on. */
+static void kill_active(struct cluster *c, pid_t standby)
+{
+	kill(c->schedd, SIGKILL);
+	waitpid(c->schedd, NULL, 0);
+	c->schedd = standby;
+	running.schedd = standby;
+	standby_pid = -1;
+	assert_int_equal(wait_log("standby.log", "took over:", 1), 1);
+}
+
 /* Every request loadgen sent (into name) was answered exactly once, with the right output. */
 static cJSON *assert_exactly_once(const char *name)
 {
@@ -1894,6 +1905,50 @@ static void test_repository_add(void **state)
 		snprintf(log, sizeof(log), "backend%d.log", b);
 		assert_int_equal(count_in(log, "could not load"), 0);
 	}
+	passed = true;
+}
+
+/* Spare slots across a takeover: model c, added and loaded through the active scheduler, is not
+ * the standby's (its slots start empty): when the standby takes over, the backends register with
+ * it holding nothing of their slots (each unloads what it held there itself), its index has a
+ * only, and a load of c through it fills its slot again, announced and served. */
+static void test_repository_takeover(void **state)
+{
+	(void)state;
+	repo_model("a", 1, "");
+	repo_config("\"repository_slots\": 2, ");
+	struct cluster c;
+	pid_t standby = cluster_start_with_standby(&c);
+	const char *tok = "-H 'Authorization: Bearer admin-token-0123456789'";
+	repo_model("c", 1, "");
+	assert_int_equal(curl("l", "POST", 0, "/v2/repository/models/c/load", tok), 200);
+	assert_int_equal(wait_ready("c", 200), 200);
+	assert_int_equal(curl("bm", "GET", 512, "/metrics", ""), 200);
+	assert_int_equal(count_in("bm", "symphony_backend_models_loaded{backend=\"0\"} 2\n"), 1);
+	kill_active(&c, standby);
+	assert_int_equal(wait_log("standby.log", "registered: GPU", NBE), NBE);
+	assert_int_equal(curl("idx", "POST", 511, "/v2/repository/index", ""), 200);
+	assert_int_equal(count_in("idx", "\"name\":\"a\""), 1);
+	assert_int_equal(count_in("idx", "\"name\":\"c\""), 0);
+	int code = 0; /* each backend gave up its slot's model (its own unload) */
+	for (int k = 0; k < 100; k++) {
+		code = curl("bm", "GET", 512, "/metrics", "");
+		if (code == 200 && count_in("bm", "symphony_backend_models_loaded{backend=\"0\"} 1\n") == 1)
+			break;
+		sleep_ms(50);
+	}
+	assert_int_equal(count_in("bm", "symphony_backend_models_loaded{backend=\"0\"} 1\n"), 1);
+	assert_int_equal(wait_ready("c", 503), 503); /* known to the frontend, not loaded */
+	assert_int_equal(curl("l", "POST", 511, "/v2/repository/models/c/load", tok), 200);
+	assert_int_equal(wait_ready("c", 200), 200);
+	infer_body("req.json", 5, "UINT8", IN_BYTES);
+	char body[400];
+	snprintf(body, sizeof(body), "--data-binary @%s/req.json", dir);
+	for (int k = 0; k < 3 && (code = curl("inf", "POST", 1, "/v2/models/c/infer", body)) == 503; k++)
+		sleep_ms(50);
+	assert_int_equal(code, 200);
+	assert_int_equal(count_in("standby.log", "repository: model c takes spare slot 0 (1 of 2 left)"), 1);
+	assert_int_equal(cluster_stop(&c), 0);
 	passed = true;
 }
 
@@ -2303,12 +2358,7 @@ static void test_failover(void **state)
 	assert_int_equal(curl("slive", "GET", 511, "/v2/health/live", ""), 200);
 	pid_t lg = loadgen_start("failover.json", "400", "5");
 	sleep_ms(2500);
-	kill(c.schedd, SIGKILL);
-	waitpid(c.schedd, NULL, 0);
-	c.schedd = standby;
-	running.schedd = standby;
-	standby_pid = -1;
-	assert_int_equal(wait_log("standby.log", "took over:", 1), 1);
+	kill_active(&c, standby);
 	int st = wait_for(lg, 40);
 	int code = 0; /* the one that took over is ready once a GPU registered with it */
 	for (int k = 0; k < 100 && (code = curl("sready", "GET", 511, "/v2/health/ready", "")) != 200; k++)
@@ -2675,6 +2725,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_http_api, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_repository, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_repository_add, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_repository_takeover, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_large_post, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_flood, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_http_load, setup, teardown_dir),
