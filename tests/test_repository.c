@@ -220,17 +220,23 @@ static void test_read_all_and_write(void **state)
 	cJSON_Delete(rt);
 }
 
-/* An experiment serves a repository's models: instead of the zoo's, or beside the file's. */
-static void test_experiment(void **state)
+/* Model a (batches of 4, SLO 80 ms, static 100 MB) in the repository, and e an experiment serving it. */
+static void repo_a(struct sym_experiment *e)
 {
-	(void)state;
 	put("a/config.json", "{\"max_batch_size\": 4, \"input\": [{\"data_type\": \"TYPE_UINT8\", \"dims\": [8]}], "
 			     "\"output\": [{\"data_type\": \"TYPE_INT64\", \"dims\": [1]}], \"slo_ms\": 80, "
 			     "\"profile\": {\"alpha_ms\": 1, \"beta_ms\": 1, \"static_mb\": 100}}");
 	put("a/1/model.pt", "x");
+	assert_int_equal(sym_experiment_init(e), 0);
+	assert_int_equal(sym_experiment_apply_flag(e, "model-repository", dir, err, sizeof(err)), 0);
+}
+
+/* An experiment serves a repository's models: instead of the zoo's, or beside the file's. */
+static void test_experiment(void **state)
+{
+	(void)state;
 	struct sym_experiment e;
-	assert_int_equal(sym_experiment_init(&e), 0);
-	assert_int_equal(sym_experiment_apply_flag(&e, "model-repository", dir, err, sizeof(err)), 0);
+	repo_a(&e);
 	assert_int_equal(sym_experiment_resolve(&e, err, sizeof(err)), 0);
 	assert_int_equal(e.nmodels, 1);
 	assert_string_equal(e.models[0].name, "a");
@@ -264,13 +270,8 @@ static void test_experiment(void **state)
 static void test_slots(void **state)
 {
 	(void)state;
-	put("a/config.json", "{\"max_batch_size\": 4, \"input\": [{\"data_type\": \"TYPE_UINT8\", \"dims\": [8]}], "
-			     "\"output\": [{\"data_type\": \"TYPE_INT64\", \"dims\": [1]}], \"slo_ms\": 80, "
-			     "\"profile\": {\"alpha_ms\": 1, \"beta_ms\": 1, \"static_mb\": 100}}");
-	put("a/1/model.pt", "x");
 	struct sym_experiment e;
-	assert_int_equal(sym_experiment_init(&e), 0);
-	assert_int_equal(sym_experiment_apply_flag(&e, "model-repository", dir, err, sizeof(err)), 0);
+	repo_a(&e);
 	assert_int_equal(sym_experiment_apply_flag(&e, "rate", "100", err, sizeof(err)), 0);
 	e.model_slots = 2;
 	assert_int_equal(sym_experiment_resolve(&e, err, sizeof(err)), 0);
