@@ -273,12 +273,19 @@ static const struct cli_opt o_json_rt = { "json", 0, CLI_OUT, "FILE|-",
 static const struct cli_opt o_quiet_rt = { "quiet", 0, CLI_FLAG, NULL, "no informational lines" };
 static const struct cli_opt o_verbose = { "verbose", 0, CLI_FLAG, NULL, "log every connection event" };
 static const struct cli_opt o_check = { "check", 0, CLI_FLAG, NULL, "check the configuration and exit" };
-static const struct cli_opt *const process_opts[] = { &o_cluster_config, &o_id, &o_json_rt, &o_quiet_rt, &o_verbose, &o_check, NULL };
+static const struct cli_opt o_log_format = { "log-format", 0, CLI_CHOICE, "text|json",
+					     "text lines, or one JSON object a line (time, level, role, id, msg, and a "
+					     "request's trace fields)", "text", 0, 0, "text|json" };
+static const struct cli_opt o_log_level = { "log-level", 0, CLI_CHOICE, "debug|info|warn|error",
+					    "the least level logged; debug also traces every request and batch by id",
+					    "info", 0, 0, "debug|info|warn|error" };
+static const struct cli_opt *const process_opts[] = { &o_cluster_config, &o_id, &o_json_rt, &o_quiet_rt, &o_verbose,
+						      &o_log_format, &o_log_level, &o_check, NULL };
 static const struct cli_opt o_standby = { "standby", 0, CLI_FLAG, NULL,
 					  "be the hot standby: listen on the second address of runtime.schedd, watch the "
 					  "active scheduler, and take over when it fails" };
-static const struct cli_opt *const schedd_opts[] = { &o_cluster_config, &o_json_rt, &o_quiet_rt, &o_verbose, &o_check,
-						     &o_standby, NULL };
+static const struct cli_opt *const schedd_opts[] = { &o_cluster_config, &o_json_rt, &o_quiet_rt, &o_verbose,
+						     &o_log_format, &o_log_level, &o_check, &o_standby, NULL };
 
 static const char schedd_text[] =
 	"Listens on the cluster's scheduler address. Frontends send request metadata; schedd runs the scheduling "
@@ -415,7 +422,7 @@ static const struct cli_opt *const autoscale_opts[] = { &o_cluster_config, &o_as
 							 &o_as_cacert, &o_as_interval, &o_as_cooldown, &o_as_min,
 							 &o_as_max, &o_as_start_timeout, &o_as_rule, &o_as_target,
 							 &o_as_release, &o_as_duration,
-							 &o_as_cmd_timeout, &o_quiet_rt, NULL };
+							 &o_as_cmd_timeout, &o_quiet_rt, &o_log_format, &o_log_level, NULL };
 
 static const char autoscale_text[] =
 	"A small controller that lets the cluster follow its load: every --interval it reads schedd's autoscaling "

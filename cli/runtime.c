@@ -52,6 +52,8 @@ static int cmd_process(struct cli *c)
 				 .standby = schedd && cli_flag(c, "standby") };
 	struct sym_cluster cl;
 	char err[1024];
+	sym_rt_log_setup(cli_str(c, "log-format"), cli_str(c, "log-level"), err, sizeof(err)); /* (cli checked them) */
+	sym_rt_log_identity(cmd, o.id);
 	int rc = load_cluster(c, &cl);
 	if (!strcmp(cmd, "loadgen"))
 		cl.repository_slots = 0; /* its load is over the models served from the start (the slots follow them) */
@@ -291,6 +293,8 @@ static int cmd_autoscale(struct cli *c)
 				       "backend $SYMPHONY_BACKEND_ID)");
 	struct sym_cluster cl;
 	char err[1024], url[600], port[16];
+	sym_rt_log_setup(cli_str(c, "log-format"), cli_str(c, "log-level"), err, sizeof(err)); /* (cli checked them) */
+	sym_rt_log_identity("autoscaler", -1);
 	int rc = load_cluster(c, &cl);
 	if (!rc && sym_cluster_resolve(&cl, err, sizeof(err)))
 		rc = cli_usage_error(c, "%s", err);

@@ -276,7 +276,7 @@ static int run_cmd(const char *cmd, const struct sym_ctl_action *a, double timeo
 		if (sym_monotonic_ns() > end) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
-			sym_rt_log(WHO, "the command for backend %d ran past %.0f s: killed", a->backend, timeout_s);
+			sym_rt_warn(WHO, "the command for backend %d ran past %.0f s: killed", a->backend, timeout_s);
 			break;
 		}
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
@@ -288,7 +288,7 @@ static int run_cmd(const char *cmd, const struct sym_ctl_action *a, double timeo
 int sym_ctl_run(const struct sym_ctl_opts *o)
 {
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
-		sym_rt_log(WHO, "libcurl could not start");
+		sym_rt_error(WHO, "libcurl could not start");
 		return 1;
 	}
 	CURL *h = curl_easy_init();
@@ -298,7 +298,7 @@ int sym_ctl_run(const struct sym_ctl_opts *o)
 	struct sym_buf f = { 0 };
 	int rc = 0;
 	if (!h || !m || !st || !acts) {
-		sym_rt_log(WHO, "out of memory");
+		sym_rt_error(WHO, "out of memory");
 		rc = 1;
 		goto out;
 	}
@@ -328,8 +328,8 @@ int sym_ctl_run(const struct sym_ctl_opts *o)
 			fails = 0;
 			int n = sym_ctl_decide(&o->cfg, st, m, now_s, acts, SYM_CTL_MAX_BACKENDS);
 			if (st->expired)
-				sym_rt_log(WHO, "%d backend(s) started did not serve within %g s: no longer awaited", st->expired,
-					   o->cfg.start_timeout_s);
+				sym_rt_warn(WHO, "%d backend(s) started did not serve within %g s: no longer awaited", st->expired,
+					    o->cfg.start_timeout_s);
 			for (int k = 0; k < n; k++) {
 				const struct sym_ctl_action *a = &acts[k];
 				int j = a->subcluster;

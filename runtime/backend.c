@@ -279,8 +279,8 @@ static void on_slot(struct backend *be, const struct sym_msg *m)
 	const struct sym_experiment *e = &be->c->exp;
 	size_t k = m->u.model.model;
 	if (k < e->slot0 || k >= e->nmodels) {
-		sym_rt_log(be->who, "bad model message from schedd (model %zu is not a spare slot); closing the connection",
-			   k);
+		sym_rt_warn(be->who, "bad model message from schedd (model %zu is not a spare slot); closing the connection",
+			    k);
 		schedd_lost(be, "bad model");
 		return;
 	}
@@ -290,7 +290,7 @@ static void on_slot(struct backend *be, const struct sym_msg *m)
 		return;
 	snprintf(be->slot_next[k], sizeof(be->slot_next[k]), "%s", nm);
 	if (be->held[k] && !be->unloading[k] && !own_unload(be, (int)k)) {
-		sym_rt_log(be->who, "more than %d loads and unloads queued; closing the connection to schedd", be->lq_cap);
+		sym_rt_warn(be->who, "more than %d loads and unloads queued; closing the connection to schedd", be->lq_cap);
 		schedd_lost(be, "too many loads");
 		return;
 	}
@@ -314,7 +314,7 @@ static void maybe_load(struct backend *be)
 	atomic_store_explicit(&be->load_state, 1, memory_order_release);
 	uint64_t v = 1;
 	if (write(be->to_load, &v, sizeof(v)) < 0)
-		sym_rt_log(be->who, "eventfd: %s", strerror(errno));
+		sym_rt_error(be->who, "eventfd: %s", strerror(errno));
 }
 
 /* The loader thread is done with lq[lq_head]: schedd hears how it went. */
@@ -324,7 +324,7 @@ static void on_load_done(struct sym_loop_io *io, uint32_t events, void *ctx)
 	struct backend *be = ctx;
 	uint64_t v;
 	if (read(sym_loop_io_fd(io), &v, sizeof(v)) < 0 && errno != EAGAIN)
-		sym_rt_log(be->who, "eventfd: %s", strerror(errno));
+		sym_rt_error(be->who, "eventfd: %s", strerror(errno));
 	if (!be->lbusy || atomic_load_explicit(&be->load_state, memory_order_acquire) != 2)
 		return;
 	struct lop op = be->lq[be->lq_head];
@@ -337,7 +337,7 @@ static void on_load_done(struct sym_loop_io *io, uint32_t events, void *ctx)
 	if (op.op == SYM_WIRE_LOAD) {
 		if (be->lrc) {
 			be->load_failures++;
-			sym_rt_log(be->who, "could not load model %s: %s", name, be->lerr);
+			sym_rt_error(be->who, "could not load model %s: %s", name, be->lerr);
 		} else {
 			be->held[op.model] = true;
 			be->loads++;
@@ -374,13 +374,13 @@ static void on_load_done(struct sym_loop_io *io, uint32_t events, void *ctx)
 static void on_load(struct backend *be, const struct sym_msg *m)
 {
 	if (m->u.load.model >= be->c->exp.nmodels) {
-		sym_rt_log(be->who, "bad %s from schedd (model %u of %zu); closing the connection",
-			   sym_wire_type_name(m->type), m->u.load.model, be->c->exp.nmodels);
+		sym_rt_warn(be->who, "bad %s from schedd (model %u of %zu); closing the connection",
+			    sym_wire_type_name(m->type), m->u.load.model, be->c->exp.nmodels);
 		schedd_lost(be, "bad load");
 		return;
 	}
 	if (be->lq_n == be->lq_cap) {
-		sym_rt_log(be->who, "schedd queued more than %d loads and unloads; closing the connection", be->lq_cap);
+		sym_rt_warn(be->who, "schedd queued more than %d loads and unloads; closing the connection", be->lq_cap);
 		schedd_lost(be, "too many loads");
 		return;
 	}
@@ -452,8 +452,8 @@ static bool enough_frontends(struct backend *be)
 	for (int i = 0; i < be->c->nfrontends && strlen(missing) < 150; i++)
 		if (!be->fe_up[i] || !be->fe_key[i])
 			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%d", missing[0] ? ", " : "", i);
-	sym_rt_log(be->who, "registering without frontend(s) %s, unreachable for %.0f s: their requests given to this "
-		   "backend will fail", missing, (double)FRONTEND_GRACE / 1e9);
+	sym_rt_warn(be->who, "registering without frontend(s) %s, unreachable for %.0f s: their requests given to this "
+		    "backend will fail", missing, (double)FRONTEND_GRACE / 1e9);
 	return true;
 }
 
@@ -471,7 +471,7 @@ static void schedd_lost(struct backend *be, const char *why)
 		be->schedd = NULL;
 	}
 	if (be->schedd_up)
-		sym_rt_log(be->who, "scheduler lost: %s", why);
+		sym_rt_warn(be->who, "scheduler lost: %s", why);
 	be->schedd_up = false;
 	be->hello_sent = false;
 	be->bye_acked = true; /* no plan can come any more */
@@ -488,7 +488,20 @@ static void batch_done(struct backend *be, int status)
 	struct batch *b = &be->b[be->head];
 	sym_time now = sym_monotonic_ns();
 	if (status == SYM_WIRE_BACKEND_FAILED)
-		sym_rt_log(be->who, "batch %" PRIu64 " failed: %s", b->id, b->err);
+		sym_rt_error(be->who, "batch %" PRIu64 " failed: %s", b->id, b->err);
+	if (sym_rt_tracing()) {
+		struct sym_log_fields lf = { .batch = (int64_t)b->id };
+		if (status == SYM_WIRE_REJECTED)
+			sym_rt_trace(be->who, &lf, "batch %" PRIu64 " of model %s (%d request%s) rejected: it could not "
+				     "start by its latest moment", b->id, be->c->exp.models[b->model].name, b->n,
+				     b->n == 1 ? "" : "s");
+		else
+			sym_rt_trace(be->who, &lf, "batch %" PRIu64 " of model %s (%d request%s, %d input%s read) %s: began "
+				     "%.3f ms after its planned start, ran %.3f ms", b->id, be->c->exp.models[b->model].name,
+				     b->n, b->n == 1 ? "" : "s", b->nrun, b->nrun == 1 ? "" : "s",
+				     status == SYM_WIRE_OK ? "ran" : "failed",
+				     (double)(b->began - b->start) / 1e6, (double)(b->ended - b->began) / 1e6);
+	}
 	if (status != SYM_WIRE_REJECTED) {
 		sym_hist_record(&be->late, b->began - b->start);
 		if (status == SYM_WIRE_OK)
@@ -512,6 +525,7 @@ static void batch_done(struct backend *be, int status)
 			struct sym_msg r = { .type = SYM_MSG_RESULT };
 			r.u.result.req_id = in->w.req_id;
 			r.u.result.status = SYM_WIRE_BACKEND_FAILED;
+			r.u.result.batch_id = b->id;
 			if (be->fe_up[in->w.frontend])
 				sym_rt_send(be->who, be->fe[in->w.frontend], &r, NULL, NULL);
 			continue;
@@ -520,6 +534,7 @@ static void batch_done(struct backend *be, int status)
 		r.u.result.req_id = in->w.req_id;
 		r.u.result.status = (uint8_t)status;
 		r.u.result.batch = (uint16_t)b->n;
+		r.u.result.batch_id = b->id;
 		r.u.result.len = status == SYM_WIRE_OK ? b->out_lens[k] : 0;
 		r.u.result.data = b->outputs[k];
 		k++;
@@ -570,14 +585,14 @@ static void maybe_run(struct backend *be)
 			atomic_store_explicit(&be->exec_state, 2, memory_order_release);
 			uint64_t v = 1;
 			if (write(be->from_exec, &v, sizeof(v)) < 0)
-				sym_rt_log(be->who, "eventfd: %s", strerror(errno));
+				sym_rt_error(be->who, "eventfd: %s", strerror(errno));
 			return;
 		}
 		b->nrun = k;
 		atomic_store_explicit(&be->exec_state, 1, memory_order_release);
 		uint64_t v = 1;
 		if (write(be->to_exec, &v, sizeof(v)) < 0)
-			sym_rt_log(be->who, "eventfd: %s", strerror(errno));
+			sym_rt_error(be->who, "eventfd: %s", strerror(errno));
 		return;
 	}
 	maybe_leave(be);
@@ -658,7 +673,7 @@ static void on_plan(struct backend *be, const struct sym_msg *m, sym_time now)
 			snprintf(why, sizeof(why), "input %u from frontend %u of %u bytes", i, w.frontend, w.len);
 	}
 	if (why[0]) {
-		sym_rt_log(be->who, "bad plan from schedd (%s); closing the connection", why);
+		sym_rt_warn(be->who, "bad plan from schedd (%s); closing the connection", why);
 		schedd_lost(be, "bad plan");
 		return;
 	}
@@ -700,8 +715,8 @@ static void on_leave_timer(struct sym_loop_timer *t, void *ctx)
 {
 	(void)t;
 	struct backend *be = ctx;
-	sym_rt_log(be->who, "leaving: %d batches still in hand after %.0f s; stopping anyway", be->nb,
-		   (double)LEAVE_MAX / 1e9);
+	sym_rt_warn(be->who, "leaving: %d batches still in hand after %.0f s; stopping anyway", be->nb,
+		    (double)LEAVE_MAX / 1e9);
 	sym_loop_stop(be->loop);
 }
 
@@ -774,11 +789,11 @@ static void on_msg(struct backend *be, struct sym_fab_conn *conn, const uint8_t 
 		return;
 	}
 	if (n <= 0 || (size_t)n != len)
-		sym_rt_log(be->who, "malformed message from %s: %s; closing it", from_schedd ? "schedd" : "a frontend",
-			   n < 0 ? why : "bad length");
+		sym_rt_warn(be->who, "malformed message from %s: %s; closing it", from_schedd ? "schedd" : "a frontend",
+			    n < 0 ? why : "bad length");
 	else
-		sym_rt_log(be->who, "unexpected %s message from %s; closing it", sym_wire_type_name(m.type),
-			   from_schedd ? "schedd" : "a frontend");
+		sym_rt_warn(be->who, "unexpected %s message from %s; closing it", sym_wire_type_name(m.type),
+			    from_schedd ? "schedd" : "a frontend");
 	if (from_schedd) {
 		schedd_lost(be, "protocol error");
 		return;
@@ -807,7 +822,7 @@ static void on_closed(struct backend *be, struct sym_fab_conn *conn, int fi, con
 		schedd_lost(be, reason);
 	} else if (fi >= 0) {
 		if (be->fe_up[fi] && !be->o->quiet)
-			sym_rt_log(be->who, "frontend %d lost: %s", fi, reason);
+			sym_rt_warn(be->who, "frontend %d lost: %s", fi, reason);
 		frontend_lost(be, fi);
 	} else {
 		sym_loop_fab_close(be->loop, conn, NULL, NULL);
@@ -850,7 +865,7 @@ static void on_connect_timer(struct sym_loop_timer *t, void *ctx)
 		const struct sym_fab_peer fe = { SYM_CRED_FRONTEND, (uint32_t)i };
 		if (!be->fe[i] && sym_fab_connect(be->fab, c->frontends[i].fabric.host, c->frontends[i].fabric.port, &fe,
 						  &be->fe[i], err, sizeof(err)))
-			sym_rt_log(be->who, "frontend %d: %s", i, err);
+			sym_rt_warn(be->who, "frontend %d: %s", i, err);
 	}
 	/* an attempt unanswered (a scheduler that does not run, SIGSTOP, never answers): the other one */
 	if (be->schedd && !be->schedd_up && sym_monotonic_ns() - be->schedd_tried > sym_rt_connect_timeout(c)) {
@@ -866,7 +881,7 @@ static void on_connect_timer(struct sym_loop_timer *t, void *ctx)
 		be->schedd_try++;
 		be->schedd_tried = sym_monotonic_ns();
 		if (sym_fab_connect(be->fab, to->host, to->port, &sd, &be->schedd, err, sizeof(err)))
-			sym_rt_log(be->who, "schedd: %s", err);
+			sym_rt_warn(be->who, "schedd: %s", err);
 	}
 	maybe_hello(be); /* a batch of a former scheduler may have ended meanwhile */
 }
@@ -888,7 +903,7 @@ static void on_exec_done(struct sym_loop_io *io, uint32_t events, void *ctx)
 	struct backend *be = ctx;
 	uint64_t v;
 	if (read(sym_loop_io_fd(io), &v, sizeof(v)) < 0 && errno != EAGAIN)
-		sym_rt_log(be->who, "eventfd: %s", strerror(errno));
+		sym_rt_error(be->who, "eventfd: %s", strerror(errno));
 	if (!be->running || atomic_load_explicit(&be->exec_state, memory_order_acquire) != 2)
 		return;
 	batch_done(be, be->b[be->head].rc ? SYM_WIRE_BACKEND_FAILED : SYM_WIRE_OK);
@@ -1051,10 +1066,10 @@ static int setup_loop(struct backend *be)
 	struct sym_cluster *c = be->c;
 	char hport[16], err[512];
 	if (sym_rt_metrics_start(c, SYM_ROLE_BACKEND, be->id, c->host, write_metrics, be, err, sizeof(err)))
-		return sym_rt_log(be->who, "metrics: %s", err), -EINVAL;
+		return sym_rt_error(be->who, "metrics: %s", err), -EINVAL;
 	if (sym_cluster_http_port(c, SYM_ROLE_BACKEND, be->id, hport, sizeof(hport))) {
 		if (sym_rt_http_start(&be->http, c, c->host, hport, 4096, on_http, be, err, sizeof(err)))
-			return sym_rt_log(be->who, "%s", err), -EINVAL;
+			return sym_rt_error(be->who, "%s", err), -EINVAL;
 	}
 	struct sym_loop_io *io;
 	int rc = sym_rt_loop(&be->loop, be->who, be->fab, on_fab, be->http, be);
@@ -1063,7 +1078,7 @@ static int setup_loop(struct backend *be)
 		    (rc = sym_loop_timer_new(be->loop, on_connect_timer, be, &be->connect_t)) ||
 		    (rc = sym_loop_timer_new(be->loop, on_beat_timer, be, &be->beat_t)) ||
 		    (rc = sym_loop_timer_new(be->loop, on_leave_timer, be, &be->leave_t))))
-		sym_rt_log(be->who, "event loop: %s", strerror(-rc));
+		sym_rt_error(be->who, "event loop: %s", strerror(-rc));
 	if (!rc)
 		sym_loop_timer_set(be->connect_t, sym_monotonic_ns(), RECONNECT);
 	return rc;
@@ -1133,7 +1148,7 @@ int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	char err[1024] = "";
 	int rc = setup(&be, err, sizeof(err));
 	if (rc) {
-		sym_rt_log(be.who, "%s", err);
+		sym_rt_error(be.who, "%s", err);
 		rc = rc == -EINVAL ? 2 : 1;
 		goto out;
 	}
@@ -1145,7 +1160,7 @@ int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 			   c->exp.kinds[be.kind].name, c->exp.slot0, c->exp.model_slots, sym_fab_provider(be.fab));
 	sym_rt_on_term(drain, &be);
 	if ((rc = sym_loop_run(be.loop)))
-		sym_rt_log(be.who, "%s", sym_loop_error(be.loop));
+		sym_rt_error(be.who, "%s", sym_loop_error(be.loop));
 	sym_fab_flush(be.fab, 1000); /* the last completions and results go out before the close */
 	rc = rc ? 1 : 0;
 	if (!o->quiet)

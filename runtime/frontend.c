@@ -117,6 +117,7 @@ struct frontend {
 	struct sym_rt_ratelog refusal_log;
 	uint32_t nopen; /* native clients connected */
 	struct sym_rt_ratelog client_log; /* what clients provoke: at most a line a second */
+	int64_t answer_batch;  /* the batch of the RESULT being answered (the debug trace), or -1 */
 	struct sym_cluster *c;
 	const struct sym_rt_opts *o;
 	int id;
@@ -266,12 +267,42 @@ static void http_answer(struct frontend *f, struct slot *s, uint8_t status, uint
 static void drained(struct frontend *f);
 static void on_drain_timer(struct sym_loop_timer *t, void *ctx);
 
+/* The debug traces of a request: in (with the client's own id), and answered. */
+static void trace_in(struct frontend *f, uint32_t i)
+{
+	struct slot *s = &f->slots[i];
+	char name[40], cid[32];
+	sym_rt_request_name((uint32_t)f->id, slot_id(f, i), name, sizeof(name));
+	if (!s->hr)
+		snprintf(cid, sizeof(cid), "%" PRIu64, s->creq);
+	struct sym_log_fields lf = { .request = name, .client_id = s->hr ? (s->q.id[0] ? s->q.id : NULL) : cid,
+				     .batch = -1 };
+	sym_rt_trace(f->who, &lf, "request %s in: model %s, %s client%s%s, deadline in %.3f ms", name,
+		     f->c->exp.models[s->model].name, s->hr ? "HTTP" : "native", lf.client_id ? " id " : "",
+		     lf.client_id ? lf.client_id : "", (double)(s->deadline - s->t0) / 1e6);
+}
+
+static void trace_answer(struct frontend *f, uint32_t i, uint8_t status, uint16_t batch)
+{
+	struct slot *s = &f->slots[i];
+	char name[40], by[80] = "";
+	sym_rt_request_name((uint32_t)f->id, slot_id(f, i), name, sizeof(name));
+	if (f->answer_batch >= 0)
+		snprintf(by, sizeof(by), " by batch %" PRId64 " (of %u)", f->answer_batch, batch);
+	struct sym_log_fields lf = { .request = name, .batch = f->answer_batch };
+	sym_time now = sym_monotonic_ns();
+	sym_rt_trace(f->who, &lf, "request %s answered %s%s after %.3f ms%s", name, sym_wire_status_name(status), by,
+		     (double)(now - s->t0) / 1e6, status == SYM_WIRE_OK && now > s->deadline ? " (late)" : "");
+}
+
 /* Answers slot i's request and frees the slot. */
 static void answer_slot(struct frontend *f, uint32_t i, uint8_t status, uint16_t batch, const uint8_t *data,
 			uint32_t len)
 {
 	struct slot *s = &f->slots[i];
 	account(f, s->model, status, s->t0, s->deadline);
+	if (sym_rt_tracing())
+		trace_answer(f, i, status, batch);
 	if (s->hr) {
 		http_answer(f, s, status, batch, data, len);
 		s->hr = NULL;
@@ -359,12 +390,12 @@ static void schedd_lost(struct frontend *f, const char *why)
 	bool hold = f->c->has_standby && !f->draining;
 	uint32_t held = (uint32_t)f->c->pool_slots - f->nfree;
 	if (f->schedd_up && hold)
-		sym_rt_log(f->who, "scheduler lost (%s): holding %u requests for the next scheduler (or until their "
-			   "deadlines)", why, held);
+		sym_rt_warn(f->who, "scheduler lost (%s): holding %u requests for the next scheduler (or until their "
+			    "deadlines)", why, held);
 	else if (f->schedd_up)
-		sym_rt_log(f->who, "scheduler lost (%s): answering waiting requests 'unavailable'", why);
+		sym_rt_warn(f->who, "scheduler lost (%s): answering waiting requests 'unavailable'", why);
 	else if (f->o->verbose)
-		sym_rt_log(f->who, "scheduler not reachable: %s", why);
+		sym_rt_warn(f->who, "scheduler not reachable: %s", why);
 	f->schedd_up = false;
 	f->gpus_online = 0;
 	/* with a standby, the requests held go to it once a scheduler takes them (those the old one
@@ -399,6 +430,8 @@ static void submit(struct frontend *f, uint32_t i, int64_t budget_ns, uint32_t l
 	sym_input_seal(f->seal_key, slot_id(f, i), slot_at(f, i), sym_cluster_input_bytes(f->c, s->model),
 		       f->c->input_encryption);
 	f->accepted++;
+	if (sym_rt_tracing())
+		trace_in(f, i);
 	send_meta(f, i);
 }
 
@@ -433,8 +466,8 @@ static void on_slot(struct frontend *f, const struct sym_msg *m)
 	size_t k = m->u.model.model;
 	int rc = sym_cluster_set_slot(f->c, k, m->u.model.name, m->u.model.name_len, &capped, err, sizeof(err));
 	if (rc < 0) {
-		sym_rt_log(f->who, "model %.*s (spare slot %zu): %s; its requests are refused here", m->u.model.name_len,
-			   m->u.model.name, k, err);
+		sym_rt_warn(f->who, "model %.*s (spare slot %zu): %s; its requests are refused here", m->u.model.name_len,
+			    m->u.model.name, k, err);
 		if (k < f->c->exp.nmodels)
 			f->off[k] = true;
 		return;
@@ -729,7 +762,7 @@ static void on_accept(struct sym_loop_io *io, uint32_t events, void *ctx)
 		uint32_t ci = client_new(f);
 		struct client *cl = ci == UINT32_MAX ? NULL : f->clients[ci];
 		if (!cl || sym_loop_io_start(f->loop, fd, EPOLLIN, on_client, cl, &cl->io)) {
-			sym_rt_log(f->who, "no room for a client (out of memory); refusing it");
+			sym_rt_error(f->who, "no room for a client (out of memory); refusing it");
 			close(fd);
 			return;
 		}
@@ -793,7 +826,7 @@ static void grant(struct frontend *f, struct sym_fab_conn *conn)
 	struct sym_fab_mr *mr;
 	if (sym_fab_mr_reg_conn(conn, f->pool, (size_t)f->c->pool_slots * f->stride, SYM_FAB_REMOTE_READ, &mr,
 				err, sizeof(err))) {
-		sym_rt_log(f->who, "a backend's registration of the pool: %s; closing it", err);
+		sym_rt_warn(f->who, "a backend's registration of the pool: %s; closing it", err);
 		sym_loop_fab_close(f->loop, conn, NULL, NULL);
 		return;
 	}
@@ -826,8 +859,8 @@ static void on_fab_msg(struct frontend *f, struct sym_fab_conn *conn, const uint
 	char why[200];
 	long n = sym_wire_decode(data, len, &m, why, sizeof(why));
 	if (n <= 0 || (size_t)n != len) {
-		sym_rt_log(f->who, "malformed message from %s: %s; closing it", conn == f->schedd ? "schedd" : "a backend",
-			   n < 0 ? why : "bad length");
+		sym_rt_warn(f->who, "malformed message from %s: %s; closing it", conn == f->schedd ? "schedd" : "a backend",
+			    n < 0 ? why : "bad length");
 		if (conn == f->schedd)
 			schedd_lost(f, "malformed message");
 		else
@@ -856,8 +889,8 @@ static void on_fab_msg(struct frontend *f, struct sym_fab_conn *conn, const uint
 		f->schedd_draining = m.u.status.draining;
 		set_models_off(f, &m);
 		if (ready(f) != was && !f->o->quiet)
-			sym_rt_log(f->who, "%s: %u GPUs online%s", ready(f) ? "ready" : "not ready", f->gpus_online,
-				   f->schedd_draining ? ", the scheduler is shutting down" : "");
+			sym_rt_log(f->who, "%s: %u GPU%s online%s", ready(f) ? "ready" : "not ready", f->gpus_online,
+				   f->gpus_online == 1 ? "" : "s", f->schedd_draining ? ", the scheduler is shutting down" : "");
 		return;
 	}
 	if (m.type == SYM_MSG_MODEL && conn == f->schedd) {
@@ -881,14 +914,16 @@ static void on_fab_msg(struct frontend *f, struct sym_fab_conn *conn, const uint
 			f->stale++;
 			return;
 		}
+		f->answer_batch = (int64_t)m.u.result.batch_id;
 		answer_slot(f, (uint32_t)m.u.result.req_id, m.u.result.status, m.u.result.batch, m.u.result.data,
 			    m.u.result.len);
+		f->answer_batch = -1;
 		return;
 	}
 	if (m.type == SYM_MSG_HELLO && conn != f->schedd && m.u.hello.role == SYM_ROLE_BACKEND)
 		return;
-	sym_rt_log(f->who, "unexpected %s message from %s; closing it", sym_wire_type_name(m.type),
-		   conn == f->schedd ? "schedd" : "a backend");
+	sym_rt_warn(f->who, "unexpected %s message from %s; closing it", sym_wire_type_name(m.type),
+		    conn == f->schedd ? "schedd" : "a backend");
 	if (conn == f->schedd)
 		schedd_lost(f, "unexpected message");
 	else
@@ -952,7 +987,7 @@ static void on_fab(void *ctx, const struct sym_fab_event *e)
 			break;
 		}
 		if (f->o->verbose)
-			sym_rt_log(f->who, "a backend connection closed: %s", e->reason);
+			sym_rt_warn(f->who, "a backend connection closed: %s", e->reason);
 		backend_close(f, e->conn);
 		break;
 	default:
@@ -980,7 +1015,7 @@ static void on_connect_timer(struct sym_loop_timer *t, void *ctx)
 	const struct sym_fab_peer sd = { SYM_CRED_SCHEDD, standby ? 1 : 0 };
 	snprintf(f->schedd_addr, sizeof(f->schedd_addr), "%s:%s", to->host, to->port);
 	if (sym_fab_connect(f->fab, to->host, to->port, &sd, &f->schedd, err, sizeof(err))) {
-		sym_rt_log(f->who, "%s", err);
+		sym_rt_warn(f->who, "%s", err);
 		sym_loop_timer_set(t, sym_monotonic_ns() + RECONNECT, 0);
 		return;
 	}
@@ -1245,7 +1280,7 @@ static int load_tokens(struct frontend *f)
 	char err[900];
 	int rc = sym_tokens_load(&f->tokens, f->c->http_token_file, err, sizeof(err));
 	if (rc)
-		sym_rt_log(f->who, "bearer tokens: %s", err);
+		sym_rt_error(f->who, "bearer tokens: %s", err);
 	return rc;
 }
 
@@ -1368,7 +1403,7 @@ static int alloc_tables(struct frontend *f)
 	f->off = calloc(c->exp.nmodels, 2 * sizeof(*f->off));
 	f->off_next = f->off ? f->off + c->exp.nmodels : NULL;
 	if (!f->pool || !f->slots || !f->freeslots || !f->slo || !f->ms || !f->off) {
-		sym_rt_log(f->who, "out of memory for a pool of %zu bytes", pool_bytes);
+		sym_rt_error(f->who, "out of memory for a pool of %zu bytes", pool_bytes);
 		return -ENOMEM;
 	}
 	for (size_t m = 0; m < c->exp.nmodels; m++) {
@@ -1392,24 +1427,24 @@ static int setup(struct frontend *f)
 	    sym_fab_mr_reg(f->fab, f->pool, (size_t)c->pool_slots * f->stride, SYM_FAB_LOCAL_READ_TARGET, &f->mr, err,
 			   sizeof(err)) ||
 	    sym_fab_listen(f->fab, me->fabric.host, me->fabric.port, err, sizeof(err)))
-		return sym_rt_log(f->who, "%s", err), -EINVAL;
+		return sym_rt_error(f->who, "%s", err), -EINVAL;
 	f->lfd = sym_tcp_listen(me->clients.host, me->clients.port, err, sizeof(err));
 	if (f->lfd < 0)
-		return sym_rt_log(f->who, "clients: %s", err), f->lfd;
+		return sym_rt_error(f->who, "clients: %s", err), f->lfd;
 	if (c->http_token_file[0] && load_tokens(f))
 		return -EINVAL;
 	if (sym_rt_metrics_start(c, SYM_ROLE_FRONTEND, f->id, me->clients.host, write_metrics, f, err, sizeof(err)))
-		return sym_rt_log(f->who, "metrics: %s", err), -EINVAL;
+		return sym_rt_error(f->who, "metrics: %s", err), -EINVAL;
 	if (me->http.port[0] &&
 	    sym_rt_http_start(&f->http, c, me->http.host, me->http.port, c->http_body_max, on_http, f, err, sizeof(err)))
-		return sym_rt_log(f->who, "%s", err), -EINVAL;
+		return sym_rt_error(f->who, "%s", err), -EINVAL;
 	int rc = sym_rt_loop(&f->loop, f->who, f->fab, on_fab, f->http, f);
 	if (!rc && ((rc = sym_loop_io_start(f->loop, f->lfd, EPOLLIN, on_accept, f, &f->lio)) ||
 		    (rc = sym_loop_timer_new(f->loop, on_drain_timer, f, &f->drain_t)) ||
 		    (rc = sym_loop_timer_new(f->loop, on_connect_timer, f, &f->connect_t)) ||
 		    (rc = sym_loop_timer_new(f->loop, on_beat_timer, f, &f->beat_t)) ||
 		    (rc = sym_loop_timer_new(f->loop, on_client_timer, f, &f->client_t))))
-		sym_rt_log(f->who, "event loop: %s", strerror(-rc));
+		sym_rt_error(f->who, "event loop: %s", strerror(-rc));
 	if (!rc) { /* the native clients' deadlines, looked at 4 times per clients_timeout_s (at most 1 s apart) */
 		sym_time every = sym_s(c->clients_timeout_s) / 4;
 		every = every > SYM_S ? SYM_S : every;
@@ -1573,7 +1608,7 @@ static void on_reload(void *ctx)
 
 int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 {
-	struct frontend f = { .c = c, .o = o, .id = o->id, .lfd = -1 };
+	struct frontend f = { .c = c, .o = o, .id = o->id, .lfd = -1, .answer_batch = -1 };
 	snprintf(f.who, sizeof(f.who), "frontend %d", o->id);
 	const struct sym_cluster_fe *me = &c->frontends[o->id];
 	int rc = 1;
@@ -1589,7 +1624,7 @@ int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	sym_rt_on_term(drain, &f);
 	rc = sym_loop_run(f.loop);
 	if (rc)
-		sym_rt_log(f.who, "%s", sym_loop_error(f.loop));
+		sym_rt_error(f.who, "%s", sym_loop_error(f.loop));
 	rc = rc ? 1 : 0;
 	finish(&f);
 out:

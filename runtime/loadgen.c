@@ -294,15 +294,15 @@ static int conn_events(struct loadgen *g, int i, uint32_t events)
 				return -EPROTO;
 			}
 			if (m.u.answer.status == SYM_WIRE_UNAUTHORIZED) {
-				sym_rt_log(WHO, "frontend %d refused this client (unauthorized): %s", i,
-					   g->token[0] ? "the bearer token of http_token_file is not one it takes"
-						       : "it asks for a bearer token (set runtime.http_token_file)");
+				sym_rt_warn(WHO, "frontend %d refused this client (unauthorized): %s", i,
+					    g->token[0] ? "the bearer token of http_token_file is not one it takes"
+						        : "it asks for a bearer token (set runtime.http_token_file)");
 				return -EACCES;
 			}
 			on_answer(g, &m, now);
 		}
 		if (k < 0) {
-			sym_rt_log(WHO, "frontend %d: malformed message: %s", i, why);
+			sym_rt_warn(WHO, "frontend %d: malformed message: %s", i, why);
 			return -EPROTO;
 		}
 	}
@@ -338,8 +338,8 @@ static void frontend_gone(struct loadgen *g, struct conn *c)
 		on_answer(g, &m, sym_monotonic_ns());
 		held++;
 	}
-	sym_rt_log(WHO, "frontend %d closed the connection (%" PRIu64 " requests it held failed); going on with the "
-		   "others", c->idx, held);
+	sym_rt_warn(WHO, "frontend %d closed the connection (%" PRIu64 " requests it held failed); going on with the "
+		    "others", c->idx, held);
 	c->open = false;
 	sym_loop_io_close(c->io, NULL, NULL); /* unwatched at once; the socket is ours to close */
 	sym_stream_close(&c->st);
@@ -348,7 +348,7 @@ static void frontend_gone(struct loadgen *g, struct conn *c)
 	for (int i = 0; i < g->c->nfrontends; i++)
 		any |= g->fe[i].open && !g->fe[i].bye;
 	if (!any) {
-		sym_rt_log(WHO, "no frontend left");
+		sym_rt_error(WHO, "no frontend left");
 		fail_stop(g);
 	}
 }
@@ -362,7 +362,7 @@ static void on_conn(struct sym_loop_io *io, uint32_t events, void *ctx)
 	if (s == -ECONNRESET || s == -EPIPE) {
 		frontend_gone(g, c);
 	} else if (s) {
-		sym_rt_log(WHO, "frontend %d: %s", c->idx, strerror(-s));
+		sym_rt_warn(WHO, "frontend %d: %s", c->idx, strerror(-s));
 		fail_stop(g);
 		return;
 	}
@@ -379,7 +379,7 @@ static void on_send(struct sym_loop_timer *t, void *ctx)
 		int m = sym_iheap_top(&g->next);
 		int s = send_one(g, m, sym_iheap_top_key(&g->next), now);
 		if (s) {
-			sym_rt_log(WHO, "sending failed: %s", strerror(-s));
+			sym_rt_error(WHO, "sending failed: %s", strerror(-s));
 			fail_stop(g);
 			return;
 		}
@@ -414,7 +414,7 @@ static void on_keep(struct sym_loop_timer *t, void *ctx)
 	sym_time now = sym_monotonic_ns(), every = sym_s(g->c->clients_timeout_s) / 3;
 	for (int i = 0; i < g->c->nfrontends; i++)
 		if (g->fe[i].open && !g->fe[i].bye && now - g->fe[i].last_sent >= every && send_hello(g, i)) {
-			sym_rt_log(WHO, "frontend %d: sending a HELLO failed", i);
+			sym_rt_error(WHO, "frontend %d: sending a HELLO failed", i);
 			fail_stop(g);
 			return;
 		}
@@ -570,9 +570,9 @@ static int report(struct loadgen *g)
 	if (!o->quiet || !o->json)
 		sym_result_print(stdout, "loadgen", e, &g->r);
 	if (g->lost || g->duplicates || g->wrong || g->unknown) {
-		sym_rt_log(WHO, "%" PRIu64 " unanswered, %" PRIu64 " answered twice, %" PRIu64 " wrong outputs, %" PRIu64
-			   " unknown answers",
-			   g->lost, g->duplicates, g->wrong, g->unknown);
+		sym_rt_error(WHO, "%" PRIu64 " unanswered, %" PRIu64 " answered twice, %" PRIu64 " wrong outputs, %" PRIu64
+			     " unknown answers",
+			     g->lost, g->duplicates, g->wrong, g->unknown);
 		rc = 1;
 	}
 	uint64_t failed = 0;
@@ -585,9 +585,9 @@ static int report(struct loadgen *g)
 				 sym_wire_status_name(s));
 	}
 	if (failed && !o->quiet)
-		sym_rt_log(WHO, "%" PRIu64 " requests failed: %s", failed, why);
+		sym_rt_error(WHO, "%" PRIu64 " requests failed: %s", failed, why);
 	if (o->json && sym_write_json(o->json, doc, err, sizeof(err))) {
-		sym_rt_log(WHO, "%s", err);
+		sym_rt_error(WHO, "%s", err);
 		rc = 1;
 	}
 	cJSON_Delete(doc);
@@ -601,11 +601,11 @@ static int start(struct loadgen *g)
 	char err[1024] = "";
 	int rc;
 	if (!(g->arr = calloc(e->nmodels, sizeof(*g->arr))) || sym_iheap_init(&g->next, (int)e->nmodels))
-		return sym_rt_log(WHO, "out of memory"), -ENOMEM;
+		return sym_rt_error(WHO, "out of memory"), -ENOMEM;
 	if ((rc = setup(g, err, sizeof(err))))
-		return sym_rt_log(WHO, "%s", err), rc;
+		return sym_rt_error(WHO, "%s", err), rc;
 	if ((rc = sym_experiment_arrivals(e, g->r.rate, g->arr)))
-		return sym_rt_log(WHO, "cannot set up the arrivals: %s", strerror(-rc)), rc;
+		return sym_rt_error(WHO, "cannot set up the arrivals: %s", strerror(-rc)), rc;
 	for (size_t m = 0; m < e->nmodels; m++) {
 		sym_time t = sym_arrivals_next(&g->arr[m]);
 		if (t < g->end)
@@ -619,11 +619,11 @@ static int start(struct loadgen *g)
 	    (rc = sym_loop_timer_new(g->loop, on_give_up, g, &g->give_up_t)) ||
 	    (rc = sym_loop_timer_new(g->loop, on_progress, g, &g->progress_t)) ||
 	    (rc = sym_loop_timer_new(g->loop, on_keep, g, &g->keep_t)))
-		return sym_rt_log(WHO, "event loop: %s", strerror(-rc)), rc;
+		return sym_rt_error(WHO, "event loop: %s", strerror(-rc)), rc;
 	if (g->c->http_token_file[0] && (rc = read_token(g, err, sizeof(err))))
-		return sym_rt_log(WHO, "bearer token: %s", err), rc;
+		return sym_rt_error(WHO, "bearer token: %s", err), rc;
 	if ((rc = connect_frontends(g, err, sizeof(err))))
-		return sym_rt_log(WHO, "%s", err), rc;
+		return sym_rt_error(WHO, "%s", err), rc;
 	sym_time every = sym_s(g->c->clients_timeout_s) / 3;
 	sym_loop_timer_set(g->keep_t, sym_monotonic_ns() + every, every);
 	return 0;
@@ -650,7 +650,7 @@ int sym_loadgen_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	if (tty)
 		sym_loop_timer_set(g.progress_t, g.t0 + SYM_S, SYM_S);
 	if (sym_loop_run(g.loop)) {
-		sym_rt_log(WHO, "%s", sym_loop_error(g.loop));
+		sym_rt_error(WHO, "%s", sym_loop_error(g.loop));
 		g.rc = 1;
 	}
 	rc = g.rc;

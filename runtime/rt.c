@@ -23,6 +23,7 @@
 #include "runtime/prom.h"
 #include "sym_version.h"
 
+#include <cjson/cJSON.h>
 #include <sodium.h>
 
 volatile sig_atomic_t sym_rt_stop;
@@ -76,21 +77,129 @@ void sym_rt_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static sym_time log_t0;
+/* The log (sym_rt_log_setup): its format, its least level, and who the process is. */
+static bool log_json;
+enum sym_log_level sym_rt_log_min = SYM_LOG_INFO;
+static char log_role[16];
+static int log_id = -1;
+
+static const char *const level_names[] = { "debug", "info", "warn", "error" };
+
+int sym_rt_log_setup(const char *format, const char *level, char *err, size_t len)
+{
+	if (format && strcmp(format, "text") && strcmp(format, "json"))
+		return snprintf(err, len, "--log-format '%s': json or text", format), -EINVAL;
+	int lv = -1;
+	for (int i = 0; level && i < 4; i++)
+		if (!strcmp(level, level_names[i]))
+			lv = i;
+	if (level && lv < 0)
+		return snprintf(err, len, "--log-level '%s': debug, info, warn or error", level), -EINVAL;
+	log_json = format && !strcmp(format, "json");
+	if (level)
+		sym_rt_log_min = (enum sym_log_level)lv;
+	return 0;
+}
+
+void sym_rt_log_identity(const char *role, int id)
+{
+	snprintf(log_role, sizeof(log_role), "%s", role);
+	log_id = id;
+}
+
+/* RFC 3339, UTC, microseconds: 2026-11-27T20:37:23.123456Z. */
+static void log_time(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%06ldZ", ts.tv_nsec / 1000);
+}
+
+void sym_rt_request_name(uint32_t frontend, uint64_t req_id, char *buf, size_t len)
+{
+	snprintf(buf, len, "f%" PRIu32 "-%" PRIu64, frontend, req_id);
+}
+
+/* One line on stderr: text "TIME LEVEL who: msg", or one JSON object with the
+ * fields of f (NULL: none). */
+static void log_line(enum sym_log_level lv, const char *who, const struct sym_log_fields *f, const char *msg)
+{
+	char t[40];
+	log_time(t, sizeof(t));
+	if (!log_json) {
+		fprintf(stderr, "%s %-5s %s: %s\n", t, level_names[lv], who, msg);
+		return;
+	}
+	cJSON *o = cJSON_CreateObject();
+	bool ok = o && cJSON_AddStringToObject(o, "time", t) && cJSON_AddStringToObject(o, "level", level_names[lv]) &&
+		  cJSON_AddStringToObject(o, "role", log_role[0] ? log_role : who) &&
+		  (log_id < 0 || cJSON_AddNumberToObject(o, "id", log_id)) && cJSON_AddStringToObject(o, "msg", msg);
+	if (ok && f && f->request)
+		ok = cJSON_AddStringToObject(o, "request", f->request) != NULL;
+	if (ok && f && f->client_id)
+		ok = cJSON_AddStringToObject(o, "client_id", f->client_id) != NULL;
+	if (ok && f && f->batch >= 0)
+		ok = cJSON_AddNumberToObject(o, "batch", (double)f->batch) != NULL;
+	if (ok && f && f->ninputs) {
+		cJSON *a = cJSON_AddArrayToObject(o, "requests");
+		for (size_t i = 0; ok && i < f->ninputs; i++) {
+			char r[40];
+			sym_rt_request_name(f->inputs[i].frontend, f->inputs[i].req_id, r, sizeof(r));
+			cJSON *s = cJSON_CreateString(r);
+			ok = a && s && cJSON_AddItemToArray(a, s);
+		}
+	}
+	char *line = ok ? cJSON_PrintUnformatted(o) : NULL;
+	if (line)
+		fprintf(stderr, "%s\n", line);
+	else /* out of memory: the message still goes out, as text */
+		fprintf(stderr, "%s %-5s %s: %s\n", t, level_names[lv], who, msg);
+	cJSON_free(line);
+	cJSON_Delete(o);
+}
+
+static void log_v(enum sym_log_level lv, const char *who, const struct sym_log_fields *f, const char *fmt, va_list ap)
+{
+	if (lv < sym_rt_log_min)
+		return;
+	char msg[1024];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	log_line(lv, who, f, msg);
+}
 
 void sym_rt_log(const char *who, const char *fmt, ...)
 {
-	sym_time now = sym_monotonic_ns();
-	if (!log_t0)
-		log_t0 = now;
-	char line[1024];
-	int n = snprintf(line, sizeof(line), "[%11.6f] %s: ", (double)(now - log_t0) / 1e9, who);
 	va_list ap;
 	va_start(ap, fmt);
-	if (n >= 0 && (size_t)n < sizeof(line))
-		vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	log_v(SYM_LOG_INFO, who, NULL, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s\n", line);
+}
+
+void sym_rt_warn(const char *who, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	log_v(SYM_LOG_WARN, who, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void sym_rt_error(const char *who, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	log_v(SYM_LOG_ERROR, who, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void sym_rt_trace(const char *who, const struct sym_log_fields *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	log_v(SYM_LOG_DEBUG, who, f, fmt, ap);
+	va_end(ap);
 }
 
 void sym_rt_log_limited(struct sym_rt_ratelog *rl, const char *who, const char *fmt, ...)
@@ -106,9 +215,10 @@ void sym_rt_log_limited(struct sym_rt_ratelog *rl, const char *who, const char *
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	if (rl->held)
-		sym_rt_log(who, "%s (and %" PRIu64 " more like it in the last second)", line, rl->held);
+		sym_rt_warn(who, "%s (%" PRIu64 " earlier line%s of this kind held back in the last second)", line,
+			     rl->held, rl->held == 1 ? "" : "s");
 	else
-		sym_rt_log(who, "%s", line);
+		sym_rt_warn(who, "%s", line);
 	rl->last = now;
 	rl->held = 0;
 }
@@ -119,12 +229,12 @@ int sym_rt_send(const char *who, struct sym_fab_conn *conn, const struct sym_msg
 	uint8_t buf[SYM_FAB_MSG_MAX];
 	size_t n = sym_wire_encode(m, inputs, models, buf, sizeof(buf));
 	if (!n) {
-		sym_rt_log(who, "cannot encode a %s message (out of bounds)", sym_wire_type_name(m->type));
+		sym_rt_error(who, "cannot encode a %s message (out of bounds)", sym_wire_type_name(m->type));
 		return -EINVAL;
 	}
 	int rc = sym_fab_send(conn, buf, n);
 	if (rc && rc != -ENOTCONN)
-		sym_rt_log(who, "sending a %s message failed: %s", sym_wire_type_name(m->type), strerror(-rc));
+		sym_rt_error(who, "sending a %s message failed: %s", sym_wire_type_name(m->type), strerror(-rc));
 	return rc;
 }
 
@@ -148,12 +258,12 @@ static void reload_revoked(void)
 	struct sym_revoked r;
 	char err[1400];
 	if (sym_revoked_load(rt_revoked_path, true, &r, err, sizeof(err))) {
-		sym_rt_log(who, "SIGHUP: %s; the revoked serials in use stay", err);
+		sym_rt_warn(who, "SIGHUP: %s; the revoked serials in use stay", err);
 		return;
 	}
 	int closed = sym_fab_set_revoked(rt_fab, &r);
 	if (closed < 0)
-		sym_rt_log(who, "SIGHUP: out of memory for the revoked serials; the ones in use stay");
+		sym_rt_error(who, "SIGHUP: out of memory for the revoked serials; the ones in use stay");
 	else
 		sym_rt_log(who, "SIGHUP: %zu revoked serial%s from %s; %d connection%s closed", r.n, r.n == 1 ? "" : "s",
 			   rt_revoked_path, closed, closed == 1 ? "" : "s");
@@ -224,8 +334,8 @@ static void on_guard(struct sym_loop_timer *t, void *ctx)
 	uint64_t n = sym_fab_refused(rt_fab, last, sizeof(last));
 	if (n == rt_refused_logged)
 		return;
-	sym_rt_log(rt_who, "refused %" PRIu64 " fabric peer%s in the last second (%" PRIu64 " in all); the last: %s",
-		   n - rt_refused_logged, n - rt_refused_logged == 1 ? "" : "s", n, last);
+	sym_rt_warn(rt_who, "refused %" PRIu64 " fabric peer%s in the last second (%" PRIu64 " in all); the last: %s",
+		    n - rt_refused_logged, n - rt_refused_logged == 1 ? "" : "s", n, last);
 	rt_refused_logged = n;
 }
 
@@ -235,7 +345,7 @@ int sym_rt_loop(struct sym_loop **out, const char *who, struct sym_fab *fab,
 	char err[256];
 	int rc = sym_loop_create(out, err, sizeof(err));
 	if (rc) {
-		sym_rt_log(who, "%s", err);
+		sym_rt_error(who, "%s", err);
 		return rc;
 	}
 	sym_loop_stop_on(*out, &sym_rt_stop);
@@ -244,7 +354,7 @@ int sym_rt_loop(struct sym_loop **out, const char *who, struct sym_fab *fab,
 	if ((stop_fd >= 0 && (rc = sym_loop_io_start(*out, stop_fd, EPOLLIN, on_stop_fd, NULL, &io))) ||
 	    (fab && (rc = sym_loop_fab(*out, fab, on_fab, ctx))) || (http && (rc = sym_loop_http(*out, http))) ||
 	    (rt_metrics_srv && (rc = sym_loop_http(*out, rt_metrics_srv)))) {
-		sym_rt_log(who, "event loop: %s", strerror(-rc));
+		sym_rt_error(who, "event loop: %s", strerror(-rc));
 		sym_loop_destroy(*out);
 		*out = NULL;
 		return rc;
@@ -255,7 +365,7 @@ int sym_rt_loop(struct sym_loop **out, const char *who, struct sym_fab *fab,
 		sym_loop_timer_set(guard, sym_monotonic_ns() + 1000000000LL, 1000000000LL);
 	}
 	if (rc) {
-		sym_rt_log(who, "event loop: %s", strerror(-rc));
+		sym_rt_error(who, "event loop: %s", strerror(-rc));
 		sym_loop_destroy(*out);
 		*out = NULL;
 	}

@@ -59,17 +59,52 @@ struct sym_http;
 int sym_rt_loop(struct sym_loop **out, const char *who, struct sym_fab *fab,
 		void (*on_fab)(void *ctx, const struct sym_fab_event *ev), struct sym_http *http, void *ctx);
 
-/* A log line that a peer can provoke at will: at most one a second per
- * limiter; the lines held back are counted into the next one. */
+/* The process's log, on stderr, one line per event: text "TIME LEVEL who:
+ * message", or (--log-format json) one JSON object a line with "time",
+ * "level", "role", "id" (frontends and backends), "msg", and the fields of a
+ * request's trace. TIME is the wall clock in RFC 3339 (UTC, microseconds).
+ * Lines below the least level (--log-level; info unless set) are not written. */
+enum sym_log_level { SYM_LOG_DEBUG, SYM_LOG_INFO, SYM_LOG_WARN, SYM_LOG_ERROR };
+extern enum sym_log_level sym_rt_log_min;
+
+/* format "json" or "text", level "debug", "info", "warn" or "error" (each
+ * NULL: as it is). Returns 0, or -EINVAL naming the bad value in err. */
+int sym_rt_log_setup(const char *format, const char *level, char *err, size_t len);
+/* Who the process is in JSON lines: its role and id (-1: none). */
+void sym_rt_log_identity(const char *role, int id);
+
+/* info, warn and error lines. */
+void sym_rt_log(const char *who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sym_rt_warn(const char *who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sym_rt_error(const char *who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A request's trace at the debug level (check sym_rt_tracing() before
+ * building one): a request is named "fF-R", its frontend F and that
+ * frontend's request id R, the same in the three processes; a batch by its
+ * id, from schedd's plan to the backend's results and the frontend's answer. */
+struct sym_log_fields {
+	const char *request;      /* "fF-R", or NULL */
+	const char *client_id;    /* the client's own id for it (KServe's "id"), or NULL */
+	int64_t batch;            /* a batch id, or -1 */
+	const struct sym_wire_input *inputs; /* a batch's requests, as planned */
+	size_t ninputs;
+};
+static inline bool sym_rt_tracing(void)
+{
+	return sym_rt_log_min == SYM_LOG_DEBUG;
+}
+void sym_rt_trace(const char *who, const struct sym_log_fields *f, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void sym_rt_request_name(uint32_t frontend, uint64_t req_id, char *buf, size_t len);
+
+/* A warning that a peer can provoke at will: at most one line a second per
+ * limiter; the next line printed says how many were held back. */
 struct sym_rt_ratelog {
 	sym_time last;
 	uint64_t held;
 };
 void sym_rt_log_limited(struct sym_rt_ratelog *rl, const char *who, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-
-/* "[   1.234567] schedd: ..." on stderr (seconds since the process began). */
-void sym_rt_log(const char *who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The HTTP endpoints of schedd and backends: GET /metrics (write() fills
  * the Prometheus text), GET /v2/health/live, and GET /v2/health/ready where

@@ -191,7 +191,6 @@ struct schedd {
 	uint64_t failed_reqs, orphans;
 	uint64_t refused_hellos; /* hellos for an identity already connected */
 	struct sym_rt_ratelog refusal_log, msg_log; /* refused hellos, bad messages: a line a second each */
-	struct sym_rt_ratelog peer_log, heard_log;  /* backends suspect, and heard again */
 	bool draining;                              /* SIGTERM: no new request, finishing what it holds */
 	/* Fencing (docs/runtime.md, "Fencing"): of the two schedulers (runtime.schedd's two
 	 * addresses), one acts as the active one, the other stands by watching it. */
@@ -320,6 +319,13 @@ static void send_drop(struct schedd *s, const struct sreq *r, uint8_t reason)
 	struct sym_msg m = { .type = SYM_MSG_DROP };
 	m.u.drop.req_id = r->fe_req;
 	m.u.drop.reason = reason;
+	if (sym_rt_tracing()) {
+		char name[40];
+		sym_rt_request_name(r->frontend, r->fe_req, name, sizeof(name));
+		struct sym_log_fields lf = { .request = name, .batch = -1 };
+		sym_rt_trace(WHO, &lf, "request %s of model %s dropped: %s", name, s->c->exp.models[r->model].name,
+			     sym_wire_status_name(reason));
+	}
 	if (!sd_send(s, p->conn, &m, NULL, NULL))
 		s->drops_sent++;
 }
@@ -330,6 +336,24 @@ static void send_drop(struct schedd *s, const struct sreq *r, uint8_t reason)
  * they end as soon as the batch before them did. */
 static void pop_empty(struct schedd *s, int g, sym_time now);
 
+/* The debug trace of a plan: its batch id and, in JSON, its requests by name
+ * (in text, the first few). */
+static void trace_plan(struct schedd *s, const struct sym_msg *m, const struct sym_wire_input *in)
+{
+	char names[200] = "";
+	size_t len = 0;
+	for (int i = 0; i < m->u.plan.n && len + 40 < sizeof(names); i++) {
+		char r[40];
+		sym_rt_request_name(in[i].frontend, in[i].req_id, r, sizeof(r));
+		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", i ? " " : "", r);
+	}
+	struct sym_log_fields lf = { .batch = (int64_t)m->u.plan.batch_id, .inputs = in, .ninputs = m->u.plan.n };
+	sym_rt_trace(WHO, &lf, "batch %" PRIu64 " of model %s on backend %u: %u request%s (%s%s), start in %.3f ms",
+		     m->u.plan.batch_id, s->c->exp.models[m->u.plan.model].name, m->u.plan.gpu, m->u.plan.n,
+		     m->u.plan.n == 1 ? "" : "s", names, len + 40 >= sizeof(names) ? " ..." : "",
+		     (double)m->u.plan.start_in_ns / 1e6);
+}
+
 static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
 {
 	struct schedd *s = ctx;
@@ -337,7 +361,7 @@ static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
 	struct peer *be = &s->be[d->gpu];
 	if (g->qn == GPU_Q) {
 		/* the core plans at most one batch ahead: a bug if it happens */
-		sym_rt_log(WHO, "internal error: a third batch for GPU %d; its requests fail", d->gpu);
+		sym_rt_error(WHO, "internal error: a third batch for GPU %d; its requests fail", d->gpu);
 		for (int i = 0; i < d->size; i++) {
 			struct sreq *r = req_get(s, d->ids[i]);
 			if (r) {
@@ -408,9 +432,11 @@ static void on_dispatch(void *ctx, const struct sym_sched_dispatch *d)
 	iv_good(s, d->model, n);
 	if (n <= s->maxb)
 		s->batch_counts[n]++;
+	if (sym_rt_tracing())
+		trace_plan(s, &m, in);
 	if (sd_send(s, be->conn, &m, in, NULL))
-		sym_rt_log(WHO, "backend %d: the plan of batch %" PRIu64 " was not sent; waiting for its failure",
-			   d->gpu, m.u.plan.batch_id);
+		sym_rt_warn(WHO, "backend %d: the plan of batch %" PRIu64 " was not sent; waiting for its failure",
+			    d->gpu, m.u.plan.batch_id);
 }
 
 static void on_drop(void *ctx, uint64_t id, int model, enum sym_drop_reason why, sym_time now)
@@ -444,7 +470,7 @@ static void submit(struct schedd *s, const struct sym_sched_req *r)
 	while ((rc = sym_sched_submit(s->sched, r)) == -EAGAIN)
 		poll_sched(s);
 	if (rc)
-		sym_rt_log(WHO, "internal error: the core refused a request: %s", strerror(-rc));
+		sym_rt_error(WHO, "internal error: the core refused a request: %s", strerror(-rc));
 }
 
 static void gpu_call(struct schedd *s, int (*fn)(struct sym_sched *, int), int g)
@@ -529,7 +555,7 @@ static void backend_down(struct schedd *s, int b, const char *why)
 		if (!s->o->quiet)
 			sym_rt_log(WHO, "backend %d left", b);
 	} else {
-		sym_rt_log(WHO, "backend %d removed: %s", b, why);
+		sym_rt_warn(WHO, "backend %d removed: %s", b, why);
 		s->be_failures++;
 	}
 	sym_loop_fab_close(s->loop, p->conn, link_free, sym_fab_conn_user(p->conn));
@@ -572,8 +598,8 @@ static void backend_quiet(struct schedd *s, int b, bool leaving, const char *why
 	gpu_call(s, sym_sched_gpu_offline, b);
 	if (!leaving)
 		s->suspects++;
-	sym_rt_log_limited(&s->peer_log, WHO, "backend %d %s: no new plans for GPU %d (%zu batches to finish)", b, why, b,
-			   (size_t)s->gpus[b].qn);
+	/* one line per backend and event (a backend is authenticated; it turns suspect at most once per suspect_ms) */
+	sym_rt_warn(WHO, "backend %d %s: no new plans for GPU %d (%zu batches to finish)", b, why, b, (size_t)s->gpus[b].qn);
 	send_status(s, -1);
 }
 
@@ -596,7 +622,7 @@ static void backend_heard(struct schedd *s, int b)
 	p->suspect = p->back = false;
 	gpu_up(s, b);
 	s->recovered++;
-	sym_rt_log_limited(&s->heard_log, WHO, "backend %d heard again: GPU %d online", b, b);
+	sym_rt_log(WHO, "backend %d heard again: GPU %d online", b, b);
 	send_status(s, -1);
 }
 
@@ -647,7 +673,7 @@ static void frontend_down(struct schedd *s, int f, const char *why)
 	if (p->leaving)
 		sym_rt_log(WHO, "frontend %d left", f);
 	else {
-		sym_rt_log(WHO, "frontend %d removed: %s; its queued requests will be dropped", f, why);
+		sym_rt_warn(WHO, "frontend %d removed: %s; its queued requests will be dropped", f, why);
 		s->fe_failures++;
 	}
 	p->leaving = false;
@@ -820,14 +846,14 @@ static void loaded_report(struct schedd *s, struct sym_fab_conn *conn, int b, co
 				 (int)m->u.loaded.why_len, m->u.loaded.why ? m->u.loaded.why : "");
 		}
 		if (moving && !p->loading)
-			sym_rt_log(WHO, "backend %d could not load model %s for its move to sub-cluster %d (its log says "
-				   "why)", b, name, s->move_to[mi]);
+			sym_rt_error(WHO, "backend %d could not load model %s for its move to sub-cluster %d (its log says "
+				     "why)", b, name, s->move_to[mi]);
 		else if (p->loading)
-			sym_rt_log(WHO, "backend %d could not load model %s (%.*s): GPU %d stays offline", b, name,
-				   (int)m->u.loaded.why_len, m->u.loaded.why ? m->u.loaded.why : "", b);
+			sym_rt_error(WHO, "backend %d could not load model %s (%.*s): GPU %d stays offline", b, name,
+				     (int)m->u.loaded.why_len, m->u.loaded.why ? m->u.loaded.why : "", b);
 		else
-			sym_rt_log(WHO, "backend %d could not load model %s: %.*s", b, name, (int)m->u.loaded.why_len,
-				   m->u.loaded.why ? m->u.loaded.why : "");
+			sym_rt_error(WHO, "backend %d could not load model %s: %.*s", b, name, (int)m->u.loaded.why_len,
+				     m->u.loaded.why ? m->u.loaded.why : "");
 		if (moving)
 			move_check(s, mi);
 		if (p->gmove && p->loading) { /* its GPU stays offline, as at a registration */
@@ -1012,7 +1038,7 @@ static void repo_answer(struct schedd *s, int m, unsigned status, const char *wh
 				   took);
 		sym_http_reply_json(rm->waiting, 200, cJSON_CreateObject());
 	} else {
-		sym_rt_log(WHO, "repository: model %s: %s", name, why);
+		sym_rt_warn(WHO, "repository: model %s: %s", name, why);
 		sym_http_reply_error(rm->waiting, status, "model '%s': %s", name, why);
 	}
 	rm->waiting = NULL;
@@ -1056,9 +1082,9 @@ static void repo_step(struct schedd *s)
 				if (sym_sched_restart_arrivals(s->sched, (int)m)) {
 					poll_sched(s); /* the queue was full: room, then once more */
 					if (sym_sched_restart_arrivals(s->sched, (int)m))
-						sym_rt_log(WHO, "model %s: its arrival statistics were not restarted (the "
-							   "scheduler's queue is full); its batches may stay small for a while",
-							   s->c->exp.models[m].name);
+						sym_rt_warn(WHO, "model %s: its arrival statistics were not restarted (the "
+							    "scheduler's queue is full); its batches may stay small for a while",
+							    s->c->exp.models[m].name);
 				}
 				set_state(s, (int)m, MS_READY);
 				repo_answer(s, (int)m, 200, NULL);
@@ -1139,7 +1165,7 @@ static int fill_slot(struct schedd *s, struct sym_http_req *r, const char *name,
 	bool capped;
 	int rc = sym_cluster_fill_slot(c, m, nm, &capped, err, sizeof(err));
 	if (rc) {
-		sym_rt_log(WHO, "repository: model %s: %s", nm, err);
+		sym_rt_warn(WHO, "repository: model %s: %s", nm, err);
 		sym_http_reply_error(r, rc == -ENOENT ? 404 : 400, "%s", err);
 		return -1;
 	}
@@ -1150,7 +1176,7 @@ static int fill_slot(struct schedd *s, struct sym_http_req *r, const char *name,
 	if (s->nsub) /* its sub-cluster: the slot's (an unloaded model does not move at epochs) */
 		mc->kinds_off = ~part_kinds(s, s->sc.model_part[m]) & part_kinds_all(s);
 	if ((rc = sym_sched_set_model(s->sched, (int)m, mc))) {
-		sym_rt_log(WHO, "repository: model %s: the scheduler's queue is full (%s)", nm, strerror(-rc));
+		sym_rt_warn(WHO, "repository: model %s: the scheduler's queue is full (%s)", nm, strerror(-rc));
 		sym_cluster_clear_slot(c, m);
 		sym_http_reply_error(r, 503, "model '%s': the scheduler is busy; try again", nm);
 		return -1;
@@ -1334,7 +1360,7 @@ static void move_check(struct schedd *s, int m)
 	if (sym_sched_set_kinds_off(s->sched, m, off)) {
 		poll_sched(s); /* the queue was full: room, then once more */
 		if (sym_sched_set_kinds_off(s->sched, m, off)) {
-			sym_rt_log(WHO, "model %s: the scheduler did not take its move; it stays", name);
+			sym_rt_warn(WHO, "model %s: the scheduler did not take its move; it stays", name);
 			s->moves_failed++;
 			move_end(s, m);
 			return;
@@ -1353,8 +1379,8 @@ static void on_moved(void *ctx, int m, int rc)
 	size_t n = s->c->exp.nmodels;
 	int from = s->sc.model_part[m], to = s->move_to[m];
 	if (rc) {
-		sym_rt_log(WHO, "model %s: the scheduler refused its move (%s); it stays", s->c->exp.models[m].name,
-			   strerror(-rc));
+		sym_rt_warn(WHO, "model %s: the scheduler refused its move (%s); it stays", s->c->exp.models[m].name,
+			    strerror(-rc));
 		s->moves_failed++;
 		move_end(s, m);
 		return;
@@ -1578,7 +1604,7 @@ static void on_meta(struct schedd *s, struct sym_fab_conn *conn, const struct sy
 		s->bad_peers++;
 		snprintf(why, sizeof(why), "metadata for model %u, the cluster has %zu", m->u.meta.model,
 			 s->c->exp.nmodels);
-		sym_rt_log(WHO, "%s", why);
+		sym_rt_warn(WHO, "%s", why);
 		drop_conn(s, conn, why);
 		return;
 	}
@@ -1595,7 +1621,7 @@ static void on_meta(struct schedd *s, struct sym_fab_conn *conn, const struct sy
 	}
 	uint32_t i = req_alloc(s);
 	if (i == UINT32_MAX) {
-		sym_rt_log(WHO, "out of memory for a request; dropping it");
+		sym_rt_error(WHO, "out of memory for a request; dropping it");
 		return;
 	}
 	struct sreq *r = &s->reqs[i];
@@ -2182,7 +2208,7 @@ static int write_stats(struct schedd *s, const char *path)
 	char err[512];
 	int rc = sym_write_json(path, o, err, sizeof(err));
 	if (rc)
-		sym_rt_log(WHO, "%s", err);
+		sym_rt_error(WHO, "%s", err);
 	cJSON_Delete(o);
 	return rc;
 }
@@ -2407,8 +2433,8 @@ static void set_confirmed_until(struct schedd *s, bool on, const char *why, sym_
 	}
 	s->active_since = 0;
 	if (why)
-		sym_rt_log(WHO, "no longer confirmed as the active scheduler (%s): taking no new frontend or backend until "
-			   "it is", why);
+		sym_rt_warn(WHO, "no longer confirmed as the active scheduler (%s): taking no new frontend or backend until "
+			    "it is", why);
 }
 
 static void set_confirmed(struct schedd *s, bool on, const char *why)
@@ -2494,8 +2520,8 @@ static void fence_peers(struct schedd *s)
 static void step_down(struct schedd *s, uint32_t term, const char *why)
 {
 	const struct sym_hostport *o = other_addr(s);
-	sym_rt_log(WHO, "stepping down: %s term %u, above this scheduler's %u; it dispatches nothing more and stands by "
-		   "for the scheduler at %s:%s", why, term, s->term, o->host, o->port);
+	sym_rt_warn(WHO, "stepping down: %s term %u, above this scheduler's %u; it dispatches nothing more and stands by "
+		    "for the scheduler at %s:%s", why, term, s->term, o->host, o->port);
 	set_confirmed(s, false, NULL);
 	s->standby = true;
 	s->term = term;
@@ -2540,9 +2566,9 @@ static void take_over(struct schedd *s, const char *why, bool nobody)
 	s->detect_ms = (double)(now - s->watch_heard) / 1e6;
 	s->registered_ms = 0;
 	s->term++;
-	sym_rt_log(WHO, "taking over as the active scheduler with term %u: the active one %s (last heard %.1f ms ago)%s%s%s%s",
-		   s->term, why, s->detect_ms, nobody ? "" : "; checking with ", nobody ? "" : o->host, nobody ? "" : ":",
-		   nobody ? "" : o->port);
+	sym_rt_warn(WHO, "taking over as the active scheduler with term %u: the active one %s (last heard %.1f ms ago)%s%s%s%s",
+		    s->term, why, s->detect_ms, nobody ? "" : "; checking with ", nobody ? "" : o->host, nobody ? "" : ":",
+		    nobody ? "" : o->port);
 	close_links(s);
 	set_confirmed(s, false, NULL);
 	s->watch_tried = 0;
@@ -2867,7 +2893,7 @@ static void check_drained(struct schedd *s, sym_time now)
 	if (n && now < s->drain_end)
 		return;
 	if (n) {
-		sym_rt_log(WHO, "draining: %u requests still held at the bound; dropping them 'unavailable'", n);
+		sym_rt_warn(WHO, "draining: %u requests still held at the bound; dropping them 'unavailable'", n);
 		for (uint32_t i = 0; i < s->nreqs; i++)
 			if (s->reqs[i].used) {
 				send_drop(s, &s->reqs[i], SYM_WIRE_UNAVAILABLE);
@@ -2942,18 +2968,18 @@ static int setup_loop(struct schedd *s)
 		return rc;
 	if ((rc = sym_loop_io_start(s->loop, sym_sched_fd(s->sched), EPOLLIN, on_sched, s, &io)) ||
 	    (rc = sym_loop_timer_new(s->loop, on_check, s, &t))) {
-		sym_rt_log(WHO, "event loop: %s", strerror(-rc));
+		sym_rt_error(WHO, "event loop: %s", strerror(-rc));
 		return rc;
 	}
 	sym_loop_timer_set(t, sym_monotonic_ns() + check_every, check_every);
 	if ((rc = sym_loop_timer_new(s->loop, on_beat, s, &t))) {
-		sym_rt_log(WHO, "event loop: %s", strerror(-rc));
+		sym_rt_error(WHO, "event loop: %s", strerror(-rc));
 		return rc;
 	}
 	sym_loop_timer_set(t, sym_monotonic_ns(), sym_rt_beat_period(s->c));
 	if (s->nsub && s->c->exp.partition.epoch_s > 0) {
 		if ((rc = sym_loop_timer_new(s->loop, on_epoch, s, &s->epoch_t))) {
-			sym_rt_log(WHO, "event loop: %s", strerror(-rc));
+			sym_rt_error(WHO, "event loop: %s", strerror(-rc));
 			return rc;
 		}
 		sym_time every = (sym_time)(s->c->exp.partition.epoch_s * 1e9);
@@ -2963,7 +2989,7 @@ static int setup_loop(struct schedd *s)
 	s->alive_at = s->watch_heard = s->unconfirmed_at = sym_monotonic_ns();
 	if (s->c->has_standby) {
 		if ((rc = sym_loop_timer_new(s->loop, on_link_timer, s, &s->watch_t))) {
-			sym_rt_log(WHO, "event loop: %s", strerror(-rc));
+			sym_rt_error(WHO, "event loop: %s", strerror(-rc));
 			return rc;
 		}
 		sym_loop_timer_set(s->watch_t, s->watch_heard, sym_ms(s->c->heartbeat_ms));
@@ -3026,7 +3052,7 @@ int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	char err[1024] = "";
 	int rc = setup(&s, err, sizeof(err));
 	if (rc) {
-		sym_rt_log(WHO, "%s", err);
+		sym_rt_error(WHO, "%s", err);
 		rc = rc == -EINVAL ? 2 : 1;
 		goto out;
 	}
@@ -3045,7 +3071,7 @@ int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	}
 	sym_rt_on_term(drain, &s);
 	if ((rc = sym_loop_run(s.loop)))
-		sym_rt_log(WHO, "%s", sym_loop_error(s.loop));
+		sym_rt_error(WHO, "%s", sym_loop_error(s.loop));
 	sym_fab_flush(s.fab, 1000);
 	rc = rc ? 1 : 0;
 	if (!o->quiet)

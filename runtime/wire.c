@@ -75,7 +75,8 @@ static uint64_t get64(struct rd *r)
 #define META_SIZE 42
 #define PLAN_FIXED 32
 #define DONE_SIZE 29
-#define DATA_FIXED 15 /* result, answer: id 8, status 1, batch 2, length 4 */
+#define DATA_FIXED 15 /* answer: id 8, status 1, batch 2, length 4 */
+#define RESULT_FIXED 23 /* result: the same, then the batch's id 8 (since version 7) */
 #define DROP_SIZE 9
 #define BYE_SIZE 5
 #define STATUS_FIXED 11 /* gpus_online, gpus_max, draining, noff; then noff u16 model ids */
@@ -152,10 +153,11 @@ static size_t payload_size(const struct sym_msg *m)
 		uint8_t st = m->type == SYM_MSG_RESULT ? m->u.result.status : m->u.answer.status;
 		uint32_t len = m->type == SYM_MSG_RESULT ? m->u.result.len : m->u.answer.len;
 		uint16_t b = m->type == SYM_MSG_RESULT ? m->u.result.batch : m->u.answer.batch;
-		if (st >= SYM_WIRE_NSTATUS || (st != SYM_WIRE_OK && len) || len > SYM_WIRE_MAX_PAYLOAD - DATA_FIXED ||
+		size_t fixed = m->type == SYM_MSG_RESULT ? RESULT_FIXED : DATA_FIXED;
+		if (st >= SYM_WIRE_NSTATUS || (st != SYM_WIRE_OK && len) || len > SYM_WIRE_MAX_PAYLOAD - fixed ||
 		    b > SYM_WIRE_MAX_BATCH)
 			return 0;
-		return DATA_FIXED + (size_t)len;
+		return fixed + (size_t)len;
 	}
 	case SYM_MSG_DROP:
 		return drop_reason_ok(m->u.drop.reason) ? DROP_SIZE : 0;
@@ -272,6 +274,7 @@ size_t sym_wire_encode(const struct sym_msg *m, const struct sym_wire_input *inp
 		put8(&w, m->u.result.status);
 		put16(&w, m->u.result.batch);
 		put32(&w, m->u.result.len);
+		put64(&w, m->u.result.batch_id);
 		putbytes(&w, m->u.result.data, m->u.result.len);
 		break;
 	case SYM_MSG_ANSWER:
@@ -476,12 +479,14 @@ long sym_wire_decode(const uint8_t *buf, size_t len, struct sym_msg *m, char *er
 		break;
 	case SYM_MSG_RESULT:
 	case SYM_MSG_ANSWER: {
-		if (plen < DATA_FIXED)
-			return BAD("%s: payload of %u bytes, at least %d", tn, plen, DATA_FIXED);
+		int fixed = type == SYM_MSG_RESULT ? RESULT_FIXED : DATA_FIXED;
+		if (plen < (uint32_t)fixed)
+			return BAD("%s: payload of %u bytes, at least %d", tn, plen, fixed);
 		uint64_t id = get64(&r);
 		uint8_t st = get8(&r);
 		uint16_t b = get16(&r);
 		uint32_t dl = get32(&r);
+		uint64_t bid = type == SYM_MSG_RESULT ? get64(&r) : 0;
 		if (st >= SYM_WIRE_NSTATUS)
 			return BAD("%s: unknown status %u", tn, st);
 		if (b > SYM_WIRE_MAX_BATCH)
@@ -490,11 +495,11 @@ long sym_wire_decode(const uint8_t *buf, size_t len, struct sym_msg *m, char *er
 			return BAD("%s: %u data bytes with status %s", tn, dl, sym_wire_status_name(st));
 		if (type == SYM_MSG_RESULT)
 			m->u.result.req_id = id, m->u.result.status = st, m->u.result.batch = b, m->u.result.len = dl,
-			m->u.result.data = r.p;
+			m->u.result.batch_id = bid, m->u.result.data = r.p;
 		else
 			m->u.answer.req_id = id, m->u.answer.status = st, m->u.answer.batch = b, m->u.answer.len = dl,
 			m->u.answer.data = r.p;
-		want = DATA_FIXED + (size_t)dl;
+		want = (size_t)fixed + dl;
 		break;
 	}
 	case SYM_MSG_DROP:

@@ -39,9 +39,9 @@
 #include <stdint.h>
 
 #define SYM_WIRE_MAGIC 0x314d5953u
-#define SYM_WIRE_VERSION 6 /* 5: the header's term; a HELLO carries a token, a native client's first
+#define SYM_WIRE_VERSION 7 /* 5: the header's term; a HELLO carries a token, a native client's first
 			    * message is its HELLO; a GRANT carries the key inputs are sealed with;
-			    * 6: MODEL */
+			    * 6: MODEL; 7: a RESULT names its batch */
 #define SYM_WIRE_HEADER 16
 #define SYM_WIRE_MAX_PAYLOAD (1u << 20) /* 1 MiB: inputs and outputs travel inline for clients */
 #define SYM_WIRE_MAX_BATCH 1024         /* inputs in one plan */
@@ -171,6 +171,7 @@ struct sym_msg {
 			uint8_t status;
 			uint16_t batch;         /* size of the batch that ran it (0: none) */
 			uint32_t len;
+			uint64_t batch_id;      /* the batch's id (schedd's plan), for the logs' traces */
 			const uint8_t *data;
 		} result;
 		struct {

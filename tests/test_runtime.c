@@ -79,6 +79,21 @@ static bool is_running;
 static pid_t standby_pid = -1;  /* a standby scheduler not (yet) in `running`: killed by the teardown */
 static int cluster_stop(struct cluster *c);
 
+/* Options cluster_start gives every process besides its own (NULL-terminated; test_json_logs). */
+static const char *proc_extra[5];
+
+/* a[] (NULL-terminated, room for 5 more) with proc_extra appended. */
+static const char **with_extra(const char **a)
+{
+	int n = 0;
+	while (a[n])
+		n++;
+	for (int i = 0; proc_extra[i]; i++)
+		a[n++] = proc_extra[i];
+	a[n] = NULL;
+	return a;
+}
+
 static void cluster_start(struct cluster *c)
 {
 	/* fresh logs: the start is judged by what schedd.log says (a repeated run appended to the
@@ -90,24 +105,24 @@ static void cluster_start(struct cluster *c)
 		snprintf(path, sizeof(path), "%s/%s", dir, logs[i]);
 		unlink(path);
 	}
-	const char *sa[] = { "schedd", cfg, "--json", "schedd.json", NULL };
+	const char *sa[10] = { "schedd", cfg, "--json", "schedd.json", NULL };
 	char sjson[400];
 	snprintf(sjson, sizeof(sjson), "%s/schedd.json", dir);
 	sa[3] = sjson;
-	c->schedd = spawn("schedd.log", sa);
+	c->schedd = spawn("schedd.log", with_extra(sa));
 	for (int i = 0; i < NFE; i++) {
 		char id[8], log[32];
 		snprintf(id, sizeof(id), "%d", i);
 		snprintf(log, sizeof(log), "frontend%d.log", i);
-		const char *a[] = { "frontend", cfg, "--id", id, NULL };
-		c->fe[i] = spawn(log, a);
+		const char *a[10] = { "frontend", cfg, "--id", id, NULL };
+		c->fe[i] = spawn(log, with_extra(a));
 	}
 	for (int i = 0; i < NBE; i++) {
 		char id[8], log[32];
 		snprintf(id, sizeof(id), "%d", i);
 		snprintf(log, sizeof(log), "backend%d.log", i);
-		const char *a[] = { "backend", cfg, "--id", id, NULL };
-		c->be[i] = i < start_backends ? spawn(log, a) : -1;
+		const char *a[10] = { "backend", cfg, "--id", id, NULL };
+		c->be[i] = i < start_backends ? spawn(log, with_extra(a)) : -1;
 	}
 	double end = now_s() + 20;
 	/* (with sub-clusters a backend's GPU goes online once it loaded its models) */
@@ -2437,6 +2452,121 @@ static void test_partial_frontends(void **state)
 	passed = true;
 }
 
+/* The lines of a process's JSON log, each checked: one object with an RFC 3339
+ * time within ten minutes of now, a level, its role and id (-1: none), a message. */
+static cJSON *json_log(const char *name, const char *role, int id)
+{
+	char *text = slurp(name);
+	assert_non_null(text);
+	cJSON *lines = cJSON_CreateArray();
+	char *save = NULL;
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		cJSON *o = cJSON_Parse(l);
+		if (!o)
+			fail_msg("%s: not a JSON object: %s", name, l);
+		const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(o, "time"));
+		const char *lv = cJSON_GetStringValue(cJSON_GetObjectItem(o, "level"));
+		const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(o, "role"));
+		const cJSON *i = cJSON_GetObjectItem(o, "id");
+		assert_non_null(t);
+		struct tm tm;
+		memset(&tm, 0, sizeof(tm));
+		const char *end = strptime(t, "%Y-%m-%dT%H:%M:%S", &tm);
+		assert_non_null(end);
+		assert_true(strlen(t) == 27 && end - t == 19 && end[0] == '.' && end[7] == 'Z');
+		for (int k = 1; k < 7; k++)
+			assert_true(isdigit((unsigned char)end[k]));
+		double age = difftime(time(NULL), timegm(&tm));
+		assert_true(age > -600 && age < 600);
+		assert_true(lv && (!strcmp(lv, "debug") || !strcmp(lv, "info") || !strcmp(lv, "warn") || !strcmp(lv, "error")));
+		assert_string_equal(r, role);
+		if (id < 0)
+			assert_null(i);
+		else
+			assert_true(cJSON_IsNumber(i) && i->valueint == id);
+		assert_non_null(cJSON_GetStringValue(cJSON_GetObjectItem(o, "msg")));
+		cJSON_AddItemToArray(lines, o);
+	}
+	free(text);
+	return lines;
+}
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
+}
+
+/* --log-format json --log-level debug: every line of every process's log is a
+ * JSON object with the wall-clock time, level, role and id; one request is
+ * followed by its client's id to its name at the frontend, to the batch
+ * schedd planned it in, to the backend that ran that batch, and back to its
+ * answer at the frontend. */
+static void test_json_logs(void **state)
+{
+	(void)state;
+	const char *extra[] = { "--log-format", "json", "--log-level", "debug", NULL };
+	memcpy(proc_extra, extra, sizeof(extra));
+	struct cluster c;
+	cluster_start(&c);
+	proc_extra[0] = NULL;
+	infer_body("body", 7, "UINT8", IN_BYTES); /* its "id" is req-7 */
+	char data[600];
+	snprintf(data, sizeof(data), "--data-binary @'%s/body'", dir);
+	assert_int_equal(curl_infer("r", 1, data), 200);
+	assert_int_equal(cluster_stop(&c), 0);
+
+	cJSON *fe = json_log("frontend0.log", "frontend", 0), *sd = json_log("schedd.log", "schedd", -1);
+	cJSON *fe1 = json_log("frontend1.log", "frontend", 1);
+	/* the frontend: the client's id, the request's name, then its answer by a batch */
+	char req[48] = "";
+	double batch = -1;
+	const cJSON *o;
+	cJSON_ArrayForEach(o, fe) {
+		const char *cid = jstr(o, "client_id"), *r = jstr(o, "request");
+		if (cid && !strcmp(cid, "req-7")) {
+			assert_non_null(r);
+			assert_string_equal(jstr(o, "level"), "debug");
+			snprintf(req, sizeof(req), "%s", r); /* (a retry after a 503: the last) */
+		}
+		if (r && !strcmp(r, req) && strstr(jstr(o, "msg"), "answered ok by batch"))
+			batch = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "batch"));
+	}
+	assert_true(!strncmp(req, "f0-", 3));
+	assert_true(batch > 0);
+	/* schedd: the plan of that batch names the request */
+	int plans = 0;
+	cJSON_ArrayForEach(o, sd) {
+		const cJSON *b = cJSON_GetObjectItem(o, "batch"), *rs = cJSON_GetObjectItem(o, "requests");
+		if (!b || cJSON_GetNumberValue(b) != batch)
+			continue;
+		plans++;
+		int has = 0;
+		const cJSON *x;
+		cJSON_ArrayForEach(x, rs)
+			has += !strcmp(cJSON_GetStringValue(x), req);
+		assert_int_equal(has, 1);
+	}
+	assert_int_equal(plans, 1);
+	/* one backend ran it */
+	int ran = 0;
+	for (int i = 0; i < NBE; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "backend%d.log", i);
+		cJSON *be = json_log(name, "backend", i);
+		cJSON_ArrayForEach(o, be) {
+			const cJSON *b = cJSON_GetObjectItem(o, "batch");
+			if (b && cJSON_GetNumberValue(b) == batch && strstr(jstr(o, "msg"), " ran "))
+				ran++;
+		}
+		cJSON_Delete(be);
+	}
+	assert_int_equal(ran, 1);
+	cJSON_Delete(fe);
+	cJSON_Delete(fe1);
+	cJSON_Delete(sd);
+	passed = true;
+}
+
 /* The active scheduler hangs (SIGSTOP) under load: the standby takes over once it has been silent
  * for failure_ms, the frontends and backends give it up after twice that and register with the
  * standby, and every request is still answered exactly once. The old one, let go on (SIGCONT),
@@ -2739,6 +2869,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_failover_fencing, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_fencing_terms, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_partial_frontends, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_json_logs, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_epochs, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_epochs_idle, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_autoscale, setup, teardown_dir),

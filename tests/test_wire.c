@@ -94,6 +94,7 @@ static struct sym_msg sample(int type)
 		m.u.result.req_id = 100;
 		m.u.result.status = SYM_WIRE_OK;
 		m.u.result.batch = 17;
+		m.u.result.batch_id = 0x1122334455667788ull;
 		m.u.result.len = sizeof(DATA);
 		m.u.result.data = DATA;
 		break;
@@ -220,6 +221,8 @@ static void test_round_trip(void **state)
 			assert_int_equal(d.u.result.req_id, 100);
 			assert_int_equal(d.u.result.status, SYM_WIRE_OK);
 			assert_int_equal(d.u.result.batch, 17);
+			assert_true(d.u.result.batch_id == 0x1122334455667788ull);
+			assert_int_equal(d.u.result.len, sizeof(DATA));
 			assert_memory_equal(d.u.result.data, DATA, sizeof(DATA));
 			break;
 		case SYM_MSG_DROP:
@@ -272,9 +275,15 @@ static void test_round_trip(void **state)
 	/* the header bytes are exactly as documented */
 	struct sym_msg m = sample(SYM_MSG_DROP);
 	enc(&m);
-	const uint8_t head[16] = { 'S', 'Y', 'M', '1', 6, 0, SYM_MSG_DROP, 0, 9, 0, 0, 0,
+	const uint8_t head[16] = { 'S', 'Y', 'M', '1', 7, 0, SYM_MSG_DROP, 0, 9, 0, 0, 0,
 				   0x08, 0x08, 0x08, 0x8a }; /* the term: 0x8a080808, little-endian */
 	assert_memory_equal(buf, head, 16);
+	/* a RESULT (version 7): id 8, status 1, batch size 2, length 4, the batch's id 8, then the data */
+	m = sample(SYM_MSG_RESULT);
+	assert_int_equal(enc(&m), 16 + 23 + sizeof(DATA));
+	const uint8_t bid[8] = { 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11 };
+	assert_memory_equal(buf + 16 + 15, bid, 8);
+	assert_memory_equal(buf + 16 + 23, DATA, sizeof(DATA));
 }
 
 /* The scheduler term (wire version 5): it round-trips at its extremes in every message a
