@@ -1060,15 +1060,29 @@ static int setup(struct backend *be, char *err, size_t errlen)
 	return 0;
 }
 
+/* GET /v2/health/ready (sym_rt_set_ready): registered with a scheduler, not leaving. */
+static bool is_ready(void *ctx, char *why, size_t len)
+{
+	struct backend *be = ctx;
+	if (be->leaving)
+		return snprintf(why, len, "leaving"), false;
+	if (!be->schedd_up)
+		return snprintf(why, len, "no scheduler reached"), false;
+	if (!be->hello_sent)
+		return snprintf(why, len, "not registered with the scheduler yet (reaching the frontends)"), false;
+	return true;
+}
+
 /* HTTP, and everything on the loop. */
 static int setup_loop(struct backend *be)
 {
 	struct sym_cluster *c = be->c;
 	char hport[16], err[512];
-	if (sym_rt_metrics_start(c, SYM_ROLE_BACKEND, be->id, c->host, write_metrics, be, err, sizeof(err)))
+	sym_rt_set_ready(is_ready, be);
+	if (sym_rt_metrics_start(c, SYM_ROLE_BACKEND, be->id, sym_cluster_bind_host(c, c->host), write_metrics, be, err, sizeof(err)))
 		return sym_rt_error(be->who, "metrics: %s", err), -EINVAL;
 	if (sym_cluster_http_port(c, SYM_ROLE_BACKEND, be->id, hport, sizeof(hport))) {
-		if (sym_rt_http_start(&be->http, c, c->host, hport, 4096, on_http, be, err, sizeof(err)))
+		if (sym_rt_http_start(&be->http, c, sym_cluster_bind_host(c, c->host), hport, 4096, on_http, be, err, sizeof(err)))
 			return sym_rt_error(be->who, "%s", err), -EINVAL;
 	}
 	struct sym_loop_io *io;

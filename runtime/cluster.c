@@ -143,6 +143,8 @@ static const struct rt_key {
 } rt_keys[] = {
 	{ "provider", "provider", "NAME", "libfabric provider: tcp (default; loopback, CI) or verbs (RDMA hardware)", RK_PATH, offsetof(struct sym_cluster, provider), sizeof(((struct sym_cluster *)0)->provider), 0, 0, "a libfabric provider name such as tcp or verbs" },
 	{ "host", "host", "HOST", "address processes bind to and reach each other at (default 127.0.0.1)", RK_PATH, offsetof(struct sym_cluster, host), sizeof(((struct sym_cluster *)0)->host), 0, 0, "a host name or address" },
+	{ "listen_host", "listen-host", "HOST", "where this process's listeners bind, in place of its listed address's host (e.g. 0.0.0.0 in a pod listed by its DNS name; default: that host)", RK_PATH, offsetof(struct sym_cluster, listen_host), sizeof(((struct sym_cluster *)0)->listen_host), 0, 0, "a host name or address" },
+	{ "http_port", "http-port", "PORT", "every process's HTTP port (API, /metrics), in place of http_base's layout: for processes on hosts of their own, as pods (default 0: the layout)", RK_INT, offsetof(struct sym_cluster, http_port), 0, 0, 65535, "a port 1..65535, or 0 for http_base's layout" },
 	{ "keys_dir", "keys-dir", "DIR", "the cluster's keys (symphony keygen cluster DIR): DIR/ca.pub, DIR/revoked.json, and each member's DIR/ROLE-ID.cred; required by schedd, frontends and backends", RK_PATH, offsetof(struct sym_cluster, keys_dir), sizeof(((struct sym_cluster *)0)->keys_dir), 0, 0, "a path" },
 	{ "credential", "credential", "FILE", "this process's credential, when not DIR/ROLE-ID.cred of keys_dir (schedd-0, schedd-1 for a standby, frontend-N, backend-N)", RK_PATH, offsetof(struct sym_cluster, credential), sizeof(((struct sym_cluster *)0)->credential), 0, 0, "a path" },
 	{ "port_base", "port-base", "PORT", "schedd's port; frontend i uses PORT+1+2i (fabric) and PORT+2+2i (clients)", RK_INT, offsetof(struct sym_cluster, port_base), 0, 1, 65535 - 2 * 1024 - 2, "a port from 1 to 63485" },
@@ -606,17 +608,17 @@ int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen)
 	if (c->http_base && c->http_base + 512 + c->backends_max > 65535)
 		return ERR("runtime: http_base %d leaves no room for %d backends' ports", c->http_base, c->backends_max);
 	int fab_hi = c->port_base + 2 + 2 * c->nfrontends;
-	if (c->http_base && !c->frontends_listed && !c->schedd_set &&
+	if (c->http_base && !c->http_port && !c->frontends_listed && !c->schedd_set &&
 	    ((c->http_base <= fab_hi && c->http_base + c->nfrontends >= c->port_base) ||
 	     (c->http_base + 512 <= fab_hi && c->http_base + 512 + c->backends_max >= c->port_base)))
 		return ERR("runtime: HTTP ports from http_base %d overlap the fabric and client ports %d..%d",
 			   c->http_base, c->port_base, fab_hi);
 	for (int i = 0; i < c->nfrontends; i++) {
 		struct sym_cluster_fe *fe = &c->frontends[i];
-		if (fe->http.port[0] || !c->http_base)
+		if (fe->http.port[0] || (!c->http_base && !c->http_port))
 			continue;
 		snprintf(fe->http.host, sizeof(fe->http.host), "%s", fe->clients.host);
-		snprintf(fe->http.port, sizeof(fe->http.port), "%d", c->http_base + 1 + i);
+		snprintf(fe->http.port, sizeof(fe->http.port), "%d", c->http_port ? c->http_port : c->http_base + 1 + i);
 	}
 	if (c->failure_ms < 2 * c->heartbeat_ms)
 		return ERR("runtime: failure_ms (%g) must be at least twice heartbeat_ms (%g)", c->failure_ms,
@@ -674,11 +676,20 @@ const char *sym_cluster_http_port(const struct sym_cluster *c, int role, int id,
 	if (role == SYM_ROLE_FRONTEND)
 		return id >= 0 && id < c->nfrontends && c->frontends[id].http.port[0] ? c->frontends[id].http.port
 										      : NULL;
+	if (c->http_port) {
+		snprintf(buf, len, "%d", c->http_port);
+		return buf;
+	}
 	if (!c->http_base)
 		return NULL;
 	/* schedd: id 0 the active's, 1 the standby's */
 	snprintf(buf, len, "%d", c->http_base + (role == SYM_ROLE_BACKEND ? 512 + id : id == 1 ? 511 : 0));
 	return buf;
+}
+
+const char *sym_cluster_bind_host(const struct sym_cluster *c, const char *listed)
+{
+	return c->listen_host[0] ? c->listen_host : listed;
 }
 
 const char *sym_cluster_metrics_port(const struct sym_cluster *c, int role, int id, char *buf, size_t len)
@@ -741,6 +752,10 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 		cJSON_AddItemToObject(o, "models", cJSON_Duplicate(c->models_rt, 1));
 	cJSON_AddNumberToObject(o, "poll_us", c->poll_us);
 	cJSON_AddNumberToObject(o, "http_base", c->http_base);
+	if (c->http_port)
+		cJSON_AddNumberToObject(o, "http_port", c->http_port);
+	if (c->listen_host[0])
+		cJSON_AddStringToObject(o, "listen_host", c->listen_host);
 	cJSON_AddNumberToObject(o, "http_body_max", (double)c->http_body_max);
 	cJSON_AddNumberToObject(o, "deadline_max_ms", c->deadline_max_ms);
 	cJSON_AddNumberToObject(o, "late_status", c->late_status);

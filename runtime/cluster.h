@@ -8,6 +8,11 @@
  *   "runtime": {
  *     "provider": "tcp",              libfabric provider ("verbs" on RDMA hardware)
  *     "host": "127.0.0.1",            where processes bind (loopback unless configured)
+ *     "listen_host": "0.0.0.0",       (optional, usually a flag) where this process's listeners
+ *                                     bind, in place of its listed address's host (a pod listed by
+ *                                     its DNS name binds every interface)
+ *     "http_port": 8080,              (optional) every process's HTTP port, in place of http_base's
+ *                                     layout: processes on hosts of their own (pods)
  *     "keys_dir": "keys",             the cluster's keys (`symphony keygen cluster DIR`; runtime/cred.h):
  *                                     DIR/ca.pub, DIR/revoked.json and each member's own
  *                                     DIR/ROLE-ID.cred (mode 0600), required by schedd, frontends
@@ -125,6 +130,8 @@ struct sym_cluster {
 	struct sym_experiment exp;
 	char provider[32];
 	char host[256];
+	char listen_host[256];            /* "": each listener binds its listed address's host (sym_cluster_bind_host) */
+	int http_port;                    /* > 0: every process's HTTP port, in place of http_base's layout */
 	int port_base;
 	struct sym_hostport schedd;       /* the active scheduler */
 	struct sym_hostport standby;      /* its hot standby (symphony schedd --standby), when has_standby */
@@ -239,6 +246,10 @@ static inline size_t sym_cluster_input_bytes(const struct sym_cluster *c, size_t
 /* The HTTP port of schedd (role SYM_ROLE_SCHEDD; id 0 the active, 1 the standby), frontend or backend `id`
  * as a string in buf, or NULL when HTTP is off (after resolve). */
 const char *sym_cluster_http_port(const struct sym_cluster *c, int role, int id, char *buf, size_t len);
+
+/* Where a listener of this process binds: listen_host, or else the host of
+ * its listed address `listed`. */
+const char *sym_cluster_bind_host(const struct sym_cluster *c, const char *listed);
 
 /* The metrics port of a process (as sym_cluster_http_port), or NULL when
  * metrics share the HTTP port (metrics_base 0). */

@@ -1426,17 +1426,17 @@ static int setup(struct frontend *f)
 	    /* not readable remotely: addresses are computed from it; each backend reads through its own (grant) */
 	    sym_fab_mr_reg(f->fab, f->pool, (size_t)c->pool_slots * f->stride, SYM_FAB_LOCAL_READ_TARGET, &f->mr, err,
 			   sizeof(err)) ||
-	    sym_fab_listen(f->fab, me->fabric.host, me->fabric.port, err, sizeof(err)))
+	    sym_fab_listen(f->fab, sym_cluster_bind_host(c, me->fabric.host), me->fabric.port, err, sizeof(err)))
 		return sym_rt_error(f->who, "%s", err), -EINVAL;
-	f->lfd = sym_tcp_listen(me->clients.host, me->clients.port, err, sizeof(err));
+	f->lfd = sym_tcp_listen(sym_cluster_bind_host(c, me->clients.host), me->clients.port, err, sizeof(err));
 	if (f->lfd < 0)
 		return sym_rt_error(f->who, "clients: %s", err), f->lfd;
 	if (c->http_token_file[0] && load_tokens(f))
 		return -EINVAL;
-	if (sym_rt_metrics_start(c, SYM_ROLE_FRONTEND, f->id, me->clients.host, write_metrics, f, err, sizeof(err)))
+	if (sym_rt_metrics_start(c, SYM_ROLE_FRONTEND, f->id, sym_cluster_bind_host(c, me->clients.host), write_metrics, f, err, sizeof(err)))
 		return sym_rt_error(f->who, "metrics: %s", err), -EINVAL;
 	if (me->http.port[0] &&
-	    sym_rt_http_start(&f->http, c, me->http.host, me->http.port, c->http_body_max, on_http, f, err, sizeof(err)))
+	    sym_rt_http_start(&f->http, c, sym_cluster_bind_host(c, me->http.host), me->http.port, c->http_body_max, on_http, f, err, sizeof(err)))
 		return sym_rt_error(f->who, "%s", err), -EINVAL;
 	int rc = sym_rt_loop(&f->loop, f->who, f->fab, on_fab, f->http, f);
 	if (!rc && ((rc = sym_loop_io_start(f->loop, f->lfd, EPOLLIN, on_accept, f, &f->lio)) ||

@@ -2352,14 +2352,14 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	if ((rc = sym_fab_open(&s->fab, &fc, err, errlen)))
 		return rc;
 	const struct sym_hostport *me = s->o->standby ? &c->standby : &c->schedd;
-	if ((rc = sym_fab_listen(s->fab, me->host, me->port, err, errlen)))
+	if ((rc = sym_fab_listen(s->fab, sym_cluster_bind_host(c, me->host), me->port, err, errlen)))
 		return rc;
 	char port[16];
 	sym_rt_set_ready(is_ready, s);
-	if ((rc = sym_rt_metrics_start(c, SYM_ROLE_SCHEDD, s->o->standby, me->host, write_metrics, s, err, errlen)))
+	if ((rc = sym_rt_metrics_start(c, SYM_ROLE_SCHEDD, s->o->standby, sym_cluster_bind_host(c, me->host), write_metrics, s, err, errlen)))
 		return rc;
 	if (sym_cluster_http_port(c, SYM_ROLE_SCHEDD, s->o->standby, port, sizeof(port))) {
-		if ((rc = sym_rt_http_start(&s->http, c, me->host, port, 4096, on_http, s, err, errlen)))
+		if ((rc = sym_rt_http_start(&s->http, c, sym_cluster_bind_host(c, me->host), port, 4096, on_http, s, err, errlen)))
 			return rc;
 	}
 	return 0;

@@ -197,7 +197,9 @@ def parse_file(root, rel):
         i += 1
         while i < len(lines) and not re.match(r"^\s*" + re.escape(fence[0]) + "{%d,}\\s*$" % len(fence), lines[i]):
             t = lines[i]
-            body.append((i + 1, t[indent:] if t[:indent].isspace() else t.lstrip()))
+            # the fence's own indentation comes off each line (a fence in a list item), no more: a
+            # file block's (YAML's) indentation is its meaning
+            body.append((i + 1, t[indent:] if not t[:indent].strip() else t.lstrip()))
             i += 1
         if i == len(lines):
             raise DocError("%s:%d: a fence that is never closed" % (rel, start))

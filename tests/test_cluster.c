@@ -77,6 +77,43 @@ static void test_defaults(void **state)
 	sym_cluster_finish(&c);
 }
 
+/* Processes on hosts of their own (pods): listed by DNS name, each listener binds
+ * listen_host, every HTTP port is http_port (the flag overrides the file). */
+static void test_pods(void **state)
+{
+	(void)state;
+	struct sym_cluster c;
+	char err[512], buf[16];
+	assert_int_equal(load(&c, "{" MODELS ", \"runtime\": {\"schedd\": [\"schedd-0.schedd-peers:7100\", "
+			 "\"schedd-1.schedd-peers:7100\"], \"frontends\": [{\"fabric\": \"frontend-0.frontend-peers:7101\", "
+			 "\"clients\": \"frontend-0.frontend-peers:7102\"}, {\"fabric\": \"frontend-1.frontend-peers:7101\", "
+			 "\"clients\": \"frontend-1.frontend-peers:7102\", \"http\": \"frontend-1.frontend-peers:9000\"}], "
+			 "\"backends\": 2, \"backends_max\": 8, \"http_port\": 8080, \"listen_host\": \"0.0.0.0\"}}",
+			 err, sizeof(err)),
+			 0);
+	assert_string_equal(sym_cluster_http_port(&c, SYM_ROLE_SCHEDD, 0, buf, sizeof(buf)), "8080");
+	assert_string_equal(sym_cluster_http_port(&c, SYM_ROLE_SCHEDD, 1, buf, sizeof(buf)), "8080");
+	assert_string_equal(sym_cluster_http_port(&c, SYM_ROLE_BACKEND, 7, buf, sizeof(buf)), "8080");
+	assert_string_equal(sym_cluster_http_port(&c, SYM_ROLE_FRONTEND, 0, buf, sizeof(buf)), "8080");
+	assert_string_equal(c.frontends[0].http.host, "frontend-0.frontend-peers");
+	assert_string_equal(sym_cluster_http_port(&c, SYM_ROLE_FRONTEND, 1, buf, sizeof(buf)), "9000"); /* listed */
+	assert_string_equal(sym_cluster_bind_host(&c, c.schedd.host), "0.0.0.0");
+	cJSON *rt = sym_cluster_runtime_json(&c);
+	assert_int_equal(cJSON_GetObjectItem(rt, "http_port")->valueint, 8080);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(rt, "listen_host")), "0.0.0.0");
+	cJSON_Delete(rt);
+	sym_cluster_finish(&c);
+	/* without them: the listed host, and the layout */
+	assert_int_equal(load(&c, "{" MODELS ", \"runtime\": {\"host\": \"10.0.0.5\"}}", err, sizeof(err)), 0);
+	assert_string_equal(sym_cluster_bind_host(&c, c.schedd.host), "10.0.0.5");
+	assert_string_equal(sym_cluster_http_port(&c, SYM_ROLE_BACKEND, 1, buf, sizeof(buf)), "8613");
+	assert_int_equal(sym_cluster_apply_flag(&c, "listen-host", "::", err, sizeof(err)), 0);
+	assert_int_equal(sym_cluster_apply_flag(&c, "http-port", "70000", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--http-port"));
+	assert_string_equal(sym_cluster_bind_host(&c, c.schedd.host), "::");
+	sym_cluster_finish(&c);
+}
+
 static void test_keys_and_flags(void **state)
 {
 	(void)state;
@@ -305,6 +342,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_keys_and_flags),
+		cmocka_unit_test(test_pods),
 		cmocka_unit_test(test_model_signatures),
 		cmocka_unit_test(test_bad),
 	};

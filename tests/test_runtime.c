@@ -2430,9 +2430,20 @@ static void test_partial_frontends(void **state)
 	assert_int_equal(code, 503);
 	assert_int_equal(count_in("ready", "{\"ready\":false,\"reason\":\"no GPU online (of 4 backends)\"}"), 1);
 	assert_int_equal(curl("live", "GET", 0, "/v2/health/live", ""), 200);
+	/* a backend's readiness: 503 with why until it registered (it waits for frontend 1), then 200 */
+	end = now_s() + 5;
+	while (now_s() < end && (code = curl("bready", "GET", 512, "/v2/health/ready", "")) == 0)
+		sleep_ms(20);
+	if (code == 503)
+		assert_int_equal(count_in("bready", "not registered with the scheduler yet") +
+					 count_in("bready", "no scheduler reached"),
+				 1);
+	else
+		assert_int_equal(code, 200);
 	assert_int_equal(wait_log("schedd.log", "registered: GPU", NBE), NBE);
 	assert_int_equal(curl("ready", "GET", 0, "/v2/health/ready", ""), 200);
 	assert_int_equal(count_in("ready", "{\"ready\":true}"), 1);
+	assert_int_equal(curl("bready", "GET", 512, "/v2/health/ready", ""), 200);
 	assert_int_equal(curl("ready", "POST", 0, "/v2/health/ready", ""), 405);
 	assert_int_equal(count_in("backend0.log", "registering without frontend(s) 1"), 1);
 	infer_body("body", 5, "UINT8", IN_BYTES);
