@@ -49,7 +49,8 @@ static int cmd_process(struct cli *c)
 	struct sym_rt_opts o = { .cmd = cmd, .id = !schedd && cli_given(c, "id") ? (int)cli_int(c, "id") : -1,
 				 .json = cli_str(c, "json"), .quiet = cli_flag(c, "quiet"),
 				 .verbose = cli_flag(c, "verbose"), .check = cli_flag(c, "check"),
-				 .standby = schedd && cli_flag(c, "standby") };
+				 .standby = schedd && cli_flag(c, "standby"), .config_path = cli_config_path(c),
+				 .flag_name = c->flag_name, .flag_val = c->flag_val, .nflags = c->nflags };
 	struct sym_cluster cl;
 	char err[1024];
 	sym_rt_log_setup(cli_str(c, "log-format"), cli_str(c, "log-level"), err, sizeof(err)); /* (cli checked them) */

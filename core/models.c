@@ -358,6 +358,14 @@ int sym_models_set_kinds_off(struct sym_models *ms, int m, uint32_t kinds_off, s
 	return rc;
 }
 
+int sym_models_set_slo(struct sym_models *ms, int m, sym_time slo)
+{
+	if (slo <= 0)
+		return -EINVAL;
+	ms->shards[local_id(ms, m)].slo = slo;
+	return 0;
+}
+
 int sym_models_set_model(struct sym_models *ms, int m, const struct sym_model_cfg *cfg)
 {
 	int li = local_id(ms, m);

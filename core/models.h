@@ -130,6 +130,10 @@ struct sym_waits sym_models_waits(const struct sym_models *ms, int m, int k);
  * from there is given back). 0 or -EINVAL (see sym_shard_set_kinds_off). */
 int sym_models_set_kinds_off(struct sym_models *ms, int m, uint32_t kinds_off, sym_time now);
 
+/* Model m's (one of ours) SLO becomes slo (> 0; a reload): what its gathering
+ * and spread are judged against from now on (sym_core_set_slo). */
+int sym_models_set_slo(struct sym_models *ms, int m, sym_time slo);
+
 /* Model m (one of ours) becomes the model of cfg (a spare slot filled: the
  * runtime's model repository): its shard is made again from cfg, keeping
  * its network delays and gathering rule, and what the rankers hold of it is

@@ -1060,6 +1060,21 @@ static int setup(struct backend *be, char *err, size_t errlen)
 	return 0;
 }
 
+/* SIGHUP: the cluster file read again (sym_rt_reload_cluster); a backend
+ * holds only the HTTP limits of what may change live. */
+static void on_reload(void *ctx)
+{
+	struct backend *be = ctx;
+	char done[1500], err[1500];
+	int rc = sym_rt_reload_cluster(be->c, be->o, done, sizeof(done), err, sizeof(err));
+	if (rc < 0) {
+		sym_rt_warn(be->who, "SIGHUP: reload refused, nothing changed: %s", err);
+		return;
+	}
+	sym_http_set_limits(be->http, 0, be->c->http_body_budget, (unsigned)be->c->client_min_rate);
+	sym_rt_log(be->who, "SIGHUP: reloaded %s: %s", be->o->config_path, rc ? done : "no change");
+}
+
 /* GET /v2/health/ready (sym_rt_set_ready): registered with a scheduler, not leaving. */
 static bool is_ready(void *ctx, char *why, size_t len)
 {
@@ -1173,6 +1188,7 @@ int sym_backend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 		sym_rt_log(be.who, "%s executor, GPU kind %s, %zu models (and %d spare slots); fabric %s", be.x->ops->name,
 			   c->exp.kinds[be.kind].name, c->exp.slot0, c->exp.model_slots, sym_fab_provider(be.fab));
 	sym_rt_on_term(drain, &be);
+	sym_rt_on_reload(on_reload, &be);
 	if ((rc = sym_loop_run(be.loop)))
 		sym_rt_error(be.who, "%s", sym_loop_error(be.loop));
 	sym_fab_flush(be.fab, 1000); /* the last completions and results go out before the close */

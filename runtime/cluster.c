@@ -107,13 +107,15 @@ static int set_frontend_list(struct sym_cluster *c, const cJSON *arr, const char
 		const cJSON *fa = cJSON_GetObjectItemCaseSensitive(o, "fabric");
 		const cJSON *cl = cJSON_GetObjectItemCaseSensitive(o, "clients");
 		const cJSON *ht = cJSON_GetObjectItemCaseSensitive(o, "http");
+		const cJSON *gr = cJSON_GetObjectItemCaseSensitive(o, "grpc");
 		if (!cJSON_IsObject(o) || !cJSON_IsString(fa) || !cJSON_IsString(cl) ||
-		    cJSON_GetArraySize(o) != 2 + (ht != NULL) || sym_hostport_parse(fa->valuestring, &fe[i].fabric) ||
-		    sym_hostport_parse(cl->valuestring, &fe[i].clients) ||
-		    (ht && (!cJSON_IsString(ht) || sym_hostport_parse(ht->valuestring, &fe[i].http)))) {
+		    cJSON_GetArraySize(o) != 2 + (ht != NULL) + (gr != NULL) ||
+		    sym_hostport_parse(fa->valuestring, &fe[i].fabric) || sym_hostport_parse(cl->valuestring, &fe[i].clients) ||
+		    (ht && (!cJSON_IsString(ht) || sym_hostport_parse(ht->valuestring, &fe[i].http))) ||
+		    (gr && (!cJSON_IsString(gr) || sym_hostport_parse(gr->valuestring, &fe[i].grpc)))) {
 			free(fe);
 			return ERR("%s: frontend %d: expected {\"fabric\": \"HOST:PORT\", \"clients\": \"HOST:PORT\"} "
-				   "and optionally \"http\": \"HOST:PORT\"", where, i);
+				   "and optionally \"http\" and \"grpc\": \"HOST:PORT\"", where, i);
 		}
 	}
 	free(c->frontends);
@@ -145,6 +147,7 @@ static const struct rt_key {
 	{ "host", "host", "HOST", "address processes bind to and reach each other at (default 127.0.0.1)", RK_PATH, offsetof(struct sym_cluster, host), sizeof(((struct sym_cluster *)0)->host), 0, 0, "a host name or address" },
 	{ "listen_host", "listen-host", "HOST", "where this process's listeners bind, in place of its listed address's host (e.g. 0.0.0.0 in a pod listed by its DNS name; default: that host)", RK_PATH, offsetof(struct sym_cluster, listen_host), sizeof(((struct sym_cluster *)0)->listen_host), 0, 0, "a host name or address" },
 	{ "http_port", "http-port", "PORT", "every process's HTTP port (API, /metrics), in place of http_base's layout: for processes on hosts of their own, as pods (default 0: the layout)", RK_INT, offsetof(struct sym_cluster, http_port), 0, 0, 65535, "a port 1..65535, or 0 for http_base's layout" },
+	{ "grpc_base", "grpc-base", "PORT", "the frontends' gRPC API (KServe v2 over gRPC): frontend i at PORT+i (default 0: none; a listed frontend's \"grpc\" address wins)", RK_INT, offsetof(struct sym_cluster, grpc_base), 0, 0, 65535 - 1024, "a port 1..64511, or 0 for no gRPC" },
 	{ "keys_dir", "keys-dir", "DIR", "the cluster's keys (symphony keygen cluster DIR): DIR/ca.pub, DIR/revoked.json, and each member's DIR/ROLE-ID.cred; required by schedd, frontends and backends", RK_PATH, offsetof(struct sym_cluster, keys_dir), sizeof(((struct sym_cluster *)0)->keys_dir), 0, 0, "a path" },
 	{ "credential", "credential", "FILE", "this process's credential, when not DIR/ROLE-ID.cred of keys_dir (schedd-0, schedd-1 for a standby, frontend-N, backend-N)", RK_PATH, offsetof(struct sym_cluster, credential), sizeof(((struct sym_cluster *)0)->credential), 0, 0, "a path" },
 	{ "port_base", "port-base", "PORT", "schedd's port; frontend i uses PORT+1+2i (fabric) and PORT+2+2i (clients)", RK_INT, offsetof(struct sym_cluster, port_base), 0, 1, 65535 - 2 * 1024 - 2, "a port from 1 to 63485" },
@@ -613,6 +616,13 @@ int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen)
 	     (c->http_base + 512 <= fab_hi && c->http_base + 512 + c->backends_max >= c->port_base)))
 		return ERR("runtime: HTTP ports from http_base %d overlap the fabric and client ports %d..%d",
 			   c->http_base, c->port_base, fab_hi);
+	for (int i = 0; i < c->nfrontends && c->grpc_base; i++) {
+		struct sym_cluster_fe *fe = &c->frontends[i];
+		if (fe->grpc.port[0])
+			continue;
+		snprintf(fe->grpc.host, sizeof(fe->grpc.host), "%s", fe->clients.host);
+		snprintf(fe->grpc.port, sizeof(fe->grpc.port), "%d", c->grpc_base + i);
+	}
 	for (int i = 0; i < c->nfrontends; i++) {
 		struct sym_cluster_fe *fe = &c->frontends[i];
 		if (fe->http.port[0] || (!c->http_base && !c->http_port))
@@ -687,6 +697,179 @@ const char *sym_cluster_http_port(const struct sym_cluster *c, int role, int id,
 	return buf;
 }
 
+/* ---- reload: what may change in a running process ---- */
+
+/* Runtime keys a running process takes on a reload (SIGHUP; schedd's POST
+ * /v2/admin/reload): read where they are used, or handed on by the
+ * process's reload (HTTP limits, tokens, the clients' budget). Every other
+ * key, the membership lists among them, needs a restart. */
+static const char *const live_keys[] = { "deadline_max_ms", "late_status", "http_body_max", "http_body_budget", "client_min_rate", "clients_max", "clients_per_ip_max",
+					 "clients_budget", "clients_timeout_s", "http_token_file",
+					 "repository_token_file", NULL };
+
+static bool key_live(const char *key)
+{
+	for (int i = 0; live_keys[i]; i++)
+		if (!strcmp(live_keys[i], key))
+			return true;
+	return false;
+}
+
+static void hostports_text(const struct sym_cluster *c, bool fe, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	if (!fe) {
+		snprintf(buf, len, "%s:%s%s%s%s%s", c->schedd.host, c->schedd.port, c->has_standby ? "," : "",
+			 c->has_standby ? c->standby.host : "", c->has_standby ? ":" : "", c->has_standby ? c->standby.port : "");
+		return;
+	}
+	for (int i = 0; i < c->nfrontends && n + 1 < len; i++) {
+		const struct sym_cluster_fe *f = &c->frontends[i];
+		int w = snprintf(buf + n, len - n, "%s%s:%s/%s:%s/%s:%s/%s:%s", i ? "," : "", f->fabric.host, f->fabric.port,
+				 f->clients.host, f->clients.port, f->http.host, f->http.port, f->grpc.host, f->grpc.port);
+		n = w > 0 && n + (size_t)w < len ? n + (size_t)w : len - 1;
+	}
+}
+
+/* Key k's value in c as text (a report's "old -> new"). */
+static void key_text(const struct sym_cluster *c, const struct rt_key *k, char *buf, size_t len)
+{
+	const char *f = (const char *)c + k->off;
+	int i;
+	size_t z;
+	double d;
+	switch (k->type) {
+	case RK_INT:
+		memcpy(&i, f, sizeof(i));
+		snprintf(buf, len, "%d", i);
+		return;
+	case RK_SIZE:
+	case RK_BYTES:
+		memcpy(&z, f, sizeof(z));
+		snprintf(buf, len, "%zu", z);
+		return;
+	case RK_NUM:
+		memcpy(&d, f, sizeof(d));
+		snprintf(buf, len, "%g", d);
+		return;
+	case RK_PATH:
+		snprintf(buf, len, "'%s'", f);
+		return;
+	case RK_CODE:
+		break;
+	}
+	if (!strcmp(k->key, "late_status"))
+		snprintf(buf, len, "%d", c->late_status);
+	else if (!strcmp(k->key, "input_encryption"))
+		snprintf(buf, len, "%s", c->input_encryption ? "true" : "false");
+	else if (!strcmp(k->key, "executor"))
+		snprintf(buf, len, "%s", c->executor);
+	else if (!strcmp(k->key, "torch_device"))
+		snprintf(buf, len, "%s", c->torch_device);
+	else if (!strcmp(k->key, "schedd") || !strcmp(k->key, "frontends"))
+		hostports_text(c, !strcmp(k->key, "frontends"), buf, len);
+	else
+		snprintf(buf, len, "?");
+}
+
+static void add_item(char *buf, size_t len, size_t *n, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void add_item(char *buf, size_t len, size_t *n, const char *fmt, ...)
+{
+	if (*n + 4 >= len)
+		return;
+	if (*n)
+		*n += (size_t)snprintf(buf + *n, len - *n, "; ");
+	va_list ap;
+	va_start(ap, fmt);
+	int w = *n < len ? vsnprintf(buf + *n, len - *n, fmt, ap) : 0;
+	va_end(ap);
+	*n = w > 0 && *n + (size_t)w < len ? *n + (size_t)w : len - 1;
+}
+
+/* The experiment's echo with its SLOs taken out (they are compared one by one). */
+static cJSON *exp_without_slos(const struct sym_experiment *e)
+{
+	cJSON *o = sym_experiment_to_json(e);
+	if (!o)
+		return NULL;
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "slo_ms");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "slo_mode");
+	cJSON *m;
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(o, "models"))
+		cJSON_DeleteItemFromObjectCaseSensitive(m, "slo_ms");
+	return o;
+}
+
+int sym_cluster_reload(struct sym_cluster *c, const struct sym_cluster *fresh, char *done, size_t donelen, char *err,
+		       size_t errlen)
+{
+	size_t dn = 0, en = 0;
+	done[0] = err[0] = '\0';
+	char a[600], b[600];
+	bool changed[NRT];
+	int nchanged = 0;
+	for (size_t i = 0; i < NRT; i++) {
+		const struct rt_key *k = &rt_keys[i];
+		key_text(c, k, a, sizeof(a));
+		key_text(fresh, k, b, sizeof(b));
+		changed[i] = strcmp(a, b) != 0;
+		if (!changed[i])
+			continue;
+		if (key_live(k->key))
+			add_item(done, donelen, &dn, "%s %s -> %s", k->key, a, b), nchanged++;
+		else
+			add_item(err, errlen, &en, "%s %s -> %s", k->key, a, b);
+	}
+	if (!cJSON_Compare(c->models_rt, fresh->models_rt, true) && (c->models_rt || fresh->models_rt))
+		add_item(err, errlen, &en, "runtime.models (signatures, executor specs)");
+	/* the experiment: each model's SLO may change; anything else needs a restart */
+	cJSON *x = exp_without_slos(&c->exp), *y = exp_without_slos(&fresh->exp);
+	if (!x || !y) {
+		cJSON_Delete(x), cJSON_Delete(y);
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	}
+	const cJSON *it;
+	cJSON_ArrayForEach(it, x) {
+		const cJSON *other = cJSON_GetObjectItemCaseSensitive(y, it->string);
+		if (!cJSON_Compare(it, other, true))
+			add_item(err, errlen, &en, "the experiment's %s", it->string);
+	}
+	cJSON_ArrayForEach(it, y)
+		if (!cJSON_GetObjectItemCaseSensitive(x, it->string))
+			add_item(err, errlen, &en, "the experiment's %s", it->string);
+	cJSON_Delete(x);
+	cJSON_Delete(y);
+	const struct sym_experiment *e = &c->exp;
+	for (size_t m = 0; en == 0 && m < e->slot0 && m < fresh->exp.nmodels; m++)
+		if (e->model_slo_ms[m] != fresh->exp.model_slo_ms[m])
+			add_item(done, donelen, &dn, "slo_ms of %s %g -> %g", e->models[m].name, e->model_slo_ms[m],
+				 fresh->exp.model_slo_ms[m]),
+				nchanged++;
+	if (en) {
+		char what[sizeof(a)];
+		snprintf(what, sizeof(what), "%s", err);
+		snprintf(err, errlen, "these cannot change in a running process, restart it for them: %s", what);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < NRT; i++) {
+		if (!changed[i])
+			continue;
+		const struct rt_key *k = &rt_keys[i];
+		if (!strcmp(k->key, "late_status"))
+			c->late_status = fresh->late_status;
+		else if (k->type == RK_PATH)
+			memcpy((char *)c + k->off, (const char *)fresh + k->off, k->len);
+		else
+			memcpy((char *)c + k->off, (const char *)fresh + k->off,
+			       k->type == RK_INT ? sizeof(int) : k->type == RK_NUM ? sizeof(double) : sizeof(size_t));
+	}
+	for (size_t m = 0; m < e->slot0; m++)
+		c->exp.model_slo_ms[m] = fresh->exp.model_slo_ms[m];
+	c->exp.slo_ms = fresh->exp.slo_ms;
+	return nchanged;
+}
+
 const char *sym_cluster_bind_host(const struct sym_cluster *c, const char *listed)
 {
 	return c->listen_host[0] ? c->listen_host : listed;
@@ -726,6 +909,10 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 			snprintf(hp, sizeof(hp), "%s:%s", c->frontends[i].http.host, c->frontends[i].http.port);
 			cJSON_AddStringToObject(fe, "http", hp);
 		}
+		if (c->frontends[i].grpc.port[0]) {
+			snprintf(hp, sizeof(hp), "%s:%s", c->frontends[i].grpc.host, c->frontends[i].grpc.port);
+			cJSON_AddStringToObject(fe, "grpc", hp);
+		}
 		cJSON_AddItemToArray(fes, fe);
 	}
 	cJSON_AddNumberToObject(o, "backends", c->nbackends);
@@ -754,6 +941,8 @@ cJSON *sym_cluster_runtime_json(const struct sym_cluster *c)
 	cJSON_AddNumberToObject(o, "http_base", c->http_base);
 	if (c->http_port)
 		cJSON_AddNumberToObject(o, "http_port", c->http_port);
+	if (c->grpc_base)
+		cJSON_AddNumberToObject(o, "grpc_base", c->grpc_base);
 	if (c->listen_host[0])
 		cJSON_AddStringToObject(o, "listen_host", c->listen_host);
 	cJSON_AddNumberToObject(o, "http_body_max", (double)c->http_body_max);

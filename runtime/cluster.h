@@ -13,6 +13,8 @@
  *                                     its DNS name binds every interface)
  *     "http_port": 8080,              (optional) every process's HTTP port, in place of http_base's
  *                                     layout: processes on hosts of their own (pods)
+ *     "grpc_base": 8001,              (optional) the frontends' gRPC API (KServe v2 over gRPC):
+ *                                     frontend i at PORT + i; a listed frontend's "grpc" address wins
  *     "keys_dir": "keys",             the cluster's keys (`symphony keygen cluster DIR`; runtime/cred.h):
  *                                     DIR/ca.pub, DIR/revoked.json and each member's own
  *                                     DIR/ROLE-ID.cred (mode 0600), required by schedd, frontends
@@ -124,6 +126,7 @@ struct sym_cluster_fe {
 	struct sym_hostport fabric;  /* backends connect here (RMA reads, results) */
 	struct sym_hostport clients; /* clients (loadgen) connect here */
 	struct sym_hostport http;    /* the HTTP API and /metrics ("" port: none) */
+	struct sym_hostport grpc;    /* the gRPC API ("" port: none) */
 };
 
 struct sym_cluster {
@@ -132,6 +135,7 @@ struct sym_cluster {
 	char host[256];
 	char listen_host[256];            /* "": each listener binds its listed address's host (sym_cluster_bind_host) */
 	int http_port;                    /* > 0: every process's HTTP port, in place of http_base's layout */
+	int grpc_base;                    /* > 0: frontend i's gRPC API at grpc_base + i (unless listed) */
 	int port_base;
 	struct sym_hostport schedd;       /* the active scheduler */
 	struct sym_hostport standby;      /* its hot standby (symphony schedd --standby), when has_standby */
@@ -246,6 +250,18 @@ static inline size_t sym_cluster_input_bytes(const struct sym_cluster *c, size_t
 /* The HTTP port of schedd (role SYM_ROLE_SCHEDD; id 0 the active, 1 the standby), frontend or backend `id`
  * as a string in buf, or NULL when HTTP is off (after resolve). */
 const char *sym_cluster_http_port(const struct sym_cluster *c, int role, int id, char *buf, size_t len);
+
+/* A reload (SIGHUP; schedd's POST /v2/admin/reload): fresh is the cluster
+ * file read and resolved again with the start's flags. The keys that may
+ * change live (client and HTTP limits, deadline_max_ms, late_status, the
+ * token files) and the models' SLOs are copied into c and listed in done
+ * ("key old -> new; ..."); any other difference (the membership lists,
+ * addresses, the experiment's models, profiles, policy or workload) refuses
+ * the whole reload, c unchanged, naming each in err. Returns the number of
+ * changes (0: none), or -EINVAL. The process then applies what it holds
+ * apart from c (HTTP servers' limits, tokens, the scheduler's SLOs). */
+int sym_cluster_reload(struct sym_cluster *c, const struct sym_cluster *fresh, char *done, size_t donelen, char *err,
+		       size_t errlen);
 
 /* Where a listener of this process binds: listen_host, or else the host of
  * its listed address `listed`. */

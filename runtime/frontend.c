@@ -42,6 +42,9 @@
 #include "runtime/http.h"
 #include "runtime/inputseal.h"
 #include "runtime/kserve.h"
+#ifdef SYM_HAVE_GRPC
+#include "runtime/grpc/grpc.h"
+#endif
 #include "runtime/loop.h"
 #include "runtime/net.h"
 #include "runtime/prom.h"
@@ -65,6 +68,8 @@ struct slot {
 	sym_time t0;      /* when it came in */
 	sym_time deadline;
 	struct sym_http_req *hr; /* an HTTP request waiting for this answer, or NULL (a native client) */
+	struct sym_grpc_call *gr; /* a gRPC call waiting for it, or NULL */
+	bool gr_batch;            /* the gRPC input's shape had the batch dimension */
 	struct sym_infer_req q;  /* what the HTTP request asked for */
 };
 
@@ -118,6 +123,7 @@ struct frontend {
 	uint32_t nopen; /* native clients connected */
 	struct sym_rt_ratelog client_log; /* what clients provoke: at most a line a second */
 	int64_t answer_batch;  /* the batch of the RESULT being answered (the debug trace), or -1 */
+	struct sym_grpc *grpc; /* the gRPC API (runtime/grpc/grpc.h), or NULL */
 	struct sym_cluster *c;
 	const struct sym_rt_opts *o;
 	int id;
@@ -264,6 +270,7 @@ static void account(struct frontend *f, int model, int status, sym_time t0, sym_
 static void http_answer(struct frontend *f, struct slot *s, uint8_t status, uint16_t batch, const uint8_t *data,
 			uint32_t len);
 
+static void grpc_answer(struct frontend *f, struct slot *s, uint8_t status, const uint8_t *data, uint32_t len);
 static void drained(struct frontend *f);
 static void on_drain_timer(struct sym_loop_timer *t, void *ctx);
 
@@ -306,6 +313,9 @@ static void answer_slot(struct frontend *f, uint32_t i, uint8_t status, uint16_t
 	if (s->hr) {
 		http_answer(f, s, status, batch, data, len);
 		s->hr = NULL;
+	} else if (s->gr) {
+		grpc_answer(f, s, status, data, len);
+		s->gr = NULL;
 	} else {
 		struct client *cl = f->clients[s->client];
 		if (cl->open && cl->gen == s->cgen && cl->outstanding)
@@ -416,6 +426,7 @@ static uint32_t take_slot(struct frontend *f, int model)
 	s->busy = true;
 	s->model = (uint16_t)model;
 	s->hr = NULL;
+	s->gr = NULL;
 	s->t0 = sym_monotonic_ns();
 	return i;
 }
@@ -1174,6 +1185,195 @@ static void http_infer(struct frontend *f, struct sym_http_req *r, int model)
 	submit(f, i, dl > 0 ? (int64_t)(dl * 1e6) : f->slo[model], (uint32_t)sym_tensor_bytes(&m->input));
 }
 
+/* ---- the gRPC API (runtime/grpc/grpc.h): the same requests as HTTP's, the same checks ---- */
+
+#ifdef SYM_HAVE_GRPC
+enum { GRPC_INVALID_ARGUMENT = 3, GRPC_DEADLINE_EXCEEDED = 4, GRPC_NOT_FOUND = 5, GRPC_RESOURCE_EXHAUSTED = 8,
+       GRPC_INTERNAL = 13, GRPC_UNAVAILABLE = 14, GRPC_UNAUTHENTICATED = 16 };
+
+/* The gRPC status of an answer that is not an output (HTTP's 400, 404, 503). */
+static int grpc_code(int status)
+{
+	return status == SYM_WIRE_BAD_REQUEST	 ? GRPC_INVALID_ARGUMENT
+	       : status == SYM_WIRE_NOT_LOADED	 ? GRPC_NOT_FOUND
+	       : status == SYM_WIRE_OVERLOADED	 ? GRPC_RESOURCE_EXHAUSTED
+	       : status == SYM_WIRE_UNAUTHORIZED ? GRPC_UNAUTHENTICATED
+	       : status == SYM_WIRE_BACKEND_FAILED ? GRPC_INTERNAL
+						   : GRPC_UNAVAILABLE;
+}
+
+static void grpc_answer(struct frontend *f, struct slot *s, uint8_t status, const uint8_t *data, uint32_t len)
+{
+	const struct sym_model_desc *m = &f->c->models[s->model];
+	if (status != SYM_WIRE_OK) {
+		sym_grpc_finish_error(s->gr, grpc_code(status), "model '%s': %s", m->name, drop_words(status));
+		return;
+	}
+	sym_time now = sym_monotonic_ns();
+	if (now > s->deadline && f->c->late_status == 504) {
+		sym_grpc_finish_error(s->gr, GRPC_DEADLINE_EXCEEDED, "model '%s': finished %.3f ms after its deadline",
+				      m->name, (double)(now - s->deadline) / 1e6);
+		return;
+	}
+	if (len != sym_tensor_bytes(&m->output)) {
+		sym_grpc_finish_error(s->gr, GRPC_INTERNAL, "model '%s': the backend returned %u output bytes, its output "
+				      "%s has %zu", m->name, len, m->output.name, sym_tensor_bytes(&m->output));
+		return;
+	}
+	sym_grpc_finish_infer(s->gr, m, s->gr_batch, data, len);
+}
+
+/* The model a call names (and its version, when it names one), or -1 with the call finished NOT_FOUND. */
+static int grpc_model(struct frontend *f, struct sym_grpc_call *c)
+{
+	const char *name = sym_grpc_call_model(c), *version = sym_grpc_call_version(c);
+	const struct sym_experiment *e = &f->c->exp;
+	size_t m = 0;
+	while (*name && m < e->nmodels && strcmp(f->c->models[m].name, name))
+		m++;
+	if (!*name || m == e->nmodels) {
+		sym_grpc_finish_error(c, GRPC_NOT_FOUND, "unknown model '%s'", name);
+		return -1;
+	}
+	char served[16];
+	snprintf(served, sizeof(served), "%d", f->c->models[m].version);
+	if (*version && strcmp(version, served)) {
+		sym_grpc_finish_error(c, GRPC_NOT_FOUND, "model '%s' serves version %s only", name, served);
+		return -1;
+	}
+	return (int)m;
+}
+
+static void grpc_infer(struct frontend *f, struct sym_grpc_call *c)
+{
+	size_t tl;
+	const char *tok = sym_grpc_call_token(c, &tl);
+	if (f->tokens.n && (!tok || !sym_tokens_ok(&f->tokens, tok, tl))) {
+		f->unauthorized++;
+		sym_grpc_finish_error(c, GRPC_UNAUTHENTICATED, "inference needs a valid bearer token: metadata "
+				      "authorization: Bearer TOKEN");
+		return;
+	}
+	int model = grpc_model(f, c);
+	if (model < 0)
+		return;
+	const struct sym_model_desc *m = &f->c->models[model];
+	int refuse = f->off[model] ? SYM_WIRE_NOT_LOADED
+		     : !taking(f)    ? SYM_WIRE_UNAVAILABLE
+		     : !f->nfree     ? SYM_WIRE_OVERLOADED
+				     : SYM_WIRE_OK;
+	if (refuse) {
+		f->refused++;
+		f->ms[model].outcome[refuse]++;
+		sym_grpc_finish_error(c, grpc_code(refuse), "model '%s': %s", m->name, drop_words(refuse));
+		return;
+	}
+	uint32_t i = take_slot(f, model);
+	struct slot *s = &f->slots[i];
+	char err[512];
+	double dl = 0;
+	int rc = sym_grpc_call_input(c, m, slot_at(f, i), &dl, &s->gr_batch, err, sizeof(err));
+	beat_if_due(f);
+	if (!rc && dl > f->c->deadline_max_ms)
+		rc = -EINVAL, snprintf(err, sizeof(err), "deadline of %g ms is above the limit of %g ms (deadline_max_ms)",
+				       dl, f->c->deadline_max_ms);
+	if (rc) {
+		f->ms[model].outcome[SYM_WIRE_BAD_REQUEST]++;
+		s->busy = false; /* never submitted: back to the pool, same generation */
+		f->freeslots[f->nfree++] = i;
+		sym_grpc_finish_error(c, GRPC_INVALID_ARGUMENT, "%s", err);
+		return;
+	}
+	/* the deadline: the "deadline_ms" parameter, else the model's SLO; a client's own gRPC deadline
+	 * only shortens it (a long transport timeout is no reason to defer) */
+	int64_t budget = dl > 0 ? (int64_t)(dl * 1e6) : f->slo[model], left = sym_grpc_call_deadline_ns(c);
+	if (left && left < budget)
+		budget = left;
+	s->gr = c;
+	submit(f, i, budget, (uint32_t)sym_tensor_bytes(&m->input));
+}
+
+static void on_grpc(struct sym_loop_io *io, uint32_t events, void *ctx)
+{
+	(void)io, (void)events;
+	struct frontend *f = ctx;
+	struct sym_grpc_call *c;
+	while ((c = sym_grpc_next(f->grpc))) {
+		int m;
+		switch (sym_grpc_call_kind(c)) {
+		case SYM_GRPC_SERVER_LIVE:
+			sym_grpc_finish_bool(c, true);
+			break;
+		case SYM_GRPC_SERVER_READY:
+			sym_grpc_finish_bool(c, ready(f));
+			break;
+		case SYM_GRPC_MODEL_READY:
+			if ((m = grpc_model(f, c)) >= 0)
+				sym_grpc_finish_bool(c, ready(f) && !f->off[m]);
+			break;
+		case SYM_GRPC_SERVER_METADATA: {
+			static const char *const ext[] = { "binary_tensor_data" };
+			sym_grpc_finish_server_metadata(c, "symphony", SYM_VERSION, ext, 1);
+			break;
+		}
+		case SYM_GRPC_MODEL_METADATA:
+			if ((m = grpc_model(f, c)) >= 0) {
+				char platform[48];
+				snprintf(platform, sizeof(platform), "symphony_%s", f->c->executor);
+				sym_grpc_finish_model_metadata(c, &f->c->models[m], platform);
+			}
+			break;
+		case SYM_GRPC_MODEL_INFER:
+			grpc_infer(f, c);
+			break;
+		}
+	}
+}
+
+/* The gRPC API on this frontend's grpc address, on the loop. */
+static int grpc_start(struct frontend *f, const struct sym_cluster_fe *me, char *err, size_t errlen)
+{
+	const struct sym_cluster *c = f->c;
+	char *cert = NULL, *key = NULL;
+	long rc = 0;
+	if (c->http_tls_cert[0] && (rc = sym_file_read(c->http_tls_cert, 1 << 20, false, &cert, err, errlen)) >= 0)
+		rc = sym_file_read(c->http_tls_key, 1 << 20, true, &key, err, errlen);
+	if (rc >= 0) {
+		struct sym_grpc_cfg gc = { .host = sym_cluster_bind_host(c, me->grpc.host), .port = me->grpc.port,
+					   .tls_cert = cert, .tls_key = key, .msg_max = c->http_body_max,
+					   .calls_max = (unsigned)c->pool_slots + 256, .memory_max = c->http_body_budget };
+		rc = sym_grpc_start(&f->grpc, &gc, err, errlen);
+	}
+	if (key)
+		sodium_memzero(key, strlen(key));
+	free(cert);
+	free(key);
+	struct sym_loop_io *io;
+	if (!rc && (rc = sym_loop_io_start(f->loop, sym_grpc_fd(f->grpc), EPOLLIN, on_grpc, f, &io)))
+		snprintf(err, errlen, "gRPC: event loop: %s", strerror((int)-rc));
+	return (int)rc;
+}
+
+/* At exit: the calls still held are answered, then the server stops. */
+static void grpc_stop(struct frontend *f)
+{
+	if (!f->grpc)
+		return;
+	for (uint32_t i = 0; i < (uint32_t)f->c->pool_slots; i++)
+		if (f->slots[i].busy && f->slots[i].gr) {
+			sym_grpc_finish_error(f->slots[i].gr, GRPC_UNAVAILABLE, "the frontend is shutting down");
+			f->slots[i].gr = NULL;
+		}
+	sym_grpc_stop(f->grpc);
+	f->grpc = NULL;
+}
+#else
+static void grpc_answer(struct frontend *f, struct slot *s, uint8_t status, const uint8_t *data, uint32_t len)
+{
+	(void)f, (void)s, (void)status, (void)data, (void)len; /* (no call without gRPC) */
+}
+#endif
+
 static void write_metrics(void *ctx, struct sym_buf *b)
 {
 	struct frontend *f = ctx;
@@ -1445,6 +1645,16 @@ static int setup(struct frontend *f)
 		    (rc = sym_loop_timer_new(f->loop, on_beat_timer, f, &f->beat_t)) ||
 		    (rc = sym_loop_timer_new(f->loop, on_client_timer, f, &f->client_t))))
 		sym_rt_error(f->who, "event loop: %s", strerror(-rc));
+	if (!rc && me->grpc.port[0]) {
+#ifdef SYM_HAVE_GRPC
+		if ((rc = grpc_start(f, me, err, sizeof(err))))
+			sym_rt_error(f->who, "%s", err);
+#else
+		rc = -ENOTSUP;
+		sym_rt_error(f->who, "this build has no gRPC API (grpc_base or a frontend's \"grpc\" address): build it "
+			     "with Debian's libgrpc++-dev and protobuf-compiler-grpc (meson -Dgrpc=enabled)");
+#endif
+	}
 	if (!rc) { /* the native clients' deadlines, looked at 4 times per clients_timeout_s (at most 1 s apart) */
 		sym_time every = sym_s(c->clients_timeout_s) / 4;
 		every = every > SYM_S ? SYM_S : every;
@@ -1491,6 +1701,9 @@ static void finish(struct frontend *f)
 static void teardown(struct frontend *f)
 {
 	sym_loop_destroy(f->loop); /* the clients closing now close their sockets */
+#ifdef SYM_HAVE_GRPC
+	grpc_stop(f);
+#endif
 	sym_http_stop(f->http);
 	for (uint32_t i = 0; i < f->nclients; i++) {
 		if (f->clients[i]->open)
@@ -1593,11 +1806,29 @@ static void on_drain_timer(struct sym_loop_timer *t, void *ctx)
 }
 
 /* SIGHUP: the bearer tokens are read again (the old ones stay when the file is bad). */
+/* SIGHUP: the cluster file read again (sym_rt_reload_cluster): the limits,
+ * deadlines and SLOs that may change live are taken on, or the whole reload
+ * refused naming what needs a restart; then the bearer tokens are read again. */
 static void on_reload(void *ctx)
 {
 	struct frontend *f = ctx;
+	char done[1500], err[1500];
+	int rc = sym_rt_reload_cluster(f->c, f->o, done, sizeof(done), err, sizeof(err));
+	if (rc < 0) {
+		sym_rt_warn(f->who, "SIGHUP: reload refused, nothing changed: %s", err);
+	} else {
+		for (size_t m = 0; m < f->c->exp.slot0; m++)
+			f->slo[m] = sym_ms(f->c->exp.model_slo_ms[m]);
+		f->clients_budget.max = f->c->clients_budget;
+		sym_http_set_limits(f->http, f->c->http_body_max, f->c->http_body_budget, (unsigned)f->c->client_min_rate);
+		sym_rt_log(f->who, "SIGHUP: reloaded %s: %s", f->o->config_path, rc ? done : "no change");
+	}
 	if (!f->c->http_token_file[0]) {
-		sym_rt_log(f->who, "SIGHUP: nothing to reload (no http_token_file); ignored");
+		if (f->tokens.n) { /* the file was taken out of the configuration: no token needed any more */
+			sym_tokens_free(&f->tokens);
+			sym_rt_warn(f->who, "SIGHUP: http_token_file is gone from the configuration: inference needs no "
+				    "bearer token any more");
+		}
 		return;
 	}
 	if (load_tokens(f))
@@ -1615,10 +1846,11 @@ int sym_frontend_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 	if (alloc_tables(&f) || setup(&f))
 		goto out;
 	if (!o->quiet)
-		sym_rt_log(f.who, "clients on %s:%s, HTTP on %s%s%s, fabric (%s) on %s:%s, pool of %d inputs of %zu bytes",
-			   me->clients.host, me->clients.port, f.http ? me->http.host : "(off)", f.http ? ":" : "",
-			   f.http ? me->http.port : "", sym_fab_provider(f.fab), me->fabric.host, me->fabric.port,
-			   c->pool_slots, c->input_max);
+		sym_rt_log(f.who, "clients on %s:%s, HTTP on %s%s%s, gRPC on %s%s%s, fabric (%s) on %s:%s, pool of %d inputs "
+			   "of %zu bytes", me->clients.host, me->clients.port, f.http ? me->http.host : "(off)",
+			   f.http ? ":" : "", f.http ? me->http.port : "", me->grpc.port[0] ? me->grpc.host : "(off)",
+			   me->grpc.port[0] ? ":" : "", me->grpc.port, sym_fab_provider(f.fab), me->fabric.host,
+			   me->fabric.port, c->pool_slots, c->input_max);
 	sym_loop_timer_set(f.connect_t, sym_monotonic_ns(), 0);
 	sym_rt_on_reload(on_reload, &f);
 	sym_rt_on_term(drain, &f);

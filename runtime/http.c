@@ -512,6 +512,16 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	}
 }
 
+void sym_http_set_limits(struct sym_http *h, size_t body_max, size_t body_budget, unsigned min_rate)
+{
+	if (!h)
+		return;
+	if (body_max)
+		h->cfg.body_max = body_max;
+	h->cfg.body_budget = body_budget ? body_budget : 8 * (h->cfg.body_max + 1);
+	h->cfg.min_rate = min_rate ? min_rate : 32768;
+}
+
 int sym_http_start(struct sym_http **out, const struct sym_http_cfg *cfg, char *err, size_t errlen)
 {
 	*out = NULL;

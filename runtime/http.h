@@ -64,6 +64,12 @@ struct sym_http_cfg {
 /* Listens. Returns 0, or -EINVAL / -EADDRINUSE / -ENOMEM with a message. */
 int sym_http_start(struct sym_http **out, const struct sym_http_cfg *cfg, char *err, size_t errlen);
 
+/* A reload: the limits read per request (body_max, 0: as it is; body_budget
+ * and min_rate, 0 as in sym_http_cfg) change for the requests that come from now on.
+ * The connection limits and timeout stay the start's (libmicrohttpd's).
+ * Accepts NULL. */
+void sym_http_set_limits(struct sym_http *h, size_t body_max, size_t body_budget, unsigned min_rate);
+
 /* Stops listening and closes every connection. Requests still waiting must
  * have been answered. Accepts NULL. */
 void sym_http_stop(struct sym_http *h);

@@ -143,6 +143,28 @@ static void shape_text(const struct sym_tensor_sig *s, bool batch, char *buf, si
 		snprintf(buf + o, len - o, "]");
 }
 
+int sym_kserve_check_input(const struct sym_model_desc *m, const char *name, const char *datatype, const int64_t *shape,
+			   int nd, const char *got, bool *batch, char *err, size_t errlen)
+{
+	const struct sym_tensor_sig *sig = &m->input;
+	if (strcmp(name, sig->name))
+		return ERR("inputs[0].name: model '%s' has no input '%s' (its input is '%s')", m->name, name, sig->name);
+	if (!datatype || sym_dtype_parse(datatype) != sig->dtype)
+		return ERR("inputs[0].datatype: expected \"%s\", got %s%s%s", sym_dtype_name(sig->dtype),
+			   datatype ? "\"" : "", datatype ? datatype : "no string", datatype ? "\"" : "");
+	*batch = nd == sig->ndim + 1;
+	bool ok = nd == sig->ndim || *batch;
+	for (int i = 0; ok && i < nd; i++)
+		ok = shape[i] == (*batch ? (i == 0 ? 1 : sig->shape[i - 1]) : sig->shape[i]);
+	if (!ok) {
+		char want[160], b1[160];
+		shape_text(sig, false, want, sizeof(want));
+		shape_text(sig, true, b1, sizeof(b1));
+		return ERR("inputs[0].shape: expected %s or %s, got %s", want, b1, got);
+	}
+	return 0;
+}
+
 int sym_kserve_decode(const char *body, size_t len, size_t json_len, const struct sym_model_desc *m, void *input,
 		      struct sym_infer_req *q, char *err, size_t errlen)
 {
@@ -155,7 +177,6 @@ int sym_kserve_decode(const char *body, size_t len, size_t json_len, const struc
 			   cJSON_GetErrorPtr() ? (size_t)(cJSON_GetErrorPtr() - body) : (size_t)0);
 	int rc = 0;
 	const struct sym_tensor_sig *sig = &m->input;
-	char want[160];
 	if (!cJSON_IsObject(root)) {
 		rc = ERR("body: expected a JSON object with \"inputs\"");
 		goto out;
@@ -202,35 +223,23 @@ int sym_kserve_decode(const char *body, size_t len, size_t json_len, const struc
 		rc = ERR("inputs[0].name: expected a string");
 		goto out;
 	}
-	if (strcmp(nm->valuestring, sig->name)) {
-		rc = ERR("inputs[0].name: model '%s' has no input '%s' (its input is '%s')", m->name, nm->valuestring,
-			 sig->name);
-		goto out;
-	}
-	if (!cJSON_IsString(dt) || sym_dtype_parse(dt->valuestring) != sig->dtype) {
-		rc = ERR("inputs[0].datatype: expected \"%s\", got %s%s%s", sym_dtype_name(sig->dtype),
-			 cJSON_IsString(dt) ? "\"" : "", cJSON_IsString(dt) ? dt->valuestring : "no string",
-			 cJSON_IsString(dt) ? "\"" : "");
-		goto out;
-	}
-	int nd = cJSON_GetArraySize(sh);
-	bool batch = nd == sig->ndim + 1;
-	bool shape_ok = cJSON_IsArray(sh) && (nd == sig->ndim || batch);
+	int64_t dims[SYM_TENSOR_DIMS + 1];
+	int nd = cJSON_IsArray(sh) ? cJSON_GetArraySize(sh) : -1;
+	if (nd > SYM_TENSOR_DIMS + 1)
+		nd = -1;
 	int i = 0;
-	for (const cJSON *v = shape_ok ? sh->child : NULL; v; v = v->next, i++) {
-		int64_t want_dim = batch ? (i == 0 ? 1 : sig->shape[i - 1]) : sig->shape[i];
-		if (!cJSON_IsNumber(v) || v->valuedouble != (double)want_dim)
-			shape_ok = false;
-	}
-	if (!shape_ok) {
-		shape_text(sig, false, want, sizeof(want));
-		char b1[160];
-		shape_text(sig, true, b1, sizeof(b1));
-		char *got = cJSON_PrintUnformatted(sh);
-		rc = ERR("inputs[0].shape: expected %s or %s, got %s", want, b1, got ? got : "nothing");
-		cJSON_free(got);
+	for (const cJSON *v = nd >= 0 ? sh->child : NULL; v; v = v->next, i++)
+		if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || fabs(v->valuedouble) > 1e15)
+			nd = -1; /* (not a shape: refused below, the JSON shown) */
+		else
+			dims[i] = (int64_t)v->valuedouble;
+	char *got = cJSON_PrintUnformatted(sh);
+	bool batch = false;
+	rc = sym_kserve_check_input(m, nm->valuestring, cJSON_IsString(dt) ? dt->valuestring : NULL, dims, nd,
+				    got ? got : "nothing", &batch, err, errlen);
+	cJSON_free(got);
+	if (rc)
 		goto out;
-	}
 	q->batch_dim = batch;
 	size_t bytes = sym_tensor_bytes(sig);
 	const cJSON *ip = cJSON_GetObjectItemCaseSensitive(in, "parameters");

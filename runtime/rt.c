@@ -305,10 +305,22 @@ void sym_rt_set_ready(bool (*ready)(void *ctx, char *why, size_t len), void *ctx
 
 static void serve_metrics(struct sym_http_req *r, void (*write)(void *ctx, struct sym_buf *b), void *ctx, bool here);
 
+static void (*rt_admin)(void *ctx, struct sym_http_req *r); /* sym_rt_set_admin, or NULL */
+static void *rt_admin_ctx;
+
+void sym_rt_set_admin(void (*admin)(void *ctx, struct sym_http_req *r), void *ctx)
+{
+	rt_admin = admin;
+	rt_admin_ctx = ctx;
+}
+
 static void on_metrics_http(void *ctx, struct sym_http_req *r)
 {
 	(void)ctx;
-	serve_metrics(r, rt_metrics_write, rt_metrics_ctx, true);
+	if (rt_admin && !strncmp(sym_http_path(r), "/v2/admin/", 10))
+		rt_admin(rt_admin_ctx, r);
+	else
+		serve_metrics(r, rt_metrics_write, rt_metrics_ctx, true);
 }
 
 int sym_rt_metrics_start(const struct sym_cluster *c, int role, int id, const char *host,
@@ -529,4 +541,31 @@ static void serve_metrics(struct sym_http_req *r, void (*write)(void *ctx, struc
 	else
 		sym_http_reply(r, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len, NULL);
 	sym_buf_free(&b);
+}
+
+int sym_rt_reload_cluster(struct sym_cluster *c, const struct sym_rt_opts *o, char *done, size_t donelen, char *err,
+			  size_t errlen)
+{
+	done[0] = '\0';
+	if (!o->config_path || !strcmp(o->config_path, "-"))
+		return snprintf(err, errlen, "the cluster was read from %s: nothing to read again",
+				o->config_path ? "standard input" : "flags only"), -EINVAL;
+	struct sym_cluster fresh;
+	if (sym_cluster_init(&fresh))
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	char e2[1024];
+	int rc = sym_cluster_load_file(&fresh, o->config_path, e2, sizeof(e2));
+	for (size_t i = 0; !rc && i < o->nflags; i++)
+		if ((rc = sym_cluster_apply_flag(&fresh, o->flag_name[i], o->flag_val[i], e2, sizeof(e2))) == 1)
+			rc = 0; /* (not a cluster flag: the process's own) */
+	if (!rc)
+		rc = sym_cluster_resolve(&fresh, e2, sizeof(e2));
+	if (rc)
+		snprintf(err, errlen, "%s", e2);
+	else
+		rc = sym_cluster_reload(c, &fresh, done, donelen, err, errlen);
+	sym_cluster_finish(&fresh);
+	if (rc > 0)
+		sym_http_set_limits(rt_metrics_srv, 0, c->http_body_budget, (unsigned)c->client_min_rate);
+	return rc < 0 ? -EINVAL : rc;
 }

@@ -29,7 +29,21 @@ struct sym_rt_opts {
 	const struct sym_revoked *revoked; /* the serials refused at start */
 	const char *revoked_path; /* where they are read again on SIGHUP ("" or NULL: nowhere) */
 	bool standby;       /* schedd: the hot standby (the second address of runtime.schedd) */
+	/* what the cluster was read from, for a reload: the file (NULL: none; "-": standard input,
+	 * which cannot be read again) and the flags given over it, in order */
+	const char *config_path;
+	const char *const *flag_name, *const *flag_val;
+	size_t nflags;
 };
+
+/* A reload of the cluster (SIGHUP; schedd's POST /v2/admin/reload): the file
+ * read again with the start's flags and resolved, then sym_cluster_reload
+ * into c; the metrics listener takes the HTTP limits. Returns the number of
+ * changes (done lists them) or a negative errno (err says why, nothing
+ * changed); the process applies the rest (its HTTP server's limits, tokens,
+ * the scheduler's SLOs). */
+int sym_rt_reload_cluster(struct sym_cluster *c, const struct sym_rt_opts *o, char *done, size_t donelen, char *err,
+			  size_t errlen);
 
 /* The file of revoked serials read again on SIGHUP (runtime/cred.h); the
  * process's fabric then closes the connections of members revoked. */
@@ -118,6 +132,11 @@ void sym_rt_serve_metrics(struct sym_http_req *r, void (*write)(void *ctx, struc
  * true for 200 {"ready": true}, false for 503 {"ready": false, "reason":
  * why}. Called on the event loop's thread. */
 void sym_rt_set_ready(bool (*ready)(void *ctx, char *why, size_t len), void *ctx);
+
+/* The process's admin API (schedd: POST /v2/admin/reload): the metrics
+ * listener hands it every /v2/admin/ request, as the process's own HTTP
+ * port does. */
+void sym_rt_set_admin(void (*admin)(void *ctx, struct sym_http_req *r), void *ctx);
 
 /* Closes the process's metrics listener (runtime.metrics_port), if it has one:
  * its loop is gone with the process's. */

@@ -69,7 +69,7 @@
 
 /* ---- messages ---- */
 
-enum { IN_REQ, IN_GPU_FREE, IN_GPU_OFFLINE, IN_GPU_ONLINE, IN_MODEL_KINDS, IN_MODEL_RESTART, IN_MODEL_SET };
+enum { IN_REQ, IN_GPU_FREE, IN_GPU_OFFLINE, IN_GPU_ONLINE, IN_MODEL_KINDS, IN_MODEL_RESTART, IN_MODEL_SET, IN_MODEL_SLO };
 
 /* driver -> solo / worker / ranker */
 struct in_msg {
@@ -642,6 +642,10 @@ static void solo_msg(struct solo *so, const struct in_msg *m, sym_time now)
 		model_set_failed(m, sym_core_set_model(c, m->model, (const struct sym_model_cfg *)(uintptr_t)m->id));
 		return;
 	}
+	if (m->type == IN_MODEL_SLO) {
+		sym_core_set_slo(c, m->model, (sym_time)m->id); /* (checked > 0 by sym_sched_set_slo) */
+		return;
+	}
 	if (m->type == IN_REQ) {
 		struct sym_request *r = take_request(&so->em, m, now);
 		if (r && sym_core_arrive(c, r, now)) {
@@ -764,6 +768,10 @@ static void wk_arrive(struct worker *wk, const struct in_msg *m, sym_time now)
 	}
 	if (m->type == IN_MODEL_SET) {
 		model_set_failed(m, sym_models_set_model(&wk->ms, m->model, (const struct sym_model_cfg *)(uintptr_t)m->id));
+		return;
+	}
+	if (m->type == IN_MODEL_SLO) {
+		sym_models_set_slo(&wk->ms, m->model, (sym_time)m->id);
 		return;
 	}
 	struct sym_request *r = take_request(&wk->em, m, now);
@@ -1315,6 +1323,19 @@ int sym_sched_set_model(struct sym_sched *s, int model, const struct sym_model_c
 	if (model < 0 || model >= s->nmodels || !cfg)
 		return -EINVAL;
 	struct in_msg m = { .id = (uint64_t)(uintptr_t)cfg, .model = model, .type = IN_MODEL_SET };
+	if (!sym_spsc_push(in_queue(s, model), &m)) {
+		s->drv_full++;
+		return -EAGAIN;
+	}
+	wake(s->model_thr[model]);
+	return 0;
+}
+
+int sym_sched_set_slo(struct sym_sched *s, int model, sym_time slo)
+{
+	if (model < 0 || model >= s->nmodels || slo <= 0)
+		return -EINVAL;
+	struct in_msg m = { .id = (uint64_t)slo, .model = model, .type = IN_MODEL_SLO };
 	if (!sym_spsc_push(in_queue(s, model), &m)) {
 		s->drv_full++;
 		return -EAGAIN;

@@ -158,6 +158,10 @@ int sym_sched_restart_arrivals(struct sym_sched *s, int model);
  * 0, -EINVAL, or -EAGAIN (queue full: try again). */
 int sym_sched_set_model(struct sym_sched *s, int model, const struct sym_model_cfg *cfg);
 
+/* Model's SLO becomes slo (> 0; a reload), on the thread that holds it:
+ * sym_core_set_slo. -EINVAL for a bad model or SLO, -EAGAIN when its queue is full. */
+int sym_sched_set_slo(struct sym_sched *s, int model, sym_time slo);
+
 /* Queues a request. 0; -EINVAL for an unknown model; -EAGAIN when its
  * worker's queue is full (poll, then retry). */
 int sym_sched_submit(struct sym_sched *s, const struct sym_sched_req *r);

@@ -2060,11 +2060,97 @@ static bool is_ready(void *ctx, char *why, size_t len)
 }
 
 /* schedd serves /metrics, the liveness and readiness probes and the model repository API. */
+/* A reload (SIGHUP; POST /v2/admin/reload): the cluster file read again
+ * (sym_rt_reload_cluster); the SLOs that changed go to the scheduler, the
+ * HTTP limits to the server, and the repository's tokens are read again.
+ * Returns as sym_rt_reload_cluster. */
+static int reload(struct schedd *s, char *done, size_t donelen, char *err, size_t errlen)
+{
+	size_t n = s->c->exp.slot0;
+	double *old = malloc((n ? n : 1) * sizeof(double));
+	if (!old)
+		return snprintf(err, errlen, "out of memory"), -ENOMEM;
+	memcpy(old, s->c->exp.model_slo_ms, n * sizeof(double));
+	int rc = sym_rt_reload_cluster(s->c, s->o, done, donelen, err, errlen);
+	for (size_t m = 0; rc > 0 && m < n; m++)
+		if (old[m] != s->c->exp.model_slo_ms[m] &&
+		    sym_sched_set_slo(s->sched, (int)m, sym_ms(s->c->exp.model_slo_ms[m])))
+			sym_rt_warn(WHO, "reload: the scheduler's queue is full: model %s keeps its SLO of %g ms there",
+				    s->c->exp.models[m].name, old[m]);
+	free(old);
+	if (rc > 0)
+		sym_http_set_limits(s->http, 0, s->c->http_body_budget, (unsigned)s->c->client_min_rate);
+	if (rc >= 0 && s->c->repository_token_file[0]) {
+		char terr[900];
+		if (sym_tokens_load(&s->admin, s->c->repository_token_file, terr, sizeof(terr)))
+			sym_rt_warn(WHO, "reload: repository tokens: %s; the %zu in use stay", terr, s->admin.n);
+	} else if (rc >= 0 && s->admin.n) {
+		sym_tokens_free(&s->admin); /* no token file any more: the repository's load and unload are refused */
+	}
+	return rc;
+}
+
+static void on_reload(void *ctx)
+{
+	struct schedd *s = ctx;
+	char done[1500], err[1500];
+	int rc = reload(s, done, sizeof(done), err, sizeof(err));
+	if (rc < 0)
+		sym_rt_warn(WHO, "SIGHUP: reload refused, nothing changed: %s", err);
+	else
+		sym_rt_log(WHO, "SIGHUP: reloaded %s: %s", s->o->config_path, rc ? done : "no change");
+}
+
+/* POST /v2/admin/reload, with a bearer token of repository_token_file: a
+ * reload; 200 {"reloaded": true, "changes": ...}, or 409 naming what needs a
+ * restart (nothing changed). */
+static void admin_http(void *ctx, struct sym_http_req *r)
+{
+	struct schedd *s = ctx;
+	const char *path = sym_http_path(r);
+	if (strcmp(path, "/v2/admin/reload")) {
+		sym_http_reply_error(r, 404, "no such endpoint: %s (the admin API: POST /v2/admin/reload)", path);
+		return;
+	}
+	if (strcmp(sym_http_method(r), "POST")) {
+		sym_http_reply_method(r, "POST");
+		return;
+	}
+	if (!s->admin.n) {
+		sym_http_reply_error(r, 403, "the admin API needs bearer tokens: set runtime.repository_token_file on schedd");
+		return;
+	}
+	if (!sym_tokens_http_ok(&s->admin, r)) {
+		static const char body[] = "{\"error\":\"the admin API needs a valid bearer token of repository_token_file: "
+					   "Authorization: Bearer TOKEN\"}";
+		const char *hdr[] = { "WWW-Authenticate", "Bearer realm=\"symphony\"", NULL };
+		sym_rt_log_limited(&s->refusal_log, WHO, "admin: a reload without a valid bearer token, refused");
+		sym_http_reply(r, 401, "application/json", body, sizeof(body) - 1, hdr);
+		return;
+	}
+	char done[1500], err[1500];
+	int rc = reload(s, done, sizeof(done), err, sizeof(err));
+	if (rc < 0) {
+		sym_rt_warn(WHO, "admin: reload refused, nothing changed: %s", err);
+		sym_http_reply_error(r, 409, "%s", err);
+		return;
+	}
+	sym_rt_log(WHO, "admin: reloaded %s: %s", s->o->config_path, rc ? done : "no change");
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddBoolToObject(o, "reloaded", true);
+	cJSON_AddStringToObject(o, "changes", rc ? done : "");
+	sym_http_reply_json(r, 200, o);
+}
+
 static void on_http(void *ctx, struct sym_http_req *r)
 {
 	struct schedd *s = ctx;
 	check_stall(s);
 	const char *path = sym_http_path(r);
+	if (!strncmp(path, "/v2/admin/", 10)) {
+		admin_http(s, r);
+		return;
+	}
 	if (!strncmp(path, "/v2/repository/", 15)) {
 		if (s->standby)
 			sym_http_reply_error(r, 503, "this scheduler stands by: the repository API is the active one's");
@@ -3070,6 +3156,8 @@ int sym_schedd_run(struct sym_cluster *c, const struct sym_rt_opts *o)
 		goto out;
 	}
 	sym_rt_on_term(drain, &s);
+	sym_rt_on_reload(on_reload, &s);
+	sym_rt_set_admin(admin_http, &s);
 	if ((rc = sym_loop_run(s.loop)))
 		sym_rt_error(WHO, "%s", sym_loop_error(s.loop));
 	sym_fab_flush(s.fab, 1000);

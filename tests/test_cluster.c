@@ -114,6 +114,57 @@ static void test_pods(void **state)
 	sym_cluster_finish(&c);
 }
 
+/* A reload: the live keys and the SLOs are taken on and listed; anything
+ * else refuses the whole reload, naming it, with nothing changed. */
+static void test_reload(void **state)
+{
+	(void)state;
+	struct sym_cluster c, f;
+	char err[1500], done[1500];
+	const char *base = "{" MODELS ", \"runtime\": {\"backends\": 2, \"deadline_max_ms\": 5000}}";
+	assert_int_equal(load(&c, base, err, sizeof(err)), 0);
+	/* the same file: no change */
+	assert_int_equal(load(&f, base, err, sizeof(err)), 0);
+	assert_int_equal(sym_cluster_reload(&c, &f, done, sizeof(done), err, sizeof(err)), 0);
+	assert_string_equal(done, "");
+	sym_cluster_finish(&f);
+	/* live: deadlines, limits, an SLO */
+	assert_int_equal(load(&f, "{\"slo_ms\": 30, \"models\": [{\"name\": \"a\", \"alpha_ms\": 1, \"beta_ms\": 2}, "
+			 "{\"name\": \"b\", \"alpha_ms\": 2, \"beta_ms\": 1, \"slo_ms\": 45}], \"slo_mode\": \"at-least\", "
+			 "\"runtime\": {\"backends\": 2, \"deadline_max_ms\": 1000, \"clients_max\": 9, \"late_status\": 504}}",
+			 err, sizeof(err)),
+			 0);
+	assert_int_equal(sym_cluster_reload(&c, &f, done, sizeof(done), err, sizeof(err)), 4);
+	assert_non_null(strstr(done, "deadline_max_ms 5000 -> 1000"));
+	assert_non_null(strstr(done, "clients_max 256 -> 9"));
+	assert_non_null(strstr(done, "late_status 200 -> 504"));
+	assert_non_null(strstr(done, "slo_ms of b 30 -> 45"));
+	assert_near(c.deadline_max_ms, 1000, 0, "deadline_max_ms");
+	assert_int_equal(c.clients_max, 9);
+	assert_int_equal(c.late_status, 504);
+	assert_near(c.exp.model_slo_ms[1], 45, 0, "b's SLO");
+	assert_near(c.exp.model_slo_ms[0], 30, 0, "a's SLO");
+	sym_cluster_finish(&f);
+	/* a membership list, a model's profile and the policy need a restart: nothing changes */
+	assert_int_equal(load(&f, "{\"slo_ms\": 30, \"models\": [{\"name\": \"a\", \"alpha_ms\": 1.5, \"beta_ms\": 2}, "
+			 "{\"name\": \"b\", \"alpha_ms\": 2, \"beta_ms\": 1}], \"policy\": \"eager\", \"runtime\": "
+			 "{\"backends\": 2, \"backends_max\": 4, \"frontends\": 2, \"deadline_max_ms\": 700}}",
+			 err, sizeof(err)),
+			 0);
+	assert_int_equal(sym_cluster_reload(&c, &f, done, sizeof(done), err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "restart"));
+	assert_non_null(strstr(err, "backends_max 2 -> 4"));
+	assert_non_null(strstr(err, "frontends"));
+	assert_non_null(strstr(err, "the experiment's models"));
+	assert_non_null(strstr(err, "the experiment's policy"));
+	assert_null(strstr(err, "deadline_max_ms")); /* (live: not among the refusals) */
+	assert_near(c.deadline_max_ms, 1000, 0, "unchanged");
+	assert_near(c.exp.model_slo_ms[1], 45, 0, "unchanged");
+	assert_int_equal(c.backends_max, 2);
+	sym_cluster_finish(&f);
+	sym_cluster_finish(&c);
+}
+
 static void test_keys_and_flags(void **state)
 {
 	(void)state;
@@ -343,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_keys_and_flags),
 		cmocka_unit_test(test_pods),
+		cmocka_unit_test(test_reload),
 		cmocka_unit_test(test_model_signatures),
 		cmocka_unit_test(test_bad),
 	};

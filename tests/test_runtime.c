@@ -2463,6 +2463,65 @@ static void test_partial_frontends(void **state)
 	passed = true;
 }
 
+/* A reload: the cluster file edited under a running cluster; schedd's POST /v2/admin/reload
+ * (bearer token of repository_token_file) and a frontend's SIGHUP take on a new deadline
+ * limit and SLO, and refuse a membership change with nothing changed; the cluster serves
+ * throughout. */
+static void test_reload(void **state)
+{
+	(void)state;
+	write_file("admin.tokens", "admin-token-0123456789\n", 23);
+	char repl[600];
+	snprintf(repl, sizeof(repl), "\"runtime\": {\"repository_token_file\": \"%s/admin.tokens\", \"keys_dir\"", dir);
+	char tokens[400];
+	snprintf(tokens, sizeof(tokens), "%s/admin.tokens", dir);
+	assert_int_equal(chmod(tokens, 0600), 0);
+	config_replace("\"runtime\": {\"keys_dir\"", repl);
+	struct cluster c;
+	cluster_start(&c);
+	infer_body("body", 4, "UINT8", IN_BYTES);
+	char data[700];
+	snprintf(data, sizeof(data), "-H 'Symphony-Deadline-Ms: 900' --data-binary @'%s/body'", dir);
+	assert_int_equal(curl_infer("r0", 1, data), 200);
+	/* the same file: no change */
+	const char *tok = "-H 'Authorization: Bearer admin-token-0123456789'";
+	assert_int_equal(curl("rl", "POST", 0, "/v2/admin/reload", tok), 200);
+	assert_int_equal(count_in("rl", "{\"reloaded\":true,\"changes\":\"\"}"), 1);
+	/* deadlines up to 500 ms, an SLO of 60 ms */
+	config_replace("\"deadline_max_ms\": 1000", "\"deadline_max_ms\": 500");
+	config_replace("\"slo_ms\": 40,", "\"slo_ms\": 60,");
+	assert_int_equal(curl("rl", "POST", 0, "/v2/admin/reload", ""), 401);
+	assert_int_equal(curl("rl", "POST", 0, "/v2/admin/reload", "-H 'Authorization: Bearer admin-token-0123456780'"),
+			 401);
+	assert_int_equal(curl("rl", "GET", 0, "/v2/admin/reload", tok), 405);
+	assert_int_equal(curl("rl", "POST", 0, "/v2/admin/reload", tok), 200);
+	assert_int_equal(count_in("rl", "deadline_max_ms 1000 -> 500"), 1);
+	assert_int_equal(count_in("rl", "slo_ms of m 40 -> 60"), 1);
+	assert_int_equal(wait_log("schedd.log", "admin: reloaded", 2), 2);
+	kill(c.fe[0], SIGHUP);
+	assert_int_equal(wait_log("frontend0.log", "SIGHUP: reloaded", 1), 1);
+	assert_int_equal(count_in("frontend0.log", "deadline_max_ms 1000 -> 500"), 1);
+	assert_int_equal(curl("r1", "POST", 1, "/v2/models/m/infer", data), 400);
+	assert_int_equal(count_in("r1", "above the limit of 500 ms (deadline_max_ms)"), 1);
+	assert_int_equal(curl("r1", "POST", 2, "/v2/models/m/infer", data) == 200 ||
+				 count_in("r1", "dropped") == 1,
+			 1); /* frontend 1 was not told: its limit is still 1000 ms */
+	/* a membership change needs a restart: refused, nothing changed, still serving */
+	config_replace("\"deadline_max_ms\": 500", "\"backends_max\": 8, \"deadline_max_ms\": 2000");
+	assert_int_equal(curl("rl", "POST", 0, "/v2/admin/reload", tok), 409);
+	assert_int_equal(count_in("rl", "backends_max 4 -> 8"), 1);
+	kill(c.fe[0], SIGHUP);
+	kill(c.be[0], SIGHUP);
+	assert_int_equal(wait_log("frontend0.log", "SIGHUP: reload refused, nothing changed", 1), 1);
+	assert_int_equal(wait_log("backend0.log", "SIGHUP: reload refused, nothing changed", 1), 1);
+	assert_int_equal(count_in("backend0.log", "backends_max 4 -> 8"), 1);
+	assert_int_equal(curl("r2", "POST", 1, "/v2/models/m/infer", data), 400); /* still 500 ms */
+	snprintf(data, sizeof(data), "--data-binary @'%s/body'", dir);
+	assert_int_equal(curl_infer("r3", 1, data), 200);
+	assert_int_equal(cluster_stop(&c), 0);
+	passed = true;
+}
+
 /* The lines of a process's JSON log, each checked: one object with an RFC 3339
  * time within ten minutes of now, a level, its role and id (-1: none), a message. */
 static cJSON *json_log(const char *name, const char *role, int id)
@@ -2881,6 +2940,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_fencing_terms, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_partial_frontends, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_json_logs, setup, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_reload, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_epochs, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_epochs_idle, setup, teardown_dir),
 		cmocka_unit_test_setup_teardown(test_autoscale, setup, teardown_dir),
