@@ -1127,9 +1127,11 @@ static int parse_ms(const char *text, double *out)
 	return 0;
 }
 
-static void http_infer(struct frontend *f, struct sym_http_req *r, int model)
+/* Whether an inference of model can be taken now: SYM_WIRE_OK, or why not
+ * (counted as refused): not loaded, unavailable (no scheduler, draining),
+ * overloaded (the pool is full). HTTP and gRPC ask it alike. */
+static int infer_refusal(struct frontend *f, int model)
 {
-	const struct sym_model_desc *m = &f->c->models[model];
 	int refuse = f->off[model] ? SYM_WIRE_NOT_LOADED
 		     : !taking(f)    ? SYM_WIRE_UNAVAILABLE
 		     : !f->nfree     ? SYM_WIRE_OVERLOADED
@@ -1137,6 +1139,15 @@ static void http_infer(struct frontend *f, struct sym_http_req *r, int model)
 	if (refuse) {
 		f->refused++;
 		f->ms[model].outcome[refuse]++;
+	}
+	return refuse;
+}
+
+static void http_infer(struct frontend *f, struct sym_http_req *r, int model)
+{
+	const struct sym_model_desc *m = &f->c->models[model];
+	int refuse = infer_refusal(f, model);
+	if (refuse) {
 		sym_http_reply_error(r, refuse == SYM_WIRE_NOT_LOADED ? 404 : 503, "model '%s': %s", m->name,
 				     drop_words(refuse));
 		return;
@@ -1258,13 +1269,8 @@ static void grpc_infer(struct frontend *f, struct sym_grpc_call *c)
 	if (model < 0)
 		return;
 	const struct sym_model_desc *m = &f->c->models[model];
-	int refuse = f->off[model] ? SYM_WIRE_NOT_LOADED
-		     : !taking(f)    ? SYM_WIRE_UNAVAILABLE
-		     : !f->nfree     ? SYM_WIRE_OVERLOADED
-				     : SYM_WIRE_OK;
+	int refuse = infer_refusal(f, model);
 	if (refuse) {
-		f->refused++;
-		f->ms[model].outcome[refuse]++;
 		sym_grpc_finish_error(c, grpc_code(refuse), "model '%s': %s", m->name, drop_words(refuse));
 		return;
 	}

@@ -3,9 +3,10 @@
 
 usage: check_grpc.py SYMPHONY SOURCE_DIR GRPC_BUILT
 
-Starts schedd, a frontend (HTTP and gRPC, bearer tokens) and two emulated backends, and talks to
-the frontend with Python's grpcio (Debian's python3-grpcio), the messages compiled from
-runtime/grpc/inference.proto with protoc here:
+Starts schedd, a frontend (HTTPS and gRPC over TLS with a certificate made here by openssl, bearer
+tokens) and two emulated backends, and talks to the frontend with Python's grpcio (Debian's
+python3-grpcio), the messages compiled from runtime/grpc/inference.proto with protoc here:
+  - TLS: a client that checks the certificate gets through, a plaintext one does not;
   - ServerLive, ServerReady, ModelReady (and an unknown model's NOT_FOUND), ServerMetadata,
     ModelMetadata (the model's input and output as the REST API gives them);
   - ModelInfer with raw_input_contents and with typed contents, with and without the batch
@@ -19,12 +20,12 @@ runtime/grpc/inference.proto with protoc here:
 Skips (77) where the build has no gRPC or /usr/bin/python3 cannot import grpc (python3-grpcio).
 Every wait is on readiness, bounded.
 """
-import base64
 import concurrent.futures
 import importlib
 import json
 import os
 import shutil
+import ssl
 import struct
 import subprocess
 import sys
@@ -80,13 +81,13 @@ def check(cond, what):
         raise AssertionError(what)
 
 
-def wait_ready(url, procs, limit_s=60):
+def wait_ready(url, procs, ctx, limit_s=60):
     end = time.time() + limit_s
     while time.time() < end:
         for name, p in procs:
             check(p.poll() is None, "%s exited with %s while the cluster started" % (name, p.returncode))
         try:
-            with urllib.request.urlopen(url, timeout=2) as r:
+            with urllib.request.urlopen(url, timeout=2, context=ctx) as r:
                 if r.status == 200:
                     return
         except (urllib.error.URLError, OSError):
@@ -110,10 +111,17 @@ def run(symphony, src, d, procs):
     with open(tok, "w") as f:
         f.write(TOKEN + "\n")
     os.chmod(tok, 0o600)
+    cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost", "-addext",
+                    "subjectAltName=DNS:localhost,IP:127.0.0.1"], check=True, capture_output=True)
+    os.chmod(key, 0o600)
+    ctx = ssl.create_default_context(cafile=cert)
     base = 24000 + (os.getpid() % 400) * 20
     cfg = {"models": [{"name": "m", "alpha_ms": 1, "beta_ms": 1}], "slo_ms": 200,
            "runtime": {"keys_dir": keys, "frontends": 1, "backends": 2, "port_base": base, "input_bytes": N,
                        "grpc_base": base + 900, "http_token_file": tok, "deadline_max_ms": 5000,
+                       "http_tls_cert": cert, "http_tls_key": key,
                        "failure_ms": 3000}}
     cpath = os.path.join(d, "cluster.json")
     with open(cpath, "w") as f:
@@ -122,10 +130,18 @@ def run(symphony, src, d, procs):
                        ("backend0", ["backend", cpath, "--id", "0"]), ("backend1", ["backend", cpath, "--id", "1"])):
         log = open(os.path.join(d, name + ".log"), "w")
         procs.append((name, subprocess.Popen([symphony] + args, stdout=log, stderr=subprocess.STDOUT)))
-    http = "http://127.0.0.1:%d" % (base + 1001)
-    wait_ready(http + "/v2/health/ready", procs)
+    http = "https://127.0.0.1:%d" % (base + 1001)
+    wait_ready(http + "/v2/health/ready", procs, ctx)
 
-    ch = grpc.insecure_channel("127.0.0.1:%d" % (base + 900))
+    plain = grpc.insecure_channel("127.0.0.1:%d" % (base + 900))
+    try:
+        grpc.channel_ready_future(plain).result(timeout=3)
+        raise AssertionError("a plaintext gRPC channel got through to a TLS frontend")
+    except grpc.FutureTimeoutError:
+        pass
+    plain.close()
+    with open(cert, "rb") as f:
+        ch = grpc.secure_channel("localhost:%d" % (base + 900), grpc.ssl_channel_credentials(f.read()))
     grpc.channel_ready_future(ch).result(timeout=10)
 
     def rpc(name, req_cls, resp_cls):
@@ -156,7 +172,7 @@ def run(symphony, src, d, procs):
     sm = smeta(pb.ServerMetadataRequest(), timeout=5)
     check(sm.name == "symphony" and sm.version and "binary_tensor_data" in sm.extensions, "ServerMetadata %s" % sm)
     mm = mmeta(pb.ModelMetadataRequest(name="m"), timeout=5)
-    with urllib.request.urlopen(http + "/v2/models/m", timeout=5) as r:
+    with urllib.request.urlopen(http + "/v2/models/m", timeout=5, context=ctx) as r:
         rest = json.load(r)
     check(mm.name == "m" and list(mm.versions) == ["1"] and mm.platform == rest["platform"], "ModelMetadata %s" % mm)
     check([(t.name, t.datatype, list(t.shape)) for t in mm.inputs] ==
@@ -199,7 +215,7 @@ def run(symphony, src, d, procs):
     body = json.dumps({"inputs": [{"name": "INPUT0", "datatype": "UINT8", "shape": [1, N], "data": list(data)}]})
     req = urllib.request.Request(http + "/v2/models/m/infer", data=body.encode(), method="POST",
                                  headers={"Authorization": "Bearer " + TOKEN})
-    with urllib.request.urlopen(req, timeout=10) as r:
+    with urllib.request.urlopen(req, timeout=10, context=ctx) as r:
         rest_out = json.load(r)["outputs"][0]["data"][0]
     check(struct.pack("<Q", rest_out) == out_raw, "REST %x, gRPC %s" % (rest_out, out_raw.hex()))
 
@@ -247,7 +263,7 @@ def run(symphony, src, d, procs):
         p.terminate()
     for name, p in procs:
         check(p.wait(timeout=30) in (0,), "%s exited %s" % (name, p.returncode))
-    print("check_grpc: health, metadata, inference (raw and typed, as REST answers), %d refusals and 200 concurrent "
+    print("check_grpc: TLS, health, metadata, inference (raw and typed, as REST answers), %d refusals and 200 concurrent "
           "calls over gRPC" % len(bad))
     return True
 
