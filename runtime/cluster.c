@@ -147,7 +147,7 @@ static const struct rt_key {
 	{ "host", "host", "HOST", "address processes bind to and reach each other at (default 127.0.0.1)", RK_PATH, offsetof(struct sym_cluster, host), sizeof(((struct sym_cluster *)0)->host), 0, 0, "a host name or address" },
 	{ "listen_host", "listen-host", "HOST", "where this process's listeners bind, in place of its listed address's host (e.g. 0.0.0.0 in a pod listed by its DNS name; default: that host)", RK_PATH, offsetof(struct sym_cluster, listen_host), sizeof(((struct sym_cluster *)0)->listen_host), 0, 0, "a host name or address" },
 	{ "http_port", "http-port", "PORT", "every process's HTTP port (API, /metrics), in place of http_base's layout: for processes on hosts of their own, as pods (default 0: the layout)", RK_INT, offsetof(struct sym_cluster, http_port), 0, 0, 65535, "a port 1..65535, or 0 for http_base's layout" },
-	{ "grpc_base", "grpc-base", "PORT", "the frontends' gRPC API (KServe v2 over gRPC): frontend i at PORT+i (default 0: none; a listed frontend's \"grpc\" address wins)", RK_INT, offsetof(struct sym_cluster, grpc_base), 0, 0, 65535 - 1024, "a port 1..64511, or 0 for no gRPC" },
+	{ "grpc_base", "grpc-base", "PORT", "the gRPC API (KServe v2 over gRPC): schedd at PORT (the repository extension; its standby at PORT+511), frontend i at PORT+1+i (default 0: none; a listed frontend's \"grpc\" address wins)", RK_INT, offsetof(struct sym_cluster, grpc_base), 0, 0, 65535 - 1024, "a port 1..64511, or 0 for no gRPC" },
 	{ "keys_dir", "keys-dir", "DIR", "the cluster's keys (symphony keygen cluster DIR): DIR/ca.pub, DIR/revoked.json, and each member's DIR/ROLE-ID.cred; required by schedd, frontends and backends", RK_PATH, offsetof(struct sym_cluster, keys_dir), sizeof(((struct sym_cluster *)0)->keys_dir), 0, 0, "a path" },
 	{ "credential", "credential", "FILE", "this process's credential, when not DIR/ROLE-ID.cred of keys_dir (schedd-0, schedd-1 for a standby, frontend-N, backend-N)", RK_PATH, offsetof(struct sym_cluster, credential), sizeof(((struct sym_cluster *)0)->credential), 0, 0, "a path" },
 	{ "port_base", "port-base", "PORT", "schedd's port; frontend i uses PORT+1+2i (fabric) and PORT+2+2i (clients)", RK_INT, offsetof(struct sym_cluster, port_base), 0, 1, 65535 - 2 * 1024 - 2, "a port from 1 to 63485" },
@@ -597,6 +597,8 @@ int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen)
 	}
 	if (c->http_base < 0)
 		c->http_base = c->port_base + 1000 <= 65535 - 1024 ? c->port_base + 1000 : 0;
+	if (c->grpc_base && c->nfrontends > 510 && !c->frontends_listed)
+		return ERR("runtime: gRPC ports are laid out for at most 510 frontends; list their \"grpc\" addresses");
 	if (c->http_base && c->nfrontends > 510)
 		return ERR("runtime: HTTP ports are laid out for at most 510 frontends; set http_base 0 or list them");
 	if (!c->backends_max)
@@ -621,7 +623,7 @@ int sym_cluster_resolve(struct sym_cluster *c, char *err, size_t errlen)
 		if (fe->grpc.port[0])
 			continue;
 		snprintf(fe->grpc.host, sizeof(fe->grpc.host), "%s", fe->clients.host);
-		snprintf(fe->grpc.port, sizeof(fe->grpc.port), "%d", c->grpc_base + i);
+		snprintf(fe->grpc.port, sizeof(fe->grpc.port), "%d", c->grpc_base + 1 + i);
 	}
 	for (int i = 0; i < c->nfrontends; i++) {
 		struct sym_cluster_fe *fe = &c->frontends[i];
@@ -868,6 +870,14 @@ int sym_cluster_reload(struct sym_cluster *c, const struct sym_cluster *fresh, c
 		c->exp.model_slo_ms[m] = fresh->exp.model_slo_ms[m];
 	c->exp.slo_ms = fresh->exp.slo_ms;
 	return nchanged;
+}
+
+const char *sym_cluster_grpc_port(const struct sym_cluster *c, int id, char *buf, size_t len)
+{
+	if (!c->grpc_base)
+		return NULL;
+	snprintf(buf, len, "%d", c->grpc_base + (id == 1 ? 511 : 0));
+	return buf;
 }
 
 const char *sym_cluster_bind_host(const struct sym_cluster *c, const char *listed)

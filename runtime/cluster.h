@@ -13,8 +13,9 @@
  *                                     its DNS name binds every interface)
  *     "http_port": 8080,              (optional) every process's HTTP port, in place of http_base's
  *                                     layout: processes on hosts of their own (pods)
- *     "grpc_base": 8001,              (optional) the frontends' gRPC API (KServe v2 over gRPC):
- *                                     frontend i at PORT + i; a listed frontend's "grpc" address wins
+ *     "grpc_base": 8001,              (optional) the gRPC API (KServe v2 over gRPC): schedd at PORT
+ *                                     (the repository extension; the standby at PORT + 511),
+ *                                     frontend i at PORT + 1 + i; a listed frontend's "grpc" wins
  *     "keys_dir": "keys",             the cluster's keys (`symphony keygen cluster DIR`; runtime/cred.h):
  *                                     DIR/ca.pub, DIR/revoked.json and each member's own
  *                                     DIR/ROLE-ID.cred (mode 0600), required by schedd, frontends
@@ -135,7 +136,7 @@ struct sym_cluster {
 	char host[256];
 	char listen_host[256];            /* "": each listener binds its listed address's host (sym_cluster_bind_host) */
 	int http_port;                    /* > 0: every process's HTTP port, in place of http_base's layout */
-	int grpc_base;                    /* > 0: frontend i's gRPC API at grpc_base + i (unless listed) */
+	int grpc_base;                    /* > 0: gRPC: schedd here (standby +511), frontend i at +1+i (unless listed) */
 	int port_base;
 	struct sym_hostport schedd;       /* the active scheduler */
 	struct sym_hostport standby;      /* its hot standby (symphony schedd --standby), when has_standby */
@@ -262,6 +263,10 @@ const char *sym_cluster_http_port(const struct sym_cluster *c, int role, int id,
  * apart from c (HTTP servers' limits, tokens, the scheduler's SLOs). */
 int sym_cluster_reload(struct sym_cluster *c, const struct sym_cluster *fresh, char *done, size_t donelen, char *err,
 		       size_t errlen);
+
+/* Schedd's gRPC port (id 0 the active, 1 the standby) in buf, or NULL when
+ * there is no gRPC (grpc_base 0). */
+const char *sym_cluster_grpc_port(const struct sym_cluster *c, int id, char *buf, size_t len);
 
 /* Where a listener of this process binds: listen_host, or else the host of
  * its listed address `listed`. */

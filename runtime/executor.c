@@ -1,4 +1,5 @@
-#define _GNU_SOURCE /* dladdr: where symphony-runtime.so is, to find the torch module beside it */
+#define _GNU_SOURCE /* dladdr: where symphony-runtime.so is, to find the modules beside it */
+#include <dlfcn.h>
 #include "runtime/executor.h"
 
 #include <errno.h>
@@ -190,6 +191,18 @@ int sym_executor_cuda_built(void)
 }
 #endif
 
+void sym_module_beside(const char *name, char *out, size_t len)
+{
+	Dl_info info;
+	out[0] = '\0';
+	if (dladdr((void *)&sym_module_beside, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
+		snprintf(out, len, "%s", info.dli_fname);
+		*strrchr(out, '/') = '\0';
+		size_t l = strlen(out);
+		snprintf(out + l, len - l, "/%s", name);
+	}
+}
+
 /* The TorchScript executor is a module of its own (symphony-torch.so, from
  * runtime/torch/), loaded here only when a process asks for it: libtorch
  * takes most of a second to load (about 2 s under ThreadSanitizer), which
@@ -216,14 +229,8 @@ static char torch_why[2048];
 
 static void torch_find(void)
 {
-	char beside[PATH_MAX + 64] = "";
-	Dl_info info;
-	if (dladdr((void *)&torch_find, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
-		snprintf(beside, sizeof(beside), "%s", info.dli_fname);
-		*strrchr(beside, '/') = '\0';
-		size_t l = strlen(beside);
-		snprintf(beside + l, sizeof(beside) - l, "/%s", TORCH_MODULE_NAME);
-	}
+	char beside[PATH_MAX + 64];
+	sym_module_beside(TORCH_MODULE_NAME, beside, sizeof(beside));
 	const char *env = getenv("SYM_TORCH_MODULE");
 	const char *tried[3] = { env && env[0] ? env : NULL, beside[0] ? beside : NULL, SYM_TORCH_MODULE };
 	size_t used = 0;

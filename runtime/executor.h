@@ -51,6 +51,11 @@ struct sym_model_desc {
 	int version;                       /* the version served (a repository's; 1 otherwise) */
 };
 
+/* The path of module `name` beside the object this function is in
+ * (symphony-runtime.so, in the build tree or LIBDIR/symphony once
+ * installed) into out, or "" when that is unknown. */
+void sym_module_beside(const char *name, char *out, size_t len);
+
 /* The default signature of a model on the emulated executor: INPUT0 UINT8
  * [input_bytes] in, OUTPUT0 UINT64 [1] out. */
 void sym_model_desc_default(struct sym_model_desc *m, const char *name, const struct sym_profile *p,

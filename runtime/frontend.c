@@ -1332,6 +1332,11 @@ static void on_grpc(struct sym_loop_io *io, uint32_t events, void *ctx)
 		case SYM_GRPC_MODEL_INFER:
 			grpc_infer(f, c);
 			break;
+		case SYM_GRPC_REPOSITORY_INDEX:
+		case SYM_GRPC_REPOSITORY_LOAD:
+		case SYM_GRPC_REPOSITORY_UNLOAD:
+			sym_grpc_finish_error(c, 12, "the model repository API is schedd's (its gRPC address, grpc_base)");
+			break;
 		}
 	}
 }

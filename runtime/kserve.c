@@ -134,36 +134,7 @@ static int fill_from(struct fill *f, const cJSON *arr, int depth, char *err, siz
 	return 0;
 }
 
-static void shape_text(const struct sym_tensor_sig *s, bool batch, char *buf, size_t len)
-{
-	size_t o = (size_t)snprintf(buf, len, "[%s", batch ? "1" : "");
-	for (int i = 0; i < s->ndim && o < len; i++)
-		o += (size_t)snprintf(buf + o, len - o, "%s%lld", i || batch ? ", " : "", (long long)s->shape[i]);
-	if (o < len)
-		snprintf(buf + o, len - o, "]");
-}
 
-int sym_kserve_check_input(const struct sym_model_desc *m, const char *name, const char *datatype, const int64_t *shape,
-			   int nd, const char *got, bool *batch, char *err, size_t errlen)
-{
-	const struct sym_tensor_sig *sig = &m->input;
-	if (strcmp(name, sig->name))
-		return ERR("inputs[0].name: model '%s' has no input '%s' (its input is '%s')", m->name, name, sig->name);
-	if (!datatype || sym_dtype_parse(datatype) != sig->dtype)
-		return ERR("inputs[0].datatype: expected \"%s\", got %s%s%s", sym_dtype_name(sig->dtype),
-			   datatype ? "\"" : "", datatype ? datatype : "no string", datatype ? "\"" : "");
-	*batch = nd == sig->ndim + 1;
-	bool ok = nd == sig->ndim || *batch;
-	for (int i = 0; ok && i < nd; i++)
-		ok = shape[i] == (*batch ? (i == 0 ? 1 : sig->shape[i - 1]) : sig->shape[i]);
-	if (!ok) {
-		char want[160], b1[160];
-		shape_text(sig, false, want, sizeof(want));
-		shape_text(sig, true, b1, sizeof(b1));
-		return ERR("inputs[0].shape: expected %s or %s, got %s", want, b1, got);
-	}
-	return 0;
-}
 
 int sym_kserve_decode(const char *body, size_t len, size_t json_len, const struct sym_model_desc *m, void *input,
 		      struct sym_infer_req *q, char *err, size_t errlen)
@@ -235,7 +206,7 @@ int sym_kserve_decode(const char *body, size_t len, size_t json_len, const struc
 			dims[i] = (int64_t)v->valuedouble;
 	char *got = cJSON_PrintUnformatted(sh);
 	bool batch = false;
-	rc = sym_kserve_check_input(m, nm->valuestring, cJSON_IsString(dt) ? dt->valuestring : NULL, dims, nd,
+	rc = sym_tensor_check_input(&m->input, m->name, nm->valuestring, cJSON_IsString(dt) ? dt->valuestring : NULL, dims, nd,
 				    got ? got : "nothing", &batch, err, errlen);
 	cJSON_free(got);
 	if (rc)

@@ -29,14 +29,6 @@ struct sym_infer_req {
 	double deadline_ms;   /* "parameters": {"deadline_ms": D}, or 0 */
 };
 
-/* Checks one input tensor's name, datatype (NULL: none given) and shape
- * (nd dimensions; -1: not a shape) against model m's input, the shape with or
- * without a leading batch dimension of 1 (*batch says which): 0, or -EINVAL
- * with the API's words ("inputs[0].shape: expected [...] or [...], got GOT").
- * REST and gRPC share it. */
-int sym_kserve_check_input(const struct sym_model_desc *m, const char *name, const char *datatype, const int64_t *shape,
-			   int nd, const char *got, bool *batch, char *err, size_t errlen);
-
 /* Decodes body (len bytes; the first json_len are JSON, the rest binary
  * tensors; json_len == len without the binary extension) for model m,
  * writing sym_tensor_bytes(&m->input) bytes to input. Returns 0, or

@@ -26,19 +26,28 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <sodium.h>
 
 #include "core/autoscale.h"
 #include "core/build.h"
 #include "experiment/output.h"
 #include "experiment/result.h"
 #include "experiment/subcluster.h"
+#include "runtime/auth.h"
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
 #include "runtime/http.h"
+#ifdef SYM_HAVE_GRPC
+#include "runtime/grpc/grpc.h"
+#else
+struct sym_grpc_call;
+#endif
 #include "runtime/loop.h"
 #include "runtime/prom.h"
 #include "runtime/run.h"
@@ -116,11 +125,17 @@ enum hold { HOLD_NO, HOLD_YES, HOLD_LOADING, HOLD_UNLOADING };
  * UNAVAILABLE with the reason. */
 enum mstate { MS_READY, MS_DRAINING, MS_UNLOADING, MS_UNAVAILABLE, MS_LOADING };
 
+/* Where a repository call's answer goes: its HTTP request or its gRPC call. */
+struct reply {
+	struct sym_http_req *hr;
+	struct sym_grpc_call *gc;
+};
+
 struct rmodel {
 	uint8_t state;                /* enum mstate */
 	bool failed;                  /* LOADING: a backend could not load it */
 	char reason[300];             /* UNAVAILABLE after a failed load: why */
-	struct sym_http_req *waiting; /* the load or unload call to answer when it is done, or NULL */
+	struct reply waiting;         /* the load or unload call to answer when it is done (none: both NULL) */
 	bool waiting_load;            /* which */
 	sym_time since;               /* when the call came */
 };
@@ -224,6 +239,7 @@ struct schedd {
 	int repo_busy;            /* models draining, unloading or loading */
 	bool status_dirty;        /* the models off changed since the frontends last heard */
 	struct sym_tokens admin;  /* repository_token_file's tokens: load and unload need one */
+	struct sym_grpc *grpc;    /* the gRPC API (the repository extension), or NULL */
 	uint64_t repo_loads, repo_unloads, repo_failed, repo_refused, repo_not_loaded;
 	double *gpu_busy_s;     /* per GPU: planned busy seconds of the batches sent */
 	uint64_t *gpu_plans;    /* per GPU: plans sent */
@@ -1023,12 +1039,45 @@ static void set_state(struct schedd *s, int m, int st)
 	}
 }
 
+static bool reply_set(struct reply r)
+{
+	return r.hr || r.gc;
+}
+
+/* An answer that is not a success: the HTTP status, or its gRPC code. */
+static void reply_error(struct reply r, unsigned status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void reply_error(struct reply r, unsigned status, const char *fmt, ...)
+{
+	char msg[900];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (r.hr)
+		sym_http_reply_error(r.hr, status, "%s", msg);
+#ifdef SYM_HAVE_GRPC
+	else if (r.gc)
+		sym_grpc_finish_error(r.gc, sym_grpc_code_of_http(status), "%s", msg);
+#endif
+}
+
+/* Done as asked: 200 and {}, or OK. */
+static void reply_done(struct reply r)
+{
+	if (r.hr)
+		sym_http_reply_json(r.hr, 200, cJSON_CreateObject());
+#ifdef SYM_HAVE_GRPC
+	else if (r.gc)
+		sym_grpc_finish_ok(r.gc);
+#endif
+}
+
 /* The call waiting on model m, answered: 200 and {} when it did what it was
  * asked, else status and why. */
 static void repo_answer(struct schedd *s, int m, unsigned status, const char *why)
 {
 	struct rmodel *rm = &s->rm[m];
-	if (!rm->waiting)
+	if (!reply_set(rm->waiting))
 		return;
 	const char *name = s->c->exp.models[m].name;
 	double took = (double)(sym_monotonic_ns() - rm->since) / 1e9;
@@ -1036,12 +1085,12 @@ static void repo_answer(struct schedd *s, int m, unsigned status, const char *wh
 		if (!s->o->quiet)
 			sym_rt_log(WHO, "repository: model %s %s in %.3f s", name, rm->waiting_load ? "loaded" : "unloaded",
 				   took);
-		sym_http_reply_json(rm->waiting, 200, cJSON_CreateObject());
+		reply_done(rm->waiting);
 	} else {
 		sym_rt_warn(WHO, "repository: model %s: %s", name, why);
-		sym_http_reply_error(rm->waiting, status, "model '%s': %s", name, why);
+		reply_error(rm->waiting, status, "model '%s': %s", name, why);
 	}
-	rm->waiting = NULL;
+	rm->waiting = (struct reply){ 0 };
 }
 
 /* Moves the models under way one step on: a drained model is unloaded from
@@ -1139,14 +1188,14 @@ static void repo_index(struct schedd *s, struct sym_http_req *r)
  * theirs; then it loads as any unloaded model does. The slot is the
  * model's until schedd restarts. Returns the slot, or -1 answered (404 not
  * in the repository, 400 a bad model, 409 no slot left). */
-static int fill_slot(struct schedd *s, struct sym_http_req *r, const char *name, size_t nl)
+static int fill_slot(struct schedd *s, struct reply r, const char *name, size_t nl)
 {
 	struct sym_cluster *c = s->c;
 	struct sym_experiment *e = &c->exp;
 	char nm[64];
 	snprintf(nm, sizeof(nm), "%.*s", (int)(nl < sizeof(nm) - 1 ? nl : sizeof(nm) - 1), name);
 	if (!e->model_slots || nl >= sizeof(nm)) {
-		sym_http_reply_error(r, 404, "unknown model '%.*s'%s", (int)(nl > 200 ? 200 : nl), name,
+		reply_error(r, 404, "unknown model '%.*s'%s", (int)(nl > 200 ? 200 : nl), name,
 				     e->model_repository[0] ? " (no spare model slot: runtime.repository_slots is 0, so a "
 							      "model added to the repository needs a restart)"
 							    : "");
@@ -1156,7 +1205,7 @@ static int fill_slot(struct schedd *s, struct sym_http_req *r, const char *name,
 	while (m < e->nmodels && !sym_experiment_slot_empty(e, m))
 		m++;
 	if (m == e->nmodels) {
-		sym_http_reply_error(r, 409, "model '%s': every spare model slot is taken (runtime.repository_slots %d); "
+		reply_error(r, 409, "model '%s': every spare model slot is taken (runtime.repository_slots %d); "
 					     "restart schedd (and the other processes) to serve more models",
 				     nm, e->model_slots);
 		return -1;
@@ -1166,7 +1215,7 @@ static int fill_slot(struct schedd *s, struct sym_http_req *r, const char *name,
 	int rc = sym_cluster_fill_slot(c, m, nm, &capped, err, sizeof(err));
 	if (rc) {
 		sym_rt_warn(WHO, "repository: model %s: %s", nm, err);
-		sym_http_reply_error(r, rc == -ENOENT ? 404 : 400, "%s", err);
+		reply_error(r, rc == -ENOENT ? 404 : 400, "%s", err);
 		return -1;
 	}
 	struct sym_model_cfg *mc = &s->mc[m];
@@ -1178,7 +1227,7 @@ static int fill_slot(struct schedd *s, struct sym_http_req *r, const char *name,
 	if ((rc = sym_sched_set_model(s->sched, (int)m, mc))) {
 		sym_rt_warn(WHO, "repository: model %s: the scheduler's queue is full (%s)", nm, strerror(-rc));
 		sym_cluster_clear_slot(c, m);
-		sym_http_reply_error(r, 503, "model '%s': the scheduler is busy; try again", nm);
+		reply_error(r, 503, "model '%s': the scheduler is busy; try again", nm);
 		return -1;
 	}
 	s->rm[m].reason[0] = '\0';
@@ -1198,50 +1247,62 @@ static int fill_slot(struct schedd *s, struct sym_http_req *r, const char *name,
 	return (int)m;
 }
 
+/* Whether a load or unload may go on: schedd has repository tokens (else 403)
+ * and the caller gave one of them (else 401, with HTTP's challenge). The
+ * token: tok (tl bytes; NULL: none) for gRPC, the HTTP request's header. */
+static bool repo_authorized(struct schedd *s, struct reply r, const char *tok, size_t tl, bool load)
+{
+	if (!s->admin.n) {
+		s->repo_refused++;
+		reply_error(r, 403, "the model repository's load and unload need bearer tokens: set "
+				    "runtime.repository_token_file on schedd");
+		return false;
+	}
+	if (r.hr ? sym_tokens_http_ok(&s->admin, r.hr) : tok && sym_tokens_ok(&s->admin, tok, tl))
+		return true;
+	s->repo_refused++;
+	sym_rt_log_limited(&s->refusal_log, WHO, "repository: a %s without a valid bearer token, refused",
+			   load ? "load" : "unload");
+	if (r.hr) {
+		static const char body[] = "{\"error\":\"the model repository's load and unload need a valid bearer "
+					   "token of repository_token_file: Authorization: Bearer TOKEN\"}";
+		const char *hdr[] = { "WWW-Authenticate", "Bearer realm=\"symphony\"", NULL };
+		sym_http_reply(r.hr, 401, "application/json", body, sizeof(body) - 1, hdr);
+	} else {
+		reply_error(r, 401, "the model repository's load and unload need a valid bearer token of "
+				    "repository_token_file: metadata authorization: Bearer TOKEN");
+	}
+	return false;
+}
+
 /* POST /v2/repository/models/NAME/load and .../unload. Answered once done:
  * an unload after the scheduler served the model's requests in hand and
  * every backend unloaded it; a load once every connected backend that is to
  * hold it loaded it (400 with the backend's reason when one could not). */
-static void repo_call(struct schedd *s, struct sym_http_req *r, const char *name, size_t nl, bool load)
+static void repo_call(struct schedd *s, struct reply r, const char *name, size_t nl, bool load)
 {
-	if (!s->admin.n) {
-		s->repo_refused++;
-		sym_http_reply_error(r, 403, "the model repository's load and unload need bearer tokens: set "
-					     "runtime.repository_token_file on schedd");
-		return;
-	}
-	if (!sym_tokens_http_ok(&s->admin, r)) {
-		static const char body[] = "{\"error\":\"the model repository's load and unload need a valid bearer "
-					   "token of repository_token_file: Authorization: Bearer TOKEN\"}";
-		const char *hdr[] = { "WWW-Authenticate", "Bearer realm=\"symphony\"", NULL };
-		s->repo_refused++;
-		sym_rt_log_limited(&s->refusal_log, WHO, "repository: a %s without a valid bearer token, refused",
-				   load ? "load" : "unload");
-		sym_http_reply(r, 401, "application/json", body, sizeof(body) - 1, hdr);
-		return;
-	}
 	int m = model_named(s, name, nl);
 	if (s->draining) {
-		sym_http_reply_error(r, 503, "model '%.*s': schedd is shutting down", (int)(nl > 200 ? 200 : nl), name);
+		reply_error(r, 503, "model '%.*s': schedd is shutting down", (int)(nl > 200 ? 200 : nl), name);
 		return;
 	}
 	if (m < 0 && (!load || (m = fill_slot(s, r, name, nl)) < 0)) {
 		if (!load)
-			sym_http_reply_error(r, 404, "unknown model '%.*s'", (int)(nl > 200 ? 200 : nl), name);
+			reply_error(r, 404, "unknown model '%.*s'", (int)(nl > 200 ? 200 : nl), name);
 		return;
 	}
 	struct rmodel *rm = &s->rm[m];
-	if (rm->waiting || rm->state == MS_DRAINING || rm->state == MS_UNLOADING || rm->state == MS_LOADING) {
-		sym_http_reply_error(r, 409, "model '%s': a %s is under way", s->c->exp.models[m].name,
+	if (reply_set(rm->waiting) || rm->state == MS_DRAINING || rm->state == MS_UNLOADING || rm->state == MS_LOADING) {
+		reply_error(r, 409, "model '%s': a %s is under way", s->c->exp.models[m].name,
 				     rm->state == MS_LOADING ? "load" : "unload");
 		return;
 	}
 	if ((load && rm->state == MS_READY) || (!load && rm->state == MS_UNAVAILABLE)) {
-		sym_http_reply_json(r, 200, cJSON_CreateObject()); /* it is so already */
+		reply_done(r); /* it is so already */
 		return;
 	}
 	if (s->nsub && s->move_to && s->move_to[m] >= 0) {
-		sym_http_reply_error(r, 409, "model '%s' is moving between sub-clusters; try again once it has moved",
+		reply_error(r, 409, "model '%s' is moving between sub-clusters; try again once it has moved",
 				     s->c->exp.models[m].name);
 		return;
 	}
@@ -1280,7 +1341,9 @@ static void repo_http(struct schedd *s, struct sym_http_req *r, const char *path
 	static const char pre[] = "/v2/repository/models/";
 	const char *name = path + sizeof(pre) - 1, *slash = strncmp(path, pre, sizeof(pre) - 1) ? NULL : strchr(name, '/');
 	if (slash && (!strcmp(slash, "/load") || !strcmp(slash, "/unload"))) {
-		repo_call(s, r, name, (size_t)(slash - name), !strcmp(slash, "/load"));
+		struct reply rp = { .hr = r };
+		if (repo_authorized(s, rp, NULL, 0, !strcmp(slash, "/load")))
+			repo_call(s, rp, name, (size_t)(slash - name), !strcmp(slash, "/load"));
 		return;
 	}
 	sym_http_reply_error(r, 404, "no such endpoint: POST %s (the repository API: /v2/repository/index, "
@@ -2364,6 +2427,10 @@ static int setup_subclusters(struct schedd *s, char *err, size_t errlen)
 	return 0;
 }
 
+#ifdef SYM_HAVE_GRPC
+static int grpc_start(struct schedd *s, const struct sym_hostport *me, char *err, size_t errlen);
+#endif
+
 static int setup(struct schedd *s, char *err, size_t errlen)
 {
 	struct sym_cluster *c = s->c;
@@ -2448,7 +2515,15 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 		if ((rc = sym_rt_http_start(&s->http, c, sym_cluster_bind_host(c, me->host), port, 4096, on_http, s, err, errlen)))
 			return rc;
 	}
+#ifdef SYM_HAVE_GRPC
+	return grpc_start(s, me, err, errlen);
+#else
+	if (c->grpc_base)
+		return snprintf(err, errlen, "this build has no gRPC API (grpc_base): build it with Debian's libgrpc++-dev "
+					     "and protobuf-compiler-grpc (meson -Dgrpc=enabled)"),
+		       -ENOTSUP;
 	return 0;
+#endif
 }
 
 /* ---- fencing: the active scheduler and its standby ----
@@ -3044,6 +3119,79 @@ static void on_check(struct sym_loop_timer *t, void *ctx)
 }
 
 /* Everything on the loop: the fabric, the core's decisions, HTTP, the failure checks. */
+/* ---- the gRPC API (runtime/grpc/grpc.h): health, metadata and the repository extension ---- */
+
+#ifdef SYM_HAVE_GRPC
+static void on_grpc(struct sym_loop_io *io, uint32_t events, void *ctx)
+{
+	(void)io, (void)events;
+	struct schedd *s = ctx;
+	struct sym_grpc_call *c;
+	while ((c = sym_grpc_next(s->grpc))) {
+		enum sym_grpc_kind k = sym_grpc_call_kind(c);
+		char why[300];
+		if (k == SYM_GRPC_SERVER_LIVE) {
+			sym_grpc_finish_bool(c, true);
+		} else if (k == SYM_GRPC_SERVER_READY) {
+			sym_grpc_finish_bool(c, is_ready(s, why, sizeof(why)));
+		} else if (k == SYM_GRPC_SERVER_METADATA) {
+			static const char *const ext[] = { "model_repository" };
+			sym_grpc_finish_server_metadata(c, "symphony", SYM_VERSION, ext, 1);
+		} else if (k == SYM_GRPC_MODEL_READY || k == SYM_GRPC_MODEL_METADATA || k == SYM_GRPC_MODEL_INFER) {
+			sym_grpc_finish_error(c, 12, "schedd serves the model repository extension; models and inference are "
+						     "the frontends' (their gRPC addresses)");
+		} else if (*sym_grpc_call_repository(c)) {
+			sym_grpc_finish_error(c, 5, "repository '%s': schedd serves one repository (give no repository_name)",
+					      sym_grpc_call_repository(c));
+		} else if (k == SYM_GRPC_REPOSITORY_INDEX) {
+			bool ready_only = sym_grpc_call_ready_only(c);
+			for (size_t m = 0; m < s->c->exp.nmodels; m++) {
+				if (sym_experiment_slot_empty(&s->c->exp, m) || (ready_only && s->rm[m].state != MS_READY))
+					continue;
+				char v[16];
+				snprintf(v, sizeof(v), "%d", s->c->models[m].version);
+				sym_grpc_add_index(c, s->c->exp.models[m].name, v, mstate_name(s->rm[m].state),
+						   s->rm[m].state != MS_UNAVAILABLE ? NULL
+						   : s->rm[m].reason[0]	 ? s->rm[m].reason
+									 : "unloaded");
+			}
+			sym_grpc_finish_ok(c);
+		} else {
+			bool load = k == SYM_GRPC_REPOSITORY_LOAD;
+			struct reply rp = { .gc = c };
+			size_t tl;
+			const char *tok = sym_grpc_call_token(c, &tl), *name = sym_grpc_call_model(c);
+			if (s->standby)
+				reply_error(rp, 503, "this scheduler stands by: the repository API is the active one's");
+			else if (repo_authorized(s, rp, tok, tl, load))
+				repo_call(s, rp, name, strlen(name), load);
+		}
+	}
+}
+
+static int grpc_start(struct schedd *s, const struct sym_hostport *me, char *err, size_t errlen)
+{
+	const struct sym_cluster *c = s->c;
+	char port[16];
+	if (!sym_cluster_grpc_port(c, s->o->standby ? 1 : 0, port, sizeof(port)))
+		return 0;
+	char *cert = NULL, *key = NULL;
+	long rc = 0;
+	if (c->http_tls_cert[0] && (rc = sym_file_read(c->http_tls_cert, 1 << 20, false, &cert, err, errlen)) >= 0)
+		rc = sym_file_read(c->http_tls_key, 1 << 20, true, &key, err, errlen);
+	if (rc >= 0) {
+		struct sym_grpc_cfg gc = { .host = sym_cluster_bind_host(c, me->host), .port = port, .tls_cert = cert,
+					   .tls_key = key, .msg_max = 65536, .calls_max = 256, .memory_max = 16 << 20 };
+		rc = sym_grpc_start(&s->grpc, &gc, err, errlen);
+	}
+	if (key)
+		sodium_memzero(key, strlen(key));
+	free(cert);
+	free(key);
+	return (int)rc;
+}
+#endif
+
 static int setup_loop(struct schedd *s)
 {
 	sym_time check_every = s->suspect_ns / 4 > SYM_MS ? s->suspect_ns / 4 : SYM_MS;
@@ -3063,6 +3211,12 @@ static int setup_loop(struct schedd *s)
 		return rc;
 	}
 	sym_loop_timer_set(t, sym_monotonic_ns(), sym_rt_beat_period(s->c));
+#ifdef SYM_HAVE_GRPC
+	if (s->grpc && (rc = sym_loop_io_start(s->loop, sym_grpc_fd(s->grpc), EPOLLIN, on_grpc, s, &io))) {
+		sym_rt_error(WHO, "event loop: %s", strerror(-rc));
+		return rc;
+	}
+#endif
 	if (s->nsub && s->c->exp.partition.epoch_s > 0) {
 		if ((rc = sym_loop_timer_new(s->loop, on_epoch, s, &s->epoch_t))) {
 			sym_rt_error(WHO, "event loop: %s", strerror(-rc));
@@ -3088,6 +3242,9 @@ static void teardown(struct schedd *s)
 	for (size_t m = 0; s->rm && m < s->c->exp.nmodels; m++)
 		repo_answer(s, (int)m, 503, "schedd stopped before it was done");
 	sym_loop_destroy(s->loop); /* connections closing now, and their links */
+#ifdef SYM_HAVE_GRPC
+	sym_grpc_stop(s->grpc);
+#endif
 	sym_http_stop(s->http);
 	if (s->sched)
 		sym_sched_destroy(s->sched);

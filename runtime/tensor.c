@@ -152,3 +152,33 @@ cJSON *sym_tensor_sig_to_json(const struct sym_tensor_sig *s)
 		cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)s->shape[i]));
 	return o;
 }
+
+static void shape_text(const struct sym_tensor_sig *s, bool batch, char *buf, size_t len)
+{
+	size_t o = (size_t)snprintf(buf, len, "[%s", batch ? "1" : "");
+	for (int i = 0; i < s->ndim && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%lld", i || batch ? ", " : "", (long long)s->shape[i]);
+	if (o < len)
+		snprintf(buf + o, len - o, "]");
+}
+
+int sym_tensor_check_input(const struct sym_tensor_sig *sig, const char *model, const char *name, const char *datatype,
+			   const int64_t *shape, int nd, const char *got, bool *batch, char *err, size_t errlen)
+{
+	if (strcmp(name, sig->name))
+		return ERR("inputs[0].name: model '%s' has no input '%s' (its input is '%s')", model, name, sig->name);
+	if (!datatype || sym_dtype_parse(datatype) != sig->dtype)
+		return ERR("inputs[0].datatype: expected \"%s\", got %s%s%s", sym_dtype_name(sig->dtype),
+			   datatype ? "\"" : "", datatype ? datatype : "no string", datatype ? "\"" : "");
+	*batch = nd == sig->ndim + 1;
+	bool ok = nd == sig->ndim || *batch;
+	for (int i = 0; ok && i < nd; i++)
+		ok = shape[i] == (*batch ? (i == 0 ? 1 : sig->shape[i - 1]) : sig->shape[i]);
+	if (!ok) {
+		char want[160], b1[160];
+		shape_text(sig, false, want, sizeof(want));
+		shape_text(sig, true, b1, sizeof(b1));
+		return ERR("inputs[0].shape: expected %s or %s, got %s", want, b1, got);
+	}
+	return 0;
+}

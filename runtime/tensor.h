@@ -12,6 +12,7 @@
 #define SYM_TENSOR_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
@@ -62,6 +63,15 @@ int sym_tensor_sig_set(struct sym_tensor_sig *s, const char *name, enum sym_dtyp
  * must fit in max_bytes. Returns 0 or -EINVAL with "WHERE: key 'K': ..." in err. */
 int sym_tensor_sig_from_json(const cJSON *obj, const char *where, const char *def_name, size_t max_bytes,
 			     struct sym_tensor_sig *s, char *err, size_t errlen);
+
+/* Checks one input tensor of a KServe request for model `model` (its name,
+ * datatype (NULL: none given) and shape, nd dimensions, -1: not a shape)
+ * against the model's input signature sig, the shape with or without a
+ * leading batch dimension of 1 (*batch says which): 0, or -EINVAL with the
+ * API's words ("inputs[0].shape: expected [...] or [...], got GOT"). REST
+ * and gRPC share it. */
+int sym_tensor_check_input(const struct sym_tensor_sig *sig, const char *model, const char *name, const char *datatype,
+			   const int64_t *shape, int nd, const char *got, bool *batch, char *err, size_t errlen);
 
 /* Fills buf (sym_tensor_bytes(s) bytes) with a random tensor from the
  * xorshift64 stream *state (nonzero): floating-point elements finite and

@@ -16,6 +16,10 @@ python3-grpcio), the messages compiled from runtime/grpc/inference.proto with pr
     input name, datatype, shape, byte count, element count, value range, output name, or a
     deadline above deadline_max_ms INVALID_ARGUMENT, in the REST API's words; the cluster still
     serves after them;
+  - the repository extension on schedd's gRPC address: RepositoryIndex (and ready-only), unload
+    and load with a token of repository_token_file (a client token refused), an inference refused
+    NOT_FOUND while the model is out and served after; inference on schedd and the repository on a
+    frontend UNIMPLEMENTED, naming where they are;
   - concurrency: 200 calls in flight from 8 threads, each answered once with its own output.
 Skips (77) where the build has no gRPC or /usr/bin/python3 cannot import grpc (python3-grpcio).
 Every wait is on readiness, bounded.
@@ -36,6 +40,7 @@ import urllib.request
 
 SKIP = 77
 TOKEN = "grpc-client-token-0123456789"
+ADMIN = "grpc-admin-token-0123456789"
 N = 1000  # the model's input: UINT8 [N]
 
 
@@ -111,6 +116,10 @@ def run(symphony, src, d, procs):
     with open(tok, "w") as f:
         f.write(TOKEN + "\n")
     os.chmod(tok, 0o600)
+    adm = os.path.join(d, "admin.tokens")
+    with open(adm, "w") as f:
+        f.write(ADMIN + "\n")
+    os.chmod(adm, 0o600)
     cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
     subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
                     "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost", "-addext",
@@ -121,7 +130,7 @@ def run(symphony, src, d, procs):
     cfg = {"models": [{"name": "m", "alpha_ms": 1, "beta_ms": 1}], "slo_ms": 200,
            "runtime": {"keys_dir": keys, "frontends": 1, "backends": 2, "port_base": base, "input_bytes": N,
                        "grpc_base": base + 900, "http_token_file": tok, "deadline_max_ms": 5000,
-                       "http_tls_cert": cert, "http_tls_key": key,
+                       "http_tls_cert": cert, "http_tls_key": key, "repository_token_file": adm,
                        "failure_ms": 3000}}
     cpath = os.path.join(d, "cluster.json")
     with open(cpath, "w") as f:
@@ -133,7 +142,7 @@ def run(symphony, src, d, procs):
     http = "https://127.0.0.1:%d" % (base + 1001)
     wait_ready(http + "/v2/health/ready", procs, ctx)
 
-    plain = grpc.insecure_channel("127.0.0.1:%d" % (base + 900))
+    plain = grpc.insecure_channel("127.0.0.1:%d" % (base + 901))
     try:
         grpc.channel_ready_future(plain).result(timeout=3)
         raise AssertionError("a plaintext gRPC channel got through to a TLS frontend")
@@ -141,8 +150,11 @@ def run(symphony, src, d, procs):
         pass
     plain.close()
     with open(cert, "rb") as f:
-        ch = grpc.secure_channel("localhost:%d" % (base + 900), grpc.ssl_channel_credentials(f.read()))
+        creds = grpc.ssl_channel_credentials(f.read())
+    ch = grpc.secure_channel("localhost:%d" % (base + 901), creds)  # frontend 0
     grpc.channel_ready_future(ch).result(timeout=10)
+    sch = grpc.secure_channel("localhost:%d" % (base + 900), creds)  # schedd: the repository extension
+    grpc.channel_ready_future(sch).result(timeout=10)
 
     def rpc(name, req_cls, resp_cls):
         return ch.unary_unary("/inference.GRPCInferenceService/" + name, request_serializer=req_cls.SerializeToString,
@@ -246,6 +258,48 @@ def run(symphony, src, d, procs):
         check(c == want and words in msg, "bad request %d: %s %r, expected %s with %r" % (i, c, msg, want, words))
     expect_output(infer(request(data), metadata=auth, timeout=10), data)
 
+    # the repository extension, on schedd: index, unload and load (bearer token of repository_token_file)
+    def srpc(name, req_cls, resp_cls):
+        return sch.unary_unary("/inference.GRPCInferenceService/" + name,
+                               request_serializer=req_cls.SerializeToString, response_deserializer=resp_cls.FromString)
+    index = srpc("RepositoryIndex", pb.RepositoryIndexRequest, pb.RepositoryIndexResponse)
+    load = srpc("RepositoryModelLoad", pb.RepositoryModelLoadRequest, pb.RepositoryModelLoadResponse)
+    unload = srpc("RepositoryModelUnload", pb.RepositoryModelUnloadRequest, pb.RepositoryModelUnloadResponse)
+    admin = [("authorization", "Bearer " + ADMIN)]
+    ix = index(pb.RepositoryIndexRequest(), timeout=5)
+    check([(m.name, m.version, m.state) for m in ix.models] == [("m", "1", "READY")], "index %s" % ix)
+    c, msg = code_of(unload, pb.RepositoryModelUnloadRequest(model_name="m"), auth)
+    check(c == grpc.StatusCode.UNAUTHENTICATED and "repository_token_file" in msg, "unload with a client token: %s" % c)
+    c, msg = code_of(unload, pb.RepositoryModelUnloadRequest(model_name="nope"), admin)
+    check(c == grpc.StatusCode.NOT_FOUND and "unknown model 'nope'" in msg, "unload nope: %s %s" % (c, msg))
+    c, msg = code_of(index, pb.RepositoryIndexRequest(repository_name="other"))
+    check(c == grpc.StatusCode.NOT_FOUND and "one repository" in msg, "index of another repository: %s" % c)
+    unload(pb.RepositoryModelUnloadRequest(model_name="m"), metadata=admin, timeout=20)
+    ix = index(pb.RepositoryIndexRequest(), timeout=5)
+    check([(m.name, m.state) for m in ix.models] == [("m", "UNAVAILABLE")] and ix.models[0].reason,
+          "index after the unload %s" % ix)
+    check(not index(pb.RepositoryIndexRequest(ready=True), timeout=5).models, "ready-only index after the unload")
+    end = time.time() + 5
+    while time.time() < end and mready(pb.ModelReadyRequest(name="m"), timeout=5).ready:
+        time.sleep(0.05)  # (the frontends hear of it from schedd's status)
+    c, msg = code_of(infer, request(data), auth)
+    check(c == grpc.StatusCode.NOT_FOUND and "not loaded" in msg, "inference while unloaded: %s %s" % (c, msg))
+    load(pb.RepositoryModelLoadRequest(model_name="m"), metadata=admin, timeout=20)
+    check([(m.name, m.state) for m in index(pb.RepositoryIndexRequest(), timeout=5).models] == [("m", "READY")],
+          "index after the load")
+    c, msg = code_of(mmeta, pb.ModelMetadataRequest(name="m"), None)
+    check(c == grpc.StatusCode.OK, "metadata after the load")
+    c, msg = code_of(srpc("ModelInfer", pb.ModelInferRequest, pb.ModelInferResponse), request(data), auth)
+    check(c == grpc.StatusCode.UNIMPLEMENTED and "frontends'" in msg, "inference on schedd: %s %s" % (c, msg))
+    c, msg = code_of(rpc("RepositoryIndex", pb.RepositoryIndexRequest, pb.RepositoryIndexResponse),
+                     pb.RepositoryIndexRequest())
+    check(c == grpc.StatusCode.UNIMPLEMENTED and "schedd's" in msg, "repository on a frontend: %s %s" % (c, msg))
+    end = time.time() + 5
+    while time.time() < end and not mready(pb.ModelReadyRequest(name="m"), timeout=5).ready:
+        time.sleep(0.05)
+    expect_output(infer(request(data), metadata=auth, timeout=10), data)  # served again
+    sch.close()
+
     # 200 calls in flight from 8 threads: each answered once, with its own output
     def one(k):
         x = bytes((i * 13 + k) % 256 for i in range(N))
@@ -263,8 +317,8 @@ def run(symphony, src, d, procs):
         p.terminate()
     for name, p in procs:
         check(p.wait(timeout=30) in (0,), "%s exited %s" % (name, p.returncode))
-    print("check_grpc: TLS, health, metadata, inference (raw and typed, as REST answers), %d refusals and 200 concurrent "
-          "calls over gRPC" % len(bad))
+    print("check_grpc: TLS, health, metadata, inference (raw and typed, as REST answers), %d refusals, the "
+          "repository extension on schedd (index, unload, load) and 200 concurrent calls over gRPC" % len(bad))
     return True
 
 

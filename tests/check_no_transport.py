@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tests/check_no_transport.py SYMPHONY - `symphony` itself does not load the
 runtime's transport or HTTP library (libfabric's providers act when loaded:
-libinfinipath installs its own SIGINT handler), and the runtime's commands
+libinfinipath installs its own SIGINT handler), the runtime module does not load
+gRPC's or libtorch's (each has a module of its own), and the runtime's commands
 still run, from the module symphony-runtime.so (cli/rtmodule.c)."""
 import os
 import subprocess
@@ -15,6 +16,15 @@ bad = [l.strip() for l in libs.splitlines()
 if bad:
     print("check_no_transport: %s loads %s at start" % (exe, ", ".join(bad)))
     sys.exit(1)
+# nor does the runtime module load gRPC's or libtorch's libraries: their modules (symphony-grpc.so,
+# symphony-torch.so) are loaded only by a process that uses them
+module = os.path.join(os.path.dirname(os.path.abspath(exe)), "symphony-runtime.so")
+if os.path.exists(module):
+    mlibs = subprocess.run(["ldd", module], capture_output=True, text=True, check=True).stdout
+    bad = [l.strip() for l in mlibs.splitlines() if "libgrpc" in l or "libprotobuf" in l or "libtorch" in l]
+    if bad:
+        print("check_no_transport: %s loads %s" % (module, ", ".join(bad)))
+        sys.exit(1)
 # runtime commands load the module, and the module answers: keygen makes a CA and the
 # members' credentials (secret files mode 0600), schedd --check takes its own, and refuses
 # one others can read, another member's, and none

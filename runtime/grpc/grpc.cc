@@ -24,7 +24,6 @@
 
 extern "C" {
 #include "runtime/grpc/grpc.h"
-#include "runtime/kserve.h"
 #include "runtime/tensor.h"
 }
 
@@ -114,6 +113,23 @@ public:
 	{
 		return take(ctx, SYM_GRPC_MODEL_INFER, req, resp);
 	}
+	ServerUnaryReactor *RepositoryIndex(CallbackServerContext *ctx, const inference::RepositoryIndexRequest *req,
+					    inference::RepositoryIndexResponse *resp) override
+	{
+		return take(ctx, SYM_GRPC_REPOSITORY_INDEX, req, resp);
+	}
+	ServerUnaryReactor *RepositoryModelLoad(CallbackServerContext *ctx,
+						const inference::RepositoryModelLoadRequest *req,
+						inference::RepositoryModelLoadResponse *resp) override
+	{
+		return take(ctx, SYM_GRPC_REPOSITORY_LOAD, req, resp);
+	}
+	ServerUnaryReactor *RepositoryModelUnload(CallbackServerContext *ctx,
+						  const inference::RepositoryModelUnloadRequest *req,
+						  inference::RepositoryModelUnloadResponse *resp) override
+	{
+		return take(ctx, SYM_GRPC_REPOSITORY_UNLOAD, req, resp);
+	}
 
 private:
 	struct sym_grpc *g_;
@@ -171,9 +187,7 @@ static int put_elems(const google::protobuf::RepeatedField<Src> &v, long long n,
 	return 0;
 }
 
-extern "C" {
-
-int sym_grpc_start(struct sym_grpc **out, const struct sym_grpc_cfg *cfg, char *err, size_t errlen)
+static int mod_start(struct sym_grpc **out, const struct sym_grpc_cfg *cfg, char *err, size_t errlen)
 {
 	*out = nullptr;
 	std::unique_ptr<sym_grpc> g(new (std::nothrow) sym_grpc());
@@ -216,12 +230,12 @@ int sym_grpc_start(struct sym_grpc **out, const struct sym_grpc_cfg *cfg, char *
 	return 0;
 }
 
-int sym_grpc_fd(const struct sym_grpc *g)
+static int mod_fd(const struct sym_grpc *g)
 {
 	return g->efd;
 }
 
-struct sym_grpc_call *sym_grpc_next(struct sym_grpc *g)
+static struct sym_grpc_call *mod_next(struct sym_grpc *g)
 {
 	std::lock_guard<std::mutex> lk(g->mu);
 	if (g->q.empty()) {
@@ -235,7 +249,7 @@ struct sym_grpc_call *sym_grpc_next(struct sym_grpc *g)
 	return c;
 }
 
-void sym_grpc_stop(struct sym_grpc *g)
+static void mod_stop(struct sym_grpc *g)
 {
 	if (!g)
 		return;
@@ -253,12 +267,12 @@ void sym_grpc_stop(struct sym_grpc *g)
 	delete g;
 }
 
-enum sym_grpc_kind sym_grpc_call_kind(const struct sym_grpc_call *c)
+static enum sym_grpc_kind mod_call_kind(const struct sym_grpc_call *c)
 {
 	return c->kind;
 }
 
-const char *sym_grpc_call_model(const struct sym_grpc_call *c)
+static const char *mod_call_model(const struct sym_grpc_call *c)
 {
 	switch (c->kind) {
 	case SYM_GRPC_MODEL_READY:
@@ -267,12 +281,56 @@ const char *sym_grpc_call_model(const struct sym_grpc_call *c)
 		return static_cast<const inference::ModelMetadataRequest *>(c->req)->name().c_str();
 	case SYM_GRPC_MODEL_INFER:
 		return static_cast<const inference::ModelInferRequest *>(c->req)->model_name().c_str();
+	case SYM_GRPC_REPOSITORY_LOAD:
+		return static_cast<const inference::RepositoryModelLoadRequest *>(c->req)->model_name().c_str();
+	case SYM_GRPC_REPOSITORY_UNLOAD:
+		return static_cast<const inference::RepositoryModelUnloadRequest *>(c->req)->model_name().c_str();
 	default:
 		return "";
 	}
 }
 
-const char *sym_grpc_call_version(const struct sym_grpc_call *c)
+static const char *mod_call_repository(const struct sym_grpc_call *c)
+{
+	switch (c->kind) {
+	case SYM_GRPC_REPOSITORY_INDEX:
+		return static_cast<const inference::RepositoryIndexRequest *>(c->req)->repository_name().c_str();
+	case SYM_GRPC_REPOSITORY_LOAD:
+		return static_cast<const inference::RepositoryModelLoadRequest *>(c->req)->repository_name().c_str();
+	case SYM_GRPC_REPOSITORY_UNLOAD:
+		return static_cast<const inference::RepositoryModelUnloadRequest *>(c->req)->repository_name().c_str();
+	default:
+		return "";
+	}
+}
+
+static bool mod_call_ready_only(const struct sym_grpc_call *c)
+{
+	return c->kind == SYM_GRPC_REPOSITORY_INDEX &&
+	       static_cast<const inference::RepositoryIndexRequest *>(c->req)->ready();
+}
+
+static int mod_code_of_http(unsigned status)
+{
+	switch (status) {
+	case 400:
+		return (int)StatusCode::INVALID_ARGUMENT;
+	case 401:
+		return (int)StatusCode::UNAUTHENTICATED;
+	case 403:
+		return (int)StatusCode::PERMISSION_DENIED;
+	case 404:
+		return (int)StatusCode::NOT_FOUND;
+	case 409:
+		return (int)StatusCode::FAILED_PRECONDITION;
+	case 503:
+		return (int)StatusCode::UNAVAILABLE;
+	default:
+		return (int)StatusCode::INTERNAL;
+	}
+}
+
+static const char *mod_call_version(const struct sym_grpc_call *c)
 {
 	switch (c->kind) {
 	case SYM_GRPC_MODEL_READY:
@@ -286,13 +344,13 @@ const char *sym_grpc_call_version(const struct sym_grpc_call *c)
 	}
 }
 
-const char *sym_grpc_call_token(const struct sym_grpc_call *c, size_t *len)
+static const char *mod_call_token(const struct sym_grpc_call *c, size_t *len)
 {
 	*len = c->token.size();
 	return c->has_token ? c->token.data() : nullptr;
 }
 
-int64_t sym_grpc_call_deadline_ns(const struct sym_grpc_call *c)
+static int64_t mod_call_deadline_ns(const struct sym_grpc_call *c)
 {
 	auto d = c->ctx->deadline();
 	if (d == std::chrono::system_clock::time_point::max())
@@ -301,12 +359,12 @@ int64_t sym_grpc_call_deadline_ns(const struct sym_grpc_call *c)
 	return left > 0 ? (int64_t)left : 1;
 }
 
-bool sym_grpc_call_cancelled(const struct sym_grpc_call *c)
+static bool mod_call_cancelled(const struct sym_grpc_call *c)
 {
 	return c->ctx->IsCancelled();
 }
 
-int sym_grpc_call_input(const struct sym_grpc_call *c, const struct sym_model_desc *m, void *dst, double *deadline_ms,
+static int mod_call_input(const struct sym_grpc_call *c, const struct sym_model_desc *m, void *dst, double *deadline_ms,
 			bool *batch_dim, char *err, size_t errlen)
 {
 	const auto *req = static_cast<const inference::ModelInferRequest *>(c->req);
@@ -344,8 +402,8 @@ int sym_grpc_call_input(const struct sym_grpc_call *c, const struct sym_model_de
 		got += (i ? ", " : "") + std::to_string(in.shape(i));
 	}
 	got += "]";
-	int rc = sym_kserve_check_input(m, in.name().c_str(), in.datatype().c_str(), dims, nd, got.c_str(), batch_dim,
-					err, errlen);
+	int rc = sym_tensor_check_input(&m->input, m->name, in.name().c_str(), in.datatype().c_str(), dims, nd, got.c_str(),
+					batch_dim, err, errlen);
 	if (rc)
 		return rc;
 	size_t bytes = sym_tensor_bytes(sig);
@@ -401,7 +459,7 @@ int sym_grpc_call_input(const struct sym_grpc_call *c, const struct sym_model_de
 	}
 }
 
-void sym_grpc_finish_bool(struct sym_grpc_call *c, bool v)
+static void mod_finish_bool(struct sym_grpc_call *c, bool v)
 {
 	switch (c->kind) {
 	case SYM_GRPC_SERVER_LIVE:
@@ -420,7 +478,7 @@ void sym_grpc_finish_bool(struct sym_grpc_call *c, bool v)
 	finish(c, Status::OK);
 }
 
-void sym_grpc_finish_server_metadata(struct sym_grpc_call *c, const char *name, const char *version,
+static void mod_finish_server_metadata(struct sym_grpc_call *c, const char *name, const char *version,
 				     const char *const *extensions, size_t n)
 {
 	auto *r = static_cast<inference::ServerMetadataResponse *>(c->resp);
@@ -439,7 +497,7 @@ static void tensor_meta(inference::ModelMetadataResponse::TensorMetadata *t, con
 		t->add_shape(s->shape[i]);
 }
 
-void sym_grpc_finish_model_metadata(struct sym_grpc_call *c, const struct sym_model_desc *m, const char *platform)
+static void mod_finish_model_metadata(struct sym_grpc_call *c, const struct sym_model_desc *m, const char *platform)
 {
 	auto *r = static_cast<inference::ModelMetadataResponse *>(c->resp);
 	r->set_name(m->name);
@@ -450,7 +508,7 @@ void sym_grpc_finish_model_metadata(struct sym_grpc_call *c, const struct sym_mo
 	finish(c, Status::OK);
 }
 
-void sym_grpc_finish_infer(struct sym_grpc_call *c, const struct sym_model_desc *m, bool batch_dim, const void *out,
+static void mod_finish_infer(struct sym_grpc_call *c, const struct sym_model_desc *m, bool batch_dim, const void *out,
 			   size_t len)
 {
 	const auto *req = static_cast<const inference::ModelInferRequest *>(c->req);
@@ -469,14 +527,54 @@ void sym_grpc_finish_infer(struct sym_grpc_call *c, const struct sym_model_desc 
 	finish(c, Status::OK);
 }
 
-void sym_grpc_finish_error(struct sym_grpc_call *c, int code, const char *fmt, ...)
+static void mod_add_index(struct sym_grpc_call *c, const char *name, const char *version, const char *state,
+			const char *reason)
 {
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
+	auto *m = static_cast<inference::RepositoryIndexResponse *>(c->resp)->add_models();
+	m->set_name(name);
+	m->set_version(version);
+	m->set_state(state);
+	if (reason)
+		m->set_reason(reason);
+}
+
+static void mod_finish_ok(struct sym_grpc_call *c)
+{
+	finish(c, Status::OK);
+}
+
+static void mod_finish_error_msg(struct sym_grpc_call *c, int code, const char *msg)
+{
 	finish(c, Status(static_cast<StatusCode>(code), msg));
 }
 
-} // extern "C"
+
+// The module's one exported symbol: its functions, for runtime/grpc/load.c.
+extern "C" __attribute__((visibility("default"))) const struct sym_grpc_api *sym_grpc_module_api(void)
+{
+	static const struct sym_grpc_api api = {
+		SYM_GRPC_API_VERSION,
+		mod_start,
+		mod_fd,
+		mod_next,
+		mod_stop,
+		mod_call_kind,
+		mod_call_model,
+		mod_call_version,
+		mod_call_repository,
+		mod_call_ready_only,
+		mod_call_token,
+		mod_call_deadline_ns,
+		mod_call_cancelled,
+		mod_call_input,
+		mod_finish_bool,
+		mod_finish_server_metadata,
+		mod_finish_model_metadata,
+		mod_add_index,
+		mod_finish_ok,
+		mod_finish_infer,
+		mod_finish_error_msg,
+		mod_code_of_http,
+	};
+	return &api;
+}
