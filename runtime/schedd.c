@@ -1196,9 +1196,9 @@ static int fill_slot(struct schedd *s, struct reply r, const char *name, size_t 
 	snprintf(nm, sizeof(nm), "%.*s", (int)(nl < sizeof(nm) - 1 ? nl : sizeof(nm) - 1), name);
 	if (!e->model_slots || nl >= sizeof(nm)) {
 		reply_error(r, 404, "unknown model '%.*s'%s", (int)(nl > 200 ? 200 : nl), name,
-				     e->model_repository[0] ? " (no spare model slot: runtime.repository_slots is 0, so a "
-							      "model added to the repository needs a restart)"
-							    : "");
+			    e->model_repository[0] ? " (no spare model slot: runtime.repository_slots is 0, so a "
+						     "model added to the repository needs a restart)"
+						   : "");
 		return -1;
 	}
 	size_t m = e->slot0;
@@ -1206,8 +1206,8 @@ static int fill_slot(struct schedd *s, struct reply r, const char *name, size_t 
 		m++;
 	if (m == e->nmodels) {
 		reply_error(r, 409, "model '%s': every spare model slot is taken (runtime.repository_slots %d); "
-					     "restart schedd (and the other processes) to serve more models",
-				     nm, e->model_slots);
+				    "restart schedd (and the other processes) to serve more models",
+			    nm, e->model_slots);
 		return -1;
 	}
 	char err[512];
@@ -1255,7 +1255,7 @@ static bool repo_authorized(struct schedd *s, struct reply r, const char *tok, s
 	if (!s->admin.n) {
 		s->repo_refused++;
 		reply_error(r, 403, "the model repository's load and unload need bearer tokens: set "
-				    "runtime.repository_token_file on schedd");
+			   "runtime.repository_token_file on schedd");
 		return false;
 	}
 	if (r.hr ? sym_tokens_http_ok(&s->admin, r.hr) : tok && sym_tokens_ok(&s->admin, tok, tl))
@@ -1270,7 +1270,7 @@ static bool repo_authorized(struct schedd *s, struct reply r, const char *tok, s
 		sym_http_reply(r.hr, 401, "application/json", body, sizeof(body) - 1, hdr);
 	} else {
 		reply_error(r, 401, "the model repository's load and unload need a valid bearer token of "
-				    "repository_token_file: metadata authorization: Bearer TOKEN");
+			   "repository_token_file: metadata authorization: Bearer TOKEN");
 	}
 	return false;
 }
@@ -1294,7 +1294,7 @@ static void repo_call(struct schedd *s, struct reply r, const char *name, size_t
 	struct rmodel *rm = &s->rm[m];
 	if (reply_set(rm->waiting) || rm->state == MS_DRAINING || rm->state == MS_UNLOADING || rm->state == MS_LOADING) {
 		reply_error(r, 409, "model '%s': a %s is under way", s->c->exp.models[m].name,
-				     rm->state == MS_LOADING ? "load" : "unload");
+			    rm->state == MS_LOADING ? "load" : "unload");
 		return;
 	}
 	if ((load && rm->state == MS_READY) || (!load && rm->state == MS_UNAVAILABLE)) {
@@ -1303,7 +1303,7 @@ static void repo_call(struct schedd *s, struct reply r, const char *name, size_t
 	}
 	if (s->nsub && s->move_to && s->move_to[m] >= 0) {
 		reply_error(r, 409, "model '%s' is moving between sub-clusters; try again once it has moved",
-				     s->c->exp.models[m].name);
+			    s->c->exp.models[m].name);
 		return;
 	}
 	rm->waiting = r;

@@ -2137,7 +2137,9 @@ static void test_epochs(void **state)
 	assert_int_equal((int)num(first, "gpus_moved"), 1);
 	char *slog = slurp("schedd.log");
 	assert_non_null(slog);
-	const char *e1 = strstr(slog, "epoch 1: rates over"), *nl = e1 ? strchr(e1, '\n') : NULL;
+	/* the first epoch that measured requests (a slow start, under a sanitizer, can leave epoch 1
+	 * without any: "no requests measured; the models and GPUs stay") */
+	const char *e1 = strstr(slog, ": rates over"), *nl = e1 ? strchr(e1, '\n') : NULL;
 	assert_true(e1 && nl);
 	const char *acts = strstr(e1, "; 1 models move, then 1 GPUs;");
 	assert_true(acts && acts < nl);
