@@ -705,9 +705,9 @@ const char *sym_cluster_http_port(const struct sym_cluster *c, int role, int id,
  * /v2/admin/reload): read where they are used, or handed on by the
  * process's reload (HTTP limits, tokens, the clients' budget). Every other
  * key, the membership lists among them, needs a restart. */
-static const char *const live_keys[] = { "deadline_max_ms", "late_status", "http_body_max", "http_body_budget", "client_min_rate", "clients_max", "clients_per_ip_max",
-					 "clients_budget", "clients_timeout_s", "http_token_file",
-					 "repository_token_file", NULL };
+static const char *const live_keys[] = { "deadline_max_ms", "late_status", "http_body_max", "http_body_budget",
+					 "client_min_rate", "clients_max", "clients_per_ip_max", "clients_budget",
+					 "clients_timeout_s", "http_token_file", "repository_token_file", NULL };
 
 static bool key_live(const char *key)
 {
@@ -751,9 +751,9 @@ static void key_text(const struct sym_cluster *c, const struct rt_key *k, char *
 		memcpy(&z, f, sizeof(z));
 		snprintf(buf, len, "%zu", z);
 		return;
-	case RK_NUM:
+	case RK_NUM: /* (15 digits: what a configuration says, and a change in it, print back exactly) */
 		memcpy(&d, f, sizeof(d));
-		snprintf(buf, len, "%g", d);
+		snprintf(buf, len, "%.15g", d);
 		return;
 	case RK_PATH:
 		snprintf(buf, len, "'%s'", f);
@@ -845,7 +845,7 @@ int sym_cluster_reload(struct sym_cluster *c, const struct sym_cluster *fresh, c
 	const struct sym_experiment *e = &c->exp;
 	for (size_t m = 0; en == 0 && m < e->slot0 && m < fresh->exp.nmodels; m++)
 		if (e->model_slo_ms[m] != fresh->exp.model_slo_ms[m])
-			add_item(done, donelen, &dn, "slo_ms of %s %g -> %g", e->models[m].name, e->model_slo_ms[m],
+			add_item(done, donelen, &dn, "slo_ms of %s %.15g -> %.15g", e->models[m].name, e->model_slo_ms[m],
 				 fresh->exp.model_slo_ms[m]),
 				nchanged++;
 	if (en) {
