@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/models.h"
+#include "core/parts.h"
 #include "core/policy_api.h"
 #include "core/ranker.h"
 
@@ -30,6 +31,7 @@ struct core {
 	uint32_t dirty;              /* rankers with news since they last matched (bit per kind) */
 	bool delivering;
 	struct sym_core_stats stats;
+	int nparts, pkinds;          /* sub-clusters (core/parts.h): parts and GPU kinds; 0, 0 without */
 };
 
 /* The whole core behind a struct sym_core (its first member). */
@@ -237,7 +239,7 @@ static int check_cfg(const struct sym_core_cfg *cfg, const struct sym_sink *sink
 	if (cfg->max_ahead < 0 || cfg->max_ahead >= SYM_GPU_MAX_OUTSTANDING)
 		return fail_msg(err, errlen, -EINVAL, "max_ahead out of range");
 	for (int m = 0; m < cfg->nmodels; m++) {
-		uint32_t all = (1u << nkinds) - 1;
+		uint32_t all = sym_kinds_all(nkinds);
 		if ((cfg->models[m].kinds_off & all) == all)
 			return fail_msg(err, errlen, -EINVAL, "a model runs on no kind (kinds_off)");
 		if (cfg->models[m].kinds_off && cfg->policy.ops->sched)
@@ -290,8 +292,22 @@ int sym_core_create_err(struct sym_core **out, const struct sym_core_cfg *cfg, c
 			char *err, size_t errlen)
 {
 	*out = NULL;
-	int rc = check_cfg(cfg, sink, err, errlen);
-	if (rc)
+	int rc;
+	if (cfg->nparts > 1) { /* the parts become kinds (core/parts.h) */
+		struct sym_parts px;
+		if ((rc = sym_parts_expand(cfg, &px, err, errlen)))
+			return rc;
+		rc = sym_core_create_err(out, &px.cfg, sink, err, errlen);
+		sym_parts_finish(&px);
+		if (!rc) {
+			impl(*out)->nparts = cfg->nparts;
+			impl(*out)->pkinds = cfg->nkinds > 1 ? cfg->nkinds : 1;
+		}
+		return rc;
+	}
+	if (cfg->nparts < 0)
+		return fail_msg(err, errlen, -EINVAL, "invalid core configuration (nparts)");
+	if ((rc = check_cfg(cfg, sink, err, errlen)))
 		return rc;
 	struct core *k = calloc(1, sizeof(*k));
 	if (!k)
@@ -718,6 +734,22 @@ int sym_core_set_kinds_off(struct sym_core *c, int m, uint32_t kinds_off, sym_ti
 	return rc;
 }
 
+int sym_core_set_part(struct sym_core *c, int m, int part, sym_time now)
+{
+	const struct core *k = impl(c);
+	if (!k->nparts || part < 0 || part >= k->nparts)
+		return -EINVAL;
+	return sym_core_set_kinds_off(c, m, sym_parts_kinds_off(k->nparts, k->pkinds, part), now);
+}
+
+int sym_core_gpu_set_part(struct sym_core *c, int g, int part)
+{
+	const struct core *k = impl(c);
+	if (!k->nparts || part < 0 || part >= k->nparts || g < 0 || g >= c->ngpus)
+		return -EINVAL;
+	return sym_core_gpu_set_kind(c, g, sym_parts_slot(k->pkinds, part, c->gpus[g].kind % k->pkinds));
+}
+
 int sym_core_restart_arrivals(struct sym_core *c, int m)
 {
 	struct core *k = impl(c);
@@ -754,7 +786,10 @@ int sym_core_set_model(struct sym_core *c, int m, const struct sym_model_cfg *cf
 		return -EINVAL;
 	if (k->sched)
 		return -ENOTSUP;
-	return sym_models_set_model(&k->models, m, cfg);
+	struct sym_model_cfg x;
+	if (k->nparts && sym_parts_model(cfg, k->nparts, k->pkinds, &x))
+		return -EINVAL;
+	return sym_models_set_model(&k->models, m, k->nparts ? &x : cfg);
 }
 
 int sym_core_set_slo(struct sym_core *c, int m, sym_time slo)

@@ -83,6 +83,12 @@ struct sym_core_cfg {
 	int nkinds;                         /* 0 or 1: one kind; at most SYM_MAX_KINDS */
 	const struct sym_kind *kinds;       /* nkinds entries, or NULL for one unnamed GPU kind */
 	const int *gpu_kind;                /* ngpus entries in 0..nkinds-1, or NULL: all kind 0 */
+	/* Sub-clusters (core/parts.h): 0 or 1, none; else the core has nparts
+	 * parts, model m in models[m].part and GPU g in gpu_part[g] (-1: none
+	 * yet, the driver keeps it offline until sym_core_gpu_set_part); candidate
+	 * policies only, nparts * nkinds at most SYM_MAX_KINDS. */
+	int nparts;
+	const int *gpu_part;
 	struct sym_policy policy;
 	struct sym_gather gather;
 	struct sym_net net;
@@ -152,6 +158,14 @@ int sym_core_gpu_set_kind(struct sym_core *c, int g, int kind);
  * Returns 0; -EINVAL for a bad model, a core of one kind, or every kind off;
  * -ENOTSUP for a scheduler policy (kinds_off is the candidate policies'). */
 int sym_core_set_kinds_off(struct sym_core *c, int m, uint32_t kinds_off, sym_time now);
+
+/* Sub-clusters (cfg.nparts >= 2, core/parts.h). Model m serves from part
+ * `part` from now on: its queue stays, its next batch goes to a GPU of that
+ * part. GPU g, offline, joins part `part` at its next sym_core_gpu_online.
+ * 0; -EINVAL for a bad id or part, or a core without parts; -EBUSY (GPU)
+ * while g is online. */
+int sym_core_set_part(struct sym_core *c, int m, int part, sym_time now);
+int sym_core_gpu_set_part(struct sym_core *c, int g, int part);
 
 /* Model m's arrival statistics start afresh (core/shard.h,
  * sym_shard_restart_arrivals): it was out of service and is back. 0;

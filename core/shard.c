@@ -93,7 +93,7 @@ static void envelope(struct sym_shard *s)
 
 int sym_shard_set_kinds_off(struct sym_shard *s, uint32_t kinds_off)
 {
-	uint32_t all = (1u << s->nkinds) - 1;
+	uint32_t all = sym_kinds_all(s->nkinds);
 	if (s->nkinds < 2 || (kinds_off & all) == all)
 		return -EINVAL;
 	s->kinds_off = kinds_off & all;
@@ -119,7 +119,7 @@ int sym_shard_init_kinds(struct sym_shard *s, int id, const struct sym_model_cfg
 	    !isfinite(cfg->rate_hint) || cfg->rate_hint < 0 || net->ctrl < 0 || net->data < 0 ||
 	    net->resp < 0 || gather->target < 0 || !isfinite(gather->sigmas) || gather->sigmas < 0)
 		return -EINVAL;
-	uint32_t all = (1u << nkinds) - 1;
+	uint32_t all = sym_kinds_all(nkinds);
 	if ((cfg->kinds_off & all) == all)
 		return -EINVAL; /* runs on no kind */
 	s->nkinds = nkinds;

@@ -46,8 +46,16 @@ struct sym_net {
 	sym_time resp; /* response back to the client */
 };
 
+/* Rankers of one core: its GPU kinds times its parts (sub-clusters, core/parts.h). */
+#define SYM_MAX_KINDS 32
 /* GPU kinds in one cluster (see core/core.h). */
-#define SYM_MAX_KINDS 8
+#define SYM_MAX_DEVICE_KINDS 8
+
+/* The mask of kinds 0..n-1 (n <= SYM_MAX_KINDS). */
+static inline uint32_t sym_kinds_all(int n)
+{
+	return n >= 32 ? UINT32_MAX : (1u << n) - 1;
+}
 
 /* What a model contributes to the core's configuration. */
 struct sym_model_cfg {
@@ -60,8 +68,11 @@ struct sym_model_cfg {
 	const struct sym_profile *by_kind[SYM_MAX_KINDS];
 	/* Bit k set: the model does not run on kind k (its GPUs do not hold it:
 	 * a sub-cluster that is not the model's). At least one kind must stay;
-	 * candidate policies only (scheduler policies refuse it). */
+	 * candidate policies only (scheduler policies refuse it). A core of
+	 * parts (sym_core_cfg.nparts) sets it from `part`. */
 	uint32_t kinds_off;
+	/* The model's part (sub-cluster) in a core of parts: 0..nparts-1. */
+	int part;
 };
 
 #endif

@@ -212,8 +212,8 @@ static int set_cluster(struct sym_experiment *e, const cJSON *v, const char *whe
 	if (!cJSON_IsArray(v))
 		return ERR("%s: expected %s, got %s", where, shape, got(v, g, sizeof(g)));
 	size_t n = (size_t)cJSON_GetArraySize(v);
-	if (n > SYM_MAX_KINDS)
-		return ERR("%s: at most %d device kinds, got %zu", where, SYM_MAX_KINDS, n);
+	if (n > SYM_MAX_DEVICE_KINDS)
+		return ERR("%s: at most %d device kinds, got %zu", where, SYM_MAX_DEVICE_KINDS, n);
 	struct sym_gpu_group *gr = calloc(n, sizeof(*gr));
 	if (!gr)
 		return -ENOMEM;

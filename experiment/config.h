@@ -189,7 +189,7 @@ struct sym_experiment {
 				  * models served from the start, on any kind) */
 	struct sym_model_spec *models;
 	int nkinds;
-	struct sym_kind kinds[SYM_MAX_KINDS];
+	struct sym_kind kinds[SYM_MAX_DEVICE_KINDS];
 	int *gpu_kind;           /* gpus entries */
 	struct sym_profile *profiles; /* nkinds * nmodels, kind-major: profiles[k * nmodels + m] */
 	double *model_slo_ms;

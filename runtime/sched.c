@@ -47,6 +47,7 @@
 #include "core/grow.h"
 #include "core/hist.h"
 #include "core/models.h"
+#include "core/parts.h"
 #include "core/ranker.h"
 #include "runtime/executor.h"
 #include "runtime/spsc.h"
@@ -224,6 +225,10 @@ struct sym_sched {
 	struct ranker **rankers; /* split: one per GPU kind */
 	int nkinds;
 	int *gpu_kind;           /* split: the kind (ranker) of each GPU */
+	/* sub-clusters (cfg.core.nparts >= 2): the configuration with its parts as kinds (core/parts.h),
+	 * which the threads are built from; each GPU's own kind; models filled later (set_model) */
+	struct sym_parts parts;
+	int *base_kind;
 	/* driver side */
 	int drv_efd;
 	_Alignas(64) atomic_int drv_armed;
@@ -1188,6 +1193,20 @@ int sym_sched_create(struct sym_sched **out, const struct sym_sched_cfg *cfg, ch
 		s->off[g] = true;
 		s->epoch[g] = 1;
 	}
+	struct sym_sched_cfg pcfg;
+	if (cfg->core.nparts > 1) { /* the threads see the parts as kinds, as the core does */
+		if ((rc = sym_parts_expand(&cfg->core, &s->parts, err, errlen)))
+			goto fail;
+		if (!(s->base_kind = calloc((size_t)s->ngpus, sizeof(int)))) {
+			rc = fail(err, errlen, -ENOMEM, "%s", "out of memory");
+			goto fail;
+		}
+		for (int g = 0; g < s->ngpus; g++)
+			s->base_kind[g] = cfg->core.gpu_kind ? cfg->core.gpu_kind[g] : 0;
+		pcfg = *cfg;
+		pcfg.core = s->parts.cfg;
+		cfg = &pcfg;
+	}
 	rc = s->threads == 1 ? make_solo(s, cfg, cap, err, errlen) : make_split(s, cfg, cap, err, errlen);
 	if (rc)
 		goto fail;
@@ -1268,6 +1287,8 @@ void sym_sched_destroy(struct sym_sched *s)
 			ranker_free(s->rankers[k], s->threads);
 	free(s->rankers);
 	free(s->gpu_kind);
+	free(s->base_kind);
+	sym_parts_finish(&s->parts);
 	if (s->rd)
 		for (int i = 0; i < s->nrd; i++)
 			free(s->rd[i].ids);
@@ -1318,10 +1339,22 @@ int sym_sched_set_kinds_off(struct sym_sched *s, int model, uint32_t kinds_off)
 	return 0;
 }
 
+int sym_sched_set_part(struct sym_sched *s, int model, int part)
+{
+	if (!s->parts.nparts || part < 0 || part >= s->parts.nparts)
+		return -EINVAL;
+	return sym_sched_set_kinds_off(s, model, sym_parts_kinds_off(s->parts.nparts, s->parts.nkinds, part));
+}
+
 int sym_sched_set_model(struct sym_sched *s, int model, const struct sym_model_cfg *cfg)
 {
 	if (model < 0 || model >= s->nmodels || !cfg)
 		return -EINVAL;
+	if (s->parts.nparts) { /* (its slots' profiles and kinds_off, kept here until the thread reads them) */
+		if (sym_parts_model(cfg, s->parts.nparts, s->parts.nkinds, &s->parts.models[model]))
+			return -EINVAL;
+		cfg = &s->parts.models[model];
+	}
 	struct in_msg m = { .id = (uint64_t)(uintptr_t)cfg, .model = model, .type = IN_MODEL_SET };
 	if (!sym_spsc_push(in_queue(s, model), &m)) {
 		s->drv_full++;
@@ -1416,6 +1449,13 @@ int sym_sched_gpu_online(struct sym_sched *s, int g) { return gpu_state(s, g, fa
 int sym_sched_gpu_online_kind(struct sym_sched *s, int g, int kind)
 {
 	return kind < 0 ? -EINVAL : gpu_state(s, g, false, kind);
+}
+
+int sym_sched_gpu_online_part(struct sym_sched *s, int g, int part)
+{
+	if (!s->parts.nparts || part < 0 || part >= s->parts.nparts || g < 0 || g >= s->ngpus)
+		return -EINVAL;
+	return gpu_state(s, g, false, sym_parts_slot(s->parts.nkinds, part, s->base_kind[g]));
 }
 
 /* Delivers a complete dispatch (or its requests as drops when it was

@@ -148,6 +148,11 @@ void sym_sched_destroy(struct sym_sched *s);
  * no plan of m after it). 0; -EINVAL for an unknown model; -EAGAIN (full). */
 int sym_sched_set_kinds_off(struct sym_sched *s, int model, uint32_t kinds_off);
 
+/* With sub-clusters (cfg.core.nparts >= 2, core/parts.h): model m serves from
+ * part `part` from now on (sym_sched_set_kinds_off with that part's kinds).
+ * -EINVAL for a bad part or a scheduler without parts. */
+int sym_sched_set_part(struct sym_sched *s, int model, int part);
+
 /* Model m's arrival statistics start afresh (core/core.h,
  * sym_core_restart_arrivals), queued in order with its requests: it was out
  * of service (the repository API) and is back. 0; -EINVAL; -EAGAIN (full). */
@@ -184,6 +189,10 @@ int sym_sched_gpu_online(struct sym_sched *s, int g);
  * GPU moved to another sub-cluster. 0, -EINVAL (no such GPU or kind),
  * -EBUSY (g is online) or -EAGAIN. */
 int sym_sched_gpu_online_kind(struct sym_sched *s, int g, int kind);
+
+/* The same into part `part` (its own GPU kind kept): a GPU moved to another
+ * sub-cluster. -EINVAL also for a scheduler without parts. */
+int sym_sched_gpu_online_part(struct sym_sched *s, int g, int part);
 
 /* Runs out's callbacks for up to max pending decisions (dispatch counts as
  * one). Returns how many ran. */

@@ -156,12 +156,10 @@ struct schedd {
 	struct sym_loop *loop;
 	struct sym_sched *sched;
 	struct sym_model_cfg *mc;
-	/* sub-clusters (a partition): the scheduler's kinds are the pairs (sub-cluster j, GPU kind k),
-	 * numbered j * nkinds + k, each with its own ranker (thread); else nsub 0 */
+	/* sub-clusters (a partition): parts of the scheduler's core (core/parts.h), each pair of a
+	 * part and a GPU kind a ranker (a thread of its own with threads >= 2); else nsub 0 */
 	int nsub;
 	struct sym_subclusters sc;
-	struct sym_kind sub_kinds[SYM_MAX_KINDS];
-	int *sub_kind; /* per GPU: its scheduler kind */
 	/* per backend and model (b * nmodels + m): what its GPU holds */
 	uint8_t *holds; /* enum hold */
 	uint64_t loads, unloads, load_failures;
@@ -503,7 +501,7 @@ static void gpu_up(struct schedd *s, int g)
 		gpu_call(s, sym_sched_gpu_online, g);
 		return;
 	}
-	while (sym_sched_gpu_online_kind(s->sched, g, s->sub_kind[g]) == -EAGAIN)
+	while (sym_sched_gpu_online_part(s->sched, g, s->sc.gpu_part[g]) == -EAGAIN)
 		poll_sched(s);
 }
 
@@ -737,19 +735,6 @@ static void refuse_identity(struct schedd *s, struct sym_fab_conn *conn, const c
 	refuse_hello(s, conn, why);
 }
 
-/* The scheduler's kinds of part j (one per GPU kind: j * nkinds + k), and of
- * every part. */
-static uint32_t part_kinds(const struct schedd *s, int j)
-{
-	int K = s->c->exp.nkinds;
-	return ((1u << K) - 1) << (j * K);
-}
-
-static uint32_t part_kinds_all(const struct schedd *s)
-{
-	return (uint32_t)((1ull << (s->nsub * s->c->exp.nkinds)) - 1);
-}
-
 /* Whether part `part`'s GPUs are to hold model m: it is the model's part, or
  * the part it is moving to. */
 static bool part_holds(const struct schedd *s, size_t m, int part)
@@ -919,7 +904,6 @@ static void on_loaded(struct schedd *s, struct sym_fab_conn *conn, int b, const 
 static void gmove_assign(struct schedd *s, int g, int to)
 {
 	s->sc.gpu_part[g] = to;
-	s->sub_kind[g] = to * s->c->exp.nkinds + s->c->exp.gpu_kind[g];
 }
 
 /* A moving GPU whose backend failed or left: the move ends there (its GPU is
@@ -1222,8 +1206,7 @@ static int fill_slot(struct schedd *s, struct reply r, const char *name, size_t 
 	mc->slo = sym_ms(e->model_slo_ms[m]);
 	mc->rate_hint = 0;
 	mc->name = e->models[m].name;
-	if (s->nsub) /* its sub-cluster: the slot's (an unloaded model does not move at epochs) */
-		mc->kinds_off = ~part_kinds(s, s->sc.model_part[m]) & part_kinds_all(s);
+	mc->part = s->nsub ? s->sc.model_part[m] : 0; /* the slot's (an unloaded model does not move at epochs) */
 	if ((rc = sym_sched_set_model(s->sched, (int)m, mc))) {
 		sym_rt_warn(WHO, "repository: model %s: the scheduler's queue is full (%s)", nm, strerror(-rc));
 		sym_cluster_clear_slot(c, m);
@@ -1419,10 +1402,9 @@ static void move_check(struct schedd *s, int m)
 		move_end(s, m);
 		return;
 	}
-	uint32_t off = ~part_kinds(s, to) & part_kinds_all(s);
-	if (sym_sched_set_kinds_off(s->sched, m, off)) {
+	if (sym_sched_set_part(s->sched, m, to)) {
 		poll_sched(s); /* the queue was full: room, then once more */
-		if (sym_sched_set_kinds_off(s->sched, m, off)) {
+		if (sym_sched_set_part(s->sched, m, to)) {
 			sym_rt_warn(WHO, "model %s: the scheduler did not take its move; it stays", name);
 			s->moves_failed++;
 			move_end(s, m);
@@ -2362,21 +2344,17 @@ static int write_stats(struct schedd *s, const char *path)
 	return rc;
 }
 
-/* Sub-clusters (symphony-centralized-orchestration.md, Section 4.7): each
- * pair of a part and a GPU kind becomes one of the scheduler's kinds, so that
- * each has its own ranker (a thread of its own with threads >= 2) and its own
- * GPUs; a model runs only on its part's (kinds_off), on every kind there, with
- * that kind's profile. The assignment is the configuration's partition.assign,
- * or Appendix A's MILP solved here at the configured rate (within
- * partition.time_limit_s). Parts times kinds at most SYM_MAX_KINDS. */
+/* Sub-clusters (symphony-centralized-orchestration.md, Section 4.7): parts
+ * of the scheduler's core (core/parts.h, as in the simulator), each pair of a
+ * part and a GPU kind with its own ranker (a thread of its own with threads
+ * >= 2) and its own GPUs; a model runs only on its part's GPUs, on every kind
+ * there, with that kind's profile. The assignment is the configuration's
+ * partition.assign, or Appendix A's MILP solved here at the configured rate
+ * (within partition.time_limit_s). */
 static int setup_subclusters(struct schedd *s, char *err, size_t errlen)
 {
 	struct sym_experiment *e = &s->c->exp;
-	int L = e->partition.subclusters, K = e->nkinds;
-	if (L * K > SYM_MAX_KINDS)
-		return snprintf(err, errlen, "partition: the runtime runs at most %d rankers, one per sub-cluster and GPU "
-			       "kind; %d sub-clusters of %d kind%s make %d", SYM_MAX_KINDS, L, K, K > 1 ? "s" : "", L * K),
-		       -EINVAL;
+	int L = e->partition.subclusters;
 	int rc;
 	if (!e->partition.assign) {
 		sym_rt_log(WHO, "partition: solving Appendix A's MILP for %zu models in %d sub-clusters (at most %g s)",
@@ -2393,22 +2371,12 @@ static int setup_subclusters(struct schedd *s, char *err, size_t errlen)
 	s->move_to = malloc(e->nmodels * sizeof(*s->move_to));
 	s->retry_to = malloc(e->nmodels * sizeof(*s->retry_to));
 	s->move_phase = calloc(e->nmodels, 1);
-	s->sub_kind = calloc((size_t)e->gpus, sizeof(*s->sub_kind));
 	s->gpu_to = calloc((size_t)e->gpus, sizeof(*s->gpu_to));
-	if (!s->iv_part || !s->holds || !s->ep_base || !s->move_to || !s->retry_to || !s->move_phase || !s->sub_kind ||
-	    !s->gpu_to)
+	if (!s->iv_part || !s->holds || !s->ep_base || !s->move_to || !s->retry_to || !s->move_phase || !s->gpu_to)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	for (size_t m = 0; m < e->nmodels; m++)
 		s->move_to[m] = s->retry_to[m] = -1;
-	for (int g = 0; g < e->gpus; g++)
-		s->sub_kind[g] = s->sc.gpu_part[g] * K + e->gpu_kind[g];
 	for (int j = 0; j < L; j++) {
-		for (int k = 0; k < K; k++) {
-			struct sym_kind *x = &s->sub_kinds[j * K + k];
-			*x = e->kinds[k];
-			snprintf(x->name, sizeof(x->name), "%.20s/sub%u", e->kinds[k].name,
-				 (unsigned)(unsigned char)j); /* (j < SYM_MAX_KINDS: the cast tells the compiler it fits) */
-		}
 		int models = 0, gpus = 0;
 		for (size_t m = 0; m < e->nmodels; m++)
 			models += s->sc.model_part[m] == j;
@@ -2417,13 +2385,8 @@ static int setup_subclusters(struct schedd *s, char *err, size_t errlen)
 		sym_rt_log(WHO, "sub-cluster %d: %d models, %d GPUs (they need %.2f at the configured rate)", j, models,
 			   gpus, s->sc.need[j]);
 	}
-	for (size_t m = 0; m < e->nmodels; m++) {
-		for (int j = 0; j < L; j++)
-			for (int k = 0; k < K; k++)
-				if (j * K + k > 0)
-					s->mc[m].by_kind[j * K + k] = &e->profiles[(size_t)k * e->nmodels + m];
-		s->mc[m].kinds_off = ~part_kinds(s, s->sc.model_part[m]) & part_kinds_all(s);
-	}
+	for (size_t m = 0; m < e->nmodels; m++)
+		s->mc[m].part = s->sc.model_part[m];
 	return 0;
 }
 
@@ -2487,8 +2450,8 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	s->iv_len = (sym_time)(e->interval_s * 1e9);
 	s->iv_start = sym_monotonic_ns();
 	struct sym_sched_cfg sc = {
-		.core = { .nmodels = (int)e->nmodels, .models = mc, .ngpus = ng, .nkinds = s->nsub ? s->nsub * e->nkinds : e->nkinds,
-			  .kinds = s->nsub ? s->sub_kinds : e->kinds, .gpu_kind = s->nsub ? s->sub_kind : e->gpu_kind,
+		.core = { .nmodels = (int)e->nmodels, .models = mc, .ngpus = ng, .nkinds = e->nkinds, .kinds = e->kinds,
+			  .gpu_kind = e->gpu_kind, .nparts = s->nsub, .gpu_part = s->nsub ? s->sc.gpu_part : NULL,
 			  .policy = e->policy, .gather = e->gather,
 			  .net = { .ctrl = sym_ms(e->ctrl_ms), .data = sym_ms(e->data_ms), .resp = sym_ms(e->resp_ms) },
 			  .send_ahead = e->send_ahead, .max_ahead = 1 },
@@ -3263,7 +3226,6 @@ static void teardown(struct schedd *s)
 	free(s->move_to);
 	free(s->retry_to);
 	free(s->move_phase);
-	free(s->sub_kind);
 	free(s->gpu_to);
 	for (int g = 0; s->gpus && g < s->c->backends_max; g++)
 		for (int j = 0; j < GPU_Q; j++)

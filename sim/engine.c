@@ -186,12 +186,12 @@ struct sim {
 	const struct sym_experiment *e;
 	int qcap;          /* batches a GPU can hold: the core's outstanding limit, plus one */
 	struct sym_run_result *res;
-	/* one core per sub-cluster (one without a partition): model m is
-	 * scheduled by cores[model_core[m]], GPU g by cores[gpu_core[g]] */
-	struct sym_core **cores;
-	int ncores;
-	int *model_core, *gpu_core;
-	struct sym_model_cfg *mcs; /* ncores * nmodels: each core's models (rate hints 0 outside its part) */
+	/* one core, as in schedd; with sub-clusters, one of nparts parts
+	 * (core/parts.h): model m serves from part model_part[m], GPU g serves
+	 * part gpu_part[g] (-1: out of service, none) */
+	struct sym_core *core;
+	int nparts;
+	int *model_part, *gpu_part;
 	struct sym_subclusters sc;
 	/* epochs: arrivals per model since the last epoch; a model's pending
 	 * move (its new part, -1: none); requests held while a stalled move
@@ -230,10 +230,10 @@ struct sim {
 	sym_time as_len;
 	struct sym_scale_cfg as_cfg; /* the decision (control/scale.h) */
 	struct sym_scale_state as_state;
-	struct as_part *as_part;   /* ncores entries */
+	struct as_part *as_part;   /* nparts entries */
 	uint64_t as_ended, as_bad; /* one part: s->ended and s->bad_all when the interval began */
-	struct sym_scale_part *as_sp; /* ncores entries: the decision's inputs */
-	int *as_delta;             /* ncores entries: its outputs */
+	struct sym_scale_part *as_sp; /* nparts entries: the decision's inputs */
+	int *as_delta;             /* nparts entries: its outputs */
 	double as_gpu_s;
 	sym_time as_iv_start;      /* the last decision */
 	int as_paid, as_serving; /* GPUs paid for; of them, in service */
@@ -447,7 +447,7 @@ static void timeline_outcome(struct sim *s, const struct sym_request *r, bool go
 	if (!good)
 		s->bad_all++;
 	if (s->as_parts) {
-		struct as_part *ap = &s->as_part[s->model_core[r->model]];
+		struct as_part *ap = &s->as_part[s->model_part[r->model]];
 		ap->ended++;
 		ap->bad += !good;
 	}
@@ -502,7 +502,7 @@ static void account_busy(struct sim *s, int gi, sym_time a, sym_time b)
 	if (hi > lo)
 		s->res->gpu_busy_fraction += sym_to_s(hi - lo);
 	if (s->as_on && b > s->as_iv_start) /* this interval's part: the rest counted in the one before */
-		s->as_part[s->gpu_core[gi]].busy_s += sym_to_s(b - (a > s->as_iv_start ? a : s->as_iv_start));
+		s->as_part[s->gpu_part[gi]].busy_s += sym_to_s(b - (a > s->as_iv_start ? a : s->as_iv_start));
 	struct gpu *g = &s->gpus[gi];
 	sym_time t = a;
 	while (t < b && t < s->end) {
@@ -659,7 +659,7 @@ static void report_end(struct sim *s, int gi, sym_time now, const struct sym_bat
 			(g->svc == AS_DRAIN ? gpu_released : gpu_left)(s, gi, now);
 		return;
 	}
-	sym_core_gpu_done(s->cores[s->gpu_core[gi]], gi, now, e);
+	sym_core_gpu_done(s->core, gi, now, e);
 }
 
 static void on_finish(struct sim *s, int gi, sym_time now)
@@ -718,7 +718,7 @@ static void core_cfg(const struct sym_experiment *e, double rate, struct sym_mod
 {
 	for (size_t m = 0; m < e->nmodels; m++) {
 		mc[m] = (struct sym_model_cfg){ &e->profiles[m], sym_ms(e->model_slo_ms[m]),
-						rate * sym_experiment_model_rate(e, m), e->models[m].name, { NULL }, 0 };
+						rate * sym_experiment_model_rate(e, m), e->models[m].name, { NULL }, 0, 0 };
 		for (int k = 1; k < e->nkinds; k++)
 			mc[m].by_kind[k] = &e->profiles[(size_t)k * e->nmodels + m];
 	}
@@ -836,60 +836,48 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 		s->slo[m] = sym_ms(e->model_slo_ms[m]);
 	if ((rc = sym_subclusters_build(e, opts->rate, &s->sc, err, errlen)))
 		return rc;
-	if (s->sc.n > 1 && !strcmp(sym_policy_name(&e->policy), "nexus")) {
-		/* Nexus places models on GPUs by its own memory-aware packing, planned
-		 * over every GPU of its core */
-		snprintf(err, errlen, "partition: policy 'nexus' cannot run sub-clusters (it packs models onto GPUs "
-			 "itself, memory included: run it without a partition)");
-		return -EINVAL;
-	}
-	s->ncores = s->sc.n;
-	s->model_core = s->sc.model_part;
-	s->gpu_core = s->sc.gpu_part;
-	s->cores = calloc((size_t)s->ncores, sizeof(*s->cores));
-	s->mcs = calloc((size_t)s->ncores * e->nmodels, sizeof(*s->mcs));
-	if (!s->cores || !s->mcs)
-		return -ENOMEM;
-	(void)mc;
-	for (int j = 0; j < s->ncores; j++) {
-		struct sym_model_cfg *mj = &s->mcs[(size_t)j * e->nmodels];
-		struct sym_core_cfg cc;
-		core_cfg(e, opts->rate, mj, &cc);
+	s->nparts = s->sc.n;
+	s->model_part = s->sc.model_part;
+	s->gpu_part = s->sc.gpu_part;
+	struct sym_core_cfg cc;
+	core_cfg(e, opts->rate, mc, &cc);
+	if (s->nparts > 1) {
+		cc.nparts = s->nparts;
+		cc.gpu_part = s->gpu_part;
 		for (size_t m = 0; m < e->nmodels; m++)
-			if (s->model_core[m] != j)
-				mj[m].rate_hint = 0;
-		/* a batch that finished but whose GPU is not yet free cannot be cancelled:
-		 * with a completion delay, preempting policies are refused */
-		struct sym_sink sink = { s, on_dispatch, on_drop, e->done_ms > 0 ? NULL : on_cancel };
-		char msg[300];
-		if ((rc = sym_core_create_err(&s->cores[j], &cc, &sink, msg, sizeof(msg)))) {
-			snprintf(err, errlen, "cannot create the scheduling core: %s", msg);
-			return rc == -ENOMEM ? -EINVAL : rc; /* keep the message */
-		}
-		/* a sub-cluster's core serves its own GPUs only */
-		for (int g = 0; s->ncores > 1 && g < e->gpus; g++)
-			if (s->gpu_core[g] != j && (rc = sym_core_gpu_offline(s->cores[j], g, 0, 0))) {
-				snprintf(err, errlen, "partition: policy '%s' cannot run sub-clusters (its core cannot "
-					 "leave GPUs out)", sym_policy_name(&e->policy));
-				return -EINVAL;
-			}
+			mc[m].part = s->model_part[m];
 	}
-	s->qcap = sym_core_max_outstanding(s->cores[0]);
-	if (s->ncores > 1 && e->partition.epoch_s > 0 && sym_s(e->partition.epoch_s) < s->end) {
+	/* a batch that finished but whose GPU is not yet free cannot be cancelled:
+	 * with a completion delay, preempting policies are refused */
+	struct sym_sink sink = { s, on_dispatch, on_drop, e->done_ms > 0 ? NULL : on_cancel };
+	char msg[300];
+	if ((rc = sym_core_create_err(&s->core, &cc, &sink, msg, sizeof(msg)))) {
+		if (s->nparts > 1)
+			snprintf(err, errlen, "partition: cannot run sub-clusters: %s", msg);
+		else
+			snprintf(err, errlen, "cannot create the scheduling core: %s", msg);
+		return rc == -ENOMEM ? -EINVAL : rc; /* keep the message */
+	}
+	/* GPUs of no part (out of service with an autoscaler) start offline */
+	for (int g = 0; s->nparts > 1 && g < e->gpus; g++)
+		if (s->gpu_part[g] < 0 && (rc = sym_core_gpu_offline(s->core, g, ++s->gpus[g].epoch, 0)))
+			return snprintf(err, errlen, "partition: the policy cannot take GPUs out of service"), rc;
+	s->qcap = sym_core_max_outstanding(s->core);
+	if (s->nparts > 1 && e->partition.epoch_s > 0 && sym_s(e->partition.epoch_s) < s->end) {
 		size_t n = e->nmodels;
 		s->epoch_len = sym_s(e->partition.epoch_s);
 		s->ep_arrivals = calloc(n, sizeof(uint64_t));
 		s->move_to = malloc(n * sizeof(int));
 		s->stalled = calloc(n, sizeof(bool));
 		s->held = calloc(n, sizeof(*s->held));
-		s->hold_mb = calloc((size_t)s->ncores, sizeof(double));
+		s->hold_mb = calloc((size_t)s->nparts, sizeof(double));
 		s->gpu_to = calloc((size_t)e->gpus, sizeof(int));
 		res->epochs = calloc((size_t)(s->end / s->epoch_len) + 1, sizeof(*res->epochs));
 		if (!s->ep_arrivals || !s->move_to || !s->stalled || !s->held || !s->hold_mb || !s->gpu_to || !res->epochs)
 			return -ENOMEM;
 		for (size_t i = 0; i < n; i++) {
 			s->move_to[i] = -1;
-			s->hold_mb[s->model_core[i]] += model_static(e, i);
+			s->hold_mb[s->model_part[i]] += model_static(e, i);
 		}
 		if ((rc = ev_push(&s->ev, s->epoch_len, EV_EPOCH, 0)))
 			return rc;
@@ -902,13 +890,13 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 						    .release_fraction = c->release_fraction, .min_gpus = c->min_gpus,
 						    .max_gpus = c->max_gpus, .cooldown_s = c->cooldown_s };
 		res->as.decisions = calloc((size_t)(s->end / s->as_len) + 2, sizeof(*res->as.decisions));
-		s->as_part = calloc((size_t)s->ncores, sizeof(*s->as_part));
-		s->as_sp = calloc((size_t)s->ncores, sizeof(*s->as_sp));
-		s->as_delta = calloc((size_t)s->ncores, sizeof(*s->as_delta));
-		s->as_parts = s->ncores > 1;
-		if (s->ncores > 1) {
-			size_t n = ((size_t)(s->end / s->as_len) + 2) * (size_t)s->ncores;
-			res->as.nparts = s->ncores;
+		s->as_part = calloc((size_t)s->nparts, sizeof(*s->as_part));
+		s->as_sp = calloc((size_t)s->nparts, sizeof(*s->as_sp));
+		s->as_delta = calloc((size_t)s->nparts, sizeof(*s->as_delta));
+		s->as_parts = s->nparts > 1;
+		if (s->nparts > 1) {
+			size_t n = ((size_t)(s->end / s->as_len) + 2) * (size_t)s->nparts;
+			res->as.nparts = s->nparts;
 			res->as.part_in_service = calloc(n, sizeof(int));
 			res->as.part_delta = calloc(n, sizeof(int));
 			if (!res->as.part_in_service || !res->as.part_delta)
@@ -920,12 +908,12 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 		 * part: every core has them offline already) */
 		for (int g = c->start_gpus; g < e->gpus; g++) {
 			s->gpus[g].svc = AS_OFF;
-			if (s->ncores == 1 && (rc = sym_core_gpu_offline(s->cores[0], g, ++s->gpus[g].epoch, 0)))
+			if (s->nparts == 1 && (rc = sym_core_gpu_offline(s->core, g, ++s->gpus[g].epoch, 0)))
 				return snprintf(err, errlen, "autoscale: the policy cannot take GPUs out of service"), rc;
 		}
 		as_count(s, 0, c->start_gpus, 0, 0);
 		for (int g = 0; g < c->start_gpus; g++)
-			as_count(s, 0, 0, 1, s->gpu_core[g]);
+			as_count(s, 0, 0, 1, s->gpu_part[g]);
 		if (s->as_len < s->end && (rc = ev_push(&s->ev, s->as_len, EV_SCALE, 0)))
 			return rc;
 	}
@@ -977,7 +965,7 @@ static void gpu_left(struct sim *s, int gi, sym_time now)
 	int j = s->gpu_to[gi];
 	sym_time t = 0;
 	for (size_t i = 0; i < e->nmodels; i++)
-		if ((s->move_to[i] >= 0 ? s->move_to[i] : s->model_core[i]) == j)
+		if ((s->move_to[i] >= 0 ? s->move_to[i] : s->model_part[i]) == j)
 			t += load_time(e, i);
 	if (s->res->nepochs)
 		s->res->epochs[s->res->nepochs - 1].load_gpu_s += sym_to_s(t);
@@ -989,24 +977,31 @@ static void on_loaded(struct sim *s, int gi, sym_time now)
 {
 	struct gpu *g = &s->gpus[gi];
 	g->leaving = false;
-	s->gpu_core[gi] = s->gpu_to[gi];
+	s->gpu_part[gi] = s->gpu_to[gi];
 	if (s->as_on)
-		as_count(s, now, 0, 1, s->gpu_core[gi]);
-	sym_core_gpu_online(s->cores[s->gpu_core[gi]], gi, ++g->epoch, now);
+		as_count(s, now, 0, 1, s->gpu_part[gi]);
+	if (sym_core_gpu_set_part(s->core, gi, s->gpu_part[gi]))
+		s->err = -EPROTO;
+	sym_core_gpu_online(s->core, gi, ++g->epoch, now);
 }
 
-/* Model m's new part has loaded it: its arrivals go there (with those held
- * while a stalled move loaded), and its old part unloads it. */
+/* Model m's new part has loaded it: the model switches there, its queue
+ * with it (sym_core_set_part, as schedd does), with the arrivals held while a
+ * stalled move loaded; its old part unloads it. */
 static void on_switch(struct sim *s, int m, sym_time now)
 {
-	int from = s->model_core[m], to = s->move_to[m];
+	int from = s->model_part[m], to = s->move_to[m];
 	s->hold_mb[from] -= model_static(s->e, (size_t)m);
-	s->model_core[m] = to;
+	s->model_part[m] = to;
 	s->move_to[m] = -1;
 	s->stalled[m] = false;
+	if (sym_core_set_part(s->core, m, to, now)) {
+		s->err = -EPROTO;
+		return;
+	}
 	struct held *h = &s->held[m];
 	for (size_t i = 0; i < h->n && !s->err; i++)
-		if (sym_core_arrive(s->cores[to], h->r[i], now))
+		if (sym_core_arrive(s->core, h->r[i], now))
 			s->err = -ENOMEM;
 	h->n = 0;
 }
@@ -1024,7 +1019,7 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 	const struct sym_experiment *e = s->e;
 	struct sym_run_result *res = s->res;
 	size_t n = e->nmodels;
-	int L = s->ncores;
+	int L = s->nparts;
 	struct sym_epoch_result *x = &res->epochs[res->nepochs++];
 	*x = (struct sym_epoch_result){ .t_s = sym_to_s(now) };
 	sym_time next = now + s->epoch_len;
@@ -1059,7 +1054,7 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 	char err[256];
 	for (int g = 0; s->as_on && g < e->gpus; g++)
 		in_service[g] = s->gpus[g].svc == AS_ON && !s->gpus[g].leaving;
-	int prc = sym_subclusters_epoch(e, rates, s->model_core, s->gpu_core, s->as_on ? in_service : NULL, pm, &cap, &r,
+	int prc = sym_subclusters_epoch(e, rates, s->model_part, s->gpu_part, s->as_on ? in_service : NULL, pm, &cap, &r,
 				       gpu_new, err, sizeof(err));
 	if (prc < 0)
 		s->err = prc;
@@ -1092,11 +1087,11 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 			}
 			for (size_t i = 0; i < n; i++)
 				if (s->move_to[i] >= 0)
-					out1[s->model_core[i]] += pm[i].static_mb;
+					out1[s->model_part[i]] += pm[i].static_mb;
 		}
 		for (size_t i = 0; i < n; i++) {
 			int to = r.assign[i];
-			if (to == s->model_core[i] || s->move_to[i] >= 0)
+			if (to == s->model_part[i] || s->move_to[i] >= 0)
 				continue;
 			/* what the part holds (less what leaves it at t1), its largest dynamic memory after the
 			 * moves, and this model (core/memory.h) */
@@ -1108,7 +1103,7 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 			s->move_to[i] = to;
 			if (pass == 1 && !room) {
 				x->stalled++;
-				out1[s->model_core[i]] += pm[i].static_mb; /* unloaded at t1: room for the others */
+				out1[s->model_part[i]] += pm[i].static_mb; /* unloaded at t1: room for the others */
 				if (ev_push(&s->ev, now + sym_s(t1), EV_STALL, (int)i)) {
 					s->err = -ENOMEM;
 					free(out1);
@@ -1158,14 +1153,14 @@ static void on_gpumove(struct sim *s, sym_time now)
 	struct sym_run_result *res = s->res;
 	for (int g = 0; g < s->e->gpus; g++) {
 		struct gpu *gg = &s->gpus[g];
-		if (s->gpu_to[g] == s->gpu_core[g] || (s->as_on && (gg->svc != AS_ON || gg->leaving)))
+		if (s->gpu_to[g] == s->gpu_part[g] || (s->as_on && (gg->svc != AS_ON || gg->leaving)))
 			continue; /* (the autoscaler released it since the epoch) */
 		res->epochs[res->nepochs - 1].gpus_moved++;
 		gg->leaving = true;
 		gg->skip_ends = gg->qn + gg->en;
 		if (s->as_on) /* out of its part's service until it serves the new part */
-			as_count(s, now, 0, -1, s->gpu_core[g]);
-		if (sym_core_gpu_offline(s->cores[s->gpu_core[g]], g, ++gg->epoch, now)) {
+			as_count(s, now, 0, -1, s->gpu_part[g]);
+		if (sym_core_gpu_offline(s->core, g, ++gg->epoch, now)) {
 			s->err = -EPROTO;
 			return;
 		}
@@ -1219,7 +1214,7 @@ static void on_replan(struct sim *s, int qi, sym_time now)
 		/* the stage's model plans with its new budget (Nexus's sessions at their next epoch) */
 		int m = q->model[v];
 		if (out[v].budget_ms > 0)
-			sym_core_set_slo(s->cores[s->model_core[m]], m, sym_ms(out[v].budget_ms));
+			sym_core_set_slo(s->core, m, sym_ms(out[v].budget_ms));
 	}
 }
 
@@ -1291,7 +1286,7 @@ static int admit(struct sim *s, struct sym_request *r, int m, sym_time t)
 	} else {
 		if (s->ep_arrivals)
 			s->ep_arrivals[m]++;
-		rc = sym_core_arrive(s->cores[s->model_core[m]], r, t);
+		rc = sym_core_arrive(s->core, r, t);
 	}
 	return rc;
 }
@@ -1320,7 +1315,7 @@ static void as_count(struct sim *s, sym_time now, int dpaid, int dserving, int p
 	sym_time t = now < s->end ? now : s->end, a = s->as_paid_t;
 	if (t > a) {
 		s->as_gpu_s += s->as_paid * sym_to_s(t - a);
-		for (int j = 0; j < s->ncores; j++)
+		for (int j = 0; j < s->nparts; j++)
 			s->as_part[j].serving_s += s->as_part[j].serving * sym_to_s(t - a);
 		while (a < t) {
 			size_t iv = interval_of(s, a);
@@ -1354,8 +1349,10 @@ static void on_provisioned(struct sim *s, int gi, sym_time now)
 {
 	struct gpu *g = &s->gpus[gi];
 	g->svc = AS_ON;
-	as_count(s, now, 0, 1, s->gpu_core[gi]);
-	sym_core_gpu_online(s->cores[s->gpu_core[gi]], gi, ++g->epoch, now);
+	as_count(s, now, 0, 1, s->gpu_part[gi]);
+	if (s->nparts > 1 && sym_core_gpu_set_part(s->core, gi, s->gpu_part[gi]))
+		s->err = -EPROTO;
+	sym_core_gpu_online(s->core, gi, ++g->epoch, now);
 }
 
 /* Adds k GPUs to part j (the lowest ids out of service): they serve after
@@ -1365,13 +1362,13 @@ static void as_add(struct sim *s, int j, int k, sym_time now)
 	const struct sym_experiment *e = s->e;
 	sym_time load = 0;
 	for (size_t i = 0; i < e->nmodels; i++)
-		if (s->model_core[i] == j)
+		if (s->model_part[i] == j)
 			load += load_time(e, i);
 	for (int g = 0; g < e->gpus && k > 0; g++) {
 		if (s->gpus[g].svc != AS_OFF)
 			continue;
 		s->gpus[g].svc = AS_UP;
-		s->gpu_core[g] = j;
+		s->gpu_part[g] = j;
 		if (s->gpu_to)
 			s->gpu_to[g] = j; /* (an epoch's pending GPU moves leave it where it joins) */
 		as_count(s, now, 1, 0, j);
@@ -1389,13 +1386,13 @@ static void as_release(struct sim *s, int j, int k, sym_time now)
 	for (int pass = 0; pass < 2 && k > 0; pass++)
 		for (int g = s->e->gpus - 1; g >= 0 && k > 0; g--) {
 			struct gpu *gg = &s->gpus[g];
-			if (gg->svc != AS_ON || gg->leaving || s->gpu_core[g] != j || (pass == 0 && (gg->qn || gg->en)))
+			if (gg->svc != AS_ON || gg->leaving || s->gpu_part[g] != j || (pass == 0 && (gg->qn || gg->en)))
 				continue; /* (a GPU moving to another part is not released) */
 			gg->svc = AS_DRAIN;
 			as_count(s, now, 0, -1, j);
 			gg->leaving = true;
 			gg->skip_ends = gg->qn + gg->en;
-			if (sym_core_gpu_offline(s->cores[j], g, ++gg->epoch, now)) {
+			if (sym_core_gpu_offline(s->core, g, ++gg->epoch, now)) {
 				s->err = -EPROTO;
 				return;
 			}
@@ -1415,10 +1412,10 @@ static void on_scale(struct sim *s, sym_time now)
 	const struct sym_autoscale_cfg *c = &e->autoscale;
 	struct sym_autoscale_result *as = &s->res->as;
 	struct sym_scale_part *parts = s->as_sp;
-	int L = s->ncores, on = 0, up = 0, *delta = s->as_delta;
+	int L = s->nparts, on = 0, up = 0, *delta = s->as_delta;
 	memset(parts, 0, (size_t)L * sizeof(*parts));
 	for (int g = 0; g < e->gpus; g++) {
-		struct sym_scale_part *p = &parts[s->gpu_core[g] < 0 ? 0 : s->gpu_core[g]]; /* (-1: out of service) */
+		struct sym_scale_part *p = &parts[s->gpu_part[g] < 0 ? 0 : s->gpu_part[g]]; /* (-1: out of service) */
 		p->serving += s->gpus[g].svc == AS_ON;
 		p->pending += s->gpus[g].svc == AS_UP;
 		on += s->gpus[g].svc == AS_ON;
@@ -1574,21 +1571,13 @@ static int sim_loop(struct sim *s, const struct sym_run_opts *opts)
 	sym_time counted = 0; /* simulated time added to sym_sim_work_ns */
 	int rc = 0;
 	for (;;) {
-		int cj = 0; /* the core that wakes first (the lowest of equals) */
-		sym_time t_core = sym_core_next_wakeup(s->cores[0]);
-		for (int j = 1; j < s->ncores; j++) {
-			sym_time t = sym_core_next_wakeup(s->cores[j]);
-			if (t < t_core) {
-				t_core = t;
-				cj = j;
-			}
-		}
+		sym_time t_core = sym_core_next_wakeup(s->core);
 		sym_time t_ev = s->ev.n ? s->ev.a[0].t : SYM_TIME_NEVER;
 		if (t_ev == SYM_TIME_NEVER && t_core == SYM_TIME_NEVER)
 			break;
 		res->events++;
 		if (t_core < t_ev) {
-			sym_core_advance(s->cores[cj], t_core);
+			sym_core_advance(s->core, t_core);
 		} else {
 			/* An arrival stays at the top while it is handled (whatever it
 			 * pushes comes after it) and is then replaced by the next. */
@@ -1622,9 +1611,7 @@ static int sim_loop(struct sim *s, const struct sym_run_opts *opts)
 static int check_conservation(const struct sim *s, char *err, size_t errlen)
 {
 	const struct sym_run_result *res = s->res;
-	uint64_t counted_end = 0, counted_off = 0, queued = 0;
-	for (int j = 0; j < s->ncores; j++)
-		queued += sym_core_queued(s->cores[j]);
+	uint64_t counted_end = 0, counted_off = 0, queued = sym_core_queued(s->core);
 	for (size_t m = 0; m < s->e->nmodels; m++) {
 		const struct sym_model_result *mr = &res->models[m];
 		counted_off += mr->offered;
@@ -1675,18 +1662,18 @@ static int sum_totals(const struct sim *s)
 			return -ENOMEM;
 	}
 	res->gpu_busy_fraction /= (double)e->gpus * res->window_s;
-	if (s->ncores > 1) {
-		res->nsub = s->ncores;
+	if (s->nparts > 1) {
+		res->nsub = s->nparts;
 		res->model_part = malloc(e->nmodels * sizeof(int));
-		res->sub_gpus = calloc((size_t)s->ncores, sizeof(int));
-		res->sub_need = malloc((size_t)s->ncores * sizeof(double));
+		res->sub_gpus = calloc((size_t)s->nparts, sizeof(int));
+		res->sub_need = malloc((size_t)s->nparts * sizeof(double));
 		if (!res->model_part || !res->sub_gpus || !res->sub_need)
 			return -ENOMEM;
-		memcpy(res->model_part, s->model_core, e->nmodels * sizeof(int));
-		memcpy(res->sub_need, s->sc.need, (size_t)s->ncores * sizeof(double));
+		memcpy(res->model_part, s->model_part, e->nmodels * sizeof(int));
+		memcpy(res->sub_need, s->sc.need, (size_t)s->nparts * sizeof(double));
 		for (int g = 0; g < e->gpus; g++) /* (with an autoscaler: those in service at the end) */
-			if (s->gpu_core[g] >= 0)
-				res->sub_gpus[s->gpu_core[g]] += !s->as_on || s->gpus[g].svc == AS_ON;
+			if (s->gpu_part[g] >= 0)
+				res->sub_gpus[s->gpu_part[g]] += !s->as_on || s->gpus[g].svc == AS_ON;
 	}
 	for (int g = 0; g < e->gpus; g++)
 		res->gpus_used += s->gpus[g].used;
@@ -1701,10 +1688,7 @@ static int sum_totals(const struct sim *s)
 static void sim_free(struct sim *s)
 {
 	const struct sym_experiment *e = s->e;
-	for (int j = 0; s->cores && j < s->ncores; j++)
-		sym_core_destroy(s->cores[j]);
-	free(s->cores);
-	free(s->mcs);
+	sym_core_destroy(s->core);
 	free(s->as_part);
 	free(s->as_sp);
 	free(s->as_delta);

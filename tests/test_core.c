@@ -123,7 +123,7 @@ static int setup(void **state)
 {
 	(void)state;
 	assert_int_equal(sym_profile_init_linear(&ex_prof, "ex", 1, 5, 7), 0);
-	ex_cfg = (struct sym_model_cfg){ &ex_prof, 12 * SYM_MS, 0, NULL, { NULL }, 0 };
+	ex_cfg = (struct sym_model_cfg){ &ex_prof, 12 * SYM_MS, 0, NULL, { NULL }, 0, 0 };
 	return 0;
 }
 
@@ -296,7 +296,7 @@ static void test_grant_smallest_latest(void **state)
 	static struct driver dr;
 	struct sym_profile p2;
 	assert_int_equal(sym_profile_init_linear(&p2, "slow", 1, 5, 7), 0);
-	struct sym_model_cfg mc[2] = { ex_cfg, { &p2, 20 * SYM_MS, 0, NULL, { NULL }, 0 } };
+	struct sym_model_cfg mc[2] = { ex_cfg, { &p2, 20 * SYM_MS, 0, NULL, { NULL }, 0, 0 } };
 	/* t=0: model 0 takes the GPU (eager). t=1: model 1 (SLO 20), t=2: model 0
 	 * (SLO 12): both wait; at t=6 the GPU frees and model 0 (latest 2+12-6 = 8)
 	 * beats model 1 (latest 1+20-6 = 15). */
@@ -309,7 +309,7 @@ static void test_grant_smallest_latest(void **state)
 	assert_int_equal(dr.d[2].model, 1);
 	assert_int_equal(dr.d[2].start, 12 * SYM_MS);
 	/* equal latest: lower model id first */
-	struct sym_model_cfg same[2] = { ex_cfg, { &p2, 12 * SYM_MS, 0, NULL, { NULL }, 0 } };
+	struct sym_model_cfg same[2] = { ex_cfg, { &p2, 12 * SYM_MS, 0, NULL, { NULL }, 0, 0 } };
 	sym_time arr2[3] = { 0, 1 * SYM_MS, 1 * SYM_MS };
 	int model2[3] = { 0, 1, 0 };
 	run(&dr, arr2, model2, 3, 1, same, 2, "eager", "lazy");
@@ -355,8 +355,8 @@ static void test_random_conservation_determinism(void **state)
 	assert_int_equal(sym_profile_init_linear(&p[1], "b", 0.5, 8, 20), 0);
 	double tab[4] = { 3, 3.5, 6, 6 };
 	assert_int_equal(sym_profile_init_table(&p[2], "c", tab, 4), 0);
-	struct sym_model_cfg mc[3] = { { &p[0], 12 * SYM_MS, 800, NULL, { NULL }, 0 }, { &p[1], 20 * SYM_MS, 800, NULL, { NULL }, 0 },
-				       { &p[2], 9 * SYM_MS, 800, NULL, { NULL }, 0 } };
+	struct sym_model_cfg mc[3] = { { &p[0], 12 * SYM_MS, 800, NULL, { NULL }, 0, 0 }, { &p[1], 20 * SYM_MS, 800, NULL, { NULL }, 0, 0 },
+				       { &p[2], 9 * SYM_MS, 800, NULL, { NULL }, 0, 0 } };
 	const char *pols[] = { "symphony", "eager", "timeout:2", "timeout:40%" };
 	const char *gathers[] = { "lazy", "early", "early:3" };
 	for (int pi = 0; pi < 4; pi++) {
@@ -449,7 +449,7 @@ static void test_set_model(void **state)
 	(void)state;
 	struct sym_profile ph;
 	assert_int_equal(sym_profile_init_linear(&ph, "", 1, 0, 7), 0);
-	struct sym_model_cfg mc[2] = { ex_cfg, { &ph, 8 * SYM_MS, 0, NULL, { NULL }, 0 } };
+	struct sym_model_cfg mc[2] = { ex_cfg, { &ph, 8 * SYM_MS, 0, NULL, { NULL }, 0, 0 } };
 	static struct driver dr;
 	memset(&dr, 0, sizeof(dr));
 	for (int g = 0; g < 64; g++)
@@ -463,7 +463,7 @@ static void test_set_model(void **state)
 	assert_true(sym_core_le_min(dr.core, 1)[1] == 1 * SYM_MS);
 	struct sym_profile big;
 	assert_int_equal(sym_profile_init_linear(&big, "big", 1, 5, 8), 0);
-	struct sym_model_cfg bc = { &big, 20 * SYM_MS, 0, "big", { NULL }, 0 };
+	struct sym_model_cfg bc = { &big, 20 * SYM_MS, 0, "big", { NULL }, 0, 0 };
 	assert_int_equal(sym_core_set_model(dr.core, 1, &bc), -EINVAL);
 	assert_int_equal(sym_core_set_model(dr.core, 2, &ex_cfg), -EINVAL);
 	struct sym_model_cfg filled = ex_cfg;
@@ -486,6 +486,102 @@ static void test_set_model(void **state)
 	sym_core_destroy(dr.core);
 	sym_profile_finish(&big);
 	sym_profile_finish(&ph);
+}
+
+static void arrive_at(struct driver *dr, int model, sym_time t, sym_time slo)
+{
+	struct sym_request *r = &dr->req[dr->nreq];
+	*r = (struct sym_request){ .id = (uint64_t)dr->nreq, .arrival = t, .deadline = t + slo, .model = model };
+	dr->nreq++;
+	assert_int_equal(sym_core_arrive(dr->core, r, t), 0);
+}
+
+/* Sub-clusters as parts of one core (core/parts.h), eager so that each step
+ * is one dispatch: GPU 0 in part 0, GPUs 1 and 2 in part 1; model 0 in part
+ * 0, model 1 in part 1. A model's requests wait for its own part's GPUs even
+ * beside idle ones of another; moved to part 1 (sym_core_set_part) its queue
+ * goes with it; GPU 0, offline, joins part 1 (sym_core_gpu_set_part) and
+ * serves model 1 there. Refused: a scheduler policy, a part out of range,
+ * more rankers than SYM_MAX_KINDS, a GPU moved while online. */
+static void test_parts(void **state)
+{
+	(void)state;
+	static struct driver dr;
+	memset(&dr, 0, sizeof(dr));
+	for (int g = 0; g < 64; g++)
+		dr.gpu_finish[g] = SYM_TIME_NEVER;
+	struct sym_model_cfg mc[2] = { ex_cfg, ex_cfg };
+	mc[0].slo = mc[1].slo = 40 * SYM_MS;
+	mc[1].part = 1;
+	int gpu_part[3] = { 0, 1, 1 };
+	struct sym_core_cfg cfg = { .nmodels = 2, .models = mc, .ngpus = 3, .nparts = 2, .gpu_part = gpu_part };
+	char err[256];
+	assert_int_equal(sym_policy_parse("eager", &cfg.policy, err, sizeof(err)), 0);
+	struct sym_sink sink = { &dr, on_dispatch, on_drop, NULL };
+	assert_int_equal(sym_core_create_err(&dr.core, &cfg, &sink, err, sizeof(err)), 0);
+	struct sym_core *c = dr.core;
+	arrive_at(&dr, 0, 0, 40 * SYM_MS); /* GPU 0 */
+	arrive_at(&dr, 0, 0, 40 * SYM_MS); /* waits: GPUs 1 and 2 are part 1's */
+	assert_int_equal(dr.nd, 1);
+	assert_int_equal(dr.d[0].gpu, 0);
+	arrive_at(&dr, 1, 1 * SYM_MS, 40 * SYM_MS); /* part 1's lowest GPU */
+	assert_int_equal(dr.nd, 2);
+	assert_int_equal(dr.d[1].gpu, 1);
+	assert_int_equal(dr.d[1].model, 1);
+	/* model 0 moves to part 1: its waiting request takes GPU 2 at once */
+	assert_int_equal(sym_core_set_part(c, 0, 1, 2 * SYM_MS), 0);
+	assert_int_equal(dr.nd, 3);
+	assert_int_equal(dr.d[2].gpu, 2);
+	assert_int_equal(dr.d[2].model, 0);
+	assert_true(dr.d[2].start == 2 * SYM_MS);
+	assert_int_equal(dr.d[2].first, 1);
+	/* GPU 0 joins part 1 once offline (its batch is the driver's to end) */
+	assert_int_equal(sym_core_gpu_set_part(c, 0, 1), -EBUSY);
+	assert_int_equal(sym_core_gpu_offline(c, 0, 1, 3 * SYM_MS), 0);
+	assert_int_equal(sym_core_gpu_set_part(c, 0, 2), -EINVAL);
+	assert_int_equal(sym_core_gpu_set_part(c, 3, 1), -EINVAL);
+	assert_int_equal(sym_core_gpu_set_part(c, 0, 1), 0);
+	dr.gpu_finish[0] = SYM_TIME_NEVER;
+	assert_int_equal(sym_core_gpu_online(c, 0, 2, 3 * SYM_MS), 0);
+	arrive_at(&dr, 1, 3 * SYM_MS, 40 * SYM_MS); /* GPUs 1 and 2 busy: GPU 0, now part 1's */
+	assert_int_equal(dr.nd, 4);
+	assert_int_equal(dr.d[3].gpu, 0);
+	assert_int_equal(dr.d[3].model, 1);
+	assert_int_equal(sym_core_set_part(c, 0, 2, 4 * SYM_MS), -EINVAL);
+	assert_int_equal(sym_core_set_part(c, 0, -1, 4 * SYM_MS), -EINVAL);
+	assert_int_equal(sym_core_set_part(c, 2, 0, 4 * SYM_MS), -EINVAL);
+	struct sym_model_cfg far = ex_cfg;
+	far.part = 2;
+	assert_int_equal(sym_core_set_model(c, 1, &far), -EINVAL);
+	assert_int_equal(dr.ndrops, 0);
+	sym_core_destroy(c);
+	/* a core without parts has none to move to */
+	cfg.nparts = 0;
+	mc[1].part = 0;
+	assert_int_equal(sym_core_create(&c, &cfg, &sink), 0);
+	assert_int_equal(sym_core_set_part(c, 0, 0, 0), -EINVAL);
+	assert_int_equal(sym_core_gpu_set_part(c, 0, 0), -EINVAL);
+	sym_core_destroy(c);
+	/* refused, saying why */
+	cfg.nparts = 2;
+	mc[1].part = 2;
+	assert_int_equal(sym_core_create_err(&c, &cfg, &sink, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "model 1: part 2 out of range (0..1)"));
+	mc[1].part = 1;
+	gpu_part[2] = 5;
+	assert_int_equal(sym_core_create_err(&c, &cfg, &sink, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "GPU 2: part 5"));
+	gpu_part[2] = 1;
+	assert_int_equal(sym_policy_parse("fcfs", &cfg.policy, err, sizeof(err)), 0);
+	assert_int_equal(sym_core_create_err(&c, &cfg, &sink, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "policy 'fcfs' schedules every model on every GPU: sub-clusters need a candidate"));
+	assert_int_equal(sym_policy_parse("eager", &cfg.policy, err, sizeof(err)), 0);
+	cfg.nparts = SYM_MAX_KINDS + 1;
+	assert_int_equal(sym_core_create_err(&c, &cfg, &sink, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "at most 32 rankers, one per sub-cluster and GPU kind: 33 sub-clusters of 1 kind make 33"));
+	cfg.nparts = -1;
+	assert_int_equal(sym_core_create(&c, &cfg, &sink), -EINVAL);
+	assert_null(c);
 }
 
 static void test_bad_args(void **state)
@@ -529,6 +625,7 @@ int main(void)
 		cmocka_unit_test(test_random_conservation_determinism),
 		cmocka_unit_test(test_gpu_hold),
 		cmocka_unit_test(test_set_model),
+		cmocka_unit_test(test_parts),
 		cmocka_unit_test(test_bad_args),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

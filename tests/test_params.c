@@ -500,8 +500,8 @@ static void fill_run(const char *spec, const int (*want)[4], int nwant)
 {
 	struct sym_profile prof;
 	assert_int_equal(sym_profile_init_linear(&prof, "p", 1, 5, 8), 0);
-	struct sym_model_cfg mc[2] = { { &prof, 100 * SYM_MS, 0, "m0", { NULL }, 0 },
-				       { &prof, 100 * SYM_MS, 0, "m1", { NULL }, 0 } };
+	struct sym_model_cfg mc[2] = { { &prof, 100 * SYM_MS, 0, "m0", { NULL }, 0, 0 },
+				       { &prof, 100 * SYM_MS, 0, "m1", { NULL }, 0, 0 } };
 	struct sym_core_cfg cfg = { .nmodels = 2, .models = mc, .ngpus = 2 };
 	struct cd_driver *dr = cd_new();
 	cd_start_policy(dr, &cfg, spec);

@@ -125,7 +125,7 @@ static void beta_run(const char *policy, int nexp, const sym_time *at, const int
 {
 	struct sym_profile prof;
 	assert_int_equal(sym_profile_init_linear(&prof, "m", 1, 5, 7), 0);
-	struct sym_model_cfg mc = { &prof, 12 * SYM_MS, 800, "m", { NULL }, 0 };
+	struct sym_model_cfg mc = { &prof, 12 * SYM_MS, 800, "m", { NULL }, 0, 0 };
 	struct sym_core_cfg cfg = { .nmodels = 1, .models = &mc, .ngpus = 3 };
 	char err[256];
 	assert_int_equal(sym_policy_parse(policy, &cfg.policy, err, sizeof(err)), 0);
@@ -172,8 +172,8 @@ static void reserve_run(const char *policy, int nexp, const sym_time *at, const 
 {
 	struct sym_profile prof;
 	assert_int_equal(sym_profile_init_linear(&prof, "m", 1, 5, 8), 0);
-	struct sym_model_cfg mc[2] = { { &prof, 30 * SYM_MS, 10, "a", { NULL }, 0 },
-				       { &prof, 30 * SYM_MS, 10, "b", { NULL }, 0 } };
+	struct sym_model_cfg mc[2] = { { &prof, 30 * SYM_MS, 10, "a", { NULL }, 0, 0 },
+				       { &prof, 30 * SYM_MS, 10, "b", { NULL }, 0, 0 } };
 	struct sym_core_cfg cfg = { .nmodels = 2, .models = mc, .ngpus = 1 };
 	char err[256];
 	assert_int_equal(sym_policy_parse(policy, &cfg.policy, err, sizeof(err)), 0);
@@ -225,7 +225,7 @@ static void one_model_run(const char *policy, double alpha, double beta, double 
 {
 	struct sym_profile prof;
 	assert_int_equal(sym_profile_init_linear(&prof, "m", alpha, beta, 32), 0);
-	struct sym_model_cfg mc = { &prof, sym_ms(slo_ms), rate, "m", { NULL }, 0 };
+	struct sym_model_cfg mc = { &prof, sym_ms(slo_ms), rate, "m", { NULL }, 0, 0 };
 	struct sym_core_cfg cfg = { .nmodels = 1, .models = &mc, .ngpus = 1 };
 	char err[256];
 	assert_int_equal(sym_policy_parse(policy, &cfg.policy, err, sizeof(err)), 0);
@@ -288,7 +288,7 @@ static void test_heterogeneous_candidates(void **state)
 	struct sym_kind kinds[2] = { { "fast", false, 0 }, { "slow", false, 0 } };
 	int gpu_kind[2] = { 0, 1 };
 	for (int v = 0; v < 2; v++) {
-		struct sym_model_cfg mc = { &fast, (v ? 11 : 30) * SYM_MS, 0, "m", { NULL, &slow }, 0 };
+		struct sym_model_cfg mc = { &fast, (v ? 11 : 30) * SYM_MS, 0, "m", { NULL, &slow }, 0, 0 };
 		struct sym_core_cfg cfg = { .nmodels = 1, .models = &mc, .ngpus = 2, .nkinds = 2, .kinds = kinds,
 					    .gpu_kind = gpu_kind };
 		char err[256];
@@ -306,8 +306,8 @@ static void test_heterogeneous_candidates(void **state)
 		assert_int_equal(dr->nlate, 0);
 		cd_free(dr);
 	}
-	struct sym_model_cfg mc2[2] = { { &fast, 30 * SYM_MS, 0, "a", { NULL, &slow }, 0 },
-					 { &fast, 40 * SYM_MS, 0, "b", { NULL, &slow }, 0 } };
+	struct sym_model_cfg mc2[2] = { { &fast, 30 * SYM_MS, 0, "a", { NULL, &slow }, 0, 0 },
+					 { &fast, 40 * SYM_MS, 0, "b", { NULL, &slow }, 0, 0 } };
 	struct sym_core_cfg cfg = { .nmodels = 2, .models = mc2, .ngpus = 2, .nkinds = 2, .kinds = kinds,
 				    .gpu_kind = gpu_kind };
 	char err[256];
@@ -346,8 +346,8 @@ static void test_kinds_off(void **state)
 	struct sym_kind kinds[2] = { { "part0", false, 0 }, { "part1", false, 0 } };
 	int gpu_kind[4] = { 0, 0, 1, 1 };
 	/* a on part 1 only (slow profile there), b on part 0 only */
-	struct sym_model_cfg mc[2] = { { &fast, 40 * SYM_MS, 0, "a", { NULL, &slow }, 1u << 0 },
-				       { &fast, 40 * SYM_MS, 0, "b", { NULL, &slow }, 1u << 1 } };
+	struct sym_model_cfg mc[2] = { { &fast, 40 * SYM_MS, 0, "a", { NULL, &slow }, 1u << 0, 0 },
+				       { &fast, 40 * SYM_MS, 0, "b", { NULL, &slow }, 1u << 1, 0 } };
 	struct sym_core_cfg cfg = { .nmodels = 2, .models = mc, .ngpus = 4, .nkinds = 2, .kinds = kinds,
 				    .gpu_kind = gpu_kind };
 	char err[256];
@@ -409,7 +409,7 @@ static void test_core_config_errors(void **state)
 	(void)state;
 	struct sym_profile p;
 	assert_int_equal(sym_profile_init_linear(&p, "m", 1, 5, 7), 0);
-	struct sym_model_cfg mc = { &p, 12 * SYM_MS, 0, "m", { NULL }, 0 };
+	struct sym_model_cfg mc = { &p, 12 * SYM_MS, 0, "m", { NULL }, 0, 0 };
 	struct sym_kind kinds[2] = { { "a", false, 0 }, { "b", false, 0 } };
 	int bad_kind[2] = { 0, 2 };
 	struct sym_core_cfg cfg = { .nmodels = 1, .models = &mc, .ngpus = 2, .nkinds = 2, .kinds = kinds,

@@ -2077,14 +2077,17 @@ static void test_subclusters_kinds(void **state)
 	cJSON_Delete(s);
 	assert_int_equal(count_in("schedd.log", "loaded the models of sub-cluster"), 4);
 	assert_int_equal(count_in("backend2.log", "registered with schedd (slow, 0 of the 4 models loaded)"), 1);
-	/* 3 sub-clusters of 3 kinds would be 9 rankers: refused, saying so */
-	config_replace("\"subclusters\": 2, \"assign\": [0, 0, 1, 1]", "\"subclusters\": 3, \"assign\": [0, 1, 2, 2]");
-	config_replace("\"scale\": 2}]", "\"scale\": 2}, {\"kind\": \"x\", \"count\": 5, \"scale\": 3}]");
-	config_replace("\"failure_ms\": 3000,", "\"failure_ms\": 3000, \"backends_max\": 9,");
+	/* 11 sub-clusters of 3 kinds would be 33 rankers (core/parts.h): refused, saying so */
+	config_replace("\"num_models\": 4", "\"num_models\": 12");
+	config_replace("\"subclusters\": 2, \"assign\": [0, 0, 1, 1]",
+		       "\"subclusters\": 11, \"assign\": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10]");
+	config_replace("\"count\": 2}", "\"count\": 11}");
+	config_replace("\"count\": 2, \"scale\": 2}]", "\"count\": 11, \"scale\": 2}, {\"kind\": \"x\", \"count\": 11, \"scale\": 3}]");
+	config_replace("\"failure_ms\": 3000,", "\"failure_ms\": 3000, \"backends_max\": 33,");
 	const char *a[] = { "schedd", cfg, NULL };
 	assert_int_equal(wait_for(spawn("schedd9.log", a), 20), 2);
-	assert_int_equal(count_in("schedd9.log", "at most 8 rankers, one per sub-cluster and GPU kind; 3 sub-clusters "
-				  "of 3 kinds make 9"), 1);
+	assert_int_equal(count_in("schedd9.log", "at most 32 rankers, one per sub-cluster and GPU kind: 11 sub-clusters "
+				  "of 3 kinds make 33"), 1);
 	passed = true;
 }
 

@@ -50,6 +50,8 @@ struct action {
 	int move;           /* > 0: model move - 1 gets kinds_off instead (gpu, online unused) */
 	uint32_t kinds_off;
 	int kind;           /* online, > 0: the GPU comes online as one of kind - 1's (a GPU moving) */
+	bool by_part;       /* move and kind through the parts API (sym_sched_set_part, _gpu_online_part:
+			     * one GPU kind, so part = kind) */
 };
 
 struct td {
@@ -233,9 +235,15 @@ static void td_run(struct td *t, const sym_time *slo, sym_time limit)
 			const struct action *a = &t->act[t->next_act];
 			if (a->move) {
 				t->pending_off[a->move - 1] = a->kinds_off;
-				assert_int_equal(sym_sched_set_kinds_off(t->s, a->move - 1, a->kinds_off), 0);
+				if (a->by_part) /* (the part is the kind left on) */
+					assert_int_equal(sym_sched_set_part(t->s, a->move - 1, __builtin_ctz(~a->kinds_off)), 0);
+				else
+					assert_int_equal(sym_sched_set_kinds_off(t->s, a->move - 1, a->kinds_off), 0);
 			} else if (a->online && a->kind) {
-				assert_int_equal(sym_sched_gpu_online_kind(t->s, a->gpu, a->kind - 1), 0);
+				if (a->by_part)
+					assert_int_equal(sym_sched_gpu_online_part(t->s, a->gpu, a->kind - 1), 0);
+				else
+					assert_int_equal(sym_sched_gpu_online_kind(t->s, a->gpu, a->kind - 1), 0);
 				t->moved_kind[a->gpu] = a->kind;
 				t->off[a->gpu] = false;
 				t->nq[a->gpu] = 0;
@@ -420,10 +428,10 @@ static void offline_online(int threads)
 	td_init(&t, 2000);
 	t.nreq = plan(&t, 0, 0, 900 * SYM_MS, 1200, 4, true);
 	static const struct action act[] = {
-		{ 0, 2, true, 0, 0, 0 }, { 0, 3, true, 0, 0, 0 },
-		{ 300 * SYM_MS, 0, true, 0, 0, 0 }, { 300 * SYM_MS, 1, true, 0, 0, 0 }, { 300 * SYM_MS, 3, false, 0, 0, 0 },
-		{ 500 * SYM_MS, 0, false, 0, 0, 0 },
-		{ 700 * SYM_MS, 3, true, 0, 0, 0 }, { 700 * SYM_MS, 0, true, 0, 0, 0 },
+		{ 0, 2, true, 0, 0, 0, false }, { 0, 3, true, 0, 0, 0, false },
+		{ 300 * SYM_MS, 0, true, 0, 0, 0, false }, { 300 * SYM_MS, 1, true, 0, 0, 0, false }, { 300 * SYM_MS, 3, false, 0, 0, 0, false },
+		{ 500 * SYM_MS, 0, false, 0, 0, 0, false },
+		{ 700 * SYM_MS, 3, true, 0, 0, 0, false }, { 700 * SYM_MS, 0, true, 0, 0, 0, false },
 	};
 	t.act = act;
 	t.nact = (int)(sizeof(act) / sizeof(act[0]));
@@ -916,8 +924,8 @@ static void test_split_kinds(void **state)
 	cfg.core.gpu_kind = gk;
 	struct action act[8];
 	for (int g = 0; g < 4; g++) {
-		act[g] = (struct action){ 0, g, false, 0, 0, 0 };
-		act[4 + g] = (struct action){ 400 * SYM_MS, g, true, 0, 0, 0 };
+		act[g] = (struct action){ 0, g, false, 0, 0, 0, false };
+		act[4 + g] = (struct action){ 400 * SYM_MS, g, true, 0, 0, 0, false };
 	}
 	t.act = act;
 	t.nact = 8;
@@ -940,23 +948,35 @@ static void test_split_kinds(void **state)
 }
 
 /* Two sub-clusters as two kinds of 4 GPUs each: models 0 and 1 on kind 0, 2
- * and 3 on kind 1; 400 requests over a second. */
+ * and 3 on kind 1; 400 requests over a second. With by_part, the same as two
+ * parts of one GPU kind (core/parts.h: the scheduler's kinds are then the
+ * parts, in the same order). */
 static const struct sym_kind two_parts[2] = { { "part0", false, 0 }, { "part1", false, 0 } };
 static const int two_parts_gk[8] = { 0, 0, 0, 0, 1, 1, 1, 1 };
 
-static void two_parts_cfg(struct td *t, struct sym_sched_cfg *cfg, struct sym_model_cfg *mc, int threads)
+static void two_parts_cfg(struct td *t, struct sym_sched_cfg *cfg, struct sym_model_cfg *mc, int threads,
+			  bool by_part)
 {
 	td_init(t, 800);
 	t->nreq = plan(t, 0, 0, 1 * SYM_S, 400, 4, false);
 	make_cfg(cfg, mc, 4, &slow, 150 * SYM_MS, 8, "symphony", threads);
 	for (int m = 0; m < 4; m++) {
-		mc[m].by_kind[1] = &slow;
-		mc[m].kinds_off = m < 2 ? 2u : 1u;
-		t->kinds_off[m] = mc[m].kinds_off;
+		t->kinds_off[m] = m < 2 ? 2u : 1u;
+		if (by_part) {
+			mc[m].part = m < 2 ? 0 : 1;
+		} else {
+			mc[m].by_kind[1] = &slow;
+			mc[m].kinds_off = t->kinds_off[m];
+		}
 	}
-	cfg->core.nkinds = 2;
-	cfg->core.kinds = two_parts;
-	cfg->core.gpu_kind = two_parts_gk;
+	if (by_part) {
+		cfg->core.nparts = 2;
+		cfg->core.gpu_part = two_parts_gk;
+	} else {
+		cfg->core.nkinds = 2;
+		cfg->core.kinds = two_parts;
+		cfg->core.gpu_kind = two_parts_gk;
+	}
 	t->gpu_kind = two_parts_gk;
 }
 
@@ -965,13 +985,13 @@ static void two_parts_cfg(struct td *t, struct sym_sched_cfg *cfg, struct sym_mo
  * 0 and 1 on kind 0, 2 and 3 on kind 1; at 400 ms model 1 moves to kind 1.
  * Once the move is reported, no batch of model 1 goes to kind 0; before, none
  * went to kind 1; every request is decided once, none late. */
-static void split_move(int threads)
+static void split_move(int threads, bool by_part)
 {
 	struct td t;
 	struct sym_model_cfg mc[4];
 	struct sym_sched_cfg cfg;
-	two_parts_cfg(&t, &cfg, mc, threads);
-	struct action act[] = { { .at = 400 * SYM_MS, .move = 2, .kinds_off = 1u } };
+	two_parts_cfg(&t, &cfg, mc, threads, by_part);
+	struct action act[] = { { .at = 400 * SYM_MS, .move = 2, .kinds_off = 1u, .by_part = by_part } };
 	t.act = act;
 	t.nact = 1;
 	start(&t, &cfg);
@@ -991,13 +1011,15 @@ static void split_move(int threads)
 static void test_split_move_1(void **state)
 {
 	(void)state;
-	split_move(1);
+	split_move(1, false);
+	split_move(1, true);
 }
 
 static void test_split_move_2(void **state)
 {
 	(void)state;
-	split_move(2);
+	split_move(2, false);
+	split_move(2, true);
 }
 
 /* A GPU moving to another sub-cluster (an epoch's GPU move, runtime/schedd.c):
@@ -1005,20 +1027,30 @@ static void test_split_move_2(void **state)
  * GPU 3 goes offline, at 350 ms it comes online as one of kind 1's. After,
  * GPU 3 serves models 2 and 3 only; no batch ever goes to a kind its model is
  * off; every request is decided once, none late. Bad calls refused. */
-static void split_gpu_move(int threads)
+static void split_gpu_move(int threads, bool by_part)
 {
 	struct td t;
 	struct sym_model_cfg mc[4];
 	struct sym_sched_cfg cfg;
-	two_parts_cfg(&t, &cfg, mc, threads);
+	two_parts_cfg(&t, &cfg, mc, threads, by_part);
 	struct action act[] = { { .at = 300 * SYM_MS, .gpu = 3, .online = false },
-				{ .at = 350 * SYM_MS, .gpu = 3, .online = true, .kind = 2 } };
+				{ .at = 350 * SYM_MS, .gpu = 3, .online = true, .kind = 2, .by_part = by_part } };
 	t.act = act;
 	t.nact = 2;
 	start(&t, &cfg);
 	assert_int_equal(sym_sched_gpu_online_kind(t.s, 2, 1), -EBUSY); /* online: not moved */
 	assert_int_equal(sym_sched_gpu_online_kind(t.s, 2, 2), -EINVAL); /* no kind 2 */
 	assert_int_equal(sym_sched_gpu_online_kind(t.s, 8, 0), -EINVAL);
+	if (by_part) {
+		assert_int_equal(sym_sched_gpu_online_part(t.s, 2, 1), -EBUSY);
+		assert_int_equal(sym_sched_gpu_online_part(t.s, 2, 2), -EINVAL); /* no part 2 */
+		assert_int_equal(sym_sched_gpu_online_part(t.s, 8, 0), -EINVAL);
+		assert_int_equal(sym_sched_set_part(t.s, 0, 2), -EINVAL);
+		assert_int_equal(sym_sched_set_part(t.s, 4, 0), -EINVAL);
+	} else { /* (a scheduler without parts) */
+		assert_int_equal(sym_sched_gpu_online_part(t.s, 2, 0), -EINVAL);
+		assert_int_equal(sym_sched_set_part(t.s, 0, 0), -EINVAL);
+	}
 	sym_time slo[4] = { 150 * SYM_MS, 150 * SYM_MS, 150 * SYM_MS, 150 * SYM_MS };
 	td_run(&t, slo, 20 * SYM_S);
 	assert_int_equal(t.kind_viol, 0);
@@ -1032,13 +1064,15 @@ static void split_gpu_move(int threads)
 static void test_split_gpu_move_1(void **state)
 {
 	(void)state;
-	split_gpu_move(1);
+	split_gpu_move(1, false);
+	split_gpu_move(1, true);
 }
 
 static void test_split_gpu_move_2(void **state)
 {
 	(void)state;
-	split_gpu_move(2);
+	split_gpu_move(2, false);
+	split_gpu_move(2, true);
 }
 
 /* More workers than models: the idle worker sleeps, the others serve. */

@@ -47,7 +47,7 @@ static void mk(struct sym_shard *s, const char *gather, struct sym_net net, doub
 {
 	struct sym_gather g;
 	assert_int_equal(sym_gather_parse(gather, &g), 0);
-	struct sym_model_cfg mc = { &prof, 12 * SYM_MS, rate, NULL, { NULL }, 0 };
+	struct sym_model_cfg mc = { &prof, 12 * SYM_MS, rate, NULL, { NULL }, 0, 0 };
 	assert_int_equal(sym_shard_init(s, 0, &mc, &g, &net), 0);
 	ndrops = 0;
 }
@@ -224,7 +224,7 @@ static void test_target_for_rate(void **state)
 	assert_int_equal(sym_profile_init_linear(&p, "r50", 1.053, 5.072, 18), 0);
 	struct sym_gather g = { SYM_GATHER_EARLY, 0, SYM_TARGET_SIGMAS };
 	struct sym_net net = { 0, 0, 0 };
-	struct sym_model_cfg mc = { &p, 25 * SYM_MS, 5500, NULL, { NULL }, 0 };
+	struct sym_model_cfg mc = { &p, 25 * SYM_MS, 5500, NULL, { NULL }, 0, 0 };
 	struct sym_shard s;
 	assert_int_equal(sym_shard_init(&s, 0, &mc, &g, &net), 0);
 	/* cv = 0 (clockwork arrivals): n = 5500 * l(16)/16 = 7.5 GPUs:
@@ -265,7 +265,7 @@ static void test_rate_estimate_updates_target(void **state)
 	assert_int_equal(sym_profile_init_linear(&p, "r50", 1.053, 5.072, 18), 0);
 	struct sym_gather g = { SYM_GATHER_EARLY, 0, SYM_TARGET_SIGMAS };
 	struct sym_net net = { 0, 0, 0 };
-	struct sym_model_cfg mc = { &p, 25 * SYM_MS, 0, NULL, { NULL }, 0 };
+	struct sym_model_cfg mc = { &p, 25 * SYM_MS, 0, NULL, { NULL }, 0, 0 };
 	struct sym_shard s;
 	assert_int_equal(sym_shard_init(&s, 0, &mc, &g, &net), 0);
 	assert_int_equal(s.target, 7);
@@ -298,7 +298,7 @@ static void test_restart_arrivals(void **state)
 	assert_int_equal(sym_profile_init_linear(&p, "r50", 1.053, 5.072, 18), 0);
 	struct sym_gather g = { SYM_GATHER_EARLY, 0, SYM_TARGET_SIGMAS };
 	struct sym_net net = { 0, 0, 0 };
-	struct sym_model_cfg mc = { &p, 25 * SYM_MS, 0, NULL, { NULL }, 0 };
+	struct sym_model_cfg mc = { &p, 25 * SYM_MS, 0, NULL, { NULL }, 0, 0 };
 	static struct sym_request r[2][4400];
 	double cv[2];
 	for (int k = 0; k < 2; k++) {
@@ -386,7 +386,7 @@ static void test_init_rejects(void **state)
 	struct sym_shard s;
 	struct sym_gather g = { SYM_GATHER_LAZY, 0, SYM_TARGET_SIGMAS };
 	struct sym_net net = { 0, 0, 0 };
-	struct sym_model_cfg mc = { &prof, 0, 0, NULL, { NULL }, 0 };
+	struct sym_model_cfg mc = { &prof, 0, 0, NULL, { NULL }, 0, 0 };
 	assert_int_equal(sym_shard_init(&s, 0, &mc, &g, &net), -EINVAL);
 	mc.slo = SYM_MS;
 	mc.rate_hint = -1;
