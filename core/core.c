@@ -737,7 +737,7 @@ int sym_core_set_kinds_off(struct sym_core *c, int m, uint32_t kinds_off, sym_ti
 int sym_core_set_part(struct sym_core *c, int m, int part, sym_time now)
 {
 	const struct core *k = impl(c);
-	if (!k->nparts || part < 0 || part >= k->nparts)
+	if (!k->nparts || part < -1 || part >= k->nparts)
 		return -EINVAL;
 	return sym_core_set_kinds_off(c, m, sym_parts_kinds_off(k->nparts, k->pkinds, part), now);
 }

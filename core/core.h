@@ -155,15 +155,18 @@ int sym_core_gpu_set_kind(struct sym_core *c, int g, int kind);
 /* Model m runs on the kinds not in kinds_off from now on (a model moving to
  * another sub-cluster, Section 4.7 of symphony-centralized-orchestration.md):
  * its queue stays, and its next batch goes to a GPU of a kind it runs on.
- * Returns 0; -EINVAL for a bad model, a core of one kind, or every kind off;
- * -ENOTSUP for a scheduler policy (kinds_off is the candidate policies'). */
+ * Every kind off holds it (its requests wait, none is dispatched; see
+ * sym_shard_set_kinds_off). Returns 0; -EINVAL for a bad model or a core of
+ * one kind; -ENOTSUP for a scheduler policy (kinds_off is the candidate
+ * policies'). */
 int sym_core_set_kinds_off(struct sym_core *c, int m, uint32_t kinds_off, sym_time now);
 
 /* Sub-clusters (cfg.nparts >= 2, core/parts.h). Model m serves from part
  * `part` from now on: its queue stays, its next batch goes to a GPU of that
- * part. GPU g, offline, joins part `part` at its next sym_core_gpu_online.
- * 0; -EINVAL for a bad id or part, or a core without parts; -EBUSY (GPU)
- * while g is online. */
+ * part; part -1: none, the model is held (its requests wait: a stalled move,
+ * control/moves.h). GPU g, offline, joins part `part` at its next
+ * sym_core_gpu_online. 0; -EINVAL for a bad id or part, or a core without
+ * parts; -EBUSY (GPU) while g is online. */
 int sym_core_set_part(struct sym_core *c, int m, int part, sym_time now);
 int sym_core_gpu_set_part(struct sym_core *c, int g, int part);
 

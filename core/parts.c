@@ -10,7 +10,7 @@
 
 uint32_t sym_parts_kinds_off(int nparts, int nkinds, int part)
 {
-	uint32_t mine = sym_kinds_all(nkinds) << (part * nkinds);
+	uint32_t mine = part < 0 ? 0 : sym_kinds_all(nkinds) << (part * nkinds);
 	return sym_kinds_all(nparts * nkinds) & ~mine;
 }
 

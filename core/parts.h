@@ -40,7 +40,7 @@ void sym_parts_finish(struct sym_parts *p);
  * its profile per slot and kinds_off. -EINVAL for a part out of range. */
 int sym_parts_model(const struct sym_model_cfg *cfg, int nparts, int nkinds, struct sym_model_cfg *out);
 
-/* The slots that are not part j's. */
+/* The slots that are not part j's (every slot for part -1: none, held). */
 uint32_t sym_parts_kinds_off(int nparts, int nkinds, int part);
 
 /* The slot of part j and GPU kind k. */

@@ -94,10 +94,11 @@ static void envelope(struct sym_shard *s)
 int sym_shard_set_kinds_off(struct sym_shard *s, uint32_t kinds_off)
 {
 	uint32_t all = sym_kinds_all(s->nkinds);
-	if (s->nkinds < 2 || (kinds_off & all) == all)
+	if (s->nkinds < 2)
 		return -EINVAL;
 	s->kinds_off = kinds_off & all;
-	envelope(s);
+	if (s->kinds_off != all) /* (every kind off: held, its tables as they were) */
+		envelope(s);
 	s->version++;
 	return 0;
 }

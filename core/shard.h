@@ -110,7 +110,10 @@ int sym_shard_init_kinds(struct sym_shard *s, int id, const struct sym_model_cfg
 void sym_shard_finish(struct sym_shard *s);
 
 /* Changes the kinds the model does not run on (a model moving to another
- * sub-cluster). 0, or -EINVAL (one kind only, or every kind off). */
+ * sub-cluster). Every kind off holds the model: its requests queue (and are
+ * dropped as they expire, when it next gathers) but it is ready nowhere
+ * until a kind is back (a stalled move, control/moves.h). 0, or -EINVAL
+ * (one kind only). */
 int sym_shard_set_kinds_off(struct sym_shard *s, uint32_t kinds_off);
 
 /* Starts the model's arrival statistics afresh (the gaps' variability and

@@ -520,7 +520,7 @@ static int set_memory_check(struct sym_experiment *e, const cJSON *v, const char
 	return ERR("%s: expected true or false, got %s", where, got(v, g, sizeof(g)));
 }
 
-#define PARTITION_KEYS "subclusters, r_max, s_max, w, time_limit_s, epoch_s, c_max, load_mbps, load_ms, assign"
+#define PARTITION_KEYS "subclusters, r_max, s_max, w, time_limit_s, epoch_s, c_max, noise_sigmas, load_mbps, load_ms, assign"
 
 /* "partition": a number (the sub-cluster count) or an object of PARTITION_KEYS. */
 static int set_partition(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
@@ -568,6 +568,8 @@ static int set_partition(struct sym_experiment *e, const cJSON *v, const char *w
 				return ERR("%s: expected 0 (no epochs) or at least 0.01 s, got %g", w, p->epoch_s);
 		} else if (!strcmp(it->string, "c_max")) {
 			rc = get_num(it, w, -1, false, 1e12, &p->c_max, err, errlen);
+		} else if (!strcmp(it->string, "noise_sigmas")) {
+			rc = get_num(it, w, 0, false, 100, &p->noise_sigmas, err, errlen);
 		} else if (!strcmp(it->string, "load_mbps")) {
 			rc = get_num(it, w, 0, true, 1e9, &p->load_mbps, err, errlen);
 		} else if (!strcmp(it->string, "load_ms")) {
@@ -1125,6 +1127,7 @@ int sym_experiment_init(struct sym_experiment *e)
 	e->partition.time_limit_s = 10;
 	e->partition.epoch_s = 300;
 	e->partition.c_max = -1;
+	e->partition.noise_sigmas = 2;
 	e->partition.load_mbps = 12000;
 	e->partition.load_ms = 10;
 	e->autoscale = (struct sym_autoscale_cfg){ .interval_s = 30, .threshold = -1, .provision_s = 60, .min_gpus = 1,
@@ -2746,6 +2749,7 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 		cJSON_AddNumberToObject(x, "epoch_s", p->epoch_s);
 		if (p->c_max >= 0)
 			cJSON_AddNumberToObject(x, "c_max", p->c_max);
+		cJSON_AddNumberToObject(x, "noise_sigmas", p->noise_sigmas);
 		cJSON_AddNumberToObject(x, "load_mbps", p->load_mbps);
 		cJSON_AddNumberToObject(x, "load_ms", p->load_ms);
 		if (p->assign)

@@ -270,7 +270,7 @@ void sym_subclusters_epoch_problem(const struct sym_experiment *e, const double 
 					.c_max = e->partition.c_max, .time_limit_s = 1, .seed = e->seed };
 }
 
-int sym_subclusters_epoch(const struct sym_experiment *e, const double *rates, const int *model_part,
+int sym_subclusters_epoch(const struct sym_experiment *e, const double *rates, double secs, const int *model_part,
 			  const int *gpu_part, const bool *in_service, struct sym_part_model *pm, double *cap,
 			  struct sym_part_result *r, int *gpu_new, char *err, size_t errlen)
 {
@@ -286,6 +286,24 @@ int sym_subclusters_epoch(const struct sym_experiment *e, const double *rates, c
 		if (!err[0])
 			snprintf(err, errlen, "no partition meets the limits at the measured rates");
 		return 1;
+	}
+	double total = 0;
+	for (int i = 0; i < p.nmodels; i++)
+		total += rates[i];
+	if (e->partition.noise_sigmas > 0 && secs > 0) { /* a gain within the counts' noise: stay */
+		struct sym_part_result cur = { 0 };
+		int ok = sym_partition_score(&p, model_part, &cur);
+		if (ok < 0) {
+			sym_part_result_free(&cur);
+			return ok;
+		}
+		if (ok == 1 && cur.objective - r->objective < e->partition.noise_sigmas * sqrt(total / secs)) {
+			cur.status = SYM_PART_FEASIBLE;
+			sym_part_result_free(r);
+			*r = cur;
+		} else {
+			sym_part_result_free(&cur);
+		}
 	}
 	if (!in_service) {
 		rc = sym_subclusters_split(e, rates, r->assign, L, gpu_part, gpu_new, NULL, err, errlen);

@@ -64,11 +64,17 @@ void sym_subclusters_epoch_problem(const struct sym_experiment *e, const double 
  * that many); the others keep their part in gpu_new. pm (nmodels entries)
  * receives the models' sizes and *cap the memory limit (0: unchecked), for
  * the drivers' move protocols; r receives the search's result (the caller
- * frees it with sym_part_result_free). Returns 0 with r->assign and gpu_new
- * (e->gpus entries) filled; 1 when nothing is to change (no assignment meets
- * the limits, or fewer GPUs than parts), err saying why; -ENOMEM. */
+ * frees it with sym_part_result_free). The rates were counted over secs
+ * seconds: a new assignment whose gain (the objective's drop) is below
+ * partition.noise_sigmas standard deviations of that count's noise,
+ * sqrt(sum of rates / secs), is not taken (r->assign is then model_part: a
+ * gain the noise can make moves models back and forth from one epoch to the
+ * next, each move costing loads and, when memory is tight, stalls). Returns
+ * 0 with r->assign and gpu_new (e->gpus entries) filled; 1 when nothing is
+ * to change (no assignment meets the limits, or fewer GPUs than parts), err
+ * saying why; -ENOMEM. */
 #define SYM_EPOCH_SEARCH_STEPS 100
-int sym_subclusters_epoch(const struct sym_experiment *e, const double *rates, const int *model_part,
+int sym_subclusters_epoch(const struct sym_experiment *e, const double *rates, double secs, const int *model_part,
 			  const int *gpu_part, const bool *in_service, struct sym_part_model *pm, double *cap,
 			  struct sym_part_result *r, int *gpu_new, char *err, size_t errlen);
 

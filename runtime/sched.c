@@ -1341,7 +1341,7 @@ int sym_sched_set_kinds_off(struct sym_sched *s, int model, uint32_t kinds_off)
 
 int sym_sched_set_part(struct sym_sched *s, int model, int part)
 {
-	if (!s->parts.nparts || part < 0 || part >= s->parts.nparts)
+	if (!s->parts.nparts || part < -1 || part >= s->parts.nparts)
 		return -EINVAL;
 	return sym_sched_set_kinds_off(s, model, sym_parts_kinds_off(s->parts.nparts, s->parts.nkinds, part));
 }

@@ -149,8 +149,8 @@ void sym_sched_destroy(struct sym_sched *s);
 int sym_sched_set_kinds_off(struct sym_sched *s, int model, uint32_t kinds_off);
 
 /* With sub-clusters (cfg.core.nparts >= 2, core/parts.h): model m serves from
- * part `part` from now on (sym_sched_set_kinds_off with that part's kinds).
- * -EINVAL for a bad part or a scheduler without parts. */
+ * part `part` from now on (sym_sched_set_kinds_off with that part's kinds;
+ * -1: none, held). -EINVAL for a bad part or a scheduler without parts. */
 int sym_sched_set_part(struct sym_sched *s, int model, int part);
 
 /* Model m's arrival statistics start afresh (core/core.h,

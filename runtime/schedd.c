@@ -38,6 +38,7 @@
 #include "core/build.h"
 #include "experiment/output.h"
 #include "experiment/result.h"
+#include "control/moves.h"
 #include "experiment/subcluster.h"
 #include "runtime/auth.h"
 #include "runtime/executor.h"
@@ -172,8 +173,18 @@ struct schedd {
 	sym_time epoch_start;
 	uint64_t *ep_base;  /* per model: requests at the epoch's start */
 	int *move_to;       /* per model: the part it is moving to, or -1 */
-	uint8_t *move_phase; /* 1 loading on the new part, 2 switching */
+	uint8_t *move_phase; /* 1 loading on the new part, 2 switching; stalled: 3 being held, 4 held and
+			      * unloaded from its old part, waiting for the deferred moves */
 	int *retry_to;      /* per model: a move that failed for want of room, tried again once the others are done */
+	/* the moves by memory (control/moves.h, the simulator's too), in its stages: smooth moves;
+	 * then the stalled ones held and unloaded from their old parts, and the deferred moves; then
+	 * the stalled ones loaded in their new parts. Per model: a deferred or stalled move's part
+	 * before its stage (-1: none); 1 when its move is a stalled one (the core holds its requests
+	 * meanwhile), 2 when that failed and it goes back to its old part, 3 once its loads there are
+	 * asked for */
+	int *defer_to;
+	uint8_t *stalled;
+	bool epoch_starting; /* on_epoch is starting the smooth moves: the others wait for all of them */
 	int moving;         /* moves under way */
 	/* the epoch's GPU moves (as the simulator's, Section 4.7): the split for the new assignment at
 	 * the measured rates, each GPU staying where it can; done once the models have moved. A moving
@@ -184,7 +195,7 @@ struct schedd {
 	int gmoving;        /* GPUs moving */
 	uint64_t gpus_moved;
 	int nepochs;
-	uint64_t moves_started, moves_done, moves_failed, moves_retried;
+	uint64_t moves_started, moves_done, moves_failed, moves_retried, moves_deferred, moves_stalled;
 	double last_rate_imb, last_mem_imb;
 	struct link links;        /* list head */
 	struct sreq *reqs;
@@ -557,6 +568,7 @@ static void check_stall(struct schedd *s);
 static bool active_now(const struct schedd *s);
 
 static void move_check(struct schedd *s, int m);
+static void move_end(struct schedd *s, int m);
 static void gmove_abort(struct schedd *s, int b);
 static void gmove_load(struct schedd *s, int g);
 
@@ -739,7 +751,10 @@ static void refuse_identity(struct schedd *s, struct sym_fab_conn *conn, const c
  * the part it is moving to. */
 static bool part_holds(const struct schedd *s, size_t m, int part)
 {
-	return s->sc.model_part[m] == part || (s->move_to && s->move_to[m] == part);
+	if (s->move_to && s->move_to[m] == part)
+		return true;
+	/* (a stalled move's old part unloads it once the core holds it) */
+	return s->sc.model_part[m] == part && !(s->stalled && s->stalled[m] == 1 && s->move_phase[m] != 3);
 }
 
 /* Whether backend g's GPU is to hold model m: the model is not unloaded (or
@@ -833,6 +848,8 @@ static void loaded_report(struct schedd *s, struct sym_fab_conn *conn, int b, co
 	if (!load) {
 		*h = HOLD_NO;
 		s->unloads++;
+		if (s->move_to && s->stalled[mi] == 2 && s->move_to[mi] == s->sc.gpu_part[b])
+			move_check(s, mi); /* a failed stalled move going back waited for it */
 		repo_step(s);
 		return;
 	}
@@ -1335,17 +1352,104 @@ static void repo_http(struct schedd *s, struct sym_http_req *r, const char *path
 
 /* ---- epochs: moving models between sub-clusters ---- */
 
-static void move_start(struct schedd *s, int m, int to)
+/* Model m loads on part `to`'s connected GPUs that lack it (move_check goes
+ * on once they have reported). */
+static void move_load(struct schedd *s, int m, int to)
 {
+	size_t n = s->c->exp.nmodels;
 	s->move_to[m] = to;
 	s->move_phase[m] = 1;
-	s->moving++;
-	s->moves_started++;
-	size_t n = s->c->exp.nmodels;
 	for (int g = 0; g < s->c->backends_max; g++)
 		if (s->sc.gpu_part[g] == to && s->be[g].conn && s->holds[(size_t)g * n + (size_t)m] == HOLD_NO)
 			send_load(s, g, m, SYM_WIRE_LOAD);
 	move_check(s, m);
+}
+
+static void move_start(struct schedd *s, int m, int to)
+{
+	s->moving++;
+	s->moves_started++;
+	move_load(s, m, to);
+}
+
+/* A stalled move (control/moves.h): the core holds model m's requests (no
+ * part); on_moved then has its old part unload it (phase 4), and moves_next
+ * has its new part load it once the deferred moves are done. */
+static void stall_start(struct schedd *s, int m, int to)
+{
+	s->move_to[m] = to;
+	s->move_phase[m] = 3;
+	s->stalled[m] = 1;
+	s->moving++;
+	s->moves_started++;
+	if (sym_sched_set_part(s->sched, m, -1)) {
+		poll_sched(s); /* the queue was full: room, then once more */
+		if (sym_sched_set_part(s->sched, m, -1)) {
+			sym_rt_warn(WHO, "model %s: the scheduler did not take its stalled move; it stays",
+				    s->c->exp.models[m].name);
+			s->moves_failed++;
+			move_end(s, m);
+		}
+	}
+}
+
+static void retries_start(struct schedd *s);
+
+/* The epoch's next stage of moves once the one before is done (control/moves.h):
+ * after the smooth moves, the stalled ones are held and unloaded from their old
+ * parts, then the deferred ones start (their loads follow those unloads on
+ * each backend's connection); after those, the stalled ones load in their new
+ * parts. Then the moves that failed for want of room are tried again, then the
+ * GPUs move. A model unloaded through the repository API since stays. */
+static void moves_next(struct schedd *s)
+{
+	if (s->epoch_starting)
+		return;
+	size_t n = s->c->exp.nmodels;
+	bool others = false, holding = false, held = false, pending_stall = false, pending_defer = false;
+	for (size_t m = 0; m < n; m++) {
+		if (s->move_to[m] >= 0) {
+			others |= !s->stalled[m] || s->move_phase[m] <= 2;
+			holding |= s->stalled[m] && s->move_phase[m] == 3;
+			held |= s->stalled[m] && s->move_phase[m] == 4;
+		}
+		if (s->defer_to[m] >= 0 && s->rm[m].state != MS_READY)
+			s->defer_to[m] = -1;
+		pending_stall |= s->defer_to[m] >= 0 && s->stalled[m];
+		pending_defer |= s->defer_to[m] >= 0 && !s->stalled[m];
+	}
+	if (others)
+		return;
+	if (pending_stall || pending_defer) {
+		for (size_t m = 0; m < n && pending_stall; m++)
+			if (s->defer_to[m] >= 0 && s->stalled[m]) {
+				int to = s->defer_to[m];
+				s->defer_to[m] = -1;
+				stall_start(s, (int)m, to);
+			}
+		for (size_t m = 0; m < n; m++)
+			holding |= s->move_to[m] >= 0 && s->stalled[m] && s->move_phase[m] == 3;
+		if (holding)
+			return; /* (on_moved comes back here once each is held and unloaded) */
+		for (size_t m = 0; m < n; m++)
+			if (s->defer_to[m] >= 0) {
+				int to = s->defer_to[m];
+				s->defer_to[m] = -1;
+				move_start(s, (int)m, to);
+			}
+		moves_next(s); /* (the deferred moves may all have ended at once) */
+		return;
+	}
+	if (holding)
+		return;
+	if (held) {
+		for (size_t m = 0; m < n; m++)
+			if (s->move_to[m] >= 0 && s->stalled[m] && s->move_phase[m] == 4)
+				move_load(s, (int)m, s->move_to[m]);
+		return;
+	}
+	if (!s->moving)
+		retries_start(s);
 }
 
 /* The moves that failed for want of room are tried once more when the
@@ -1354,9 +1458,13 @@ static void move_end(struct schedd *s, int m)
 {
 	s->move_to[m] = -1;
 	s->move_phase[m] = 0;
+	s->stalled[m] = 0;
 	s->moving--;
-	if (s->moving)
-		return;
+	moves_next(s);
+}
+
+static void retries_start(struct schedd *s)
+{
 	for (size_t k = 0; k < s->c->exp.nmodels; k++)
 		if (s->retry_to[k] >= 0) {
 			int to = s->retry_to[k];
@@ -1378,6 +1486,15 @@ static void move_check(struct schedd *s, int m)
 	size_t n = s->c->exp.nmodels;
 	int to = s->move_to[m], serving = 0;
 	bool failed = false;
+	if (s->stalled[m] == 2) { /* going back: its old part loads it once its unloads there are done */
+		for (int g = 0; g < s->c->backends_max; g++)
+			if (s->sc.gpu_part[g] == to && s->be[g].conn && s->holds[(size_t)g * n + (size_t)m] == HOLD_UNLOADING)
+				return; /* (loaded_report comes back) */
+		s->stalled[m] = 3;
+		for (int g = 0; g < s->c->backends_max; g++)
+			if (s->sc.gpu_part[g] == to && s->be[g].conn && s->holds[(size_t)g * n + (size_t)m] == HOLD_NO)
+				send_load(s, g, m, SYM_WIRE_LOAD);
+	}
 	for (int g = 0; g < s->c->backends_max; g++) {
 		if (s->sc.gpu_part[g] != to || !s->be[g].conn)
 			continue;
@@ -1388,6 +1505,26 @@ static void move_check(struct schedd *s, int m)
 		serving += h == HOLD_YES && !s->be[g].loading && !s->be[g].suspect && !s->be[g].leaving;
 	}
 	const char *name = s->c->exp.models[m].name;
+	int from = s->sc.model_part[m];
+	if ((failed || !serving) && s->stalled[m] == 1) {
+		/* its old part unloaded it already (a stalled move): back there, held meanwhile */
+		for (int g = 0; g < s->c->backends_max; g++)
+			if (s->sc.gpu_part[g] == to && s->be[g].conn && s->holds[(size_t)g * n + (size_t)m] == HOLD_YES)
+				send_load(s, g, m, SYM_WIRE_UNLOAD);
+		s->moves_failed++;
+		s->stalled[m] = 2;
+		s->move_to[m] = from;
+		sym_rt_warn(WHO, "model %s: its stalled move failed (%s sub-cluster %d); it goes back to sub-cluster %d",
+			    name, failed ? "a GPU could not load it in" : "no GPU serves yet in", to, from);
+		move_check(s, m);
+		return;
+	}
+	if ((failed || !serving) && s->stalled[m]) { /* going back failed too */
+		sym_rt_error(WHO, "model %s: no GPU of sub-cluster %d could load it back after its failed move: its "
+			     "requests wait (and expire) until the repository API loads it again", name, from);
+		move_end(s, m);
+		return;
+	}
 	if (failed || !serving) {
 		for (int g = 0; g < s->c->backends_max; g++)
 			if (s->sc.gpu_part[g] == to && s->be[g].conn && s->holds[(size_t)g * n + (size_t)m] == HOLD_YES)
@@ -1419,10 +1556,28 @@ static void move_check(struct schedd *s, int m)
 static void on_moved(void *ctx, int m, int rc)
 {
 	struct schedd *s = ctx;
-	if (!s->move_to || s->move_phase[m] != 2)
+	if (!s->move_to || (s->move_phase[m] != 2 && s->move_phase[m] != 3))
 		return;
 	size_t n = s->c->exp.nmodels;
 	int from = s->sc.model_part[m], to = s->move_to[m];
+	if (s->move_phase[m] == 3) { /* stalled: held now; its old part unloads it, its new one loads it */
+		if (rc) {
+			sym_rt_warn(WHO, "model %s: the scheduler refused to hold it (%s); it stays",
+				    s->c->exp.models[m].name, strerror(-rc));
+			s->moves_failed++;
+			move_end(s, m);
+			return;
+		}
+		s->move_phase[m] = 4; /* (part_holds: its old part holds it no more) */
+		for (int g = 0; g < s->c->backends_max; g++)
+			if (s->sc.gpu_part[g] == from && s->be[g].conn && s->holds[(size_t)g * n + (size_t)m] == HOLD_YES)
+				send_load(s, g, m, SYM_WIRE_UNLOAD);
+		if (!s->o->quiet)
+			sym_rt_log(WHO, "model %s: stalled move to sub-cluster %d: its requests wait while sub-cluster %d "
+				   "unloads it and %d loads it", s->c->exp.models[m].name, to, from, to);
+		moves_next(s);
+		return;
+	}
 	if (rc) {
 		sym_rt_warn(WHO, "model %s: the scheduler refused its move (%s); it stays", s->c->exp.models[m].name,
 			    strerror(-rc));
@@ -1431,6 +1586,10 @@ static void on_moved(void *ctx, int m, int rc)
 		return;
 	}
 	s->sc.model_part[m] = to;
+	if (from == to) { /* (a failed stalled move, back where it was) */
+		move_end(s, m);
+		return;
+	}
 	for (int g = 0; g < s->c->backends_max; g++)
 		if (s->sc.gpu_part[g] == from && s->be[g].conn && s->holds[(size_t)g * n + (size_t)m] == HOLD_YES)
 			send_load(s, g, m, SYM_WIRE_UNLOAD);
@@ -1491,7 +1650,7 @@ static void on_epoch(struct sym_loop_timer *t, void *ctx)
 		goto out;
 	for (int g = 0; g < e->gpus; g++)
 		in_service[g] = s->be[g].conn && !s->be[g].leaving;
-	int prc = sym_subclusters_epoch(e, rates, s->sc.model_part, s->sc.gpu_part, in_service, pm, &cap, &r, s->gpu_to,
+	int prc = sym_subclusters_epoch(e, rates, secs, s->sc.model_part, s->sc.gpu_part, in_service, pm, &cap, &r, s->gpu_to,
 					err, sizeof(err));
 	free(in_service);
 	if (prc) {
@@ -1509,14 +1668,48 @@ static void on_epoch(struct sym_loop_timer *t, void *ctx)
 	if (!s->o->quiet)
 		sym_rt_log(WHO, "epoch %d: rates over %.1f s; %d models move, then %d GPUs; imbalance rate %.4f, static "
 			   "memory %.4f", s->nepochs, secs, moves, gmoves, r.rate_imbalance, r.mem_imbalance);
-	for (size_t m = 0; m < n; m++) /* (an unloaded model, or an empty spare slot, stays: nothing to move) */
-		if (r.assign[m] != s->sc.model_part[m] && s->rm[m].state != MS_UNAVAILABLE)
+	/* the moves by memory (control/moves.h, the simulator's too): smooth ones now, deferred and
+	 * stalled ones once those are done (an unloaded model, or an empty spare slot, stays: nothing
+	 * to move, and it holds no memory) */
+	double *held = calloc((size_t)s->nsub, sizeof(double)), *st = malloc(n * sizeof(double)),
+	       *dy = malloc(n * sizeof(double));
+	bool *fixed = malloc(n * sizeof(bool));
+	enum sym_move *mv = malloc(n * sizeof(*mv));
+	if (!held || !st || !dy || !fixed || !mv) {
+		sym_rt_warn(WHO, "epoch %d: out of memory; the models and GPUs stay", s->nepochs);
+		free(held), free(st), free(dy), free(fixed), free(mv);
+		goto out;
+	}
+	for (size_t m = 0; m < n; m++) {
+		fixed[m] = s->rm[m].state == MS_UNAVAILABLE;
+		st[m] = pm[m].static_mb;
+		dy[m] = pm[m].dynamic_mb;
+		if (!fixed[m])
+			held[s->sc.model_part[m]] += st[m];
+	}
+	struct sym_moves_in mi = { .nmodels = (int)n, .nparts = s->nsub, .from = s->sc.model_part, .to = r.assign,
+				   .fixed = fixed, .static_mb = st, .dynamic_mb = dy, .cap_mb = cap };
+	sym_moves_plan(&mi, held, mv); /* (nsub is within a core's parts: the core was made with them) */
+	s->epoch_starting = true;
+	for (size_t m = 0; m < n; m++) {
+		if (mv[m] == SYM_MOVE_SMOOTH) {
 			move_start(s, (int)m, r.assign[m]);
+		} else if (mv[m] != SYM_MOVE_NONE) {
+			s->defer_to[m] = r.assign[m];
+			s->stalled[m] = mv[m] == SYM_MOVE_STALLED;
+			s->moves_deferred += mv[m] == SYM_MOVE_DEFERRED;
+			s->moves_stalled += mv[m] == SYM_MOVE_STALLED;
+			if (!s->o->quiet)
+				sym_rt_log(WHO, "epoch %d: model %s's move to sub-cluster %d is %s (memory): after the "
+					   "others", s->nepochs, e->models[m].name, r.assign[m], sym_move_name(mv[m]));
+		}
+	}
+	s->epoch_starting = false;
+	free(held), free(st), free(dy), free(fixed), free(mv);
 	/* (due only now: a model move ending at once above must not start the GPU moves while the
 	 * others are being started) */
 	s->gmove_due = gmoves > 0;
-	if (!s->moving && s->gmove_due)
-		gmoves_start(s);
+	moves_next(s);
 out:
 	sym_part_result_free(&r);
 	free(rates);
@@ -2286,6 +2479,8 @@ static int write_stats(struct schedd *s, const char *path)
 		cJSON_AddNumberToObject(ep, "moves_done", (double)s->moves_done);
 		cJSON_AddNumberToObject(ep, "moves_failed", (double)s->moves_failed);
 		cJSON_AddNumberToObject(ep, "moves_retried", (double)s->moves_retried);
+		cJSON_AddNumberToObject(ep, "moves_deferred", (double)s->moves_deferred);
+		cJSON_AddNumberToObject(ep, "moves_stalled", (double)s->moves_stalled);
 		cJSON_AddNumberToObject(ep, "gpus_moved", (double)s->gpus_moved);
 		cJSON_AddNumberToObject(ep, "rate_imbalance", s->last_rate_imb);
 		cJSON_AddNumberToObject(ep, "mem_imbalance", s->last_mem_imb);
@@ -2370,12 +2565,15 @@ static int setup_subclusters(struct schedd *s, char *err, size_t errlen)
 	s->ep_base = calloc(e->nmodels, sizeof(*s->ep_base));
 	s->move_to = malloc(e->nmodels * sizeof(*s->move_to));
 	s->retry_to = malloc(e->nmodels * sizeof(*s->retry_to));
+	s->defer_to = malloc(e->nmodels * sizeof(*s->defer_to));
+	s->stalled = calloc(e->nmodels, 1);
 	s->move_phase = calloc(e->nmodels, 1);
 	s->gpu_to = calloc((size_t)e->gpus, sizeof(*s->gpu_to));
-	if (!s->iv_part || !s->holds || !s->ep_base || !s->move_to || !s->retry_to || !s->move_phase || !s->gpu_to)
+	if (!s->iv_part || !s->holds || !s->ep_base || !s->move_to || !s->retry_to || !s->defer_to || !s->stalled ||
+	    !s->move_phase || !s->gpu_to)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	for (size_t m = 0; m < e->nmodels; m++)
-		s->move_to[m] = s->retry_to[m] = -1;
+		s->move_to[m] = s->retry_to[m] = s->defer_to[m] = -1;
 	for (int j = 0; j < L; j++) {
 		int models = 0, gpus = 0;
 		for (size_t m = 0; m < e->nmodels; m++)
@@ -3225,6 +3423,8 @@ static void teardown(struct schedd *s)
 	free(s->ep_base);
 	free(s->move_to);
 	free(s->retry_to);
+	free(s->defer_to);
+	free(s->stalled);
 	free(s->move_phase);
 	free(s->gpu_to);
 	for (int g = 0; s->gpus && g < s->c->backends_max; g++)

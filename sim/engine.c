@@ -10,6 +10,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "control/moves.h"
 #include "control/scale.h"
 #include "core/autoscale.h"
 #include "core/core.h"
@@ -21,16 +22,26 @@
 
 /* ---- event heap: (time, seq) ---- */
 
-/* EV_EPOCH: re-partition (idx: the epoch); EV_SWITCH: model idx's arrivals
- * go to its new sub-cluster, which has loaded it; EV_LOADED: GPU idx, moved,
- * has loaded its new sub-cluster's models and goes online there;
- * EV_GPUMOVE: the epoch's model moves are done, GPUs change part;
- * EV_STALL: model idx's stalled move begins (its arrivals wait); EV_STAGE:
- * the oldest waiting stage request of a query arrives; EV_REPLAN: query
- * idx's split is re-planned. */
-/* The kinds of events (ev_handlers, before sim_loop, says what each does). */
-enum { EV_ARRIVAL, EV_FINISH, EV_FREE, EV_EPOCH, EV_SWITCH, EV_LOADED, EV_GPUMOVE, EV_STALL, EV_SCALE, EV_PROVISIONED,
-       EV_STAGE, EV_REPLAN, EV_NKINDS };
+/* The kinds of events (ev_handlers, before sim_loop, says what each does).
+ * Requests and batches: EV_ARRIVAL (model idx), EV_FINISH (GPU idx's batch
+ * ends), EV_FREE (its end reaches the scheduler), EV_STAGE (the oldest
+ * waiting stage request of a query arrives). Control, the simulator's side of
+ * the control plane (issue 31): EV_DECIDE, a decision is due (which one:
+ * DECIDE_*, idx its argument), made by the functions both drivers share
+ * (experiment/subcluster.h's epoch, control/scale.h, control/moves.h); and
+ * EV_ACT, one of its actions takes effect (ACT_*, idx the model or GPU). A
+ * control event's kind carries which decision or action above
+ * EV_WHAT_SHIFT. */
+enum { EV_ARRIVAL, EV_FINISH, EV_FREE, EV_STAGE, EV_DECIDE, EV_ACT, EV_NKINDS };
+/* DECIDE_EPOCH: re-partition (idx: the epoch); DECIDE_SCALE: the autoscaler's
+ * interval; DECIDE_REPLAN: query idx's split is re-planned. */
+enum { DECIDE_EPOCH, DECIDE_SCALE, DECIDE_REPLAN };
+/* ACT_SWITCH: model idx's new part has loaded it, it switches there;
+ * ACT_HOLD: model idx's stalled move holds it (no part, its requests wait);
+ * ACT_GPU_READY: GPU idx, added or moved, has loaded its part's models and
+ * serves; ACT_GPU_MOVES: the epoch's model moves are done, GPUs change part. */
+enum { ACT_SWITCH, ACT_HOLD, ACT_GPU_READY, ACT_GPU_MOVES };
+#define EV_WHAT_SHIFT 8
 
 /* A GPU's standing with the autoscaler: in service, out (not paid for),
  * coming up (paid for, provisioning and loading), draining (paid for, its
@@ -124,6 +135,16 @@ enum { REQ_WARMUP = 1, REQ_COUNTED = 2, REQ_MOVING = 4, REQ_IV_SHIFT = 3 };
 #define REQ_IV_FAR ((1u << 28) - 1)
 
 /* A batch sent to a GPU: what the simulated worker knows of it. */
+static int ev_decide(struct evheap *h, sym_time t, int what, int idx)
+{
+	return ev_push(h, t, EV_DECIDE | what << EV_WHAT_SHIFT, idx);
+}
+
+static int ev_act(struct evheap *h, sym_time t, int what, int idx)
+{
+	return ev_push(h, t, EV_ACT | what << EV_WHAT_SHIFT, idx);
+}
+
 struct batch {
 	int model, size;
 	sym_time planned;      /* its planned start */
@@ -199,10 +220,9 @@ struct sim {
 	uint64_t *ep_arrivals;
 	int *move_to;
 	bool *stalled;
-	struct held { struct sym_request **r; size_t n, cap; } *held;
 	double *hold_mb;
 	int *gpu_to;         /* each GPU's part after the epoch's moves */
-	bool gpu_move_pending; /* an EV_GPUMOVE is due */
+	bool gpu_move_pending; /* an ACT_GPU_MOVES is due */
 	sym_time epoch_len;
 	struct evheap ev;
 	struct gpu *gpus;
@@ -271,7 +291,7 @@ static double model_static(const struct sym_experiment *e, size_t i);
 static void on_epoch(struct sim *s, int idx, sym_time now);
 static void as_count(struct sim *s, sym_time now, int dpaid, int dserving, int part);
 static void on_switch(struct sim *s, int m, sym_time now);
-static void on_loaded(struct sim *s, int gi, sym_time now);
+static void on_gpu_ready(struct sim *s, int gi, sym_time now);
 
 /* A request's data size in units of its model's mean request: gamma with
  * mean 1 and the model's size_cv, or 0 (not drawn) for a model without. */
@@ -825,7 +845,7 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 				s->qgam[q * SYM_QUERY_MAX_STAGES + (size_t)v] = x->gamma[v];
 			}
 			if (x->replan_s > 0 && sym_s(x->replan_s) < s->end &&
-			    ev_push(&s->ev, sym_s(x->replan_s), EV_REPLAN, (int)q))
+			    ev_decide(&s->ev, sym_s(x->replan_s), DECIDE_REPLAN, (int)q))
 				return -ENOMEM;
 		}
 		if (!(s->fan_rng = gsl_rng_alloc(gsl_rng_mt19937)))
@@ -869,17 +889,16 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 		s->ep_arrivals = calloc(n, sizeof(uint64_t));
 		s->move_to = malloc(n * sizeof(int));
 		s->stalled = calloc(n, sizeof(bool));
-		s->held = calloc(n, sizeof(*s->held));
 		s->hold_mb = calloc((size_t)s->nparts, sizeof(double));
 		s->gpu_to = calloc((size_t)e->gpus, sizeof(int));
 		res->epochs = calloc((size_t)(s->end / s->epoch_len) + 1, sizeof(*res->epochs));
-		if (!s->ep_arrivals || !s->move_to || !s->stalled || !s->held || !s->hold_mb || !s->gpu_to || !res->epochs)
+		if (!s->ep_arrivals || !s->move_to || !s->stalled || !s->hold_mb || !s->gpu_to || !res->epochs)
 			return -ENOMEM;
 		for (size_t i = 0; i < n; i++) {
 			s->move_to[i] = -1;
 			s->hold_mb[s->model_part[i]] += model_static(e, i);
 		}
-		if ((rc = ev_push(&s->ev, s->epoch_len, EV_EPOCH, 0)))
+		if ((rc = ev_decide(&s->ev, s->epoch_len, DECIDE_EPOCH, 0)))
 			return rc;
 	}
 	if (e->autoscale.on) {
@@ -914,7 +933,7 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 		as_count(s, 0, c->start_gpus, 0, 0);
 		for (int g = 0; g < c->start_gpus; g++)
 			as_count(s, 0, 0, 1, s->gpu_part[g]);
-		if (s->as_len < s->end && (rc = ev_push(&s->ev, s->as_len, EV_SCALE, 0)))
+		if (s->as_len < s->end && (rc = ev_decide(&s->ev, s->as_len, DECIDE_SCALE, 0)))
 			return rc;
 	}
 	for (int g = 0; g < e->gpus; g++) {
@@ -958,7 +977,7 @@ static sym_time load_time(const struct sym_experiment *e, size_t i)
 }
 
 /* GPU gi finished its old part's batches: it loads its new part's models,
- * then goes online there (EV_LOADED). */
+ * then goes online there (ACT_GPU_READY). */
 static void gpu_left(struct sim *s, int gi, sym_time now)
 {
 	const struct sym_experiment *e = s->e;
@@ -969,25 +988,31 @@ static void gpu_left(struct sim *s, int gi, sym_time now)
 			t += load_time(e, i);
 	if (s->res->nepochs)
 		s->res->epochs[s->res->nepochs - 1].load_gpu_s += sym_to_s(t);
-	if (ev_push(&s->ev, now + t, EV_LOADED, gi))
+	if (ev_act(&s->ev, now + t, ACT_GPU_READY, gi))
 		s->err = -ENOMEM;
 }
 
-static void on_loaded(struct sim *s, int gi, sym_time now)
+/* GPU gi has loaded its part's models: one the autoscaler added (coming up)
+ * or one that moved at an epoch (leaving its old part) serves its part. */
+static void on_gpu_ready(struct sim *s, int gi, sym_time now)
 {
 	struct gpu *g = &s->gpus[gi];
-	g->leaving = false;
-	s->gpu_part[gi] = s->gpu_to[gi];
+	if (g->svc == AS_UP)
+		g->svc = AS_ON;
+	if (g->leaving) {
+		g->leaving = false;
+		s->gpu_part[gi] = s->gpu_to[gi];
+	}
 	if (s->as_on)
 		as_count(s, now, 0, 1, s->gpu_part[gi]);
-	if (sym_core_gpu_set_part(s->core, gi, s->gpu_part[gi]))
+	if (s->nparts > 1 && sym_core_gpu_set_part(s->core, gi, s->gpu_part[gi]))
 		s->err = -EPROTO;
 	sym_core_gpu_online(s->core, gi, ++g->epoch, now);
 }
 
 /* Model m's new part has loaded it: the model switches there, its queue
- * with it (sym_core_set_part, as schedd does), with the arrivals held while a
- * stalled move loaded; its old part unloads it. */
+ * with it (sym_core_set_part, as schedd does; a stalled one's requests waited
+ * in the core meanwhile); its old part unloads it. */
 static void on_switch(struct sim *s, int m, sym_time now)
 {
 	int from = s->model_part[m], to = s->move_to[m];
@@ -995,25 +1020,16 @@ static void on_switch(struct sim *s, int m, sym_time now)
 	s->model_part[m] = to;
 	s->move_to[m] = -1;
 	s->stalled[m] = false;
-	if (sym_core_set_part(s->core, m, to, now)) {
+	if (sym_core_set_part(s->core, m, to, now))
 		s->err = -EPROTO;
-		return;
-	}
-	struct held *h = &s->held[m];
-	for (size_t i = 0; i < h->n && !s->err; i++)
-		if (sym_core_arrive(s->core, h->r[i], now))
-			s->err = -ENOMEM;
-	h->n = 0;
 }
 
 /* Every epoch: the rates measured since the last one, the partition
  * recomputed from the current assignment (deterministic local search under
- * the MILP's constraints and the change bound c_max), and the moves: a model
- * is loaded on its new part's GPUs while its old part still serves it, then
- * switches (smooth) - when the new part has the memory for it beside what it
- * holds; otherwise its arrivals wait until its new part's own leaving models
- * have switched and it is loaded (stalled). GPUs that change part finish
- * their batches, load the new part's models, and go online there. */
+ * the MILP's constraints and the change bound c_max: sym_subclusters_epoch),
+ * and the moves by memory (control/moves.h: smooth, deferred or stalled),
+ * timed here by their loads. GPUs that change part finish their batches,
+ * load the new part's models, and go online there. */
 static void on_epoch(struct sim *s, int idx, sym_time now)
 {
 	const struct sym_experiment *e = s->e;
@@ -1023,7 +1039,7 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 	struct sym_epoch_result *x = &res->epochs[res->nepochs++];
 	*x = (struct sym_epoch_result){ .t_s = sym_to_s(now) };
 	sym_time next = now + s->epoch_len;
-	if (next < s->end && ev_push(&s->ev, next, EV_EPOCH, idx + 1)) {
+	if (next < s->end && ev_decide(&s->ev, next, DECIDE_EPOCH, idx + 1)) {
 		s->err = -ENOMEM;
 		return;
 	}
@@ -1032,9 +1048,9 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 	struct sym_part_model *pm = calloc(n, sizeof(*pm));
 	int *gpu_new = calloc((size_t)e->gpus, sizeof(int));
 	bool *in_service = calloc((size_t)e->gpus, sizeof(bool));
-	double *dyn = calloc((size_t)L, sizeof(double)), *load = calloc((size_t)L, sizeof(double));
+	double *load = calloc((size_t)L, sizeof(double));
 	struct sym_part_result r = { 0 };
-	if (!rates || !pm || !gpu_new || !in_service || !dyn || !load) {
+	if (!rates || !pm || !gpu_new || !in_service || !load) {
 		s->err = -ENOMEM;
 		goto out;
 	}
@@ -1054,7 +1070,7 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 	char err[256];
 	for (int g = 0; s->as_on && g < e->gpus; g++)
 		in_service[g] = s->gpus[g].svc == AS_ON && !s->gpus[g].leaving;
-	int prc = sym_subclusters_epoch(e, rates, s->model_part, s->gpu_part, s->as_on ? in_service : NULL, pm, &cap, &r,
+	int prc = sym_subclusters_epoch(e, rates, secs, s->model_part, s->gpu_part, s->as_on ? in_service : NULL, pm, &cap, &r,
 				       gpu_new, err, sizeof(err));
 	if (prc < 0)
 		s->err = prc;
@@ -1063,77 +1079,78 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 	x->repartitioned = true;
 	x->rate_imbalance = r.rate_imbalance;
 	x->mem_imbalance = r.mem_imbalance;
-	/* the largest dynamic memory each part will need: its models after the moves */
-	for (size_t i = 0; i < n; i++)
-		dyn[r.assign[i]] = fmax(dyn[r.assign[i]], pm[i].dynamic_mb);
-	/* Three kinds of move, each loading on the new part's GPUs one model
-	 * after another while the old part serves it:
-	 *  - smooth: room beside what the new part holds; from now;
-	 *  - deferred: room once the smooth moves out of the new part have
-	 *    switched (their memory freed), at t1, the end of the smooth loads;
-	 *  - stalled: no room even then (parts that wait on each other): its old
-	 *    part unloads it at t1 for room, and its arrivals wait for the load. */
-	double *out1 = dyn == NULL ? NULL : calloc((size_t)L, sizeof(double));
-	if (!out1) {
+	/* the moves by memory (control/moves.h, schedd's too): smooth ones load on the new part's
+	 * GPUs from now, one model after another per part, while the old part serves them; deferred
+	 * and stalled ones from t1, the end of the smooth loads (a stalled one is unloaded from its
+	 * old part then, and its requests wait in the core until its new part has loaded it) */
+	double *static_mb = malloc(n * sizeof(double)), *dynamic_mb = malloc(n * sizeof(double));
+	enum sym_move *mv = malloc(n * sizeof(*mv));
+	if (!static_mb || !dynamic_mb || !mv) {
+		free(static_mb), free(dynamic_mb), free(mv);
 		s->err = -ENOMEM;
 		goto out;
 	}
-	double t1 = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		if (pass == 1) {
+	for (size_t i = 0; i < n; i++) {
+		static_mb[i] = pm[i].static_mb;
+		dynamic_mb[i] = pm[i].dynamic_mb;
+	}
+	struct sym_moves_in mi = { .nmodels = (int)n, .nparts = L, .from = s->model_part, .to = r.assign,
+				   .static_mb = static_mb, .dynamic_mb = dynamic_mb, .cap_mb = cap };
+	if (sym_moves_plan(&mi, s->hold_mb, mv) < 0) {
+		free(static_mb), free(dynamic_mb), free(mv);
+		s->err = -EINVAL;
+		goto out;
+	}
+	free(static_mb);
+	free(dynamic_mb);
+	/* the stages of control/moves.h, each loading one model after another per part: smooth
+	 * moves from now; deferred ones from t1, the end of the smooth loads (the stalled ones are
+	 * held and unloaded from their old parts then); stalled ones from t2, the end of the
+	 * deferred loads */
+	static const enum sym_move stage_of[3] = { SYM_MOVE_SMOOTH, SYM_MOVE_DEFERRED, SYM_MOVE_STALLED };
+	double t = 0, t1 = 0; /* the stage's start; the first's end */
+	for (int pass = 0; pass < 3; pass++) {
+		if (pass) {
+			double longest = 0;
 			for (int j = 0; j < L; j++) {
-				t1 = fmax(t1, load[j]);
+				longest = fmax(longest, load[j]);
 				load[j] = 0;
 			}
-			for (size_t i = 0; i < n; i++)
-				if (s->move_to[i] >= 0)
-					out1[s->model_part[i]] += pm[i].static_mb;
+			t += longest;
+			if (pass == 1)
+				t1 = t;
 		}
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; i < n && !s->err; i++) {
 			int to = r.assign[i];
-			if (to == s->model_part[i] || s->move_to[i] >= 0)
-				continue;
-			/* what the part holds (less what leaves it at t1), its largest dynamic memory after the
-			 * moves, and this model (core/memory.h) */
-			struct sym_mem held = { s->hold_mb[to] - (pass ? out1[to] : 0), dyn[to] };
-			bool room = !(cap > 0) || sym_mem_need_with(&held, pm[i].static_mb, pm[i].dynamic_mb) <= cap;
-			if (pass == 0 && !room)
+			if (mv[i] != stage_of[pass])
 				continue;
 			x->models_moved++;
 			s->move_to[i] = to;
-			if (pass == 1 && !room) {
+			if (mv[i] == SYM_MOVE_STALLED) {
 				x->stalled++;
-				out1[s->model_part[i]] += pm[i].static_mb; /* unloaded at t1: room for the others */
-				if (ev_push(&s->ev, now + sym_s(t1), EV_STALL, (int)i)) {
+				if (ev_act(&s->ev, now + sym_s(t1), ACT_HOLD, (int)i))
 					s->err = -ENOMEM;
-					free(out1);
-					goto out;
-				}
 			}
-			s->hold_mb[to] += pm[i].static_mb;
 			load[to] += sym_to_s(load_time(e, i));
 			int gpus = 0;
 			for (int g = 0; g < e->gpus; g++)
 				gpus += gpu_new[g] == to;
 			x->load_gpu_s += sym_to_s(load_time(e, i)) * gpus;
-			if (ev_push(&s->ev, now + sym_s((pass ? t1 : 0) + load[to]), EV_SWITCH, (int)i)) {
+			if (ev_act(&s->ev, now + sym_s(t + load[to]), ACT_SWITCH, (int)i))
 				s->err = -ENOMEM;
-				free(out1);
-				goto out;
-			}
 		}
 	}
-	free(out1);
-	for (int j = 0; j < L; j++)
-		load[j] += t1;
+	free(mv);
+	if (s->err)
+		goto out;
 	/* GPUs change part once the models have moved (a moving model's old part
 	 * keeps its GPUs while it still serves the model) */
 	double last = 0;
 	for (int j = 0; j < L; j++)
-		last = fmax(last, load[j]);
+		last = fmax(last, t + load[j]);
 	memcpy(s->gpu_to, gpu_new, (size_t)e->gpus * sizeof(int));
 	s->gpu_move_pending = true;
-	if (ev_push(&s->ev, now + sym_s(last), EV_GPUMOVE, idx))
+	if (ev_act(&s->ev, now + sym_s(last), ACT_GPU_MOVES, idx))
 		s->err = -ENOMEM;
 out:
 	sym_part_result_free(&r);
@@ -1141,7 +1158,6 @@ out:
 	free(pm);
 	free(gpu_new);
 	free(in_service);
-	free(dyn);
 	free(load);
 }
 
@@ -1181,7 +1197,7 @@ static void on_replan(struct sim *s, int qi, sym_time now)
 	const struct sym_query *q = &e->queries[qi];
 	size_t qb = (size_t)qi * SYM_QUERY_MAX_STAGES;
 	sym_time next = now + sym_s(q->replan_s);
-	if (next < s->end && ev_push(&s->ev, next, EV_REPLAN, qi)) {
+	if (next < s->end && ev_decide(&s->ev, next, DECIDE_REPLAN, qi)) {
 		s->err = -ENOMEM;
 		return;
 	}
@@ -1249,7 +1265,7 @@ static int on_arrival(struct sim *s, int m, sym_time t)
 }
 
 /* Request r of model m (id, arrival, deadline and query set) arrives at t:
- * counted, and given to its core (or held while its model's move stalls).
+ * counted, and given to the core.
  * Returns 0 or -errno. */
 static int admit(struct sim *s, struct sym_request *r, int m, sym_time t)
 {
@@ -1271,24 +1287,15 @@ static int admit(struct sim *s, struct sym_request *r, int m, sym_time t)
 			res->model_timeline[(iv * res->nmodels + (size_t)m) * 3]++;
 	}
 	res->simulated_requests++;
-	int rc = 0;
 	if (s->move_to && s->move_to[m] >= 0) {
 		r->state |= REQ_MOVING;
 		s->res->epochs[s->res->nepochs - 1].moved_requests++;
 	}
-	if (s->stalled && s->stalled[m]) { /* its move waits for memory: held until it is loaded */
-		struct held *h = &s->held[m];
-		if (sym_grow(&h->r, &h->cap, h->n + 1, sizeof(*h->r), 64))
-			return -ENOMEM;
-		h->r[h->n++] = r;
-		if (s->res->nepochs)
-			s->res->epochs[s->res->nepochs - 1].held++;
-	} else {
-		if (s->ep_arrivals)
-			s->ep_arrivals[m]++;
-		rc = sym_core_arrive(s->core, r, t);
-	}
-	return rc;
+	if (s->stalled && s->stalled[m] && s->res->nepochs) /* its move waits for memory: held in the core */
+		s->res->epochs[s->res->nepochs - 1].held++;
+	if (s->ep_arrivals)
+		s->ep_arrivals[m]++;
+	return sym_core_arrive(s->core, r, t);
 }
 
 /* A later stage's request arrives (its parent's response is back): the
@@ -1345,16 +1352,6 @@ static void gpu_released(struct sim *s, int gi, sym_time now)
 	as_count(s, now, -1, 0, 0);
 }
 
-static void on_provisioned(struct sim *s, int gi, sym_time now)
-{
-	struct gpu *g = &s->gpus[gi];
-	g->svc = AS_ON;
-	as_count(s, now, 0, 1, s->gpu_part[gi]);
-	if (s->nparts > 1 && sym_core_gpu_set_part(s->core, gi, s->gpu_part[gi]))
-		s->err = -EPROTO;
-	sym_core_gpu_online(s->core, gi, ++g->epoch, now);
-}
-
 /* Adds k GPUs to part j (the lowest ids out of service): they serve after
  * provision_s and the loading of the part's models. */
 static void as_add(struct sim *s, int j, int k, sym_time now)
@@ -1372,7 +1369,7 @@ static void as_add(struct sim *s, int j, int k, sym_time now)
 		if (s->gpu_to)
 			s->gpu_to[g] = j; /* (an epoch's pending GPU moves leave it where it joins) */
 		as_count(s, now, 1, 0, j);
-		if (ev_push(&s->ev, now + sym_s(e->autoscale.provision_s) + load, EV_PROVISIONED, g))
+		if (ev_act(&s->ev, now + sym_s(e->autoscale.provision_s) + load, ACT_GPU_READY, g))
 			s->err = -ENOMEM;
 		k--;
 	}
@@ -1476,7 +1473,7 @@ static void on_scale(struct sim *s, sym_time now)
 		s->as_part[j] = (struct as_part){ .serving = s->as_part[j].serving };
 	}
 	s->as_iv_start = now;
-	if (now + s->as_len < s->end && ev_push(&s->ev, now + s->as_len, EV_SCALE, 0))
+	if (now + s->as_len < s->end && ev_decide(&s->ev, now + s->as_len, DECIDE_SCALE, 0))
 		s->err = -ENOMEM;
 }
 
@@ -1504,46 +1501,41 @@ static int ev_free(struct sim *s, const struct event *ev)
 	return 0;
 }
 
-static int ev_epoch(struct sim *s, const struct event *ev)
+/* A control decision is due (the driver measures and calls the shared decision). */
+static int ev_decide_due(struct sim *s, const struct event *ev)
 {
-	on_epoch(s, ev->idx, ev->t);
-	return 0;
+	switch (ev->kind >> EV_WHAT_SHIFT) {
+	case DECIDE_EPOCH:
+		on_epoch(s, ev->idx, ev->t);
+		return 0;
+	case DECIDE_SCALE:
+		on_scale(s, ev->t);
+		return 0;
+	case DECIDE_REPLAN:
+		on_replan(s, ev->idx, ev->t);
+		return 0;
+	}
+	return -EPROTO;
 }
 
-static int ev_switch(struct sim *s, const struct event *ev)
+/* One of a decision's actions takes effect. */
+static int ev_act_due(struct sim *s, const struct event *ev)
 {
-	on_switch(s, ev->idx, ev->t);
-	return 0;
-}
-
-static int ev_loaded(struct sim *s, const struct event *ev)
-{
-	on_loaded(s, ev->idx, ev->t);
-	return 0;
-}
-
-static int ev_gpumove(struct sim *s, const struct event *ev)
-{
-	on_gpumove(s, ev->t);
-	return 0;
-}
-
-static int ev_stall(struct sim *s, const struct event *ev)
-{
-	s->stalled[ev->idx] = true;
-	return 0;
-}
-
-static int ev_scale(struct sim *s, const struct event *ev)
-{
-	on_scale(s, ev->t);
-	return 0;
-}
-
-static int ev_provisioned(struct sim *s, const struct event *ev)
-{
-	on_provisioned(s, ev->idx, ev->t);
-	return 0;
+	switch (ev->kind >> EV_WHAT_SHIFT) {
+	case ACT_SWITCH:
+		on_switch(s, ev->idx, ev->t);
+		return 0;
+	case ACT_HOLD:
+		s->stalled[ev->idx] = true;
+		return sym_core_set_part(s->core, ev->idx, -1, ev->t) ? -EPROTO : 0; /* (held: no part) */
+	case ACT_GPU_READY:
+		on_gpu_ready(s, ev->idx, ev->t);
+		return 0;
+	case ACT_GPU_MOVES:
+		on_gpumove(s, ev->t);
+		return 0;
+	}
+	return -EPROTO;
 }
 
 static int ev_stage(struct sim *s, const struct event *ev)
@@ -1551,16 +1543,9 @@ static int ev_stage(struct sim *s, const struct event *ev)
 	return on_stage(s, ev->t);
 }
 
-static int ev_replan(struct sim *s, const struct event *ev)
-{
-	on_replan(s, ev->idx, ev->t);
-	return 0;
-}
-
 static int (*const ev_handlers[EV_NKINDS])(struct sim *s, const struct event *ev) = {
-	[EV_ARRIVAL] = ev_arrival, [EV_FINISH] = ev_finish,	    [EV_FREE] = ev_free,   [EV_EPOCH] = ev_epoch,
-	[EV_SWITCH] = ev_switch,   [EV_LOADED] = ev_loaded,	    [EV_GPUMOVE] = ev_gpumove, [EV_STALL] = ev_stall,
-	[EV_SCALE] = ev_scale,	   [EV_PROVISIONED] = ev_provisioned, [EV_STAGE] = ev_stage,   [EV_REPLAN] = ev_replan,
+	[EV_ARRIVAL] = ev_arrival, [EV_FINISH] = ev_finish,	     [EV_FREE] = ev_free,
+	[EV_STAGE] = ev_stage,	   [EV_DECIDE] = ev_decide_due, [EV_ACT] = ev_act_due,
 };
 
 /* The event loop: the earlier of the next event and the core's next wakeup,
@@ -1582,7 +1567,7 @@ static int sim_loop(struct sim *s, const struct sym_run_opts *opts)
 			/* An arrival stays at the top while it is handled (whatever it
 			 * pushes comes after it) and is then replaced by the next. */
 			struct event ev = s->ev.a[0].kind == EV_ARRIVAL ? s->ev.a[0] : ev_pop(&s->ev);
-			if ((rc = ev_handlers[ev.kind](s, &ev)))
+			if ((rc = ev_handlers[ev.kind & ((1 << EV_WHAT_SHIFT) - 1)](s, &ev)))
 				return rc;
 		}
 		if (s->err)
@@ -1692,9 +1677,6 @@ static void sim_free(struct sim *s)
 	free(s->as_part);
 	free(s->as_sp);
 	free(s->as_delta);
-	for (size_t i = 0; s->held && i < e->nmodels; i++)
-		free(s->held[i].r);
-	free(s->held);
 	free(s->ep_arrivals);
 	free(s->move_to);
 	free(s->stalled);

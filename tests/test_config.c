@@ -800,6 +800,8 @@ static void test_memory_check(void **state)
 	cJSON *ea = cJSON_GetObjectItem(cJSON_GetObjectItem(echo, "partition"), "assign");
 	assert_int_equal(cJSON_GetArraySize(ea), 30);
 	assert_int_equal(cJSON_GetArrayItem(ea, 29)->valueint, 4);
+	/* and the epochs' noise bound, 2 by default */
+	assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(echo, "partition"), "noise_sigmas")->valuedouble == 2);
 	cJSON_Delete(echo);
 	/* a wrong length, a part out of range, an assignment without a count */
 	cJSON_ReplaceItemInObject(p, "assign", cJSON_CreateIntArray(good, 29));
@@ -816,6 +818,11 @@ static void test_memory_check(void **state)
 	assert_contains(err, "unknown key (expected subclusters");
 	assert_true(apply_text(&e, "{\"partition\": {\"assign\": [0, -1]}}", "t", err, sizeof(err)) == -EINVAL);
 	assert_contains(err, "assign[1]");
+	assert_true(apply_text(&e, "{\"partition\": {\"noise_sigmas\": -1}}", "t", err, sizeof(err)) == -EINVAL);
+	assert_contains(err, "noise_sigmas: expected a number from 0 to 100, got -1");
+	assert_true(apply_text(&e, "{\"partition\": {\"noise_sigmas\": 1000}}", "t", err, sizeof(err)) == -EINVAL);
+	apply_ok(&e, "{\"partition\": {\"noise_sigmas\": 0}}");
+	assert_true(e.partition.noise_sigmas == 0);
 	assert_true(apply_text(&e, "{\"partition\": \"many\"}", "t", err, sizeof(err)) == -EINVAL);
 	assert_true(apply_text(&e, "{\"memory_check\": 3}", "t", err, sizeof(err)) == -EINVAL);
 	/* off: memory is not modelled */

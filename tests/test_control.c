@@ -2,7 +2,9 @@
  * both drivers: worked examples of each rule and bound, then the module alone
  * in virtual time, closing the loop over a toy cluster whose load steps up and
  * down. */
+#include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "control/moves.h"
 #include "control/scale.h"
 
 static struct sym_scale_part part(int serving, int pending, uint64_t good, uint64_t bad, double busy)
@@ -196,6 +199,58 @@ static void test_virtual_time(void **state)
 	assert_int_equal(a[2 * 79 + 1], 2);  /* ceil(1.2 / 0.8) = 2 */
 }
 
+/* An epoch's moves by memory (control/moves.h), worked by hand: GPUs of 100
+ * MB, three parts. Part 0 holds m0 (40) and m2 (50), part 1 m1 (40), m3 (50)
+ * and m4 (10), part 2 m5 (20); m6 is unloaded (fixed). m0 and m1 swap parts,
+ * m4 goes to part 2. m4 fits beside m5 (smooth). m0 does not fit in part 1
+ * even once m4 has left (90 + 40), so it is unloaded first (stalled); m1 fits
+ * in part 0 once m0 has left (50 + 40: deferred). Then the same with dynamic
+ * memory (the largest after the moves counts), unchecked memory, bad input. */
+static void test_moves(void **state)
+{
+	(void)state;
+	int from[7] = { 0, 1, 0, 1, 1, 2, 0 }, to[7] = { 1, 0, 0, 1, 2, 2, 2 };
+	bool fixed[7] = { false, false, false, false, false, false, true };
+	double st[7] = { 40, 40, 50, 50, 10, 20, 99 }, dy[7] = { 0 };
+	struct sym_moves_in in = { .nmodels = 7, .nparts = 3, .from = from, .to = to, .fixed = fixed, .static_mb = st,
+				   .dynamic_mb = dy, .cap_mb = 100 };
+	double held[3] = { 90, 100, 20 };
+	enum sym_move mv[7];
+	assert_int_equal(sym_moves_plan(&in, held, mv), 3);
+	enum sym_move want[7] = { SYM_MOVE_STALLED, SYM_MOVE_DEFERRED, SYM_MOVE_NONE, SYM_MOVE_NONE,
+				  SYM_MOVE_SMOOTH,  SYM_MOVE_NONE,     SYM_MOVE_NONE };
+	for (int m = 0; m < 7; m++)
+		assert_int_equal(mv[m], want[m]);
+	/* each part's memory with the models moving in (those moving out still counted) */
+	assert_true(held[0] == 130 && held[1] == 140 && held[2] == 30);
+	assert_string_equal(sym_move_name(mv[0]), "stalled");
+	assert_string_equal(sym_move_name(mv[1]), "deferred");
+	assert_string_equal(sym_move_name(mv[4]), "smooth");
+	assert_string_equal(sym_move_name(mv[2]), "none");
+	/* memory unchecked: every move smooth */
+	double held2[3] = { 90, 100, 20 };
+	in.cap_mb = 0;
+	assert_int_equal(sym_moves_plan(&in, held2, mv), 3);
+	assert_true(mv[0] == SYM_MOVE_SMOOTH && mv[1] == SYM_MOVE_SMOOTH && mv[4] == SYM_MOVE_SMOOTH);
+	/* dynamic memory: the largest of the part's models after the moves, once */
+	int f2[2] = { 0, 1 }, t2[2] = { 1, 1 };
+	double s2[2] = { 10, 45 }, d2[2] = { 40, 0 };
+	struct sym_moves_in in2 = { .nmodels = 2, .nparts = 2, .from = f2, .to = t2, .static_mb = s2, .dynamic_mb = d2,
+				    .cap_mb = 100 };
+	double h2[2] = { 10, 45 };
+	assert_int_equal(sym_moves_plan(&in2, h2, mv), 1);
+	assert_int_equal(mv[0], SYM_MOVE_SMOOTH); /* 45 + 10 + 40 = 95 */
+	d2[0] = 50;
+	double h3[2] = { 10, 45 };
+	assert_int_equal(sym_moves_plan(&in2, h3, mv), 1);
+	assert_int_equal(mv[0], SYM_MOVE_STALLED); /* 105, and nothing leaves part 1 */
+	/* parts of one core only */
+	in2.nparts = 0;
+	assert_int_equal(sym_moves_plan(&in2, h3, mv), -EINVAL);
+	in2.nparts = 33;
+	assert_int_equal(sym_moves_plan(&in2, h3, mv), -EINVAL);
+}
+
 static void test_rule_names(void **state)
 {
 	(void)state;
@@ -216,6 +271,7 @@ int main(void)
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_virtual_time),
 		cmocka_unit_test(test_rule_names),
+		cmocka_unit_test(test_moves),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

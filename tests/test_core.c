@@ -501,7 +501,8 @@ static void arrive_at(struct driver *dr, int model, sym_time t, sym_time slo)
  * 0, model 1 in part 1. A model's requests wait for its own part's GPUs even
  * beside idle ones of another; moved to part 1 (sym_core_set_part) its queue
  * goes with it; GPU 0, offline, joins part 1 (sym_core_gpu_set_part) and
- * serves model 1 there. Refused: a scheduler policy, a part out of range,
+ * serves model 1 there. Held (part -1), a model's request waits until it has
+ * a part again. Refused: a scheduler policy, a part out of range,
  * more rankers than SYM_MAX_KINDS, a GPU moved while online. */
 static void test_parts(void **state)
 {
@@ -548,7 +549,18 @@ static void test_parts(void **state)
 	assert_int_equal(dr.d[3].gpu, 0);
 	assert_int_equal(dr.d[3].model, 1);
 	assert_int_equal(sym_core_set_part(c, 0, 2, 4 * SYM_MS), -EINVAL);
-	assert_int_equal(sym_core_set_part(c, 0, -1, 4 * SYM_MS), -EINVAL);
+	assert_int_equal(sym_core_set_part(c, 0, -2, 4 * SYM_MS), -EINVAL);
+	/* part -1: held (a stalled move); its request waits, then goes where it is sent */
+	assert_int_equal(sym_core_set_part(c, 0, -1, 4 * SYM_MS), 0);
+	arrive_at(&dr, 0, 4 * SYM_MS, 40 * SYM_MS);
+	assert_int_equal(dr.nd, 4);
+	assert_int_equal(sym_core_queued(c), 1);
+	assert_int_equal(sym_core_set_part(c, 0, 1, 5 * SYM_MS), 0);
+	dr.gpu_finish[1] = SYM_TIME_NEVER;
+	sym_core_gpu_free(c, 1, 7 * SYM_MS); /* (GPUs 0 and 2 still busy) */
+	assert_int_equal(dr.nd, 5);
+	assert_int_equal(dr.d[4].gpu, 1);
+	assert_int_equal(dr.d[4].model, 0);
 	assert_int_equal(sym_core_set_part(c, 2, 0, 4 * SYM_MS), -EINVAL);
 	struct sym_model_cfg far = ex_cfg;
 	far.part = 2;

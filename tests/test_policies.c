@@ -335,8 +335,9 @@ static void test_heterogeneous_candidates(void **state)
 
 /* Sub-clusters as kinds (the runtime's ranker threads): a model restricted
  * to its kind (kinds_off) never takes a GPU of another, even an idle faster
- * one; scheduler policies, which schedule every model everywhere, refuse
- * such models, and a model that runs on no kind is refused. */
+ * one; on no kind it is held; scheduler policies, which schedule every
+ * model everywhere, refuse such models, and a model configured to run on
+ * no kind is refused. */
 static void test_kinds_off(void **state)
 {
 	(void)state;
@@ -386,8 +387,23 @@ static void test_kinds_off(void **state)
 		a_after += i >= at;
 	}
 	assert_true(a_after >= 2);
-	assert_int_equal(sym_core_set_kinds_off(dr->core, 0, 3, 40 * SYM_MS), -EINVAL); /* on no kind */
 	assert_int_equal(sym_core_set_kinds_off(dr->core, 2, 0, 40 * SYM_MS), -EINVAL); /* no model 2 */
+	cd_free(dr);
+	/* on no kind, a is held: its requests wait (no batch) until a kind is back, then go */
+	dr = cd_new();
+	cd_start(dr, &cfg);
+	assert_int_equal(sym_core_set_kinds_off(dr->core, 0, 3, 0), 0);
+	for (int i = 0; i < 4; i++)
+		cd_arrive(dr, i * SYM_MS, 0);
+	cd_run_until(dr, 10 * SYM_MS);
+	assert_int_equal(dr->nd, 0);
+	assert_int_equal(sym_core_queued(dr->core), 4);
+	assert_int_equal(sym_core_set_kinds_off(dr->core, 0, 1u << 1, 10 * SYM_MS), 0);
+	cd_run(dr);
+	assert_true(dr->nd >= 1);
+	for (int i = 0; i < dr->nd; i++)
+		assert_int_equal(dr->d[i].kind, 0);
+	assert_int_equal(dr->nlate, 0);
 	cd_free(dr);
 	struct sym_core *c = NULL;
 	struct sym_sink sink = { NULL, cd_on_dispatch, cd_on_drop, NULL };

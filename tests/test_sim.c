@@ -571,6 +571,47 @@ static void epoch_run(const char *partition, const char *csv, const char *zoo, s
 	sym_experiment_finish(&e);
 }
 
+/* Epochs at the noise of the counts (control's noise_sigmas): four models of equal rate, two
+ * to a sub-cluster (balanced), 1 s epochs for 30 s. With the published rule (noise_sigmas 0)
+ * the search moves models back and forth on the noise of each second's counts; by default it
+ * keeps the assignment: a gain within two standard deviations of sqrt(R / T) is not taken. */
+static int noise_moves(const char *sigmas)
+{
+	struct sym_experiment e;
+	sym_experiment_init(&e);
+	flag(&e, "profile", "2.5,2.5");
+	flag(&e, "slo", "40");
+	flag(&e, "num-models", "4");
+	flag(&e, "gpus", "4");
+	flag(&e, "duration", "30");
+	flag(&e, "warmup", "1");
+	char part[200];
+	snprintf(part, sizeof(part), "{\"subclusters\": 2, \"assign\": [0, 0, 1, 1], \"epoch_s\": 1%s%s}",
+		 sigmas ? ", \"noise_sigmas\": " : "", sigmas ? sigmas : "");
+	flag(&e, "partition", part);
+	resolve(&e);
+	struct sym_run_result r;
+	run(&e, 800, &r);
+	check_invariants(&e, &r);
+	int moved = 0;
+	for (size_t i = 0; i < r.nepochs; i++)
+		moved += r.epochs[i].models_moved;
+	assert_true(r.nepochs >= 28);
+	sym_run_result_finish(&r);
+	sym_experiment_finish(&e);
+	return moved;
+}
+
+static void test_epochs_noise(void **state)
+{
+	(void)state;
+	int published = noise_moves("0"), dflt = noise_moves(NULL), one = noise_moves("1");
+	print_message("model moves at equal rates: noise_sigmas 0: %d, 1: %d, 2 (default): %d\n", published, one, dflt);
+	assert_true(published >= 10);
+	assert_int_equal(dflt, 0);
+	assert_true(one <= published);
+}
+
 static void as_run(const char *autoscale, const char *policy, struct sym_run_result *r)
 {
 	struct sym_experiment e;
@@ -1942,6 +1983,7 @@ int main(void)
 		cmocka_unit_test(test_light_load_packs_low_ids),
 		cmocka_unit_test(test_subclusters),
 		cmocka_unit_test(test_epochs),
+		cmocka_unit_test(test_epochs_noise),
 		cmocka_unit_test(test_autoscale),
 		cmocka_unit_test(test_autoscale_subclusters),
 		cmocka_unit_test(test_segments_follow_schedule),
