@@ -221,15 +221,15 @@ struct sym_core {
 	int nmodels;
 	int ngpus;
 	int nkinds;
-	struct sym_kind kinds[SYM_MAX_KINDS];
 	struct sym_shard *shards;      /* per model: queue, latency tables, rate */
 	struct sym_gpu_state *gpus;
 	int nfree;                     /* idle devices in service */
-	int nfree_kind[SYM_MAX_KINDS]; /* idle devices per kind */
 	int maxb;                      /* the largest batch over models and kinds */
 	int max_outstanding;           /* batches a GPU may have outstanding: 1 + the plans it may hold ahead */
 	void *sched_state;             /* the policy's own */
 	struct sym_policy policy;
+	int nfree_kind[SYM_MAX_KINDS]; /* idle devices per kind */
+	struct sym_kind kinds[SYM_MAX_KINDS];
 };
 
 /* What a scheduler policy reacts to (with the id of the model, GPU or timer). */

@@ -66,11 +66,6 @@ struct sym_shard {
 	sym_time slo;
 	int nkinds;
 	uint32_t kinds_off;    /* kinds the model does not run on (sym_model_cfg) */
-	/* Per kind: the profile, its largest batch and its effective latency
-	 * table lek[k][0..maxb_k[k]+1] (lek[k][maxb_k[k]+1] = SYM_TIME_NEVER). */
-	const struct sym_profile *prof_k[SYM_MAX_KINDS];
-	int maxb_k[SYM_MAX_KINDS];
-	sym_time *lek[SYM_MAX_KINDS];
 	/* The fastest kind for each size: le[b] = min over kinds of lek[k][b],
 	 * b = 0..max_batch+1, max_batch = the largest maxb_k. The drop rule and
 	 * the early-drop target use it (with one kind, le == lek[0]). */
@@ -92,6 +87,13 @@ struct sym_shard {
 	uint32_t win_count;
 	uint32_t dropped_since_batch;
 	uint32_t version;        /* changes whenever the queue or the rate estimate does */
+	/* Per kind: the profile, its largest batch and its effective latency
+	 * table lek[k][0..maxb_k[k]+1] (lek[k][maxb_k[k]+1] = SYM_TIME_NEVER).
+	 * (Last: SYM_MAX_KINDS entries each, kept off the cache lines of the
+	 * fields above.) */
+	const struct sym_profile *prof_k[SYM_MAX_KINDS];
+	int maxb_k[SYM_MAX_KINDS];
+	sym_time *lek[SYM_MAX_KINDS];
 };
 
 /* Rate-estimate window and smoothing (auto early-drop target). */
