@@ -1143,6 +1143,24 @@ static int infer_refusal(struct frontend *f, int model)
 	return refuse;
 }
 
+/* The end of an inference request's checks, shared by HTTP and gRPC: rc
+ * from decoding it into slot i (err says why), then its deadline dl (ms; 0:
+ * the SLO) against deadline_max_ms. True when it goes on; else the request
+ * counts as bad, its slot (never submitted) goes back to the pool, and err
+ * says why for the caller's answer. */
+static bool infer_checked(struct frontend *f, int model, uint32_t i, int rc, double dl, char *err, size_t errlen)
+{
+	if (!rc && dl > f->c->deadline_max_ms)
+		rc = -EINVAL, snprintf(err, errlen, "deadline of %g ms is above the limit of %g ms (deadline_max_ms)", dl,
+				       f->c->deadline_max_ms);
+	if (!rc)
+		return true;
+	f->ms[model].outcome[SYM_WIRE_BAD_REQUEST]++;
+	f->slots[i].busy = false; /* never submitted: back to the pool, same generation */
+	f->freeslots[f->nfree++] = i;
+	return false;
+}
+
 static void http_infer(struct frontend *f, struct sym_http_req *r, int model)
 {
 	const struct sym_model_desc *m = &f->c->models[model];
@@ -1182,13 +1200,7 @@ static void http_infer(struct frontend *f, struct sym_http_req *r, int model)
 							  "milliseconds, got '%s'", hd);
 	if (!rc && !dl)
 		dl = s->q.deadline_ms;
-	if (!rc && dl > f->c->deadline_max_ms)
-		rc = -EINVAL, snprintf(err, sizeof(err), "deadline of %g ms is above the limit of %g ms (deadline_max_ms)",
-				       dl, f->c->deadline_max_ms);
-	if (rc) {
-		f->ms[model].outcome[SYM_WIRE_BAD_REQUEST]++;
-		s->busy = false; /* never submitted: back to the pool, same generation */
-		f->freeslots[f->nfree++] = i;
+	if (!infer_checked(f, model, i, rc, dl, err, sizeof(err))) {
 		sym_http_reply_error(r, 400, "%s", err);
 		return;
 	}
@@ -1280,13 +1292,7 @@ static void grpc_infer(struct frontend *f, struct sym_grpc_call *c)
 	double dl = 0;
 	int rc = sym_grpc_call_input(c, m, slot_at(f, i), &dl, &s->gr_batch, err, sizeof(err));
 	beat_if_due(f);
-	if (!rc && dl > f->c->deadline_max_ms)
-		rc = -EINVAL, snprintf(err, sizeof(err), "deadline of %g ms is above the limit of %g ms (deadline_max_ms)",
-				       dl, f->c->deadline_max_ms);
-	if (rc) {
-		f->ms[model].outcome[SYM_WIRE_BAD_REQUEST]++;
-		s->busy = false; /* never submitted: back to the pool, same generation */
-		f->freeslots[f->nfree++] = i;
+	if (!infer_checked(f, model, i, rc, dl, err, sizeof(err))) {
 		sym_grpc_finish_error(c, GRPC_INVALID_ARGUMENT, "%s", err);
 		return;
 	}
