@@ -608,7 +608,7 @@ static int set_partition(struct sym_experiment *e, const cJSON *v, const char *w
 
 #define AUTOSCALE_KEYS \
 	"interval_s, threshold, provision_s, min_gpus, max_gpus, start_gpus, cooldown_s, policy (papers|target), target, " \
-	"release_fraction"
+	"release_fraction, phase_s"
 
 /* "autoscale": true (the defaults), false, or an object of AUTOSCALE_KEYS. */
 static int set_autoscale(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
@@ -650,6 +650,8 @@ static int set_autoscale(struct sym_experiment *e, const cJSON *v, const char *w
 			rc = get_num(it, w, 0.01, false, 1, &a->target, err, errlen);
 		} else if (!strcmp(it->string, "release_fraction")) {
 			rc = get_num(it, w, 0, false, 1, &a->release_fraction, err, errlen);
+		} else if (!strcmp(it->string, "phase_s")) {
+			rc = get_num(it, w, 0, false, 1e6, &a->phase_s, err, errlen);
 		} else if (!strcmp(it->string, "min_gpus") || !strcmp(it->string, "max_gpus") ||
 			   !strcmp(it->string, "start_gpus")) {
 			rc = get_int(it, w, 1, 1000000, &d, err, errlen);
@@ -1644,6 +1646,8 @@ static int check_autoscale(struct sym_experiment *e, char *err, size_t errlen)
 		a->cooldown_s = a->interval_s;
 	if (!a->on)
 		return 0;
+	if (a->phase_s >= a->interval_s)
+		return ERR("autoscale.phase_s: %g s, but it must be below interval_s (%g s)", a->phase_s, a->interval_s);
 	if (!a->max_gpus)
 		a->max_gpus = e->gpus;
 	if (a->max_gpus > e->gpus)
@@ -2768,6 +2772,7 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 		cJSON_AddStringToObject(x, "policy", sym_scale_rule_name(a->policy));
 		cJSON_AddNumberToObject(x, "target", a->target);
 		cJSON_AddNumberToObject(x, "release_fraction", a->release_fraction);
+		cJSON_AddNumberToObject(x, "phase_s", a->phase_s);
 	}
 	return o;
 }

@@ -81,6 +81,9 @@ struct sym_autoscale_cfg {
 					   * target: Kubernetes HPA's rule on the busy fraction */
 	double target;      /* target: the busy fraction aimed at (default 0.7; HPA's tolerance 0.1) */
 	double release_fraction; /* papers: release this fraction of N f (default 1: as published; < 1 keeps headroom) */
+	double phase_s;     /* the decisions come at phase_s + k interval_s, k >= 1 (0 <= phase_s < interval_s;
+			     * default 0): where they fall against the load, which a running cluster does not
+			     * choose (schedd's intervals start when it does) */
 };
 
 /* Complex queries (nexus.md, Sections 2 and 6.2): a query is a tree of

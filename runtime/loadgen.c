@@ -567,6 +567,7 @@ static int report(struct loadgen *g)
 		cJSON_AddNumberToObject(fb, sym_wire_status_name(s), (double)g->failed_by[s]);
 	cJSON_AddNumberToObject(chk, "send_lag_p99_ms", (double)sym_hist_quantile(&g->lag, 0.99) / 1e6);
 	cJSON_AddNumberToObject(chk, "send_lag_max_ms", (double)g->lag.max / 1e6);
+	cJSON_AddNumberToObject(chk, "t0_monotonic_ns", (double)g->t0); /* (time 0 of the load, on the host's clock) */
 	if (!o->quiet || !o->json)
 		sym_result_print(stdout, "loadgen", e, &g->r);
 	if (g->lost || g->duplicates || g->wrong || g->unknown) {

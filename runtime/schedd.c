@@ -255,6 +255,12 @@ struct schedd {
 	struct sym_http *http;
 	/* autoscaling signals: this interval's, and the advice of the last one */
 	sym_time iv_start, iv_len;
+	/* when the first advice intervals closed (CLOCK_MONOTONIC, which every process of the host
+	 * shares): in schedd.json, so that a test can put the simulator's decisions where schedd's
+	 * fell against its load (autoscale.phase_s) */
+	sym_time rolls[64];
+	int nrolls;
+	sym_time *first_up; /* per GPU: when it first came online (0: never), the same clock */
 	uint64_t iv_good, iv_bad;
 	double iv_busy_s;
 	struct sym_autoscale advice;
@@ -508,6 +514,8 @@ static void gpu_call(struct schedd *s, int (*fn)(struct sym_sched *, int), int g
  * online in its new one). */
 static void gpu_up(struct schedd *s, int g)
 {
+	if (!s->first_up[g])
+		s->first_up[g] = sym_monotonic_ns();
 	if (!s->nsub) {
 		gpu_call(s, sym_sched_gpu_online, g);
 		return;
@@ -2038,6 +2046,8 @@ static void interval_roll(struct schedd *s, sym_time now)
 		x->busy_s = 0;
 	}
 	s->advice_set = true;
+	if (s->nrolls < (int)(sizeof(s->rolls) / sizeof(s->rolls[0])))
+		s->rolls[s->nrolls++] = now;
 	s->iv_start = now;
 	s->iv_good = s->iv_bad = 0;
 	s->iv_busy_s = 0;
@@ -2454,6 +2464,12 @@ static int write_stats(struct schedd *s, const char *path)
 	cJSON_AddNumberToObject(o, "failed_requests", (double)s->failed_reqs);
 	cJSON_AddNumberToObject(o, "orphaned_requests", (double)s->orphans);
 	cJSON_AddNumberToObject(o, "backend_failures", (double)s->be_failures);
+	cJSON *rolls = cJSON_AddArrayToObject(o, "advice_intervals_closed_ns");
+	for (int i = 0; rolls && i < s->nrolls; i++)
+		cJSON_AddItemToArray(rolls, cJSON_CreateNumber((double)s->rolls[i]));
+	cJSON *ups = cJSON_AddArrayToObject(o, "gpus_first_online_ns");
+	for (int g = 0; ups && g < s->c->backends_max; g++)
+		cJSON_AddItemToArray(ups, cJSON_CreateNumber((double)s->first_up[g]));
 	if (s->nsub) {
 		cJSON *subs = cJSON_AddArrayToObject(o, "subclusters");
 		for (int j = 0; j < s->nsub; j++) {
@@ -2637,7 +2653,8 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	s->ms = calloc(e->nmodels, sizeof(*s->ms));
 	s->gpu_busy_s = calloc((size_t)ng, sizeof(double));
 	s->gpu_plans = calloc((size_t)ng, sizeof(uint64_t));
-	if (!s->gpu_plans)
+	s->first_up = calloc((size_t)ng, sizeof(sym_time));
+	if (!s->gpu_plans || !s->first_up)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	for (int g = 0; g < ng; g++)
 		for (int j = 0; j < GPU_Q; j++)
@@ -3440,6 +3457,7 @@ static void teardown(struct schedd *s)
 		sym_hist_finish(&s->ms[m].queueing);
 	free(s->ms);
 	free(s->gpu_busy_s);
+	free(s->first_up);
 	free(s->gpu_plans);
 	free(s->active_iv);
 	sym_hist_finish(&s->done_lag);

@@ -933,7 +933,8 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 		as_count(s, 0, c->start_gpus, 0, 0);
 		for (int g = 0; g < c->start_gpus; g++)
 			as_count(s, 0, 0, 1, s->gpu_part[g]);
-		if (s->as_len < s->end && (rc = ev_decide(&s->ev, s->as_len, DECIDE_SCALE, 0)))
+		sym_time first = sym_s(c->phase_s) + s->as_len; /* (the first interval is from 0: phase_s longer) */
+		if (first < s->end && (rc = ev_decide(&s->ev, first, DECIDE_SCALE, 0)))
 			return rc;
 	}
 	for (int g = 0; g < e->gpus; g++) {
@@ -1418,7 +1419,7 @@ static void on_scale(struct sim *s, sym_time now)
 		on += s->gpus[g].svc == AS_ON;
 		up += s->gpus[g].svc == AS_UP;
 	}
-	double secs = sym_to_s(s->as_len), busy_s = 0, serving_s = 0;
+	double secs = sym_to_s(now - s->as_iv_start), busy_s = 0, serving_s = 0;
 	uint64_t nbad = 0, nended = 0;
 	/* busy over the GPU-time in service in the interval (GPUs released in it counted while they
 	 * served; a batch running at the decision counted in the next); the requests that ended in

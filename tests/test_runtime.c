@@ -2150,9 +2150,17 @@ static void test_epochs(void **state)
 	assert_int_equal((int)num(first, "gpus_moved"), 1);
 	char *slog = slurp("schedd.log");
 	assert_non_null(slog);
-	/* the first epoch that measured requests (a slow start, under a sanitizer, can leave epoch 1
-	 * without any: "no requests measured; the models and GPUs stay") */
+	/* the first epoch that changed anything (a slow start, under a sanitizer, can leave epoch 1
+	 * without requests, "no requests measured; the models and GPUs stay", or with a part of a
+	 * second's, whose gain the noise bound does not take: "0 models move, then 0 GPUs") */
 	const char *e1 = strstr(slog, ": rates over"), *nl = e1 ? strchr(e1, '\n') : NULL;
+	while (e1 && nl) {
+		const char *none = strstr(e1, "; 0 models move, then 0 GPUs;");
+		if (!none || none > nl)
+			break;
+		e1 = strstr(nl, ": rates over");
+		nl = e1 ? strchr(e1, '\n') : NULL;
+	}
 	assert_true(e1 && nl);
 	const char *acts = strstr(e1, "; 1 models move, then 1 GPUs;");
 	assert_true(acts && acts < nl);
@@ -2330,23 +2338,46 @@ static void test_autoscale(void **state)
 	assert_int_equal((int)num(s, "backend_failures"), 0);
 	assert_int_equal((int)num(s, "failed_requests"), 0);
 	assert_true(num(s, "peers_left") >= removes); /* each removed backend said bye and drained */
+	/* where schedd's advice intervals fell against the load: the first to close after the step
+	 * (both on the host's monotonic clock) */
+	double t0 = num(j2, "checks.t0_monotonic_ns"), phase = -1, decided = 0;
+	const cJSON *rolls = cJSON_GetObjectItem(s, "advice_intervals_closed_ns"), *roll;
+	cJSON_ArrayForEach(roll, rolls)
+		if (phase < 0 && (roll->valuedouble - t0) / 1e9 > 4) {
+			decided = roll->valuedouble;
+			double after = (decided - t0) / 1e9;
+			phase = after - (double)(long)after;
+		}
+	assert_true(phase >= 0 && phase < 1);
+	/* and how long the first GPU it added took to serve from that decision (the controller's next
+	 * read of the advice, the backend's start and registration): the simulator's provision_s */
+	double up = cJSON_GetArrayItem(cJSON_GetObjectItem(s, "gpus_first_online_ns"), 1)->valuedouble;
+	double provision = (up - decided) / 1e9;
+	assert_true(provision > 0 && provision < 5);
 	cJSON_Delete(s);
 	/* control fidelity (issue 31): the simulator's autoscaler, the same decision (control/scale.h)
 	 * on the same cluster and step (advice interval 1 s, cooldown 1 s, a backend serving about 0.3 s
-	 * after its start), adds GPUs at the step and releases back to one after it, about as many */
-	char sim_json[400];
+	 * after its start), with its decisions where schedd's fell (phase_s), adds GPUs at the step and
+	 * releases back to one after it, about as many, and the bad rates agree */
+	char sim_json[400], as[200];
 	snprintf(sim_json, sizeof(sim_json), "%s/as-sim.json", dir);
+	snprintf(as, sizeof(as), "{\"interval_s\": 1, \"cooldown_s\": 1, \"provision_s\": %.3f, \"start_gpus\": 1, "
+		 "\"phase_s\": %.3f}", provision, phase);
 	const char *sa[] = { "sim", cfg, "--gpus", "4", "--segments", "4:100,6:1000,8:100", "--warmup", "0.5",
-			     "--autoscale", "{\"interval_s\": 1, \"cooldown_s\": 1, \"provision_s\": 0.3, \"start_gpus\": 1}",
-			     "--json", sim_json, "--quiet", NULL };
+			     "--autoscale", as, "--json", sim_json, "--quiet", NULL };
 	assert_int_equal(wait_for(spawn("as-sim.log", sa), 60), 0);
 	cJSON *sim = load_json("as-sim.json");
 	int sim_added = (int)num(sim, "autoscaler.gpus_added"), sim_released = (int)num(sim, "autoscaler.gpus_released");
 	double rt_bad = num(j2, "bad_rate");
-	print_message("autoscaling on a step: runtime added %d, released %d, bad rate %.4f; simulator added %d, released "
-		      "%d, bad rate %.4f\n", adds, removes, rt_bad, sim_added, sim_released, num(sim, "bad_rate"));
+	print_message("autoscaling on a step: runtime added %d, released %d, bad rate %.4f; simulator (phase %.3f s, "
+		      "provision %.3f s) added %d, released %d, bad rate %.4f\n", adds, removes, rt_bad, phase, provision,
+		      sim_added, sim_released, num(sim, "bad_rate"));
 	assert_true(sim_added >= 2 && sim_added == sim_released); /* back to the one it started with */
 	assert_true(abs(sim_added - adds) <= 2);
+	/* bad rates within 4 points (measured: 0.3 to 2.3 in four runs; a decision that sees the step's
+	 * first fifth of a second can go either way in either driver) */
+	double sim_bad = num(sim, "bad_rate");
+	assert_true((rt_bad > sim_bad ? rt_bad - sim_bad : sim_bad - rt_bad) <= 0.04);
 	cJSON_Delete(sim);
 	cJSON_Delete(j2);
 	passed = getenv("SYM_TEST_KEEP") == NULL;

@@ -695,6 +695,11 @@ static void test_autoscale(void **state)
 	as_run("{\"interval_s\": 10}", "eager", &a);
 	assert_true(a.as.ndecisions == 17);
 	sym_run_result_finish(&a);
+	/* phase_s puts the decisions 4 s later in each interval (17 of them still: 14, 24, ..., 174) */
+	as_run("{\"interval_s\": 10, \"phase_s\": 4}", "symphony", &a);
+	assert_int_equal((int)a.as.ndecisions, 17);
+	assert_true(a.as.decisions[0].t_s == 14 && a.as.decisions[16].t_s == 174);
+	sym_run_result_finish(&a);
 	/* bad configurations, each named */
 	const struct {
 		const char *cfg, *policy, *want;
@@ -706,6 +711,7 @@ static void test_autoscale(void **state)
 		{ "{\"policy\": \"hpa\"}", "symphony", "expected papers or target" },
 		{ "{\"interval\": 5}", "symphony", "unknown key" },
 		{ "{\"interval_s\": 0}", "symphony", "interval_s" },
+		{ "{\"interval_s\": 10, \"phase_s\": 10}", "symphony", "phase_s: 10 s, but it must be below interval_s" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct sym_experiment e;
