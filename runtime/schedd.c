@@ -761,8 +761,9 @@ static bool part_holds(const struct schedd *s, size_t m, int part)
 {
 	if (s->move_to && s->move_to[m] == part)
 		return true;
-	/* (a stalled move's old part unloads it once the core holds it) */
-	return s->sc.model_part[m] == part && !(s->stalled && s->stalled[m] == 1 && s->move_phase[m] != 3);
+	/* (a stalled move's old part unloads it once the core holds it: from phase 4 on) */
+	bool gone = s->stalled && s->stalled[m] == 1 && s->move_to[m] >= 0 && s->move_phase[m] != 3;
+	return s->sc.model_part[m] == part && !gone;
 }
 
 /* Whether backend g's GPU is to hold model m: the model is not unloaded (or
@@ -1421,8 +1422,10 @@ static void moves_next(struct schedd *s)
 			holding |= s->stalled[m] && s->move_phase[m] == 3;
 			held |= s->stalled[m] && s->move_phase[m] == 4;
 		}
-		if (s->defer_to[m] >= 0 && s->rm[m].state != MS_READY)
+		if (s->defer_to[m] >= 0 && s->rm[m].state != MS_READY) { /* (unloaded since: it stays) */
 			s->defer_to[m] = -1;
+			s->stalled[m] = 0;
+		}
 		pending_stall |= s->defer_to[m] >= 0 && s->stalled[m];
 		pending_defer |= s->defer_to[m] >= 0 && !s->stalled[m];
 	}

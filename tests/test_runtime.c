@@ -2150,22 +2150,24 @@ static void test_epochs(void **state)
 	assert_int_equal((int)num(first, "gpus_moved"), 1);
 	char *slog = slurp("schedd.log");
 	assert_non_null(slog);
-	/* the first epoch that changed anything (a slow start, under a sanitizer, can leave epoch 1
-	 * without requests, "no requests measured; the models and GPUs stay", or with a part of a
-	 * second's, whose gain the noise bound does not take: "0 models move, then 0 GPUs") */
+	/* the first epoch that moved a model moves one, as the simulator's first does; GPUs moved
+	 * (asserted above). (A slow start, under a sanitizer, can leave epoch 1 without requests, "no
+	 * requests measured; the models and GPUs stay", or with a part of a second's: then the noise
+	 * bound keeps the models where they are while the split already moves a GPU, and the model
+	 * moves at epoch 2: the same actions, in two epochs.) */
 	const char *e1 = strstr(slog, ": rates over"), *nl = e1 ? strchr(e1, '\n') : NULL;
 	while (e1 && nl) {
-		const char *none = strstr(e1, "; 0 models move, then 0 GPUs;");
+		const char *none = strstr(e1, "; 0 models move,");
 		if (!none || none > nl)
 			break;
 		e1 = strstr(nl, ": rates over");
 		nl = e1 ? strchr(e1, '\n') : NULL;
 	}
 	assert_true(e1 && nl);
-	const char *acts = strstr(e1, "; 1 models move, then 1 GPUs;");
+	const char *acts = strstr(e1, "; 1 models move, then ");
 	assert_true(acts && acts < nl);
 	free(slog);
-	print_message("epochs, simulator: bad rate %.4f; first epoch 1 model and 1 GPU moved in both drivers\n",
+	print_message("epochs, simulator: bad rate %.4f; one model and one GPU moved in both drivers\n",
 		      num(sim, "bad_rate"));
 	assert_true(num(sim, "bad_rate") < 0.01);
 	cJSON_Delete(sim);
