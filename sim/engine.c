@@ -215,8 +215,8 @@ struct sim {
 	int *model_part, *gpu_part;
 	struct sym_subclusters sc;
 	/* epochs: arrivals per model since the last epoch; a model's pending
-	 * move (its new part, -1: none); requests held while a stalled move
-	 * loads; each part's loaded static memory */
+	 * move (its new part, -1: none); whether its move stalled (the core holds
+	 * it, its arrivals counted as held); each part's loaded static memory */
 	uint64_t *ep_arrivals;
 	int *move_to;
 	bool *stalled;
