@@ -2377,9 +2377,13 @@ static void test_autoscale(void **state)
 	assert_true(sim_added >= 2 && sim_added == sim_released); /* back to the one it started with */
 	assert_true(abs(sim_added - adds) <= 2);
 	/* bad rates within 4 points (measured: 0.3 to 2.3 in four runs; a decision that sees the step's
-	 * first fifth of a second can go either way in either driver) */
+	 * first fifth of a second can go either way in either driver). Not in the thread-sanitizer
+	 * build (loose timing: the actions, not timing): its processes run several times slower than
+	 * the profile the simulator is given (a CI run there: runtime 20.0%, simulator 27.8%, with a
+	 * provision of 1.84 s) */
 	double sim_bad = num(sim, "bad_rate");
-	assert_true((rt_bad > sim_bad ? rt_bad - sim_bad : sim_bad - rt_bad) <= 0.04);
+	if (low_load_bad_allowed == 0)
+		assert_true((rt_bad > sim_bad ? rt_bad - sim_bad : sim_bad - rt_bad) <= 0.04);
 	cJSON_Delete(sim);
 	cJSON_Delete(j2);
 	passed = getenv("SYM_TEST_KEEP") == NULL;
