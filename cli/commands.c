@@ -281,6 +281,12 @@ static const struct cli_opt o_log_level = { "log-level", 0, CLI_CHOICE, "debug|i
 					    "info", 0, 0, "debug|info|warn|error" };
 static const struct cli_opt *const process_opts[] = { &o_cluster_config, &o_id, &o_json_rt, &o_quiet_rt, &o_verbose,
 						      &o_log_format, &o_log_level, &o_check, NULL };
+static const struct cli_opt o_subcluster = { "subcluster", 0, CLI_INT, "J",
+					     "the sub-cluster this backend joins when it first registers, whatever its "
+					     "GPU's was (default: $SYMPHONY_SUBCLUSTER when set, as in `symphony autoscale`'s "
+					     "add command; else its GPU's)", NULL, 0, 31 };
+static const struct cli_opt *const backend_opts[] = { &o_cluster_config, &o_id, &o_subcluster, &o_json_rt, &o_quiet_rt, &o_verbose,
+						      &o_log_format, &o_log_level, &o_check, NULL };
 static const struct cli_opt o_standby = { "standby", 0, CLI_FLAG, NULL,
 					  "be the hot standby: listen on the second address of runtime.schedd, watch the "
 					  "active scheduler, and take over when it fails" };
@@ -385,7 +391,8 @@ static const struct cli_opt *const fabbench_opts[] = { &o_fb_provider, &o_fb_ite
 
 static const struct cli_opt o_as_add = { "add-cmd", 0, CLI_TEXT, "CMD",
 					 "shell command that starts a backend (it should return at once: start the backend "
-					 "in the background); $SYMPHONY_BACKEND_ID and $SYMPHONY_SUBCLUSTER say which" };
+					 "in the background); $SYMPHONY_BACKEND_ID and $SYMPHONY_SUBCLUSTER say which (the "
+					 "backend reads SYMPHONY_SUBCLUSTER from its environment)" };
 static const struct cli_opt o_as_remove = { "remove-cmd", 0, CLI_TEXT, "CMD",
 					    "shell command that stops backend $SYMPHONY_BACKEND_ID gracefully (SIGTERM: it "
 					    "finishes its batches and leaves)" };
@@ -428,9 +435,10 @@ static const char autoscale_text[] =
 	"A small controller that lets the cluster follow its load: every --interval it reads schedd's autoscaling "
 	"advice from its /metrics (per sub-cluster: add N r/(1-r) GPUs when the bad rate r of the GPUs serving is "
 	"above advice_threshold, else release N f, f their idle fraction: the papers' rule) and which backend ids "
-	"serve, and runs --add-cmd for the lowest free ids of the sub-cluster that asks, or --remove-cmd for the "
-	"highest serving ones, with SYMPHONY_BACKEND_ID, SYMPHONY_SUBCLUSTER and SYMPHONY_ACTION in the "
-	"command's environment. It waits --cooldown between actions, awaits a started backend until it serves "
+	"serve, and runs --add-cmd for the lowest free ids of the sub-cluster that asks (then the lowest free ids "
+	"of the others, as the simulator does), or --remove-cmd for the highest serving ones, with "
+	"SYMPHONY_BACKEND_ID, SYMPHONY_SUBCLUSTER and SYMPHONY_ACTION in the command's environment (a backend "
+	"started with SYMPHONY_SUBCLUSTER in its environment, or --subcluster, joins that sub-cluster). It waits --cooldown between actions, awaits a started backend until it serves "
 	"(or --start-timeout), releases nothing while one comes up, keeps --min to --max backends and one per "
 	"sub-cluster, and logs every action. --rule target follows Kubernetes' HPA rule on the busy fraction "
 	"instead. The decision is the simulator's (autoscale in an experiment: docs/simulator.md). On Kubernetes, deploy/ has the same loop as a HorizontalPodAutoscaler "
@@ -570,7 +578,7 @@ static const struct cli_cmd commands[] = {
 	{ "frontend", "runtime", "holds request inputs in registered memory, answers clients exactly once",
 	  "[CLUSTER.json|-]", 0, 1, frontend_text, process_opts, CLI_CLUSTER, RT(cli_cmd_runtime), NULL },
 	{ "backend", "runtime", "one emulated GPU: reads a plan's inputs with RMA, runs it, returns outputs",
-	  "[CLUSTER.json|-]", 0, 1, backend_text, process_opts, CLI_CLUSTER, RT(cli_cmd_runtime), NULL },
+	  "[CLUSTER.json|-]", 0, 1, backend_text, backend_opts, CLI_CLUSTER, RT(cli_cmd_runtime), NULL },
 	{ "loadgen", "runtime", "an open-loop client: the simulator's workload, in real time, against frontends",
 	  "[CLUSTER.json|-]", 0, 1, loadgen_text, process_opts, CLI_CLUSTER, RT(cli_cmd_runtime),
 	  "  symphony loadgen --models ResNet50 --slo 25 --frontends 2 --backends 4 --rate 1500 --duration 10\n" },

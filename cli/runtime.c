@@ -47,6 +47,8 @@ static int cmd_process(struct cli *c)
 	const char *cmd = c->cmd->name;
 	bool schedd = !strcmp(cmd, "schedd");
 	struct sym_rt_opts o = { .cmd = cmd, .id = !schedd && cli_given(c, "id") ? (int)cli_int(c, "id") : -1,
+				 .subcluster = !strcmp(cmd, "backend") && cli_given(c, "subcluster") ?
+						       (int)cli_int(c, "subcluster") : -1,
 				 .json = cli_str(c, "json"), .quiet = cli_flag(c, "quiet"),
 				 .verbose = cli_flag(c, "verbose"), .check = cli_flag(c, "check"),
 				 .standby = schedd && cli_flag(c, "standby"), .config_path = cli_config_path(c),
@@ -66,6 +68,24 @@ static int cmd_process(struct cli *c)
 		rc = cli_usage_error(c, "--id must be given, from 0 to %d (the cluster has %d %ss)", nid - 1, nid, cmd);
 	if (!rc && !needs_id && o.id >= 0)
 		rc = cli_usage_error(c, "--id is for frontends and backends, not %s", cmd);
+	const char *env_part = getenv("SYMPHONY_SUBCLUSTER");
+	if (!rc && !strcmp(cmd, "backend") && !cli_given(c, "subcluster") && env_part && env_part[0]) {
+		/* (the environment of `symphony autoscale`'s add command, or a unit's EnvironmentFile) */
+		char *end;
+		long v = strtol(env_part, &end, 10);
+		if (*end || v < 0 || v > 31)
+			rc = cli_usage_error(c, "SYMPHONY_SUBCLUSTER='%s' in the environment: a sub-cluster from 0 to 31 "
+					     "(or unset)", env_part);
+		else
+			o.subcluster = (int)v;
+	}
+	int nsub = cl.exp.partition.subclusters;
+	if (!rc && o.subcluster >= (nsub ? nsub : 1))
+		rc = cli_usage_error(c, "sub-cluster %d (%s): the cluster has %d%s", o.subcluster,
+				     cli_given(c, "subcluster") ? "--subcluster" : "SYMPHONY_SUBCLUSTER", nsub ? nsub : 1,
+				     nsub ? "" : " (no partition: the whole cluster is sub-cluster 0)");
+	if (!nsub)
+		o.subcluster = -1; /* (0: the whole cluster, the autoscaler's one part) */
 	if (!rc && o.standby && !cl.has_standby)
 		rc = cli_usage_error(c, "--standby needs a second scheduler address: \"schedd\": [\"HOST:PORT\", \"HOST:PORT\"] "
 				     "(or --schedd ACTIVE,STANDBY)");

@@ -81,3 +81,16 @@ int sym_scale_decide(const struct sym_scale_cfg *c, struct sym_scale_state *st, 
 	}
 	return changed;
 }
+
+int sym_scale_pick(const bool *free, const int *part, int n, int j)
+{
+	int any = -1;
+	for (int g = 0; g < n; g++)
+		if (free[g]) {
+			if (part[g] == j)
+				return g;
+			if (any < 0)
+				any = g;
+		}
+	return any;
+}

@@ -19,9 +19,10 @@
  * min_gpus serving, and a part keeps at least one GPU; no action within
  * cooldown_s of the last one.
  *
- * Pure: no clock (now_s is the caller's), no I/O, no allocation. Which GPU
- * joins or leaves is the driver's (the lowest free ids join, the highest
- * serving ones leave, in both drivers).
+ * Which GPU joins a part is sym_scale_pick's (below), in both drivers; the
+ * highest serving ids of a part leave.
+ *
+ * Pure: no clock (now_s is the caller's), no I/O, no allocation.
  */
 #ifndef SYM_CONTROL_SCALE_H
 #define SYM_CONTROL_SCALE_H
@@ -62,5 +63,13 @@ struct sym_scale_state {
  * now_s and returns how many parts change; st records an action. */
 int sym_scale_decide(const struct sym_scale_cfg *c, struct sym_scale_state *st, const struct sym_scale_part *p,
 		     int n, double now_s, int *delta);
+
+/* The GPU that joins part j next, of n: the lowest free id whose part (part[g],
+ * the part it had last; -1: none yet) is j, else the lowest free id of any
+ * part (free[g]: not serving, not coming up, not leaving). -1 when none is
+ * free. The caller marks it taken before picking again. (A released GPU
+ * comes back to its own part first: in the runtime a backend started without
+ * its sub-cluster named joins its id's.) */
+int sym_scale_pick(const bool *free, const int *part, int n, int j);
 
 #endif

@@ -58,8 +58,9 @@ struct sym_partition_cfg {
 			      * 0: never) */
 	double c_max;        /* an epoch's change bound: MB of model files loaded or unloaded (< 0: none, default) */
 	double noise_sigmas; /* an epoch changes the assignment only when the search's gain at the measured rates
-			      * exceeds this many standard deviations of their counting noise, sqrt(R / T) (default
-			      * 2; 0: on any gain, as published) */
+			      * exceeds this many standard deviations of their counting noise, sqrt(R / T), and
+			      * its GPUs only when the busiest part's gain does (default 2; 0: on any gain, as
+			      * published) */
 	double load_mbps;    /* host-to-GPU bandwidth a model loads at (MB/s, default 12000) */
 	double load_ms;      /* plus this per model loaded (default 10) */
 	int *assign;         /* nassign sub-clusters, one per model, or NULL: solved when a run starts */

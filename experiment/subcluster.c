@@ -187,8 +187,8 @@ out:
 	return rc;
 }
 
-int sym_subclusters_build(const struct sym_experiment *e, double rate, struct sym_subclusters *sc, char *err,
-			  size_t errlen)
+int sym_subclusters_build(const struct sym_experiment *e, double rate, int pool, struct sym_subclusters *sc,
+			  char *err, size_t errlen)
 {
 	memset(sc, 0, sizeof(*sc));
 	size_t n = e->nmodels;
@@ -225,14 +225,22 @@ int sym_subclusters_build(const struct sym_experiment *e, double rate, struct sy
 		}
 		for (size_t i = 0; i < n; i++)
 			rates[i] = rate * sym_experiment_model_rate(e, i);
-		/* with an autoscaler, the GPUs in service at the start are split; the rest belong to no
-		 * part (-1) until the autoscaler adds them to one */
-		struct sym_experiment pool = *e;
-		if (e->autoscale.on && e->autoscale.start_gpus > 0)
-			pool.gpus = e->autoscale.start_gpus;
-		for (int g = pool.gpus; g < e->gpus; g++)
+		/* the GPUs serving at the start are split; the others then take the parts of a split of
+		 * them all, the first ones staying where they are */
+		struct sym_experiment first = *e;
+		first.gpus = pool > 0 && pool < e->gpus ? pool : e->gpus;
+		for (int g = first.gpus; g < e->gpus; g++)
 			sc->gpu_part[g] = -1;
-		rc = sym_subclusters_split(&pool, rates, sc->model_part, L, NULL, sc->gpu_part, sc->need, err, errlen);
+		rc = sym_subclusters_split(&first, rates, sc->model_part, L, NULL, sc->gpu_part, sc->need, err, errlen);
+		int *prev = first.gpus < e->gpus && !rc ? malloc((size_t)e->gpus * sizeof(int)) : NULL;
+		if (prev) {
+			memcpy(prev, sc->gpu_part, (size_t)e->gpus * sizeof(int));
+			rc = sym_subclusters_split(e, rates, sc->model_part, L, prev, sc->gpu_part, NULL, err, errlen);
+			free(prev);
+		} else if (first.gpus < e->gpus && !rc) {
+			rc = -ENOMEM;
+			snprintf(err, errlen, "out of memory");
+		}
 		free(rates);
 	}
 out:
@@ -270,6 +278,50 @@ void sym_subclusters_epoch_problem(const struct sym_experiment *e, const double 
 					.c_max = e->partition.c_max, .time_limit_s = 1, .seed = e->seed };
 }
 
+/* Part j's GPUs' busy fraction under split gpu_part (GPUs marked in
+ * in_service, NULL: all): its models' GPU time (kind 0) over its GPU count;
+ * the largest over the parts, and that part's rate in *rate. */
+static double bottleneck(const struct sym_experiment *e, const double *rates, const int *model_part, int L,
+			 const int *gpu_part, const bool *in_service, double *rate)
+{
+	double worst = -1;
+	*rate = 0;
+	for (int j = 0; j < L; j++) {
+		int n = 0;
+		for (int g = 0; g < e->gpus; g++)
+			n += gpu_part[g] == j && (!in_service || in_service[g]);
+		double u = n ? part_time(e, model_part, j, 0, rates, n) / n : HUGE_VAL, r = 0;
+		for (size_t i = 0; i < e->nmodels; i++)
+			r += model_part[i] == j ? rates[i] : 0;
+		if (u > worst) {
+			worst = u;
+			*rate = r;
+		}
+	}
+	return worst;
+}
+
+/* Whether the split gpu_new of the same models is worth its moves over
+ * gpu_part: its busiest part's GPUs busier by more than k standard deviations
+ * of that estimate's counting noise (the busiest part's count over secs:
+ * relative deviation 1 / sqrt(rate * secs)). A split on equal loads that
+ * only swaps which part has the odd GPU is not: it would move GPUs each
+ * epoch on the noise. */
+static bool split_pays(const struct sym_experiment *e, const double *rates, double secs, const int *model_part, int L,
+		       const int *gpu_part, const int *gpu_new, const bool *in_service)
+{
+	double k = e->partition.noise_sigmas, rc, rn;
+	if (!(k > 0) || !(secs > 0))
+		return true;
+	double cur = bottleneck(e, rates, model_part, L, gpu_part, in_service, &rc);
+	double nw = bottleneck(e, rates, model_part, L, gpu_new, in_service, &rn);
+	if (!(nw < cur))
+		return false;
+	if (isinf(cur))
+		return true;
+	return rc * secs > 0 && cur - nw > k * cur / sqrt(rc * secs);
+}
+
 int sym_subclusters_epoch(const struct sym_experiment *e, const double *rates, double secs, const int *model_part,
 			  const int *gpu_part, const bool *in_service, struct sym_part_model *pm, double *cap,
 			  struct sym_part_result *r, int *gpu_new, char *err, size_t errlen)
@@ -305,8 +357,11 @@ int sym_subclusters_epoch(const struct sym_experiment *e, const double *rates, d
 			sym_part_result_free(&cur);
 		}
 	}
+	bool same = !memcmp(r->assign, model_part, e->nmodels * sizeof(int));
 	if (!in_service) {
 		rc = sym_subclusters_split(e, rates, r->assign, L, gpu_part, gpu_new, NULL, err, errlen);
+		if (!rc && same && !split_pays(e, rates, secs, model_part, L, gpu_part, gpu_new, NULL))
+			memcpy(gpu_new, gpu_part, (size_t)e->gpus * sizeof(int));
 		return rc == -ENOMEM ? rc : rc ? 1 : 0;
 	}
 	int *ids = malloc((size_t)e->gpus * 4 * sizeof(int)), n = 0;
@@ -330,6 +385,8 @@ int sym_subclusters_epoch(const struct sym_experiment *e, const double *rates, d
 	else if (!(rc = sym_subclusters_split(&pool, rates, r->assign, L, prev, got, NULL, err, errlen)))
 		for (int k = 0; k < n; k++)
 			gpu_new[ids[k]] = got[k];
+	if (!rc && same && !split_pays(e, rates, secs, model_part, L, gpu_part, gpu_new, in_service))
+		memcpy(gpu_new, gpu_part, (size_t)e->gpus * sizeof(int));
 	free(ids);
 	return rc == -ENOMEM ? rc : rc ? 1 : 0;
 }

@@ -39,9 +39,14 @@ int sym_subclusters_solve(struct sym_experiment *e, double rate, char *err, size
 
 /* The sub-clusters of a run of e at total rate `rate` (e's assignment: see
  * sym_subclusters_solve; without one, the MILP is solved here, each time).
+ * GPUs 0..pool-1 are those serving at the start (the simulator's
+ * autoscale.start_gpus, the runtime's `backends`; pool >= e->gpus: all):
+ * they are split among the parts; each GPU from pool on gets the part a
+ * split of all e->gpus would give it, the first ones keeping theirs (the
+ * part an autoscaler adds it to first: control/scale.h, sym_scale_pick).
  * Returns 0 or an error with a message. */
-int sym_subclusters_build(const struct sym_experiment *e, double rate, struct sym_subclusters *sc, char *err,
-			  size_t errlen);
+int sym_subclusters_build(const struct sym_experiment *e, double rate, int pool, struct sym_subclusters *sc,
+			  char *err, size_t errlen);
 void sym_subclusters_finish(struct sym_subclusters *sc);
 
 /* The partition problem of an epoch (Section 4.7: re-partitioned from the
@@ -69,7 +74,11 @@ void sym_subclusters_epoch_problem(const struct sym_experiment *e, const double 
  * partition.noise_sigmas standard deviations of that count's noise,
  * sqrt(sum of rates / secs), is not taken (r->assign is then model_part: a
  * gain the noise can make moves models back and forth from one epoch to the
- * next, each move costing loads and, when memory is tight, stalls). Returns
+ * next, each move costing loads and, when memory is tight, stalls). Nor,
+ * when the models stay, is a GPU split whose busiest part is less busy than
+ * the current split's by no more than that many standard deviations of its
+ * count's noise (relative 1 / sqrt(its rate * secs)): on equal loads the
+ * odd GPU would change parts every epoch. Returns
  * 0 with r->assign and gpu_new (e->gpus entries) filled; 1 when nothing is
  * to change (no assignment meets the limits, or fewer GPUs than parts), err
  * saying why; -ENOMEM. */

@@ -166,7 +166,8 @@ int sym_ctl_decide(const struct sym_ctl_cfg *c, struct sym_ctl_state *st, const 
 		if (st->removing[i] && m->serving[i] != 1)
 			st->removing[i] = false; /* gone */
 		parts[m->part[i]].serving += m->serving[i] == 1 && !st->removing[i];
-		parts[m->part[i]].pending += st->pending_since[i] >= 0;
+		if (st->pending_since[i] >= 0) /* (the part it was started for: its id's may be another) */
+			parts[st->pending_part[i]].pending++;
 	}
 	for (int j = 0; j < m->nparts; j++) {
 		struct sym_scale_part *p = &parts[j];
@@ -178,16 +179,21 @@ int sym_ctl_decide(const struct sym_ctl_cfg *c, struct sym_ctl_state *st, const 
 	int delta[SYM_CTL_MAX_PARTS], n = 0;
 	if (!sym_scale_decide(&c->scale, &st->scale, parts, m->nparts, now_s, delta))
 		return 0;
-	/* the lowest free ids of a part join it; its highest serving ones leave */
+	/* sym_scale_pick's ids join a part (its own free ids first); its highest serving ones leave */
+	for (int i = 0; i < m->nbackends; i++) {
+		st->free[i] = m->serving[i] == 0 && st->pending_since[i] < 0 && !st->removing[i];
+		st->part[i] = m->part[i];
+	}
 	for (int j = 0; j < m->nparts; j++) {
-		for (int i = 0; i < m->nbackends && delta[j] > 0 && n < cap; i++) {
-			if (m->part[i] != j || m->serving[i] != 0 || st->pending_since[i] >= 0 || st->removing[i])
-				continue;
+		int i;
+		while (delta[j] > 0 && n < cap && (i = sym_scale_pick(st->free, st->part, m->nbackends, j)) >= 0) {
 			out[n++] = (struct sym_ctl_action){ true, i, j };
 			st->pending_since[i] = now_s;
+			st->pending_part[i] = (short)j;
+			st->free[i] = false;
 			delta[j]--;
 		}
-		for (int i = m->nbackends - 1; i >= 0 && delta[j] < 0 && n < cap; i--) {
+		for (i = m->nbackends - 1; i >= 0 && delta[j] < 0 && n < cap; i--) {
 			if (m->part[i] != j || m->serving[i] != 1 || st->removing[i])
 				continue;
 			out[n++] = (struct sym_ctl_action){ false, i, j };

@@ -7,9 +7,12 @@
  * papers' rule, core/autoscale.h) and, per backend id the cluster takes,
  * whether its GPU serves and in which sub-cluster (symphony_backend_serving).
  * It then runs the operator's commands: --add-cmd for each backend to start
- * (the lowest free ids of the sub-cluster that asks), --remove-cmd for each to
- * stop (the highest serving ids), with SYMPHONY_BACKEND_ID and
- * SYMPHONY_SUBCLUSTER in their environment. How many: control/scale.h, the
+ * (control/scale.h's sym_scale_pick: the lowest free ids of the sub-cluster
+ * that asks, then the lowest free ids of any other, as in the simulator),
+ * --remove-cmd for each to stop (the highest serving ids), with
+ * SYMPHONY_BACKEND_ID and SYMPHONY_SUBCLUSTER in their environment (the add
+ * command passes `--subcluster $SYMPHONY_SUBCLUSTER` to the backend, which
+ * then joins that sub-cluster whatever its id's was). How many: control/scale.h, the
  * decision the simulator makes too (the papers' rule or --rule target, the
  * HPA's; --cooldown, --min, --max, one per sub-cluster, nothing released
  * while a backend comes up); a backend it started counts as coming up until
@@ -58,6 +61,9 @@ struct sym_ctl_cfg {
 struct sym_ctl_state {
 	struct sym_scale_state scale;
 	double pending_since[SYM_CTL_MAX_BACKENDS]; /* started at, < 0: not coming up */
+	short pending_part[SYM_CTL_MAX_BACKENDS];   /* the sub-cluster it was started for */
+	bool free[SYM_CTL_MAX_BACKENDS];            /* (sym_ctl_decide's scratch: ids it can start) */
+	int part[SYM_CTL_MAX_BACKENDS];             /* (and their sub-clusters) */
 	bool removing[SYM_CTL_MAX_BACKENDS];        /* asked to stop, still serving */
 	int expired;                                /* starts given up by the last decision */
 };

@@ -88,6 +88,7 @@ struct backend {
 	int maxb;
 	struct sym_fab_conn *schedd;
 	bool schedd_up, hello_sent;
+	bool registered; /* schedd sent it a plan or a load: it took its HELLO (once is enough) */
 	/* fencing (wire.h): the highest scheduler term seen, and the messages refused for a lower one */
 	uint32_t term;
 	uint64_t stale_msgs;
@@ -413,6 +414,9 @@ static void send_hello(struct backend *be)
 	h.u.hello.id = (uint32_t)be->id;
 	snprintf(h.u.hello.kind, sizeof(h.u.hello.kind), "%s", e->kinds[be->kind].name);
 	h.u.hello.nmodels = n;
+	/* the sub-cluster it was started for, until schedd took it (an epoch may move its GPU later: a
+	 * HELLO again, after a lost connection, keeps what schedd decided) */
+	h.u.hello.part = be->o->subcluster >= 0 && !be->registered ? (uint8_t)(be->o->subcluster + 1) : 0;
 	if (to_schedd(be, &h, models) == 0) {
 		be->hello_sent = true;
 		be->schedd_heard = sym_monotonic_ns(); /* silence counts from here (the hello may come long after connecting) */
@@ -760,6 +764,8 @@ static void on_msg(struct backend *be, struct sym_fab_conn *conn, const uint8_t 
 		be->schedd_heard = sym_monotonic_ns();
 	if (n > 0 && (size_t)n == len && from_schedd && m.type == SYM_MSG_HEARTBEAT)
 		return; /* schedd is alive (it heartbeats us on its own timer) */
+	if (n > 0 && (size_t)n == len && from_schedd && (m.type == SYM_MSG_PLAN || m.type == SYM_MSG_LOAD))
+		be->registered = true; /* (schedd sends them to registered backends only) */
 	if (n > 0 && (size_t)n == len && from_schedd && m.type == SYM_MSG_PLAN) {
 		on_plan(be, &m, sym_monotonic_ns());
 		return;

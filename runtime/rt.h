@@ -21,6 +21,8 @@
 struct sym_rt_opts {
 	const char *cmd;    /* schedd, frontend, backend, loadgen */
 	int id;             /* frontend/backend identity, -1 when not given */
+	int subcluster;     /* backend: the sub-cluster it joins at its first registration (the
+			     * autoscaler's choice); -1: its GPU's own */
 	const char *json;   /* schedd, loadgen: write the result object here ("-": stdout) */
 	bool quiet;         /* no progress or informational log lines */
 	bool verbose;       /* also log every peer event */

@@ -261,6 +261,13 @@ struct schedd {
 	sym_time rolls[64];
 	int nrolls;
 	sym_time *first_up; /* per GPU: when it first came online (0: never), the same clock */
+	/* the cluster-level actions executed here, on the same clock (schedd.json's control_actions: a
+	 * test puts them beside the simulator's autoscaler decisions and epochs, issue 31); the first
+	 * ACTS_MAX, the rest counted */
+#define ACTS_MAX 512
+	struct { sym_time t; uint8_t kind; short id, from, to; } acts[ACTS_MAX];
+	int nacts;
+	uint64_t acts_over;
 	uint64_t iv_good, iv_bad;
 	double iv_busy_s;
 	struct sym_autoscale advice;
@@ -275,6 +282,25 @@ struct schedd {
 	uint64_t *batch_counts; /* by size */
 	int maxb;
 };
+
+enum { ACT_JOINED, ACT_LEFT, ACT_FAILED, ACT_GPU_MOVED, ACT_MODEL_MOVED, ACT_NKINDS };
+static const char *const act_names[ACT_NKINDS] = { "backend_joined", "backend_left", "backend_failed", "gpu_moved",
+						   "model_moved" };
+
+/* An action of the control plane, executed now: backend or GPU or model id, its part before and
+ * after (a backend: its GPU's part in both) */
+static void note_action(struct schedd *s, int kind, int id, int from, int to)
+{
+	if (s->nacts == ACTS_MAX) {
+		s->acts_over++;
+		return;
+	}
+	s->acts[s->nacts].t = sym_monotonic_ns();
+	s->acts[s->nacts].kind = (uint8_t)kind;
+	s->acts[s->nacts].id = (short)id;
+	s->acts[s->nacts].from = (short)from;
+	s->acts[s->nacts++].to = (short)to;
+}
 
 /* Every message we send carries our term (wire.h). */
 static int sd_send(struct schedd *s, struct sym_fab_conn *conn, struct sym_msg *m, const struct sym_wire_input *in,
@@ -585,12 +611,15 @@ static void backend_down(struct schedd *s, int b, const char *why)
 	struct peer *p = &s->be[b];
 	if (!p->conn)
 		return;
+	int part = s->nsub ? s->sc.gpu_part[b] : 0;
 	if (p->leaving && !s->gpus[b].qn) {
 		if (!s->o->quiet)
 			sym_rt_log(WHO, "backend %d left", b);
+		note_action(s, ACT_LEFT, b, part, part);
 	} else {
 		sym_rt_warn(WHO, "backend %d removed: %s", b, why);
 		s->be_failures++;
+		note_action(s, ACT_FAILED, b, part, part);
 	}
 	sym_loop_fab_close(s->loop, p->conn, link_free, sym_fab_conn_user(p->conn));
 	p->conn = NULL;
@@ -1005,6 +1034,7 @@ static void gmoves_start(struct schedd *s)
 			continue;
 		}
 		s->gpus_moved++;
+		note_action(s, ACT_GPU_MOVED, g, from, to);
 		if (!p->conn) {
 			gmove_assign(s, g, to);
 			if (!s->o->quiet)
@@ -1378,6 +1408,7 @@ static void move_start(struct schedd *s, int m, int to)
 {
 	s->moving++;
 	s->moves_started++;
+	note_action(s, ACT_MODEL_MOVED, m, s->sc.model_part[m], to);
 	move_load(s, m, to);
 }
 
@@ -1391,6 +1422,7 @@ static void stall_start(struct schedd *s, int m, int to)
 	s->stalled[m] = 1;
 	s->moving++;
 	s->moves_started++;
+	note_action(s, ACT_MODEL_MOVED, m, s->sc.model_part[m], to);
 	if (sym_sched_set_part(s->sched, m, -1)) {
 		poll_sched(s); /* the queue was full: room, then once more */
 		if (sym_sched_set_part(s->sched, m, -1)) {
@@ -1823,12 +1855,28 @@ static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l
 		refuse_identity(s, conn, "backend", id);
 		return;
 	}
+	if (m->u.hello.part && m->u.hello.part > s->nsub) {
+		snprintf(why, sizeof(why), "backend %d asks for sub-cluster %d, the cluster has %d", id, m->u.hello.part - 1,
+			 s->nsub);
+		refuse_hello(s, conn, why);
+		return;
+	}
+	if (m->u.hello.part && s->sc.gpu_part[id] != m->u.hello.part - 1) {
+		/* started for another sub-cluster (the autoscaler's choice, control/scale.h's sym_scale_pick): its
+		 * GPU, without a backend until now, joins it (an epoch's pending move of it is void) */
+		if (!s->o->quiet)
+			sym_rt_log(WHO, "GPU %d joins sub-cluster %d (its backend was started for it), from %d", id,
+				   m->u.hello.part - 1, s->sc.gpu_part[id]);
+		gmove_assign(s, id, m->u.hello.part - 1);
+		s->gpu_to[id] = m->u.hello.part - 1;
+	}
 	l->role = SYM_ROLE_BACKEND;
 	l->id = id;
 	struct peer *p = &s->be[id];
 	p->conn = conn;
 	p->last_seen = p->hello_at = sym_monotonic_ns();
 	p->ever = true;
+	note_action(s, ACT_JOINED, id, s->nsub ? s->sc.gpu_part[id] : 0, s->nsub ? s->sc.gpu_part[id] : 0);
 	send_slots(s, conn);
 	if (!reconcile_models(s, id, m)) {
 		if (!s->o->quiet)
@@ -2470,6 +2518,18 @@ static int write_stats(struct schedd *s, const char *path)
 	cJSON *rolls = cJSON_AddArrayToObject(o, "advice_intervals_closed_ns");
 	for (int i = 0; rolls && i < s->nrolls; i++)
 		cJSON_AddItemToArray(rolls, cJSON_CreateNumber((double)s->rolls[i]));
+	cJSON *acts = cJSON_AddArrayToObject(o, "control_actions");
+	for (int i = 0; acts && i < s->nacts; i++) {
+		cJSON *a = cJSON_CreateObject();
+		cJSON_AddNumberToObject(a, "t_ns", (double)s->acts[i].t);
+		cJSON_AddStringToObject(a, "action", act_names[s->acts[i].kind]);
+		cJSON_AddNumberToObject(a, s->acts[i].kind == ACT_MODEL_MOVED ? "model" : s->acts[i].kind == ACT_GPU_MOVED ?
+					   "gpu" : "backend", s->acts[i].id);
+		cJSON_AddNumberToObject(a, "from", s->acts[i].from);
+		cJSON_AddNumberToObject(a, "to", s->acts[i].to);
+		cJSON_AddItemToArray(acts, a);
+	}
+	cJSON_AddNumberToObject(o, "control_actions_not_listed", (double)s->acts_over);
 	cJSON *ups = cJSON_AddArrayToObject(o, "gpus_first_online_ns");
 	for (int g = 0; ups && g < s->c->backends_max; g++)
 		cJSON_AddItemToArray(ups, cJSON_CreateNumber((double)s->first_up[g]));
@@ -2576,7 +2636,13 @@ static int setup_subclusters(struct schedd *s, char *err, size_t errlen)
 		if ((rc = sym_subclusters_solve(e, sym_experiment_scale(e), err, errlen)))
 			return rc;
 	}
-	if ((rc = sym_subclusters_build(e, sym_experiment_scale(e), &s->sc, err, errlen)))
+	/* the GPUs split are those of the backends started with the cluster (`backends`), the others
+	 * taking the parts they would join first, as the simulator's autoscaler does (start_gpus); too
+	 * few of them for a GPU a part: all */
+	rc = sym_subclusters_build(e, sym_experiment_scale(e), s->c->nbackends, &s->sc, err, errlen);
+	if (rc == -EINVAL && s->c->nbackends < e->gpus)
+		rc = sym_subclusters_build(e, sym_experiment_scale(e), e->gpus, &s->sc, err, errlen);
+	if (rc)
 		return rc;
 	s->nsub = L;
 	s->iv_part = calloc((size_t)L, sizeof(*s->iv_part));

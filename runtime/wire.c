@@ -69,7 +69,7 @@ static uint64_t get64(struct rd *r)
 
 /* ---- sizes: the exact payload of each type ---- */
 
-#define HELLO_FIXED 9 /* role 1, id 4, kind length 1, nmodels 2, token length 1 */
+#define HELLO_FIXED 10 /* role 1, id 4, kind length 1, nmodels 2, part 1, token length 1 */
 #define HEARTBEAT_SIZE 12
 #define REQUEST_FIXED 22
 #define META_SIZE 42
@@ -120,7 +120,8 @@ static size_t payload_size(const struct sym_msg *m)
 	case SYM_MSG_HELLO: {
 		size_t kl = strnlen(m->u.hello.kind, sizeof(m->u.hello.kind));
 		if (kl > SYM_WIRE_MAX_NAME || m->u.hello.nmodels > SYM_WIRE_MAX_MODELS || !m->u.hello.role ||
-		    m->u.hello.role >= SYM_ROLE_NROLES || (m->u.hello.token_len && !m->u.hello.token))
+		    m->u.hello.role >= SYM_ROLE_NROLES || (m->u.hello.token_len && !m->u.hello.token) ||
+		    m->u.hello.part > SYM_WIRE_MAX_PARTS)
 			return 0;
 		for (uint8_t i = 0; i < m->u.hello.token_len; i++)
 			if (m->u.hello.token[i] < 0x21 || m->u.hello.token[i] > 0x7e)
@@ -223,6 +224,7 @@ size_t sym_wire_encode(const struct sym_msg *m, const struct sym_wire_input *inp
 		put16(&w, m->u.hello.nmodels);
 		for (uint16_t i = 0; i < m->u.hello.nmodels; i++)
 			put16(&w, models[i]);
+		put8(&w, m->u.hello.part);
 		put8(&w, m->u.hello.token_len);
 		putbytes(&w, m->u.hello.token, m->u.hello.token_len);
 		break;
@@ -387,6 +389,9 @@ long sym_wire_decode(const uint8_t *buf, size_t len, struct sym_msg *m, char *er
 		if (plen < HELLO_FIXED + kl + 2 * (size_t)m->u.hello.nmodels)
 			return BAD("%s: payload of %u bytes, %u models do not fit", tn, plen, m->u.hello.nmodels);
 		r.p += 2 * (size_t)m->u.hello.nmodels;
+		m->u.hello.part = get8(&r);
+		if (m->u.hello.part > SYM_WIRE_MAX_PARTS)
+			return BAD("%s: sub-cluster %u, at most %d", tn, m->u.hello.part - 1, SYM_WIRE_MAX_PARTS - 1);
 		uint8_t tl = get8(&r);
 		if (plen < HELLO_FIXED + kl + 2 * (size_t)m->u.hello.nmodels + tl)
 			return BAD("%s: token of %u bytes does not fit", tn, tl);

@@ -39,15 +39,17 @@
 #include <stdint.h>
 
 #define SYM_WIRE_MAGIC 0x314d5953u
-#define SYM_WIRE_VERSION 7 /* 5: the header's term; a HELLO carries a token, a native client's first
+#define SYM_WIRE_VERSION 8 /* 5: the header's term; a HELLO carries a token, a native client's first
 			    * message is its HELLO; a GRANT carries the key inputs are sealed with;
-			    * 6: MODEL; 7: a RESULT names its batch */
+			    * 6: MODEL; 7: a RESULT names its batch; 8: a backend's HELLO names the
+			    * sub-cluster it joins */
 #define SYM_WIRE_HEADER 16
 #define SYM_WIRE_MAX_PAYLOAD (1u << 20) /* 1 MiB: inputs and outputs travel inline for clients */
 #define SYM_WIRE_MAX_BATCH 1024         /* inputs in one plan */
 #define SYM_WIRE_MAX_MODELS 1024        /* models in one hello */
 #define SYM_WIRE_MAX_NAME 63            /* bytes of a name (kind, peer) */
 #define SYM_WIRE_MAX_TOKEN 255          /* bytes of a HELLO's token */
+#define SYM_WIRE_MAX_PARTS 32           /* sub-clusters a HELLO can name (core/parts.h: SYM_MAX_KINDS) */
 
 enum sym_msg_type {
 	SYM_MSG_HELLO = 1,    /* any peer -> schedd / frontend: who it is; a native client's first message
@@ -126,6 +128,9 @@ struct sym_msg {
 			char kind[SYM_WIRE_MAX_NAME + 1]; /* backend GPU kind, or "" */
 			uint16_t nmodels;       /* backend: the models it has loaded */
 			const uint8_t *models;  /* nmodels u16 model ids (little-endian), into the buffer */
+			uint8_t part;           /* a backend: 1 + the sub-cluster it joins (the autoscaler that
+						 * started it chose it, since version 8), at most
+						 * SYM_WIRE_MAX_PARTS; 0: its GPU's own */
 			uint8_t token_len;      /* a client: its bearer token (printable ASCII, no blank), or 0 */
 			const char *token;      /* token_len bytes, not NUL-terminated (decoded: into the buffer) */
 		} hello;

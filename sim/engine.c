@@ -209,7 +209,8 @@ struct sim {
 	struct sym_run_result *res;
 	/* one core, as in schedd; with sub-clusters, one of nparts parts
 	 * (core/parts.h): model m serves from part model_part[m], GPU g serves
-	 * part gpu_part[g] (-1: out of service, none) */
+	 * part gpu_part[g] (out of service with an autoscaler: the part it joins
+	 * first, sym_scale_pick) */
 	struct sym_core *core;
 	int nparts;
 	int *model_part, *gpu_part;
@@ -254,6 +255,7 @@ struct sim {
 	uint64_t as_ended, as_bad; /* one part: s->ended and s->bad_all when the interval began */
 	struct sym_scale_part *as_sp; /* nparts entries: the decision's inputs */
 	int *as_delta;             /* nparts entries: its outputs */
+	bool *as_free;             /* gpus entries: as_add's scratch */
 	double as_gpu_s;
 	sym_time as_iv_start;      /* the last decision */
 	int as_paid, as_serving; /* GPUs paid for; of them, in service */
@@ -854,7 +856,8 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 	}
 	for (size_t m = 0; m < e->nmodels; m++)
 		s->slo[m] = sym_ms(e->model_slo_ms[m]);
-	if ((rc = sym_subclusters_build(e, opts->rate, &s->sc, err, errlen)))
+	if ((rc = sym_subclusters_build(e, opts->rate, e->autoscale.on ? e->autoscale.start_gpus : e->gpus, &s->sc, err,
+					errlen)))
 		return rc;
 	s->nparts = s->sc.n;
 	s->model_part = s->sc.model_part;
@@ -878,10 +881,6 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 			snprintf(err, errlen, "cannot create the scheduling core: %s", msg);
 		return rc == -ENOMEM ? -EINVAL : rc; /* keep the message */
 	}
-	/* GPUs of no part (out of service with an autoscaler) start offline */
-	for (int g = 0; s->nparts > 1 && g < e->gpus; g++)
-		if (s->gpu_part[g] < 0 && (rc = sym_core_gpu_offline(s->core, g, ++s->gpus[g].epoch, 0)))
-			return snprintf(err, errlen, "partition: the policy cannot take GPUs out of service"), rc;
 	s->qcap = sym_core_max_outstanding(s->core);
 	if (s->nparts > 1 && e->partition.epoch_s > 0 && sym_s(e->partition.epoch_s) < s->end) {
 		size_t n = e->nmodels;
@@ -912,6 +911,7 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 		s->as_part = calloc((size_t)s->nparts, sizeof(*s->as_part));
 		s->as_sp = calloc((size_t)s->nparts, sizeof(*s->as_sp));
 		s->as_delta = calloc((size_t)s->nparts, sizeof(*s->as_delta));
+		s->as_free = calloc((size_t)e->gpus, sizeof(*s->as_free));
 		s->as_parts = s->nparts > 1;
 		if (s->nparts > 1) {
 			size_t n = ((size_t)(s->end / s->as_len) + 2) * (size_t)s->nparts;
@@ -921,13 +921,13 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 			if (!res->as.part_in_service || !res->as.part_delta)
 				return -ENOMEM;
 		}
-		if (!res->as.decisions || !s->as_part || !s->as_sp || !s->as_delta)
+		if (!res->as.decisions || !s->as_part || !s->as_sp || !s->as_delta || !s->as_free)
 			return -ENOMEM;
-		/* GPUs start_gpus and up start out of service (with sub-clusters, the split gave them no
-		 * part: every core has them offline already) */
+		/* GPUs start_gpus and up start out of service (with sub-clusters, in the part they would
+		 * join first: sym_subclusters_build) */
 		for (int g = c->start_gpus; g < e->gpus; g++) {
 			s->gpus[g].svc = AS_OFF;
-			if (s->nparts == 1 && (rc = sym_core_gpu_offline(s->core, g, ++s->gpus[g].epoch, 0)))
+			if ((rc = sym_core_gpu_offline(s->core, g, ++s->gpus[g].epoch, 0)))
 				return snprintf(err, errlen, "autoscale: the policy cannot take GPUs out of service"), rc;
 		}
 		as_count(s, 0, c->start_gpus, 0, 0);
@@ -1134,8 +1134,8 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 			}
 			load[to] += sym_to_s(load_time(e, i));
 			int gpus = 0;
-			for (int g = 0; g < e->gpus; g++)
-				gpus += gpu_new[g] == to;
+			for (int g = 0; g < e->gpus; g++) /* (those in service: the others load when they join) */
+				gpus += gpu_new[g] == to && (!s->as_on || s->gpus[g].svc == AS_ON);
 			x->load_gpu_s += sym_to_s(load_time(e, i)) * gpus;
 			if (ev_act(&s->ev, now + sym_s(t + load[to]), ACT_SWITCH, (int)i))
 				s->err = -ENOMEM;
@@ -1353,8 +1353,9 @@ static void gpu_released(struct sim *s, int gi, sym_time now)
 	as_count(s, now, -1, 0, 0);
 }
 
-/* Adds k GPUs to part j (the lowest ids out of service): they serve after
- * provision_s and the loading of the part's models. */
+/* Adds k GPUs to part j (out of service, sym_scale_pick's: the part's own
+ * first, as in the runtime): they serve after provision_s and the loading of
+ * the part's models. */
 static void as_add(struct sim *s, int j, int k, sym_time now)
 {
 	const struct sym_experiment *e = s->e;
@@ -1362,9 +1363,10 @@ static void as_add(struct sim *s, int j, int k, sym_time now)
 	for (size_t i = 0; i < e->nmodels; i++)
 		if (s->model_part[i] == j)
 			load += load_time(e, i);
-	for (int g = 0; g < e->gpus && k > 0; g++) {
-		if (s->gpus[g].svc != AS_OFF)
-			continue;
+	for (int g = 0; g < e->gpus; g++)
+		s->as_free[g] = s->gpus[g].svc == AS_OFF;
+	for (int g; k > 0 && (g = sym_scale_pick(s->as_free, s->gpu_part, e->gpus, j)) >= 0;) {
+		s->as_free[g] = false;
 		s->gpus[g].svc = AS_UP;
 		s->gpu_part[g] = j;
 		if (s->gpu_to)
@@ -1413,7 +1415,9 @@ static void on_scale(struct sim *s, sym_time now)
 	int L = s->nparts, on = 0, up = 0, *delta = s->as_delta;
 	memset(parts, 0, (size_t)L * sizeof(*parts));
 	for (int g = 0; g < e->gpus; g++) {
-		struct sym_scale_part *p = &parts[s->gpu_part[g] < 0 ? 0 : s->gpu_part[g]]; /* (-1: out of service) */
+		/* (a GPU moving at an epoch counts in its new part, as the runtime reports it) */
+		bool moving = s->gpus[g].svc == AS_ON && s->gpus[g].leaving;
+		struct sym_scale_part *p = &parts[moving ? s->gpu_to[g] : s->gpu_part[g]];
 		p->serving += s->gpus[g].svc == AS_ON;
 		p->pending += s->gpus[g].svc == AS_UP;
 		on += s->gpus[g].svc == AS_ON;
@@ -1678,6 +1682,7 @@ static void sim_free(struct sim *s)
 	free(s->as_part);
 	free(s->as_sp);
 	free(s->as_delta);
+	free(s->as_free);
 	free(s->ep_arrivals);
 	free(s->move_to);
 	free(s->stalled);

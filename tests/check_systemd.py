@@ -78,6 +78,14 @@ try:
                 if flag not in argv or "SYMPHONY_BACKEND_ID" not in argv[argv.index(flag) + 1]:
                     errors.append("%s: %s must start or stop backend $SYMPHONY_BACKEND_ID" %
                                   (os.path.basename(u), flag))
+            # the backend unit reads the sub-cluster it was started for from the file the add command writes
+            unit = open(os.path.join(os.path.dirname(u), "symphony-backend@.service")).read()
+            env = re.search(r"^EnvironmentFile=-(\S+)$", unit, re.M)
+            add = argv[argv.index("--add-cmd") + 1] if "--add-cmd" in argv else ""
+            if not env or "SYMPHONY_SUBCLUSTER=${SYMPHONY_SUBCLUSTER} > " + env.group(1).replace(
+                    "%i", "${SYMPHONY_BACKEND_ID}") not in add:
+                errors.append("%s: --add-cmd must write SYMPHONY_SUBCLUSTER to the backend unit's EnvironmentFile"
+                              % os.path.basename(u))
             continue
         if not cred:
             errors.append("%s: no LoadCredential=cred:... (each process gets only its own key)" % os.path.basename(u))

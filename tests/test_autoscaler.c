@@ -171,6 +171,30 @@ static void test_decide(void **state)
 	n = sym_ctl_decide(&c, st, m, 2, a, 8);
 	assert_int_equal(n, 1);
 	assert_true(a[0].add && a[0].backend == 1 && a[0].subcluster == 0);
+	/* a part that asks for more than its free ids (control/scale.h's sym_scale_pick): part 0 asks for
+	 * 3 and has 1 and 2 free; the third is part 1's free id 5, started for part 0 (the add command's
+	 * $SYMPHONY_SUBCLUSTER is 0) */
+	assert_int_equal(sym_ctl_parse(METRICS, strlen(METRICS), m, err, sizeof(err)), 0);
+	sym_ctl_state_init(st);
+	c = (struct sym_ctl_cfg){ .scale = { .cooldown_s = 0, .min_gpus = 1, .max_gpus = 6, .release_fraction = 1 },
+				  .start_timeout_s = 30 };
+	m->add[0] = 3;
+	n = sym_ctl_decide(&c, st, m, 0, a, 8);
+	assert_int_equal(n, 3);
+	assert_true(a[0].add && a[0].backend == 1 && a[0].subcluster == 0);
+	assert_true(a[1].add && a[1].backend == 2 && a[1].subcluster == 0);
+	assert_true(a[2].add && a[2].backend == 5 && a[2].subcluster == 0);
+	/* coming up, 5 counts in part 0 (not in its id's part 1, which would then release nothing
+	 * anyway): part 0 asks for 3 again and gets none; part 1's release waits for them */
+	n = sym_ctl_decide(&c, st, m, 1, a, 8);
+	assert_int_equal(n, 0);
+	/* they serve, 5 in part 0 now (schedd's label): part 1's release is its highest serving id, 4 */
+	m->serving[1] = m->serving[2] = m->serving[5] = 1;
+	m->part[5] = 0;
+	m->add[0] = 0;
+	n = sym_ctl_decide(&c, st, m, 2, a, 8);
+	assert_int_equal(n, 1);
+	assert_true(!a[0].add && a[0].backend == 4 && a[0].subcluster == 1);
 	free(m);
 	free(st);
 }

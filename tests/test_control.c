@@ -130,6 +130,25 @@ static void test_bounds(void **state)
 	assert_int_equal(sym_scale_decide(&c, &st, p, 3, 4, d), 0);
 }
 
+/* Which GPU joins a part: its own free ids first, lowest first; then the
+ * lowest free id of any part (one of no part yet included); none free: -1. */
+static void test_pick(void **state)
+{
+	(void)state;
+	bool free[6] = { false, true, true, false, true, true };
+	int part[6] = { 0, 1, 0, 1, -1, 1 };
+	assert_int_equal(sym_scale_pick(free, part, 6, 0), 2);
+	assert_int_equal(sym_scale_pick(free, part, 6, 1), 1);
+	free[1] = free[5] = false;
+	assert_int_equal(sym_scale_pick(free, part, 6, 1), 2); /* part 0's, the lowest free */
+	free[2] = false;
+	assert_int_equal(sym_scale_pick(free, part, 6, 1), 4); /* one of no part */
+	assert_int_equal(sym_scale_pick(free, part, 6, 2), 4);
+	free[4] = false;
+	assert_int_equal(sym_scale_pick(free, part, 6, 0), -1);
+	assert_int_equal(sym_scale_pick(free, part, 0, 0), -1);
+}
+
 /* The module alone in virtual time: two parts of a toy cluster whose load (in
  * GPUs' worth of work) steps up then down; an added GPU serves 60 s after the
  * decision; each 30-s interval's bad rate and idle fraction follow from load
@@ -269,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_papers),
 		cmocka_unit_test(test_target),
 		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_pick),
 		cmocka_unit_test(test_virtual_time),
 		cmocka_unit_test(test_rule_names),
 		cmocka_unit_test(test_moves),

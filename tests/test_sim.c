@@ -468,7 +468,7 @@ static struct sym_run_result sub_run(const char *policy, const char *partition, 
 		*trace = slurp(f);
 		if (e.partition.subclusters > 1) {
 			struct sym_subclusters sc;
-			assert_int_equal(sym_subclusters_build(&e, 3000, &sc, err, sizeof(err)), 0);
+			assert_int_equal(sym_subclusters_build(&e, 3000, e.gpus, &sc, err, sizeof(err)), 0);
 			int gpus = 0;
 			for (int j = 0; j < sc.n; j++) {
 				gpus += r.sub_gpus[j];

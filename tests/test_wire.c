@@ -52,6 +52,7 @@ static struct sym_msg sample(int type)
 		m.u.hello.id = 0xdeadbeef;
 		strcpy(m.u.hello.kind, "a100");
 		m.u.hello.nmodels = 3;
+		m.u.hello.part = SYM_WIRE_MAX_PARTS; /* sub-cluster 31 */
 		m.u.hello.token = TOKEN;
 		m.u.hello.token_len = (uint8_t)strlen(TOKEN);
 		break;
@@ -170,6 +171,7 @@ static void test_round_trip(void **state)
 			assert_int_equal(d.u.hello.nmodels, 3);
 			for (uint16_t i = 0; i < 3; i++)
 				assert_int_equal(sym_wire_hello_model(&d, i), MODELS[i]);
+			assert_int_equal(d.u.hello.part, SYM_WIRE_MAX_PARTS);
 			assert_int_equal(d.u.hello.token_len, strlen(TOKEN));
 			assert_memory_equal(d.u.hello.token, TOKEN, strlen(TOKEN));
 			break;
@@ -275,7 +277,7 @@ static void test_round_trip(void **state)
 	/* the header bytes are exactly as documented */
 	struct sym_msg m = sample(SYM_MSG_DROP);
 	enc(&m);
-	const uint8_t head[16] = { 'S', 'Y', 'M', '1', 7, 0, SYM_MSG_DROP, 0, 9, 0, 0, 0,
+	const uint8_t head[16] = { 'S', 'Y', 'M', '1', 8, 0, SYM_MSG_DROP, 0, 9, 0, 0, 0,
 				   0x08, 0x08, 0x08, 0x8a }; /* the term: 0x8a080808, little-endian */
 	assert_memory_equal(buf, head, 16);
 	/* a RESULT (version 7): id 8, status 1, batch size 2, length 4, the batch's id 8, then the data */
@@ -284,6 +286,12 @@ static void test_round_trip(void **state)
 	const uint8_t bid[8] = { 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11 };
 	assert_memory_equal(buf + 16 + 15, bid, 8);
 	assert_memory_equal(buf + 16 + 23, DATA, sizeof(DATA));
+	/* a HELLO (version 8): role, id, the kind's length and bytes, 3 models, then the sub-cluster it
+	 * joins plus one, then the token's length and bytes */
+	m = sample(SYM_MSG_HELLO);
+	assert_int_equal(enc(&m), 16 + 10 + 4 + 6 + strlen(TOKEN));
+	assert_int_equal(buf[16 + 18], SYM_WIRE_MAX_PARTS);
+	assert_int_equal(buf[16 + 19], strlen(TOKEN));
 }
 
 /* The scheduler term (wire version 5): it round-trips at its extremes in every message a
@@ -516,17 +524,23 @@ static void test_bounds(void **state)
 	poke(26, 30, 2); /* more models than there are bytes */
 	expect_bad(n, "models do not fit");
 	FRESH(SYM_MSG_HELLO);
-	buf[34] = (uint8_t)(strlen(TOKEN) + 1); /* the token's length, one more than there are bytes */
+	buf[34] = SYM_WIRE_MAX_PARTS + 1; /* the sub-cluster it joins, after the models */
+	expect_bad(n, "sub-cluster 32, at most 31");
+	FRESH(SYM_MSG_HELLO);
+	buf[35] = (uint8_t)(strlen(TOKEN) + 1); /* the token's length, one more than there are bytes */
 	expect_bad(n, "token of 23 bytes does not fit");
-	buf[34] = (uint8_t)(strlen(TOKEN) - 1); /* one fewer: a byte left over */
+	buf[35] = (uint8_t)(strlen(TOKEN) - 1); /* one fewer: a byte left over */
 	expect_bad(n, "but its fields make");
 	FRESH(SYM_MSG_HELLO);
-	buf[40] = ' '; /* a blank in the token */
+	buf[41] = ' '; /* a blank in the token */
 	expect_bad(n, "token byte 5 is not printable");
 	m = sample(SYM_MSG_HELLO);
 	m.u.hello.token = "two words";
 	m.u.hello.token_len = 9;
 	assert_int_equal(sym_wire_encode(&m, NULL, MODELS, buf, sizeof(buf)), 0); /* not encoded either */
+	m = sample(SYM_MSG_HELLO);
+	m.u.hello.part = SYM_WIRE_MAX_PARTS + 1;
+	assert_int_equal(sym_wire_encode(&m, NULL, MODELS, buf, sizeof(buf)), 0);
 	/* request */
 	FRESH(SYM_MSG_REQUEST);
 	poke(26, (uint64_t)-1, 8);
