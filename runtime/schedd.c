@@ -259,6 +259,7 @@ struct schedd {
 	 * shares): in schedd.json, so that a test can put the simulator's decisions where schedd's
 	 * fell against its load (autoscale.phase_s) */
 	sym_time rolls[64];
+	int roll_adds[64]; /* the GPUs each one's advice asked to add (the sub-clusters' summed) */
 	int nrolls;
 	sym_time *first_up; /* per GPU: when it first came online (0: never), the same clock */
 	/* the cluster-level actions executed here, on the same clock (schedd.json's control_actions: a
@@ -2097,8 +2098,13 @@ static void interval_roll(struct schedd *s, sym_time now)
 		x->busy_s = 0;
 	}
 	s->advice_set = true;
-	if (s->nrolls < (int)(sizeof(s->rolls) / sizeof(s->rolls[0])))
+	if (s->nrolls < (int)(sizeof(s->rolls) / sizeof(s->rolls[0]))) {
+		int adds = s->iv_part ? 0 : s->advice.add;
+		for (int j = 0; s->iv_part && j < s->nsub; j++)
+			adds += s->iv_part[j].advice.add;
+		s->roll_adds[s->nrolls] = adds;
 		s->rolls[s->nrolls++] = now;
+	}
 	s->iv_start = now;
 	s->iv_good = s->iv_bad = 0;
 	s->iv_busy_s = 0;
@@ -2518,6 +2524,9 @@ static int write_stats(struct schedd *s, const char *path)
 	cJSON *rolls = cJSON_AddArrayToObject(o, "advice_intervals_closed_ns");
 	for (int i = 0; rolls && i < s->nrolls; i++)
 		cJSON_AddItemToArray(rolls, cJSON_CreateNumber((double)s->rolls[i]));
+	cJSON *radds = cJSON_AddArrayToObject(o, "advice_intervals_add_gpus");
+	for (int i = 0; radds && i < s->nrolls; i++)
+		cJSON_AddItemToArray(radds, cJSON_CreateNumber(s->roll_adds[i]));
 	cJSON *acts = cJSON_AddArrayToObject(o, "control_actions");
 	for (int i = 0; acts && i < s->nacts; i++) {
 		cJSON *a = cJSON_CreateObject();
