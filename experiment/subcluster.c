@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/epoch.h"
 #include "core/capacity.h"
 #include "partition/partition.h"
 #include "experiment/subcluster.h"
@@ -302,24 +303,15 @@ static double bottleneck(const struct sym_experiment *e, const double *rates, co
 }
 
 /* Whether the split gpu_new of the same models is worth its moves over
- * gpu_part: its busiest part's GPUs busier by more than k standard deviations
- * of that estimate's counting noise (the busiest part's count over secs:
- * relative deviation 1 / sqrt(rate * secs)). A split on equal loads that
- * only swaps which part has the odd GPU is not: it would move GPUs each
- * epoch on the noise. */
+ * gpu_part (control/epoch.h: its busiest part's gain against that count's
+ * noise). */
 static bool split_pays(const struct sym_experiment *e, const double *rates, double secs, const int *model_part, int L,
 		       const int *gpu_part, const int *gpu_new, const bool *in_service)
 {
-	double k = e->partition.noise_sigmas, rc, rn;
-	if (!(k > 0) || !(secs > 0))
-		return true;
+	double rc, rn;
 	double cur = bottleneck(e, rates, model_part, L, gpu_part, in_service, &rc);
-	double nw = bottleneck(e, rates, model_part, L, gpu_new, in_service, &rn);
-	if (!(nw < cur))
-		return false;
-	if (isinf(cur))
-		return true;
-	return rc * secs > 0 && cur - nw > k * cur / sqrt(rc * secs);
+	double next = bottleneck(e, rates, model_part, L, gpu_new, in_service, &rn);
+	return sym_epoch_split_pays(cur, rc, next, secs, e->partition.noise_sigmas);
 }
 
 int sym_subclusters_epoch(const struct sym_experiment *e, const double *rates, double secs, const int *model_part,
@@ -349,7 +341,7 @@ int sym_subclusters_epoch(const struct sym_experiment *e, const double *rates, d
 			sym_part_result_free(&cur);
 			return ok;
 		}
-		if (ok == 1 && cur.objective - r->objective < e->partition.noise_sigmas * sqrt(total / secs)) {
+		if (ok == 1 && !sym_epoch_assign_pays(cur.objective - r->objective, total, secs, e->partition.noise_sigmas)) {
 			cur.status = SYM_PART_FEASIBLE;
 			sym_part_result_free(r);
 			*r = cur;

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "control/epoch.h"
 #include "control/moves.h"
 #include "control/scale.h"
 
@@ -128,6 +129,32 @@ static void test_bounds(void **state)
 	p[0] = part(3, 0, 50, 50, 1);
 	p[2] = part(4, 0, 100, 0, 1);
 	assert_int_equal(sym_scale_decide(&c, &st, p, 3, 4, d), 0);
+}
+
+/* An epoch's change against the counts' noise (control/epoch.h), worked by hand. */
+static void test_epoch_rules(void **state)
+{
+	(void)state;
+	/* 100 req/s counted over 1 s: sd 10; 2 sd = 20 */
+	assert_false(sym_epoch_assign_pays(19.9, 100, 1, 2));
+	assert_true(sym_epoch_assign_pays(20, 100, 1, 2));
+	assert_false(sym_epoch_assign_pays(9, 100, 4, 2)); /* over 4 s: sd 5, 2 sd = 10 */
+	assert_true(sym_epoch_assign_pays(10, 100, 4, 2));
+	assert_true(sym_epoch_assign_pays(0.1, 100, 1, 0));   /* k 0: any gain, as published */
+	assert_true(sym_epoch_assign_pays(0.1, 100, 0, 2));   /* nothing counted: no bound */
+	/* two parts of 60 req/s on three GPUs: which one has the odd GPU is no gain */
+	assert_false(sym_epoch_split_pays(0.3, 60, 0.3, 1, 2));
+	/* a part 33% busy at 60 req/s (relative sd 1/sqrt(60) = 12.9%: 2 sd = 0.086) against 30%: noise */
+	assert_false(sym_epoch_split_pays(0.33, 60, 0.30, 1, 2));
+	assert_true(sym_epoch_split_pays(0.33, 60, 0.30, 1, 0));
+	/* 60% busy at 500 req/s against 20%: taken; worse or equal never is */
+	assert_true(sym_epoch_split_pays(0.6, 500, 0.2, 1, 2));
+	assert_false(sym_epoch_split_pays(0.2, 500, 0.6, 1, 0));
+	/* a part that cannot meet its SLO takes any split that can; none counted: no bound */
+	assert_true(sym_epoch_split_pays(HUGE_VAL, 0, 0.99, 1, 2));
+	assert_false(sym_epoch_split_pays(HUGE_VAL, 0, HUGE_VAL, 1, 2));
+	assert_true(sym_epoch_split_pays(0.33, 60, 0.30, 0, 2));
+	assert_false(sym_epoch_split_pays(0.33, 0, 0.30, 1, 2)); /* (a busiest part with no requests) */
 }
 
 /* Which GPU joins a part: its own free ids first, lowest first; then the
@@ -289,6 +316,7 @@ int main(void)
 		cmocka_unit_test(test_target),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_pick),
+		cmocka_unit_test(test_epoch_rules),
 		cmocka_unit_test(test_virtual_time),
 		cmocka_unit_test(test_rule_names),
 		cmocka_unit_test(test_moves),
