@@ -279,19 +279,34 @@ void sym_subclusters_epoch_problem(const struct sym_experiment *e, const double 
 					.c_max = e->partition.c_max, .time_limit_s = 1, .seed = e->seed };
 }
 
-/* Part j's GPUs' busy fraction under split gpu_part (GPUs marked in
- * in_service, NULL: all): its models' GPU time (kind 0) over its GPU count;
- * the largest over the parts, and that part's rate in *rate. */
+/* The busiest part's busy fraction under split gpu_part (GPUs marked in
+ * in_service, NULL: all), and that part's rate in *rate. A part's GPUs of
+ * kind k each do 1 / T_k of its work per second, T_k the GPU time its models
+ * need on kind k (part_time at its GPU count): busy 1 / sum_k (n_k / T_k),
+ * T / n with one kind; infinite when none can meet the SLO (or it has no
+ * GPU), 0 without requests. */
 static double bottleneck(const struct sym_experiment *e, const double *rates, const int *model_part, int L,
 			 const int *gpu_part, const bool *in_service, double *rate)
 {
 	double worst = -1;
 	*rate = 0;
 	for (int j = 0; j < L; j++) {
-		int n = 0;
+		int n = 0, nk[SYM_MAX_DEVICE_KINDS] = { 0 };
 		for (int g = 0; g < e->gpus; g++)
-			n += gpu_part[g] == j && (!in_service || in_service[g]);
-		double u = n ? part_time(e, model_part, j, 0, rates, n) / n : HUGE_VAL, r = 0;
+			if (gpu_part[g] == j && (!in_service || in_service[g])) {
+				n++;
+				nk[e->gpu_kind ? e->gpu_kind[g] : 0]++;
+			}
+		double supply = 0, r = 0;
+		bool idle = false;
+		for (int k = 0; k < e->nkinds && k < SYM_MAX_DEVICE_KINDS; k++) {
+			if (!nk[k])
+				continue;
+			double t = part_time(e, model_part, j, k, rates, n);
+			idle |= t == 0;
+			supply += isinf(t) ? 0 : nk[k] / t;
+		}
+		double u = idle ? 0 : supply > 0 ? 1 / supply : HUGE_VAL;
 		for (size_t i = 0; i < e->nmodels; i++)
 			r += model_part[i] == j ? rates[i] : 0;
 		if (u > worst) {
