@@ -2367,17 +2367,24 @@ static void test_autoscale(void **state)
 	assert_int_equal((int)num(s, "backend_failures"), 0);
 	assert_int_equal((int)num(s, "failed_requests"), 0);
 	assert_true(num(s, "peers_left") >= removes); /* each removed backend said bye and drained */
-	/* where schedd's advice intervals fell against the load: the first to close after the step
-	 * (both on the host's monotonic clock) */
-	double t0 = num(j2, "checks.t0_monotonic_ns"), phase = -1, decided = 0;
+	/* where schedd's advice intervals fell against the load (both on the host's monotonic clock),
+	 * and the first after the step whose advice asked for GPUs: the controller's decision, within
+	 * its 0.3 s read. (Not simply the first to close after the step: one closing 13 ms after it
+	 * holds too little of it to ask, and the next second's then looked like a 1.7 s provisioning,
+	 * which made the simulator 7 points worse: a CI run, 19.8% against 27.0%.) */
+	double t0 = num(j2, "checks.t0_monotonic_ns"), phase = -1, decided = -1;
 	const cJSON *rolls = cJSON_GetObjectItem(s, "advice_intervals_closed_ns"), *roll;
-	cJSON_ArrayForEach(roll, rolls)
-		if (phase < 0 && (roll->valuedouble - t0) / 1e9 > 4) {
-			decided = roll->valuedouble;
-			double after = (decided - t0) / 1e9;
+	const cJSON *radds = cJSON_GetObjectItem(s, "advice_intervals_add_gpus");
+	int ri = 0;
+	cJSON_ArrayForEach(roll, rolls) {
+		double after = (roll->valuedouble - t0) / 1e9;
+		if (phase < 0 && after > 0)
 			phase = after - (double)(long)after;
-		}
-	assert_true(phase >= 0 && phase < 1);
+		if (decided < 0 && after > 4 && cJSON_GetArrayItem(radds, ri)->valueint > 0)
+			decided = roll->valuedouble;
+		ri++;
+	}
+	assert_true(phase >= 0 && phase < 1 && decided > 0);
 	/* and how long the first GPU it added took to serve from that decision (the controller's next
 	 * read of the advice, the backend's start and registration): the simulator's provision_s */
 	double up = cJSON_GetArrayItem(cJSON_GetObjectItem(s, "gpus_first_online_ns"), 1)->valuedouble;
@@ -2403,14 +2410,14 @@ static void test_autoscale(void **state)
 		      sim_added, sim_released, num(sim, "bad_rate"));
 	assert_true(sim_added >= 2 && sim_added == sim_released); /* back to the one it started with */
 	assert_true(abs(sim_added - adds) <= 2);
-	/* bad rates within 4 points (measured: 0.3 to 2.3 in four runs; a decision that sees the step's
-	 * first fifth of a second can go either way in either driver). Not in the thread-sanitizer
-	 * build (loose timing: the actions, not timing): its processes run several times slower than
-	 * the profile the simulator is given (a CI run there: runtime 20.0%, simulator 27.8%, with a
-	 * provision of 1.84 s) */
+	/* bad rates within 5 points: measured 0.3 to 2.3 in four runs on a quiet machine, 0.9 to 3.8
+	 * in five on a noisy one (the runtime the worse each time: its processes stall for ms, the
+	 * simulator's never do); a decision that sees the step's first fifth of a second can go either
+	 * way in either driver. Not in the thread-sanitizer build (loose timing: the actions, not
+	 * timing): its processes run several times slower than the profile the simulator is given */
 	double sim_bad = num(sim, "bad_rate");
 	if (low_load_bad_allowed == 0)
-		assert_true((rt_bad > sim_bad ? rt_bad - sim_bad : sim_bad - rt_bad) <= 0.04);
+		assert_true((rt_bad > sim_bad ? rt_bad - sim_bad : sim_bad - rt_bad) <= 0.05);
 	cJSON_Delete(sim);
 	cJSON_Delete(j2);
 	passed = getenv("SYM_TEST_KEEP") == NULL;
