@@ -8,7 +8,9 @@ model repository (scripts/make-model), profiles both on the torch executor
 (`symphony profile --write`), starts schedd, a frontend and two CPU backends from the
 repository, and checks:
   - a real FP32 [3, 224, 224] tensor, sent as JSON and as binary data, gets ResNet-18's
-    logits as PyTorch computes them to 1e-4 (and the MLP's, the same way);
+    logits as PyTorch computes them to 1e-4 (and the MLP's, the same way); a lone request
+    waits to its latest start, so one dropped to protect the SLO (503) is sent again, up to
+    three tries, as a client would;
   - under load (loadgen, both models), the MLP is unloaded and loaded again through the
     repository API: every request is answered exactly once (served, or "model not loaded"
     while it was out), and an inference on it while out is 404;
@@ -137,6 +139,20 @@ def infer_binary(url, x):
     return st, vals, meta
 
 
+def retried(what, fn, *args):
+    """fn(*args) -> (status, ...), tried again (up to three tries) while the answer is 503 'dropped to
+    protect the SLO': a lone request is deferred to its latest start (the policy), so a scheduler or
+    backend stalled a few ms there by a loaded 2-core machine drops it, as it should; a client
+    retries a 503. This test checks the answers, not the timing (the fidelity tests do that)."""
+    for attempt in range(3):
+        r = fn(*args)
+        body = r[-1] if r[0] != 200 else b""
+        if not (r[0] == 503 and b"dropped to protect the SLO" in (body if isinstance(body, bytes) else b"")):
+            break
+        print("%s: HTTP 503 (%s), tried again" % (what, body.decode(errors="replace")[:120]))
+    return r
+
+
 def run(symphony, src, d, procs, torch):
     repo = os.path.join(d, "repo")
     mk = os.path.join(src, "scripts", "make-model")
@@ -200,7 +216,7 @@ def run(symphony, src, d, procs, torch):
             want = m(x.unsqueeze(0))[0].tolist()
         url = fe + "/v2/models/%s/infer" % name
         t0 = time.time()
-        st, out = infer_json(url, x)
+        st, out = retried(name + " JSON inference", infer_json, url, x)
         check(st == 200, "%s JSON inference: HTTP %d: %s" % (name, st, out[:300]))
         ans = json.loads(out)
         o = ans["outputs"][0]
@@ -208,7 +224,7 @@ def run(symphony, src, d, procs, torch):
         wj = close([float(v) for v in o["data"]], want, name + " (JSON)")
         tj = time.time() - t0
         t0 = time.time()
-        st, vals, meta = infer_binary(url, x)
+        st, vals, meta = retried(name + " binary inference", infer_binary, url, x)
         check(st == 200, "%s binary inference: HTTP %d: %s" % (name, st, meta))
         wb = close(vals, want, name + " (binary)")
         print("%s: logits as PyTorch's to %.2g (JSON, %.2f s) and %.2g (binary, %.2f s)"
