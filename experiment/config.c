@@ -1663,8 +1663,6 @@ static int check_autoscale(struct sym_experiment *e, char *err, size_t errlen)
 	if (e->partition.subclusters > a->start_gpus)
 		return ERR("autoscale.start_gpus: %d, but %d sub-clusters need at least one GPU each at the start",
 			   a->start_gpus, e->partition.subclusters);
-	if (e->nkinds > 1)
-		return ERR("autoscale: one GPU kind only (the cluster has %d)", e->nkinds);
 	const char *pol = sym_policy_name(&e->policy);
 	if (!strcmp(pol, "nexus") || !strcmp(pol, "shepherd"))
 		return ERR("autoscale: policy '%s' cannot run with GPUs coming and going (%s)", pol,

@@ -151,6 +151,7 @@ void sym_run_result_finish(struct sym_run_result *r)
 	free(r->as.part_in_service);
 	free(r->as.part_delta);
 	free(r->sub_gpus);
+	free(r->sub_gpus_kind);
 	free(r->sub_need);
 	memset(r, 0, sizeof(*r));
 }
@@ -377,6 +378,12 @@ cJSON *sym_result_json(const char *command, const struct sym_experiment *e, cons
 			cJSON *so = cJSON_CreateObject();
 			cJSON_AddNumberToObject(so, "models", x.models);
 			cJSON_AddNumberToObject(so, "gpus", r->sub_gpus[j]);
+			if (r->sub_gpus_kind) {
+				cJSON *bk = cJSON_AddObjectToObject(so, "gpus_by_kind");
+				for (int k = 0; k < e->nkinds; k++)
+					cJSON_AddNumberToObject(bk, e->kinds[k].name,
+								r->sub_gpus_kind[(size_t)j * (size_t)e->nkinds + (size_t)k]);
+			}
 			cJSON_AddNumberToObject(so, "gpus_needed", r->sub_need[j]);
 			cJSON_AddNumberToObject(so, "offered_rate", r->window_s > 0 ? (double)x.offered / r->window_s : 0);
 			cJSON_AddNumberToObject(so, "static_mb", x.mem.static_mb);
@@ -594,6 +601,16 @@ void sym_result_print(FILE *f, const char *command, const struct sym_experiment 
 			fprintf(f, "%-11d %6d %6d %8.2f %12.1f %10.0f %10.0f %7.2f%%\n", j, x.models, r->sub_gpus[j],
 				r->sub_need[j], r->window_s > 0 ? (double)x.offered / r->window_s : 0, x.mem.static_mb,
 				x.mem.dynamic_mb, x.offered ? 100.0 * (double)x.bad / (double)x.offered : 0);
+		}
+		for (int j = 0; r->sub_gpus_kind && j < r->nsub; j++) {
+			fprintf(f, "%s%d:", j ? "; " : "GPUs by kind: ", j);
+			for (int k = 0, c = 0; k < e->nkinds; k++) {
+				int n = r->sub_gpus_kind[(size_t)j * (size_t)e->nkinds + (size_t)k];
+				if (n)
+					fprintf(f, "%s %s %d", c++ ? "," : "", e->kinds[k].name, n);
+			}
+			if (j == r->nsub - 1)
+				fputc('\n', f);
 		}
 	}
 	if (r->nepochs) {

@@ -125,6 +125,7 @@ struct sym_run_result {
 	int nsub;
 	int *model_part;               /* nmodels: each model's sub-cluster */
 	int *sub_gpus;                 /* nsub: the GPUs each was given */
+	int *sub_gpus_kind;            /* nsub x nkinds (several kinds only): sub_gpus by kind */
 	double *sub_need;              /* nsub: the GPU time its models need (staggered estimate, GPUs) */
 };
 

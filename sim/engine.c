@@ -1657,13 +1657,19 @@ static int sum_totals(const struct sim *s)
 		res->model_part = malloc(e->nmodels * sizeof(int));
 		res->sub_gpus = calloc((size_t)s->nparts, sizeof(int));
 		res->sub_need = malloc((size_t)s->nparts * sizeof(double));
+		if (e->nkinds > 1 && !(res->sub_gpus_kind = calloc((size_t)s->nparts * (size_t)e->nkinds, sizeof(int))))
+			return -ENOMEM;
 		if (!res->model_part || !res->sub_gpus || !res->sub_need)
 			return -ENOMEM;
 		memcpy(res->model_part, s->model_part, e->nmodels * sizeof(int));
 		memcpy(res->sub_need, s->sc.need, (size_t)s->nparts * sizeof(double));
 		for (int g = 0; g < e->gpus; g++) /* (with an autoscaler: those in service at the end) */
-			if (s->gpu_part[g] >= 0)
-				res->sub_gpus[s->gpu_part[g]] += !s->as_on || s->gpus[g].svc == AS_ON;
+			if (s->gpu_part[g] >= 0 && (!s->as_on || s->gpus[g].svc == AS_ON)) {
+				res->sub_gpus[s->gpu_part[g]]++;
+				if (res->sub_gpus_kind)
+					res->sub_gpus_kind[(size_t)s->gpu_part[g] * (size_t)e->nkinds +
+							   (size_t)e->gpu_kind[g]]++;
+			}
 	}
 	for (int g = 0; g < e->gpus; g++)
 		res->gpus_used += s->gpus[g].used;

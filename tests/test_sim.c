@@ -733,20 +733,42 @@ static void test_autoscale(void **state)
  * (control/scale.h); the GPUs in service at the start are split between the
  * parts, the rest join the part that asks; every request ends once; each
  * decision's parts add up to it and keep a GPU each; a seed repeats it. */
-static void as_parts_run(const char *autoscale, const char *partition, struct sym_run_result *r)
+static void as_parts_run_on(const char *cluster, const char *autoscale, const char *partition,
+			    struct sym_run_result *r)
 {
 	struct sym_experiment e;
 	sym_experiment_init(&e);
 	flag(&e, "zoo", "a100");
 	flag(&e, "models", "ResNet50,VGG16,InceptionV3,MobileNet,DenseNet121,BERT");
 	flag(&e, "segments", "60:2000,60:8000,60:3000");
-	flag(&e, "gpus", "32");
+	flag(&e, cluster ? "cluster" : "gpus", cluster ? cluster : "32");
 	flag(&e, "partition", partition);
 	flag(&e, "autoscale", autoscale);
 	resolve(&e);
 	run(&e, 1, r);
 	check_invariants(&e, r);
 	sym_experiment_finish(&e);
+}
+
+static void as_parts_run(const char *autoscale, const char *partition, struct sym_run_result *r)
+{
+	as_parts_run_on(NULL, autoscale, partition, r);
+}
+
+/* Two runs of one seed, two parts: each decision's parts keep a GPU each, add up to it and
+ * repeat, as does the count served. */
+static void parts_add_up(const struct sym_run_result *a, const struct sym_run_result *b)
+{
+	for (size_t i = 0; i < a->as.ndecisions; i++) {
+		int sum = 0;
+		for (int j = 0; j < 2; j++) {
+			assert_true(a->as.part_in_service[i * 2 + (size_t)j] >= 1);
+			sum += a->as.part_delta[i * 2 + (size_t)j];
+			assert_int_equal(a->as.part_delta[i * 2 + (size_t)j], b->as.part_delta[i * 2 + (size_t)j]);
+		}
+		assert_int_equal(sum, a->as.decisions[i].delta);
+	}
+	assert_int_equal(a->total.served, b->total.served);
 }
 
 static void test_autoscale_subclusters(void **state)
@@ -800,16 +822,25 @@ static void test_autoscale_subclusters(void **state)
 	for (size_t i = 0; i < a.nepochs; i++)
 		gmoved += a.epochs[i].gpus_moved;
 	assert_true(gmoved >= 1);
-	for (size_t i = 0; i < a.as.ndecisions; i++) {
-		int sum = 0;
-		for (int j = 0; j < 2; j++) {
-			assert_true(a.as.part_in_service[i * 2 + (size_t)j] >= 1);
-			sum += a.as.part_delta[i * 2 + (size_t)j];
-			assert_int_equal(a.as.part_delta[i * 2 + (size_t)j], b.as.part_delta[i * 2 + (size_t)j]);
-		}
-		assert_int_equal(sum, a.as.decisions[i].delta);
+	parts_add_up(&a, &b);
+	sym_run_result_finish(&a);
+	sym_run_result_finish(&b);
+	/* a heterogeneous cluster (16 A100s, ids 0-15, and 16 GPUs three times slower): the same
+	 * decisions, GPUs joining by sym_scale_pick's ids whatever their kind; the 12 at the start
+	 * are A100s, and at the peak more than 16 are paid for, so slow GPUs joined too; the parts'
+	 * GPUs by kind add up to theirs; a seed repeats it */
+	static const char *het = "a100:16,slow:16:x3";
+	as_parts_run_on(het, cfg, epart, &a);
+	as_parts_run_on(het, cfg, epart, &b);
+	assert_int_equal(a.as.nparts, 2);
+	assert_true(a.as.peak_gpus > 16);
+	assert_true(a.as.adds >= 1 && a.as.releases >= 1);
+	assert_non_null(a.sub_gpus_kind);
+	for (int j = 0; j < 2; j++) {
+		assert_int_equal(a.sub_gpus_kind[j * 2] + a.sub_gpus_kind[j * 2 + 1], a.sub_gpus[j]);
+		assert_true(a.sub_gpus[j] >= 1);
 	}
-	assert_int_equal(a.total.served, b.total.served);
+	parts_add_up(&a, &b);
 	sym_run_result_finish(&a);
 	sym_run_result_finish(&b);
 	/* refused: fewer GPUs at the start than parts */
