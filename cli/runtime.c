@@ -340,9 +340,9 @@ static int cmd_autoscale(struct cli *c)
 		.url = cli_given(c, "url") ? cli_str(c, "url") : url,
 		.cacert = cli_given(c, "cacert") ? cli_str(c, "cacert") : cl.http_tls_cert[0] ? cl.http_tls_cert : NULL,
 		.add_cmd = cli_str(c, "add-cmd"), .remove_cmd = cli_str(c, "remove-cmd"),
-		.interval_s = cli_num(c, "interval"), .duration_s = cli_num(c, "duration"),
+		.duration_s = cli_num(c, "duration"),
 		.cmd_timeout_s = cli_num(c, "cmd-timeout"), .quiet = cli_flag(c, "quiet"),
-		.cfg = { .scale = { .target = cli_num(c, "target"), .release_fraction = cli_num(c, "release-fraction"),
+		.cfg = { .scale = { .interval_s = cli_num(c, "interval"), .target = cli_num(c, "target"), .release_fraction = cli_num(c, "release-fraction"),
 				   .min_gpus = (int)cli_int(c, "min"), .max_gpus = max, .cooldown_s = cli_num(c, "cooldown") },
 			 .start_timeout_s = cli_num(c, "start-timeout") },
 	};

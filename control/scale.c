@@ -45,35 +45,35 @@ static int part_wish(const struct sym_scale_cfg *c, const struct sym_scale_part 
 	return 0;
 }
 
-int sym_scale_decide(const struct sym_scale_cfg *c, struct sym_scale_state *st, const struct sym_scale_part *p,
-		     int n, double now_s, int *delta)
+int sym_scale_decide(const struct sym_scale_cfg *c, struct sym_scale_state *st, struct sym_scale_part *p, int n,
+		     double now_s)
 {
 	int serving = 0, pending = 0, changed = 0;
 	bool adds = false;
 	for (int j = 0; j < n; j++) {
 		serving += p[j].serving;
 		pending += p[j].pending;
-		delta[j] = part_wish(c, &p[j]);
-		adds |= delta[j] > 0;
+		p[j].delta = part_wish(c, &p[j]);
+		adds |= p[j].delta > 0;
 	}
 	bool cool = st->acted && now_s - st->last_s < c->cooldown_s - 1e-9; /* (to the ns: drivers count in ns) */
 	int room = c->max_gpus - serving - pending; /* adds left */
 	int spare = serving - c->min_gpus;         /* releases left */
 	for (int j = 0; j < n; j++) {
 		if (cool)
-			delta[j] = 0;
-		else if (delta[j] > 0) {
-			delta[j] = delta[j] < room ? delta[j] : (room > 0 ? room : 0);
-			room -= delta[j];
-		} else if (delta[j] < 0) {
+			p[j].delta = 0;
+		else if (p[j].delta > 0) {
+			p[j].delta = p[j].delta < room ? p[j].delta : (room > 0 ? room : 0);
+			room -= p[j].delta;
+		} else if (p[j].delta < 0) {
 			/* nothing leaves while a GPU comes up or a part grows; a part keeps one */
-			int r = adds || pending ? 0 : -delta[j];
+			int r = adds || pending ? 0 : -p[j].delta;
 			r = r < p[j].serving - 1 ? r : p[j].serving - 1;
 			r = r < spare ? r : spare;
-			delta[j] = r > 0 ? -r : 0;
+			p[j].delta = r > 0 ? -r : 0;
 			spare -= r > 0 ? r : 0;
 		}
-		changed += delta[j] != 0;
+		changed += p[j].delta != 0;
 	}
 	if (changed) {
 		st->acted = true;
@@ -82,15 +82,53 @@ int sym_scale_decide(const struct sym_scale_cfg *c, struct sym_scale_state *st, 
 	return changed;
 }
 
-int sym_scale_pick(const bool *free, const int *part, int n, int j)
+void sym_scale_count(const struct sym_scale_gpu *g, int ngpus, struct sym_scale_part *p, int n)
+{
+	for (int j = 0; j < n; j++)
+		p[j].serving = p[j].pending = 0;
+	for (int i = 0; i < ngpus; i++) {
+		if (g[i].part < 0 || g[i].part >= n)
+			continue;
+		p[g[i].part].serving += g[i].state == SYM_SCALE_SERVING || g[i].state == SYM_SCALE_MOVING;
+		p[g[i].part].pending += g[i].state == SYM_SCALE_COMING;
+	}
+}
+
+int sym_scale_pick(const struct sym_scale_gpu *g, int ngpus, int j)
 {
 	int any = -1;
-	for (int g = 0; g < n; g++)
-		if (free[g]) {
-			if (part[g] == j)
-				return g;
+	for (int i = 0; i < ngpus; i++)
+		if (g[i].state == SYM_SCALE_OFF) {
+			if (g[i].part == j)
+				return i;
 			if (any < 0)
-				any = g;
+				any = i;
 		}
 	return any;
+}
+
+int sym_scale_step(const struct sym_scale_cfg *c, struct sym_scale_state *st, struct sym_scale_part *p, int n,
+		   struct sym_scale_gpu *g, int ngpus, double now_s, struct sym_scale_action *out, int cap,
+		   double *wake_s)
+{
+	*wake_s = now_s + c->interval_s;
+	sym_scale_count(g, ngpus, p, n);
+	int k = 0;
+	if (!sym_scale_decide(c, st, p, n, now_s))
+		return 0;
+	for (int j = 0; j < n; j++) {
+		int i, left = p[j].delta;
+		while (left > 0 && k < cap && (i = sym_scale_pick(g, ngpus, j)) >= 0) {
+			g[i] = (struct sym_scale_gpu){ SYM_SCALE_COMING, j };
+			out[k++] = (struct sym_scale_action){ i, j, +1 };
+			left--;
+		}
+		for (i = ngpus - 1; i >= 0 && left < 0 && k < cap; i--)
+			if (g[i].state == SYM_SCALE_SERVING && g[i].part == j) {
+				g[i].state = SYM_SCALE_LEAVING;
+				out[k++] = (struct sym_scale_action){ i, j, -1 };
+				left++;
+			}
+	}
+	return k;
 }

@@ -20,7 +20,10 @@
  * cooldown_s of the last one.
  *
  * Which GPU joins a part is sym_scale_pick's (below), in both drivers; the
- * highest serving ids of a part leave.
+ * highest serving ids of a part leave. sym_scale_step is the whole step both
+ * drivers take: the GPUs' states in, the actions (which GPU joins or leaves
+ * which part) and the next decision's time out; a driver only measures and
+ * executes.
  *
  * Pure: no clock (now_s is the caller's), no I/O, no allocation.
  */
@@ -40,6 +43,7 @@ int sym_scale_rule_parse(const char *name, enum sym_scale_rule *r);
 
 struct sym_scale_cfg {
 	enum sym_scale_rule rule;
+	double interval_s;       /* between decisions (sym_scale_step's next wake-up) */
 	double target;           /* target: the busy fraction aimed at, in (0, 1] */
 	double release_fraction; /* papers: in (0, 1]; 1 releases the advice as published */
 	int min_gpus, max_gpus;  /* serving, over the cluster; 1 <= min <= max */
@@ -52,6 +56,7 @@ struct sym_scale_part {
 	int pending;                 /* GPUs added, not serving yet */
 	double busy_fraction;        /* busy GPU-time over serving GPU-time, in [0, 1] */
 	struct sym_autoscale advice; /* core/autoscale.h, for this part's interval */
+	int delta;                   /* out: GPUs the decision adds (> 0) or releases (< 0) */
 };
 
 struct sym_scale_state {
@@ -59,17 +64,52 @@ struct sym_scale_state {
 	double last_s; /* the time of the last action */
 };
 
-/* Fills delta[j] (GPUs to add, > 0, or to release, < 0) for the n parts at
+/* Sets p[j].delta (GPUs to add, > 0, or to release, < 0) for the n parts at
  * now_s and returns how many parts change; st records an action. */
-int sym_scale_decide(const struct sym_scale_cfg *c, struct sym_scale_state *st, const struct sym_scale_part *p,
-		     int n, double now_s, int *delta);
+int sym_scale_decide(const struct sym_scale_cfg *c, struct sym_scale_state *st, struct sym_scale_part *p, int n,
+		     double now_s);
 
-/* The GPU that joins part j next, of n: the lowest free id whose part (part[g],
- * the part it had last; -1: none yet) is j, else the lowest free id of any
- * part (free[g]: not serving, not coming up, not leaving). -1 when none is
- * free. The caller marks it taken before picking again. (A released GPU
- * comes back to its own part first: in the runtime a backend started without
- * its sub-cluster named joins its id's.) */
-int sym_scale_pick(const bool *free, const int *part, int n, int j);
+
+/* A GPU id as a step sees it. */
+enum sym_scale_gpu_state {
+	SYM_SCALE_OFF,     /* not paid for: free to join a part */
+	SYM_SCALE_COMING,  /* added, not serving yet */
+	SYM_SCALE_SERVING,
+	SYM_SCALE_MOVING,  /* serving, moving to another part at an epoch: counts there, never released */
+	SYM_SCALE_LEAVING, /* released, running out its work: counts nowhere */
+};
+
+struct sym_scale_gpu {
+	enum sym_scale_gpu_state state;
+	int part; /* serving: its part; moving: the part it moves to; coming: the part it was added for;
+		   * off: the part it had last (-1: none) */
+};
+
+struct sym_scale_action {
+	int gpu, part;
+	int delta; /* +1: the GPU joins the part (provision it), -1: it leaves (drain, then release) */
+};
+
+/* The GPU that joins part j next, of ngpus: the lowest off id whose part
+ * (the part it had last; -1: none yet) is j, else the lowest off id of any
+ * part. -1 when none is off. (A released GPU comes back to its own part
+ * first: in the runtime a backend started without its sub-cluster named
+ * joins its id's.) */
+int sym_scale_pick(const struct sym_scale_gpu *g, int ngpus, int j);
+
+/* Counts each part's GPUs serving (serving, moving) and coming up into
+ * p[0..n-1].serving and .pending (the rest of p untouched). */
+void sym_scale_count(const struct sym_scale_gpu *g, int ngpus, struct sym_scale_part *p, int n);
+
+/* One decision at now_s: counts the parts (sym_scale_count), decides
+ * (sym_scale_decide, from each part's busy_fraction and advice, which the
+ * caller has filled), picks the GPUs (sym_scale_pick's join; the highest
+ * serving ids of a part leave) and writes at most cap actions to out, parts
+ * in order, adds before releases. g is updated as if they were carried out
+ * (joining: coming, leaving: leaving); *wake_s is the next decision's time
+ * (now_s + interval_s). Returns the number of actions. */
+int sym_scale_step(const struct sym_scale_cfg *c, struct sym_scale_state *st, struct sym_scale_part *p, int n,
+		   struct sym_scale_gpu *g, int ngpus, double now_s, struct sym_scale_action *out, int cap,
+		   double *wake_s);
 
 #endif

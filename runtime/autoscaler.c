@@ -152,7 +152,7 @@ void sym_ctl_state_init(struct sym_ctl_state *st)
 }
 
 int sym_ctl_decide(const struct sym_ctl_cfg *c, struct sym_ctl_state *st, const struct sym_ctl_metrics *m,
-		   double now_s, struct sym_ctl_action *out, int cap)
+		   double now_s, struct sym_scale_action *out, int cap)
 {
 	st->expired = 0;
 	struct sym_scale_part parts[SYM_CTL_MAX_PARTS];
@@ -165,9 +165,16 @@ int sym_ctl_decide(const struct sym_ctl_cfg *c, struct sym_ctl_state *st, const 
 		}
 		if (st->removing[i] && m->serving[i] != 1)
 			st->removing[i] = false; /* gone */
-		parts[m->part[i]].serving += m->serving[i] == 1 && !st->removing[i];
-		if (st->pending_since[i] >= 0) /* (the part it was started for: its id's may be another) */
-			parts[st->pending_part[i]].pending++;
+		/* a backend coming up counts in the sub-cluster it was started for (its id's may be
+		 * another); one asked to stop counts nowhere, and so does an id schedd did not list */
+		struct sym_scale_gpu *g = &st->gpus[i];
+		g->part = m->part[i];
+		if (m->serving[i] == 1)
+			g->state = st->removing[i] ? SYM_SCALE_LEAVING : SYM_SCALE_SERVING;
+		else if (st->pending_since[i] >= 0)
+			*g = (struct sym_scale_gpu){ SYM_SCALE_COMING, st->pending_part[i] };
+		else
+			g->state = m->serving[i] == 0 ? SYM_SCALE_OFF : SYM_SCALE_LEAVING;
 	}
 	for (int j = 0; j < m->nparts; j++) {
 		struct sym_scale_part *p = &parts[j];
@@ -176,29 +183,14 @@ int sym_ctl_decide(const struct sym_ctl_cfg *c, struct sym_ctl_state *st, const 
 						    .add = (int)ceil(m->add[j] - 1e-9),
 						    .release = (int)floor(m->release[j] + 1e-9) };
 	}
-	int delta[SYM_CTL_MAX_PARTS], n = 0;
-	if (!sym_scale_decide(&c->scale, &st->scale, parts, m->nparts, now_s, delta))
-		return 0;
-	/* sym_scale_pick's ids join a part (its own free ids first); its highest serving ones leave */
-	for (int i = 0; i < m->nbackends; i++) {
-		st->free[i] = m->serving[i] == 0 && st->pending_since[i] < 0 && !st->removing[i];
-		st->part[i] = m->part[i];
-	}
-	for (int j = 0; j < m->nparts; j++) {
-		int i;
-		while (delta[j] > 0 && n < cap && (i = sym_scale_pick(st->free, st->part, m->nbackends, j)) >= 0) {
-			out[n++] = (struct sym_ctl_action){ true, i, j };
-			st->pending_since[i] = now_s;
-			st->pending_part[i] = (short)j;
-			st->free[i] = false;
-			delta[j]--;
-		}
-		for (i = m->nbackends - 1; i >= 0 && delta[j] < 0 && n < cap; i--) {
-			if (m->part[i] != j || m->serving[i] != 1 || st->removing[i])
-				continue;
-			out[n++] = (struct sym_ctl_action){ false, i, j };
-			st->removing[i] = true;
-			delta[j]++;
+	int n = sym_scale_step(&c->scale, &st->scale, parts, m->nparts, st->gpus, m->nbackends, now_s, out, cap,
+			       &st->wake_s);
+	for (int k = 0; k < n; k++) {
+		if (out[k].delta > 0) {
+			st->pending_since[out[k].gpu] = now_s;
+			st->pending_part[out[k].gpu] = (short)out[k].part;
+		} else {
+			st->removing[out[k].gpu] = true;
 		}
 	}
 	return n;
@@ -254,18 +246,18 @@ static int fetch(CURL *h, const struct sym_ctl_opts *o, struct sym_buf *f, char 
 /* Runs cmd with /bin/sh, the backend id and sub-cluster in its environment;
  * kills it past the timeout. Returns its exit status (128 + signal), or -1
  * when it could not start. */
-static int run_cmd(const char *cmd, const struct sym_ctl_action *a, double timeout_s)
+static int run_cmd(const char *cmd, const struct sym_scale_action *a, double timeout_s)
 {
 	pid_t pid = fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
 		char id[16], part[16];
-		snprintf(id, sizeof(id), "%d", a->backend);
-		snprintf(part, sizeof(part), "%d", a->subcluster);
+		snprintf(id, sizeof(id), "%d", a->gpu);
+		snprintf(part, sizeof(part), "%d", a->part);
 		setenv("SYMPHONY_BACKEND_ID", id, 1);
 		setenv("SYMPHONY_SUBCLUSTER", part, 1);
-		setenv("SYMPHONY_ACTION", a->add ? "add" : "remove", 1);
+		setenv("SYMPHONY_ACTION", a->delta > 0 ? "add" : "remove", 1);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
@@ -282,7 +274,7 @@ static int run_cmd(const char *cmd, const struct sym_ctl_action *a, double timeo
 		if (sym_monotonic_ns() > end) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
-			sym_rt_warn(WHO, "the command for backend %d ran past %.0f s: killed", a->backend, timeout_s);
+			sym_rt_warn(WHO, "the command for backend %d ran past %.0f s: killed", a->gpu, timeout_s);
 			break;
 		}
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
@@ -300,7 +292,7 @@ int sym_ctl_run(const struct sym_ctl_opts *o)
 	CURL *h = curl_easy_init();
 	struct sym_ctl_metrics *m = malloc(sizeof(*m));
 	struct sym_ctl_state *st = malloc(sizeof(*st));
-	struct sym_ctl_action *acts = malloc(SYM_CTL_MAX_BACKENDS * sizeof(*acts));
+	struct sym_scale_action *acts = malloc(SYM_CTL_MAX_BACKENDS * sizeof(*acts));
 	struct sym_buf f = { 0 };
 	int rc = 0;
 	if (!h || !m || !st || !acts) {
@@ -315,7 +307,7 @@ int sym_ctl_run(const struct sym_ctl_opts *o)
 	sym_time t0 = sym_monotonic_ns();
 	if (!o->quiet)
 		sym_rt_log(WHO, "following %s every %g s (rule %s, cooldown %g s, %d to %d backends, %s %g)", o->url,
-			   o->interval_s, sym_scale_rule_name(o->cfg.scale.rule), o->cfg.scale.cooldown_s,
+			   o->cfg.scale.interval_s, sym_scale_rule_name(o->cfg.scale.rule), o->cfg.scale.cooldown_s,
 			   o->cfg.scale.min_gpus, o->cfg.scale.max_gpus,
 			   o->cfg.scale.rule == SYM_SCALE_TARGET ? "target busy fraction" : "release fraction",
 			   o->cfg.scale.rule == SYM_SCALE_TARGET ? o->cfg.scale.target : o->cfg.scale.release_fraction);
@@ -323,7 +315,7 @@ int sym_ctl_run(const struct sym_ctl_opts *o)
 	uint64_t adds = 0, removes = 0;
 	while (!stop_sig) {
 		sym_time now = sym_monotonic_ns();
-		double now_s = (double)(now - t0) / 1e9;
+		double now_s = (double)(now - t0) / 1e9, wake_s = now_s + o->cfg.scale.interval_s;
 		if (o->duration_s > 0 && now_s >= o->duration_s)
 			break;
 		char err[512];
@@ -333,27 +325,29 @@ int sym_ctl_run(const struct sym_ctl_opts *o)
 		} else {
 			fails = 0;
 			int n = sym_ctl_decide(&o->cfg, st, m, now_s, acts, SYM_CTL_MAX_BACKENDS);
+			wake_s = st->wake_s;
 			if (st->expired)
 				sym_rt_warn(WHO, "%d backend(s) started did not serve within %g s: no longer awaited", st->expired,
 					    o->cfg.start_timeout_s);
 			for (int k = 0; k < n; k++) {
-				const struct sym_ctl_action *a = &acts[k];
-				int j = a->subcluster;
-				int x = run_cmd(a->add ? o->add_cmd : o->remove_cmd, a, o->cmd_timeout_s);
+				const struct sym_scale_action *a = &acts[k];
+				bool add = a->delta > 0;
+				int j = a->part;
+				int x = run_cmd(add ? o->add_cmd : o->remove_cmd, a, o->cmd_timeout_s);
 				sym_rt_log(WHO, "sub-cluster %d: advice +%g/-%g (bad rate %.2f%%, idle %.1f%%): %s backend %d: "
 					   "command exited %d", j, m->add[j], m->release[j], 100 * m->bad_rate[j],
-					   100 * m->idle_fraction[j], a->add ? "adding" : "removing", a->backend, x);
-				if (a->add)
+					   100 * m->idle_fraction[j], add ? "adding" : "removing", a->gpu, x);
+				if (add)
 					adds++;
 				else
 					removes++;
-				if (x != 0 && a->add)
-					st->pending_since[a->backend] = -1; /* it will not come up */
-				if (x != 0 && !a->add)
-					st->removing[a->backend] = false;
+				if (x != 0 && add)
+					st->pending_since[a->gpu] = -1; /* it will not come up */
+				if (x != 0 && !add)
+					st->removing[a->gpu] = false;
 			}
 		}
-		sym_time next = now + (sym_time)(o->interval_s * 1e9);
+		sym_time next = t0 + (sym_time)(wake_s * 1e9);
 		while (!stop_sig && sym_monotonic_ns() < next) {
 			struct timespec ts = { 0, 20 * 1000 * 1000 };
 			nanosleep(&ts, NULL);

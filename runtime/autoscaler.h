@@ -53,8 +53,8 @@ struct sym_ctl_metrics {
 int sym_ctl_parse(const char *text, size_t len, struct sym_ctl_metrics *m, char *err, size_t errlen);
 
 struct sym_ctl_cfg {
-	struct sym_scale_cfg scale; /* the decision (control/scale.h): rule, target, release fraction,
-				     * min and max backends, cooldown */
+	struct sym_scale_cfg scale; /* the decision (control/scale.h): interval, rule, target, release
+				     * fraction, min and max backends, cooldown */
 	double start_timeout_s;     /* a backend started that does not serve by then is no longer awaited */
 };
 
@@ -62,29 +62,26 @@ struct sym_ctl_state {
 	struct sym_scale_state scale;
 	double pending_since[SYM_CTL_MAX_BACKENDS]; /* started at, < 0: not coming up */
 	short pending_part[SYM_CTL_MAX_BACKENDS];   /* the sub-cluster it was started for */
-	bool free[SYM_CTL_MAX_BACKENDS];            /* (sym_ctl_decide's scratch: ids it can start) */
-	int part[SYM_CTL_MAX_BACKENDS];             /* (and their sub-clusters) */
 	bool removing[SYM_CTL_MAX_BACKENDS];        /* asked to stop, still serving */
+	struct sym_scale_gpu gpus[SYM_CTL_MAX_BACKENDS]; /* (sym_ctl_decide's scratch: the ids as the step
+							  * sees them) */
 	int expired;                                /* starts given up by the last decision */
+	double wake_s;                              /* the next decision's time (the step's) */
 };
 
 void sym_ctl_state_init(struct sym_ctl_state *st);
 
-struct sym_ctl_action {
-	bool add;
-	int backend, subcluster;
-};
-
-/* The actions at now_s (at most cap) for the scrape m; st is updated as if
- * they were carried out. Pure: no clock, no I/O. */
+/* The actions at now_s (at most cap) for the scrape m: control/scale.h's
+ * step (gpu: the backend id; part: its sub-cluster; delta +1: start it, -1:
+ * stop it); st is updated as if they were carried out, st->wake_s is the
+ * next decision's time. Pure: no clock, no I/O. */
 int sym_ctl_decide(const struct sym_ctl_cfg *c, struct sym_ctl_state *st, const struct sym_ctl_metrics *m,
-		   double now_s, struct sym_ctl_action *out, int cap);
+		   double now_s, struct sym_scale_action *out, int cap);
 
 struct sym_ctl_opts {
 	const char *url;        /* schedd's /metrics */
 	const char *cacert;     /* PEM to check an HTTPS schedd with, or NULL */
 	const char *add_cmd, *remove_cmd;
-	double interval_s;
 	double duration_s;      /* > 0: stop after this long (else at SIGTERM or SIGINT) */
 	double cmd_timeout_s;   /* a command still running then is killed */
 	struct sym_ctl_cfg cfg;

@@ -253,9 +253,9 @@ struct sim {
 	struct sym_scale_state as_state;
 	struct as_part *as_part;   /* nparts entries */
 	uint64_t as_ended, as_bad; /* one part: s->ended and s->bad_all when the interval began */
-	struct sym_scale_part *as_sp; /* nparts entries: the decision's inputs */
-	int *as_delta;             /* nparts entries: its outputs */
-	bool *as_free;             /* gpus entries: as_add's scratch */
+	struct sym_scale_part *as_sp; /* nparts entries: the step's parts */
+	struct sym_scale_gpu *as_gs;  /* gpus entries: the GPUs as the step sees them */
+	struct sym_scale_action *as_acts; /* gpus entries: its actions */
 	double as_gpu_s;
 	sym_time as_iv_start;      /* the last decision */
 	int as_paid, as_serving; /* GPUs paid for; of them, in service */
@@ -904,14 +904,14 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 		const struct sym_autoscale_cfg *c = &e->autoscale;
 		s->as_on = res->as.on = true;
 		s->as_len = sym_s(c->interval_s);
-		s->as_cfg = (struct sym_scale_cfg){ .rule = c->policy, .target = c->target,
+		s->as_cfg = (struct sym_scale_cfg){ .rule = c->policy, .interval_s = c->interval_s, .target = c->target,
 						    .release_fraction = c->release_fraction, .min_gpus = c->min_gpus,
 						    .max_gpus = c->max_gpus, .cooldown_s = c->cooldown_s };
 		res->as.decisions = calloc((size_t)(s->end / s->as_len) + 2, sizeof(*res->as.decisions));
 		s->as_part = calloc((size_t)s->nparts, sizeof(*s->as_part));
 		s->as_sp = calloc((size_t)s->nparts, sizeof(*s->as_sp));
-		s->as_delta = calloc((size_t)s->nparts, sizeof(*s->as_delta));
-		s->as_free = calloc((size_t)e->gpus, sizeof(*s->as_free));
+		s->as_gs = calloc((size_t)e->gpus, sizeof(*s->as_gs));
+		s->as_acts = calloc((size_t)e->gpus, sizeof(*s->as_acts));
 		s->as_parts = s->nparts > 1;
 		if (s->nparts > 1) {
 			size_t n = ((size_t)(s->end / s->as_len) + 2) * (size_t)s->nparts;
@@ -921,7 +921,7 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 			if (!res->as.part_in_service || !res->as.part_delta)
 				return -ENOMEM;
 		}
-		if (!res->as.decisions || !s->as_part || !s->as_sp || !s->as_delta || !s->as_free)
+		if (!res->as.decisions || !s->as_part || !s->as_sp || !s->as_gs || !s->as_acts)
 			return -ENOMEM;
 		/* GPUs start_gpus and up start out of service (with sub-clusters, in the part they would
 		 * join first: sym_subclusters_build) */
@@ -1353,76 +1353,65 @@ static void gpu_released(struct sim *s, int gi, sym_time now)
 	as_count(s, now, -1, 0, 0);
 }
 
-/* Adds k GPUs to part j (out of service, sym_scale_pick's: the part's own
- * first, as in the runtime): they serve after provision_s and the loading of
- * the part's models. */
-static void as_add(struct sim *s, int j, int k, sym_time now)
+/* GPU g joins part j (control/scale.h's step chose it): it serves after
+ * provision_s and the loading of the part's models. */
+static void as_join(struct sim *s, int g, int j, sym_time now)
 {
 	const struct sym_experiment *e = s->e;
 	sym_time load = 0;
 	for (size_t i = 0; i < e->nmodels; i++)
 		if (s->model_part[i] == j)
 			load += load_time(e, i);
-	for (int g = 0; g < e->gpus; g++)
-		s->as_free[g] = s->gpus[g].svc == AS_OFF;
-	for (int g; k > 0 && (g = sym_scale_pick(s->as_free, s->gpu_part, e->gpus, j)) >= 0;) {
-		s->as_free[g] = false;
-		s->gpus[g].svc = AS_UP;
-		s->gpu_part[g] = j;
-		if (s->gpu_to)
-			s->gpu_to[g] = j; /* (an epoch's pending GPU moves leave it where it joins) */
-		as_count(s, now, 1, 0, j);
-		if (ev_act(&s->ev, now + sym_s(e->autoscale.provision_s) + load, ACT_GPU_READY, g))
-			s->err = -ENOMEM;
-		k--;
-	}
+	s->gpus[g].svc = AS_UP;
+	s->gpu_part[g] = j;
+	if (s->gpu_to)
+		s->gpu_to[g] = j; /* (an epoch's pending GPU moves leave it where it joins) */
+	as_count(s, now, 1, 0, j);
+	if (ev_act(&s->ev, now + sym_s(e->autoscale.provision_s) + load, ACT_GPU_READY, g))
+		s->err = -ENOMEM;
 }
 
-/* Releases k GPUs in service in part j, the highest ids, idle ones first:
- * each leaves its core now (no new batch), runs out what it holds, then is
- * released. */
-static void as_release(struct sim *s, int j, int k, sym_time now)
+/* GPU g, serving part j, is released: it leaves its core now (no new batch),
+ * runs out what it holds, then stops being paid for. */
+static void as_leave(struct sim *s, int g, int j, sym_time now)
 {
-	for (int pass = 0; pass < 2 && k > 0; pass++)
-		for (int g = s->e->gpus - 1; g >= 0 && k > 0; g--) {
-			struct gpu *gg = &s->gpus[g];
-			if (gg->svc != AS_ON || gg->leaving || s->gpu_part[g] != j || (pass == 0 && (gg->qn || gg->en)))
-				continue; /* (a GPU moving to another part is not released) */
-			gg->svc = AS_DRAIN;
-			as_count(s, now, 0, -1, j);
-			gg->leaving = true;
-			gg->skip_ends = gg->qn + gg->en;
-			if (sym_core_gpu_offline(s->core, g, ++gg->epoch, now)) {
-				s->err = -EPROTO;
-				return;
-			}
-			if (!gg->skip_ends)
-				gpu_released(s, g, now);
-			k--;
-		}
+	struct gpu *gg = &s->gpus[g];
+	gg->svc = AS_DRAIN;
+	as_count(s, now, 0, -1, j);
+	gg->leaving = true;
+	gg->skip_ends = gg->qn + gg->en;
+	if (sym_core_gpu_offline(s->core, g, ++gg->epoch, now)) {
+		s->err = -EPROTO;
+		return;
+	}
+	if (!gg->skip_ends)
+		gpu_released(s, g, now);
 }
 
 /* Every autoscale.interval_s: the interval's signals (the requests that
  * ended in it, good or bad, and the GPU time of the batches that ended in
- * it, over the GPUs in service) and the decision of control/scale.h, the
- * runtime's too. GPUs still coming up count as added. */
+ * it, over the GPUs in service) and control/scale.h's step, the runtime's
+ * too: the simulator measures, and executes the GPUs joining and leaving. */
 static void on_scale(struct sim *s, sym_time now)
 {
 	const struct sym_experiment *e = s->e;
 	const struct sym_autoscale_cfg *c = &e->autoscale;
 	struct sym_autoscale_result *as = &s->res->as;
 	struct sym_scale_part *parts = s->as_sp;
-	int L = s->nparts, on = 0, up = 0, *delta = s->as_delta;
-	memset(parts, 0, (size_t)L * sizeof(*parts));
+	struct sym_scale_gpu *gs = s->as_gs;
+	int L = s->nparts, on = 0, up = 0;
 	for (int g = 0; g < e->gpus; g++) {
+		const struct gpu *gg = &s->gpus[g];
 		/* (a GPU moving at an epoch counts in its new part, as the runtime reports it) */
-		bool moving = s->gpus[g].svc == AS_ON && s->gpus[g].leaving;
-		struct sym_scale_part *p = &parts[moving ? s->gpu_to[g] : s->gpu_part[g]];
-		p->serving += s->gpus[g].svc == AS_ON;
-		p->pending += s->gpus[g].svc == AS_UP;
-		on += s->gpus[g].svc == AS_ON;
-		up += s->gpus[g].svc == AS_UP;
+		bool moving = gg->svc == AS_ON && gg->leaving;
+		gs[g].part = moving ? s->gpu_to[g] : s->gpu_part[g];
+		gs[g].state = gg->svc == AS_OFF    ? SYM_SCALE_OFF
+			      : gg->svc == AS_UP    ? SYM_SCALE_COMING
+			      : gg->svc == AS_DRAIN ? SYM_SCALE_LEAVING
+			      : moving              ? SYM_SCALE_MOVING
+						    : SYM_SCALE_SERVING;
 	}
+	sym_scale_count(gs, e->gpus, parts, L);
 	double secs = sym_to_s(now - s->as_iv_start), busy_s = 0, serving_s = 0;
 	uint64_t nbad = 0, nended = 0;
 	/* busy over the GPU-time in service in the interval (GPUs released in it counted while they
@@ -1447,17 +1436,22 @@ static void on_scale(struct sim *s, sym_time now)
 		serving_s += ap->serving_s;
 		nbad += ap->bad;
 		nended += ap->ended;
+		on += p->serving;
+		up += p->pending;
 	}
+	double wake_s;
+	int nact = sym_scale_step(&s->as_cfg, &s->as_state, parts, L, gs, e->gpus, sym_to_s(now), s->as_acts, e->gpus,
+				  &wake_s);
 	int total = 0;
-	sym_scale_decide(&s->as_cfg, &s->as_state, parts, L, sym_to_s(now), delta);
-	for (int j = 0; j < L; j++)
-		total += delta[j];
+	for (int k = 0; k < nact; k++)
+		total += s->as_acts[k].delta;
 	double busy = serving_s > 0 ? busy_s / serving_s : 1, bad = nended ? (double)nbad / (double)nended : 0;
 	if (as->ndecisions && as->decisions[as->ndecisions - 1].delta)
 		as->decisions[as->ndecisions - 1].bad_rate_next = bad;
-	as->decisions[as->ndecisions++] = (struct sym_as_decision){ .t_s = sym_to_s(now), .in_service = on,
-								    .provisioned = on + up, .busy_fraction = busy < 1 ? busy : 1,
-								    .bad_rate = bad, .delta = total, .bad_rate_next = -1 };
+	size_t d = as->ndecisions++;
+	as->decisions[d] = (struct sym_as_decision){ .t_s = sym_to_s(now), .in_service = on, .provisioned = on + up,
+						     .busy_fraction = busy < 1 ? busy : 1, .bad_rate = bad,
+						     .delta = total, .bad_rate_next = -1 };
 	/* (the decision never adds and releases at once) */
 	if (total > 0) {
 		as->adds++;
@@ -1466,19 +1460,19 @@ static void on_scale(struct sim *s, sym_time now)
 		as->releases++;
 		as->gpus_released -= total;
 	}
-	for (int j = 0; j < L; j++) {
-		if (as->nparts > 1) {
-			as->part_in_service[(as->ndecisions - 1) * (size_t)L + (size_t)j] = parts[j].serving;
-			as->part_delta[(as->ndecisions - 1) * (size_t)L + (size_t)j] = delta[j];
-		}
-		if (delta[j] > 0)
-			as_add(s, j, delta[j], now);
-		else if (delta[j] < 0)
-			as_release(s, j, -delta[j], now);
-		s->as_part[j] = (struct as_part){ .serving = s->as_part[j].serving };
+	for (int j = 0; as->nparts > 1 && j < L; j++)
+		as->part_in_service[d * (size_t)L + (size_t)j] = parts[j].serving;
+	for (int k = 0; k < nact; k++) {
+		const struct sym_scale_action *x = &s->as_acts[k];
+		if (as->nparts > 1)
+			as->part_delta[d * (size_t)L + (size_t)x->part] += x->delta;
+		(x->delta > 0 ? as_join : as_leave)(s, x->gpu, x->part, now);
 	}
+	for (int j = 0; j < L; j++)
+		s->as_part[j] = (struct as_part){ .serving = s->as_part[j].serving };
 	s->as_iv_start = now;
-	if (now + s->as_len < s->end && ev_decide(&s->ev, now + s->as_len, DECIDE_SCALE, 0))
+	sym_time next = now + sym_s(wake_s - sym_to_s(now));
+	if (next < s->end && ev_decide(&s->ev, next, DECIDE_SCALE, 0))
 		s->err = -ENOMEM;
 }
 
@@ -1687,8 +1681,8 @@ static void sim_free(struct sim *s)
 	sym_core_destroy(s->core);
 	free(s->as_part);
 	free(s->as_sp);
-	free(s->as_delta);
-	free(s->as_free);
+	free(s->as_gs);
+	free(s->as_acts);
 	free(s->ep_arrivals);
 	free(s->move_to);
 	free(s->stalled);

@@ -94,12 +94,12 @@ static void test_decide(void **state)
 	sym_ctl_state_init(st);
 	struct sym_ctl_cfg c = { .scale = { .cooldown_s = 10, .min_gpus = 1, .max_gpus = 6, .release_fraction = 1 },
 				 .start_timeout_s = 30 };
-	struct sym_ctl_action a[8];
+	struct sym_scale_action a[8];
 	/* t=0: part 0 asks for 2: ids 1 and 2; part 1's release waits (something comes up) */
 	int n = sym_ctl_decide(&c, st, m, 0, a, 8);
 	assert_int_equal(n, 2);
-	assert_true(a[0].add && a[0].backend == 1 && a[0].subcluster == 0);
-	assert_true(a[1].add && a[1].backend == 2 && a[1].subcluster == 0);
+	assert_true(a[0].delta > 0 && a[0].gpu == 1 && a[0].part == 0);
+	assert_true(a[1].delta > 0 && a[1].gpu == 2 && a[1].part == 0);
 	/* t=5: the same advice, within the cooldown: nothing */
 	assert_int_equal(sym_ctl_decide(&c, st, m, 5, a, 8), 0);
 	/* t=12: still asking, but both are coming up: nothing more to add; no release while they come up */
@@ -109,7 +109,7 @@ static void test_decide(void **state)
 	m->add[0] = 0;
 	n = sym_ctl_decide(&c, st, m, 20, a, 8);
 	assert_int_equal(n, 1);
-	assert_true(!a[0].add && a[0].backend == 4 && a[0].subcluster == 1);
+	assert_true(a[0].delta < 0 && a[0].gpu == 4 && a[0].part == 1);
 	/* t=40: 4 still serving (draining): not released twice; part 1 would release 3 more, but 3 is its last */
 	m->release[1] = 3;
 	assert_int_equal(sym_ctl_decide(&c, st, m, 40, a, 8), 0);
@@ -119,7 +119,7 @@ static void test_decide(void **state)
 	m->release[0] = 3;
 	n = sym_ctl_decide(&c, st, m, 60, a, 8);
 	assert_int_equal(n, 2);
-	assert_true(a[0].backend == 2 && a[1].backend == 1 && !a[0].add && !a[1].add);
+	assert_true(a[0].gpu == 2 && a[1].gpu == 1 && a[0].delta < 0 && a[1].delta < 0);
 	/* --min: with 2 serving (0 and 3) and min 2, nothing is released */
 	m->serving[1] = m->serving[2] = 0;
 	c.scale.min_gpus = 2;
@@ -131,7 +131,7 @@ static void test_decide(void **state)
 	m->add[1] = 4;
 	n = sym_ctl_decide(&c, st, m, 100, a, 8);
 	assert_int_equal(n, 1);
-	assert_true(a[0].add && a[0].backend == 4);
+	assert_true(a[0].delta > 0 && a[0].gpu == 4);
 	/* it never serves: after the start timeout it is given up (counted) and may be tried again */
 	m->add[1] = 0;
 	assert_int_equal(sym_ctl_decide(&c, st, m, 131, a, 8), 0);
@@ -139,7 +139,7 @@ static void test_decide(void **state)
 	m->add[1] = 1;
 	n = sym_ctl_decide(&c, st, m, 132, a, 8);
 	assert_int_equal(n, 1);
-	assert_true(a[0].add && a[0].backend == 4);
+	assert_true(a[0].delta > 0 && a[0].gpu == 4);
 	/* release_fraction 0.5: of an advice of 3 (3 GPUs idle), one is released */
 	sym_ctl_state_init(st);
 	for (int i = 0; i < 6; i++)
@@ -151,7 +151,7 @@ static void test_decide(void **state)
 				  .start_timeout_s = 30 };
 	n = sym_ctl_decide(&c, st, m, 0, a, 8);
 	assert_int_equal(n, 1);
-	assert_int_equal(a[0].backend, 2);
+	assert_int_equal(a[0].gpu, 2);
 	/* --rule target 0.5: part 1 (ids 3-5 serving) 90% busy wants ceil(3 * 1.8) = 6, 3 more, but has no
 	 * free id (nothing to do); its growing still holds part 0's release back (10% busy: 1 of 3 would do) */
 	sym_ctl_state_init(st);
@@ -164,13 +164,13 @@ static void test_decide(void **state)
 	m->idle_fraction[1] = 0.5;
 	n = sym_ctl_decide(&c, st, m, 1, a, 8);
 	assert_int_equal(n, 2);
-	assert_true(!a[0].add && a[0].backend == 2 && !a[1].add && a[1].backend == 1);
+	assert_true(a[0].delta < 0 && a[0].gpu == 2 && a[1].delta < 0 && a[1].gpu == 1);
 	/* part 0 down to one (id 0) and 100% busy: ceil(2) = 2, one more: id 1 */
 	m->serving[1] = m->serving[2] = 0;
 	m->idle_fraction[0] = 0;
 	n = sym_ctl_decide(&c, st, m, 2, a, 8);
 	assert_int_equal(n, 1);
-	assert_true(a[0].add && a[0].backend == 1 && a[0].subcluster == 0);
+	assert_true(a[0].delta > 0 && a[0].gpu == 1 && a[0].part == 0);
 	/* a part that asks for more than its free ids (control/scale.h's sym_scale_pick): part 0 asks for
 	 * 3 and has 1 and 2 free; the third is part 1's free id 5, started for part 0 (the add command's
 	 * $SYMPHONY_SUBCLUSTER is 0) */
@@ -181,9 +181,9 @@ static void test_decide(void **state)
 	m->add[0] = 3;
 	n = sym_ctl_decide(&c, st, m, 0, a, 8);
 	assert_int_equal(n, 3);
-	assert_true(a[0].add && a[0].backend == 1 && a[0].subcluster == 0);
-	assert_true(a[1].add && a[1].backend == 2 && a[1].subcluster == 0);
-	assert_true(a[2].add && a[2].backend == 5 && a[2].subcluster == 0);
+	assert_true(a[0].delta > 0 && a[0].gpu == 1 && a[0].part == 0);
+	assert_true(a[1].delta > 0 && a[1].gpu == 2 && a[1].part == 0);
+	assert_true(a[2].delta > 0 && a[2].gpu == 5 && a[2].part == 0);
 	/* coming up, 5 counts in part 0 (not in its id's part 1, which would then release nothing
 	 * anyway): part 0 asks for 3 again and gets none; part 1's release waits for them */
 	n = sym_ctl_decide(&c, st, m, 1, a, 8);
@@ -194,7 +194,7 @@ static void test_decide(void **state)
 	m->add[0] = 0;
 	n = sym_ctl_decide(&c, st, m, 2, a, 8);
 	assert_int_equal(n, 1);
-	assert_true(!a[0].add && a[0].backend == 4 && a[0].subcluster == 1);
+	assert_true(a[0].delta < 0 && a[0].gpu == 4 && a[0].part == 1);
 	free(m);
 	free(st);
 }

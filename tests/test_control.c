@@ -33,34 +33,33 @@ static void test_papers(void **state)
 {
 	(void)state;
 	struct sym_scale_state st = { 0 };
-	int d[2];
 	/* 4 serving, 20% bad: ceil(4 * 0.25) = 1 more; with 1 already coming up, none */
 	struct sym_scale_part p = part(4, 0, 80, 20, 1);
 	assert_int_equal(p.advice.add, 1);
-	assert_int_equal(sym_scale_decide(&PAPERS, &st, &p, 1, 0, d), 1);
-	assert_int_equal(d[0], 1);
+	assert_int_equal(sym_scale_decide(&PAPERS, &st, &p, 1, 0), 1);
+	assert_int_equal(p.delta, 1);
 	assert_true(st.acted && st.last_s == 0);
 	struct sym_scale_state st2 = { 0 };
 	p.pending = 1;
-	assert_int_equal(sym_scale_decide(&PAPERS, &st2, &p, 1, 0, d), 0);
-	assert_int_equal(d[0], 0);
+	assert_int_equal(sym_scale_decide(&PAPERS, &st2, &p, 1, 0), 0);
+	assert_int_equal(p.delta, 0);
 	assert_false(st2.acted);
 	/* 8 serving, no bad, 50% idle: release 4; not within the cooldown (30 s after 0) */
 	p = part(8, 0, 100, 0, 0.5);
-	assert_int_equal(sym_scale_decide(&PAPERS, &st, &p, 1, 29.999999, d), 0);
-	assert_int_equal(d[0], 0);
+	assert_int_equal(sym_scale_decide(&PAPERS, &st, &p, 1, 29.999999), 0);
+	assert_int_equal(p.delta, 0);
 	/* 30 s in nanoseconds' floating-point rounding is 30 s */
-	assert_int_equal(sym_scale_decide(&PAPERS, &st, &p, 1, 0.3 - 0.2 + 29.9, d), 1);
-	assert_int_equal(d[0], -4);
+	assert_int_equal(sym_scale_decide(&PAPERS, &st, &p, 1, 0.3 - 0.2 + 29.9), 1);
+	assert_int_equal(p.delta, -4);
 	/* release_fraction 0.3: floor(8 * 0.5 * 0.3) = 1 */
 	struct sym_scale_cfg c = PAPERS;
 	c.release_fraction = 0.3;
 	c.cooldown_s = 0;
-	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 100, d), 1);
-	assert_int_equal(d[0], -1);
+	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 100), 1);
+	assert_int_equal(p.delta, -1);
 	/* nothing leaves while a GPU comes up */
 	p.pending = 1;
-	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 200, d), 0);
+	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 200), 0);
 }
 
 /* Kubernetes' HPA rule: ceil(N busy / target), 10% tolerance, pending GPUs
@@ -71,23 +70,22 @@ static void test_target(void **state)
 	struct sym_scale_cfg c = { .rule = SYM_SCALE_TARGET, .target = 0.5, .release_fraction = 1, .min_gpus = 1,
 				   .max_gpus = 100 };
 	struct sym_scale_state st = { 0 };
-	int d[1];
 	struct sym_scale_part p = part(4, 0, 100, 0, 0.9); /* ratio 1.8: ceil(7.2) = 8, 4 more */
-	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 0, d), 1);
-	assert_int_equal(d[0], 4);
+	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 0), 1);
+	assert_int_equal(p.delta, 4);
 	p.pending = 3;
-	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 1, d), 1);
-	assert_int_equal(d[0], 1);
+	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 1), 1);
+	assert_int_equal(p.delta, 1);
 	p.pending = 0;
 	p.busy_fraction = 0.54; /* ratio 1.08: within 10% */
-	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 2, d), 0);
+	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 2), 0);
 	p.busy_fraction = 0.46; /* ratio 0.92 */
-	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 3, d), 0);
+	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 3), 0);
 	p.busy_fraction = 0.2; /* ratio 0.4: ceil(1.6) = 2, 2 fewer */
-	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 4, d), 1);
-	assert_int_equal(d[0], -2);
+	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 4), 1);
+	assert_int_equal(p.delta, -2);
 	p.pending = 1;
-	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 5, d), 0);
+	assert_int_equal(sym_scale_decide(&c, &st, &p, 1, 5), 0);
 }
 
 /* The cluster's bounds over several parts: max counts serving and coming up,
@@ -100,35 +98,34 @@ static void test_bounds(void **state)
 	c.cooldown_s = 0;
 	c.max_gpus = 11;
 	struct sym_scale_state st = { 0 };
-	int d[3];
 	/* 3 + 2 + 1 serving, 1 coming up in part 1; parts ask for 3 and 197 more: 4 fit, 3 then 1 */
 	struct sym_scale_part p[3] = { part(3, 0, 50, 50, 1), part(2, 1, 0, 100, 1), part(1, 0, 100, 0, 0) };
 	assert_int_equal(p[0].advice.add, 3);
 	assert_int_equal(p[1].advice.add, 198); /* r capped at 0.99: 99 N */
-	assert_int_equal(sym_scale_decide(&c, &st, p, 3, 0, d), 2);
-	assert_true(d[0] == 3 && d[1] == 1 && d[2] == 0); /* part 2 is idle, but parts grow */
+	assert_int_equal(sym_scale_decide(&c, &st, p, 3, 0), 2);
+	assert_true(p[0].delta == 3 && p[1].delta == 1 && p[2].delta == 0); /* part 2 is idle, but parts grow */
 	/* part 2 idle with 4 GPUs, part 0 growing (2 fit): part 2 waits */
 	p[1] = part(2, 0, 100, 0, 1);
 	p[2] = part(4, 0, 100, 0, 0);
 	assert_int_equal(p[2].advice.release, 4);
-	assert_int_equal(sym_scale_decide(&c, &st, p, 3, 1, d), 1);
-	assert_true(d[0] == 2 && d[2] == 0);
+	assert_int_equal(sym_scale_decide(&c, &st, p, 3, 1), 1);
+	assert_true(p[0].delta == 2 && p[2].delta == 0);
 	/* nothing grows: part 2 gives back 3 of 4 (it keeps one) */
 	p[0] = part(3, 0, 100, 0, 1);
-	assert_int_equal(sym_scale_decide(&c, &st, p, 3, 2, d), 1);
-	assert_int_equal(d[2], -3);
+	assert_int_equal(sym_scale_decide(&c, &st, p, 3, 2), 1);
+	assert_int_equal(p[2].delta, -3);
 	/* min 8 over 9 serving: one release in all, the first part to release takes it */
 	c.min_gpus = 8;
 	p[0] = part(3, 0, 100, 0, 0.5);
 	assert_int_equal(p[0].advice.release, 1);
-	assert_int_equal(sym_scale_decide(&c, &st, p, 3, 3, d), 1);
-	assert_true(d[0] == -1 && d[1] == 0 && d[2] == 0);
+	assert_int_equal(sym_scale_decide(&c, &st, p, 3, 3), 1);
+	assert_true(p[0].delta == -1 && p[1].delta == 0 && p[2].delta == 0);
 	/* at max, an add is cut to nothing (no action) */
 	c.min_gpus = 1;
 	c.max_gpus = 9;
 	p[0] = part(3, 0, 50, 50, 1);
 	p[2] = part(4, 0, 100, 0, 1);
-	assert_int_equal(sym_scale_decide(&c, &st, p, 3, 4, d), 0);
+	assert_int_equal(sym_scale_decide(&c, &st, p, 3, 4), 0);
 }
 
 /* An epoch's change against the counts' noise (control/epoch.h), worked by hand. */
@@ -162,18 +159,72 @@ static void test_epoch_rules(void **state)
 static void test_pick(void **state)
 {
 	(void)state;
-	bool free[6] = { false, true, true, false, true, true };
-	int part[6] = { 0, 1, 0, 1, -1, 1 };
-	assert_int_equal(sym_scale_pick(free, part, 6, 0), 2);
-	assert_int_equal(sym_scale_pick(free, part, 6, 1), 1);
-	free[1] = free[5] = false;
-	assert_int_equal(sym_scale_pick(free, part, 6, 1), 2); /* part 0's, the lowest free */
-	free[2] = false;
-	assert_int_equal(sym_scale_pick(free, part, 6, 1), 4); /* one of no part */
-	assert_int_equal(sym_scale_pick(free, part, 6, 2), 4);
-	free[4] = false;
-	assert_int_equal(sym_scale_pick(free, part, 6, 0), -1);
-	assert_int_equal(sym_scale_pick(free, part, 0, 0), -1);
+	struct sym_scale_gpu g[6] = { { SYM_SCALE_SERVING, 0 }, { SYM_SCALE_OFF, 1 }, { SYM_SCALE_OFF, 0 },
+				      { SYM_SCALE_COMING, 1 }, { SYM_SCALE_OFF, -1 }, { SYM_SCALE_OFF, 1 } };
+	assert_int_equal(sym_scale_pick(g, 6, 0), 2);
+	assert_int_equal(sym_scale_pick(g, 6, 1), 1);
+	g[1].state = g[5].state = SYM_SCALE_LEAVING;
+	assert_int_equal(sym_scale_pick(g, 6, 1), 2); /* part 0's, the lowest off */
+	g[2].state = SYM_SCALE_MOVING;
+	assert_int_equal(sym_scale_pick(g, 6, 1), 4); /* one of no part */
+	assert_int_equal(sym_scale_pick(g, 6, 2), 4);
+	g[4].state = SYM_SCALE_COMING;
+	assert_int_equal(sym_scale_pick(g, 6, 0), -1);
+	assert_int_equal(sym_scale_pick(g, 0, 0), -1);
+}
+
+/* The whole step, worked by hand: GPUs' states counted into the parts, the
+ * decision, which ids join and leave, the states after, the next wake-up. */
+static void test_step(void **state)
+{
+	(void)state;
+	/* ids 0-7: part 0 serves on 0 and 1, part 1 on 2, 3 (moving to part 0: counts there) and 4;
+	 * 5 leaves (counts nowhere); 6 is off (part 1's last), 7 off (none) */
+	struct sym_scale_gpu g[8] = { { SYM_SCALE_SERVING, 0 }, { SYM_SCALE_SERVING, 0 }, { SYM_SCALE_SERVING, 1 }, { SYM_SCALE_MOVING, 0 },
+				      { SYM_SCALE_SERVING, 1 }, { SYM_SCALE_LEAVING, 1 }, { SYM_SCALE_OFF, 1 }, { SYM_SCALE_OFF, -1 } };
+	struct sym_scale_cfg c = PAPERS;
+	c.cooldown_s = 0;
+	c.interval_s = 10;
+	struct sym_scale_state st = { 0 };
+	struct sym_scale_part p[2] = { part(3, 0, 50, 50, 1), part(2, 0, 100, 0, 0.5) };
+	struct sym_scale_action a[8];
+	double wake = 0;
+	/* part 0 (3 serving, 50% bad: 3 more) grows; part 1 (2 serving, idle) waits */
+	int n = sym_scale_step(&c, &st, p, 2, g, 8, 100, a, 8, &wake);
+	assert_true(wake == 110);
+	assert_true(p[0].serving == 3 && p[0].pending == 0 && p[1].serving == 2 && p[1].pending == 0);
+	assert_true(p[0].delta == 3 && p[1].delta == 0);
+	/* part 0 has no free id of its own: the lowest free of any part, 6 (part 1's last), then 7
+	 * (none yet); 3 wanted, 2 free */
+	assert_int_equal(n, 2);
+	assert_true(a[0].gpu == 6 && a[0].part == 0 && a[0].delta == 1);
+	assert_true(a[1].gpu == 7 && a[1].part == 0 && a[1].delta == 1);
+	assert_true(g[6].state == SYM_SCALE_COMING && g[6].part == 0 && g[7].state == SYM_SCALE_COMING && g[7].part == 0);
+	/* next step: the two count as coming up in part 0, which asks for 3 again: 1 more, but no id
+	 * is free; part 1 still waits (something comes up) */
+	n = sym_scale_step(&c, &st, p, 2, g, 8, 110, a, 8, &wake);
+	assert_true(p[0].pending == 2 && p[0].delta == 1 && p[1].delta == 0);
+	assert_int_equal(n, 0);
+	/* they serve and part 0 is content: part 1 releases 1 of 2 idle (keeps one): its highest
+	 * serving id, 4 (5 is leaving already, and 3, moving, is part 0's and never released) */
+	g[6].state = g[7].state = SYM_SCALE_SERVING;
+	p[0] = part(5, 0, 100, 0, 1);
+	n = sym_scale_step(&c, &st, p, 2, g, 8, 120, a, 8, &wake);
+	assert_int_equal(n, 1);
+	assert_true(a[0].gpu == 4 && a[0].part == 1 && a[0].delta == -1 && g[4].state == SYM_SCALE_LEAVING);
+	/* part 0 idle: 5 serving (0, 1, 3 moving, 6, 7), release all but one: 7, 6, 1, 0 (not 3) */
+	p[0] = part(5, 0, 100, 0, 0);
+	p[1] = part(1, 0, 100, 0, 1);
+	n = sym_scale_step(&c, &st, p, 2, g, 8, 130, a, 8, &wake);
+	assert_true(p[0].serving == 5 && p[0].delta == -4);
+	assert_int_equal(n, 4);
+	assert_true(a[0].gpu == 7 && a[1].gpu == 6 && a[2].gpu == 1 && a[3].gpu == 0);
+	assert_true(g[3].state == SYM_SCALE_MOVING);
+	/* cap: at most cap actions */
+	struct sym_scale_gpu h[4] = { { SYM_SCALE_SERVING, 0 }, { SYM_SCALE_OFF, 0 }, { SYM_SCALE_OFF, 0 }, { SYM_SCALE_OFF, 0 } };
+	p[0] = part(1, 0, 0, 100, 1);
+	assert_int_equal(sym_scale_step(&c, &st, p, 1, h, 4, 140, a, 2, &wake), 2);
+	assert_true(a[0].gpu == 1 && a[1].gpu == 2 && h[3].state == SYM_SCALE_OFF);
 }
 
 /* The module alone in virtual time: two parts of a toy cluster whose load (in
@@ -208,13 +259,12 @@ static int run_loop(enum sym_scale_rule rule, int *trace, int ntrace)
 							.busy_fraction = served / serving[j] };
 			sym_autoscale_advice(total - bad, bad, served * 30, 30, serving[j], 0.01, &p[j].advice);
 		}
-		int d[2];
-		sym_scale_decide(&c, &st, p, 2, t, d);
+		sym_scale_decide(&c, &st, p, 2, t);
 		for (int j = 0; j < 2; j++) {
-			for (int i = 0; i < d[j]; i++)
+			for (int i = 0; i < p[j].delta; i++)
 				up_at[j][nup[j]++] = t + 60;
-			if (d[j] < 0)
-				serving[j] += d[j];
+			if (p[j].delta < 0)
+				serving[j] += p[j].delta;
 			assert_true(serving[0] + serving[1] + nup[0] + nup[1] <= c.max_gpus);
 			assert_true(serving[0] + serving[1] >= c.min_gpus && serving[j] >= 1);
 			trace[n++] = serving[j];
@@ -316,6 +366,7 @@ int main(void)
 		cmocka_unit_test(test_target),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_pick),
+		cmocka_unit_test(test_step),
 		cmocka_unit_test(test_epoch_rules),
 		cmocka_unit_test(test_virtual_time),
 		cmocka_unit_test(test_rule_names),
