@@ -329,9 +329,11 @@ static bool split_pays(const struct sym_experiment *e, const double *rates, doub
 	return sym_epoch_split_pays(cur, rc, next, secs, e->partition.noise_sigmas);
 }
 
-int sym_subclusters_epoch(const struct sym_experiment *e, const double *rates, double secs, const int *model_part,
-			  const int *gpu_part, const bool *in_service, struct sym_part_model *pm, double *cap,
-			  struct sym_part_result *r, int *gpu_new, char *err, size_t errlen)
+/* The search and the GPU split of sym_subclusters_epoch: 0, 1 (nothing to
+ * change, err says why) or -ENOMEM; r->assign and gpu_new filled on 0. */
+static int epoch_search(const struct sym_experiment *e, const double *rates, double secs, const int *model_part,
+			const int *gpu_part, const bool *in_service, struct sym_part_model *pm, double *cap,
+			struct sym_part_result *r, int *gpu_new, char *err, size_t errlen)
 {
 	int L = e->partition.subclusters;
 	struct sym_part_problem p;
@@ -396,4 +398,59 @@ int sym_subclusters_epoch(const struct sym_experiment *e, const double *rates, d
 		memcpy(gpu_new, gpu_part, (size_t)e->gpus * sizeof(int));
 	free(ids);
 	return rc == -ENOMEM ? rc : rc ? 1 : 0;
+}
+
+int sym_subclusters_epoch(const struct sym_experiment *e, struct sym_epoch_step *x, char *err, size_t errlen)
+{
+	size_t n = e->nmodels;
+	int L = e->partition.subclusters;
+	x->models_moving = x->gpus_moving = 0;
+	if (x->busy)
+		return snprintf(err, errlen, "the last epoch's moves are still under way"), 1;
+	double total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += x->rates[i];
+	if (!(total > 0))
+		return snprintf(err, errlen, "no requests measured"), 1;
+	struct sym_part_model *pm = calloc(n, sizeof(*pm));
+	double *st = malloc(n * sizeof(double)), *dy = malloc(n * sizeof(double));
+	struct sym_part_result r = { 0 };
+	double cap;
+	int rc = -ENOMEM;
+	if (!pm || !st || !dy)
+		goto out;
+	rc = epoch_search(e, x->rates, x->secs, x->model_part, x->gpu_part, x->in_service, pm, &cap, &r, x->gpu_new, err,
+			  errlen);
+	if (rc)
+		goto out;
+	memcpy(x->assign, r.assign, n * sizeof(int));
+	x->rate_imbalance = r.rate_imbalance;
+	x->mem_imbalance = r.mem_imbalance;
+	/* the moves by memory: what each part's GPUs hold now (the models in it, an unloaded one
+	 * holding nothing), then each move's kind */
+	for (int j = 0; j < L; j++)
+		x->held_mb[j] = 0;
+	for (size_t i = 0; i < n; i++) {
+		st[i] = pm[i].static_mb;
+		dy[i] = pm[i].dynamic_mb;
+		if (!x->fixed || !x->fixed[i])
+			x->held_mb[x->model_part[i]] += st[i];
+	}
+	struct sym_moves_in mi = { .nmodels = (int)n, .nparts = L, .from = x->model_part, .to = x->assign,
+				   .fixed = x->fixed, .static_mb = st, .dynamic_mb = dy, .cap_mb = cap };
+	int moving = sym_moves_plan(&mi, x->held_mb, x->move);
+	if (moving < 0) {
+		snprintf(err, errlen, "%d sub-clusters: more than one core's parts", L);
+		rc = -EINVAL;
+		goto out;
+	}
+	x->models_moving = moving;
+	for (int g = 0; g < e->gpus; g++)
+		x->gpus_moving += x->gpu_new[g] != x->gpu_part[g];
+out:
+	sym_part_result_free(&r);
+	free(pm);
+	free(st);
+	free(dy);
+	return rc;
 }

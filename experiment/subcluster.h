@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "control/moves.h"
 #include "experiment/config.h"
 #include "partition/partition.h"
 
@@ -60,32 +61,49 @@ void sym_subclusters_finish(struct sym_subclusters *sc);
 void sym_subclusters_epoch_problem(const struct sym_experiment *e, const double *rates, const int *current,
 				   struct sym_part_model *pm, struct sym_part_problem *p);
 
-/* An epoch's decision, one for both drivers (Section 4.7): from the current
- * assignment model_part, the local search (sym_partition_local, at most
- * SYM_EPOCH_SEARCH_STEPS steps) at the measured rates under the partition's
- * limits, then the GPU split for the new assignment at those rates, each GPU
- * staying in its part where the counts allow (gpu_part: the split now). With
- * in_service (NULL: every GPU) only the GPUs it marks are split (a pool of
- * that many); the others keep their part in gpu_new. pm (nmodels entries)
- * receives the models' sizes and *cap the memory limit (0: unchecked), for
- * the drivers' move protocols; r receives the search's result (the caller
- * frees it with sym_part_result_free). The rates were counted over secs
- * seconds: a new assignment whose gain (the objective's drop) is below
- * partition.noise_sigmas standard deviations of that count's noise,
- * sqrt(sum of rates / secs), is not taken (r->assign is then model_part: a
- * gain the noise can make moves models back and forth from one epoch to the
- * next, each move costing loads and, when memory is tight, stalls). Nor,
- * when the models stay, is a GPU split whose busiest part is less busy than
- * the current split's by no more than that many standard deviations of its
- * count's noise (relative 1 / sqrt(its rate * secs)): on equal loads the
- * odd GPU would change parts every epoch. Returns
- * 0 with r->assign and gpu_new (e->gpus entries) filled; 1 when nothing is
- * to change (no assignment meets the limits, or fewer GPUs than parts), err
- * saying why; -ENOMEM. */
+/* An epoch's step, one for both drivers (Section 4.7): what the simulator's
+ * on_epoch and schedd's epoch timer execute. */
+struct sym_epoch_step {
+	/* in */
+	const double *rates;    /* per model: requests/s measured over the epoch */
+	double secs;            /* the epoch's length, over which they were counted */
+	const int *model_part;  /* per model: its part now */
+	const int *gpu_part;    /* per GPU: its part now */
+	const bool *in_service; /* per GPU, or NULL (every GPU): the GPUs split; the others keep their part */
+	const bool *fixed;      /* per model, or NULL: a model that stays and holds no memory (unloaded) */
+	bool busy;              /* the last epoch's moves are still under way */
+	/* out, in the caller's arrays */
+	int *assign;            /* per model: its part after the epoch */
+	int *gpu_new;           /* per GPU: its part after the epoch (it moves once the models have) */
+	enum sym_move *move;    /* per model: how it moves (control/moves.h), NONE when it stays */
+	double *held_mb;        /* per part: the static memory its GPUs hold, the models moving in added
+				 * (sym_moves_plan's; those moving out count until they switch) */
+	int models_moving, gpus_moving;
+	double rate_imbalance, mem_imbalance; /* of the new assignment */
+};
+
+/* The step: nothing while the last epoch's moves are under way or no request
+ * was measured (at zero rates every split is as good, and the search's
+ * tie-break would crowd one part). Else, from the current assignment, the
+ * local search (sym_partition_local, at most SYM_EPOCH_SEARCH_STEPS steps) at
+ * the measured rates under the partition's limits, then the GPU split for the
+ * new assignment at those rates, each GPU staying in its part where the
+ * counts allow (with in_service only the GPUs it marks are split, a pool of
+ * that many). A new assignment whose gain (the objective's drop) is below
+ * partition.noise_sigmas standard deviations of the rates' counting noise,
+ * sqrt(sum of rates / secs), is not taken (a gain the noise can make moves
+ * models back and forth from one epoch to the next, each move costing loads
+ * and, when memory is tight, stalls); nor, when the models stay, is a GPU
+ * split whose busiest part is less busy than the current split's by no more
+ * than that many standard deviations of its count's noise (relative 1 /
+ * sqrt(its rate * secs)): on equal loads the odd GPU would change parts
+ * every epoch (control/epoch.h). Last, each moving model's kind of move by
+ * memory (control/moves.h). Returns 0 with the outputs filled (perhaps
+ * nothing moving); 1 when nothing is to change, err saying why (moves under
+ * way, no requests, no assignment meets the limits, fewer GPUs than parts);
+ * -ENOMEM. */
 #define SYM_EPOCH_SEARCH_STEPS 100
-int sym_subclusters_epoch(const struct sym_experiment *e, const double *rates, double secs, const int *model_part,
-			  const int *gpu_part, const bool *in_service, struct sym_part_model *pm, double *cap,
-			  struct sym_part_result *r, int *gpu_new, char *err, size_t errlen);
+int sym_subclusters_epoch(const struct sym_experiment *e, struct sym_epoch_step *x, char *err, size_t errlen);
 
 /* The GPU split alone: e->gpus GPUs among L parts for models assigned by
  * model_part at per-model rates (requests/s), into gpu_part (and each part's

@@ -1656,108 +1656,73 @@ static void on_epoch(struct sym_loop_timer *t, void *ctx)
 	double secs = (double)(now - s->epoch_start) / 1e9;
 	s->epoch_start = now;
 	s->nepochs++;
-	double *rates = calloc(n, sizeof(double));
-	struct sym_part_model *pm = calloc(n, sizeof(*pm));
-	struct sym_part_result r = { 0 };
-	if (!rates || !pm)
+	double *rates = calloc(n, sizeof(double)), *held = calloc((size_t)s->nsub, sizeof(double));
+	bool *in_service = calloc((size_t)e->gpus, sizeof(bool)), *fixed = calloc(n, sizeof(bool));
+	int *assign = calloc(n, sizeof(int));
+	enum sym_move *mv = calloc(n, sizeof(*mv));
+	if (!rates || !held || !in_service || !fixed || !assign || !mv) {
+		sym_rt_warn(WHO, "epoch %d: out of memory; the models and GPUs stay", s->nepochs);
 		goto out;
+	}
 	for (size_t m = 0; m < n; m++) {
 		rates[m] = secs > 0 ? (double)(s->ms[m].requests - s->ep_base[m]) / secs : 0;
 		s->ep_base[m] = s->ms[m].requests;
 		if (s->retry_to[m] == -2)
 			s->retry_to[m] = -1;
+		fixed[m] = s->rm[m].state == MS_UNAVAILABLE; /* (unloaded: nothing to move, no memory held) */
 	}
-	if (s->moving || s->gmoving || s->gmove_due) {
-		sym_rt_log(WHO, "epoch %d: %d model and %d GPU moves of the last epoch still under way; no new partition",
-			   s->nepochs, s->moving, s->gmoving + (s->gmove_due ? 1 : 0));
+	if (s->standby || !s->confirmed) /* only the active scheduler decides */
 		goto out;
-	}
-	/* the epoch's decision (experiment/subcluster.h, the simulator's too): the new assignment at
-	 * the measured rates and the GPUs for it, each staying where it can; they move once the
-	 * models have */
-	/* only the active scheduler decides, and only on requests measured (at zero rates every split
-	 * is as good, and the search's tie-break would crowd one part) */
-	double total = 0;
-	for (size_t m = 0; m < n; m++)
-		total += rates[m];
-	if (s->standby || !s->confirmed || !(total > 0)) {
-		if (!s->standby && s->confirmed)
-			sym_rt_log(WHO, "epoch %d: no requests measured; the models and GPUs stay", s->nepochs);
-		goto out;
-	}
-	char err[256];
-	double cap;
 	/* the GPUs split are those with a backend that stays (the others keep their part: a GPU
 	 * without a backend is no capacity to plan with) */
-	bool *in_service = calloc((size_t)e->gpus, sizeof(bool));
-	if (!in_service)
-		goto out;
 	for (int g = 0; g < e->gpus; g++)
 		in_service[g] = s->be[g].conn && !s->be[g].leaving;
-	int prc = sym_subclusters_epoch(e, rates, secs, s->sc.model_part, s->sc.gpu_part, in_service, pm, &cap, &r, s->gpu_to,
-					err, sizeof(err));
-	free(in_service);
+	/* the epoch's step (experiment/subcluster.h, the simulator's too): the new assignment at
+	 * the measured rates, the GPUs for it, each staying where it can, and how each model moves
+	 * by memory (control/moves.h): smooth ones now, deferred and stalled ones once those are
+	 * done; the GPUs move once the models have */
+	struct sym_epoch_step st = { .rates = rates, .secs = secs, .model_part = s->sc.model_part,
+				     .gpu_part = s->sc.gpu_part, .in_service = in_service, .fixed = fixed,
+				     .busy = s->moving || s->gmoving || s->gmove_due, .assign = assign,
+				     .gpu_new = s->gpu_to, .move = mv, .held_mb = held };
+	char err[256];
+	int prc = sym_subclusters_epoch(e, &st, err, sizeof(err));
 	if (prc) {
-		sym_rt_log(WHO, "epoch %d: %s; the models and GPUs stay", s->nepochs,
-			   prc < 0 ? "out of memory" : err);
+		sym_rt_log(WHO, "epoch %d: %s; the models and GPUs stay", s->nepochs, prc < 0 ? "out of memory" : err);
 		goto out;
 	}
-	s->last_rate_imb = r.rate_imbalance;
-	s->last_mem_imb = r.mem_imbalance;
-	int moves = 0, gmoves = 0;
-	for (size_t m = 0; m < n; m++)
-		moves += r.assign[m] != s->sc.model_part[m] && s->rm[m].state != MS_UNAVAILABLE;
-	for (int g = 0; g < e->gpus; g++)
-		gmoves += s->gpu_to[g] != s->sc.gpu_part[g];
+	s->last_rate_imb = st.rate_imbalance;
+	s->last_mem_imb = st.mem_imbalance;
 	if (!s->o->quiet)
 		sym_rt_log(WHO, "epoch %d: rates over %.1f s; %d models move, then %d GPUs; imbalance rate %.4f, static "
-			   "memory %.4f", s->nepochs, secs, moves, gmoves, r.rate_imbalance, r.mem_imbalance);
-	/* the moves by memory (control/moves.h, the simulator's too): smooth ones now, deferred and
-	 * stalled ones once those are done (an unloaded model, or an empty spare slot, stays: nothing
-	 * to move, and it holds no memory) */
-	double *held = calloc((size_t)s->nsub, sizeof(double)), *st = malloc(n * sizeof(double)),
-	       *dy = malloc(n * sizeof(double));
-	bool *fixed = malloc(n * sizeof(bool));
-	enum sym_move *mv = malloc(n * sizeof(*mv));
-	if (!held || !st || !dy || !fixed || !mv) {
-		sym_rt_warn(WHO, "epoch %d: out of memory; the models and GPUs stay", s->nepochs);
-		free(held), free(st), free(dy), free(fixed), free(mv);
-		goto out;
-	}
-	for (size_t m = 0; m < n; m++) {
-		fixed[m] = s->rm[m].state == MS_UNAVAILABLE;
-		st[m] = pm[m].static_mb;
-		dy[m] = pm[m].dynamic_mb;
-		if (!fixed[m])
-			held[s->sc.model_part[m]] += st[m];
-	}
-	struct sym_moves_in mi = { .nmodels = (int)n, .nparts = s->nsub, .from = s->sc.model_part, .to = r.assign,
-				   .fixed = fixed, .static_mb = st, .dynamic_mb = dy, .cap_mb = cap };
-	sym_moves_plan(&mi, held, mv); /* (nsub is within a core's parts: the core was made with them) */
+			   "memory %.4f", s->nepochs, secs, st.models_moving, st.gpus_moving, st.rate_imbalance,
+			   st.mem_imbalance);
 	s->epoch_starting = true;
 	for (size_t m = 0; m < n; m++) {
 		if (mv[m] == SYM_MOVE_SMOOTH) {
-			move_start(s, (int)m, r.assign[m]);
+			move_start(s, (int)m, assign[m]);
 		} else if (mv[m] != SYM_MOVE_NONE) {
-			s->defer_to[m] = r.assign[m];
+			s->defer_to[m] = assign[m];
 			s->stalled[m] = mv[m] == SYM_MOVE_STALLED;
 			s->moves_deferred += mv[m] == SYM_MOVE_DEFERRED;
 			s->moves_stalled += mv[m] == SYM_MOVE_STALLED;
 			if (!s->o->quiet)
 				sym_rt_log(WHO, "epoch %d: model %s's move to sub-cluster %d is %s (memory): after the "
-					   "others", s->nepochs, e->models[m].name, r.assign[m], sym_move_name(mv[m]));
+					   "others", s->nepochs, e->models[m].name, assign[m], sym_move_name(mv[m]));
 		}
 	}
 	s->epoch_starting = false;
-	free(held), free(st), free(dy), free(fixed), free(mv);
 	/* (due only now: a model move ending at once above must not start the GPU moves while the
 	 * others are being started) */
-	s->gmove_due = gmoves > 0;
+	s->gmove_due = st.gpus_moving > 0;
 	moves_next(s);
 out:
-	sym_part_result_free(&r);
 	free(rates);
-	free(pm);
+	free(held);
+	free(in_service);
+	free(fixed);
+	free(assign);
+	free(mv);
 }
 
 static void on_hello(struct schedd *s, struct sym_fab_conn *conn, struct link *l, const struct sym_msg *m)

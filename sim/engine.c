@@ -1045,17 +1045,15 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 		return;
 	}
 	double secs = sym_to_s(s->epoch_len);
-	double *rates = calloc(n, sizeof(double));
-	struct sym_part_model *pm = calloc(n, sizeof(*pm));
-	int *gpu_new = calloc((size_t)e->gpus, sizeof(int));
+	double *rates = calloc(n, sizeof(double)), *load = calloc((size_t)L, sizeof(double));
+	int *gpu_new = calloc((size_t)e->gpus, sizeof(int)), *assign = calloc(n, sizeof(int));
 	bool *in_service = calloc((size_t)e->gpus, sizeof(bool));
-	double *load = calloc((size_t)L, sizeof(double));
-	struct sym_part_result r = { 0 };
-	if (!rates || !pm || !gpu_new || !in_service || !load) {
+	enum sym_move *mv = calloc(n, sizeof(*mv));
+	if (!rates || !gpu_new || !assign || !in_service || !load || !mv) {
 		s->err = -ENOMEM;
 		goto out;
 	}
-	bool busy = false; /* the last epoch's moves still under way: keep this one */
+	bool busy = s->gpu_move_pending; /* the last epoch's moves still under way: keep this one */
 	for (size_t i = 0; i < n; i++) {
 		rates[i] = (double)s->ep_arrivals[i] / secs;
 		s->ep_arrivals[i] = 0;
@@ -1063,51 +1061,29 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 	}
 	for (int g = 0; g < e->gpus; g++)
 		busy |= s->gpus[g].leaving;
-	if (busy || s->gpu_move_pending)
-		goto out;
-	/* the epoch's decision (experiment/subcluster.h, schedd's too): the new assignment at the
-	 * measured rates and the GPUs for it; with an autoscaler, the GPUs in service are split */
-	double cap; /* 0: memory unchecked */
-	char err[256];
+	/* the epoch's step (experiment/subcluster.h, schedd's too): the new assignment at the
+	 * measured rates, the GPUs for it (with an autoscaler, those in service are split) and how
+	 * each model moves by memory (control/moves.h) */
 	for (int g = 0; s->as_on && g < e->gpus; g++)
 		in_service[g] = s->gpus[g].svc == AS_ON && !s->gpus[g].leaving;
-	int prc = sym_subclusters_epoch(e, rates, secs, s->model_part, s->gpu_part, s->as_on ? in_service : NULL, pm, &cap, &r,
-				       gpu_new, err, sizeof(err));
+	struct sym_epoch_step st = { .rates = rates, .secs = secs, .model_part = s->model_part,
+				     .gpu_part = s->gpu_part, .in_service = s->as_on ? in_service : NULL,
+				     .busy = busy, .assign = assign, .gpu_new = gpu_new, .move = mv,
+				     .held_mb = s->hold_mb };
+	char err[256];
+	int prc = sym_subclusters_epoch(e, &st, err, sizeof(err));
 	if (prc < 0)
 		s->err = prc;
 	if (prc)
 		goto out;
 	x->repartitioned = true;
-	x->rate_imbalance = r.rate_imbalance;
-	x->mem_imbalance = r.mem_imbalance;
-	/* the moves by memory (control/moves.h, schedd's too): smooth ones load on the new part's
-	 * GPUs from now, one model after another per part, while the old part serves them; deferred
-	 * and stalled ones from t1, the end of the smooth loads (a stalled one is unloaded from its
-	 * old part then, and its requests wait in the core until its new part has loaded it) */
-	double *static_mb = malloc(n * sizeof(double)), *dynamic_mb = malloc(n * sizeof(double));
-	enum sym_move *mv = malloc(n * sizeof(*mv));
-	if (!static_mb || !dynamic_mb || !mv) {
-		free(static_mb), free(dynamic_mb), free(mv);
-		s->err = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		static_mb[i] = pm[i].static_mb;
-		dynamic_mb[i] = pm[i].dynamic_mb;
-	}
-	struct sym_moves_in mi = { .nmodels = (int)n, .nparts = L, .from = s->model_part, .to = r.assign,
-				   .static_mb = static_mb, .dynamic_mb = dynamic_mb, .cap_mb = cap };
-	if (sym_moves_plan(&mi, s->hold_mb, mv) < 0) {
-		free(static_mb), free(dynamic_mb), free(mv);
-		s->err = -EINVAL;
-		goto out;
-	}
-	free(static_mb);
-	free(dynamic_mb);
+	x->rate_imbalance = st.rate_imbalance;
+	x->mem_imbalance = st.mem_imbalance;
 	/* the stages of control/moves.h, each loading one model after another per part: smooth
-	 * moves from now; deferred ones from t1, the end of the smooth loads (the stalled ones are
-	 * held and unloaded from their old parts then); stalled ones from t2, the end of the
-	 * deferred loads */
+	 * moves from now, while the old part serves them; deferred ones from t1, the end of the
+	 * smooth loads (the stalled ones are held and unloaded from their old parts then, their
+	 * requests waiting in the core until the new part has loaded them); stalled ones from t2,
+	 * the end of the deferred loads */
 	static const enum sym_move stage_of[3] = { SYM_MOVE_SMOOTH, SYM_MOVE_DEFERRED, SYM_MOVE_STALLED };
 	double t = 0, t1 = 0; /* the stage's start; the first's end */
 	for (int pass = 0; pass < 3; pass++) {
@@ -1122,7 +1098,7 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 				t1 = t;
 		}
 		for (size_t i = 0; i < n && !s->err; i++) {
-			int to = r.assign[i];
+			int to = assign[i];
 			if (mv[i] != stage_of[pass])
 				continue;
 			x->models_moved++;
@@ -1141,7 +1117,6 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 				s->err = -ENOMEM;
 		}
 	}
-	free(mv);
 	if (s->err)
 		goto out;
 	/* GPUs change part once the models have moved (a moving model's old part
@@ -1154,12 +1129,12 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 	if (ev_act(&s->ev, now + sym_s(last), ACT_GPU_MOVES, idx))
 		s->err = -ENOMEM;
 out:
-	sym_part_result_free(&r);
 	free(rates);
-	free(pm);
 	free(gpu_new);
+	free(assign);
 	free(in_service);
 	free(load);
+	free(mv);
 }
 
 /* The epoch's GPU moves: each GPU whose part changes leaves its old core
