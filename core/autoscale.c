@@ -24,3 +24,10 @@ void sym_autoscale_advice(uint64_t good, uint64_t bad, double busy_gpu_s, double
 		out->release = (int)floor((double)gpus * f + 1e-9);
 	}
 }
+
+void sym_autoscale_advice_served(uint64_t good, uint64_t bad, double busy_gpu_s, double serving_gpu_s, int gpus,
+				 double threshold, struct sym_autoscale *out)
+{
+	double busy = serving_gpu_s > 0 ? busy_gpu_s / serving_gpu_s : 1;
+	sym_autoscale_advice(good, bad, (busy < 1 ? busy : 1) * gpus, 1, gpus, threshold, out);
+}

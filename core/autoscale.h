@@ -36,4 +36,12 @@ struct sym_autoscale {
 void sym_autoscale_advice(uint64_t good, uint64_t bad, double busy_gpu_s, double interval_s, int gpus,
 			  double threshold, struct sym_autoscale *out);
 
+/* The same advice when GPUs came or went during the interval: busy_gpu_s of
+ * work over serving_gpu_s GPU-seconds in service (f = 1 - busy / serving, at
+ * least 0; a GPU serving a tenth of the interval counts a tenth), N = gpus,
+ * those serving at its end (>= 1). No service: f = 0. Both drivers measure
+ * this way (the simulator's on_scale, schedd's advice intervals). */
+void sym_autoscale_advice_served(uint64_t good, uint64_t bad, double busy_gpu_s, double serving_gpu_s, int gpus,
+				 double threshold, struct sym_autoscale *out);
+
 #endif

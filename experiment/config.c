@@ -520,7 +520,8 @@ static int set_memory_check(struct sym_experiment *e, const cJSON *v, const char
 	return ERR("%s: expected true or false, got %s", where, got(v, g, sizeof(g)));
 }
 
-#define PARTITION_KEYS "subclusters, r_max, s_max, w, time_limit_s, epoch_s, c_max, noise_sigmas, load_mbps, load_ms, assign"
+#define PARTITION_KEYS \
+	"subclusters, r_max, s_max, w, time_limit_s, epoch_s, phase_s, c_max, noise_sigmas, load_mbps, load_ms, assign"
 
 /* "partition": a number (the sub-cluster count) or an object of PARTITION_KEYS. */
 static int set_partition(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
@@ -566,6 +567,8 @@ static int set_partition(struct sym_experiment *e, const cJSON *v, const char *w
 			rc = get_num(it, w, 0, false, 1e7, &p->epoch_s, err, errlen);
 			if (!rc && p->epoch_s > 0 && p->epoch_s < 0.01)
 				return ERR("%s: expected 0 (no epochs) or at least 0.01 s, got %g", w, p->epoch_s);
+		} else if (!strcmp(it->string, "phase_s")) {
+			rc = get_num(it, w, 0, false, 1e7, &p->phase_s, err, errlen);
 		} else if (!strcmp(it->string, "c_max")) {
 			rc = get_num(it, w, -1, false, 1e12, &p->c_max, err, errlen);
 		} else if (!strcmp(it->string, "noise_sigmas")) {
@@ -1676,6 +1679,8 @@ static int check_partition(struct sym_experiment *e, char *err, size_t errlen)
 	if (p->subclusters > e->gpus)
 		return ERR("partition: %d sub-clusters need at least one GPU each; the cluster has %d", p->subclusters,
 			   e->gpus);
+	if (p->phase_s > 0 && p->phase_s >= p->epoch_s)
+		return ERR("partition.phase_s: %g s, but it must be below epoch_s (%g s)", p->phase_s, p->epoch_s);
 	if (!p->assign)
 		return 0;
 	if (!p->subclusters)
@@ -2749,6 +2754,8 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 			cJSON_AddNumberToObject(x, "w", p->w);
 		cJSON_AddNumberToObject(x, "time_limit_s", p->time_limit_s);
 		cJSON_AddNumberToObject(x, "epoch_s", p->epoch_s);
+		if (p->phase_s > 0)
+			cJSON_AddNumberToObject(x, "phase_s", p->phase_s);
 		if (p->c_max >= 0)
 			cJSON_AddNumberToObject(x, "c_max", p->c_max);
 		cJSON_AddNumberToObject(x, "noise_sigmas", p->noise_sigmas);

@@ -56,6 +56,9 @@ struct sym_partition_cfg {
 	double time_limit_s; /* the solver's (default 10) */
 	double epoch_s;      /* the simulator re-partitions every epoch_s from the measured rates (default 300;
 			      * 0: never) */
+	double phase_s;      /* epochs come at phase_s + k epoch_s, k >= 1 (0 <= phase_s < epoch_s, default 0: the
+			      * first epoch is phase_s longer; to replay a running cluster's epochs, whose
+			      * timer started before the load) */
 	double c_max;        /* an epoch's change bound: MB of model files loaded or unloaded (< 0: none, default) */
 	double noise_sigmas; /* an epoch changes the assignment only when the search's gain at the measured rates
 			      * exceeds this many standard deviations of their counting noise, sqrt(R / T), and

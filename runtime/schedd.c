@@ -195,6 +195,7 @@ struct schedd {
 	int gmoving;        /* GPUs moving */
 	uint64_t gpus_moved;
 	int nepochs;
+	sym_time first_epoch; /* when the epoch timer first fires (host monotonic) */
 	uint64_t moves_started, moves_done, moves_failed, moves_retried, moves_deferred, moves_stalled;
 	double last_rate_imb, last_mem_imb;
 	struct link links;        /* list head */
@@ -271,13 +272,15 @@ struct schedd {
 	uint64_t acts_over;
 	uint64_t iv_good, iv_bad;
 	double iv_busy_s;
+	double iv_serving_s; /* GPU-seconds in service in the interval, counted up to iv_tick */
+	sym_time iv_tick;
 	struct sym_autoscale advice;
 	bool advice_set;
 	/* the same per sub-cluster (nsub of each; requests by their model's
 	 * part, GPU time by its GPU's), for an autoscaler that adds a part's GPUs */
 	struct iv_part {
 		uint64_t good, bad;
-		double busy_s;
+		double busy_s, serving_s;
 		struct sym_autoscale advice;
 	} *iv_part;
 	uint64_t *batch_counts; /* by size */
@@ -2040,27 +2043,45 @@ static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *d
 
 /* ---- /metrics ---- */
 
+/* The GPU-seconds in service since the last tick, in all and per part (on
+ * every heartbeat and at each interval's end: a GPU that comes or goes is
+ * counted to a beat). */
+static void serving_tick(struct schedd *s, sym_time now)
+{
+	double dt = now > s->iv_tick ? (double)(now - s->iv_tick) / 1e9 : 0;
+	s->iv_tick = now;
+	for (int g = 0; dt > 0 && g < s->c->backends_max; g++)
+		if (gpu_serving(s, g)) {
+			s->iv_serving_s += dt;
+			if (s->iv_part)
+				s->iv_part[s->sc.gpu_part[g]].serving_s += dt;
+		}
+}
+
 /* Closes the autoscaling interval that ended by now. The bad requests are
  * those schedd dropped or lost to a failed backend; late answers are
- * counted by the frontends (symphony_requests_total{outcome="late"}). */
+ * counted by the frontends (symphony_requests_total{outcome="late"}). The
+ * idle fraction is over the GPU-seconds in service (core/autoscale.h,
+ * sym_autoscale_advice_served, as the simulator measures it): a GPU that
+ * joined late in the interval counts for the part it served. */
 static void interval_roll(struct schedd *s, sym_time now)
 {
 	if (now < s->iv_start + s->iv_len)
 		return;
-	double secs = (double)(now - s->iv_start) / 1e9;
-	/* (at least 1, as sym_autoscale_advice asks: a standby, or a cluster with no GPU serving, has 0) */
+	serving_tick(s, now);
+	/* (at least 1, as the advice asks: a standby, or a cluster with no GPU serving, has 0) */
 	int online = gpus_online(s);
-	sym_autoscale_advice(s->iv_good, s->iv_bad, s->iv_busy_s, secs, online > 0 ? online : 1,
-			     s->c->exp.advice_threshold, &s->advice);
+	sym_autoscale_advice_served(s->iv_good, s->iv_bad, s->iv_busy_s, s->iv_serving_s, online > 0 ? online : 1,
+				    s->c->exp.advice_threshold, &s->advice);
 	for (int j = 0; s->iv_part && j < s->nsub; j++) {
 		struct iv_part *x = &s->iv_part[j];
 		online = 0;
 		for (int g = 0; g < s->c->backends_max; g++)
 			online += s->sc.gpu_part[g] == j && gpu_serving(s, g);
-		sym_autoscale_advice(x->good, x->bad, x->busy_s, secs, online > 0 ? online : 1, s->c->exp.advice_threshold,
-				     &x->advice);
+		sym_autoscale_advice_served(x->good, x->bad, x->busy_s, x->serving_s, online > 0 ? online : 1,
+					    s->c->exp.advice_threshold, &x->advice);
 		x->good = x->bad = 0;
-		x->busy_s = 0;
+		x->busy_s = x->serving_s = 0;
 	}
 	s->advice_set = true;
 	if (s->nrolls < (int)(sizeof(s->rolls) / sizeof(s->rolls[0]))) {
@@ -2072,7 +2093,7 @@ static void interval_roll(struct schedd *s, sym_time now)
 	}
 	s->iv_start = now;
 	s->iv_good = s->iv_bad = 0;
-	s->iv_busy_s = 0;
+	s->iv_busy_s = s->iv_serving_s = 0;
 }
 
 static void per_model(struct schedd *s, struct sym_buf *b, const char *name, const char *type, const char *help,
@@ -2528,6 +2549,7 @@ static int write_stats(struct schedd *s, const char *path)
 		cJSON *ep = cJSON_AddObjectToObject(o, "epochs");
 		cJSON_AddNumberToObject(ep, "epoch_s", s->c->exp.partition.epoch_s);
 		cJSON_AddNumberToObject(ep, "epochs", s->nepochs);
+		cJSON_AddNumberToObject(ep, "first_epoch_ns", (double)s->first_epoch);
 		cJSON_AddNumberToObject(ep, "moves_started", (double)s->moves_started);
 		cJSON_AddNumberToObject(ep, "moves_done", (double)s->moves_done);
 		cJSON_AddNumberToObject(ep, "moves_failed", (double)s->moves_failed);
@@ -2706,7 +2728,7 @@ static int setup(struct schedd *s, char *err, size_t errlen)
 	if (!s->batch_counts || !s->ms || !s->gpu_busy_s)
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	s->iv_len = (sym_time)(e->interval_s * 1e9);
-	s->iv_start = sym_monotonic_ns();
+	s->iv_start = s->iv_tick = sym_monotonic_ns();
 	struct sym_sched_cfg sc = {
 		.core = { .nmodels = (int)e->nmodels, .models = mc, .ngpus = ng, .nkinds = e->nkinds, .kinds = e->kinds,
 			  .gpu_kind = e->gpu_kind, .nparts = s->nsub, .gpu_part = s->nsub ? s->sc.gpu_part : NULL,
@@ -3316,6 +3338,7 @@ static void on_beat(struct sym_loop_timer *t, void *ctx)
 	(void)t;
 	struct schedd *s = ctx;
 	check_stall(s);
+	serving_tick(s, sym_monotonic_ns());
 	struct sym_msg h = { .type = SYM_MSG_HEARTBEAT };
 	h.u.heartbeat.seq = (uint64_t)sym_monotonic_ns();
 	for (int f = 0; f < s->c->nfrontends; f++)
@@ -3445,7 +3468,8 @@ static int setup_loop(struct schedd *s)
 		}
 		sym_time every = (sym_time)(s->c->exp.partition.epoch_s * 1e9);
 		s->epoch_start = sym_monotonic_ns();
-		sym_loop_timer_set(s->epoch_t, s->epoch_start + every, every);
+		s->first_epoch = s->epoch_start + (sym_time)(s->c->exp.partition.phase_s * 1e9) + every; /* phase_s longer */
+		sym_loop_timer_set(s->epoch_t, s->first_epoch, every);
 	}
 	s->alive_at = s->watch_heard = s->unconfirmed_at = sym_monotonic_ns();
 	if (s->c->has_standby) {

@@ -225,6 +225,7 @@ struct sim {
 	int *gpu_to;         /* each GPU's part after the epoch's moves */
 	bool gpu_move_pending; /* an ACT_GPU_MOVES is due */
 	sym_time epoch_len;
+	sym_time epoch_last; /* the last epoch's time (0 before the first) */
 	struct evheap ev;
 	struct gpu *gpus;
 	struct sym_arrivals *arr;
@@ -882,7 +883,8 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 		return rc == -ENOMEM ? -EINVAL : rc; /* keep the message */
 	}
 	s->qcap = sym_core_max_outstanding(s->core);
-	if (s->nparts > 1 && e->partition.epoch_s > 0 && sym_s(e->partition.epoch_s) < s->end) {
+	sym_time first_epoch = sym_s(e->partition.phase_s + e->partition.epoch_s); /* (phase_s longer) */
+	if (s->nparts > 1 && e->partition.epoch_s > 0 && first_epoch < s->end) {
 		size_t n = e->nmodels;
 		s->epoch_len = sym_s(e->partition.epoch_s);
 		s->ep_arrivals = calloc(n, sizeof(uint64_t));
@@ -897,7 +899,7 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 			s->move_to[i] = -1;
 			s->hold_mb[s->model_part[i]] += model_static(e, i);
 		}
-		if ((rc = ev_decide(&s->ev, s->epoch_len, DECIDE_EPOCH, 0)))
+		if ((rc = ev_decide(&s->ev, first_epoch, DECIDE_EPOCH, 0)))
 			return rc;
 	}
 	if (e->autoscale.on) {
@@ -1044,7 +1046,8 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 		s->err = -ENOMEM;
 		return;
 	}
-	double secs = sym_to_s(s->epoch_len);
+	double secs = sym_to_s(now - s->epoch_last);
+	s->epoch_last = now;
 	double *rates = calloc(n, sizeof(double)), *load = calloc((size_t)L, sizeof(double));
 	int *gpu_new = calloc((size_t)e->gpus, sizeof(int)), *assign = calloc(n, sizeof(int));
 	bool *in_service = calloc((size_t)e->gpus, sizeof(bool));
@@ -1387,7 +1390,7 @@ static void on_scale(struct sim *s, sym_time now)
 						    : SYM_SCALE_SERVING;
 	}
 	sym_scale_count(gs, e->gpus, parts, L);
-	double secs = sym_to_s(now - s->as_iv_start), busy_s = 0, serving_s = 0;
+	double busy_s = 0, serving_s = 0;
 	uint64_t nbad = 0, nended = 0;
 	/* busy over the GPU-time in service in the interval (GPUs released in it counted while they
 	 * served; a batch running at the decision counted in the next); the requests that ended in
@@ -1402,11 +1405,9 @@ static void on_scale(struct sim *s, sym_time now)
 	for (int j = 0; j < L; j++) {
 		struct as_part *ap = &s->as_part[j];
 		struct sym_scale_part *p = &parts[j];
-		double busy = ap->serving_s > 0 ? ap->busy_s / ap->serving_s : 1;
-		p->busy_fraction = busy < 1 ? busy : 1;
-		int n = p->serving > 0 ? p->serving : 1;
-		sym_autoscale_advice(ap->ended - ap->bad, ap->bad, p->busy_fraction * n * secs, secs, n, c->threshold,
-				     &p->advice);
+		sym_autoscale_advice_served(ap->ended - ap->bad, ap->bad, ap->busy_s, ap->serving_s,
+					    p->serving > 0 ? p->serving : 1, c->threshold, &p->advice);
+		p->busy_fraction = 1 - p->advice.idle_fraction;
 		busy_s += ap->busy_s;
 		serving_s += ap->serving_s;
 		nbad += ap->bad;

@@ -57,11 +57,36 @@ static void test_release_when_idle(void **state)
 	assert_int_equal(a.release, 0);
 }
 
+/* GPUs that came during the interval count for the time they served: two at
+ * its end, one of them for its last tenth only (1.1 GPU-seconds in service),
+ * 0.88 busy: 80% busy, f = 0.2, nothing to release; counted as two full
+ * GPUs it would read 56% idle and release one. No service at all: f = 0. */
+static void test_served(void **state)
+{
+	(void)state;
+	struct sym_autoscale a, b;
+	sym_autoscale_advice_served(1000, 0, 0.88, 1.1, 2, 0.01, &a);
+	assert_true(fabs(a.idle_fraction - 0.2) < 1e-12);
+	assert_int_equal(a.release, 0);
+	sym_autoscale_advice(1000, 0, 0.88, 1, 2, 0.01, &b);
+	assert_true(fabs(b.idle_fraction - 0.56) < 1e-12);
+	assert_int_equal(b.release, 1);
+	/* busier than in service (a batch planned near the end): f = 0 */
+	sym_autoscale_advice_served(1000, 0, 2, 1.5, 2, 0.01, &a);
+	assert_true(a.idle_fraction == 0 && a.release == 0);
+	sym_autoscale_advice_served(0, 0, 0, 0, 1, 0.01, &a);
+	assert_true(a.idle_fraction == 0 && a.release == 0 && a.add == 0);
+	/* the bad rate's add counts the GPUs at the end: 4, 20% bad: ceil(4 * 0.25) = 1 */
+	sym_autoscale_advice_served(800, 200, 1, 2, 4, 0.01, &a);
+	assert_int_equal(a.add, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_add_when_bad),
 		cmocka_unit_test(test_release_when_idle),
+		cmocka_unit_test(test_served),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -823,6 +823,12 @@ static void test_memory_check(void **state)
 	assert_true(apply_text(&e, "{\"partition\": {\"noise_sigmas\": 1000}}", "t", err, sizeof(err)) == -EINVAL);
 	apply_ok(&e, "{\"partition\": {\"noise_sigmas\": 0}}");
 	assert_true(e.partition.noise_sigmas == 0);
+	assert_true(apply_text(&e, "{\"partition\": {\"phase_s\": -1}}", "t", err, sizeof(err)) == -EINVAL);
+	assert_contains(err, "phase_s");
+	apply_ok(&e, "{\"partition\": {\"epoch_s\": 60, \"phase_s\": 60}}");
+	static const char *const want_phase[] = { "partition.phase_s: 60 s, but it must be below epoch_s (60 s)", NULL };
+	resolve_fails(&e, want_phase);
+	apply_ok(&e, "{\"partition\": {\"phase_s\": 0}}");
 	assert_true(apply_text(&e, "{\"partition\": \"many\"}", "t", err, sizeof(err)) == -EINVAL);
 	assert_true(apply_text(&e, "{\"memory_check\": 3}", "t", err, sizeof(err)) == -EINVAL);
 	/* off: memory is not modelled */

@@ -2398,7 +2398,7 @@ static void test_autoscale(void **state)
 	char sim_json[400], as[200];
 	snprintf(sim_json, sizeof(sim_json), "%s/as-sim.json", dir);
 	snprintf(as, sizeof(as), "{\"interval_s\": 1, \"cooldown_s\": 1, \"provision_s\": %.3f, \"start_gpus\": 1, "
-		 "\"phase_s\": %.3f}", provision, phase);
+		 "\"phase_s\": %.3f}", provision, phase < 0.9995 ? phase : 0); /* (as printed: below 1) */
 	const char *sa[] = { "sim", cfg, "--gpus", "4", "--segments", "4:100,6:1000,8:100", "--warmup", "0.5",
 			     "--autoscale", as, "--json", sim_json, "--quiet", NULL };
 	assert_int_equal(wait_for(spawn("as-sim.log", sa), 60), 0);
@@ -2607,16 +2607,21 @@ static void test_control_shift(void **state)
 	}
 	free(alog);
 	double rt_bad = num(j, "bad_rate");
+	/* schedd's epochs against the load: their timer started with schedd, before the load */
+	double ep = (num(s0, "epochs.first_epoch_ns") - t0) / 1e9, ep_phase = ep - floor(ep);
 	cJSON_Delete(s0);
 	cJSON_Delete(j);
 	/* the simulator on the same file: the autoscaler's decisions at schedd's phase, each GPU
-	 * serving `provision` after it (and its models' loading), epochs every second */
-	char sim_json[400], as[200];
+	 * serving `provision` after it (and its models' loading), epochs every second at schedd's
+	 * epochs' phase */
+	char sim_json[400], as[200], part[200];
 	snprintf(sim_json, sizeof(sim_json), "%s/shift-sim.json", dir);
 	snprintf(as, sizeof(as), "{\"interval_s\": 1, \"cooldown_s\": 1, \"provision_s\": %.3f, \"start_gpus\": 2, "
-		 "\"phase_s\": %.3f}", provision, phase);
-	const char *sa[] = { "sim", cfg, "--gpus", "4", "--warmup", "0.5", "--autoscale", as, "--json", sim_json, "--quiet",
-			     NULL };
+		 "\"phase_s\": %.3f}", provision, phase < 0.9995 ? phase : 0); /* (as printed: below 1) */
+	snprintf(part, sizeof(part), "{\"subclusters\": 2, \"assign\": [0, 1], \"load_ms\": 30, \"epoch_s\": 1, "
+		 "\"phase_s\": %.3f}", ep_phase < 0.9995 ? ep_phase : 0);
+	const char *sa[] = { "sim", cfg, "--gpus", "4", "--warmup", "0.5", "--autoscale", as, "--partition", part, "--json",
+			     sim_json, "--quiet", NULL };
 	assert_int_equal(wait_for(spawn("shift-sim.log", sa), 60), 0);
 	cJSON *sj = load_json("shift-sim.json");
 	const cJSON *d;
@@ -2637,9 +2642,9 @@ static void test_control_shift(void **state)
 	double sim_bad = num(sj, "bad_rate");
 	cJSON_Delete(sj);
 	char rts[600], sims[600];
-	print_message("control actions on a shift of load, runtime (bad rate %.4f; provision %.3f s, phase %.3f s): %s\n"
-		      "simulator (bad rate %.4f): %s\n", rt_bad, provision, phase, shift_format(&rt, rts, sizeof(rts)),
-		      sim_bad, shift_format(&sim, sims, sizeof(sims)));
+	print_message("control actions on a shift of load, runtime (bad rate %.4f; provision %.3f s, phases %.3f s, "
+		      "epochs %.3f s): %s\nsimulator (bad rate %.4f): %s\n", rt_bad, provision, phase, ep_phase,
+		      shift_format(&rt, rts, sizeof(rts)), sim_bad, shift_format(&sim, sims, sizeof(sims)));
 	/* The same actions: each GPU added, released or moved in one driver is matched with one of the
 	 * same kind and sub-cluster in the other within 1.5 s (the advice interval, the controller's
 	 * 0.3 s read, the epochs' phases); the unmatched are the decisions at the edge of a threshold
@@ -2659,10 +2664,12 @@ static void test_control_shift(void **state)
 	assert_true(unmatched[0] <= 4 && unmatched[1] <= 4);
 	/* and in both: nothing before the first shift, GPUs added to sub-cluster 0 after it (none to 1
 	 * before the second), a GPU moved after the second, GPUs of sub-cluster 1 released after the
-	 * last */
+	 * last. (The runtime's first two seconds are its warm-up: a cold cluster can drop one of the
+	 * loadgen's warm-up requests, and an advice interval closing 0.09 s into the load then read 1
+	 * bad of 7, 14%, asked for a GPU and released it 1.5 s later: 1 run in 7.) */
 	for (int which = 0; which < 2; which++) {
 		struct shift_acts *x = which ? &sim : &rt;
-		assert_int_equal(shift_count(x, 0, 2.9, 0, -1), 0);
+		assert_int_equal(shift_count(x, which ? 0 : 2, 2.9, 0, -1), 0);
 		assert_true(shift_count(x, 2.9, 9.5, 'a', 0) >= 1);
 		assert_int_equal(shift_count(x, 0, 7.5, 'a', 1), 0);
 		assert_true(shift_count(x, 8, 15.5, 'g', -1) >= 1);

@@ -910,6 +910,13 @@ static void test_epochs(void **state)
 	assert_int_equal(a.total.dropped, b.total.dropped);
 	sym_run_result_finish(&a);
 	sym_run_result_finish(&b);
+	/* phase_s: the epochs at phase_s + k epoch_s (the first phase_s longer: a running cluster's
+	 * timing replayed), rates still per second of each epoch's own length (test_config: below
+	 * epoch_s only) */
+	epoch_run("{\"subclusters\": 4, \"epoch_s\": 60, \"phase_s\": 30}", csv, "a100", &a);
+	assert_int_equal(a.nepochs, 9);
+	assert_true(a.epochs[0].t_s == 90 && a.epochs[1].t_s == 150 && a.epochs[8].t_s == 570);
+	sym_run_result_finish(&a);
 	unlink(csv);
 	/* Four copies of VGG16 (822 MB static, 6,200 dynamic) in two parts that hold two each
 	 * (S_max 7,900 MB), the two busy copies together: balancing swaps a busy and an idle
