@@ -225,7 +225,6 @@ struct sim {
 	int *gpu_to;         /* each GPU's part after the epoch's moves */
 	bool gpu_move_pending; /* an ACT_GPU_MOVES is due */
 	sym_time epoch_len;
-	sym_time epoch_last; /* the last epoch's time (0 before the first) */
 	struct evheap ev;
 	struct gpu *gpus;
 	struct sym_arrivals *arr;
@@ -1046,8 +1045,8 @@ static void on_epoch(struct sim *s, int idx, sym_time now)
 		s->err = -ENOMEM;
 		return;
 	}
-	double secs = sym_to_s(now - s->epoch_last);
-	s->epoch_last = now;
+	/* (the first epoch is partition.phase_s longer) */
+	double secs = sym_to_s(idx ? s->epoch_len : sym_s(e->partition.phase_s) + s->epoch_len);
 	double *rates = calloc(n, sizeof(double)), *load = calloc((size_t)L, sizeof(double));
 	int *gpu_new = calloc((size_t)e->gpus, sizeof(int)), *assign = calloc(n, sizeof(int));
 	bool *in_service = calloc((size_t)e->gpus, sizeof(bool));
