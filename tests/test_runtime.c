@@ -48,6 +48,14 @@ static const char *scheme = "http"; /* curl's: https when a test turns TLS on */
  * slower: there 1% (the races are what that build checks). */
 static double low_load_bad_allowed;
 
+/* A test of answers, not timing, with lone requests: in the thread-sanitizer build
+ * (low_load_bad_allowed > 0) an inference took 42 ms against the 40 ms SLO and was answered 504.
+ * A lone request is deferred to its latest start whatever the SLO (with 200 ms, one was still
+ * 9.5 ms late on a loaded machine): what absorbs a slow machine is the planned response delay,
+ * 40 ms there instead of 4, with the SLO 200 ms (a test whose SLO must stay 40 ms: 20 ms). Call
+ * before cluster_start. */
+static void loose_answers(bool slo);
+
 #define NFE 2
 #define NBE 4
 static int start_backends = NBE; /* backends cluster_start starts (ids 0..start_backends-1) */
@@ -407,6 +415,15 @@ static void config_replace(const char *from, const char *to)
 	fprintf(cf, "%.*s%s%s", (int)(at - conf), conf, to, at + strlen(from));
 	fclose(cf);
 	free(conf);
+}
+
+static void loose_answers(bool slo)
+{
+	if (low_load_bad_allowed > 0) {
+		if (slo)
+			config_replace("\"slo_ms\": 40,", "\"slo_ms\": 200,");
+		config_replace("\"resp_ms\": 4", slo ? "\"resp_ms\": 40" : "\"resp_ms\": 20");
+	}
 }
 
 /* What a fake fabric peer did: connected (its side), then what it saw. */
@@ -1009,14 +1026,7 @@ static void test_http_api(void **state)
 	(void)state;
 	/* frontend 0 is stopped for 500 ms below: it must not be taken for failed */
 	config_replace("\"failure_ms\": 50,", "\"failure_ms\": 3000,");
-	/* the API's answers, not timing: in the thread-sanitizer build (low_load_bad_allowed > 0) an
-	 * inference took 42 ms against the 40 ms SLO and was answered 504. A lone request is deferred to
-	 * its latest start whatever the SLO (with 200 ms, one was still 9.5 ms late on a loaded machine):
-	 * what absorbs a slow machine is the planned response delay, 40 ms here instead of 4 */
-	if (low_load_bad_allowed > 0) {
-		config_replace("\"slo_ms\": 40,", "\"slo_ms\": 200,");
-		config_replace("\"resp_ms\": 4", "\"resp_ms\": 40");
-	}
+	loose_answers(true);
 	struct cluster c;
 	cluster_start(&c);
 	/* health, metadata */
@@ -2402,6 +2412,16 @@ static void test_autoscale(void **state)
 	 * read of the advice, the backend's start and registration): the simulator's provision_s */
 	double up = cJSON_GetArrayItem(cJSON_GetObjectItem(s, "gpus_first_online_ns"), 1)->valuedouble;
 	double provision = (up - decided) / 1e9;
+	if (low_load_bad_allowed > 0 && !(provision > 0 && provision < 5)) {
+		/* (the thread-sanitizer build: its low load can already ask for a GPU, which then serves
+		 * before the step's decision; the actions are asserted above, the timing is not) */
+		print_message("autoscaling on a step: provision %.3f s (loose timing): no simulator comparison\n",
+			      provision);
+		cJSON_Delete(s);
+		cJSON_Delete(j2);
+		passed = getenv("SYM_TEST_KEEP") == NULL;
+		return;
+	}
 	assert_true(provision > 0 && provision < 5);
 	cJSON_Delete(s);
 	/* control fidelity (issue 31): the simulator's autoscaler, the same decision (control/scale.h)
@@ -2918,6 +2938,7 @@ static void test_reload(void **state)
 	snprintf(tokens, sizeof(tokens), "%s/admin.tokens", dir);
 	assert_int_equal(chmod(tokens, 0600), 0);
 	config_replace("\"runtime\": {\"keys_dir\"", repl);
+	loose_answers(false); /* (a TSan CI run answered its 900 ms request late; its reloads edit the SLO) */
 	struct cluster c;
 	cluster_start(&c);
 	infer_body("body", 4, "UINT8", IN_BYTES);
@@ -3017,6 +3038,7 @@ static void test_json_logs(void **state)
 	(void)state;
 	const char *extra[] = { "--log-format", "json", "--log-level", "debug", NULL };
 	memcpy(proc_extra, extra, sizeof(extra));
+	loose_answers(true); /* (a TSan CI run answered its one request 3.9 ms late) */
 	struct cluster c;
 	cluster_start(&c);
 	proc_extra[0] = NULL;
