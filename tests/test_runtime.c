@@ -757,7 +757,9 @@ static void test_fabric_flood(void **state)
 	fprintf(stderr, "fabric flood: backend 0 registered %.0f ms after it was started again, beside %d connections "
 		"that never authenticate (%lu dialed so far); backend 1, before the flood: %.0f ms\n", 1000 * took, flood.n,
 		dialed, 1000 * base);
-	assert_true(took < 3.0);
+	/* (3 s; 6 in the thread-sanitizer build, whose processes run several times slower: 2.8 and
+	 * 3.2 s there on 2026-11-28, against 0.6 s for the same restart without the flood) */
+	assert_true(took < (low_load_bad_allowed > 0 ? 6.0 : 3.0));
 	pid_t lg = loadgen_start("flood.json", "300", "2");
 	int st = wait_for(lg, 30);
 	flood_stop();
