@@ -150,6 +150,8 @@ void sym_run_result_finish(struct sym_run_result *r)
 	free(r->as.decisions);
 	free(r->as.part_in_service);
 	free(r->as.part_delta);
+	free(r->as.part_busy);
+	free(r->as.part_bad);
 	free(r->sub_gpus);
 	free(r->sub_gpus_kind);
 	free(r->sub_need);
@@ -438,6 +440,10 @@ cJSON *sym_result_json(const char *command, const struct sym_experiment *e, cons
 						      cJSON_CreateIntArray(&r->as.part_in_service[at], r->as.nparts));
 				cJSON_AddItemToObject(d, "subcluster_delta",
 						      cJSON_CreateIntArray(&r->as.part_delta[at], r->as.nparts));
+				cJSON_AddItemToObject(d, "subcluster_busy_fraction",
+						      cJSON_CreateDoubleArray(&r->as.part_busy[at], r->as.nparts));
+				cJSON_AddItemToObject(d, "subcluster_bad_rate",
+						      cJSON_CreateDoubleArray(&r->as.part_bad[at], r->as.nparts));
 			}
 			cJSON_AddItemToArray(ds, d);
 		}

@@ -106,9 +106,11 @@ struct sym_run_result {
 			double bad_rate_next;    /* of the interval after it (-1: none) */
 		} *decisions;
 		/* with sub-clusters (nparts > 1), per decision i and part j at [i * nparts + j]: the GPUs in
-		 * service in the part when it decided, and the part's change */
+		 * service in the part when it decided, the part's change, and the signals it decided on
+		 * (the part's busy fraction and bad rate over the interval) */
 		int nparts;
 		int *part_in_service, *part_delta;
+		double *part_busy, *part_bad;
 	} as;
 	/* complex queries (e->nqueries of them), else nqueries 0 */
 	size_t nqueries;

@@ -262,6 +262,13 @@ struct schedd {
 	sym_time rolls[64];
 	int roll_adds[64]; /* the GPUs each one's advice asked to add (the sub-clusters' summed) */
 	int nrolls;
+	/* and each one's advice per sub-cluster (the whole cluster's without them): the GPUs serving at
+	 * its end and the signals and advice, so that the test can put them beside the simulator's
+	 * (decisions[].subcluster_*); [roll * max(nsub, 1) + part], NULL if out of memory */
+	struct roll_part {
+		int serving, add, release;
+		double busy, bad;
+	} *roll_parts;
 	sym_time *first_up; /* per GPU: when it first came online (0: never), the same clock */
 	/* the cluster-level actions executed here, on the same clock (schedd.json's control_actions: a
 	 * test puts them beside the simulator's autoscaler decisions and epochs, issue 31); the first
@@ -2085,15 +2092,40 @@ static void interval_roll(struct schedd *s, sym_time now)
 	}
 	s->advice_set = true;
 	if (s->nrolls < (int)(sizeof(s->rolls) / sizeof(s->rolls[0]))) {
-		int adds = s->iv_part ? 0 : s->advice.add;
+		int adds = s->iv_part ? 0 : s->advice.add, L = s->iv_part ? s->nsub : 1;
 		for (int j = 0; s->iv_part && j < s->nsub; j++)
 			adds += s->iv_part[j].advice.add;
+		if (!s->nrolls) /* (the record is optional: without memory, schedd.json leaves it out) */
+			s->roll_parts = calloc(sizeof(s->rolls) / sizeof(s->rolls[0]) * (size_t)L, sizeof(*s->roll_parts));
+		for (int j = 0; s->roll_parts && j < L; j++) {
+			const struct sym_autoscale *a = s->iv_part ? &s->iv_part[j].advice : &s->advice;
+			int on = 0;
+			for (int g = 0; g < s->c->backends_max; g++)
+				on += (!s->iv_part || s->sc.gpu_part[g] == j) && gpu_serving(s, g);
+			s->roll_parts[s->nrolls * L + j] = (struct roll_part){ .serving = on, .add = a->add,
+									.release = a->release,
+									.busy = 1 - a->idle_fraction,
+									.bad = a->bad_rate };
+		}
 		s->roll_adds[s->nrolls] = adds;
 		s->rolls[s->nrolls++] = now;
 	}
-	s->iv_start = now;
+	/* the next interval closes on the grid (start + k interval_s), as the simulator's decisions fall
+	 * (autoscale.phase_s): the heartbeat that closes one comes a few ms after its moment, and
+	 * restarting from it drifted the advice 6-10 ms a second against the load; after a stall of
+	 * more than an interval the grid starts again now */
+	s->iv_start += s->iv_len;
+	if (now >= s->iv_start + s->iv_len)
+		s->iv_start = now;
 	s->iv_good = s->iv_bad = 0;
 	s->iv_busy_s = s->iv_serving_s = 0;
+}
+
+/* Seconds until the open advice interval closes (0 when it is due: the next heartbeat closes it). */
+static double next_advice_s(const struct schedd *s)
+{
+	sym_time now = sym_monotonic_ns(), close = s->iv_start + s->iv_len;
+	return close > now ? (double)(close - now) / 1e9 : 0;
 }
 
 static void per_model(struct schedd *s, struct sym_buf *b, const char *name, const char *type, const char *help,
@@ -2284,6 +2316,9 @@ static void write_metrics(void *ctx, struct sym_buf *b)
 		  s->advice_set ? s->advice.release : 0 },
 		{ "symphony_autoscale_interval_seconds", "gauge", "Length of the autoscaling interval",
 		  (double)s->iv_len / 1e9 },
+		{ "symphony_autoscale_next_advice_seconds", "gauge",
+		  "Seconds until the current interval closes and its advice replaces the last (an autoscaler "
+		  "reads it then)", next_advice_s(s) },
 	};
 	prom_scalars(b, advice, sizeof(advice) / sizeof(advice[0]));
 	/* per sub-cluster (none: the whole cluster is sub-cluster 0), for an autoscaler adding a part's GPUs */
@@ -2513,6 +2548,24 @@ static int write_stats(struct schedd *s, const char *path)
 	cJSON *radds = cJSON_AddArrayToObject(o, "advice_intervals_add_gpus");
 	for (int i = 0; radds && i < s->nrolls; i++)
 		cJSON_AddItemToArray(radds, cJSON_CreateNumber(s->roll_adds[i]));
+	if (s->roll_parts) { /* per interval, its advice per sub-cluster (one entry without them) */
+		int L = s->iv_part ? s->nsub : 1;
+		cJSON *rp = cJSON_AddArrayToObject(o, "advice_intervals_parts");
+		for (int i = 0; rp && i < s->nrolls; i++) {
+			cJSON *x = cJSON_CreateObject(), *on = cJSON_AddArrayToObject(x, "gpus_serving"),
+			      *busy = cJSON_AddArrayToObject(x, "busy_fraction"), *bad = cJSON_AddArrayToObject(x, "bad_rate"),
+			      *add = cJSON_AddArrayToObject(x, "add"), *rel = cJSON_AddArrayToObject(x, "release");
+			for (int j = 0; j < L; j++) {
+				const struct roll_part *q = &s->roll_parts[i * L + j];
+				cJSON_AddItemToArray(on, cJSON_CreateNumber(q->serving));
+				cJSON_AddItemToArray(busy, cJSON_CreateNumber(q->busy));
+				cJSON_AddItemToArray(bad, cJSON_CreateNumber(q->bad));
+				cJSON_AddItemToArray(add, cJSON_CreateNumber(q->add));
+				cJSON_AddItemToArray(rel, cJSON_CreateNumber(q->release));
+			}
+			cJSON_AddItemToArray(rp, x);
+		}
+	}
 	cJSON *acts = cJSON_AddArrayToObject(o, "control_actions");
 	for (int i = 0; acts && i < s->nacts; i++) {
 		cJSON *a = cJSON_CreateObject();
@@ -3504,6 +3557,7 @@ static void teardown(struct schedd *s)
 	free(s->live);
 	sym_tokens_free(&s->admin);
 	free(s->iv_part);
+	free(s->roll_parts);
 	free(s->ep_base);
 	free(s->move_to);
 	free(s->retry_to);

@@ -919,7 +919,9 @@ static int sim_setup(struct sim *s, const struct sym_run_opts *opts, struct sym_
 			res->as.nparts = s->nparts;
 			res->as.part_in_service = calloc(n, sizeof(int));
 			res->as.part_delta = calloc(n, sizeof(int));
-			if (!res->as.part_in_service || !res->as.part_delta)
+			res->as.part_busy = calloc(n, sizeof(double));
+			res->as.part_bad = calloc(n, sizeof(double));
+			if (!res->as.part_in_service || !res->as.part_delta || !res->as.part_busy || !res->as.part_bad)
 				return -ENOMEM;
 		}
 		if (!res->as.decisions || !s->as_part || !s->as_sp || !s->as_gs || !s->as_acts)
@@ -1435,8 +1437,12 @@ static void on_scale(struct sim *s, sym_time now)
 		as->releases++;
 		as->gpus_released -= total;
 	}
-	for (int j = 0; as->nparts > 1 && j < L; j++)
-		as->part_in_service[d * (size_t)L + (size_t)j] = parts[j].serving;
+	for (int j = 0; as->nparts > 1 && j < L; j++) {
+		size_t at = d * (size_t)L + (size_t)j;
+		as->part_in_service[at] = parts[j].serving;
+		as->part_busy[at] = parts[j].busy_fraction;
+		as->part_bad[at] = parts[j].advice.bad_rate;
+	}
 	for (int k = 0; k < nact; k++) {
 		const struct sym_scale_action *x = &s->as_acts[k];
 		if (as->nparts > 1)
