@@ -432,7 +432,8 @@ static const struct cli_opt *const autoscale_opts[] = { &o_cluster_config, &o_as
 							 &o_as_cmd_timeout, &o_quiet_rt, &o_log_format, &o_log_level, NULL };
 
 static const char autoscale_text[] =
-	"A small controller that lets the cluster follow its load: every --interval it reads schedd's autoscaling "
+	"A small controller that lets the cluster follow its load: every --interval, and as each new advice comes "
+	"(20 ms after schedd's interval closes), it reads schedd's autoscaling "
 	"advice from its /metrics (per sub-cluster: add N r/(1-r) GPUs when the bad rate r of the GPUs serving is "
 	"above advice_threshold, else release N f, f their idle fraction: the papers' rule) and which backend ids "
 	"serve, and runs --add-cmd for the lowest free ids of the sub-cluster that asks (then the lowest free ids "

@@ -89,6 +89,7 @@ int sym_ctl_parse(const char *text, size_t len, struct sym_ctl_metrics *m, char 
 {
 	memset(m, 0, sizeof(*m));
 	memset(m->serving, -1, sizeof(m->serving));
+	m->next_advice_s = m->interval_s = -1;
 	static const char *const adv[] = { "symphony_subcluster_autoscale_add_gpus",
 					   "symphony_subcluster_autoscale_release_gpus",
 					   "symphony_subcluster_autoscale_bad_rate",
@@ -122,6 +123,13 @@ int sym_ctl_parse(const char *text, size_t len, struct sym_ctl_metrics *m, char 
 					m->nparts = (int)b + 1;
 				any = true;
 			}
+			bool next = !strcmp(name, "symphony_autoscale_next_advice_seconds");
+			if (next || !strcmp(name, "symphony_autoscale_interval_seconds")) {
+				if (!isfinite(v) || v < 0 || v > 1e6)
+					return snprintf(err, errlen, "schedd's metrics, line %d: %s %g s out of range", lineno,
+							name, v), -EPROTO;
+				*(next ? &m->next_advice_s : &m->interval_s) = v;
+			}
 			for (int k = 0; k < 4; k++) {
 				if (strcmp(name, adv[k]))
 					continue;
@@ -143,6 +151,29 @@ int sym_ctl_parse(const char *text, size_t len, struct sym_ctl_metrics *m, char 
 }
 
 /* ---- the decision ---- */
+
+double sym_ctl_advice_at(struct sym_ctl_state *st, const struct sym_ctl_metrics *m, double now_s)
+{
+	if (m->next_advice_s < 0 || m->interval_s <= 0 || m->interval_s < m->next_advice_s)
+		return now_s;
+	double at = now_s - (m->interval_s - m->next_advice_s), len = m->interval_s;
+	/* on the grid of the first (each read's estimate is late by the read's own latency, a few ms,
+	 * so two advices a cooldown of one interval apart could read 0.999 intervals apart); a grid
+	 * that moved (schedd restarted it after a stall, or a new interval_s) is taken anew */
+	double k = st->grid_len == len ? nearbyint((at - st->grid0) / len) : 0, q = st->grid0 + k * len;
+	if (st->grid_len == len && fabs(at - q) < 0.1 * len)
+		at = q;
+	else
+		st->grid0 = at, st->grid_len = len;
+	return at > 0 ? at : 0; /* (an interval closed before the controller started: its start) */
+}
+
+double sym_ctl_next_read(const struct sym_ctl_metrics *m, double now_s, double wake_s)
+{
+	if (m->next_advice_s >= 0 && now_s + m->next_advice_s + SYM_CTL_ADVICE_SLACK_S < wake_s)
+		return now_s + m->next_advice_s + SYM_CTL_ADVICE_SLACK_S;
+	return wake_s;
+}
 
 void sym_ctl_state_init(struct sym_ctl_state *st)
 {
@@ -324,8 +355,9 @@ int sym_ctl_run(const struct sym_ctl_opts *o)
 				sym_rt_log(WHO, "%s (no action)", err);
 		} else {
 			fails = 0;
-			int n = sym_ctl_decide(&o->cfg, st, m, now_s, acts, SYM_CTL_MAX_BACKENDS);
-			wake_s = st->wake_s;
+			double at_s = sym_ctl_advice_at(st, m, now_s);
+			int n = sym_ctl_decide(&o->cfg, st, m, at_s, acts, SYM_CTL_MAX_BACKENDS);
+			wake_s = sym_ctl_next_read(m, now_s, now_s + (st->wake_s - at_s));
 			if (st->expired)
 				sym_rt_warn(WHO, "%d backend(s) started did not serve within %g s: no longer awaited", st->expired,
 					    o->cfg.start_timeout_s);

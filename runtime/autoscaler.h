@@ -45,6 +45,8 @@ struct sym_ctl_metrics {
 	int nbackends;                           /* ids 0..nbackends-1 the cluster takes */
 	signed char serving[SYM_CTL_MAX_BACKENDS]; /* 1 serving, 0 not, -1 not listed */
 	short part[SYM_CTL_MAX_BACKENDS];        /* each id's sub-cluster */
+	double next_advice_s;                    /* until schedd's next advice (< 0: not said) */
+	double interval_s;                       /* schedd's advice interval (< 0: not said) */
 };
 
 /* Reads the samples it needs from a Prometheus text exposition. 0, or
@@ -67,9 +69,25 @@ struct sym_ctl_state {
 							  * sees them) */
 	int expired;                                /* starts given up by the last decision */
 	double wake_s;                              /* the next decision's time (the step's) */
+	double grid0, grid_len;                     /* sym_ctl_advice_at's grid (grid_len 0: none yet) */
 };
 
 void sym_ctl_state_init(struct sym_ctl_state *st);
+
+/* When the advice in m was given: the moment its interval closed, by schedd's
+ * symphony_autoscale_interval_seconds and _next_advice_seconds, on the grid
+ * of the first such moment (st keeps it) (now_s without them; at least 0, the
+ * controller's start). The controller decides at that moment, as the
+ * simulator decides at each interval's end, so that its cooldown counts whole
+ * intervals however late each read comes. */
+double sym_ctl_advice_at(struct sym_ctl_state *st, const struct sym_ctl_metrics *m, double now_s);
+
+/* The next read: wake_s, or SYM_CTL_ADVICE_SLACK_S after schedd's next
+ * advice when that is sooner (its heartbeat, or the read itself, closes the
+ * interval), so that an action follows its advice by tens of ms, not by up
+ * to --interval. */
+#define SYM_CTL_ADVICE_SLACK_S 0.02
+double sym_ctl_next_read(const struct sym_ctl_metrics *m, double now_s, double wake_s);
 
 /* The actions at now_s (at most cap) for the scrape m: control/scale.h's
  * step (gpu: the backend id; part: its sub-cluster; delta +1: start it, -1:

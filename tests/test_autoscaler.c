@@ -2,6 +2,7 @@
  * metrics and its decisions (runtime/autoscaler.h), without a cluster: the
  * process itself is driven by test_runtime's test_autoscale. */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,6 +42,8 @@ static const char METRICS[] =
 	"symphony_backend_serving{backend=\"3\",subcluster=\"1\"} 1\n"
 	"symphony_backend_serving{backend=\"4\",subcluster=\"1\"} 1\n"
 	"symphony_backend_serving{backend=\"5\",subcluster=\"1\"} 0\n"
+	"symphony_autoscale_interval_seconds 1\n"
+	"symphony_autoscale_next_advice_seconds 0.25\n"
 	"symphony_requests_total{model=\"m\",outcome=\"served\"} 17\n";
 
 static void test_parse(void **state)
@@ -59,6 +62,34 @@ static void test_parse(void **state)
 		assert_int_equal(m->part[i], part[i]);
 	}
 	assert_int_equal(m->serving[6], -1);
+	/* the advice's timing: given 0.75 s ago (its interval closed then), the next in 0.25 s, read
+	 * 20 ms after it unless the controller's own wake-up comes first */
+	assert_true(m->interval_s == 1 && m->next_advice_s == 0.25);
+	struct sym_ctl_state *g = malloc(sizeof(*g));
+	sym_ctl_state_init(g);
+	assert_true(sym_ctl_advice_at(g, m, 0.5) == 0); /* (before the controller's start: its start) */
+	sym_ctl_state_init(g);
+	assert_true(fabs(sym_ctl_advice_at(g, m, 10) - 9.25) < 1e-12);
+	/* later reads, each late by a few ms, fall on that grid: whole intervals apart */
+	assert_true(sym_ctl_advice_at(g, m, 11.003) == 10.25);
+	assert_true(sym_ctl_advice_at(g, m, 10.998) == 10.25);
+	m->next_advice_s = 0.55; /* the same advice read again 0.3 s later */
+	assert_true(sym_ctl_advice_at(g, m, 10.7) == 10.25);
+	assert_true(fabs(sym_ctl_advice_at(g, m, 12.3) - 11.85) < 1e-12); /* a moved grid: taken anew */
+	assert_true(fabs(sym_ctl_advice_at(g, m, 13.295) - 12.85) < 1e-12);
+	m->next_advice_s = 0.25;
+	free(g);
+	assert_true(fabs(sym_ctl_next_read(m, 10, 15) - 10.27) < 1e-12);
+	assert_true(sym_ctl_next_read(m, 10, 10.1) == 10.1);
+	struct sym_ctl_metrics *old = malloc(sizeof(*old)); /* a schedd that does not say: now, the wake-up */
+	struct sym_ctl_state *og = malloc(sizeof(*og));
+	sym_ctl_state_init(og);
+	const char one[] = "symphony_backend_serving{backend=\"0\",subcluster=\"0\"} 1\n";
+	assert_int_equal(sym_ctl_parse(one, strlen(one), old, err, sizeof(err)), 0);
+	assert_true(old->next_advice_s < 0 && old->interval_s < 0);
+	assert_true(sym_ctl_advice_at(og, old, 10) == 10 && sym_ctl_next_read(old, 10, 15) == 15);
+	free(og);
+	free(old);
 	/* not schedd's metrics, a malformed sample, ids out of range, a negative advice */
 	const struct {
 		const char *text, *want;
@@ -71,6 +102,8 @@ static void test_parse(void **state)
 		{ "symphony_backend_serving{backend=\"a\",subcluster=\"0\"} 1\n", "out of range" },
 		{ "symphony_backend_serving{backend=\"0\",subcluster=\"0\"} 1\n"
 		  "symphony_subcluster_autoscale_add_gpus{subcluster=\"0\"} -3\n", "line 2: sub-cluster 0, value -3" },
+		{ "symphony_autoscale_next_advice_seconds -1\n", "line 1: symphony_autoscale_next_advice_seconds -1 s out" },
+		{ "symphony_autoscale_interval_seconds nan\n", "symphony_autoscale_interval_seconds nan s out of range" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = 0;
