@@ -2359,6 +2359,64 @@ static cJSON *autoscaled_run(const char *out, const char *const *lg_flags)
 	return assert_exactly_once(out);
 }
 
+/* The provisioning measured in schedd.json s (times against t0, ns): for each backend that joined
+ * after the load began, from the advice interval that asked for it (the last to close before it
+ * whose advice added GPUs, within 5 s) to its registration (the controller's read of the advice,
+ * the backend's start and registration); their mean, the simulator's provision_s, or -1 when none.
+ * (Not the first GPU's alone: backends started together start more slowly on this 2-core
+ * machine, 0.54 s against 0.35 s for one alone, and the simulator given the first's made the
+ * interval after a +2 read 15% bad against the runtime's 18-22%.) */
+static double measured_provision(const cJSON *s, double t0, int *count)
+{
+	const cJSON *rolls = cJSON_GetObjectItem(s, "advice_intervals_closed_ns");
+	const cJSON *radds = cJSON_GetObjectItem(s, "advice_intervals_add_gpus"), *a;
+	double sum = 0;
+	int n = 0;
+	cJSON_ArrayForEach(a, cJSON_GetObjectItem(s, "control_actions")) {
+		double t = num(a, "t_ns");
+		if (t <= t0 || strcmp(cJSON_GetObjectItem(a, "action")->valuestring, "backend_joined"))
+			continue;
+		double asked = -1;
+		for (int i = 0; i < cJSON_GetArraySize(rolls); i++) {
+			double c = cJSON_GetArrayItem(rolls, i)->valuedouble;
+			if (c <= t && c > t - 5e9 && cJSON_GetArrayItem(radds, i)->valueint > 0)
+				asked = c;
+		}
+		if (asked > 0) {
+			sum += (t - asked) / 1e9;
+			n++;
+		}
+	}
+	*count = n;
+	return n ? sum / n : -1;
+}
+
+/* The advice intervals' signals of one driver as text, an interval a group: "t: n/busy/bad ..." per
+ * sub-cluster. Runtime: schedd.json's advice_intervals_parts with its closing times `closed` (ns,
+ * against t0); simulator: autoscaler.decisions (closed NULL). */
+static void shift_signals(const cJSON *ivs, const cJSON *closed, double t0, char *buf, size_t len)
+{
+	size_t o = 0;
+	buf[0] = 0;
+	for (int i = 0; ivs && i < cJSON_GetArraySize(ivs) && o < len; i++) {
+		const cJSON *x = cJSON_GetArrayItem(ivs, i);
+		const cJSON *n = cJSON_GetObjectItem(x, closed ? "gpus_serving" : "subcluster_gpus_in_service"),
+			    *busy = cJSON_GetObjectItem(x, closed ? "busy_fraction" : "subcluster_busy_fraction"),
+			    *bad = cJSON_GetObjectItem(x, closed ? "bad_rate" : "subcluster_bad_rate");
+		double t = closed ? (cJSON_GetArrayItem(closed, i)->valuedouble - t0) / 1e9 : num(x, "t_s");
+		if (t <= 0)
+			continue;
+		o += (size_t)snprintf(buf + o, len - o, "%s%.2f:", o ? "; " : "", t);
+		if (!closed && !n) /* (the simulator without sub-clusters: the whole cluster's) */
+			o += (size_t)snprintf(buf + o, len - o, " %d/%.2f/%.3f", (int)num(x, "gpus_in_service"),
+					      num(x, "busy_fraction"), num(x, "bad_rate"));
+		for (int j = 0; n && busy && bad && j < cJSON_GetArraySize(n) && o < len; j++)
+			o += (size_t)snprintf(buf + o, len - o, " %d/%.2f/%.3f", cJSON_GetArrayItem(n, j)->valueint,
+					      cJSON_GetArrayItem(busy, j)->valuedouble,
+					      cJSON_GetArrayItem(bad, j)->valuedouble);
+	}
+}
+
 /* `symphony autoscale` following a step in load: the cluster starts with backend 0 of up to 4
  * (backends_max); loadgen offers 100 req/s, then 1,000 (about three GPUs' worth), then 100
  * again. The controller, reading schedd's advice every 0.3 s, starts backends with its add
@@ -2383,10 +2441,7 @@ static void test_autoscale(void **state)
 	assert_int_equal((int)num(s, "failed_requests"), 0);
 	assert_true(num(s, "peers_left") >= removes); /* each removed backend said bye and drained */
 	/* where schedd's advice intervals fell against the load (both on the host's monotonic clock),
-	 * and the first after the step whose advice asked for GPUs: the controller's decision, within
-	 * its 0.3 s read. (Not simply the first to close after the step: one closing 13 ms after it
-	 * holds too little of it to ask, and the next second's then looked like a 1.7 s provisioning,
-	 * which made the simulator 7 points worse: a CI run, 19.8% against 27.0%.) */
+	 * and that one after the step asked for GPUs */
 	double t0 = num(j2, "checks.t0_monotonic_ns"), phase = -1, decided = -1;
 	const cJSON *rolls = cJSON_GetObjectItem(s, "advice_intervals_closed_ns"), *roll;
 	const cJSON *radds = cJSON_GetObjectItem(s, "advice_intervals_add_gpus");
@@ -2400,13 +2455,11 @@ static void test_autoscale(void **state)
 		ri++;
 	}
 	assert_true(phase >= 0 && phase < 1 && decided > 0);
-	/* and how long the first GPU it added took to serve from that decision (the controller's next
-	 * read of the advice, the backend's start and registration): the simulator's provision_s */
-	double up = cJSON_GetArrayItem(cJSON_GetObjectItem(s, "gpus_first_online_ns"), 1)->valuedouble;
-	double provision = (up - decided) / 1e9;
+	/* and how long a GPU it added took to serve: the simulator's provision_s */
+	int nprov;
+	double provision = measured_provision(s, t0, &nprov);
 	if (low_load_bad_allowed > 0 && !(provision > 0 && provision < 5)) {
-		/* (the thread-sanitizer build: its low load can already ask for a GPU, which then serves
-		 * before the step's decision; the actions are asserted above, the timing is not) */
+		/* (the thread-sanitizer build; the actions are asserted above, the timing is not) */
 		print_message("autoscaling on a step: provision %.3f s (loose timing): no simulator comparison\n",
 			      provision);
 		cJSON_Delete(s);
@@ -2415,6 +2468,8 @@ static void test_autoscale(void **state)
 		return;
 	}
 	assert_true(provision > 0 && provision < 5);
+	char rt_sig[2400];
+	shift_signals(cJSON_GetObjectItem(s, "advice_intervals_parts"), rolls, t0, rt_sig, sizeof(rt_sig));
 	cJSON_Delete(s);
 	/* control fidelity (issue 31): the simulator's autoscaler, the same decision (control/scale.h)
 	 * on the same cluster and step (advice interval 1 s, cooldown 1 s, a backend serving about 0.3 s
@@ -2430,15 +2485,24 @@ static void test_autoscale(void **state)
 	cJSON *sim = load_json("as-sim.json");
 	int sim_added = (int)num(sim, "autoscaler.gpus_added"), sim_released = (int)num(sim, "autoscaler.gpus_released");
 	double rt_bad = num(j2, "bad_rate");
+	char sim_sig[2400];
+	shift_signals(cJSON_GetObjectItem(cJSON_GetObjectItem(sim, "autoscaler"), "decisions"), NULL, 0, sim_sig,
+		      sizeof(sim_sig));
+	print_message("advice per interval (t: GPUs serving/busy fraction/bad rate):\n");
+	print_message("runtime   %s\n", rt_sig);
+	print_message("simulator %s\n", sim_sig);
 	print_message("autoscaling on a step: runtime added %d, released %d, bad rate %.4f; simulator (phase %.3f s, "
 		      "provision %.3f s) added %d, released %d, bad rate %.4f\n", adds, removes, rt_bad, phase, provision,
 		      sim_added, sim_released, num(sim, "bad_rate"));
 	assert_true(sim_added >= 2 && sim_added == sim_released); /* back to the one it started with */
 	assert_true(abs(sim_added - adds) <= 2);
-	/* bad rates within 5 points: measured 0.3 to 2.3 in four runs on a quiet machine, 0.9 to 3.8
-	 * in five on a noisy one (the runtime the worse each time: its processes stall for ms, the
-	 * simulator's never do); a decision that sees the step's first fifth of a second can go either
-	 * way in either driver. Not in the thread-sanitizer build (loose timing: the actions, not
+	/* bad rates within 5 points: with schedd's advice on a fixed grid, the controller reading
+	 * each advice as it comes and the mean provisioning, 0.5 to 2.5 in twelve runs (median 1.6;
+	 * before, 1.2 to 4.9; docs/runtime.md), the
+	 * runtime the worse each time: its processes stall for ms, the simulator's never do, and the
+	 * interval after the step's second add reads 16-25% bad in the runtime against 14-16% (the
+	 * two or three backends it starts at once come up at different moments, the simulator's
+	 * after one provisioning). Not in the thread-sanitizer build (loose timing: the actions, not
 	 * timing): its processes run several times slower than the profile the simulator is given */
 	double sim_bad = num(sim, "bad_rate");
 	if (low_load_bad_allowed == 0)
@@ -2565,32 +2629,19 @@ static void test_control_shift(void **state)
 	 * registered, after the provisioning measured below), released (its backend left), moved */
 	double t0 = num(j, "checks.t0_monotonic_ns");
 	struct shift_acts rt = { 0 }, sim = { 0 };
-	double first_add = -1;
 	const cJSON *acts = cJSON_GetObjectItem(s0, "control_actions"), *a;
-	cJSON_ArrayForEach(a, acts) {
-		double t = (num(a, "t_ns") - t0) / 1e9;
-		const char *what = cJSON_GetObjectItem(a, "action")->valuestring;
-		if (t > 0 && !strcmp(what, "backend_joined") && first_add < 0)
-			first_add = t;
-	}
-	assert_true(first_add > 0); /* (the shift at 3 s; under the thread sanitizer a low load can ask too) */
-	/* the provisioning: from the first advice interval asking for GPUs (the controller acts on it
-	 * within its 0.3 s) to the first backend's registration; and the phase of schedd's advice
-	 * intervals against the load */
-	double phase = -1, decided = -1;
+	/* the provisioning (measured_provision), and the phase of schedd's advice intervals against the
+	 * load */
+	int nprov;
+	double provision = measured_provision(s0, t0, &nprov);
+	double phase = -1;
 	const cJSON *rolls = cJSON_GetObjectItem(s0, "advice_intervals_closed_ns"), *roll;
-	const cJSON *radds = cJSON_GetObjectItem(s0, "advice_intervals_add_gpus");
-	int ri = 0;
 	cJSON_ArrayForEach(roll, rolls) {
 		double t = (roll->valuedouble - t0) / 1e9;
 		if (t > 0 && phase < 0)
 			phase = t - (double)(long)t;
-		if (t > 0 && decided < 0 && cJSON_GetArrayItem(radds, ri)->valueint > 0)
-			decided = t;
-		ri++;
 	}
-	double provision = first_add - decided;
-	assert_true(decided >= 0 && phase >= 0 && phase < 1 && provision > 0 && provision < 5);
+	assert_true(nprov >= 1 && phase >= 0 && phase < 1 && provision > 0 && provision < 5);
 	cJSON_ArrayForEach(a, acts) {
 		double t = (num(a, "t_ns") - t0) / 1e9;
 		const char *what = cJSON_GetObjectItem(a, "action")->valuestring;
@@ -2632,6 +2683,9 @@ static void test_control_shift(void **state)
 	}
 	free(alog);
 	double rt_bad = num(j, "bad_rate");
+	/* each advice interval's signals per sub-cluster, for the log beside the simulator's below */
+	char rt_sig[2400];
+	shift_signals(cJSON_GetObjectItem(s0, "advice_intervals_parts"), rolls, t0, rt_sig, sizeof(rt_sig));
 	/* schedd's epochs against the load: their timer started with schedd, before the load */
 	double ep = (num(s0, "epochs.first_epoch_ns") - t0) / 1e9, ep_phase = ep - floor(ep);
 	cJSON_Delete(s0);
@@ -2665,8 +2719,14 @@ static void test_control_shift(void **state)
 			shift_note(&sim, num(d, "t_s"), 'm', -1, (int)num(d, "models_moved"));
 	}
 	double sim_bad = num(sj, "bad_rate");
+	char sim_sig[2400];
+	shift_signals(cJSON_GetObjectItem(cJSON_GetObjectItem(sj, "autoscaler"), "decisions"), NULL, 0, sim_sig,
+		      sizeof(sim_sig));
 	cJSON_Delete(sj);
 	char rts[600], sims[600];
+	print_message("advice per interval (t: GPUs serving/busy fraction/bad rate per sub-cluster):\n");
+	print_message("runtime   %s\n", rt_sig);
+	print_message("simulator %s\n", sim_sig);
 	print_message("control actions on a shift of load, runtime (bad rate %.4f; provision %.3f s, phases %.3f s, "
 		      "epochs %.3f s): %s\nsimulator (bad rate %.4f): %s\n", rt_bad, provision, phase, ep_phase,
 		      shift_format(&rt, rts, sizeof(rts)), sim_bad, shift_format(&sim, sims, sizeof(sims)));
@@ -2674,11 +2734,17 @@ static void test_control_shift(void **state)
 	 * same kind and sub-cluster in the other within 1.5 s (the advice interval, the controller's
 	 * 0.3 s read, the epochs' phases); the unmatched are the decisions at the edge of a threshold
 	 * (a release at a bad rate near advice_threshold, an add on the first tenth of a second of a
-	 * shift), 1 to 3 of 7 to 9 in twelve runs; at most 4 in either driver. Not in the
+	 * shift); with schedd's advice on a fixed grid, the controller reading each advice as it
+	 * comes and the mean provisioning, 0 or 1 in each driver in thirteen runs (before, 1 to 3 of
+	 * 7 to 9 in twelve; docs/runtime.md); at most 2 in either driver. Not in the
 	 * thread-sanitizer build (loose timing: the answers, not timing), whose processes run several
 	 * times slower than the profile the simulator is given: there a low load is already bad. */
 	int unmatched[2];
-	shift_match(&rt, &sim, 1.5, unmatched);
+	struct shift_acts rt_load = { 0 }; /* (the runtime's warm-up, if any, is checked below) */
+	for (int i = 0; i < rt.n; i++)
+		if (rt.a[i].t >= 2.9)
+			rt_load.a[rt_load.n++] = rt.a[i];
+	shift_match(&rt_load, &sim, 1.5, unmatched);
 	print_message("unmatched: runtime %d, simulator %d\n", unmatched[0], unmatched[1]);
 	for (int which = 0; which < 2; which++)
 		assert_int_equal(shift_count(which ? &sim : &rt, 0, 100, 'm', -1), 0); /* one model a part */
@@ -2686,23 +2752,30 @@ static void test_control_shift(void **state)
 		passed = getenv("SYM_TEST_KEEP") == NULL;
 		return;
 	}
-	assert_true(unmatched[0] <= 4 && unmatched[1] <= 4);
+	assert_true(unmatched[0] <= 2 && unmatched[1] <= 2);
 	/* and in both: nothing before the first shift, GPUs added to sub-cluster 0 after it (none to 1
 	 * before the second), a GPU moved after the second, GPUs of sub-cluster 1 released after the
-	 * last. (The runtime's first two seconds are its warm-up: a cold cluster can drop one of the
-	 * loadgen's warm-up requests, and an advice interval closing 0.09 s into the load then read 1
-	 * bad of 7, 14%, asked for a GPU and released it 1.5 s later: 1 run in 7.) */
+	 * last. (But the runtime's warm-up: a cold cluster can drop one of its first requests, 1 bad of
+	 * 7 to 60 in the first interval, 1.5-14%; the advice then asks for a GPU, released a cooldown
+	 * later, before the shift: 2 runs in 10. At most that one add and its release.) */
+	int warm_adds = shift_count(&rt, 0, 2.9, 'a', -1);
+	assert_true(warm_adds <= 1);
+	assert_int_equal(shift_count(&rt, 0, 2.9, 'r', -1), warm_adds);
+	assert_int_equal(shift_count(&rt, 0, 2.9, 'g', -1) + shift_count(&rt, 0, 2.9, 'm', -1), 0);
 	for (int which = 0; which < 2; which++) {
 		struct shift_acts *x = which ? &sim : &rt;
-		assert_int_equal(shift_count(x, which ? 0 : 2, 2.9, 0, -1), 0);
+		if (which)
+			assert_int_equal(shift_count(x, 0, 2.9, 0, -1), 0);
 		assert_true(shift_count(x, 2.9, 9.5, 'a', 0) >= 1);
 		assert_int_equal(shift_count(x, 0, 7.5, 'a', 1), 0);
 		assert_true(shift_count(x, 8, 15.5, 'g', -1) >= 1);
 		assert_true(shift_count(x, 14, 100, 'r', 1) >= 1);
 	}
-	/* and both serve it about as well (not in the thread-sanitizer build: test_autoscale) */
+	/* and both serve it about as well: 0.3 to 1.0 points apart in thirteen runs (the runtime the
+	 * worse; before the fixed grid 0.3 to 2.5 in nine), allowed 2.5 for a loaded machine (not in the
+	 * thread-sanitizer build: test_autoscale) */
 	if (low_load_bad_allowed == 0)
-		assert_true((rt_bad > sim_bad ? rt_bad - sim_bad : sim_bad - rt_bad) <= 0.04);
+		assert_true((rt_bad > sim_bad ? rt_bad - sim_bad : sim_bad - rt_bad) <= 0.025);
 	passed = getenv("SYM_TEST_KEEP") == NULL;
 }
 
