@@ -2314,12 +2314,13 @@ static pid_t pid_in(const char *name)
 }
 
 /* test_autoscale's and test_control_shift's run: the cluster (start_backends of its backends),
- * `symphony autoscale` (advice read every 0.3 s, cooldown 1 s) starting backends in the
- * background (each reads SYMPHONY_SUBCLUSTER from the add command's environment) and stopping
- * them with SIGTERM (they drain), and loadgen with lg_flags; then the backends it started and did
- * not stop, and the cluster. Every process exits 0; returns loadgen's result (DIR/out), every
- * request answered exactly once. */
-static cJSON *autoscaled_run(const char *out, const char *const *lg_flags)
+ * `symphony autoscale` (each advice as it comes, and every 0.3 s; cooldown 1 s) starting backends
+ * in the background (each reads SYMPHONY_SUBCLUSTER from the add command's environment) and
+ * stopping them with SIGTERM (they drain), and loadgen with lg_flags (its load begun so that the
+ * advice intervals close advice_phase s into each of its seconds; < 0: whenever); then the
+ * backends it started and did not stop, and the cluster. Every process exits 0; returns loadgen's
+ * result (DIR/out), every request answered exactly once. */
+static cJSON *autoscaled_run(const char *out, const char *const *lg_flags, double advice_phase)
 {
 	struct cluster c;
 	cluster_start(&c);
@@ -2331,6 +2332,24 @@ static cJSON *autoscaled_run(const char *out, const char *const *lg_flags)
 			     "1", "--start-timeout", "10", NULL };
 	pid_t ctl = spawn("autoscale.log", aa);
 	assert_int_equal(wait_log("autoscale.log", "following http", 1), 1);
+	if (advice_phase >= 0) {
+		/* the load started so that schedd's advice intervals close advice_phase s after each of
+		 * its seconds (their grid runs from schedd's start: /metrics'
+		 * symphony_autoscale_next_advice_seconds; 1 s intervals here): loadgen's time 0 comes
+		 * about 0.3 s after its start (0.37 under ASan: its connections, then 50 ms); the phase
+		 * it got is measured from schedd.json after the run */
+		assert_int_equal(curl("grid.txt", "GET", 0, "/metrics", ""), 200);
+		double now = (double)sym_monotonic_ns() / 1e9;
+		char *m = slurp("grid.txt");
+		const char *at = m ? strstr(m, "\nsymphony_autoscale_next_advice_seconds ") : NULL;
+		assert_non_null(at);
+		double start = now + strtod(at + strlen("\nsymphony_autoscale_next_advice_seconds "), NULL) -
+			       advice_phase - 0.3;
+		free(m);
+		while (start < now + 0.05)
+			start += 1;
+		sleep_ms((int)((start - now) * 1000));
+	}
 	char path[400];
 	snprintf(path, sizeof(path), "%s/%s", dir, out);
 	const char *la[16] = { "loadgen", cfg };
@@ -2429,7 +2448,7 @@ static void test_autoscale(void **state)
 	config_replace("\"failure_ms\": 50,", "\"failure_ms\": 3000, \"backends_max\": 4,");
 	config_replace("\"backends\": 4,", "\"backends\": 1,");
 	const char *lg[] = { "--segments", "4:100,6:1000,8:100", "--warmup", "0.5", NULL };
-	cJSON *j2 = autoscaled_run("step.json", lg);
+	cJSON *j2 = autoscaled_run("step.json", lg, -1);
 	int adds = count_in("autoscale.log", "adding backend"), removes = count_in("autoscale.log", "removing backend");
 	assert_true(adds >= 1);
 	assert_true(removes >= 1);
@@ -2584,13 +2603,14 @@ static char *shift_format(const struct shift_acts *x, char *buf, size_t len)
 /* One control plane on loopback (issue 31): two models, each a sub-cluster of its own, on two of
  * up to four GPUs (backends 0 and 1; 1 s epochs), under a shift of load: 60 req/s each for 3 s,
  * then model 0 at 500 for 5 s, then model 1 at 500 for 6 s, then 60 each for 4 s (the
- * configuration's rate_csv). `symphony autoscale` (advice every 0.3 s, cooldown 1 s) adds GPUs to
+ * configuration's rate_csv). `symphony autoscale` (each advice as it comes, cooldown 1 s) adds GPUs to
  * sub-cluster 0 at the first shift, starting each backend for it (--subcluster: an id of the other
  * part joins too, control/scale.h's sym_scale_pick); after the second shift an epoch moves a GPU
  * from sub-cluster 0 to 1; at the end GPUs are released. Every request is answered once. The
  * simulator, run on the same file with the same autoscaler (its decisions where schedd's fell,
- * the measured provisioning), takes the same actions, each within 1.5 s of the runtime's but a
- * few decided at a threshold's edge, and serves the load about as well. */
+ * the measured provisioning), takes the same actions, each within 1.5 s of the runtime's, and
+ * its bad rate is within a point. The load is started at phase 0.4 of schedd's advice intervals,
+ * away from the papers' rule's edges (below). */
 static void test_control_shift(void **state)
 {
 	(void)state;
@@ -2620,7 +2640,7 @@ static void test_control_shift(void **state)
 	assert_int_equal(count_in("badpart2.log", "SYMPHONY_SUBCLUSTER='1x' in the environment"), 1);
 	start_backends = 2;
 	const char *lg[] = { "--warmup", "0.5", NULL }; /* (the load: rate_csv) */
-	cJSON *j = autoscaled_run("shift.json", lg);
+	cJSON *j = autoscaled_run("shift.json", lg, 0.42);
 	assert_int_equal((int)num(j, "checks.failed_by_status.backend failed"), 0);
 	cJSON *s0 = load_json("schedd.json");
 	assert_int_equal((int)num(s0, "backend_failures"), 0);
@@ -2688,6 +2708,8 @@ static void test_control_shift(void **state)
 	shift_signals(cJSON_GetObjectItem(s0, "advice_intervals_parts"), rolls, t0, rt_sig, sizeof(rt_sig));
 	/* schedd's epochs against the load: their timer started with schedd, before the load */
 	double ep = (num(s0, "epochs.first_epoch_ns") - t0) / 1e9, ep_phase = ep - floor(ep);
+	/* and the longest the machine held schedd (its timers, a batch's completion), ms */
+	double held_ms = fmax(num(s0, "scheduler_lag_max_us"), num(s0, "completion_lag_max_us")) / 1e3;
 	cJSON_Delete(s0);
 	cJSON_Delete(j);
 	/* the simulator on the same file: the autoscaler's decisions at schedd's phase, each GPU
@@ -2731,12 +2753,12 @@ static void test_control_shift(void **state)
 		      "epochs %.3f s): %s\nsimulator (bad rate %.4f): %s\n", rt_bad, provision, phase, ep_phase,
 		      shift_format(&rt, rts, sizeof(rts)), sim_bad, shift_format(&sim, sims, sizeof(sims)));
 	/* The same actions: each GPU added, released or moved in one driver is matched with one of the
-	 * same kind and sub-cluster in the other within 1.5 s (the advice interval, the controller's
-	 * 0.3 s read, the epochs' phases); the unmatched are the decisions at the edge of a threshold
-	 * (a release at a bad rate near advice_threshold, an add on the first tenth of a second of a
-	 * shift); with schedd's advice on a fixed grid, the controller reading each advice as it
-	 * comes and the mean provisioning, 0 or 1 in each driver in thirteen runs (before, 1 to 3 of
-	 * 7 to 9 in twelve; docs/runtime.md); at most 2 in either driver. Not in the
+	 * same kind and sub-cluster in the other within 1.5 s (the advice interval, the epochs'
+	 * phases). With the load at phase 0.33-0.43 of the advice intervals, every action matched in 16
+	 * runs; at other phases the decisions around the shifts sit at the papers' rule's edges (an
+	 * add of ceil(N r/(1-r)) at r near 0.5, a release of floor(N f) at 3 GPUs near 66.7% busy,
+	 * docs/runtime.md), where the drivers' few hundredths apart go different ways (a CI run at
+	 * phase 0.85: 2 and 1 unmatched, 3.2 points apart). At most 1 in either driver. Not in the
 	 * thread-sanitizer build (loose timing: the answers, not timing), whose processes run several
 	 * times slower than the profile the simulator is given: there a low load is already bad. */
 	int unmatched[2];
@@ -2752,7 +2774,7 @@ static void test_control_shift(void **state)
 		passed = getenv("SYM_TEST_KEEP") == NULL;
 		return;
 	}
-	assert_true(unmatched[0] <= 2 && unmatched[1] <= 2);
+	assert_true(unmatched[0] <= 1 && unmatched[1] <= 1);
 	/* and in both: nothing before the first shift, GPUs added to sub-cluster 0 after it (none to 1
 	 * before the second), a GPU moved after the second, GPUs of sub-cluster 1 released after the
 	 * last. (But the runtime's warm-up: a cold cluster can drop one of its first requests, 1 bad of
@@ -2767,15 +2789,19 @@ static void test_control_shift(void **state)
 		if (which)
 			assert_int_equal(shift_count(x, 0, 2.9, 0, -1), 0);
 		assert_true(shift_count(x, 2.9, 9.5, 'a', 0) >= 1);
-		assert_int_equal(shift_count(x, 0, 7.5, 'a', 1), 0);
+		assert_int_equal(shift_count(x, which ? 0 : 2.9, 7.5, 'a', 1), 0);
 		assert_true(shift_count(x, 8, 15.5, 'g', -1) >= 1);
 		assert_true(shift_count(x, 14, 100, 'r', 1) >= 1);
 	}
-	/* and both serve it about as well: 0.3 to 1.0 points apart in thirteen runs (the runtime the
-	 * worse; before the fixed grid 0.3 to 2.5 in nine), allowed 2.5 for a loaded machine (not in the
-	 * thread-sanitizer build: test_autoscale) */
+	/* and both serve it alike, within a point: 0.2 to 0.5 points apart in 15 of 16 runs with the
+	 * load at phase 0.33-0.43 (the runtime the worse each time; docs/runtime.md), unless the
+	 * machine held schedd for over 20 ms, which the simulator does not model (a run held 116 ms:
+	 * 1.3 points, 60 requests more dropped); then within 2.5 (not in the thread-sanitizer build:
+	 * test_autoscale) */
+	double gap = fabs(rt_bad - sim_bad);
+	print_message("bad rates %.2f points apart; the machine held schedd up to %.1f ms\n", 100 * gap, held_ms);
 	if (low_load_bad_allowed == 0)
-		assert_true((rt_bad > sim_bad ? rt_bad - sim_bad : sim_bad - rt_bad) <= 0.025);
+		assert_true(gap <= (held_ms > 20 ? 0.025 : 0.01));
 	passed = getenv("SYM_TEST_KEEP") == NULL;
 }
 
