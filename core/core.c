@@ -779,6 +779,16 @@ const struct sym_core_stats *sym_core_stats(const struct sym_core *c)
 	return &cimpl(c)->stats;
 }
 
+void sym_core_waits(const struct sym_core *c, int m, int k, sym_time *wait, sym_time *safe)
+{
+	const struct core *x = cimpl(c);
+	struct sym_waits w = { 0, 0 };
+	if (!x->sched && m >= 0 && m < c->nmodels && k >= 0 && k < c->nkinds)
+		w = sym_models_waits(&x->models, m, k);
+	*wait = w.wait;
+	*safe = w.safe;
+}
+
 int sym_core_set_model(struct sym_core *c, int m, const struct sym_model_cfg *cfg)
 {
 	struct core *k = impl(c);

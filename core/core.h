@@ -203,6 +203,11 @@ uint64_t sym_core_queued(const struct sym_core *c);
 /* Counts since creation. */
 const struct sym_core_stats *sym_core_stats(const struct sym_core *c);
 
+/* The measured waits (core/ranker.h, the look-ahead guard's wait and wait_safe) that model m
+ * last heard from the ranker of kind k, ns: 0 without them (a policy that does not measure, or
+ * not a candidate policy). */
+void sym_core_waits(const struct sym_core *c, int m, int k, sym_time *wait, sym_time *safe);
+
 /* Batches a GPU may have outstanding at once (running, then planned): the
  * driver's per-GPU queue needs that many places. */
 int sym_core_max_outstanding(const struct sym_core *c);

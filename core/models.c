@@ -34,6 +34,7 @@ int sym_models_init(struct sym_models *ms, struct sym_shard *shards, int n, int 
 	for (int i = 0; i < (n ? n : 1) * nkinds; i++) {
 		ms->stand[i].cand_now = -1; /* nothing remembered */
 		ms->stand[i].cap = SYM_TIME_NEVER;
+		ms->stand[i].due_plan = ms->stand[i].due_plan_d = SYM_TIME_NEVER;
 	}
 	return 0;
 }
@@ -101,9 +102,12 @@ static void ready(struct sym_models *ms, int li, int k, const struct sym_cand *c
 		return;
 	bool fresh = !x->ready || x->rd != cd->deadline;
 	if (ms->measure && fresh) {
-		/* due from now, or from its frontrun moment when pulled before it */
+		/* due from now, or from its frontrun moment when pulled before it; from the moment its timer
+		 * was set for when it fired late (a driver whose clock is real: the wake-up's lateness is part
+		 * of the wait, which the guard then covers; a simulator's timers fire on time) */
 		sym_time f0 = cd->size < s->maxb_k[k] ? cd->deadline - s->lek[k][cd->size + 1] : now;
-		x->due_since = f0 > now ? f0 : now;
+		sym_time since = x->due_plan_d == cd->deadline && x->due_plan < now ? x->due_plan : now;
+		x->due_since = f0 > since ? f0 : since;
 	}
 	x->seq++;
 	x->ready = true;
@@ -185,6 +189,14 @@ static bool better(const struct sym_shard *s, const struct sym_cand *a, int ka, 
 	return ka < kb;
 }
 
+/* Measured wait: candidate cd on kind k is due at `due` (its timer). */
+static inline void plan_due(struct sym_models *ms, int li, int k, const struct sym_cand *cd, sym_time due)
+{
+	struct sym_mstand *x = &ms->stand[li * ms->nkinds + k];
+	x->due_plan = due;
+	x->due_plan_d = cd->size ? cd->deadline : SYM_TIME_NEVER;
+}
+
 /* One kind (the common case): the candidate, READY or UNREADY, the timer. */
 static void remember(struct sym_models *ms, int li, int k, const struct sym_cand *cd, sym_time now)
 {
@@ -213,6 +225,7 @@ static void update1(struct sym_models *ms, int li, sym_time now)
 		if (!ms->plan)
 			unready(ms, li, 0);
 		sym_iheap_set(ms->timers, li, due);
+		plan_due(ms, li, 0, &cd, due);
 	} else {
 		ready(ms, li, 0, &cd, now);
 		sym_iheap_set(ms->timers, li, cd.latest + 1);
@@ -242,6 +255,7 @@ static void update(struct sym_models *ms, int li, sym_time now)
 		if (due > now) {
 			if (!cd[k].size || !ms->plan)
 				unready(ms, li, k);
+			plan_due(ms, li, k, &cd[k], due);
 			if (due < wake)
 				wake = due;
 			continue;

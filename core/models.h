@@ -76,6 +76,9 @@ struct sym_mstand {
 	sym_time dd, df, dp; /* of that DEFER: deadline, expected due, expected le */
 	sym_time cap;      /* the ranker's cap for it (SYM_TIME_NEVER: none) */
 	sym_time due_since; /* measured wait: when the READY candidate became due */
+	sym_time due_plan, due_plan_d; /* measured wait: the moment the timer was set for, to make the
+					  candidate with that head deadline due (a timer that fires late:
+					  its lateness is part of the wait) */
 	uint32_t lost;      /* measured wait: heads lost while due, not reported yet */
 	sym_time lost_wait; /* measured wait: how long the last of them had waited */
 	sym_time wait, wait_safe; /* measured wait: the kind's estimates, as last heard (ns) */

@@ -218,17 +218,35 @@ def run(symphony, src, d, procs):
         check(got == fnv1a(bytes(data)), "output %x, the input's FNV-1a digest is %x" % (got, fnv1a(bytes(data))))
         return resp.raw_output_contents[0]
 
+    def served(q, attempts=3):
+        # an inference whose answer (not timing) is under test: a lone request is deferred to its
+        # latest start, and on a loaded machine (CI) schedd can wake too late for it and drop it to
+        # protect the SLO (UNAVAILABLE); it is sent again, at most twice (test_runtime's curl_infer)
+        for attempt in range(attempts):
+            try:
+                return infer(q, metadata=auth, timeout=10)
+            except grpc.RpcError as e:
+                if e.code() != grpc.StatusCode.UNAVAILABLE or "protect the SLO" not in (e.details() or "") \
+                        or attempt == attempts - 1:
+                    raise
+                print("a lone request dropped to protect the SLO (a late wake-up); sent again", file=sys.stderr)
+
     data = bytes((i * 7 + 3) % 256 for i in range(N))
-    out_raw = expect_output(infer(request(data, rid="g-1"), metadata=auth, timeout=10), data, rid="g-1")
-    expect_output(infer(request(data, raw=False), metadata=auth, timeout=10), data)
-    expect_output(infer(request(data, batch=False, outputs=["OUTPUT0"], deadline_ms=300), metadata=auth, timeout=10),
-                  data, batch=False)
+    out_raw = expect_output(served(request(data, rid="g-1")), data, rid="g-1")
+    expect_output(served(request(data, raw=False)), data)
+    expect_output(served(request(data, batch=False, outputs=["OUTPUT0"], deadline_ms=300)), data, batch=False)
     # REST gives the same output for the same input
     body = json.dumps({"inputs": [{"name": "INPUT0", "datatype": "UINT8", "shape": [1, N], "data": list(data)}]})
     req = urllib.request.Request(http + "/v2/models/m/infer", data=body.encode(), method="POST",
                                  headers={"Authorization": "Bearer " + TOKEN})
-    with urllib.request.urlopen(req, timeout=10, context=ctx) as r:
-        rest_out = json.load(r)["outputs"][0]["data"][0]
+    for attempt in range(3):  # (dropped to protect the SLO on a loaded machine: served(), above)
+        try:
+            with urllib.request.urlopen(req, timeout=10, context=ctx) as r:
+                rest_out = json.load(r)["outputs"][0]["data"][0]
+            break
+        except urllib.error.HTTPError as e:
+            if e.code != 503 or attempt == 2:
+                raise
     check(struct.pack("<Q", rest_out) == out_raw, "REST %x, gRPC %s" % (rest_out, out_raw.hex()))
 
     # errors, each with its code and the REST API's words
@@ -256,7 +274,7 @@ def run(symphony, src, d, procs):
     for i, (q, md, want, words) in enumerate(bad):
         c, msg = code_of(infer, q, md)
         check(c == want and words in msg, "bad request %d: %s %r, expected %s with %r" % (i, c, msg, want, words))
-    expect_output(infer(request(data), metadata=auth, timeout=10), data)
+    expect_output(served(request(data)), data)
 
     # the repository extension, on schedd: index, unload and load (bearer token of repository_token_file)
     def srpc(name, req_cls, resp_cls):
@@ -297,7 +315,7 @@ def run(symphony, src, d, procs):
     end = time.time() + 5
     while time.time() < end and not mready(pb.ModelReadyRequest(name="m"), timeout=5).ready:
         time.sleep(0.05)
-    expect_output(infer(request(data), metadata=auth, timeout=10), data)  # served again
+    expect_output(served(request(data)), data)  # served again
     sch.close()
 
     # 200 calls in flight from 8 threads: each answered once, with its own output

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/ranker.h" /* (SYM_WAIT_START) */
 
 #define MAXD 4096
 #define MAXR 4096
@@ -35,7 +36,11 @@ struct driver {
 	int drops[MAXR];
 	int ndrops;
 	int served[MAXR]; /* times each request was served (must end at 1 or dropped) */
+	sym_time wait, wait_safe; /* model 0's measured waits on kind 0 at the end */
 };
+
+/* How late run() processes the core's timers (a driver on a real clock wakes late). */
+static sym_time timer_late;
 
 static void on_dispatch(void *ctx, const struct sym_dispatch *d)
 {
@@ -104,9 +109,11 @@ static void run(struct driver *dr, const sym_time *arr, const int *model, int n,
 			assert_int_equal(sym_core_arrive(dr->core, r, ta), 0);
 			next++;
 		} else {
-			sym_core_advance(dr->core, tc);
+			sym_time t = tc + timer_late; /* (never past the next completion or arrival) */
+			sym_core_advance(dr->core, t < ta && t < tg ? t : ta < tg ? ta : tg);
 		}
 	}
+	sym_core_waits(dr->core, 0, 0, &dr->wait, &dr->wait_safe);
 	assert_int_equal(sym_core_queued(dr->core), 0);
 	/* Conservation: each request ended exactly once. */
 	for (int i = 0; i < dr->nreq; i++)
@@ -258,6 +265,44 @@ static void test_idle_go(void **state)
 		assert_true(dr.d[k].start == start_us[k] * SYM_US);
 		assert_int_equal(dr.d[k].first, first);
 	}
+}
+
+/* The look-ahead guard's measured wait counts a timer's lateness: a driver that wakes 2 ms after
+ * the moments the core asks for (a loaded machine) makes it due earlier, where one on time lets
+ * the estimates fall (core/models.h). Lone requests, 100 ms apart, on an idle GPU: l(b) = 4b + 1
+ * ms, SLO 50 ms, each due at its frontrun moment d - l(2) and latest at d - l(1), 4 ms later. */
+static void test_wait_counts_late_timers(void **state)
+{
+	(void)state;
+	static struct driver dr;
+	struct sym_profile p;
+	assert_int_equal(sym_profile_init_linear(&p, "late", 4, 1, 8), 0);
+	struct sym_model_cfg mc = { &p, 50 * SYM_MS, 0, NULL, { NULL }, 0, 0 };
+	sym_time arr[20];
+	for (int i = 0; i < 20; i++)
+		arr[i] = i * 100 * SYM_MS;
+	sym_time on_time[2];
+	for (int late = 0; late < 2; late++) {
+		timer_late = late ? 2 * SYM_MS : 0;
+		run(&dr, arr, NULL, 20, 1, &mc, 1, "symphony:gain=0,burst=0", "lazy");
+		assert_int_equal(dr.nd, 20);
+		assert_int_equal(dr.ndrops, 0);
+		for (int k = 0; k < 20; k++) /* d - l(2) = arrival + 41 ms */
+			assert_true(dr.d[k].start >= arr[k] + 41 * SYM_MS + timer_late &&
+				    dr.d[k].start < arr[k] + 42 * SYM_MS + timer_late);
+		if (!late) {
+			on_time[0] = dr.wait;
+			on_time[1] = dr.wait_safe;
+		}
+	}
+	timer_late = 0;
+	/* on time: every wait 0, each a step down (a 500th of a twentieth); 2 ms late: each a step up
+	 * towards 2 ms (the twentieth) */
+	assert_true(on_time[0] < SYM_WAIT_START && on_time[0] > SYM_WAIT_START * 99 / 100);
+	assert_true(on_time[1] < SYM_WAIT_START && on_time[1] > SYM_WAIT_START * 99 / 100);
+	assert_true(dr.wait > 3 * SYM_WAIT_START / 2 && dr.wait <= 2 * SYM_MS + 100 * SYM_US);
+	assert_true(dr.wait_safe > 3 * SYM_WAIT_START / 2 && dr.wait_safe <= 2 * SYM_MS + 100 * SYM_US);
+	sym_profile_finish(&p);
 }
 
 static void test_timeout_policy(void **state)
@@ -631,6 +676,7 @@ int main(void)
 		cmocka_unit_test(test_worked_example_early_drop_same),
 		cmocka_unit_test(test_worked_example_eager),
 		cmocka_unit_test(test_idle_go),
+		cmocka_unit_test(test_wait_counts_late_timers),
 		cmocka_unit_test(test_timeout_policy),
 		cmocka_unit_test(test_grant_smallest_latest),
 		cmocka_unit_test(test_lowest_gpu),
