@@ -1884,7 +1884,14 @@ static void test_repository_add(void **state)
 	assert_int_equal(count_in("idx", "\"name\""), 1); /* a only: the empty slots are not models */
 	assert_int_equal(curl("r", "POST", 0, "/v2/repository/models/c/load", tok), 404);
 	assert_int_equal(count_in("r", "model 'c' is not in repository"), 1);
-	pid_t lg = loadgen_start("lg.json", "200", "4");
+	/* loadgen reads the models from the configuration and its repository as it starts: c is added
+	 * once it has said it loads model a alone (under the thread sanitizer it once started more
+	 * than 0.5 s late, took c in too, and c's unload below refused 20 of its requests) */
+	char lg_out[400];
+	snprintf(lg_out, sizeof(lg_out), "%s/lg.json", dir);
+	const char *la[] = { "loadgen", cfg, "--rate", "200", "--duration", "4", "--warmup", "0.5", "--json", lg_out, NULL };
+	pid_t lg = spawn("loadgen.log", la);
+	assert_int_equal(wait_log("loadgen.log", "req/s over 1 models", 1), 1);
 	sleep_ms(500);
 	repo_model("c", 3, "");
 	double t0 = now_s();
