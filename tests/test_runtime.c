@@ -203,13 +203,19 @@ static double num(const cJSON *o, const char *path)
 }
 
 /* Runs loadgen at rate for duration seconds into name (JSON); returns its exit status. */
-static pid_t loadgen_start_warm(const char *name, const char *rate, const char *duration, const char *warmup)
+/* loadgen writing DIR/name; quiet: without its start line ("N s at R req/s over M models ...") */
+static pid_t loadgen_spawn(const char *name, const char *rate, const char *duration, const char *warmup, bool quiet)
 {
 	char out[400];
 	snprintf(out, sizeof(out), "%s/%s", dir, name);
 	const char *a[] = { "loadgen", cfg, "--rate", rate, "--duration", duration, "--warmup", warmup,
-			    "--json", out, "--quiet", NULL };
+			    "--json", out, quiet ? "--quiet" : NULL, NULL };
 	return spawn("loadgen.log", a);
+}
+
+static pid_t loadgen_start_warm(const char *name, const char *rate, const char *duration, const char *warmup)
+{
+	return loadgen_spawn(name, rate, duration, warmup, true);
 }
 
 static pid_t loadgen_start(const char *name, const char *rate, const char *duration)
@@ -1887,10 +1893,7 @@ static void test_repository_add(void **state)
 	/* loadgen reads the models from the configuration and its repository as it starts: c is added
 	 * once it has said it loads model a alone (under the thread sanitizer it once started more
 	 * than 0.5 s late, took c in too, and c's unload below refused 20 of its requests) */
-	char lg_out[400];
-	snprintf(lg_out, sizeof(lg_out), "%s/lg.json", dir);
-	const char *la[] = { "loadgen", cfg, "--rate", "200", "--duration", "4", "--warmup", "0.5", "--json", lg_out, NULL };
-	pid_t lg = spawn("loadgen.log", la);
+	pid_t lg = loadgen_spawn("lg.json", "200", "4", "0.5", false);
 	assert_int_equal(wait_log("loadgen.log", "req/s over 1 models", 1), 1);
 	sleep_ms(500);
 	repo_model("c", 3, "");
