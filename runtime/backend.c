@@ -485,9 +485,15 @@ static void schedd_lost(struct backend *be, const char *why)
 			   RECONNECT);
 }
 
-/* Tells schedd how the batch at the head ended, and each input's frontend
- * its output (or why there is none); then the next batch is the head. */
-static void batch_done(struct backend *be, int status)
+static void maybe_run(struct backend *be);
+
+/* The batch at the head ended: schedd hears how, the next batch becomes the head and, with
+ * start_next, is handed to the executor; then each input's frontend hears its output (or why
+ * there is none). The next batch starts before the replies because, planned ahead, it is due the
+ * moment this one ends, and the replies (a message per input) would delay it: that delay is the
+ * batch's start lateness, and a deferred batch has about alpha of slack. The slot keeps this
+ * batch's outputs until the replies are out: no plan can take it before the loop runs again. */
+static void batch_done(struct backend *be, int status, bool start_next)
 {
 	struct batch *b = &be->b[be->head];
 	sym_time now = sym_monotonic_ns();
@@ -512,7 +518,8 @@ static void batch_done(struct backend *be, int status)
 			sym_hist_record(&be->run, b->ended - b->began);
 	}
 	/* The completion first: schedd can plan this GPU's next batch while the
-	 * outputs travel. */
+	 * outputs travel; and before the next batch starts, whose completion (a
+	 * rejection, at once) schedd must hear after this one's. */
 	if (be->schedd_up) {
 		struct sym_msg d = { .type = SYM_MSG_DONE };
 		d.u.done.batch_id = b->id;
@@ -522,6 +529,18 @@ static void batch_done(struct backend *be, int status)
 		d.u.done.ago_ns = now > b->ended ? now - b->ended : 0;
 		to_schedd(be, &d, NULL);
 	}
+	if (status == SYM_WIRE_REJECTED) {
+		be->rejected++;
+	} else {
+		be->batches++;
+		be->reqs += (uint64_t)b->n;
+	}
+	be->head = (be->head + 1) % SLOTS;
+	be->nb--;
+	be->running = false;
+	atomic_store_explicit(&be->exec_state, 0, memory_order_relaxed);
+	if (start_next)
+		maybe_run(be);
 	int k = 0;
 	for (int i = 0; i < b->n; i++) {
 		struct input *in = &b->in[i];
@@ -545,16 +564,6 @@ static void batch_done(struct backend *be, int status)
 		if (be->fe_up[in->w.frontend])
 			sym_rt_send(be->who, be->fe[in->w.frontend], &r, NULL, NULL);
 	}
-	if (status == SYM_WIRE_REJECTED) {
-		be->rejected++;
-	} else {
-		be->batches++;
-		be->reqs += (uint64_t)b->n;
-	}
-	be->head = (be->head + 1) % SLOTS;
-	be->nb--;
-	be->running = false;
-	atomic_store_explicit(&be->exec_state, 0, memory_order_relaxed);
 }
 
 static void maybe_leave(struct backend *be);
@@ -569,7 +578,7 @@ static void maybe_run(struct backend *be)
 		if (now > b->latest) {
 			b->began = b->ended = now;
 			b->nrun = 0;
-			batch_done(be, SYM_WIRE_REJECTED);
+			batch_done(be, SYM_WIRE_REJECTED, false);
 			continue;
 		}
 		int k = 0;
@@ -912,8 +921,7 @@ static void on_exec_done(struct sym_loop_io *io, uint32_t events, void *ctx)
 		sym_rt_error(be->who, "eventfd: %s", strerror(errno));
 	if (!be->running || atomic_load_explicit(&be->exec_state, memory_order_acquire) != 2)
 		return;
-	batch_done(be, be->b[be->head].rc ? SYM_WIRE_BACKEND_FAILED : SYM_WIRE_OK);
-	maybe_run(be);
+	batch_done(be, be->b[be->head].rc ? SYM_WIRE_BACKEND_FAILED : SYM_WIRE_OK, true);
 	maybe_load(be); /* an unload waiting for this batch */
 	maybe_leave(be);
 	maybe_hello(be); /* after a failover: the last batch of the old scheduler is done */
