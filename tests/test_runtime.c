@@ -312,6 +312,8 @@ static bool machine_stalled(const cJSON *lg, const cJSON *sd, char *why, size_t 
 	return send_ms > 2 || sched_ms > 2 || done_ms > 2;
 }
 
+static void config_replace(const char *from, const char *to);
+
 /* Low load: every request answered exactly once, none bad. */
 static void test_low_load(void **state)
 {
@@ -321,7 +323,12 @@ static void test_low_load(void **state)
 	 * schedd's timers firing late or a backend's completion coming late (at this load
 	 * none should pass 2 ms); a bad request
 	 * in such a run is the machine's, and the run is repeated (at most 3 times). A bad
-	 * request in a run without a stall fails the test. */
+	 * request in a run without a stall fails the test. Under ThreadSanitizer
+	 * (low_load_bad_allowed > 0) a peer silent for failure_ms (50 ms) was removed in 8 of 10
+	 * attempts in one half hour on this 2-core machine (a frontend, "silent for 50.5 ms"), 1-2 of
+	 * 7 in the next: there failure_ms is 1 s, so that a stall shows as lateness, not removal. */
+	if (low_load_bad_allowed > 0)
+		config_replace("\"failure_ms\": 50,", "\"failure_ms\": 1000,");
 	for (int attempt = 1;; attempt++) {
 		struct cluster c;
 		cluster_start(&c);
