@@ -121,7 +121,7 @@ struct backend {
 	struct sym_hist run;  /* how long batches ran */
 	struct sym_http *http;
 	/* SIGTERM: leaving (bye sent), and schedd's bye back (no plan will follow) */
-	bool leaving, bye_acked;
+	bool leaving, bye_acked, left; /* left: maybe_leave stopped the loop (once) */
 	sym_time schedd_heard;  /* the last message from schedd */
 	sym_time schedd_since;  /* when the connection to schedd came up */
 	sym_time schedd_tried;  /* when the last attempt to reach it began */
@@ -717,7 +717,8 @@ static void on_plan(struct backend *be, const struct sym_msg *m, sym_time now)
 /* Leaving: once schedd has said that nothing more comes and every batch in hand is done. */
 static void maybe_leave(struct backend *be)
 {
-	if (be->leaving && be->bye_acked && !be->nb) {
+	if (be->leaving && be->bye_acked && !be->nb && !be->left) {
+		be->left = true; /* a batch's end calls this twice (after the next batch, and after the loads) */
 		if (!be->o->quiet)
 			sym_rt_log(be->who, "left: every batch in hand is done");
 		sym_loop_stop(be->loop);
