@@ -107,6 +107,10 @@ struct peer {
 	int pending;
 	sym_time hello_at;
 	bool gmove; /* backend, at an epoch: its GPU moves to another sub-cluster (offline, draining, loading) */
+	/* backend: its GPU was in service (gpu_serving), in part `counted_part`, at the last serving_tick:
+	 * the GPU-seconds since go to that state */
+	bool counted;
+	int counted_part;
 };
 
 /* What an accepted connection is, once it said hello. */
@@ -267,7 +271,7 @@ struct schedd {
 	 * (decisions[].subcluster_*); [roll * max(nsub, 1) + part], NULL if out of memory */
 	struct roll_part {
 		int serving, add, release;
-		double busy, bad;
+		double busy, bad, serving_s;
 	} *roll_parts;
 	sym_time *first_up; /* per GPU: when it first came online (0: never), the same clock */
 	/* the cluster-level actions executed here, on the same clock (schedd.json's control_actions: a
@@ -287,7 +291,7 @@ struct schedd {
 	 * part, GPU time by its GPU's), for an autoscaler that adds a part's GPUs */
 	struct iv_part {
 		uint64_t good, bad;
-		double busy_s, serving_s;
+		double busy_s, serving_s, closed_serving_s; /* (the last closed interval's) */
 		struct sym_autoscale advice;
 	} *iv_part;
 	uint64_t *batch_counts; /* by size */
@@ -549,8 +553,39 @@ static void gpu_call(struct schedd *s, int (*fn)(struct sym_sched *, int), int g
 
 /* GPU g online, in its part's ranker with sub-clusters (a GPU that moved comes
  * online in its new one). */
+/* Backend g's GPU serves: registered, not suspect, not leaving, its models loaded, not moving
+ * to another sub-cluster. */
+static bool gpu_serving(const struct schedd *s, int g)
+{
+	return s->be[g].conn && !s->be[g].suspect && !s->be[g].leaving && !s->be[g].loading && !s->be[g].gmove;
+}
+
+/* The GPU-seconds in service since the last tick, in all and per part, each
+ * GPU counted in the state it had at the last tick; then every GPU's state now.
+ * It runs on every heartbeat, at each interval's end and right after a GPU
+ * comes or goes (gpu_up, send_status): the heartbeat alone is too seldom, at
+ * failure_ms / 8 when that is longer than heartbeat_ms (375 ms at failure_ms
+ * 3000: a GPU that joined counted up to 0.37 s it had not served, and its
+ * part read 0.75 busy where the simulator read 0.95, test_control_shift). */
+static void serving_tick(struct schedd *s, sym_time now)
+{
+	double dt = now > s->iv_tick ? (double)(now - s->iv_tick) / 1e9 : 0;
+	s->iv_tick = now > s->iv_tick ? now : s->iv_tick;
+	for (int g = 0; g < s->c->backends_max; g++) {
+		struct peer *p = &s->be[g];
+		if (p->counted && dt > 0) {
+			s->iv_serving_s += dt;
+			if (s->iv_part)
+				s->iv_part[p->counted_part].serving_s += dt;
+		}
+		p->counted = gpu_serving(s, g);
+		p->counted_part = s->nsub ? s->sc.gpu_part[g] : 0;
+	}
+}
+
 static void gpu_up(struct schedd *s, int g)
 {
+	serving_tick(s, sym_monotonic_ns()); /* (its state is set: it serves from now) */
 	if (!s->first_up[g])
 		s->first_up[g] = sym_monotonic_ns();
 	if (!s->nsub) {
@@ -700,13 +735,6 @@ static void backend_heard(struct schedd *s, int b)
 	send_status(s, -1);
 }
 
-/* Backend g's GPU serves: registered, not suspect, not leaving, its models loaded, not moving
- * to another sub-cluster. */
-static bool gpu_serving(const struct schedd *s, int g)
-{
-	return s->be[g].conn && !s->be[g].suspect && !s->be[g].leaving && !s->be[g].loading && !s->be[g].gmove;
-}
-
 static int gpus_online(const struct schedd *s)
 {
 	int n = 0;
@@ -719,6 +747,7 @@ static int gpus_online(const struct schedd *s)
  * their readiness; only when the count changed, unless only_fe >= 0. */
 static void send_status(struct schedd *s, int only_fe)
 {
+	serving_tick(s, sym_monotonic_ns()); /* (called whenever a GPU may have come or gone) */
 	int n = gpus_online(s);
 	if (only_fe < 0 && n == s->last_status && !s->status_dirty)
 		return;
@@ -2050,20 +2079,6 @@ static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *d
 
 /* ---- /metrics ---- */
 
-/* The GPU-seconds in service since the last tick, in all and per part (on
- * every heartbeat and at each interval's end: a GPU that comes or goes is
- * counted to a beat). */
-static void serving_tick(struct schedd *s, sym_time now)
-{
-	double dt = now > s->iv_tick ? (double)(now - s->iv_tick) / 1e9 : 0;
-	s->iv_tick = now;
-	for (int g = 0; dt > 0 && g < s->c->backends_max; g++)
-		if (gpu_serving(s, g)) {
-			s->iv_serving_s += dt;
-			if (s->iv_part)
-				s->iv_part[s->sc.gpu_part[g]].serving_s += dt;
-		}
-}
 
 /* Closes the autoscaling interval that ended by now. The bad requests are
  * those schedd dropped or lost to a failed backend; late answers are
@@ -2087,6 +2102,7 @@ static void interval_roll(struct schedd *s, sym_time now)
 			online += s->sc.gpu_part[g] == j && gpu_serving(s, g);
 		sym_autoscale_advice_served(x->good, x->bad, x->busy_s, x->serving_s, online > 0 ? online : 1,
 					    s->c->exp.advice_threshold, &x->advice);
+		x->closed_serving_s = x->serving_s;
 		x->good = x->bad = 0;
 		x->busy_s = x->serving_s = 0;
 	}
@@ -2105,7 +2121,9 @@ static void interval_roll(struct schedd *s, sym_time now)
 			s->roll_parts[s->nrolls * L + j] = (struct roll_part){ .serving = on, .add = a->add,
 									.release = a->release,
 									.busy = 1 - a->idle_fraction,
-									.bad = a->bad_rate };
+									.bad = a->bad_rate,
+									.serving_s = s->iv_part ? s->iv_part[j].closed_serving_s
+												: s->iv_serving_s };
 		}
 		s->roll_adds[s->nrolls] = adds;
 		s->rolls[s->nrolls++] = now;
@@ -2554,7 +2572,8 @@ static int write_stats(struct schedd *s, const char *path)
 		for (int i = 0; rp && i < s->nrolls; i++) {
 			cJSON *x = cJSON_CreateObject(), *on = cJSON_AddArrayToObject(x, "gpus_serving"),
 			      *busy = cJSON_AddArrayToObject(x, "busy_fraction"), *bad = cJSON_AddArrayToObject(x, "bad_rate"),
-			      *add = cJSON_AddArrayToObject(x, "add"), *rel = cJSON_AddArrayToObject(x, "release");
+			      *add = cJSON_AddArrayToObject(x, "add"), *rel = cJSON_AddArrayToObject(x, "release"),
+			      *gs = cJSON_AddArrayToObject(x, "serving_gpu_s");
 			for (int j = 0; j < L; j++) {
 				const struct roll_part *q = &s->roll_parts[i * L + j];
 				cJSON_AddItemToArray(on, cJSON_CreateNumber(q->serving));
@@ -2562,6 +2581,7 @@ static int write_stats(struct schedd *s, const char *path)
 				cJSON_AddItemToArray(bad, cJSON_CreateNumber(q->bad));
 				cJSON_AddItemToArray(add, cJSON_CreateNumber(q->add));
 				cJSON_AddItemToArray(rel, cJSON_CreateNumber(q->release));
+				cJSON_AddItemToArray(gs, cJSON_CreateNumber(q->serving_s));
 			}
 			cJSON_AddItemToArray(rp, x);
 		}
@@ -2971,6 +2991,7 @@ static void fence_peers(struct schedd *s)
 				move_check(s, (int)m);
 	}
 	s->last_status = -1;
+	serving_tick(s, sym_monotonic_ns());
 }
 
 /* why: who has seen term (a sentence's subject and verb, for the log). */

@@ -2500,6 +2500,63 @@ static double measured_provision(const cJSON *s, double t0, int *count)
 	return n ? sum / n : -1;
 }
 
+
+/* schedd's GPU-seconds in service per interval and part (advice_intervals_parts' serving_gpu_s,
+ * the busy fraction's denominator) against its actions on the same clock: where nothing happened
+ * to part p within 0.1 s of the interval, the GPUs serving at its end times its length; where
+ * one backend joined p in it (and nothing else), those serving at the last interval's end for the
+ * whole interval and the joined one from its registration to the end, less its models' loading
+ * (under 0.1 s). (Counted only on schedd's heartbeats, every failure_ms / 8 when that is longer,
+ * a joining GPU was in service up to 0.37 s early, and its part read 0.75 busy where the simulator
+ * read 0.95.) Not checked when a backend turned suspect (out of service, not an action). Returns
+ * the joins checked. */
+static int check_serving(const cJSON *s0)
+{
+	if (num(s0, "suspect_backends") > 0) {
+		print_message("GPU-seconds in service not checked: %d backends turned suspect\n",
+			      (int)num(s0, "suspect_backends"));
+		return -1;
+	}
+	const cJSON *rolls = cJSON_GetObjectItem(s0, "advice_intervals_closed_ns"),
+		    *parts = cJSON_GetObjectItem(s0, "advice_intervals_parts"), *acts = cJSON_GetObjectItem(s0, "control_actions"),
+		    *a;
+	int nroll = cJSON_GetArraySize(rolls), joins = 0;
+	assert_int_equal(cJSON_GetArraySize(parts), nroll);
+	for (int i = 1; i < nroll; i++) {
+		double lo = cJSON_GetArrayItem(rolls, i - 1)->valuedouble, hi = cJSON_GetArrayItem(rolls, i)->valuedouble,
+		       len = (hi - lo) / 1e9;
+		const cJSON *x = cJSON_GetArrayItem(parts, i), *on = cJSON_GetObjectItem(x, "gpus_serving"),
+			    *gs = cJSON_GetObjectItem(x, "serving_gpu_s"),
+			    *was = cJSON_GetObjectItem(cJSON_GetArrayItem(parts, i - 1), "gpus_serving");
+		assert_non_null(gs);
+		for (int p = 0; p < cJSON_GetArraySize(on); p++) {
+			int nact = 0, n = cJSON_GetArrayItem(on, p)->valueint;
+			double joined = -1, got = cJSON_GetArrayItem(gs, p)->valuedouble, want;
+			cJSON_ArrayForEach(a, acts) {
+				double t = num(a, "t_ns");
+				if (t > lo - 1e8 && t < hi + 1e8 && ((int)num(a, "to") == p || (int)num(a, "from") == p)) {
+					nact++;
+					if (!strcmp(cJSON_GetObjectItem(a, "action")->valuestring, "backend_joined"))
+						joined = t;
+				}
+			}
+			if (nact == 0) {
+				want = n * len;
+				if (fabs(got - want) > 0.02)
+					fail_msg("interval %d, part %d: %.3f GPU-s in service, %d GPUs for %.3f s", i, p, got, n, len);
+			} else if (nact == 1 && joined > lo + 1e8 && joined < hi - 1e8) {
+				int before = cJSON_GetArrayItem(was, p)->valueint;
+				assert_int_equal(n, before + 1);
+				want = before * len + (hi - joined) / 1e9;
+				if (got < want - 0.1 || got > want + 0.02)
+					fail_msg("interval %d, part %d: %.3f GPU-s in service, %d GPUs for %.3f s and one joined "
+						 "%.3f s before its end: %.3f", i, p, got, before, len, (hi - joined) / 1e9, want);
+				joins++;
+			}
+		}
+	}
+	return joins;
+}
 /* The advice intervals' signals of one driver as text, an interval a group: "t: n/busy/bad ..." per
  * sub-cluster. Runtime: schedd.json's advice_intervals_parts with its closing times `closed` (ns,
  * against t0); simulator: autoscaler.decisions (closed NULL). */
@@ -2555,6 +2612,8 @@ static void test_autoscale(void **state)
 	assert_int_equal((int)num(s, "backend_failures"), 0);
 	assert_int_equal((int)num(s, "failed_requests"), 0);
 	assert_true(num(s, "peers_left") >= removes); /* each removed backend said bye and drained */
+	if (low_load_bad_allowed == 0)
+		check_serving(s);
 	/* where schedd's advice intervals fell against the load (both on the host's monotonic clock),
 	 * and that one after the step asked for GPUs */
 	double t0 = num(j2, "checks.t0_monotonic_ns"), phase = -1, decided = -1;
@@ -2750,6 +2809,10 @@ static void test_control_shift(void **state)
 	 * load */
 	int nprov;
 	double provision = measured_provision(s0, t0, &nprov);
+	if (low_load_bad_allowed == 0) { /* (both adds at the first shift, at least; timing: not under TSan) */
+		int joins = check_serving(s0);
+		assert_true(joins < 0 || joins >= 2);
+	}
 	double phase = -1;
 	const cJSON *rolls = cJSON_GetObjectItem(s0, "advice_intervals_closed_ns"), *roll;
 	cJSON_ArrayForEach(roll, rolls) {
@@ -2895,12 +2958,18 @@ static void test_control_shift(void **state)
 	/* and both serve it alike, within a point: 0.2 to 0.5 points apart in 15 of 16 runs with the
 	 * load at phase 0.33-0.43 (the runtime the worse each time; docs/runtime.md), unless the
 	 * machine held schedd for over 20 ms, which the simulator does not model (a run held 116 ms:
-	 * 1.3 points, 60 requests more dropped); then within 2.5 (not in the thread-sanitizer build:
-	 * test_autoscale) */
-	double gap = fabs(rt_bad - sim_bad);
-	print_message("bad rates %.2f points apart; the machine held schedd up to %.1f ms\n", 100 * gap, held_ms);
+	 * 1.3 points, 60 requests more dropped); then within 2.5. Under AddressSanitizer within 2:
+	 * its instrumented processes begin batches later than planned (docs/runtime.md), and the
+	 * runtime drops 2-4 points more in each overloaded interval: 0.42-1.27 points apart in 7 runs
+	 * (not in the thread-sanitizer build: test_autoscale) */
+	double gap = fabs(rt_bad - sim_bad), bound = held_ms > 20 ? 0.025 : 0.01;
+#if defined(__SANITIZE_ADDRESS__)
+	bound = fmax(bound, 0.02);
+#endif
+	print_message("bad rates %.2f points apart (at most %.1f); the machine held schedd up to %.1f ms\n", 100 * gap,
+		      100 * bound, held_ms);
 	if (low_load_bad_allowed == 0)
-		assert_true(gap <= (held_ms > 20 ? 0.025 : 0.01));
+		assert_true(gap <= bound);
 	passed = getenv("SYM_TEST_KEEP") == NULL;
 }
 
