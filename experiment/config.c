@@ -674,6 +674,28 @@ static int set_jitter(struct sym_experiment *e, const cJSON *v, const char *wher
 	return get_num(v, where, 0, false, 0.99, &e->jitter, err, errlen);
 }
 
+/* [P50_MS, P99_MS]: 0 <= P50 <= P99, both 0 (off) or both > 0 */
+static int set_start_late(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
+{
+	char g[96], w[160];
+	double a, b;
+	int rc;
+	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2)
+		return ERR("%s: expected [P50_MS, P99_MS] (the median and 99th percentile of a batch's start "
+			   "lateness), got %s", where, got(v, g, sizeof(g)));
+	snprintf(w, sizeof(w), "%s[0]", where);
+	if ((rc = get_num(cJSON_GetArrayItem(v, 0), w, 0, false, 1e4, &a, err, errlen)))
+		return rc;
+	snprintf(w, sizeof(w), "%s[1]", where);
+	if ((rc = get_num(cJSON_GetArrayItem(v, 1), w, 0, false, 1e4, &b, err, errlen)))
+		return rc;
+	if (b < a || (a == 0) != (b == 0))
+		return ERR("%s: expected 0 < P50 <= P99 (or both 0: batches begin on time), got %g and %g", where, a, b);
+	e->late_p50_ms = a;
+	e->late_p99_ms = b;
+	return 0;
+}
+
 static int set_size_cv(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
 	return get_num(v, where, 0, false, SYM_SIZE_CV_MAX, &e->size_cv, err, errlen);
@@ -1081,6 +1103,7 @@ static const struct key keys[] = {
 	{ "partition", "partition", "L", "sub-clusters: split the models into L parts, each with its own GPUs and ranker (Appendix A's MILP; or an object with " PARTITION_KEYS "; default 0: every GPU holds every model)", set_partition, false },
 	{ "autoscale", "autoscale", "A", "sim: an autoscaler adds and releases GPUs as the run goes (true for the defaults, or an object with " AUTOSCALE_KEYS "; default false: a fixed GPU count)", set_autoscale, false },
 	{ "jitter", "jitter", "J", "GPU time = l(b) * uniform[1-J, 1+J] (default 0)", set_jitter, false },
+	{ "start_late_ms", "start-late", "P50,P99", "each batch begins late past its planned start: lognormal with this median and 99th percentile in ms, as a runtime backend measures its start lateness (default 0,0: on time)", set_start_late, false },
 	{ "size_cv", "size-cv", "CV", "requests carry a data size, gamma with mean 1 and this coefficient of variation; a batch takes beta + alpha * (its summed size) (default 0: every request the mean size; a model's own size_cv replaces it)", set_size_cv, false },
 	{ "duration_s", "duration", "S", "simulated seconds of arrivals (default 30, or the schedule's length)", set_duration, false },
 	{ "warmup_s", "warmup", "S", "seconds at the start not counted in metrics (default 3)", set_warmup, false },
@@ -1375,6 +1398,17 @@ int sym_experiment_apply_flag(struct sym_experiment *e, const char *flag, const 
 		cJSON_Delete(items);
 		if (!rc)
 			rc = set_cluster(e, v, where, err, errlen);
+	} else if (!strcmp(flag, "start-late")) {
+		const char *comma = strchr(value, ',');
+		char *first = comma ? strndup(value, (size_t)(comma - value)) : NULL;
+		bool ok = comma && first && parse_double(first, &a) && parse_double(comma + 1, &b);
+		free(first);
+		if (!ok)
+			return ERR("%s: expected P50_MS,P99_MS (two numbers, e.g. 0.05,1.5), got '%s'", where, value);
+		v = cJSON_CreateArray();
+		cJSON_AddItemToArray(v, cJSON_CreateNumber(a));
+		cJSON_AddItemToArray(v, cJSON_CreateNumber(b));
+		rc = set_start_late(e, v, where, err, errlen);
 	} else if (!strcmp(flag, "segments")) {
 		v = cJSON_CreateArray();
 		cJSON *names = cJSON_CreateArray();
@@ -2724,6 +2758,11 @@ cJSON *sym_experiment_to_json(const struct sym_experiment *e)
 		cJSON_AddNumberToObject(net, "tail_ms", e->tail_ms);
 	cJSON_AddBoolToObject(o, "send_ahead", e->send_ahead);
 	cJSON_AddNumberToObject(o, "jitter", e->jitter);
+	if (e->late_p99_ms > 0) {
+		cJSON *late = cJSON_AddArrayToObject(o, "start_late_ms");
+		cJSON_AddItemToArray(late, cJSON_CreateNumber(e->late_p50_ms));
+		cJSON_AddItemToArray(late, cJSON_CreateNumber(e->late_p99_ms));
+	}
 	if (e->size_cv > 0)
 		cJSON_AddNumberToObject(o, "size_cv", e->size_cv);
 	cJSON_AddNumberToObject(o, "duration_s", sym_experiment_duration(e));

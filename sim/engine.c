@@ -149,6 +149,7 @@ struct batch {
 	int model, size;
 	sym_time planned;      /* its planned start */
 	sym_time ready;        /* when its plan and inputs are there (planned start, later with a long tail) */
+	sym_time late;         /* how late it begins past the moment it could (start_late_ms) */
 	sym_time dur;          /* its run time (l(b), with jitter) */
 	sym_time reject_after; /* the worker rejects it if it cannot start by then */
 	uint32_t dropped_before;
@@ -552,7 +553,7 @@ static void start_next(struct sim *s, int gi, sym_time avail)
 {
 	struct gpu *g = &s->gpus[gi];
 	struct batch *b = &g->q[g->qh];
-	sym_time start = b->ready > avail ? b->ready : avail;
+	sym_time start = (b->ready > avail ? b->ready : avail) + b->late;
 	if (start > b->reject_after) {
 		b->rejected = true;
 		start = b->planned > avail ? b->planned : avail;
@@ -629,7 +630,17 @@ static void on_dispatch(void *ctx, const struct sym_dispatch *d)
 		if (arrive > ready)
 			ready = arrive;
 	}
-	*b = (struct batch){ .model = d->model, .size = d->size, .planned = d->start, .ready = ready, .dur = dur,
+	/* A backend that begins its batches late (its timer, its CPU): each one
+	 * begins that long after the moment it could (its planned start, or the
+	 * end of the batch before it), lognormal by the median and p99 given
+	 * (z_0.99 = 2.3263); a late start carries on to the batches behind it. */
+	sym_time late = 0;
+	if (s->e->late_p99_ms > 0) {
+		double sigma = log(s->e->late_p99_ms / s->e->late_p50_ms) / 2.3263478740408408;
+		late = sym_ms(s->e->late_p50_ms * exp(sigma * gsl_ran_ugaussian(s->jitter_rng)));
+	}
+	*b = (struct batch){ .model = d->model, .size = d->size, .planned = d->start, .ready = ready, .late = late,
+			     .dur = dur,
 			     .reject_after = d->reject_after, .dropped_before = d->dropped_before, .reqs = b->reqs };
 	memcpy(b->reqs, d->reqs, (size_t)d->size * sizeof(*b->reqs));
 	if (d->now >= s->warmup && d->now < s->end) {

@@ -357,6 +357,14 @@ static void test_apply_json_bad_values(void **state)
 		{ "{\"jitter\": 1.5}", "jitter" },
 		{ "{\"jitter\": 1}", "jitter" },
 		{ "{\"jitter\": -0.1}", "jitter" },
+		{ "{\"start_late_ms\": 1}", "expected [P50_MS, P99_MS]" },
+		{ "{\"start_late_ms\": [1]}", "expected [P50_MS, P99_MS]" },
+		{ "{\"start_late_ms\": [1, 2, 3]}", "expected [P50_MS, P99_MS]" },
+		{ "{\"start_late_ms\": [2, 1]}", "expected 0 < P50 <= P99" },
+		{ "{\"start_late_ms\": [0, 1]}", "expected 0 < P50 <= P99" },
+		{ "{\"start_late_ms\": [-1, 1]}", "'start_late_ms'[0]" },
+		{ "{\"start_late_ms\": [1, \"2\"]}", "'start_late_ms'[1]" },
+		{ "{\"start_late_ms\": [1, 1e5]}", "'start_late_ms'[1]" },
 		{ "{\"seed\": -1}", "seed" },
 		{ "{\"seed\": 1.5}", "seed" },
 		{ "{\"seed\": \"1\"}", "seed" },
@@ -581,6 +589,7 @@ static void test_apply_flag_scalars(void **state)
 	flag_ok(&e, "resp-ms", "1");
 	flag_ok(&e, "tail-ms", "0.25");
 	flag_ok(&e, "jitter", "0.2");
+	flag_ok(&e, "start-late", "0.05,1.5");
 	flag_ok(&e, "duration", "12");
 	flag_ok(&e, "warmup", "1.5");
 	flag_ok(&e, "seed", "77");
@@ -607,6 +616,8 @@ static void test_apply_flag_scalars(void **state)
 	assert_near(e.data_ms, 0.01, 0, "data");
 	assert_near(e.resp_ms, 1, 0, "resp");
 	assert_near(e.jitter, 0.2, 0, "jitter");
+	assert_near(e.late_p50_ms, 0.05, 0, "late_p50_ms");
+	assert_near(e.late_p99_ms, 1.5, 0, "late_p99_ms");
 	assert_near(e.duration_s, 12, 0, "duration");
 	assert_near(e.warmup_s, 1.5, 0, "warmup");
 	assert_int_equal(e.seed, 77);
@@ -621,6 +632,7 @@ static void test_apply_flag_scalars(void **state)
 		{ "policy", "nosuch" }, { "policy", "timeout:abc" }, { "drop", "early:0" },
 		{ "arrival", "gamma:0" }, { "popularity", "zipf:-1" }, { "ctrl-ms", "-1" },
 		{ "data-ms", "x" }, { "resp-ms", "-0.1" }, { "tail-ms", "-2" }, { "num-models", "x" },
+		{ "start-late", "1" }, { "start-late", "1,x" }, { "start-late", "2,1" }, { "start-late", "0,1" },
 		{ "gpus-per-model", "-0.5" }, { "duration", "0" }, { "warmup", "-1" },
 		{ "max-bad-rate", "0" }, { "tolerance", "0.9" }, { "zoo", "" },
 		{ "seeds", "0" }, { "seeds", "x" }, { "seeds", "-2" }, { "seeds", "1.5" }, { "seeds", "" },
@@ -1528,6 +1540,8 @@ static void assert_same_experiment(const struct sym_experiment *a, const struct 
 	assert_close(a->resp_ms, b->resp_ms, rel, "resp_ms");
 	assert_close(a->tail_ms, b->tail_ms, rel, "tail_ms");
 	assert_close(a->jitter, b->jitter, rel, "jitter");
+	assert_close(a->late_p50_ms, b->late_p50_ms, rel, "late_p50_ms");
+	assert_close(a->late_p99_ms, b->late_p99_ms, rel, "late_p99_ms");
 	assert_close(sym_experiment_duration(a), sym_experiment_duration(b), rel, "duration");
 	assert_close(a->warmup_s, b->warmup_s, rel, "warmup");
 	assert_int_equal(a->seed, b->seed);
@@ -1595,7 +1609,8 @@ static void test_echo_round_trip(void **state)
 		     "\"gpus\": 3, \"rate\": 1234.5, \"arrival\": \"gamma:0.5\", \"popularity\": \"zipf:0.9\","
 		     "\"policy\": \"timeout:30%\", \"drop\": \"early:6\","
 		     "\"network\": {\"ctrl_ms\": 0.25, \"data_ms\": 0.01, \"resp_ms\": 0.5},"
-		     "\"jitter\": 0.05, \"duration_s\": 12, \"warmup_s\": 2, \"seed\": 987654321,"
+		     "\"jitter\": 0.05, \"start_late_ms\": [0.07, 1.3], \"duration_s\": 12, \"warmup_s\": 2,"
+		     "\"seed\": 987654321,"
 		     "\"max_bad_rate\": 0.02, \"tolerance\": 0.01, \"criterion\": \"aggregate\","
 		     "\"replications\": 4}");
 	check_round_trip(&e);
@@ -2013,7 +2028,7 @@ static void test_flag_table(void **state)
 	(void)state;
 	static const char *const flags[] = { "zoo", "models", "profile", "slo", "gpus", "rate",
 					     "arrival", "popularity", "segments", "rate-csv", "policy",
-					     "drop", "ctrl-ms", "data-ms", "resp-ms", "tail-ms", "jitter",
+					     "drop", "ctrl-ms", "data-ms", "resp-ms", "tail-ms", "jitter", "start-late",
 					     "num-models", "gpus-per-model",
 					     "duration", "warmup", "seed", "max-bad-rate", "tolerance",
 					     "criterion", "seeds" };

@@ -300,6 +300,52 @@ static void test_network_tail(void **state)
 	assert_true(late[2] > 100);
 }
 
+/* A backend's start lateness (start_late_ms): with P50 = P99 every batch begins exactly that
+ * late. One GPU, eager, one request every 10 ms (uniform), l(1) = 5 ms: each request is served
+ * in 5 ms on time and in 6.5 ms at 1.5 ms late, a latency it keeps to the microsecond; a lognormal
+ * lateness (median 0.1, p99 2 ms) makes latencies vary about 5.1 and 7 ms (900 requests; one
+ * behind a very late one waits), and repeats with the seed. */
+static void test_start_late(void **state)
+{
+	(void)state;
+	double p50[3], p99[3];
+	const char *late[3] = { NULL, "1.5,1.5", "0.1,2" };
+	for (int i = 0; i < 3; i++) {
+		struct sym_experiment e;
+		sym_experiment_init(&e);
+		flag(&e, "profile", "1,4");
+		flag(&e, "slo", "100");
+		flag(&e, "gpus", "1");
+		flag(&e, "policy", "eager");
+		flag(&e, "arrival", "uniform");
+		flag(&e, "duration", "10");
+		flag(&e, "warmup", "1");
+		if (late[i])
+			flag(&e, "start-late", late[i]);
+		resolve(&e);
+		struct sym_run_result r;
+		run(&e, 100, &r);
+		check_invariants(&e, &r);
+		assert_int_equal(r.total.late + r.total.dropped, 0);
+		p50[i] = sym_hist_quantile(&r.total.latency, 0.5);
+		p99[i] = sym_hist_quantile(&r.total.latency, 0.99);
+		if (i == 2) { /* the same seed, the same draws */
+			struct sym_run_result r2;
+			run(&e, 100, &r2);
+			assert_int_equal(sym_hist_quantile(&r2.total.latency, 0.99), p99[i]);
+			sym_run_result_finish(&r2);
+		}
+		sym_run_result_finish(&r);
+		sym_experiment_finish(&e);
+	}
+	print_message("latency p50 / p99: %.3f / %.3f, %.3f / %.3f, %.3f / %.3f ms\n", p50[0] / 1e6, p99[0] / 1e6,
+		      p50[1] / 1e6, p99[1] / 1e6, p50[2] / 1e6, p99[2] / 1e6);
+	assert_true(fabs(p50[0] / 1e6 - 5) < 0.01 && fabs(p99[0] / 1e6 - 5) < 0.01);
+	assert_true(fabs(p50[1] / 1e6 - 6.5) < 0.01 && fabs(p99[1] / 1e6 - 6.5) < 0.01);
+	assert_true(p50[2] / 1e6 > 5.05 && p50[2] / 1e6 < 5.2); /* 5 + about 0.1 */
+	assert_true(p99[2] / 1e6 > 6.3 && p99[2] / 1e6 < 8);
+}
+
 static void test_completion_delay(void **state)
 {
 	(void)state;
@@ -2022,6 +2068,7 @@ int main(void)
 		cmocka_unit_test(test_jitter_makes_late),
 		cmocka_unit_test(test_data_sizes),
 		cmocka_unit_test(test_network_tail),
+		cmocka_unit_test(test_start_late),
 		cmocka_unit_test(test_completion_delay),
 		cmocka_unit_test(test_eager_is_symphony_sending_now),
 		cmocka_unit_test(test_light_load_packs_low_ids),
