@@ -2445,6 +2445,42 @@ static cJSON *autoscaled_run(const char *out, const char *const *lg_flags, doubl
 	return assert_exactly_once(out);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* How late the backends began their batches: the medians, over every backend's stop line in
+ * its log ("batches began after their planned start by P50 ms (p50), P99 (p99)"), of their p50s
+ * and p99s, as "P50,P99" for the simulator's --start-late (docs/simulator.md); false when no
+ * backend said (or its lateness was 0). */
+static bool backends_start_late(char *buf, size_t len)
+{
+	double p50[64], p99[64];
+	int n = 0;
+	for (int b = 0; b < NBE; b++) {
+		char name[32];
+		snprintf(name, sizeof(name), "backend%d.log", b);
+		char *log = slurp(name);
+		for (const char *l = log ? strstr(log, "began after their planned start by ") : NULL; l && n < 64;
+		     l = strstr(l + 1, "began after their planned start by "))
+			if (sscanf(l, "began after their planned start by %lf ms (p50), %lf (p99)", &p50[n], &p99[n]) == 2)
+				n++;
+		free(log);
+	}
+	if (!n)
+		return false;
+	qsort(p50, (size_t)n, sizeof(double), cmp_double);
+	qsort(p99, (size_t)n, sizeof(double), cmp_double);
+	double a = n % 2 ? p50[n / 2] : (p50[n / 2 - 1] + p50[n / 2]) / 2,
+	       b = n % 2 ? p99[n / 2] : (p99[n / 2 - 1] + p99[n / 2]) / 2;
+	if (!(a > 0 && b >= a))
+		return false;
+	snprintf(buf, len, "%g,%g", a, b);
+	return true;
+}
+
 /* The provisioning measured in schedd.json s (times against t0, ns): for each backend that joined
  * after the load began, from the advice interval whose advice the controller acted on when it
  * started it (the last to close before autoscale.log's "adding backend N" for it, that line's
@@ -2668,19 +2704,34 @@ static void test_autoscale(void **state)
 	print_message("autoscaling on a step: runtime added %d, released %d, bad rate %.4f; simulator (phase %.3f s, "
 		      "provision %.3f s) added %d, released %d, bad rate %.4f\n", adds, removes, rt_bad, phase, provision,
 		      sim_added, sim_released, num(sim, "bad_rate"));
+	char late[64]; /* the simulator given the backends' start lateness (printed; see below) */
+	if (backends_start_late(late, sizeof(late))) {
+		char late_json[400];
+		snprintf(late_json, sizeof(late_json), "%s/as-sim-late.json", dir);
+		const char *sl[] = { "sim", cfg, "--gpus", "4", "--segments", "4:100,6:1000,8:100", "--warmup", "0.5",
+				     "--autoscale", as, "--start-late", late, "--json", late_json, "--quiet", NULL };
+		assert_int_equal(wait_for(spawn("as-sim-late.log", sl), 60), 0);
+		cJSON *lj = load_json("as-sim-late.json");
+		print_message("simulator given the backends' start lateness (--start-late %s ms): bad rate %.4f\n", late,
+			      num(lj, "bad_rate"));
+		cJSON_Delete(lj);
+	}
 	assert_true(sim_added >= 2 && sim_added == sim_released); /* back to the one it started with */
 	assert_true(abs(sim_added - adds) <= 2);
 	/* bad rates within 5 points: with schedd's advice on a fixed grid, the controller reading
 	 * each advice as it comes and the mean provisioning, 0.5 to 2.5 in twelve runs (median 1.6;
-	 * before, 1.2 to 4.9; docs/runtime.md), the
-	 * runtime the worse each time: its processes stall for ms, the simulator's never do, and the
-	 * interval after the step's second add reads 16-25% bad in the runtime against 14-16% (the
-	 * two or three backends it starts at once come up at different moments, the simulator's
-	 * after one provisioning). Not in the thread-sanitizer build (loose timing: the actions, not
-	 * timing): its processes run several times slower than the profile the simulator is given */
+	 * before, 1.2 to 4.9; docs/runtime.md), the runtime the worse each time: its backends begin
+	 * batches late (p99 1-2 ms, 3-4.5 under ASan), the simulator's GPUs on time, and the interval
+	 * after the step's second add reads 16-25% bad in the runtime against 14-16% (the two or three
+	 * backends it starts at once come up at different moments, the simulator's after one
+	 * provisioning). The simulator given the lateness (printed above) came within 0.2-1.2 points
+	 * in seven runs of eight, but not as a bound: the lateness moves its decisions on this sharp
+	 * step (a run: 10.1% against the runtime's 16.6% and 13.7% on time). Not in the
+	 * thread-sanitizer build (loose timing: the actions, not timing): its processes run several
+	 * times slower than the profile the simulator is given */
 	double sim_bad = num(sim, "bad_rate");
 	if (low_load_bad_allowed == 0)
-		assert_true((rt_bad > sim_bad ? rt_bad - sim_bad : sim_bad - rt_bad) <= 0.05);
+		assert_true(fabs(rt_bad - sim_bad) <= 0.05);
 	cJSON_Delete(sim);
 	cJSON_Delete(j2);
 	passed = getenv("SYM_TEST_KEEP") == NULL;
@@ -2809,9 +2860,9 @@ static void test_control_shift(void **state)
 	 * load */
 	int nprov;
 	double provision = measured_provision(s0, t0, &nprov);
-	if (low_load_bad_allowed == 0) { /* (both adds at the first shift, at least; timing: not under TSan) */
+	if (low_load_bad_allowed == 0) { /* (an add at the first shift at least; timing: not under TSan) */
 		int joins = check_serving(s0);
-		assert_true(joins < 0 || joins >= 2);
+		assert_true(joins < 0 || joins >= 1);
 	}
 	double phase = -1;
 	const cJSON *rolls = cJSON_GetObjectItem(s0, "advice_intervals_closed_ns"), *roll;
@@ -2899,10 +2950,22 @@ static void test_control_shift(void **state)
 		if (num(d, "models_moved") > 0)
 			shift_note(&sim, num(d, "t_s"), 'm', -1, (int)num(d, "models_moved"));
 	}
-	double sim_bad = num(sj, "bad_rate");
+	double sim_bad = num(sj, "bad_rate"), late_bad = -1;
 	char sim_sig[2400];
 	shift_signals(cJSON_GetObjectItem(cJSON_GetObjectItem(sj, "autoscaler"), "decisions"), NULL, 0, sim_sig,
 		      sizeof(sim_sig));
+	/* and the simulator given the backends' start lateness (printed: see below) */
+	char late[64];
+	if (backends_start_late(late, sizeof(late))) {
+		char late_json[400];
+		snprintf(late_json, sizeof(late_json), "%s/shift-sim-late.json", dir);
+		const char *sl[] = { "sim", cfg, "--gpus", "4", "--warmup", "0.5", "--autoscale", as, "--partition", part,
+				     "--start-late", late, "--json", late_json, "--quiet", NULL };
+		assert_int_equal(wait_for(spawn("shift-sim-late.log", sl), 60), 0);
+		cJSON *lj = load_json("shift-sim-late.json");
+		late_bad = num(lj, "bad_rate");
+		cJSON_Delete(lj);
+	}
 	cJSON_Delete(sj);
 	char rts[600], sims[600];
 	print_message("advice per interval (t: GPUs serving/busy fraction/bad rate per sub-cluster):\n");
@@ -2911,6 +2974,9 @@ static void test_control_shift(void **state)
 	print_message("control actions on a shift of load, runtime (bad rate %.4f; provision %.3f s, phases %.3f s, "
 		      "epochs %.3f s): %s\nsimulator (bad rate %.4f): %s\n", rt_bad, provision, phase, ep_phase,
 		      shift_format(&rt, rts, sizeof(rts)), sim_bad, shift_format(&sim, sims, sizeof(sims)));
+	if (late_bad >= 0)
+		print_message("simulator given the backends' start lateness (--start-late %s ms): bad rate %.4f\n", late,
+			      late_bad);
 	/* The same actions: each GPU added, released or moved in one driver is matched with one of the
 	 * same kind and sub-cluster in the other within 1.5 s (the advice interval, the epochs'
 	 * phases). The decisions must not sit at the papers' rule's edges (an add of ceil(N r/(1-r)) at
@@ -2959,9 +3025,12 @@ static void test_control_shift(void **state)
 	 * load at phase 0.33-0.43 (the runtime the worse each time; docs/runtime.md), unless the
 	 * machine held schedd for over 20 ms, which the simulator does not model (a run held 116 ms:
 	 * 1.3 points, 60 requests more dropped); then within 2.5. Under AddressSanitizer within 2:
-	 * its instrumented processes begin batches later than planned (docs/runtime.md), and the
-	 * runtime drops 2-4 points more in each overloaded interval: 0.42-1.27 points apart in 7 runs
-	 * (not in the thread-sanitizer build: test_autoscale) */
+	 * its instrumented backends begin batches later (start lateness p99 1.1-2.4 ms against 0.6-1.2
+	 * in release runs; the simulator's GPUs on time), 0.30-1.27 points apart in 11 runs. The
+	 * simulator given that lateness (printed above, --start-late) came within 0.01-0.55 in four
+	 * ASan runs and 0.00-0.46 in four release runs, but it is no bound: with another cluster running
+	 * beside it (p99 3.2 ms) the lateness moved its decisions (3.7% against the runtime's 6.7%). Not in the
+	 * thread-sanitizer build (test_autoscale). */
 	double gap = fabs(rt_bad - sim_bad), bound = held_ms > 20 ? 0.025 : 0.01;
 #if defined(__SANITIZE_ADDRESS__)
 	bound = fmax(bound, 0.02);
