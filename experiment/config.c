@@ -674,7 +674,7 @@ static int set_jitter(struct sym_experiment *e, const cJSON *v, const char *wher
 	return get_num(v, where, 0, false, 0.99, &e->jitter, err, errlen);
 }
 
-/* [P50_MS, P99_MS]: 0 <= P50 <= P99, both 0 (off) or both > 0 */
+/* [P50_MS, P99_MS]: both 0 (batches begin on time), or 0 < P50 <= P99 */
 static int set_start_late(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
 	char g[96], w[160];
@@ -1103,7 +1103,7 @@ static const struct key keys[] = {
 	{ "partition", "partition", "L", "sub-clusters: split the models into L parts, each with its own GPUs and ranker (Appendix A's MILP; or an object with " PARTITION_KEYS "; default 0: every GPU holds every model)", set_partition, false },
 	{ "autoscale", "autoscale", "A", "sim: an autoscaler adds and releases GPUs as the run goes (true for the defaults, or an object with " AUTOSCALE_KEYS "; default false: a fixed GPU count)", set_autoscale, false },
 	{ "jitter", "jitter", "J", "GPU time = l(b) * uniform[1-J, 1+J] (default 0)", set_jitter, false },
-	{ "start_late_ms", "start-late", "P50,P99", "each batch begins late past its planned start: lognormal with this median and 99th percentile in ms, as a runtime backend measures its start lateness (default 0,0: on time)", set_start_late, false },
+	{ "start_late_ms", "start-late", "P50,P99", "each batch begins late past the moment it could (its planned start, or the end of the batch before it): lognormal with this median and 99th percentile in ms, the start lateness a runtime backend measures (default 0,0: on time)", set_start_late, false },
 	{ "size_cv", "size-cv", "CV", "requests carry a data size, gamma with mean 1 and this coefficient of variation; a batch takes beta + alpha * (its summed size) (default 0: every request the mean size; a model's own size_cv replaces it)", set_size_cv, false },
 	{ "duration_s", "duration", "S", "simulated seconds of arrivals (default 30, or the schedule's length)", set_duration, false },
 	{ "warmup_s", "warmup", "S", "seconds at the start not counted in metrics (default 3)", set_warmup, false },

@@ -163,9 +163,10 @@ struct sym_experiment {
 				 * at its planned start (ctrl + data*b after the decision) or then if later */
 	bool send_ahead;        /* candidate policies: send a GPU's next plan before it frees (default true) */
 	double jitter;          /* GPU time factor uniform in [1-jitter, 1+jitter] */
-	double late_p50_ms, late_p99_ms; /* > 0: each batch begins this late past its planned start (or past
-				 * the batch before it): lognormal with this median and 99th percentile, the
-				 * start lateness a runtime backend measures (0, 0: on time) */
+	double late_p50_ms, late_p99_ms; /* > 0: each batch begins this late past the moment it could (its
+				 * planned start, or the end of the batch before it): lognormal with this median
+				 * and 99th percentile, the start lateness a runtime backend measures (0, 0: on
+				 * time) */
 	double size_cv;         /* requests' data sizes: gamma, mean 1, this coefficient of variation, for
 				 * models without their own size_cv (0: none) */
 	double duration_s;      /* 0: from the schedule, else 30 */

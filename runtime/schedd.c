@@ -551,8 +551,6 @@ static void gpu_call(struct schedd *s, int (*fn)(struct sym_sched *, int), int g
 		poll_sched(s);
 }
 
-/* GPU g online, in its part's ranker with sub-clusters (a GPU that moved comes
- * online in its new one). */
 /* Backend g's GPU serves: registered, not suspect, not leaving, its models loaded, not moving
  * to another sub-cluster. */
 static bool gpu_serving(const struct schedd *s, int g)
@@ -583,6 +581,8 @@ static void serving_tick(struct schedd *s, sym_time now)
 	}
 }
 
+/* GPU g online, in its part's ranker with sub-clusters (a GPU that moved comes
+ * online in its new one). */
 static void gpu_up(struct schedd *s, int g)
 {
 	serving_tick(s, sym_monotonic_ns()); /* (its state is set: it serves from now) */
@@ -2078,7 +2078,6 @@ static void on_msg(struct schedd *s, struct sym_fab_conn *conn, const uint8_t *d
 }
 
 /* ---- /metrics ---- */
-
 
 /* Closes the autoscaling interval that ended by now. The bad requests are
  * those schedd dropped or lost to a failed backend; late answers are
