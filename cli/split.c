@@ -75,7 +75,7 @@ static int read_stage(struct split_input *in, int v, const cJSON *s, const struc
 	snprintf(msg, sizeof(msg), "stages[%d]", v);
 	if (num(s, "parent", -1, v - 1, v ? 0 : -1, &parent, err, errlen) ||
 	    num(s, "gamma", 0, 1000, 1, &gamma, err, errlen)) {
-		snprintf(msg, sizeof(msg), "%s", err);
+		snprintf(msg, sizeof(msg), "%.500s", err);
 		return BAD("stages[%d]: %s", v, msg);
 	}
 	if ((v == 0) != (parent < 0))

@@ -105,8 +105,8 @@ int sym_query_split(const struct sym_query_stage *st, int n, double rate, double
 			   SYM_QUERY_MAX_STEPS);
 	int T = (int)steps;
 	size_t cells = (size_t)n * (size_t)(T + 1);
-	double *cost = malloc(cells * sizeof(double)), *f = malloc(cells * sizeof(double));
-	double *kids = malloc((size_t)(T + 1) * sizeof(double));
+	double *cost = malloc(cells * sizeof(double)), *f = calloc(cells, sizeof(double));
+	double *kids = calloc((size_t)(T + 1), sizeof(double));
 	int *pick = malloc(cells * sizeof(int));
 	if (!cost || !f || !kids || !pick) {
 		rc = ERR(-ENOMEM, "out of memory");

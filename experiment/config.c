@@ -155,7 +155,7 @@ static int set_slo_mode(struct sym_experiment *e, const cJSON *v, const char *wh
 
 static int set_gpus(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
-	double d;
+	double d = 0;
 	if (get_int(v, where, 1, 1000000, &d, err, errlen))
 		return -EINVAL;
 	if (e->ngroups > 1)
@@ -170,7 +170,7 @@ static int set_gpus(struct sym_experiment *e, const cJSON *v, const char *where,
 
 static int set_num_models(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
-	double d;
+	double d = 0;
 	if (get_int(v, where, 0, 100000, &d, err, errlen))
 		return -EINVAL;
 	e->num_models = (int)d;
@@ -233,7 +233,7 @@ static int set_cluster(struct sym_experiment *e, const cJSON *v, const char *whe
 			char wf[700];
 			snprintf(wf, sizeof(wf), "%s.%s", w, f->string);
 			const char *str;
-			double d;
+			double d = 0;
 			if (!strcmp(f->string, "kind")) {
 				if (!(rc = get_str(f, wf, "a device kind name", &str, err, errlen))) {
 					if (strlen(str) >= sizeof(gr[i].kind))
@@ -528,7 +528,7 @@ static int set_partition(struct sym_experiment *e, const cJSON *v, const char *w
 {
 	char g[96];
 	struct sym_partition_cfg *p = &e->partition;
-	double d;
+	double d = 0;
 	int rc;
 	if (cJSON_IsNumber(v)) {
 		if ((rc = get_int(v, where, 0, 4096, &d, err, errlen)))
@@ -618,7 +618,7 @@ static int set_autoscale(struct sym_experiment *e, const cJSON *v, const char *w
 {
 	char g[96];
 	struct sym_autoscale_cfg *a = &e->autoscale;
-	double d;
+	double d = 0;
 	int rc = 0;
 	if (cJSON_IsBool(v) || (cJSON_IsString(v) && (!strcmp(v->valuestring, "true") || !strcmp(v->valuestring, "false")))) {
 		a->on = cJSON_IsTrue(v) || (cJSON_IsString(v) && !strcmp(v->valuestring, "true"));
@@ -678,7 +678,7 @@ static int set_jitter(struct sym_experiment *e, const cJSON *v, const char *wher
 static int set_start_late(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
 	char g[96], w[160];
-	double a, b;
+	double a = 0, b = 0;
 	int rc;
 	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2)
 		return ERR("%s: expected [P50_MS, P99_MS] (the median and 99th percentile of a batch's start "
@@ -713,7 +713,7 @@ static int set_warmup(struct sym_experiment *e, const cJSON *v, const char *wher
 
 static int set_seed(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
-	double d;
+	double d = 0;
 	if (get_int(v, where, 0, 9007199254740991.0, &d, err, errlen))
 		return -EINVAL;
 	e->seed = (uint64_t)d;
@@ -761,7 +761,7 @@ static int set_criterion(struct sym_experiment *e, const cJSON *v, const char *w
 
 static int set_replications(struct sym_experiment *e, const cJSON *v, const char *where, char *err, size_t errlen)
 {
-	double d;
+	double d = 0;
 	if (get_int(v, where, 1, 1000, &d, err, errlen))
 		return -EINVAL;
 	e->replications = (int)d;
@@ -833,7 +833,7 @@ static int check_query(const cJSON *q, const char *where, char *err, size_t errl
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(q, "name");
 	if (!cJSON_IsString(v) || !v->valuestring[0] || strlen(v->valuestring) >= 64)
 		return ERR("%s: 'name' must be a string of 1 to 63 characters", where);
-	double d;
+	double d = 0;
 	snprintf(w, sizeof(w), "%s: 'slo_ms'", where);
 	if (get_num(cJSON_GetObjectItemCaseSensitive(q, "slo_ms"), w, 0, true, 1e7, &d, err, errlen))
 		return -EINVAL;
@@ -870,7 +870,7 @@ static int check_query(const cJSON *q, const char *where, char *err, size_t errl
 	int i = 0;
 	for (const cJSON *x = st->child; x; x = x->next, i++) {
 		char sw[500];
-		snprintf(sw, sizeof(sw), "%s: stages[%d]", where, i);
+		snprintf(sw, sizeof(sw), "%.400s: stages[%d]", where, i);
 		if (!cJSON_IsObject(x))
 			return ERR("%s: expected an object with " STAGE_KEYS ", got %s", sw, sym_json_type(x));
 		for (const cJSON *it = x->child; it; it = it->next)
@@ -983,7 +983,7 @@ static int check_part(const cJSON *o, const char *where, bool suffix, char *err,
 		    (suffix || strcmp(it->string, "dynamic_mb")))
 			return ERR("%s: unknown key '%s' (expected alpha_ms, beta_ms, static_mb%s)", where, it->string,
 				   suffix ? "" : ", dynamic_mb");
-	double d;
+	double d = 0;
 	char w[600];
 	static const char *keys[] = { "alpha_ms", "beta_ms", "static_mb", "dynamic_mb" };
 	for (int k = 0; k < 4; k++) {
@@ -1036,7 +1036,7 @@ static int check_prefix_models(struct sym_experiment *e, const cJSON *v, const c
 		snprintf(w2, sizeof(w2), "%s: 'suffix'", w);
 		if (check_part(cJSON_GetObjectItemCaseSensitive(q, "suffix"), w2, true, err, errlen))
 			return -EINVAL;
-		double d;
+		double d = 0;
 		snprintf(w2, sizeof(w2), "%s: 'variants'", w);
 		if (get_int(cJSON_GetObjectItemCaseSensitive(q, "variants"), w2, 1, 4096, &d, err, errlen))
 			return -EINVAL;

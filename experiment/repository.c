@@ -100,7 +100,8 @@ static int pick_version(const char *mdir, const char *file, const cJSON *want, i
 		    de->d_name[0] == '+' || de->d_name[0] == '-')
 			continue;
 		char p[PATH_MAX];
-		snprintf(p, sizeof(p), "%s/%ld/model.pt", mdir, v);
+		if (snprintf(p, sizeof(p), "%s/%ld/model.pt", mdir, v) >= (int)sizeof(p))
+			continue;
 		if (!stat(p, &st) && S_ISREG(st.st_mode) && v > best)
 			best = (int)v;
 	}

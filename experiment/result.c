@@ -796,7 +796,7 @@ int sym_write_timeline(const char *path, const char *command, const struct sym_e
 				   "the idle fraction and the autoscaling advice; t_s: the interval's start (s)", e);
 	cJSON_AddNumberToObject(meta, "interval_s", r->interval_s);
 	cJSON_AddNumberToObject(meta, "advice_threshold", e->advice_threshold);
-	char rule[200];
+	char rule[400];
 	snprintf(rule, sizeof(rule), "advice_add = N*r/(1-r) GPUs when the bad rate r > %g, else advice_release = N*f "
 		 "(f: the idle fraction of the N = %d GPUs%s)", e->advice_threshold, e->gpus,
 		 r->as.on ? "; with the autoscaler, N = the GPUs in service that interval (gpus_serving), and gpus_paid "

@@ -172,7 +172,7 @@ int sym_partition_score(const struct sym_part_problem *p, const int *assign, str
 static int *greedy(const struct sym_part_problem *p)
 {
 	int m = p->nmodels, l = p->nparts;
-	int *a = malloc((size_t)m * sizeof(int)), *order = malloc((size_t)m * sizeof(int));
+	int *a = calloc((size_t)m, sizeof(int)), *order = malloc((size_t)m * sizeof(int));
 	double *R = calloc((size_t)l, sizeof(double)), *S = calloc((size_t)l, sizeof(double)),
 	       *D = calloc((size_t)l, sizeof(double)), *scratch = malloc(3 * (size_t)l * sizeof(double));
 	int *result = NULL;

@@ -36,7 +36,7 @@ static pid_t spawn(const char *log, const char *const *args)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
-		char path[400];
+		char path[640];
 		snprintf(path, sizeof(path), "%s/%s", dir, log);
 		int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
 		if (fd >= 0) {
@@ -73,7 +73,7 @@ static int wait_for(pid_t pid, double timeout_s)
 /* dir/name's text (at most 1 MiB; the caller frees it), or NULL. */
 static char *slurp(const char *name)
 {
-	char path[400];
+	char path[640];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	FILE *f = fopen(path, "rb");
 	if (!f)

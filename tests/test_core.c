@@ -281,7 +281,7 @@ static void test_wait_counts_late_timers(void **state)
 	sym_time arr[20];
 	for (int i = 0; i < 20; i++)
 		arr[i] = i * 100 * SYM_MS;
-	sym_time on_time[2];
+	sym_time on_time[2] = { 0, 0 };
 	for (int late = 0; late < 2; late++) {
 		timer_late = late ? 2 * SYM_MS : 0;
 		run(&dr, arr, NULL, 20, 1, &mc, 1, "symphony:gain=0,burst=0", "lazy");

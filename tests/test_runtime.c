@@ -116,7 +116,7 @@ static void cluster_start(struct cluster *c)
 	const char *logs[] = { "schedd.log", "frontend0.log", "frontend1.log", "backend0.log", "backend1.log",
 			       "backend2.log", "backend3.log" };
 	for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
-		char path[400];
+		char path[640];
 		snprintf(path, sizeof(path), "%s/%s", dir, logs[i]);
 		unlink(path);
 	}
@@ -1005,8 +1005,8 @@ static int curl_infer(const char *name, int off, const char *extra)
 
 static void write_file(const char *name, const void *data, size_t len)
 {
-	char path[400];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	char path[640];
+	snprintf(path, sizeof(path), "%s/%.300s", dir, name);
 	FILE *f = fopen(path, "wb");
 	assert_non_null(f);
 	assert_int_equal(fwrite(data, 1, len, f), len);
@@ -1082,7 +1082,7 @@ static void test_http_api(void **state)
 	/* an inference, JSON in and out, on each frontend: the output is the input's digest, exactly */
 	for (int fe = 0; fe < NFE; fe++) {
 		infer_body("req.json", 3 + fe, "UINT8", IN_BYTES);
-		char path[400];
+		char path[640];
 		snprintf(path, sizeof(path), "--data-binary @%s/req.json", dir);
 		assert_int_equal(curl_infer("b", 1 + fe, path), 200);
 		char want[200];
@@ -1104,7 +1104,7 @@ static void test_http_api(void **state)
 		snprintf(args, sizeof(args), "-H 'Inference-Header-Content-Length: %zu' --data-binary @%s/req.bin",
 			 sizeof(hdr) - 1, dir);
 		assert_int_equal(curl("b", "POST", 1, "/v2/models/m/infer", args), 200);
-		char path[400];
+		char path[640];
 		snprintf(path, sizeof(path), "%s/b", dir);
 		FILE *f = fopen(path, "rb");
 		assert_non_null(f);
@@ -1377,7 +1377,7 @@ static void test_http_large_post(void **state)
 	assert_idle(&c, "before the POST");
 	infer_body("big.json", 11, "UINT8", N);
 	struct stat sb;
-	char path[400];
+	char path[640];
 	snprintf(path, sizeof(path), "%s/big.json", dir);
 	assert_int_equal(stat(path, &sb), 0);
 	assert_true(sb.st_size > 200000);
@@ -1806,9 +1806,9 @@ static cJSON *assert_exactly_once(const char *name)
 
 static void repo_model(const char *name, int version, const char *extra)
 {
-	char path[400], conf[1200];
+	char path[640], conf[1200];
 	snprintf(path, sizeof(path), "%s/repo/%s/%d", dir, name, version);
-	char cmd[500];
+	char cmd[700];
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
 	assert_int_equal(system(cmd), 0);
 	snprintf(path, sizeof(path), "repo/%s/%d/model.pt", name, version);
@@ -2421,7 +2421,7 @@ static cJSON *autoscaled_run(const char *out, const char *const *lg_flags, doubl
 			start += 1;
 		sleep_ms((int)((start - now) * 1000));
 	}
-	char path[400];
+	char path[640];
 	snprintf(path, sizeof(path), "%s/%s", dir, out);
 	const char *la[16] = { "loadgen", cfg };
 	int n = 2;
