@@ -1032,12 +1032,46 @@ out:
 	return ret;
 }
 
+/* The connection requests still in the event queue at the end (a poll takes
+ * CONNREQ_BATCH, and a flood leaves more): each holds the provider's handle of
+ * an accepted socket and a copy of fi_info, which only fi_reject (or an
+ * endpoint) and fi_freeinfo release. Reading the queue also lets the provider
+ * turn the requests that have arrived meanwhile into events; at most
+ * `limit` events are read, so that a flood cannot hold the caller here. */
+static void drain_connreqs(struct sym_fab *f, int limit)
+{
+	union {
+		struct fi_eq_cm_entry cm;
+		uint8_t raw[sizeof(struct fi_eq_cm_entry) + 256];
+	} u;
+	for (int i = 0; i < limit; i++) {
+		uint32_t event;
+		ssize_t n = fi_eq_read(f->eq, &event, &u, sizeof(u), 0);
+		if (n == -FI_EAVAIL) {
+			struct fi_eq_err_entry ee;
+			memset(&ee, 0, sizeof(ee));
+			if (fi_eq_readerr(f->eq, &ee, 0) < 0)
+				return;
+			continue;
+		}
+		if (n < 0)
+			return; /* -FI_EAGAIN: nothing more */
+		if (event == FI_CONNREQ && u.cm.info) {
+			if (u.cm.info->handle && f->pep)
+				fi_reject(f->pep, u.cm.info->handle, NULL, 0);
+			fi_freeinfo(u.cm.info);
+		}
+	}
+}
+
 void sym_fab_destroy(struct sym_fab *f)
 {
 	if (!f)
 		return;
 	while (f->conns)
 		conn_destroy(f->conns);
+	if (f->eq && f->pep)
+		drain_connreqs(f, 4096);
 	if (f->pep)
 		fi_close(&f->pep->fid);
 	if (f->pep_info)

@@ -1367,10 +1367,73 @@ static void test_isolate(void **state)
 	side_close(&b);
 }
 
-int main(void)
+/* More connection requests than one poll takes (CONNREQ_BATCH), then the
+ * listener is destroyed: the requests still queued must be released (each an
+ * fi_info and the provider's handle of an accepted socket). */
+static void pending_scenario(void)
+{
+	enum { N = 40 };
+	struct side b, n[N];
+	struct sym_fab_conn *c[N];
+	struct sym_fab_cfg small = { .msg_max = 1024, .rx_depth = 4, .tx_depth = 4 };
+	char port[16], err[256];
+	side_open(&b, NULL);
+	listen_any(&b, port, sizeof(port));
+	for (int i = 0; i < N; i++) {
+		side_open(&n[i], &small);
+		assert_int_equal(sym_fab_connect(n[i].f, "127.0.0.1", port, NULL, &c[i], err, sizeof(err)), 0);
+	}
+	/* the clients send their requests (the listener is not polled meanwhile) */
+	int64_t end = ms_now() + 300;
+	while (ms_now() < end)
+		for (int i = 0; i < N; i++)
+			pump1(&n[i]);
+	pump1(&b); /* takes CONNREQ_BATCH of them; the others stay queued */
+	side_close(&b);
+	for (int i = 0; i < N; i++)
+		side_close(&n[i]);
+}
+
+/* pending_scenario in a process of its own, run again from this executable
+ * with leak checking and no suppressions: under AddressSanitizer its exit
+ * status says whether anything was left behind (scripts/test hides leaks
+ * inside libfabric with tests/lsan.supp, which would hide these); elsewhere
+ * it says that it neither crashed nor hung. */
+static void test_destroy_pending(void **state)
+{
+	(void)state;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		setenv("ASAN_OPTIONS", "detect_leaks=1", 1);
+		setenv("LSAN_OPTIONS", "exitcode=23", 1);
+		execl("/proc/self/exe", "test_fabric", "--pending-scenario", (char *)NULL);
+		_exit(127);
+	}
+	int st = 0;
+	int64_t end = ms_now() + 20000;
+	pid_t w;
+	while ((w = waitpid(pid, &st, WNOHANG)) == 0 && ms_now() < end)
+		poll(NULL, 0, 20);
+	if (w == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		fail_msg("the listener's destroy with requests queued did not end within 20 s");
+	}
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 23)
+		fail_msg("requests still queued at the listener's destroy were leaked (LeakSanitizer's report above)");
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
 	sym_ca_mem(ca_pk, ca_sk);
+	if (argc == 2 && !strcmp(argv[1], "--pending-scenario")) { /* test_destroy_pending's child */
+		pending_scenario();
+		return 0;
+	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open),
 		cmocka_unit_test(test_messages),
@@ -1390,6 +1453,7 @@ int main(void)
 		cmocka_unit_test(test_auth_tamper_read),
 		cmocka_unit_test(test_auth_flood),
 		cmocka_unit_test(test_isolate),
+		cmocka_unit_test(test_destroy_pending),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
