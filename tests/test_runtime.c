@@ -449,7 +449,7 @@ static struct sym_cred member_cred(int role, uint32_t id)
 {
 	char ca[400], path[400], err[512];
 	uint8_t pk[SYM_CRED_PK];
-	struct sym_cred c;
+	struct sym_cred c = { 0 };
 	snprintf(ca, sizeof(ca), "%s/ca.pub", keys);
 	sym_cred_path(keys, role, id, path, sizeof(path));
 	int rc = sym_ca_load(ca, pk, err, sizeof(err));
