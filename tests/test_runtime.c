@@ -2244,6 +2244,9 @@ static void test_epochs(void **state)
 		later = true;
 	}
 	assert_true(e1 && nl);
+	/* (an epoch before it measured no requests: its moves are epoch 2's, as above) */
+	if (!(e1 - slog >= 8 && !strncmp(e1 - 8, " epoch 1", 8)))
+		later = true;
 	int moved = 0;
 	const char *acts = strstr(e1, " models move, then ");
 	assert_true(acts && acts < nl);
